@@ -1,0 +1,115 @@
+"""Reading and writing fabric files; the format is picked from the file name.
+
+=====================  ==========================================  ==========
+extension              format                                      direction
+=====================  ==========================================  ==========
+``.json``              v1 (``"format": "forestcoll-topology"``);   read/write
+                       a JSON file without that key is read as
+                       networkx node-link
+``.nodelink.json``     networkx node-link JSON                      read/write
+``.graphml``           GraphML                                      read/write
+``.xml``               NCCL topology dump (``NCCL_TOPO_DUMP_FILE``)  read
+=====================  ==========================================  ==========
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import TopologyError
+from ..fileio import atomic_write_text
+from ..topology import Topology, validate
+from . import v1
+
+MAX_FILE_BYTES = 100 * 1024 * 1024
+
+
+def _read_text(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise TopologyError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise TopologyError(f"{path}: cannot read: {exc.strerror}") from None
+    if size > MAX_FILE_BYTES:
+        raise TopologyError(
+            f"{path}: file is {size / 2**20:.0f} MB, larger than the 100 MB limit for a fabric file"
+        )
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise TopologyError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise TopologyError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def format_for(path: str | os.PathLike) -> str:
+    """The format name for a file name: 'v1', 'nodelink', 'graphml' or 'nccl-xml'."""
+    name = Path(path).name.lower()
+    if name.endswith(".nodelink.json"):
+        return "nodelink"
+    if name.endswith(".json"):
+        return "v1"
+    if name.endswith(".graphml"):
+        return "graphml"
+    if name.endswith(".xml"):
+        return "nccl-xml"
+    raise TopologyError(
+        f"{path}: unknown file type (use .json, .nodelink.json, .graphml or NCCL .xml)"
+    )
+
+
+def load(path: str | os.PathLike, *, check: bool = True, **options) -> Topology:
+    """Read a fabric file of any supported format and validate it.
+
+    ``options`` go to the NCCL XML importer (``boxes``, ``fabric``).
+    """
+    path = Path(path)
+    fmt = format_for(path)
+    text = _read_text(path)
+    where = str(path)
+    if fmt in ("v1", "nodelink"):
+        data = v1.parse_json_exact(text, where)
+        if fmt == "v1" and v1.is_v1_document(data):
+            return v1.from_dict(data, where, check=check)
+        from . import nodelink
+
+        topo = nodelink.from_data(data, where)
+    elif fmt == "graphml":
+        from . import graphml
+
+        topo = graphml.loads(text, where)
+    else:
+        from . import nccl_xml
+
+        topo = nccl_xml.loads(text, where, **options)
+    if check:
+        try:
+            validate(topo)
+        except TopologyError as exc:
+            raise TopologyError(f"{where}: {exc}") from None
+    return topo
+
+
+def dumps(topo: Topology, fmt: str) -> str:
+    """Text of ``topo`` in format ``fmt`` ('v1', 'nodelink', 'graphml')."""
+    if fmt == "v1":
+        return v1.dumps(topo)
+    if fmt == "nodelink":
+        from . import nodelink
+
+        return nodelink.dumps(topo)
+    if fmt == "graphml":
+        from . import graphml
+
+        return graphml.dumps(topo)
+    raise TopologyError(f"cannot write format {fmt!r} (NCCL XML is import-only)")
+
+
+def save(topo: Topology, path: str | os.PathLike) -> None:
+    """Write ``topo`` atomically in the format its extension names."""
+    atomic_write_text(path, dumps(topo, format_for(path)))
+
+
+__all__ = ["load", "save", "dumps", "format_for", "MAX_FILE_BYTES"]

@@ -1,0 +1,210 @@
+"""Topology format v1 (``"format": "forestcoll-topology"``): the product's own JSON file.
+
+Reading keeps bandwidths exact (numbers are parsed as decimals, never through binary floats) and
+keeps unknown keys so that a round trip preserves them. Files of a newer major version are refused.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from ..errors import TopologyError
+from ..topology import Link, Node, Topology, fraction_to_json, to_fraction, validate
+
+FORMAT_NAME = "forestcoll-topology"
+FORMAT_VERSION = 1
+
+_NODE_KEYS = {"id", "kind", "role", "x", "y", "group"}
+_LINK_KEYS = {"source", "target", "bandwidth", "latency", "directed"}
+_TOP_KEYS = {"format", "version", "name", "nodes", "links"}
+
+
+def parse_json_exact(text: str, where: str) -> Any:
+    """``json.loads`` with floats kept as :class:`Decimal`; syntax errors name line and column."""
+    try:
+        return json.loads(text, parse_float=Decimal)
+    except json.JSONDecodeError as exc:
+        raise TopologyError(f"{where}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+
+
+def plain(value: Any) -> Any:
+    """Turn Decimals (from :func:`parse_json_exact`) back into ints/floats, recursively."""
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def _float_or_none(value: Any, what: str) -> float | None:
+    if value is None:
+        return None
+    return float(to_fraction(value, what))
+
+
+def from_dict(data: Any, where: str = "<topology>", *, check: bool = True) -> Topology:
+    """Build a :class:`Topology` from a parsed v1 document (numbers may be Decimal)."""
+    if not isinstance(data, dict):
+        raise TopologyError(f"{where}: expected a JSON object at the top level")
+    fmt = data.get("format")
+    if fmt != FORMAT_NAME:
+        raise TopologyError(
+            f"{where}: 'format' must be {FORMAT_NAME!r}, got {plain(fmt)!r}"
+            if fmt is not None
+            else f"{where}: missing 'format' (expected {FORMAT_NAME!r})"
+        )
+    if "version" not in data:
+        raise TopologyError(f"{where}: missing 'version'")
+    version = data["version"]
+    try:
+        major = int(str(version).split(".")[0])
+    except ValueError:
+        raise TopologyError(f"{where}: 'version' must be a number, got {plain(version)!r}") from None
+    if major > FORMAT_VERSION:
+        raise TopologyError(
+            f"{where}: format version {plain(version)} is newer than this program reads "
+            f"({FORMAT_VERSION}); update ForestColl Designer"
+        )
+    if major < 1:
+        raise TopologyError(f"{where}: unsupported format version {plain(version)!r}")
+    nodes_raw = data.get("nodes")
+    links_raw = data.get("links")
+    if not isinstance(nodes_raw, list):
+        raise TopologyError(f"{where}: 'nodes' must be a list")
+    if not isinstance(links_raw, list):
+        raise TopologyError(f"{where}: 'links' must be a list")
+
+    nodes = []
+    for i, raw in enumerate(nodes_raw):
+        if not isinstance(raw, dict):
+            raise TopologyError(f"{where}: nodes[{i}] must be an object")
+        node_id = raw.get("id")
+        if not isinstance(node_id, str) or not node_id:
+            raise TopologyError(f"{where}: nodes[{i}]: 'id' must be a non-empty string")
+        kind = raw.get("kind")
+        if kind not in ("compute", "switch"):
+            raise TopologyError(
+                f"{where}: node {node_id!r}: 'kind' must be 'compute' or 'switch', got {plain(kind)!r}"
+            )
+        group = raw.get("group")
+        nodes.append(
+            Node(
+                id=node_id,
+                kind=kind,
+                role=str(raw.get("role", "") or ""),
+                x=_float_or_none(raw.get("x"), f"{where}: node {node_id!r}: x"),
+                y=_float_or_none(raw.get("y"), f"{where}: node {node_id!r}: y"),
+                group=None if group is None else str(group),
+                extra={k: plain(v) for k, v in raw.items() if k not in _NODE_KEYS},
+            )
+        )
+
+    links = []
+    for i, raw in enumerate(links_raw):
+        if not isinstance(raw, dict):
+            raise TopologyError(f"{where}: links[{i}] must be an object")
+        src, dst = raw.get("source"), raw.get("target")
+        if not isinstance(src, str) or not isinstance(dst, str):
+            raise TopologyError(f"{where}: links[{i}]: 'source' and 'target' must be node ids")
+        label = f"{where}: link {i} ({src}->{dst})"
+        if "bandwidth" not in raw:
+            raise TopologyError(f"{label}: missing 'bandwidth'")
+        bw = to_fraction(raw["bandwidth"], f"{label}: bandwidth")
+        lat = raw.get("latency")
+        latency = None if lat is None else to_fraction(lat, f"{label}: latency")
+        directed = raw.get("directed", False)
+        if not isinstance(directed, bool):
+            raise TopologyError(f"{label}: 'directed' must be true or false")
+        links.append(
+            Link(
+                source=src,
+                target=dst,
+                bandwidth=bw,
+                latency=latency,
+                directed=directed,
+                extra={k: plain(v) for k, v in raw.items() if k not in _LINK_KEYS},
+            )
+        )
+    name = data.get("name")
+    topo = Topology(
+        name=str(name) if name is not None else "untitled",
+        nodes=tuple(nodes),
+        links=tuple(links),
+        extra={k: plain(v) for k, v in data.items() if k not in _TOP_KEYS},
+    )
+    if check:
+        try:
+            validate(topo)
+        except TopologyError as exc:
+            raise TopologyError(f"{where}: {exc}") from None
+    return topo
+
+
+def loads(text: str, where: str = "<string>", *, check: bool = True) -> Topology:
+    """Parse v1 JSON text."""
+    return from_dict(parse_json_exact(text, where), where, check=check)
+
+
+def _num(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else value
+
+
+def to_dict(topo: Topology) -> dict[str, Any]:
+    """The v1 document for ``topo`` (bandwidths written so they read back exactly)."""
+    nodes = []
+    for n in topo.nodes:
+        d: dict[str, Any] = {"id": n.id, "kind": n.kind}
+        if n.role:
+            d["role"] = n.role
+        if n.x is not None:
+            d["x"] = _num(n.x)
+        if n.y is not None:
+            d["y"] = _num(n.y)
+        if n.group is not None:
+            d["group"] = n.group
+        d.update(n.extra)
+        nodes.append(d)
+    links = []
+    for link in topo.links:
+        d = {"source": link.source, "target": link.target, "bandwidth": fraction_to_json(link.bandwidth)}
+        if link.latency is not None:
+            d["latency"] = fraction_to_json(link.latency)
+        if link.directed:
+            d["directed"] = True
+        d.update(link.extra)
+        links.append(d)
+    doc: dict[str, Any] = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "name": topo.name}
+    doc.update(topo.extra)
+    doc["nodes"] = nodes
+    doc["links"] = links
+    return doc
+
+
+def dumps(topo: Topology) -> str:
+    """v1 JSON text: one node or link per line, easy to diff and edit by hand."""
+    doc = to_dict(topo)
+    head = {k: v for k, v in doc.items() if k not in ("nodes", "links")}
+    lines = ["{"]
+    for k, v in head.items():
+        lines.append(f"  {json.dumps(k)}: {json.dumps(v)},")
+    for key in ("nodes", "links"):
+        items = doc[key]
+        lines.append(f'  "{key}": [')
+        for j, item in enumerate(items):
+            comma = "," if j < len(items) - 1 else ""
+            lines.append(f"    {json.dumps(item)}{comma}")
+        lines.append("  ]," if key == "nodes" else "  ]")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def is_v1_document(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("format") == FORMAT_NAME
+
+
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "loads", "dumps", "from_dict", "to_dict", "Fraction"]

@@ -1,0 +1,166 @@
+"""The result of a solve: a plain, frozen description of a collective schedule.
+
+Everything downstream (CLI, exporters, simulator, GUI) reads :class:`Schedule`; nothing in it
+refers to solver internals. Node references are node ids of :attr:`Schedule.topology`.
+
+Conventions
+-----------
+- ``allgather``: each :class:`Tree` is an out-tree from ``root`` spanning every compute node; each
+  :class:`TreeEdge` goes parent -> child (``src`` -> ``dst``) along ``path``.
+- ``reduce-scatter``: aggregation trees; each edge goes child -> parent (``src`` is the child, data
+  flows toward ``root``), ``path`` runs from ``src`` to ``dst``.
+- ``allreduce``: ``phases`` holds the reduce-scatter schedule then the allgather schedule;
+  ``trees`` is empty at the top level.
+- Edges of a tree are listed breadth-first from the root: an edge touching depth d comes before
+  any edge touching depth d+1.
+- ``weight`` is the tree's share of its root's data: multiplicity / k; a root's weights sum to 1.
+- ``link_load[i].load`` = data crossing that directed link ÷ (bandwidth × schedule time): 1 on the
+  links that limit the schedule, between 0 and 1 elsewhere.
+- Rates are GB/s; algbw follows nccl-tests: message size M / time (for allreduce, M is the
+  per-rank buffer and time is reduce-scatter time + allgather time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from .topology import Topology, fraction_to_json
+
+COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
+
+
+@dataclass(frozen=True)
+class TreeEdge:
+    """One logical edge of a tree, between two compute nodes, routed on a physical path."""
+
+    src: str
+    dst: str
+    path: tuple[str, ...]  # src, switches..., dst
+
+
+@dataclass(frozen=True)
+class Tree:
+    """A spanning tree over the compute nodes, carrying ``weight`` of its root's shard."""
+
+    root: str
+    multiplicity: int
+    weight: Fraction
+    edges: tuple[TreeEdge, ...]
+
+    def depth_of(self) -> dict[str, int]:
+        """Depth of every compute node (root = 0), counted in logical edges."""
+        depth = {self.root: 0}
+        for e in self.edges:
+            parent, child = (e.src, e.dst) if e.src in depth else (e.dst, e.src)
+            depth[child] = depth[parent] + 1
+        return depth
+
+    @property
+    def height(self) -> int:
+        return max(self.depth_of().values())
+
+
+@dataclass(frozen=True)
+class BottleneckCut:
+    """The vertex set S* that bounds the collective, with its numbers."""
+
+    nodes: tuple[str, ...]
+    compute_nodes_inside: int
+    egress_bandwidth: Fraction  # B+(S*), GB/s
+    links: tuple[tuple[str, str, Fraction], ...]  # directed links leaving S* with bandwidth
+
+
+@dataclass(frozen=True)
+class LinkLoad:
+    source: str
+    target: str
+    bandwidth: Fraction
+    load: Fraction
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A collective schedule on ``topology`` (see the module docstring for conventions)."""
+
+    topology: Topology
+    collective: str
+    k: int
+    max_trees_per_root: int | None
+    optimal_algbw_exact: Fraction
+    algbw_exact: Fraction
+    bottleneck: BottleneckCut
+    trees: tuple[Tree, ...]
+    link_load: tuple[LinkLoad, ...]
+    timings: Mapping[str, float] = field(default_factory=dict, compare=False, hash=False)
+    warnings: tuple[str, ...] = ()
+    phases: tuple[Schedule, ...] = ()
+
+    @property
+    def optimal_algbw(self) -> float:
+        return float(self.optimal_algbw_exact)
+
+    @property
+    def algbw(self) -> float:
+        return float(self.algbw_exact)
+
+    @property
+    def num_compute_nodes(self) -> int:
+        return len(self.topology.compute_ids)
+
+    def all_trees(self) -> tuple[tuple[str, Tree], ...]:
+        """(collective, tree) pairs, walking into allreduce phases."""
+        if self.phases:
+            return tuple(pair for p in self.phases for pair in p.all_trees())
+        return tuple((self.collective, t) for t in self.trees)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``forestcoll solve --json`` (and ``export --format json``)."""
+        trees = []
+        for coll, t in self.all_trees():
+            d: dict[str, Any] = {
+                "root": t.root,
+                "weight": float(t.weight),
+                "weight_exact": _frac_str(t.weight),
+                "multiplicity": t.multiplicity,
+                "height": t.height,
+                "edges": [{"src": e.src, "dst": e.dst, "path": list(e.path)} for e in t.edges],
+            }
+            if self.phases:
+                d["phase"] = coll
+            trees.append(d)
+        cut = self.bottleneck
+        return {
+            "collective": self.collective,
+            "num_compute_nodes": self.num_compute_nodes,
+            "optimal_algbw": self.optimal_algbw,
+            "optimal_algbw_exact": _frac_str(self.optimal_algbw_exact),
+            "algbw": self.algbw,
+            "algbw_exact": _frac_str(self.algbw_exact),
+            "k": self.k,
+            "max_trees_per_root": self.max_trees_per_root,
+            "num_trees": len(trees),
+            "bottleneck": {
+                "nodes": list(cut.nodes),
+                "compute_nodes_inside": cut.compute_nodes_inside,
+                "egress_bandwidth": float(cut.egress_bandwidth),
+                "egress_bandwidth_exact": _frac_str(cut.egress_bandwidth),
+                "links": [
+                    {"source": u, "target": v, "bandwidth": fraction_to_json(b)}
+                    for u, v, b in cut.links
+                ],
+            },
+            "trees": trees,
+            "link_load": [
+                {"source": ll.source, "target": ll.target, "load": float(ll.load)}
+                for ll in self.link_load
+            ],
+            "timings": dict(self.timings),
+            "warnings": list(self.warnings),
+        }
+
+
+def _frac_str(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"

@@ -1,0 +1,260 @@
+"""The fabric model: compute nodes, switches and links with exact bandwidths.
+
+A :class:`Topology` is an immutable value. Bandwidths (GB/s) and latencies (microseconds) are
+:class:`fractions.Fraction` so that decimals such as 12.5 or 3.2 stay exact; the solver scales
+them to integers. A link is full duplex (its bandwidth in each direction) unless ``directed``.
+Parallel links add up.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from typing import Any
+
+from .errors import TopologyError
+
+COMPUTE = "compute"
+SWITCH = "switch"
+NODE_KINDS = (COMPUTE, SWITCH)
+
+
+def to_fraction(value: Any, what: str) -> Fraction:
+    """Convert a number written in a file (int, Decimal, exact str, float) to an exact Fraction.
+
+    Floats are read through their shortest decimal representation (``repr``), so ``12.5`` and
+    ``3.2`` become 25/2 and 16/5. Strings may be decimals (``"3.2"``) or ratios (``"1/3"``).
+    Raises :class:`TopologyError` naming ``what`` for NaN, infinities and non-numbers.
+    """
+    if isinstance(value, bool):
+        raise TopologyError(f"{what} must be a number, got {value!r}")
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise TopologyError(f"{what} must be finite, got {value}")
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise TopologyError(f"{what} must be finite, got {value}")
+        return Fraction(Decimal(repr(value)))
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            if "/" in text:
+                num, den = text.split("/", 1)
+                return Fraction(int(num), int(den))
+            dec = Decimal(text)
+        except (ValueError, ZeroDivisionError, InvalidOperation):
+            raise TopologyError(f"{what} must be a number, got {value!r}") from None
+        if not dec.is_finite():
+            raise TopologyError(f"{what} must be finite, got {value!r}")
+        return Fraction(dec)
+    raise TopologyError(f"{what} must be a number, got {value!r}")
+
+
+def fraction_to_json(value: Fraction) -> int | float | str:
+    """The JSON value that reads back as exactly ``value`` (int, short float, or "p/q")."""
+    if value.denominator == 1:
+        return int(value)
+    as_float = float(value)
+    if Fraction(Decimal(repr(as_float))) == value:
+        return as_float
+    return f"{value.numerator}/{value.denominator}"
+
+
+@dataclass(frozen=True)
+class Node:
+    """A vertex of the fabric: a compute node (GPU, GCD...) or a switch (NVSwitch, NIC, IB...)."""
+
+    id: str
+    kind: str
+    role: str = ""
+    x: float | None = None
+    y: float | None = None
+    group: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def is_compute(self) -> bool:
+        return self.kind == COMPUTE
+
+
+@dataclass(frozen=True)
+class Link:
+    """A physical link. Full duplex (``bandwidth`` each way) unless ``directed``."""
+
+    source: str
+    target: str
+    bandwidth: Fraction
+    latency: Fraction | None = None
+    directed: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def label(self) -> str:
+        arrow = "->" if self.directed else "<->"
+        return f"{self.source}{arrow}{self.target}"
+
+
+@dataclass(frozen=True)
+class Topology:
+    """An immutable fabric: named nodes and links (see module docstring)."""
+
+    name: str
+    nodes: tuple[Node, ...]
+    links: tuple[Link, ...]
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    # ----------------------------------------------------------------- lookups
+    @property
+    def node_ids(self) -> tuple[str, ...]:
+        return tuple(n.id for n in self.nodes)
+
+    @property
+    def compute_ids(self) -> tuple[str, ...]:
+        """Compute node ids in file order (this is the stable rank order)."""
+        return tuple(n.id for n in self.nodes if n.kind == COMPUTE)
+
+    @property
+    def switch_ids(self) -> tuple[str, ...]:
+        return tuple(n.id for n in self.nodes if n.kind == SWITCH)
+
+    def node(self, node_id: str) -> Node:
+        for n in self.nodes:
+            if n.id == node_id:
+                return n
+        raise TopologyError(f"unknown node {node_id!r}")
+
+    def directed_bandwidths(self) -> dict[tuple[str, str], Fraction]:
+        """Bandwidth per directed pair (u, v): full-duplex links count both ways, parallels add.
+
+        Keys are ordered by first appearance, so iteration order is deterministic.
+        """
+        caps: dict[tuple[str, str], Fraction] = {}
+        for link in self.links:
+            pairs = [(link.source, link.target)]
+            if not link.directed:
+                pairs.append((link.target, link.source))
+            for pair in pairs:
+                caps[pair] = caps.get(pair, Fraction(0)) + link.bandwidth
+        return caps
+
+    def directed_latencies(self) -> dict[tuple[str, str], Fraction | None]:
+        """Latency per directed pair (the smallest latency among parallel links, None if unset)."""
+        lat: dict[tuple[str, str], Fraction | None] = {}
+        for link in self.links:
+            pairs = [(link.source, link.target)]
+            if not link.directed:
+                pairs.append((link.target, link.source))
+            for pair in pairs:
+                old = lat.get(pair)
+                new = link.latency
+                if pair not in lat:
+                    lat[pair] = new
+                elif new is not None and (old is None or new < old):
+                    lat[pair] = new
+        return lat
+
+    def to_networkx(self):
+        """A ``networkx.DiGraph``: node attrs ``kind``/``role``, edge attr ``bandwidth`` (Fraction)."""
+        import networkx as nx
+
+        g = nx.DiGraph(name=self.name)
+        for n in self.nodes:
+            g.add_node(n.id, kind=n.kind, role=n.role)
+        for (u, v), bw in self.directed_bandwidths().items():
+            g.add_edge(u, v, bandwidth=bw)
+        return g
+
+    def reversed(self) -> Topology:
+        """The same fabric with every directed link reversed (for reduce-scatter)."""
+        links = tuple(
+            replace(link, source=link.target, target=link.source) if link.directed else link
+            for link in self.links
+        )
+        return replace(self, links=links)
+
+    def without(self, node_ids: Iterable[str] = (), link_indices: Iterable[int] = ()) -> Topology:
+        """A copy with some nodes (and their links) and some links (by index) removed."""
+        drop_nodes = set(node_ids)
+        drop_links = set(link_indices)
+        nodes = tuple(n for n in self.nodes if n.id not in drop_nodes)
+        links = tuple(
+            link
+            for i, link in enumerate(self.links)
+            if i not in drop_links and link.source not in drop_nodes and link.target not in drop_nodes
+        )
+        return replace(self, nodes=nodes, links=links)
+
+
+# --------------------------------------------------------------------- validation
+def validate(topo: Topology, *, check_connectivity: bool = True) -> Topology:
+    """Check a topology and return it unchanged; raise :class:`TopologyError` naming the problem.
+
+    Checks: non-empty unique node ids, known kinds, links between known distinct nodes, bandwidth
+    finite and > 0, latency finite and >= 0, at least two compute nodes, and (unless
+    ``check_connectivity`` is False) every compute node reaches and is reached from every other.
+    """
+    seen: set[str] = set()
+    for n in topo.nodes:
+        if not isinstance(n.id, str) or not n.id:
+            raise TopologyError(f"node id must be a non-empty string, got {n.id!r}")
+        if n.id in seen:
+            raise TopologyError(f"duplicate node id {n.id!r}")
+        seen.add(n.id)
+        if n.kind not in NODE_KINDS:
+            raise TopologyError(f"node {n.id!r}: kind must be 'compute' or 'switch', got {n.kind!r}")
+    for i, link in enumerate(topo.links):
+        where = f"link {i} ({link.label})"
+        for end in (link.source, link.target):
+            if end not in seen:
+                raise TopologyError(f"{where}: unknown node {end!r}")
+        if link.source == link.target:
+            raise TopologyError(f"{where}: self-loop on node {link.source!r}")
+        if not isinstance(link.bandwidth, Fraction):
+            raise TopologyError(f"{where}: bandwidth must be an exact number")
+        if link.bandwidth <= 0:
+            raise TopologyError(f"{where}: bandwidth must be > 0, got {float(link.bandwidth):g}")
+        if link.latency is not None and link.latency < 0:
+            raise TopologyError(f"{where}: latency must be >= 0, got {float(link.latency):g}")
+    compute = topo.compute_ids
+    if len(compute) < 2:
+        raise TopologyError(
+            f"a fabric needs at least two compute nodes, this one has {len(compute)}"
+        )
+    if check_connectivity:
+        _check_connectivity(topo, compute)
+    return topo
+
+
+def _check_connectivity(topo: Topology, compute: tuple[str, ...]) -> None:
+    out: dict[str, list[str]] = {n.id: [] for n in topo.nodes}
+    inn: dict[str, list[str]] = {n.id: [] for n in topo.nodes}
+    for (u, v) in topo.directed_bandwidths():
+        out[u].append(v)
+        inn[v].append(u)
+
+    def reach(start: str, adj: dict[str, list[str]]) -> set[str]:
+        seen = {start}
+        stack = [start]
+        while stack:
+            for w in adj[stack.pop()]:
+                if w not in seen:
+                    seen.add(w)
+                    stack.append(w)
+        return seen
+
+    first = compute[0]
+    fwd = reach(first, out)
+    bwd = reach(first, inn)
+    for c in compute[1:]:
+        if c not in fwd:
+            raise TopologyError(f"compute node {c!r} cannot be reached from compute node {first!r}")
+        if c not in bwd:
+            raise TopologyError(f"compute node {c!r} cannot reach compute node {first!r}")
