@@ -1,0 +1,567 @@
+"""Ready-made fabrics: DGX A100, MI250, DGX H100 (rail-optimized), ring, torus, fat tree, full mesh.
+
+Every template is a function returning a validated :class:`~solver.topology.Topology` whose nodes
+carry ``x``/``y``/``group`` layout hints (scene units, about 100 per GPU column; ``y`` grows
+downward: switches above, NICs and network switches below). Node ids follow one scheme:
+``b<box>.gpu<j>``, ``b<box>.nvsw``, ``b<box>.nic<j>``, ``ib<i>``, ``rail<i>``...
+
+The DGX A100 and MI250 fabrics are exactly the models of ``ALGORITHM.md`` (the published ForestColl
+figures refer to them); a single box has no NICs or IB switch, because they cannot carry traffic.
+
+:data:`TEMPLATES` describes each template (title, description, typed parameters with ranges) so
+that a GUI can build a form and call ``spec.function(**values)``; :func:`make` does that with
+range checks. :func:`default_topology` is the fabric a new document starts with (2x DGX A100).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from .errors import TopologyError
+from .topology import COMPUTE, SWITCH, Link, Node, Topology, to_fraction, validate
+
+# Layout constants (scene units).
+_COL = 100.0  # distance between GPU columns
+_BOX_GAP = 150.0  # horizontal gap between boxes
+_ROW = 150.0  # vertical distance between layers
+
+# MI250 xGMI link counts between the 16 GCDs of one box (ALGORITHM.md), symmetric.
+MI250_XGMI = (
+    (0, 4, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0),
+    (4, 0, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0),
+    (0, 0, 0, 4, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0),
+    (0, 0, 4, 0, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0),
+    (2, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+    (0, 1, 0, 0, 4, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+    (0, 0, 1, 0, 1, 1, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0),
+    (0, 0, 0, 2, 0, 1, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+    (1, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 2, 0, 0, 0),
+    (0, 1, 1, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 1, 0, 0),
+    (0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 1, 0),
+    (0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 2),
+    (0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 4, 1, 0),
+    (0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 4, 0, 1, 1),
+    (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 0, 4),
+    (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1, 4, 0),
+)
+
+
+# ----------------------------------------------------------------------------- helpers
+class _Builder:
+    """Collects nodes and links, then returns a validated Topology."""
+
+    def __init__(self, name: str, **extra: Any) -> None:
+        self.name = name
+        self.extra = extra
+        self.nodes: list[Node] = []
+        self.links: list[Link] = []
+
+    def node(self, node_id: str, kind: str, role: str, x: float, y: float, group: str) -> str:
+        self.nodes.append(Node(id=node_id, kind=kind, role=role, x=float(x), y=float(y), group=group))
+        return node_id
+
+    def link(self, a: str, b: str, bandwidth: Fraction, **extra: Any) -> None:
+        self.links.append(Link(source=a, target=b, bandwidth=bandwidth, extra=extra))
+
+    def build(self) -> Topology:
+        topo = Topology(
+            name=self.name, nodes=tuple(self.nodes), links=tuple(self.links), extra=dict(self.extra)
+        )
+        return validate(topo)
+
+
+def _count(value: Any, what: str, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+        raise TopologyError(f"{what} must be a whole number, got {value!r}")
+    value = int(value)
+    if value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"between {low} and {high}"
+        raise TopologyError(f"{what} must be {bound}, got {value}")
+    return value
+
+
+def _bandwidth(value: Any, what: str) -> Fraction:
+    bw = to_fraction(value, what)
+    if bw <= 0:
+        raise TopologyError(f"{what} must be > 0, got {value!r}")
+    return bw
+
+
+def _box_origin(box: int, n_boxes: int, box_width: float, box_height: float) -> tuple[float, float]:
+    """Top-left corner of box ``box`` when ``n_boxes`` boxes are laid out in a near-square grid."""
+    cols = max(1, math.ceil(math.sqrt(n_boxes * box_height / box_width))) if n_boxes > 1 else 1
+    cols = min(cols, n_boxes)
+    row, col = divmod(box, cols)
+    return col * (box_width + _BOX_GAP), row * (box_height + _ROW)
+
+
+def _grid_size(n_boxes: int, box_width: float, box_height: float) -> tuple[float, float]:
+    xs, ys = zip(*(_box_origin(b, n_boxes, box_width, box_height) for b in range(n_boxes)))
+    return max(xs) + box_width, max(ys) + box_height
+
+
+def _spread(count: int, width: float) -> list[float]:
+    """``count`` x positions spread evenly over [0, width]."""
+    if count == 1:
+        return [width / 2]
+    return [width * i / (count - 1) for i in range(count)]
+
+
+def _nvswitch_boxes(
+    b: _Builder,
+    n: int,
+    gpus: int,
+    nvlink_bw: Fraction,
+    nic_bw: Fraction | None,
+) -> tuple[list[list[str]], list[list[str]], float, float]:
+    """Boxes of ``gpus`` GPUs on one NVSwitch node, optionally one NIC per GPU.
+
+    Returns (gpu ids per box, nic ids per box, grid width, grid height).
+    """
+    box_w = (gpus - 1) * _COL
+    box_h = 2 * _ROW if nic_bw is not None else _ROW
+    all_gpus, all_nics = [], []
+    for box in range(n):
+        ox, oy = _box_origin(box, n, box_w, box_h)
+        group = f"b{box}"
+        sw = b.node(f"{group}.nvsw", SWITCH, "nvswitch", ox + box_w / 2, oy, group)
+        gpu_ids, nic_ids = [], []
+        for j in range(gpus):
+            gpu = b.node(f"{group}.gpu{j}", COMPUTE, "gpu", ox + j * _COL, oy + _ROW, group)
+            b.link(gpu, sw, nvlink_bw)
+            gpu_ids.append(gpu)
+            if nic_bw is not None:
+                nic = b.node(f"{group}.nic{j}", SWITCH, "nic", ox + j * _COL, oy + 2 * _ROW, group)
+                b.link(gpu, nic, nic_bw)
+                nic_ids.append(nic)
+        all_gpus.append(gpu_ids)
+        all_nics.append(nic_ids)
+    width, height = _grid_size(n, box_w, box_h)
+    return all_gpus, all_nics, width, height
+
+
+# ----------------------------------------------------------------------------- templates
+def dgx_a100(n: int = 1, nvlink_bw: float = 300, nic_bw: float = 25) -> Topology:
+    """``n`` DGX A100 boxes as modelled in ALGORITHM.md.
+
+    Each box: 8 GPUs, each ``nvlink_bw`` GB/s to one NVSwitch node ``b<i>.nvsw``. For ``n > 1``
+    each GPU also has its own NIC (``b<i>.nic<j>``, ``nic_bw`` GB/s), and the NICs of even / odd
+    GPUs connect (``nic_bw``) to IB switch ``ib0`` / ``ib1``. One box has no NICs (optimum 2400/7).
+    """
+    n = _count(n, "number of boxes", 1)
+    nvlink = _bandwidth(nvlink_bw, "NVLink bandwidth")
+    nic = _bandwidth(nic_bw, "NIC bandwidth")
+    b = _Builder(f"{n}x DGX A100", template="dgx_a100", template_params={"n": n})
+    _, nics, width, height = _nvswitch_boxes(b, n, 8, nvlink, nic if n > 1 else None)
+    if n > 1:
+        for i, x in enumerate(_spread(2, width)):
+            b.node(f"ib{i}", SWITCH, "ib", x, height + _ROW, "network")
+        for box_nics in nics:
+            for j, nic_id in enumerate(box_nics):
+                b.link(nic_id, f"ib{j % 2}", nic)
+    return b.build()
+
+
+def dgx_h100_rail(n: int = 2, nvlink_bw: float = 450, nic_bw: float = 50) -> Topology:
+    """``n`` DGX H100 boxes, rail-optimized network.
+
+    Each box: 8 GPUs, each ``nvlink_bw`` GB/s to NVSwitch node ``b<i>.nvsw``. For ``n > 1`` GPU j
+    of every box has its own NIC (``nic_bw`` GB/s) linked (``nic_bw``) to rail switch ``rail<j>``.
+    """
+    n = _count(n, "number of boxes", 1)
+    nvlink = _bandwidth(nvlink_bw, "NVLink bandwidth")
+    nic = _bandwidth(nic_bw, "NIC bandwidth")
+    b = _Builder(f"{n}x DGX H100 rail", template="dgx_h100_rail", template_params={"n": n})
+    _, nics, width, height = _nvswitch_boxes(b, n, 8, nvlink, nic if n > 1 else None)
+    if n > 1:
+        for j, x in enumerate(_spread(8, width)):
+            b.node(f"rail{j}", SWITCH, "ib", x, height + _ROW, "network")
+        for box_nics in nics:
+            for j, nic_id in enumerate(box_nics):
+                b.link(nic_id, f"rail{j}", nic)
+    return b.build()
+
+
+def mi250(n: int = 1, xgmi_bw: float = 50, ib_bw: float = 16) -> Topology:
+    """``n`` AMD MI250 boxes as modelled in ALGORITHM.md.
+
+    Each box: 16 GCDs joined by xGMI links (``xgmi_bw`` GB/s per link times the link count of
+    :data:`MI250_XGMI`; a link records its ``count``). For ``n > 1`` every GCD also links
+    (``ib_bw`` GB/s) to the single IB switch ``ib0``. One box has no IB switch.
+    """
+    n = _count(n, "number of boxes", 1)
+    per_link = _bandwidth(xgmi_bw, "xGMI bandwidth")
+    ib = _bandwidth(ib_bw, "IB bandwidth")
+    b = _Builder(f"{n}x MI250", template="mi250", template_params={"n": n})
+    # GCDs in two rows of 8 (the two halves of the matrix), packages of two GCDs stacked.
+    box_w, box_h = 7 * _COL, _ROW
+    gcds = []
+    for box in range(n):
+        ox, oy = _box_origin(box, n, box_w, box_h)
+        ids = []
+        for j in range(16):
+            half, k = divmod(j, 8)
+            ids.append(b.node(f"b{box}.gcd{j}", COMPUTE, "gpu", ox + k * _COL, oy + half * _ROW, f"b{box}"))
+        for i, j in itertools.combinations(range(16), 2):
+            count = MI250_XGMI[i][j]
+            if count:
+                b.link(ids[i], ids[j], per_link * count, count=count)
+        gcds.append(ids)
+    if n > 1:
+        width, height = _grid_size(n, box_w, box_h)
+        b.node("ib0", SWITCH, "ib", width / 2, height + _ROW, "network")
+        for ids in gcds:
+            for gcd in ids:
+                b.link(gcd, "ib0", ib)
+    return b.build()
+
+
+def ring(n: int = 8, bandwidth: float = 100, directed: bool = False) -> Topology:
+    """``n`` compute nodes ``gpu<i>`` on a ring, ``bandwidth`` GB/s per link (full duplex unless
+    ``directed``: then only gpu<i> -> gpu<i+1>)."""
+    n = _count(n, "ring size", 2)
+    bw = _bandwidth(bandwidth, "bandwidth")
+    b = _Builder(f"ring of {n}", template="ring", template_params={"n": n})
+    radius = max(1.0, n * _COL / (2 * math.pi))
+    ids = [
+        b.node(
+            f"gpu{i}",
+            COMPUTE,
+            "gpu",
+            radius * math.sin(2 * math.pi * i / n),
+            -radius * math.cos(2 * math.pi * i / n),
+            "ring",
+        )
+        for i in range(n)
+    ]
+    pairs = [(i, (i + 1) % n) for i in range(n)] if n > 2 or directed else [(0, 1)]
+    for i, j in pairs:
+        b.links.append(Link(source=ids[i], target=ids[j], bandwidth=bw, directed=bool(directed)))
+    return b.build()
+
+
+def torus(shape: Sequence[int], bandwidths: Sequence[float]) -> Topology:
+    """A 1-, 2- or 3-D torus of compute nodes ``gpu<i>_<j>[_<k>]``, one bandwidth per dimension.
+
+    Neighbours along a dimension of size >= 3 are joined by a full-duplex link, with wrap-around;
+    a dimension of size 2 has a single link per pair (the wrap-around would duplicate it).
+    """
+    shape = [_count(s, f"torus size in dimension {d}", 2, 64) for d, s in enumerate(shape)]
+    if not 1 <= len(shape) <= 3:
+        raise TopologyError(f"a torus has 1 to 3 dimensions, got {len(shape)}")
+    if len(bandwidths) != len(shape):
+        raise TopologyError(
+            f"a torus needs one bandwidth per dimension: {len(shape)} sizes, {len(bandwidths)} bandwidths"
+        )
+    bws = [_bandwidth(v, f"bandwidth of dimension {d}") for d, v in enumerate(bandwidths)]
+    label = "x".join(str(s) for s in shape)
+    b = _Builder(f"{label} torus", template=f"torus_{len(shape)}d", template_params={"shape": shape})
+    coords = list(itertools.product(*(range(s) for s in shape)))
+
+    def node_id(c: tuple[int, ...]) -> str:
+        return "gpu" + "_".join(str(v) for v in c)
+
+    for c in coords:
+        x = c[0] * _COL
+        y = c[1] * _COL if len(c) > 1 else 0.0
+        group = "torus"
+        if len(c) > 2:  # layers drawn side by side, shifted down a little for depth
+            x += c[2] * (shape[0] * _COL + _BOX_GAP)
+            y += c[2] * _COL / 3
+            group = f"z{c[2]}"
+        b.node(node_id(c), COMPUTE, "gpu", x, y, group)
+    for c in coords:
+        for d, size in enumerate(shape):
+            if size == 2 and c[d] == 1:
+                continue
+            nxt = list(c)
+            nxt[d] = (c[d] + 1) % size
+            b.link(node_id(c), node_id(tuple(nxt)), bws[d], dim=d)
+    return b.build()
+
+
+def torus_2d(x: int = 4, y: int = 4, bw_x: float = 100, bw_y: float = 100) -> Topology:
+    """An ``x`` by ``y`` 2-D torus with ``bw_x``/``bw_y`` GB/s per link along each dimension."""
+    return torus((x, y), (bw_x, bw_y))
+
+
+def torus_3d(
+    x: int = 4, y: int = 4, z: int = 2, bw_x: float = 100, bw_y: float = 100, bw_z: float = 50
+) -> Topology:
+    """An ``x`` by ``y`` by ``z`` 3-D torus with one bandwidth per dimension."""
+    return torus((x, y, z), (bw_x, bw_y, bw_z))
+
+
+def fat_tree(
+    leaves: int = 4,
+    spines: int = 2,
+    gpus_per_leaf: int = 4,
+    gpu_bw: float = 50,
+    oversubscription: float = 1,
+) -> Topology:
+    """A two-level fat tree (leaf-spine): every leaf switch links to every spine switch.
+
+    GPU ``l<i>.gpu<j>`` links to leaf ``leaf<i>`` at ``gpu_bw`` GB/s. Each leaf-spine link gets
+    ``gpus_per_leaf * gpu_bw / (spines * oversubscription)`` GB/s, so a leaf's uplink bandwidth is
+    its downlink bandwidth divided by ``oversubscription`` (1 = non-blocking).
+    """
+    leaves = _count(leaves, "number of leaves", 1)
+    spines = _count(spines, "number of spines", 1)
+    per_leaf = _count(gpus_per_leaf, "GPUs per leaf", 1)
+    gpu = _bandwidth(gpu_bw, "GPU bandwidth")
+    over = _bandwidth(oversubscription, "oversubscription")
+    if leaves * per_leaf < 2:
+        raise TopologyError("a fat tree needs at least two GPUs")
+    b = _Builder(
+        f"fat tree {leaves} leaves x {per_leaf} GPUs, {spines} spines",
+        template="fat_tree",
+        template_params={"leaves": leaves, "spines": spines, "gpus_per_leaf": per_leaf},
+    )
+    width = (leaves * per_leaf - 1) * _COL
+    uplink = per_leaf * gpu / (spines * over)
+    for s, x in enumerate(_spread(spines, width)):
+        b.node(f"spine{s}", SWITCH, "spine", x, 0, "spines")
+    for i in range(leaves):
+        leaf_x = (i * per_leaf + (per_leaf - 1) / 2) * _COL
+        leaf = b.node(f"leaf{i}", SWITCH, "leaf", leaf_x, _ROW * 1.5, f"l{i}")
+        for s in range(spines):
+            b.link(leaf, f"spine{s}", uplink)
+        for j in range(per_leaf):
+            g = b.node(f"l{i}.gpu{j}", COMPUTE, "gpu", (i * per_leaf + j) * _COL, _ROW * 2.5, f"l{i}")
+            b.link(g, leaf, gpu)
+    return b.build()
+
+
+def fully_connected(n: int = 8, bandwidth: float = 50) -> Topology:
+    """``n`` compute nodes ``gpu<i>`` with a direct full-duplex link between every pair."""
+    n = _count(n, "number of nodes", 2)
+    bw = _bandwidth(bandwidth, "bandwidth")
+    b = _Builder(f"fully connected {n}", template="fully_connected", template_params={"n": n})
+    radius = max(1.0, n * _COL / (2 * math.pi))
+    ids = [
+        b.node(
+            f"gpu{i}",
+            COMPUTE,
+            "gpu",
+            radius * math.sin(2 * math.pi * i / n),
+            -radius * math.cos(2 * math.pi * i / n),
+            "mesh",
+        )
+        for i in range(n)
+    ]
+    for i, j in itertools.combinations(range(n), 2):
+        b.link(ids[i], ids[j], bw)
+    return b.build()
+
+
+# ----------------------------------------------------------------------------- registry
+@dataclass(frozen=True)
+class ParamSpec:
+    """One parameter of a template: ``type`` is ``int`` or ``float``; ``max`` None = unbounded."""
+
+    name: str
+    label: str
+    type: type
+    default: int | float
+    min: int | float
+    max: int | float | None = None
+
+
+@dataclass(frozen=True)
+class TemplateSpec:
+    """A template for a gallery: call ``function(**values)`` with one value per parameter."""
+
+    function: Callable[..., Topology]
+    title: str
+    description: str
+    params: tuple[ParamSpec, ...]
+
+    def defaults(self) -> dict[str, int | float]:
+        return {p.name: p.default for p in self.params}
+
+
+def _boxes(default: int) -> ParamSpec:
+    return ParamSpec("n", "Boxes", int, default, 1, 512)
+
+
+TEMPLATES: dict[str, TemplateSpec] = {
+    "dgx_a100": TemplateSpec(
+        dgx_a100,
+        "DGX A100",
+        "8 GPUs per box on one NVSwitch (300 GB/s); for several boxes one 25 GB/s NIC per GPU, "
+        "even/odd NICs to two IB switches.",
+        (
+            _boxes(2),
+            ParamSpec("nvlink_bw", "NVLink GB/s per GPU", float, 300, 1, 10_000),
+            ParamSpec("nic_bw", "NIC GB/s", float, 25, 1, 10_000),
+        ),
+    ),
+    "dgx_h100_rail": TemplateSpec(
+        dgx_h100_rail,
+        "DGX H100 (rail-optimized)",
+        "8 GPUs per box on one NVSwitch (450 GB/s); one 50 GB/s NIC per GPU, GPU j of every box "
+        "on rail switch j.",
+        (
+            _boxes(2),
+            ParamSpec("nvlink_bw", "NVLink GB/s per GPU", float, 450, 1, 10_000),
+            ParamSpec("nic_bw", "NIC GB/s", float, 50, 1, 10_000),
+        ),
+    ),
+    "mi250": TemplateSpec(
+        mi250,
+        "AMD MI250",
+        "16 GCDs per box joined by xGMI (50 GB/s per link); for several boxes every GCD has "
+        "16 GB/s to one IB switch.",
+        (
+            _boxes(1),
+            ParamSpec("xgmi_bw", "xGMI GB/s per link", float, 50, 1, 10_000),
+            ParamSpec("ib_bw", "IB GB/s per GCD", float, 16, 1, 10_000),
+        ),
+    ),
+    "ring": TemplateSpec(
+        ring,
+        "Ring",
+        "Compute nodes on a ring of full-duplex links.",
+        (
+            ParamSpec("n", "Nodes", int, 8, 2, 4096),
+            ParamSpec("bandwidth", "GB/s per link", float, 100, 0.001, 100_000),
+        ),
+    ),
+    "torus_2d": TemplateSpec(
+        torus_2d,
+        "2-D torus",
+        "A wrap-around grid of compute nodes, one bandwidth per dimension.",
+        (
+            ParamSpec("x", "Size X", int, 4, 2, 64),
+            ParamSpec("y", "Size Y", int, 4, 2, 64),
+            ParamSpec("bw_x", "GB/s along X", float, 100, 0.001, 100_000),
+            ParamSpec("bw_y", "GB/s along Y", float, 100, 0.001, 100_000),
+        ),
+    ),
+    "torus_3d": TemplateSpec(
+        torus_3d,
+        "3-D torus",
+        "A wrap-around 3-D grid of compute nodes, one bandwidth per dimension.",
+        (
+            ParamSpec("x", "Size X", int, 4, 2, 64),
+            ParamSpec("y", "Size Y", int, 4, 2, 64),
+            ParamSpec("z", "Size Z", int, 2, 2, 64),
+            ParamSpec("bw_x", "GB/s along X", float, 100, 0.001, 100_000),
+            ParamSpec("bw_y", "GB/s along Y", float, 100, 0.001, 100_000),
+            ParamSpec("bw_z", "GB/s along Z", float, 50, 0.001, 100_000),
+        ),
+    ),
+    "fat_tree": TemplateSpec(
+        fat_tree,
+        "Fat tree (leaf-spine)",
+        "GPUs on leaf switches, every leaf linked to every spine; uplinks sized by the "
+        "oversubscription ratio (1 = non-blocking).",
+        (
+            ParamSpec("leaves", "Leaf switches", int, 4, 1, 1024),
+            ParamSpec("spines", "Spine switches", int, 2, 1, 256),
+            ParamSpec("gpus_per_leaf", "GPUs per leaf", int, 4, 1, 256),
+            ParamSpec("gpu_bw", "GB/s per GPU", float, 50, 0.001, 100_000),
+            ParamSpec("oversubscription", "Oversubscription", float, 1, 0.01, 1000),
+        ),
+    ),
+    "fully_connected": TemplateSpec(
+        fully_connected,
+        "Fully connected",
+        "A direct full-duplex link between every pair of compute nodes.",
+        (
+            ParamSpec("n", "Nodes", int, 8, 2, 256),
+            ParamSpec("bandwidth", "GB/s per link", float, 50, 0.001, 100_000),
+        ),
+    ),
+}
+
+DEFAULT_TEMPLATE = "dgx_a100"
+
+
+def make(name: str, **values: Any) -> Topology:
+    """Build template ``name`` with ``values`` (missing ones take their defaults), range-checked."""
+    spec = TEMPLATES.get(name)
+    if spec is None:
+        raise TopologyError(f"unknown template {name!r} (known: {', '.join(TEMPLATES)})")
+    known = {p.name: p for p in spec.params}
+    for key in values:
+        if key not in known:
+            raise TopologyError(f"template {name!r} has no parameter {key!r}")
+    args = spec.defaults()
+    for key, value in values.items():
+        p = known[key]
+        if p.type is int:
+            value = _count(value, p.label, int(p.min), None if p.max is None else int(p.max))
+        else:
+            num = to_fraction(value, p.label)
+            if num < Fraction(p.min) or (p.max is not None and num > Fraction(p.max)):
+                raise TopologyError(f"{p.label} must be between {p.min} and {p.max}, got {value!r}")
+        args[key] = value
+    return spec.function(**args)
+
+
+def default_topology() -> Topology:
+    """The fabric a new document starts with: 2x DGX A100."""
+    return dgx_a100(2)
+
+
+# ----------------------------------------------------------------------------- samples
+#: Sample files written by :func:`write_samples`: file name -> (template, parameters, description).
+SAMPLES: dict[str, tuple[str, dict[str, Any], str]] = {
+    "dgx_a100_1x.json": ("dgx_a100", {"n": 1}, "1 DGX A100 box: 8 GPUs on one NVSwitch"),
+    "dgx_a100_2x.json": ("dgx_a100", {"n": 2}, "2 DGX A100 boxes, NICs to 2 IB switches"),
+    "dgx_a100_4x.json": ("dgx_a100", {"n": 4}, "4 DGX A100 boxes, NICs to 2 IB switches"),
+    "mi250_1x.json": ("mi250", {"n": 1}, "1 MI250 box: 16 GCDs on xGMI"),
+    "mi250_2x.json": ("mi250", {"n": 2}, "2 MI250 boxes, every GCD 16 GB/s to one IB switch"),
+    "dgx_h100_rail_2x.json": ("dgx_h100_rail", {"n": 2}, "2 DGX H100 boxes, 8 rail switches"),
+    "torus_4x4.json": ("torus_2d", {"x": 4, "y": 4, "bw_x": 100, "bw_y": 50}, "4x4 2-D torus"),
+    "torus_4x4x2.json": ("torus_3d", {}, "4x4x2 3-D torus"),
+    "fat_tree_4x4.json": (
+        "fat_tree",
+        {"leaves": 4, "spines": 2, "gpus_per_leaf": 4, "oversubscription": 2},
+        "leaf-spine fat tree, 2:1 oversubscribed",
+    ),
+    "ring_8.json": ("ring", {"n": 8}, "8 GPUs on a ring"),
+}
+
+
+def write_samples(folder: str | Path) -> list[Path]:
+    """Write every :data:`SAMPLES` fabric as a v1 file into ``folder``; return the paths."""
+    from .formats import save
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for file_name, (template, params, _) in SAMPLES.items():
+        path = folder / file_name
+        save(make(template, **params), path)
+        paths.append(path)
+    return paths
+
+
+__all__ = [
+    "TEMPLATES",
+    "DEFAULT_TEMPLATE",
+    "SAMPLES",
+    "MI250_XGMI",
+    "ParamSpec",
+    "TemplateSpec",
+    "default_topology",
+    "dgx_a100",
+    "dgx_h100_rail",
+    "fat_tree",
+    "fully_connected",
+    "make",
+    "mi250",
+    "ring",
+    "torus",
+    "torus_2d",
+    "torus_3d",
+    "write_samples",
+]
