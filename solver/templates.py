@@ -63,7 +63,9 @@ class _Builder:
         self.links: list[Link] = []
 
     def node(self, node_id: str, kind: str, role: str, x: float, y: float, group: str) -> str:
-        self.nodes.append(Node(id=node_id, kind=kind, role=role, x=float(x), y=float(y), group=group))
+        self.nodes.append(
+            Node(id=node_id, kind=kind, role=role, x=round(float(x), 1), y=round(float(y), 1), group=group)
+        )
         return node_id
 
     def link(self, a: str, b: str, bandwidth: Fraction, **extra: Any) -> None:
