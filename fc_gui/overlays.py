@@ -1,0 +1,621 @@
+"""Result overlays drawn on the fabric canvas: bottleneck cut, congestion heat map, trees, broadcast.
+
+Every overlay draws its own pyqtgraph items, added through the canvas's public overlay API
+(``canvas.add_overlay_item(item)`` and, when present, ``canvas.remove_overlay_item(item)``) at node
+positions from ``canvas.node_positions()``. Drawing is batched: one :class:`PlotCurveItem`
+(``connect='pairs'``) per colour class, one :class:`ScatterPlotItem` per marker kind, so a 1000-node
+fabric stays fast.
+
+A directed link u→v is drawn on its own *lane*, shifted a little to the right of the u→v line, so
+both directions of a full-duplex link stay visible side by side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, QPointF, Qt, QTimer, Signal
+from PySide6.QtGui import QCursor, QFont
+from PySide6.QtWidgets import QToolTip
+
+from solver.schedule import BottleneckCut, Schedule, Tree
+
+Positions = Mapping[str, tuple[float, float]]
+
+#: Z values: above the canvas's links (and groups), the cut halo below the nodes.
+Z_HALO = 5
+Z_HEAT = 8
+Z_TREES = 9
+Z_ANIM = 10
+Z_LABEL = 30
+
+CUT_COLOR = (211, 47, 47)
+CUT_HALO = (229, 57, 53, 60)
+IDLE_COLOR = (150, 150, 150, 110)
+ANIM_CURRENT = (255, 111, 0, 255)
+ANIM_DONE = (60, 60, 60, 170)
+ANIM_REACHED = (255, 193, 7, 150)
+
+#: Colours of overlaid trees (colour-blind-friendly, readable on a light background).
+TREE_PALETTE = (
+    (0, 114, 178),
+    (213, 94, 0),
+    (0, 158, 115),
+    (204, 121, 167),
+    (230, 159, 0),
+    (86, 180, 233),
+    (120, 94, 240),
+    (100, 100, 100),
+    (0, 90, 50),
+    (170, 51, 119),
+)
+
+HEAT_BINS = 20
+
+
+def congestion_colormap() -> pg.ColorMap:
+    """Blue (idle) → yellow → red (saturated): colour of load ÷ bandwidth in [0, 1]."""
+    return pg.ColorMap(
+        pos=[0.0, 0.45, 0.75, 1.0],
+        color=[(49, 130, 189), (254, 224, 139), (244, 109, 67), (165, 0, 38)],
+    )
+
+
+# ---------------------------------------------------------------------- geometry
+def lane_offset(positions: Positions, pairs: Iterable[tuple[str, str]]) -> float:
+    """The sideways shift of a directed lane: a small fraction of the typical link length."""
+    lengths = []
+    for u, v in pairs:
+        if u in positions and v in positions:
+            (x0, y0), (x1, y1) = positions[u], positions[v]
+            d = float(np.hypot(x1 - x0, y1 - y0))
+            if d > 0:
+                lengths.append(d)
+    if not lengths:
+        return 0.0
+    return 0.045 * float(np.median(lengths))
+
+
+def lane_segments(
+    positions: Positions, pairs: Sequence[tuple[str, str]], offset: float
+) -> np.ndarray:
+    """Endpoints of directed segments, each shifted ``offset`` to its right: shape (len(pairs), 2, 2).
+
+    Pairs with an unknown endpoint get NaN coordinates (drawn as nothing).
+    """
+    seg = np.full((len(pairs), 2, 2), np.nan)
+    for i, (u, v) in enumerate(pairs):
+        if u in positions and v in positions:
+            seg[i, 0] = positions[u]
+            seg[i, 1] = positions[v]
+    d = seg[:, 1] - seg[:, 0]
+    length = np.hypot(d[:, 0], d[:, 1])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        normal = np.stack([d[:, 1], -d[:, 0]], axis=1) / length[:, None]
+    normal[~np.isfinite(normal)] = 0.0
+    seg = seg + (offset * normal)[:, None, :]
+    return seg
+
+
+def chevrons(seg: np.ndarray, size: float, at: float = 0.6) -> np.ndarray:
+    """Arrow-head strokes (two per segment) pointing along each segment, at fraction ``at``."""
+    if len(seg) == 0:
+        return np.zeros((0, 2, 2))
+    d = seg[:, 1] - seg[:, 0]
+    length = np.hypot(d[:, 0], d[:, 1])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        unit = d / length[:, None]
+    unit[~np.isfinite(unit)] = 0.0
+    s = np.minimum(size, 0.35 * np.nan_to_num(length))[:, None]
+    tip = seg[:, 0] + at * d + 0.5 * s * unit
+    normal = np.stack([-unit[:, 1], unit[:, 0]], axis=1)
+    back = tip - s * unit
+    left = back + 0.55 * s * normal
+    right = back - 0.55 * s * normal
+    out = np.empty((2 * len(seg), 2, 2))
+    out[0::2, 0] = left
+    out[0::2, 1] = tip
+    out[1::2, 0] = right
+    out[1::2, 1] = tip
+    return out
+
+
+def _pairs_xy(seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    flat = seg.reshape(-1, 2)
+    return np.ascontiguousarray(flat[:, 0]), np.ascontiguousarray(flat[:, 1])
+
+
+def _curve(color, width: float, z: float, style=Qt.PenStyle.SolidLine) -> pg.PlotCurveItem:
+    pen = pg.mkPen(color=color, width=width, style=style)
+    pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+    item = pg.PlotCurveItem(pen=pen, connect="pairs", antialias=True)
+    item.setZValue(z)
+    return item
+
+
+def segment_distance_px(
+    seg: np.ndarray, x: float, y: float, pixel: tuple[float, float]
+) -> np.ndarray:
+    """Distance in pixels from the point (x, y) to each segment (data coordinates in ``seg``)."""
+    if len(seg) == 0:
+        return np.zeros(0)
+    sx, sy = pixel
+    a = seg[:, 0] / (sx, sy)
+    b = seg[:, 1] / (sx, sy)
+    p = np.array([x / sx, y / sy])
+    ab = b - a
+    denom = (ab**2).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.clip(((p - a) * ab).sum(axis=1) / denom, 0.0, 1.0)
+    t = np.nan_to_num(t)
+    closest = a + t[:, None] * ab
+    dist = np.hypot(*(closest - p).T)
+    return np.where(np.isfinite(dist), dist, np.inf)
+
+
+class _Overlay:
+    """Base: owns items on a canvas; ``clear()`` removes them, ``set_visible()`` toggles them."""
+
+    def __init__(self, canvas) -> None:
+        self.canvas = canvas
+        self.items: list[pg.GraphicsObject] = []
+        self.visible = True
+
+    def _add(self, item: pg.GraphicsObject) -> pg.GraphicsObject:
+        self.canvas.add_overlay_item(item)
+        item.setVisible(self.visible)
+        self.items.append(item)
+        return item
+
+    def clear(self) -> None:
+        for item in self.items:
+            remove = getattr(self.canvas, "remove_overlay_item", None)
+            if remove is not None:
+                remove(item)
+            else:
+                vb = item.getViewBox()
+                if vb is not None:
+                    vb.removeItem(item)
+                elif item.scene() is not None:
+                    item.scene().removeItem(item)
+        self.items = []
+
+    def set_visible(self, visible: bool) -> None:
+        self.visible = visible
+        for item in self.items:
+            item.setVisible(visible)
+
+
+# ---------------------------------------------------------------------- bottleneck cut
+class CutOverlay(_Overlay):
+    """Shades the nodes of the bottleneck cut S* and marks the links leaving it, with its numbers."""
+
+    def __init__(self, canvas) -> None:
+        super().__init__(canvas)
+        self.cut: BottleneckCut | None = None
+        self.label_text = ""
+
+    def show_cut(self, cut: BottleneckCut | None, num_compute: int | None = None) -> None:
+        self.clear()
+        self.cut = cut
+        if cut is None:
+            return
+        pos = self.canvas.node_positions()
+        inside = [n for n in cut.nodes if n in pos]
+        pts = np.array([pos[n] for n in inside], dtype=float).reshape(-1, 2)
+        halo = pg.ScatterPlotItem(
+            pos=pts,
+            size=40,
+            symbol="o",
+            pen=pg.mkPen(CUT_COLOR[:3] + (90,), width=1),
+            brush=pg.mkBrush(CUT_HALO),
+            pxMode=True,
+            hoverable=False,
+        )
+        halo.setZValue(Z_HALO)
+        self._add(halo)
+
+        pairs = [(u, v) for u, v, _ in cut.links]
+        offset = lane_offset(pos, self.canvas_pairs(pos))
+        seg = lane_segments(pos, pairs, offset)
+        curve = _curve(CUT_COLOR, 3.0, Z_TREES + 0.5, Qt.PenStyle.DashLine)
+        curve.setData(*_pairs_xy(seg))
+        self._add(curve)
+        heads = _curve(CUT_COLOR, 3.0, Z_TREES + 0.5)
+        heads.setData(*_pairs_xy(chevrons(seg, 2.5 * offset if offset else 0.2)))
+        self._add(heads)
+
+        bw = cut.egress_bandwidth
+        bw_txt = f"{bw.numerator}" if bw.denominator == 1 else f"{float(bw):.3f}"
+        text = (
+            f"bottleneck S*: {len(cut.nodes)} nodes, |S*∩Vc| = {cut.compute_nodes_inside}, "
+            f"B⁺(S*) = {bw_txt} GB/s ({len(cut.links)} links out)"
+        )
+        if num_compute:
+            x = Fraction(bw) / cut.compute_nodes_inside
+            text += f"\nx* = B⁺/|S∩Vc| = {float(x):.4g} GB/s per node; algbw* = N·x* = {float(num_compute * x):.6g}"
+        self.label_text = text
+        if len(pts):
+            label = pg.TextItem(
+                text, color=CUT_COLOR, anchor=(0, 1), fill=pg.mkBrush(255, 255, 255, 215),
+                border=pg.mkPen(CUT_COLOR[:3] + (140,)),
+            )
+            font = QFont()
+            font.setPointSizeF(9)
+            label.setFont(font)
+            label.setPos(float(pts[:, 0].min()), float(pts[:, 1].max()))
+            label.setZValue(Z_LABEL)
+            self._add(label)
+
+    def canvas_pairs(self, pos: Positions) -> list[tuple[str, str]]:
+        pairs = getattr(self.canvas, "directed_pairs", None)
+        if callable(pairs):
+            return list(pairs())
+        return [(u, v) for u, v, _ in (self.cut.links if self.cut else ())]
+
+
+# ---------------------------------------------------------------------- congestion heat map
+class HeatMapOverlay(_Overlay):
+    """Per-directed-link congestion (load ÷ bandwidth) as coloured lanes, with hover tips."""
+
+    def __init__(self, canvas) -> None:
+        super().__init__(canvas)
+        self.cmap = congestion_colormap()
+        self.pairs: list[tuple[str, str]] = []
+        self.seg = np.zeros((0, 2, 2))
+        self.info: list[tuple[Fraction, Fraction, list[str]]] = []
+        self.color_bar: pg.ColorBarItem | None = None
+        self._hover_proxy = None
+
+    def show_schedule(self, schedule: Schedule | None) -> None:
+        self.clear()
+        self.pairs, self.info = [], []
+        self.seg = np.zeros((0, 2, 2))
+        if schedule is None:
+            return
+        loads = list(schedule.link_load)
+        if not loads and schedule.phases:
+            loads = list(schedule.phases[-1].link_load)
+        users = trees_using_links(schedule)
+        pos = self.canvas.node_positions()
+        self.pairs = [(ll.source, ll.target) for ll in loads]
+        self.info = [
+            (ll.bandwidth, ll.load, users.get((ll.source, ll.target), [])) for ll in loads
+        ]
+        offset = lane_offset(pos, self.pairs)
+        self.seg = lane_segments(pos, self.pairs, offset)
+        load = np.array([float(ll.load) for ll in loads], dtype=float)
+        idle = load <= 0
+        if idle.any():
+            c = _curve(IDLE_COLOR, 1.2, Z_HEAT, Qt.PenStyle.DotLine)
+            c.setData(*_pairs_xy(self.seg[idle]))
+            self._add(c)
+        bins = np.clip(np.ceil(load * HEAT_BINS).astype(int), 1, HEAT_BINS)
+        for b in np.unique(bins[~idle]):
+            mask = (bins == b) & ~idle
+            level = b / HEAT_BINS
+            color = self.cmap.map(level, mode="qcolor")
+            c = _curve(color, 2.0 + 3.0 * level, Z_HEAT + level)
+            c.setData(*_pairs_xy(self.seg[mask]))
+            self._add(c)
+        self._ensure_hover()
+
+    def attach_color_bar(self, plot_item) -> None:
+        """Put a colour bar (0..1, load ÷ bandwidth) at the right of ``plot_item``."""
+        if self.color_bar is not None or plot_item is None:
+            return
+        bar = pg.ColorBarItem(
+            values=(0, 1),
+            colorMap=self.cmap,
+            label="link load ÷ bandwidth",
+            interactive=False,
+            width=14,
+            colorMapMenu=False,
+        )
+        plot_item.layout.addItem(bar, 2, 5)
+        plot_item.layout.setColumnFixedWidth(4, 5)
+        self.color_bar = bar
+        bar.setVisible(self.visible and bool(self.items))
+
+    def set_visible(self, visible: bool) -> None:
+        super().set_visible(visible)
+        if self.color_bar is not None:
+            self.color_bar.setVisible(visible and bool(self.items))
+
+    def clear(self) -> None:
+        super().clear()
+        if self.color_bar is not None:
+            self.color_bar.setVisible(False)
+
+    # ------------------------------------------------------------------ hover
+    def link_at(self, x: float, y: float, pixel: tuple[float, float], tol: float = 7.0) -> int | None:
+        """Index of the lane nearest the data point (x, y) within ``tol`` pixels, or None."""
+        if not self.pairs:
+            return None
+        dist = segment_distance_px(self.seg, x, y, pixel)
+        i = int(np.argmin(dist))
+        return i if dist[i] <= tol else None
+
+    def tooltip(self, index: int) -> str:
+        u, v = self.pairs[index]
+        bw, load, users = self.info[index]
+        bw_txt = f"{bw.numerator}" if bw.denominator == 1 else f"{float(bw):.3f}"
+        lines = [
+            f"link {u} → {v}",
+            f"bandwidth {bw_txt} GB/s",
+            f"load {100 * float(load):.1f}% of bandwidth ({float(load * bw):.4g} GB/s at the optimum)",
+        ]
+        if users:
+            shown = ", ".join(users[:8])
+            more = f" and {len(users) - 8} more" if len(users) > 8 else ""
+            lines.append(f"used by {len(users)} trees: {shown}{more}")
+        else:
+            lines.append("used by no tree")
+        return "\n".join(lines)
+
+    def tooltip_at(self, x: float, y: float, pixel: tuple[float, float]) -> str | None:
+        i = self.link_at(x, y, pixel)
+        return None if i is None else self.tooltip(i)
+
+    def _ensure_hover(self) -> None:
+        if self._hover_proxy is not None or not self.items:
+            return
+        scene = self.items[0].scene()
+        if scene is None:
+            return
+        self._hover_proxy = pg.SignalProxy(scene.sigMouseMoved, rateLimit=30, slot=self._on_move)
+
+    def _on_move(self, args) -> None:
+        if not self.visible or not self.items:
+            return
+        scene_pos = args[0]
+        vb = self.items[0].getViewBox()
+        if vb is None or not vb.sceneBoundingRect().contains(scene_pos):
+            return
+        p = vb.mapSceneToView(scene_pos)
+        px = vb.viewPixelSize()
+        text = self.tooltip_at(p.x(), p.y(), (px[0], px[1]))
+        if text:
+            QToolTip.showText(QCursor.pos(), text)
+        else:
+            QToolTip.hideText()
+
+
+def tree_label(root: str, index: int, phase: str | None = None) -> str:
+    return f"{phase[:2].upper()}:" * bool(phase) + f"{root}#{index}"
+
+
+def trees_using_links(schedule: Schedule) -> dict[tuple[str, str], list[str]]:
+    """Directed physical link (u, v) -> labels ``root#index`` of the trees whose paths cross it."""
+    users: dict[tuple[str, str], list[str]] = {}
+    counters: dict[tuple[str, str], int] = {}
+    multi = bool(schedule.phases)
+    for phase, tree in schedule.all_trees():
+        key = (phase, tree.root)
+        idx = counters.get(key, 0)
+        counters[key] = idx + 1
+        label = tree_label(tree.root, idx, phase if multi else None)
+        seen: set[tuple[str, str]] = set()
+        for e in tree.edges:
+            for a, b in zip(e.path[:-1], e.path[1:]):
+                if (a, b) not in seen:
+                    seen.add((a, b))
+                    users.setdefault((a, b), []).append(label)
+    return users
+
+
+# ---------------------------------------------------------------------- trees
+def tree_hop_pairs(tree: Tree) -> list[tuple[str, str]]:
+    """Physical hops (u, v) of every edge of ``tree``, in the edges' order (data-flow direction)."""
+    return [(a, b) for e in tree.edges for a, b in zip(e.path[:-1], e.path[1:])]
+
+
+class TreeOverlay(_Overlay):
+    """The selected trees drawn along their physical paths with arrowheads (data direction)."""
+
+    def __init__(self, canvas) -> None:
+        super().__init__(canvas)
+        self.trees: list[tuple[str, Tree]] = []
+
+    def show_trees(self, trees: Sequence[tuple[str, Tree]]) -> None:
+        self.clear()
+        self.trees = list(trees)
+        if not self.trees:
+            return
+        pos = self.canvas.node_positions()
+        all_pairs = [p for _, t in self.trees for p in tree_hop_pairs(t)]
+        offset = lane_offset(pos, all_pairs)
+        arrow = 3.0 * offset if offset else 0.2
+        by_color: dict[int, list[np.ndarray]] = {}
+        roots = []
+        for i, (_, tree) in enumerate(self.trees):
+            seg = lane_segments(pos, tree_hop_pairs(tree), offset * (1 + 0.6 * (i % 3)))
+            by_color.setdefault(i % len(TREE_PALETTE), []).append(seg)
+            if tree.root in pos:
+                roots.append(pos[tree.root])
+        width = 3.0 if len(self.trees) <= 4 else 2.0
+        for ci, segs in by_color.items():
+            seg = np.concatenate(segs) if segs else np.zeros((0, 2, 2))
+            color = TREE_PALETTE[ci] + (230,)
+            c = _curve(color, width, Z_TREES)
+            c.setData(*_pairs_xy(np.concatenate([seg, chevrons(seg, arrow)])))
+            self._add(c)
+        if roots:
+            star = pg.ScatterPlotItem(
+                pos=np.array(roots, dtype=float),
+                size=20,
+                symbol="star",
+                pen=pg.mkPen(40, 40, 40),
+                brush=pg.mkBrush(255, 214, 0),
+                hoverable=False,
+            )
+            star.setZValue(Z_LABEL - 1)
+            self._add(star)
+
+
+# ---------------------------------------------------------------------- broadcast animation
+class BroadcastAnimation(QObject):
+    """Plays the selected trees depth by depth: which nodes hold the data after each step.
+
+    For allgather (out-trees) step d sends along the edges into depth d; for reduce-scatter
+    (aggregation trees) the steps run from the deepest edges up to the root.
+
+    Signals
+    -------
+    step_changed(step: int, steps: int, text: str)
+    playing_changed(playing: bool)
+    """
+
+    step_changed = Signal(int, int, str)
+    playing_changed = Signal(bool)
+
+    def __init__(self, canvas, interval_ms: int = 800, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.overlay = _Overlay(canvas)
+        self.timer = QTimer(self)
+        self.timer.setInterval(interval_ms)
+        self.timer.timeout.connect(self._tick)
+        self.trees: list[tuple[str, Tree]] = []
+        self.levels: list[list[tuple[str, str, tuple[str, ...]]]] = []  # per step: (from, to, path)
+        self.step = 0
+
+    @property
+    def steps(self) -> int:
+        return len(self.levels)
+
+    @property
+    def playing(self) -> bool:
+        return self.timer.isActive()
+
+    def set_trees(self, trees: Sequence[tuple[str, Tree]]) -> None:
+        self.pause()
+        self.trees = list(trees)
+        self.levels = []
+        for phase, tree in self.trees:
+            depth = tree.depth_of()
+            height = max(depth.values()) if depth else 0
+            aggregate = phase == "reduce-scatter"
+            for e in tree.edges:
+                child = e.dst if depth.get(e.dst, 0) > depth.get(e.src, 0) else e.src
+                d = depth[child]
+                step = (height - d + 1) if aggregate else d
+                while len(self.levels) < step:
+                    self.levels.append([])
+                self.levels[step - 1].append((e.src, e.dst, e.path))
+        self.step = 0
+        self._render()
+
+    def play(self) -> None:
+        if not self.levels:
+            return
+        if self.step >= self.steps:
+            self.step = 0
+            self._render()
+        self.timer.start()
+        self.playing_changed.emit(True)
+
+    def pause(self) -> None:
+        if self.timer.isActive():
+            self.timer.stop()
+            self.playing_changed.emit(False)
+
+    def advance(self) -> None:
+        """One step forward (wraps to the start after the last step)."""
+        if not self.levels:
+            return
+        self.step = self.step + 1 if self.step < self.steps else 0
+        self._render()
+
+    def reset(self) -> None:
+        self.pause()
+        self.step = 0
+        self._render()
+
+    def stop(self) -> None:
+        """Stop and remove the drawing."""
+        self.pause()
+        self.trees, self.levels, self.step = [], [], 0
+        self.overlay.clear()
+
+    def _tick(self) -> None:
+        if self.step >= self.steps:
+            self.pause()
+            return
+        self.advance()
+        if self.step >= self.steps:
+            self.pause()
+
+    def holders(self) -> set[str]:
+        """Compute nodes holding (a part of) the data after the current step."""
+        have: set[str] = set()
+        aggregate = any(p == "reduce-scatter" for p, _ in self.trees)
+        if not aggregate:
+            have |= {t.root for _, t in self.trees}
+        for level in self.levels[: self.step]:
+            for src, dst, _ in level:
+                have.add(dst)
+        return have
+
+    def _render(self) -> None:
+        self.overlay.clear()
+        if not self.trees:
+            self.step_changed.emit(0, 0, "")
+            return
+        canvas = self.overlay.canvas
+        pos = canvas.node_positions()
+        done = [p for level in self.levels[: max(0, self.step - 1)] for p in level]
+        current = self.levels[self.step - 1] if 0 < self.step <= self.steps else []
+
+        def hops(edges):
+            return [(a, b) for _, _, path in edges for a, b in zip(path[:-1], path[1:])]
+
+        all_pairs = hops([p for level in self.levels for p in level])
+        offset = lane_offset(pos, all_pairs)
+        for edges, color, width in ((done, ANIM_DONE, 3.0), (current, ANIM_CURRENT, 5.5)):
+            if not edges:
+                continue
+            seg = lane_segments(pos, hops(edges), offset)
+            c = _curve(color, width, Z_ANIM)
+            c.setData(*_pairs_xy(np.concatenate([seg, chevrons(seg, 3.5 * offset or 0.2)])))
+            self.overlay._add(c)
+        have = [pos[n] for n in self.holders() if n in pos]
+        if have:
+            s = pg.ScatterPlotItem(
+                pos=np.array(have, dtype=float), size=30, symbol="o",
+                pen=pg.mkPen(ANIM_CURRENT[:3], width=2), brush=pg.mkBrush(ANIM_REACHED),
+                hoverable=False,
+            )
+            s.setZValue(Z_ANIM - 0.5)
+            self.overlay._add(s)
+        n_compute = len({n for _, t in self.trees for n in t.depth_of()})
+        text = (
+            f"step {self.step}/{self.steps}: {len(current)} transfers, "
+            f"{len(self.holders())}/{n_compute} nodes hold data"
+        )
+        self.step_changed.emit(self.step, self.steps, text)
+
+
+# ---------------------------------------------------------------------- a stand-alone host
+class PlotCanvasHost:
+    """The overlay API on a bare pyqtgraph PlotItem (used when no FabricCanvas is at hand)."""
+
+    def __init__(self, plot_item: pg.PlotItem, positions: Positions) -> None:
+        self.plot_item = plot_item
+        self._positions = dict(positions)
+
+    def node_positions(self) -> dict[str, tuple[float, float]]:
+        return dict(self._positions)
+
+    def add_overlay_item(self, item) -> None:
+        self.plot_item.addItem(item)
+
+    def remove_overlay_item(self, item) -> None:
+        self.plot_item.removeItem(item)
+
+
+def mouse_point(vb: pg.ViewBox, x: float, y: float) -> QPointF:
+    """Scene position of the data point (x, y) in ``vb`` (for tests that simulate hovering)."""
+    return vb.mapViewToScene(QPointF(x, y))

@@ -1,0 +1,405 @@
+"""Views of a solved schedule: the summary (with the bottleneck cut and its formula) and the trees list.
+
+Both are plain widgets fed a :class:`solver.Schedule`; selecting rows of the trees list emits
+``trees_selected`` so the results controller can overlay those trees on the canvas.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from fractions import Fraction
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from solver.schedule import Schedule, Tree
+
+
+def frac_text(value: Fraction, digits: int = 3) -> str:
+    """``346.667 (= 1040/3)``, or just ``300`` for integers."""
+    if value.denominator == 1:
+        return f"{value.numerator}"
+    return f"{float(value):.{digits}f} (= {value.numerator}/{value.denominator})"
+
+
+def num_text(value: Fraction, digits: int = 3) -> str:
+    """A compact decimal: ``300`` or ``346.667``."""
+    if value.denominator == 1:
+        return f"{value.numerator}"
+    return f"{float(value):.{digits}f}".rstrip("0").rstrip(".")
+
+
+def tree_hops(tree: Tree) -> int:
+    """Physical links a tree occupies (sum of its edges' path lengths)."""
+    return sum(len(e.path) - 1 for e in tree.edges)
+
+
+def cut_formula(schedule: Schedule) -> tuple[str, Fraction] | None:
+    """The bound's formula for a one-phase schedule: (text, N·B⁺(S*)/|S*∩Vc|), or None."""
+    cut = schedule.bottleneck
+    if cut is None or cut.compute_nodes_inside <= 0:
+        return None
+    n = schedule.num_compute_nodes
+    inside = cut.compute_nodes_inside
+    bound = Fraction(n) * cut.egress_bandwidth / inside
+    text = (
+        f"algbw* = N · B⁺(S*) / |S*∩Vc| = {n} · {num_text(cut.egress_bandwidth)} / {inside}"
+        f" = {num_text(bound)} GB/s"
+    )
+    return text, bound
+
+
+def summary_html(schedule: Schedule, elapsed: float | None = None, stale: bool = False) -> str:
+    """The summary as rich text (also used by the screenshot and tests)."""
+    esc = html.escape
+    rows: list[tuple[str, str]] = []
+    n = schedule.num_compute_nodes
+    rows.append(("Collective", f"{esc(schedule.collective)} on {n} compute nodes"))
+    rows.append(("Optimal algbw", f"<b>{esc(frac_text(schedule.optimal_algbw_exact))} GB/s</b>"))
+    limit = schedule.max_trees_per_root
+    if limit is not None or schedule.algbw_exact != schedule.optimal_algbw_exact:
+        ratio = (
+            float(schedule.algbw_exact / schedule.optimal_algbw_exact)
+            if schedule.optimal_algbw_exact
+            else 0.0
+        )
+        label = f"Schedule algbw (≤ {limit} trees/root)" if limit is not None else "Schedule algbw"
+        rows.append((label, f"{esc(frac_text(schedule.algbw_exact))} GB/s ({100 * ratio:.1f}%)"))
+    trees = schedule.all_trees()
+    rows.append(("Trees", f"k = {schedule.k} per root, {len(trees)} distinct"))
+    timings = dict(schedule.timings)
+    total = elapsed if elapsed is not None else sum(float(v) for v in timings.values())
+    if timings:
+        parts = ", ".join(f"{esc(k.replace('_', ' '))} {float(v):.2f}" for k, v in timings.items())
+        rows.append(("Solve time", f"{total:.2f} s ({parts})"))
+    elif elapsed is not None:
+        rows.append(("Solve time", f"{elapsed:.2f} s"))
+
+    phases = schedule.phases or (schedule,)
+    cut_rows: list[tuple[str, str]] = []
+    for phase in phases:
+        cut = phase.bottleneck
+        if cut is None:
+            continue
+        prefix = f"{phase.collective}: " if schedule.phases else ""
+        cut_rows.append(
+            (
+                f"{esc(prefix)}Bottleneck S*",
+                f"{len(cut.nodes)} nodes, |S*∩Vc| = {cut.compute_nodes_inside}, "
+                f"B⁺(S*) = {esc(num_text(cut.egress_bandwidth))} GB/s over {len(cut.links)} links",
+            )
+        )
+        formula = cut_formula(phase)
+        if formula is not None:
+            cut_rows.append(("", f"<span style='font-family:monospace'>{esc(formula[0])}</span>"))
+    if schedule.phases and len(schedule.phases) == 2:
+        cut_rows.append(
+            ("", "allreduce = reduce-scatter then allgather: 1/algbw = 1/algbw_rs + 1/algbw_ag")
+        )
+    rows.extend(cut_rows)
+    body = "".join(
+        f"<tr><td style='color:#555;padding-right:8px'>{k}</td><td>{v}</td></tr>" for k, v in rows
+    )
+    extra = ""
+    if stale:
+        extra += "<p style='color:#9a6b00'>⚠ Stale: the fabric changed since this solve.</p>"
+    for w in schedule.warnings:
+        extra += f"<p style='color:#b35c00'>⚠ {esc(w)}</p>"
+    return f"<table cellspacing='0' cellpadding='1'>{body}</table>{extra}"
+
+
+class SummaryView(QWidget):
+    """Optimal algbw, k, trees, time and the bottleneck cut with its numbers."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.label = QLabel()
+        self.label.setObjectName("summaryLabel")
+        self.label.setTextFormat(Qt.TextFormat.RichText)
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.label)
+        layout.addStretch(1)
+        self.schedule: Schedule | None = None
+        self._elapsed: float | None = None
+        self.clear()
+
+    def clear(self, text: str = "No result yet: press Solve.") -> None:
+        self.schedule = None
+        self.label.setText(f"<i style='color:#777'>{html.escape(text)}</i>")
+
+    def set_schedule(self, schedule: Schedule, elapsed: float | None = None) -> None:
+        self.schedule = schedule
+        self._elapsed = elapsed
+        self.label.setText(summary_html(schedule, elapsed))
+
+    def set_stale(self, stale: bool) -> None:
+        if self.schedule is not None:
+            self.label.setText(summary_html(self.schedule, self._elapsed, stale=stale))
+
+    def text(self) -> str:
+        return self.label.text()
+
+
+# ---------------------------------------------------------------------- trees list
+@dataclass(frozen=True)
+class TreeRow:
+    """One row of the trees list."""
+
+    phase: str
+    root: str
+    index: int  # index among the trees of this root (and phase)
+    tree: Tree
+    height: int
+    hops: int
+
+
+def tree_rows(schedule: Schedule) -> list[TreeRow]:
+    rows = []
+    counters: dict[tuple[str, str], int] = {}
+    for phase, tree in schedule.all_trees():
+        key = (phase, tree.root)
+        idx = counters.get(key, 0)
+        counters[key] = idx + 1
+        rows.append(TreeRow(phase, tree.root, idx, tree, tree.height, tree_hops(tree)))
+    return rows
+
+
+class TreesModel(QAbstractTableModel):
+    """Table model of :class:`TreeRow` (sortable through a proxy)."""
+
+    HEADERS = ("phase", "root", "index", "weight", "mult.", "height", "hops")
+    TIPS = (
+        "reduce-scatter or allgather (allreduce only)",
+        "the tree's root compute node",
+        "index of the tree among its root's trees",
+        "share of the root's data the tree carries (multiplicity / k)",
+        "multiplicity: identical copies of this tree",
+        "tree height in logical (compute-to-compute) edges",
+        "physical links the tree occupies",
+    )
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.rows: list[TreeRow] = []
+        self.show_phase = False
+
+    def set_rows(self, rows: list[TreeRow], show_phase: bool) -> None:
+        self.beginResetModel()
+        self.rows = rows
+        self.show_phase = show_phase
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent=QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # noqa: N802
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.HEADERS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self.TIPS[section]
+        return None
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        row = self.rows[index.row()]
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            w = row.tree.weight
+            return (
+                row.phase,
+                row.root,
+                row.index,
+                f"{w.numerator}/{w.denominator}" if w.denominator != 1 else str(w.numerator),
+                row.tree.multiplicity,
+                row.height,
+                row.hops,
+            )[col]
+        if role == Qt.ItemDataRole.UserRole:  # sort key
+            return (
+                row.phase,
+                row.root,
+                row.index,
+                float(row.tree.weight),
+                row.tree.multiplicity,
+                row.height,
+                row.hops,
+            )[col]
+        if role == Qt.ItemDataRole.TextAlignmentRole and col >= 2:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+
+class _TreesProxy(QSortFilterProxyModel):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.root_filter: str | None = None
+        self.setSortRole(Qt.ItemDataRole.UserRole)
+
+    def set_root_filter(self, root: str | None) -> None:
+        self.root_filter = root
+        self.invalidateFilter()
+
+    def filterAcceptsRow(self, source_row, source_parent):  # noqa: N802
+        if self.root_filter is None:
+            return True
+        return self.sourceModel().rows[source_row].root == self.root_filter
+
+
+class TreesView(QWidget):
+    """The trees list (root, index, weight, height, hops) with a root filter and play controls.
+
+    Signals
+    -------
+    trees_selected(list[tuple[str, Tree]])
+        (phase, tree) of the selected rows, in table order.
+    play_clicked(), pause_clicked(), step_clicked(), reset_clicked()
+        Broadcast animation controls.
+    """
+
+    trees_selected = Signal(list)
+    play_clicked = Signal()
+    pause_clicked = Signal()
+    step_clicked = Signal()
+    reset_clicked = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = TreesModel(self)
+        self.proxy = _TreesProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(20)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
+        self.table.selectionModel().selectionChanged.connect(self._selection_changed)
+
+        self.root_box = QComboBox()
+        self.root_box.setToolTip("Show the trees of one root only")
+        self.root_box.currentIndexChanged.connect(self._root_changed)
+        self.count_label = QLabel("")
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Root"))
+        top.addWidget(self.root_box, 1)
+        top.addWidget(self.count_label)
+
+        self.play_button = QPushButton("▶ Play")
+        self.play_button.setToolTip("Animate a broadcast of the selected trees, depth by depth")
+        self.pause_button = QPushButton("⏸ Pause")
+        self.step_button = QPushButton("Step")
+        self.step_button.setToolTip("Advance the broadcast by one depth")
+        self.reset_button = QPushButton("Reset")
+        self.step_label = QLabel("")
+        for b in (self.play_button, self.pause_button, self.step_button, self.reset_button):
+            b.setEnabled(False)
+        self.play_button.clicked.connect(self.play_clicked)
+        self.pause_button.clicked.connect(self.pause_clicked)
+        self.step_button.clicked.connect(self.step_clicked)
+        self.reset_button.clicked.connect(self.reset_clicked)
+        controls = QHBoxLayout()
+        for b in (self.play_button, self.pause_button, self.step_button, self.reset_button):
+            controls.addWidget(b)
+        controls.addWidget(self.step_label, 1)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.table, 1)
+        layout.addLayout(controls)
+        self._updating = False
+
+    # ------------------------------------------------------------------ content
+    def set_schedule(self, schedule: Schedule | None) -> None:
+        self._updating = True
+        try:
+            rows = tree_rows(schedule) if schedule is not None else []
+            self.model.set_rows(rows, show_phase=bool(schedule is not None and schedule.phases))
+            self.table.setColumnHidden(0, not self.model.show_phase)
+            self.root_box.blockSignals(True)
+            self.root_box.clear()
+            self.root_box.addItem("all roots", None)
+            roots = list(dict.fromkeys(r.root for r in rows))
+            for r in roots:
+                self.root_box.addItem(r, r)
+            self.root_box.blockSignals(False)
+            self.proxy.set_root_filter(None)
+            self.count_label.setText(f"{len(rows)} trees")
+        finally:
+            self._updating = False
+        self._selection_changed()
+
+    def rows(self) -> list[TreeRow]:
+        return list(self.model.rows)
+
+    def set_root_filter(self, root: str | None) -> None:
+        index = self.root_box.findData(root)
+        self.root_box.setCurrentIndex(max(index, 0))
+
+    def select_rows(self, rows: list[int]) -> None:
+        """Select rows by their position in the (unfiltered, unsorted) model."""
+        sel = self.table.selectionModel()
+        sel.clearSelection()
+        from PySide6.QtCore import QItemSelection, QItemSelectionModel
+
+        selection = QItemSelection()
+        for r in rows:
+            idx = self.proxy.mapFromSource(self.model.index(r, 0))
+            if idx.isValid():
+                selection.select(idx, idx)
+        sel.select(
+            selection,
+            QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows,
+        )
+
+    def selected_trees(self) -> list[tuple[str, Tree]]:
+        rows = sorted(
+            self.proxy.mapToSource(i).row() for i in self.table.selectionModel().selectedRows()
+        )
+        return [(self.model.rows[r].phase, self.model.rows[r].tree) for r in rows]
+
+    def set_step_text(self, text: str) -> None:
+        self.step_label.setText(text)
+
+    def set_playing(self, playing: bool) -> None:
+        has = bool(self.selected_trees())
+        self.play_button.setEnabled(has and not playing)
+        self.pause_button.setEnabled(playing)
+        self.step_button.setEnabled(has)
+        self.reset_button.setEnabled(has)
+
+    # ------------------------------------------------------------------ slots
+    def _root_changed(self) -> None:
+        self.proxy.set_root_filter(self.root_box.currentData())
+
+    def _selection_changed(self, *args) -> None:
+        if self._updating:
+            return
+        trees = self.selected_trees()
+        self.set_playing(False)
+        self.trees_selected.emit(trees)
