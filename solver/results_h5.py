@@ -1,0 +1,669 @@
+"""The HDF5 results file: one fabric, many schedules and predicted-vs-measured tables.
+
+Layout (schema ``forestcoll-results``, version 1.0)::
+
+    /                      attrs schema, schema_version, creator, creator_version, created, modified
+    /topology              attrs name, extra_json
+      nodes/               id, kind, role (UTF-8 strings), x, y (float64, NaN = unset),
+                           group (string), has_group (bool), extra_json (string)
+      links/               source, target (int32 node indices), bandwidth (float64, units GB/s),
+                           bandwidth_exact ("p/q" strings), latency (float64, units us, NaN = unset),
+                           latency_exact ("" = unset), directed (bool), extra_json
+    /schedules/<name>      attrs collective, k, max_trees_per_root (0 = no limit), optimal_algbw,
+                           optimal_algbw_exact, algbw, algbw_exact, algbw_units = "GB/s",
+                           phase_topology ("same" | "reversed")
+      trees/               CSR: root, multiplicity, weight (+ weight_exact), edge_offsets,
+                           edge_src, edge_dst, path_offsets, path_nodes (node indices)
+      bottleneck/          attrs compute_nodes_inside, egress_bandwidth (+ _exact, units GB/s);
+                           nodes, link_source, link_target, link_bandwidth (+ _exact)
+      link_load/           source, target, bandwidth (+ _exact), load (+ load_exact)
+      warnings             strings
+      timings              group whose attributes are phase -> seconds (attr units = "s")
+      phases/0, phases/1   allreduce: the reduce-scatter and allgather schedules, same layout
+    /results/<name>        size_bytes (units B), predicted_time, measured_time (units s),
+                           predicted_algbw, measured_algbw (units GB/s); attrs collective,
+                           algorithm, source, schedule, attrs_json
+    /provenance            attrs program, program_version, python, numpy, numba, networkx, h5py;
+      <schedule name>      attrs options_json, timings_json, written
+
+Every write goes to a copy of the file that replaces the original only once complete
+(:func:`solver.fileio.atomic_path`), so a failed write never damages what was there.
+Datasets larger than :data:`COMPRESS_MIN` elements are gzip + shuffle compressed.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import shutil
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+
+from .errors import ForestCollError
+from .fileio import atomic_path
+from .results import ResultTable
+from .schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
+from .topology import Link, Node, Topology
+
+SCHEMA = "forestcoll-results"
+SCHEMA_VERSION = "1.0"
+CREATOR = "ForestColl Designer"
+COMPRESS_MIN = 4096  # elements; smaller datasets are stored contiguous
+DEFAULT_LATENCY_US = 1.0  # per physical hop, for the alpha-aware estimate when a link has none
+MODEL_SIZES = tuple(2**p for p in range(10, 33))  # 1 KiB .. 4 GiB
+
+_STR = h5py.string_dtype("utf-8")
+
+
+class ResultsFileError(ForestCollError):
+    """A results file is unreadable, of another kind, too new, or inconsistent."""
+
+
+# ----------------------------------------------------------------------------- small helpers
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).astimezone().isoformat(timespec="seconds")
+
+
+def _frac(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def _parse_frac(text: str) -> Fraction:
+    return Fraction(text)
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def _dataset(group: h5py.Group, name: str, data: Any, dtype: Any, units: str | None = None):
+    """Create a dataset; strings as UTF-8; gzip + shuffle from :data:`COMPRESS_MIN` elements."""
+    if dtype is _STR:
+        arr = np.array([str(x) for x in data], dtype=object)
+    else:
+        arr = np.asarray(data, dtype=dtype)
+    kwargs: dict[str, Any] = {}
+    if arr.size >= COMPRESS_MIN:
+        kwargs = {"compression": "gzip", "shuffle": True, "chunks": True}
+    ds = group.create_dataset(name, data=arr, dtype=dtype, shape=arr.shape, **kwargs)
+    if units is not None:
+        ds.attrs["units"] = units
+    return ds
+
+
+def _strings(ds) -> list[str]:
+    return [x.decode("utf-8") if isinstance(x, bytes) else str(x) for x in ds[()]]
+
+
+def _json_or_empty(value: Any) -> str:
+    if not value:
+        return ""
+    try:
+        return json.dumps(dict(value), sort_keys=True)
+    except (TypeError, ValueError):
+        return ""
+
+
+def _attr_str(obj, name: str, default: str = "") -> str:
+    value = obj.attrs.get(name, default)
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+# ----------------------------------------------------------------------------- file checks
+def _check_schema(f: h5py.File, path: Path) -> None:
+    schema = _attr_str(f, "schema", "")
+    if schema != SCHEMA:
+        raise ResultsFileError(f"{path}: not a ForestColl results file (schema {schema!r})")
+    version = _attr_str(f, "schema_version", "")
+    try:
+        major = int(version.split(".")[0])
+    except ValueError:
+        raise ResultsFileError(f"{path}: bad schema_version {version!r}") from None
+    ours = int(SCHEMA_VERSION.split(".")[0])
+    if major > ours:
+        raise ResultsFileError(
+            f"{path}: results file schema version {version} is newer than this program reads "
+            f"({SCHEMA_VERSION}); update ForestColl Designer"
+        )
+
+
+def _open_read(path: str | os.PathLike) -> h5py.File:
+    p = Path(path)
+    if not p.exists():
+        raise ResultsFileError(f"{p}: no such file")
+    try:
+        f = h5py.File(p, "r")
+    except OSError:
+        raise ResultsFileError(f"{p}: not an HDF5 file (or it is damaged)") from None
+    try:
+        _check_schema(f, p)
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
+# ----------------------------------------------------------------------------- topology
+def _write_topology(g: h5py.Group, topo: Topology) -> None:
+    g.attrs["name"] = topo.name
+    g.attrs["extra_json"] = _json_or_empty(topo.extra)
+    index = {n.id: i for i, n in enumerate(topo.nodes)}
+    nodes = g.create_group("nodes")
+    _dataset(nodes, "id", [n.id for n in topo.nodes], _STR)
+    _dataset(nodes, "kind", [n.kind for n in topo.nodes], _STR)
+    _dataset(nodes, "role", [n.role for n in topo.nodes], _STR)
+    _dataset(nodes, "x", [math.nan if n.x is None else float(n.x) for n in topo.nodes], np.float64)
+    _dataset(nodes, "y", [math.nan if n.y is None else float(n.y) for n in topo.nodes], np.float64)
+    _dataset(nodes, "group", [n.group or "" for n in topo.nodes], _STR)
+    _dataset(nodes, "has_group", [n.group is not None for n in topo.nodes], np.bool_)
+    _dataset(nodes, "extra_json", [_json_or_empty(n.extra) for n in topo.nodes], _STR)
+    links = g.create_group("links")
+    _dataset(links, "source", [index[lk.source] for lk in topo.links], np.int32)
+    _dataset(links, "target", [index[lk.target] for lk in topo.links], np.int32)
+    _dataset(links, "bandwidth", [float(lk.bandwidth) for lk in topo.links], np.float64, "GB/s")
+    _dataset(links, "bandwidth_exact", [_frac(lk.bandwidth) for lk in topo.links], _STR).attrs[
+        "units"
+    ] = "GB/s"
+    _dataset(
+        links,
+        "latency",
+        [math.nan if lk.latency is None else float(lk.latency) for lk in topo.links],
+        np.float64,
+        "us",
+    )
+    _dataset(
+        links, "latency_exact", ["" if lk.latency is None else _frac(lk.latency) for lk in topo.links], _STR
+    ).attrs["units"] = "us"
+    _dataset(links, "directed", [lk.directed for lk in topo.links], np.bool_)
+    _dataset(links, "extra_json", [_json_or_empty(lk.extra) for lk in topo.links], _STR)
+
+
+def _extra(text: str) -> dict:
+    return json.loads(text) if text else {}
+
+
+def _read_topology(g: h5py.Group) -> Topology:
+    nodes_g, links_g = g["nodes"], g["links"]
+    ids = _strings(nodes_g["id"])
+    kinds = _strings(nodes_g["kind"])
+    roles = _strings(nodes_g["role"])
+    xs = nodes_g["x"][()]
+    ys = nodes_g["y"][()]
+    groups = _strings(nodes_g["group"])
+    has_group = nodes_g["has_group"][()]
+    nextra = _strings(nodes_g["extra_json"])
+    nodes = tuple(
+        Node(
+            id=ids[i],
+            kind=kinds[i],
+            role=roles[i],
+            x=None if math.isnan(xs[i]) else float(xs[i]),
+            y=None if math.isnan(ys[i]) else float(ys[i]),
+            group=groups[i] if has_group[i] else None,
+            extra=_extra(nextra[i]),
+        )
+        for i in range(len(ids))
+    )
+    src = links_g["source"][()]
+    dst = links_g["target"][()]
+    bw = _strings(links_g["bandwidth_exact"])
+    lat = _strings(links_g["latency_exact"])
+    directed = links_g["directed"][()]
+    lextra = _strings(links_g["extra_json"])
+    links = tuple(
+        Link(
+            source=ids[int(src[i])],
+            target=ids[int(dst[i])],
+            bandwidth=_parse_frac(bw[i]),
+            latency=_parse_frac(lat[i]) if lat[i] else None,
+            directed=bool(directed[i]),
+            extra=_extra(lextra[i]),
+        )
+        for i in range(len(src))
+    )
+    return Topology(name=_attr_str(g, "name"), nodes=nodes, links=links, extra=_extra(_attr_str(g, "extra_json")))
+
+
+def _topology_difference(a: Topology, b: Topology) -> str:
+    """A short description of the first difference between two fabrics."""
+    if a.name != b.name:
+        return f"fabric name {a.name!r} vs {b.name!r}"
+    if len(a.nodes) != len(b.nodes):
+        return f"{len(a.nodes)} vs {len(b.nodes)} nodes"
+    for na, nb in zip(a.nodes, b.nodes):
+        if na != nb:
+            return f"node {na.id!r} differs"
+    if len(a.links) != len(b.links):
+        return f"{len(a.links)} vs {len(b.links)} links"
+    for i, (la, lb) in enumerate(zip(a.links, b.links)):
+        if la != lb:
+            return f"link {i} ({la.label}) differs"
+    return "no difference"
+
+
+# ----------------------------------------------------------------------------- schedules
+def _write_schedule_group(g: h5py.Group, s: Schedule, topo: Topology) -> None:
+    index = {n.id: i for i, n in enumerate(topo.nodes)}
+    g.attrs["collective"] = s.collective
+    g.attrs["k"] = int(s.k)
+    g.attrs["max_trees_per_root"] = int(s.max_trees_per_root or 0)
+    g.attrs["optimal_algbw"] = float(s.optimal_algbw_exact)
+    g.attrs["optimal_algbw_exact"] = _frac(s.optimal_algbw_exact)
+    g.attrs["algbw"] = float(s.algbw_exact)
+    g.attrs["algbw_exact"] = _frac(s.algbw_exact)
+    g.attrs["algbw_units"] = "GB/s"
+    if s.topology == topo:
+        g.attrs["phase_topology"] = "same"
+    elif s.topology == topo.reversed():
+        g.attrs["phase_topology"] = "reversed"
+    else:
+        raise ResultsFileError(
+            f"schedule phase {s.collective!r} is on another fabric ({_topology_difference(s.topology, topo)})"
+        )
+
+    trees = g.create_group("trees")
+    edge_off = [0]
+    path_off = [0]
+    e_src: list[int] = []
+    e_dst: list[int] = []
+    p_nodes: list[int] = []
+    for t in s.trees:
+        for e in t.edges:
+            e_src.append(index[e.src])
+            e_dst.append(index[e.dst])
+            p_nodes.extend(index[v] for v in e.path)
+            path_off.append(len(p_nodes))
+        edge_off.append(len(e_src))
+    _dataset(trees, "root", [index[t.root] for t in s.trees], np.int32)
+    _dataset(trees, "multiplicity", [t.multiplicity for t in s.trees], np.int64)
+    _dataset(trees, "weight", [float(t.weight) for t in s.trees], np.float64)
+    _dataset(trees, "weight_exact", [_frac(t.weight) for t in s.trees], _STR)
+    _dataset(trees, "edge_offsets", edge_off, np.int64)
+    _dataset(trees, "edge_src", e_src, np.int32)
+    _dataset(trees, "edge_dst", e_dst, np.int32)
+    _dataset(trees, "path_offsets", path_off, np.int64)
+    _dataset(trees, "path_nodes", p_nodes, np.int32)
+
+    cut = s.bottleneck
+    b = g.create_group("bottleneck")
+    b.attrs["compute_nodes_inside"] = int(cut.compute_nodes_inside)
+    b.attrs["egress_bandwidth"] = float(cut.egress_bandwidth)
+    b.attrs["egress_bandwidth_exact"] = _frac(cut.egress_bandwidth)
+    b.attrs["egress_bandwidth_units"] = "GB/s"
+    _dataset(b, "nodes", [index[v] for v in cut.nodes], np.int32)
+    _dataset(b, "link_source", [index[u] for u, _, _ in cut.links], np.int32)
+    _dataset(b, "link_target", [index[v] for _, v, _ in cut.links], np.int32)
+    _dataset(b, "link_bandwidth", [float(w) for _, _, w in cut.links], np.float64, "GB/s")
+    _dataset(b, "link_bandwidth_exact", [_frac(w) for _, _, w in cut.links], _STR).attrs["units"] = "GB/s"
+
+    ll = g.create_group("link_load")
+    _dataset(ll, "source", [index[x.source] for x in s.link_load], np.int32)
+    _dataset(ll, "target", [index[x.target] for x in s.link_load], np.int32)
+    _dataset(ll, "bandwidth", [float(x.bandwidth) for x in s.link_load], np.float64, "GB/s")
+    _dataset(ll, "bandwidth_exact", [_frac(x.bandwidth) for x in s.link_load], _STR).attrs["units"] = "GB/s"
+    _dataset(ll, "load", [float(x.load) for x in s.link_load], np.float64, "1")
+    _dataset(ll, "load_exact", [_frac(x.load) for x in s.link_load], _STR)
+
+    _dataset(g, "warnings", list(s.warnings), _STR)
+    tg = g.create_group("timings")
+    tg.attrs["units"] = "s"
+    for key, value in dict(s.timings).items():
+        tg.attrs[str(key)] = float(value)
+    if s.phases:
+        pg = g.create_group("phases")
+        for i, phase in enumerate(s.phases):
+            _write_schedule_group(pg.create_group(str(i)), phase, topo)
+
+
+def _read_schedule_group(g: h5py.Group, topo: Topology) -> Schedule:
+    ids = topo.node_ids
+    t = g["trees"]
+    roots = t["root"][()]
+    mult = t["multiplicity"][()]
+    weights = _strings(t["weight_exact"])
+    eoff = t["edge_offsets"][()]
+    esrc = t["edge_src"][()]
+    edst = t["edge_dst"][()]
+    poff = t["path_offsets"][()]
+    pn = t["path_nodes"][()]
+    trees = []
+    for i in range(len(roots)):
+        edges = tuple(
+            TreeEdge(
+                src=ids[int(esrc[j])],
+                dst=ids[int(edst[j])],
+                path=tuple(ids[int(v)] for v in pn[poff[j] : poff[j + 1]]),
+            )
+            for j in range(int(eoff[i]), int(eoff[i + 1]))
+        )
+        trees.append(
+            Tree(root=ids[int(roots[i])], multiplicity=int(mult[i]), weight=_parse_frac(weights[i]), edges=edges)
+        )
+    b = g["bottleneck"]
+    bw = _strings(b["link_bandwidth_exact"])
+    cut = BottleneckCut(
+        nodes=tuple(ids[int(v)] for v in b["nodes"][()]),
+        compute_nodes_inside=int(b.attrs["compute_nodes_inside"]),
+        egress_bandwidth=_parse_frac(_attr_str(b, "egress_bandwidth_exact")),
+        links=tuple(
+            (ids[int(u)], ids[int(v)], _parse_frac(bw[j]))
+            for j, (u, v) in enumerate(zip(b["link_source"][()], b["link_target"][()]))
+        ),
+    )
+    ll = g["link_load"]
+    lbw = _strings(ll["bandwidth_exact"])
+    lload = _strings(ll["load_exact"])
+    link_load = tuple(
+        LinkLoad(source=ids[int(u)], target=ids[int(v)], bandwidth=_parse_frac(lbw[j]), load=_parse_frac(lload[j]))
+        for j, (u, v) in enumerate(zip(ll["source"][()], ll["target"][()]))
+    )
+    timings = {k: float(v) for k, v in g["timings"].attrs.items() if k != "units"}
+    phases: tuple[Schedule, ...] = ()
+    if "phases" in g:
+        pg = g["phases"]
+        phases = tuple(_read_schedule_group(pg[key], topo) for key in sorted(pg.keys(), key=int))
+    k_limit = int(g.attrs["max_trees_per_root"])
+    own_topo = topo if _attr_str(g, "phase_topology", "same") == "same" else topo.reversed()
+    return Schedule(
+        topology=own_topo,
+        collective=_attr_str(g, "collective"),
+        k=int(g.attrs["k"]),
+        max_trees_per_root=k_limit or None,
+        optimal_algbw_exact=_parse_frac(_attr_str(g, "optimal_algbw_exact")),
+        algbw_exact=_parse_frac(_attr_str(g, "algbw_exact")),
+        bottleneck=cut,
+        trees=tuple(trees),
+        link_load=link_load,
+        timings=timings,
+        warnings=tuple(_strings(g["warnings"])),
+        phases=phases,
+    )
+
+
+# ----------------------------------------------------------------------------- results tables
+def _write_table(g: h5py.Group, table: ResultTable) -> None:
+    g.attrs["collective"] = table.collective
+    g.attrs["algorithm"] = table.algorithm
+    g.attrs["source"] = table.source
+    g.attrs["schedule"] = table.schedule
+    try:
+        g.attrs["attrs_json"] = json.dumps(dict(table.attrs), sort_keys=True) if table.attrs else ""
+    except (TypeError, ValueError):
+        raise ResultsFileError(f"result table attrs must be JSON values: {dict(table.attrs)!r}") from None
+    _dataset(g, "size_bytes", table.size_bytes, np.int64, "B")
+    _dataset(g, "predicted_time", table.predicted_time, np.float64, "s")
+    _dataset(g, "predicted_algbw", table.predicted_algbw, np.float64, "GB/s")
+    _dataset(g, "measured_time", table.measured_time, np.float64, "s")
+    _dataset(g, "measured_algbw", table.measured_algbw, np.float64, "GB/s")
+
+
+def _read_table(g: h5py.Group) -> ResultTable:
+    attrs_json = _attr_str(g, "attrs_json", "")
+    return ResultTable(
+        collective=_attr_str(g, "collective"),
+        algorithm=_attr_str(g, "algorithm"),
+        source=_attr_str(g, "source"),
+        size_bytes=g["size_bytes"][()].astype(np.int64),
+        predicted_time=g["predicted_time"][()].astype(np.float64),
+        predicted_algbw=g["predicted_algbw"][()].astype(np.float64),
+        measured_time=g["measured_time"][()].astype(np.float64),
+        measured_algbw=g["measured_algbw"][()].astype(np.float64),
+        schedule=_attr_str(g, "schedule"),
+        attrs=json.loads(attrs_json) if attrs_json else {},
+    )
+
+
+def _tree_latency_us(schedule: Schedule) -> float:
+    """Largest root-to-node latency over all trees (sum of physical hop latencies), microseconds."""
+    lat = schedule.topology.directed_latencies()
+    worst = 0.0
+    for _, tree in schedule.all_trees():
+        arrive = {tree.root: 0.0}
+        for e in tree.edges:
+            # allgather: src is the parent; reduce-scatter: dst is the parent (data flows to root)
+            parent, child = (e.src, e.dst) if e.src in arrive else (e.dst, e.src)
+            hops = sum(
+                float(lat.get((u, v)) or lat.get((v, u)) or DEFAULT_LATENCY_US)
+                for u, v in zip(e.path, e.path[1:])
+            )
+            arrive[child] = arrive[parent] + hops
+        worst = max(worst, max(arrive.values()))
+    return worst
+
+
+def model_tables(schedule: Schedule, name: str) -> dict[str, ResultTable]:
+    """The predicted tables written with a schedule: the bound and an alpha-aware estimate.
+
+    ``<name>.bound``: time = M / optimal_algbw (the throughput bound of the fabric).
+    ``<name>.estimate``: time = M / algbw (this schedule) + the latency of its deepest tree path
+    (each physical hop costs the link latency, or :data:`DEFAULT_LATENCY_US` when unset; for
+    allreduce the two phases add). M is the nccl-tests message size in bytes.
+    """
+    sizes = np.array(MODEL_SIZES, dtype=np.int64)
+    nan = ResultTable.empty_measured(len(sizes))
+    bound_time = sizes / (float(schedule.optimal_algbw_exact) * 1e9)
+    if schedule.phases:
+        alpha_us = sum(_tree_latency_us(p) for p in schedule.phases)
+    else:
+        alpha_us = _tree_latency_us(schedule)
+    est_time = sizes / (float(schedule.algbw_exact) * 1e9) + alpha_us * 1e-6
+    common = dict(collective=schedule.collective, algorithm="forestcoll", source="model", schedule=name)
+    return {
+        f"{name}.bound": ResultTable(
+            size_bytes=sizes,
+            predicted_time=bound_time,
+            predicted_algbw=sizes / bound_time / 1e9,
+            measured_time=nan,
+            measured_algbw=nan.copy(),
+            attrs={"model": "bound", "formula": "M / optimal_algbw"},
+            **common,
+        ),
+        f"{name}.estimate": ResultTable(
+            size_bytes=sizes,
+            predicted_time=est_time,
+            predicted_algbw=sizes / est_time / 1e9,
+            measured_time=nan.copy(),
+            measured_algbw=nan.copy(),
+            attrs={
+                "model": "alpha-beta",
+                "formula": "M / algbw + deepest tree path latency",
+                "alpha_us": alpha_us,
+                "default_hop_latency_us": DEFAULT_LATENCY_US,
+            },
+            **common,
+        ),
+    }
+
+
+# ----------------------------------------------------------------------------- file-level writes
+def default_name(schedule: Schedule) -> str:
+    """``allgather`` or ``allgather_k1`` (with ``max_trees_per_root``)."""
+    name = schedule.collective
+    if schedule.max_trees_per_root:
+        name += f"_k{schedule.max_trees_per_root}"
+    return name
+
+
+def _check_name(name: str) -> str:
+    if not name or "/" in name or name in (".", ".."):
+        raise ResultsFileError(f"bad name {name!r} for a schedule or table (no '/', not empty)")
+    return name
+
+
+def _modify(path: str | os.PathLike, topology: Topology | None, edit) -> None:
+    """Run ``edit(h5file)`` on a copy of ``path`` (created with ``topology`` if missing), then
+    rename the copy over ``path``. On any failure the original file is untouched."""
+    target = Path(path)
+    exists = target.exists()
+    if exists:
+        _open_read(target).close()  # schema/version check before anything else
+    elif topology is None:
+        raise ResultsFileError(f"{target}: no such results file (write a schedule to it first)")
+    with atomic_path(target) as tmp:
+        if exists:
+            shutil.copyfile(target, tmp)
+            mode = "r+"
+        else:
+            mode = "w"
+        with h5py.File(tmp, mode) as f:
+            if not exists:
+                f.attrs["schema"] = SCHEMA
+                f.attrs["schema_version"] = SCHEMA_VERSION
+                f.attrs["creator"] = CREATOR
+                f.attrs["creator_version"] = _version()
+                f.attrs["created"] = _now()
+                _write_topology(f.create_group("topology"), topology)
+                f.create_group("schedules")
+                f.create_group("results")
+                _write_provenance_root(f.create_group("provenance"))
+            elif topology is not None:
+                stored = _read_topology(f["topology"])
+                if stored != topology:
+                    raise ResultsFileError(
+                        f"{target}: the file holds another fabric ({_topology_difference(stored, topology)}); "
+                        "write to a new results file"
+                    )
+            f.attrs["modified"] = _now()
+            edit(f)
+
+
+def _write_provenance_root(g: h5py.Group) -> None:
+    import networkx
+    import numba
+
+    g.attrs["program"] = CREATOR
+    g.attrs["program_version"] = _version()
+    g.attrs["python"] = platform.python_version()
+    g.attrs["numpy"] = np.__version__
+    g.attrs["numba"] = numba.__version__
+    g.attrs["networkx"] = networkx.__version__
+    g.attrs["h5py"] = h5py.__version__
+
+
+def write_schedule(path: str | os.PathLike, schedule: Schedule, name: str | None = None) -> str:
+    """Store ``schedule`` in the results file ``path`` (created if missing); return its name.
+
+    A schedule of the same name is replaced. The predicted tables of :func:`model_tables` are
+    written with it. Refuses (:class:`ResultsFileError`) a file that holds another fabric.
+    """
+    name = _check_name(name or default_name(schedule))
+    topo = schedule.topology
+    tables = model_tables(schedule, name)
+
+    def edit(f: h5py.File) -> None:
+        sg = f.require_group("schedules")
+        if name in sg:
+            del sg[name]
+        _write_schedule_group(sg.create_group(name), schedule, topo)
+        rg = f.require_group("results")
+        for tname, table in tables.items():
+            if tname in rg:
+                del rg[tname]
+            _write_table(rg.create_group(tname), table)
+        pg = f.require_group("provenance")
+        if name in pg:
+            del pg[name]
+        p = pg.create_group(name)
+        p.attrs["options_json"] = json.dumps(
+            {"collective": schedule.collective, "max_trees_per_root": schedule.max_trees_per_root}
+        )
+        p.attrs["timings_json"] = json.dumps({k: float(v) for k, v in dict(schedule.timings).items()})
+        p.attrs["program_version"] = _version()
+        p.attrs["written"] = _now()
+
+    _modify(path, topo, edit)
+    return name
+
+
+def write_results(path: str | os.PathLike, name: str, table: ResultTable) -> None:
+    """Store (or replace) the table ``/results/<name>`` of an existing results file."""
+    name = _check_name(name)
+    if not isinstance(table, ResultTable):
+        raise ResultsFileError(f"write_results needs a ResultTable, got {type(table).__name__}")
+
+    def edit(f: h5py.File) -> None:
+        rg = f.require_group("results")
+        if name in rg:
+            del rg[name]
+        _write_table(rg.create_group(name), table)
+
+    _modify(path, None, edit)
+
+
+# ----------------------------------------------------------------------------- reads
+def read_topology(path: str | os.PathLike) -> Topology:
+    with _open_read(path) as f:
+        return _read_topology(f["topology"])
+
+
+def read_schedules(path: str | os.PathLike) -> dict[str, Schedule]:
+    with _open_read(path) as f:
+        topo = _read_topology(f["topology"])
+        sg = f.get("schedules")
+        if sg is None:
+            return {}
+        return {name: _read_schedule_group(sg[name], topo) for name in sg.keys()}
+
+
+def read_results(path: str | os.PathLike) -> dict[str, ResultTable]:
+    with _open_read(path) as f:
+        rg = f.get("results")
+        if rg is None:
+            return {}
+        return {name: _read_table(rg[name]) for name in rg.keys()}
+
+
+def summarize(path: str | os.PathLike) -> str:
+    """A human summary: file metadata, fabric, schedules and result tables."""
+    with _open_read(path) as f:
+        topo = _read_topology(f["topology"])
+        lines = [
+            f"{path}: {SCHEMA} {_attr_str(f, 'schema_version')}, written by {_attr_str(f, 'creator')} "
+            f"{_attr_str(f, 'creator_version')}, created {_attr_str(f, 'created')}",
+            f"fabric {topo.name!r}: {len(topo.compute_ids)} compute nodes, {len(topo.switch_ids)} switches, "
+            f"{len(topo.links)} links",
+        ]
+        sg = f.get("schedules", {})
+        lines.append(f"schedules ({len(sg)}):")
+        for name in sg.keys() if sg else []:
+            g = sg[name]
+            k_lim = int(g.attrs["max_trees_per_root"])
+            ntrees = len(g["trees"]["root"]) if "trees" in g else 0
+            if "phases" in g:
+                ntrees = sum(len(g["phases"][p]["trees"]["root"]) for p in g["phases"].keys())
+            lines.append(
+                f"  {name}: {_attr_str(g, 'collective')}, k={int(g.attrs['k'])}"
+                f"{f', K<={k_lim}' if k_lim else ''}, algbw {float(g.attrs['algbw']):.3f} GB/s "
+                f"(optimum {float(g.attrs['optimal_algbw']):.3f} = {_attr_str(g, 'optimal_algbw_exact')}), "
+                f"{ntrees} trees"
+            )
+        rg = f.get("results", {})
+        lines.append(f"results ({len(rg)}):")
+        for name in rg.keys() if rg else []:
+            g = rg[name]
+            sizes = g["size_bytes"][()]
+            measured = int(np.count_nonzero(~np.isnan(g["measured_time"][()])))
+            span = f"{_fmt_bytes(int(sizes.min()))}..{_fmt_bytes(int(sizes.max()))}" if len(sizes) else "empty"
+            lines.append(
+                f"  {name}: {_attr_str(g, 'source')} / {_attr_str(g, 'algorithm')}, {len(sizes)} sizes {span}, "
+                f"{measured} measured"
+            )
+    return "\n".join(lines)
+
+
+def _fmt_bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024:
+            return f"{value:g}{unit}"
+        value /= 1024
+    return f"{value:g}TiB"
