@@ -1,0 +1,189 @@
+"""``forestcoll info TOPO``: what a fabric file holds, and whether the solver can use it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from ..errors import TopologyError
+from ..topology import Topology, validate
+from ._common import add_command
+
+
+def add_fabric_options(parser) -> None:
+    """``--boxes``/``--fabric`` for NCCL XML inputs (ignored for other formats)."""
+    parser.add_argument(
+        "--boxes",
+        type=int,
+        default=1,
+        metavar="N",
+        help="NCCL XML only: replicate the box N times and join the NICs (default 1)",
+    )
+    parser.add_argument(
+        "--fabric",
+        choices=("ib", "rail"),
+        default="ib",
+        help="NCCL XML only, with --boxes > 1: one IB switch for all NICs (ib, default) or one "
+        "switch per NIC index (rail)",
+    )
+
+
+def load_fabric(path: str, args, *, check: bool = True) -> Topology:
+    """Load ``path`` with the NCCL options of ``args`` (which must exist for XML only)."""
+    from ..formats import format_for, load
+
+    options = {}
+    if format_for(path) == "nccl-xml":
+        options = {"boxes": args.boxes, "fabric": args.fabric}
+    elif args.boxes != 1:
+        raise TopologyError(f"--boxes applies to NCCL XML files only, not {path}")
+    return load(path, check=check, **options)
+
+
+@dataclass(frozen=True)
+class FabricSummary:
+    """Facts about a fabric that ``info`` reports (bandwidths exact, GB/s)."""
+
+    name: str
+    compute_nodes: int
+    switches: int
+    physical_links: int
+    directed_links: int
+    roles: dict[str, int]
+    ingress: tuple[Fraction, Fraction]
+    egress: tuple[Fraction, Fraction]
+    unbalanced: tuple[tuple[str, Fraction, Fraction], ...]  # switch id, in, out
+    connectivity_error: str | None
+
+    @property
+    def balanced(self) -> bool:
+        return not self.unbalanced
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "compute_nodes": self.compute_nodes,
+            "switches": self.switches,
+            "links": self.directed_links,
+            "physical_links": self.physical_links,
+            "roles": self.roles,
+            "ingress_gbps": {"min": float(self.ingress[0]), "max": float(self.ingress[1])},
+            "egress_gbps": {"min": float(self.egress[0]), "max": float(self.egress[1])},
+            "balanced_switches": self.balanced,
+            "unbalanced_switches": [
+                {"id": sid, "in_gbps": float(bin_), "out_gbps": float(bout)}
+                for sid, bin_, bout in self.unbalanced
+            ],
+            "connected": self.connectivity_error is None,
+            "connectivity_error": self.connectivity_error,
+        }
+
+
+def summarize(topo: Topology) -> FabricSummary:
+    """Counts, per-compute bandwidth range, switch balance and connectivity of ``topo``."""
+    caps = topo.directed_bandwidths()
+    into: dict[str, Fraction] = {nid: Fraction(0) for nid in topo.node_ids}
+    out: dict[str, Fraction] = {nid: Fraction(0) for nid in topo.node_ids}
+    for (u, v), bw in caps.items():
+        out[u] += bw
+        into[v] += bw
+    compute = topo.compute_ids
+    ingress = [into[c] for c in compute] or [Fraction(0)]
+    egress = [out[c] for c in compute] or [Fraction(0)]
+    unbalanced = tuple((s, into[s], out[s]) for s in topo.switch_ids if into[s] != out[s])
+    try:
+        validate(topo)
+        problem = None
+    except TopologyError as exc:
+        problem = str(exc)
+    roles = Counter(n.role or n.kind for n in topo.nodes)
+    return FabricSummary(
+        name=topo.name,
+        compute_nodes=len(compute),
+        switches=len(topo.switch_ids),
+        physical_links=len(topo.links),
+        directed_links=len(caps),
+        roles=dict(roles),
+        ingress=(min(ingress), max(ingress)),
+        egress=(min(egress), max(egress)),
+        unbalanced=unbalanced,
+        connectivity_error=problem,
+    )
+
+
+def gbps(value: Fraction) -> str:
+    """A bandwidth for people: exact when short (300, 12.5), else 6 significant digits."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    as_float = float(value)
+    text = f"{as_float:.6g}"
+    return text if Fraction(text) == value else f"{text} ({value.numerator}/{value.denominator})"
+
+
+def _range(pair: tuple[Fraction, Fraction]) -> str:
+    lo, hi = pair
+    return f"{gbps(lo)} GB/s" if lo == hi else f"{gbps(lo)} .. {gbps(hi)} GB/s"
+
+
+def format_text(s: FabricSummary, path: str) -> str:
+    roles = ", ".join(f"{role} {count}" for role, count in sorted(s.roles.items()))
+    lines = [
+        f"name:             {s.name}",
+        f"file:             {path}",
+        f"compute nodes:    {s.compute_nodes}",
+        f"switches:         {s.switches}",
+        f"roles:            {roles}",
+        f"links:            {s.physical_links} physical, {s.directed_links} directed",
+        f"compute ingress:  {_range(s.ingress)}",
+        f"compute egress:   {_range(s.egress)}",
+    ]
+    if s.balanced:
+        lines.append("switch balance:   every switch balanced (in = out bandwidth)")
+    else:
+        lines.append(f"switch balance:   {len(s.unbalanced)} unbalanced switch(es):")
+        for sid, bin_, bout in s.unbalanced:
+            lines.append(f"                    {sid}: in {gbps(bin_)} GB/s, out {gbps(bout)} GB/s")
+    if s.connectivity_error is None:
+        lines.append("connectivity:     every compute node reaches every other")
+    else:
+        lines.append(f"connectivity:     NO: {s.connectivity_error}")
+    return "\n".join(lines)
+
+
+def register(subparsers):
+    parser = add_command(
+        subparsers,
+        "info",
+        "summarize a fabric file and check it",
+        "Read a fabric file (v1 .json, .nodelink.json, .graphml or NCCL .xml), check it and print\n"
+        "its name, node and link counts, the range of compute-node ingress/egress bandwidth,\n"
+        "which switches are unbalanced (in != out bandwidth) and whether every compute node\n"
+        "reaches every other. Exit code 2 with 'error: ...' if the file is unusable.",
+        "forestcoll info sample_topologies/dgx_a100_2x.json --json",
+    )
+    parser.add_argument("topo", metavar="TOPO", help="fabric file")
+    parser.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+    add_fabric_options(parser)
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args) -> int:
+    topo = load_fabric(args.topo, args, check=False)
+    try:  # structural problems are errors right away; connectivity is reported first
+        validate(topo, check_connectivity=False)
+    except TopologyError as exc:
+        raise TopologyError(f"{args.topo}: {exc}") from None
+    summary = summarize(topo)
+    if args.json:
+        print(json.dumps(summary.to_json(), indent=2))
+    else:
+        print(format_text(summary, args.topo))
+    if summary.connectivity_error is not None:
+        sys.stdout.flush()
+        raise TopologyError(f"{args.topo}: {summary.connectivity_error}")
+    return 0
