@@ -1,0 +1,815 @@
+"""The fabric canvas: draws a :class:`TopologyDocument` with batched pyqtgraph items, and maps
+mouse gestures (select, rubber band, move, add node, add link, context menu) to undo commands.
+
+Drawing is batched so a 1000+ node fabric pans smoothly: one ``ScatterPlotItem`` for all nodes,
+one ``PlotCurveItem(connect='pairs')`` per link width class and state, one scatter for arrow
+heads, one item for all group frames. Labels appear only when few nodes are in view.
+
+Public API used by the results side (GUI B)
+-------------------------------------------
+- ``node_positions()`` -> ``{node_id: (x, y)}``
+- ``add_overlay_item(item)`` / ``remove_overlay_item(item)``: any pyqtgraph item in data
+  coordinates, drawn above links and below nodes unless it has its own z value.
+- ``set_link_colors(colors)``: per directed link colours (heat map). ``colors`` is a dict
+  ``{(source, target): (r, g, b, a)}`` (0-255; missing pairs keep the default look) or an
+  ``(n, 4)`` array aligned with ``directed_links()``; ``None`` restores the normal drawing. A
+  full-duplex link is drawn as two halves, each coloured by the direction leaving its end.
+- ``highlight_nodes(ids, brush, key='default')``: a halo behind the given nodes (empty = clear).
+- ``context_menu_hooks``: callables ``f(menu, node_id, link_uid)`` adding entries to the canvas
+  context menu; ``tooltip_providers``: callables ``f(node_id, link_uid) -> str | None`` whose
+  first non-None answer is the hover tip.
+- signals ``node_clicked(str)``, ``link_clicked(int)``, ``hovered(object, object)``.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Callable, Iterable, Mapping
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QPainterPath, QPen, QTransform, QUndoStack
+from PySide6.QtWidgets import QGraphicsRectItem, QMenu, QToolTip
+
+from solver.topology import COMPUTE, SWITCH
+
+from . import style
+from .commands import AddLinkCommand, AddNodeCommand, DeleteCommand, MoveNodesCommand
+from .commands import SetDisabledCommand
+from .document import TopologyDocument, make_link, make_node
+
+LABEL_LIMIT = 150  # draw node labels only when at most this many nodes are in view
+
+
+class Tool(enum.Enum):
+    SELECT = "select"
+    PAN = "pan"
+    ADD_COMPUTE = "add compute node"
+    ADD_SWITCH = "add switch"
+    ADD_LINK = "add link"
+
+
+def _arrow_path(angle_deg: float) -> QPainterPath:
+    """A triangle pointing along ``angle_deg`` (screen frame: y down, clockwise), unit size."""
+    path = QPainterPath()
+    path.moveTo(0.5, 0.0)
+    path.lineTo(-0.5, 0.38)
+    path.lineTo(-0.5, -0.38)
+    path.closeSubpath()
+    # pyqtgraph draws scatter symbols in the screen frame (y down)
+    return QTransform().rotate(angle_deg).map(path)
+
+
+_ARROWS = [_arrow_path(a) for a in range(0, 360, 10)]
+
+
+class GroupFramesItem(pg.GraphicsObject):
+    """All group frames (light filled rectangles) in one item."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._rects: list[QRectF] = []
+        self._bounds = QRectF()
+        self._pen = QPen(QColor(*style.GROUP_EDGE))
+        self._pen.setCosmetic(True)
+        self._pen.setWidthF(1.2)
+        self._brush = pg.mkBrush(*style.GROUP_FILL)
+
+    def set_rects(self, rects: list[QRectF]) -> None:
+        self.prepareGeometryChange()
+        self._rects = rects
+        bounds = QRectF()
+        for r in rects:
+            bounds = bounds.united(r)
+        self._bounds = bounds
+        self.update()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
+        return self._bounds
+
+    def paint(self, painter, *args) -> None:
+        painter.setPen(self._pen)
+        painter.setBrush(self._brush)
+        for r in self._rects:
+            painter.drawRect(r)
+
+
+class FabricViewBox(pg.ViewBox):
+    """A ViewBox that hands mouse gestures to its canvas (tools) instead of always panning."""
+
+    def __init__(self, canvas: FabricCanvas) -> None:
+        super().__init__(lockAspect=True, enableMenu=False, invertY=True)
+        self.canvas = canvas
+
+    def mouseClickEvent(self, ev) -> None:  # noqa: N802 - pyqtgraph API
+        if not self.canvas._on_click(ev):
+            super().mouseClickEvent(ev)
+
+    def mouseDragEvent(self, ev, axis=None) -> None:  # noqa: N802 - pyqtgraph API
+        if ev.button() == Qt.MouseButton.MiddleButton or (
+            self.canvas.tool is Tool.PAN and ev.button() == Qt.MouseButton.LeftButton
+        ):
+            super().mouseDragEvent(ev, axis)
+            return
+        if ev.button() == Qt.MouseButton.LeftButton:
+            self.canvas._on_drag(ev)
+            return
+        ev.ignore()
+
+
+class FabricCanvas(pg.GraphicsView):
+    """Draws the document and turns gestures into commands (see module docstring)."""
+
+    node_clicked = Signal(str)
+    link_clicked = Signal(int)
+    hovered = Signal(object, object)  # node id or None, link uid or None
+    tool_changed = Signal(object)
+
+    def __init__(self, document: TopologyDocument, undo_stack: QUndoStack | None = None,
+                 parent=None) -> None:
+        super().__init__(parent, background=pg.mkColor(*style.BACKGROUND))
+        self.doc = document
+        self.undo_stack = undo_stack if undo_stack is not None else QUndoStack(self)
+        self.view_box = FabricViewBox(self)
+        self.setCentralItem(self.view_box)
+        self.tool = Tool.SELECT
+        self.snap_to_grid = False
+        self.grid_size = 25.0
+        self.default_bandwidth = "100"
+        self.context_menu_hooks: list[Callable] = []
+        self.tooltip_providers: list[Callable] = []
+
+        # model arrays (rebuilt on structure change)
+        self._ids: list[str] = []
+        self._index: dict[str, int] = {}
+        self._pos = np.zeros((0, 2))
+        self._link_uids: list[int] = []
+        self._link_row: dict[int, int] = {}
+        self._ends = np.zeros((0, 2), dtype=np.int64)
+        self._link_groups: list[tuple[pg.PlotCurveItem, np.ndarray]] = []
+        self._color_groups: list[tuple[pg.PlotCurveItem, np.ndarray, np.ndarray]] = []
+        self._link_colors = None
+        self._directed_rows = np.zeros(0, dtype=np.int64)
+        self._highlights: dict[str, pg.ScatterPlotItem] = {}
+        self._highlight_args: dict[str, tuple] = {}
+        self._symbols: list = []
+        self._brushes: list = []
+        self._sizes = np.zeros(0)
+        self._overlays: list = []
+        self._labels: list[pg.TextItem] = []
+        self._group_labels: list[pg.TextItem] = []
+        self._groups: list[tuple[str, np.ndarray]] = []
+        self._unit = 1.0
+
+        vb = self.view_box
+        self.grid_item = pg.GridItem()
+        self.grid_item.setVisible(False)
+        self.grid_item.setZValue(-20)
+        vb.addItem(self.grid_item, ignoreBounds=True)
+        self.groups_item = GroupFramesItem()
+        self.groups_item.setZValue(-10)
+        vb.addItem(self.groups_item)
+        self.arrows_item = pg.ScatterPlotItem(pxMode=True, pen=None)
+        self.arrows_item.setZValue(2)
+        vb.addItem(self.arrows_item)
+        self.selected_links_item = pg.PlotCurveItem(
+            connect="pairs", pen=pg.mkPen(*style.SELECTION_COLOR, width=7)
+        )
+        self.selected_links_item.setZValue(-1)
+        vb.addItem(self.selected_links_item)
+        self.selected_nodes_item = pg.ScatterPlotItem(
+            pxMode=True, pen=None, brush=pg.mkBrush(*style.SELECTION_COLOR, 210), size=30
+        )
+        self.selected_nodes_item.setZValue(8)
+        vb.addItem(self.selected_nodes_item)
+        self.nodes_item = pg.ScatterPlotItem(pxMode=True, hoverable=False)
+        self.nodes_item.setZValue(10)
+        vb.addItem(self.nodes_item)
+        self._rubber = QGraphicsRectItem()
+        self._rubber.setPen(pg.mkPen(30, 120, 220, width=1, style=Qt.PenStyle.DashLine))
+        self._rubber.setBrush(pg.mkBrush(30, 120, 220, 30))
+        self._rubber.setZValue(100)
+        self._rubber.setVisible(False)
+        vb.addItem(self._rubber, ignoreBounds=True)
+        self._temp_link = pg.PlotCurveItem(
+            pen=pg.mkPen(30, 120, 220, width=2, style=Qt.PenStyle.DashLine)
+        )
+        self._temp_link.setZValue(100)
+        self._temp_link.setVisible(False)
+        vb.addItem(self._temp_link, ignoreBounds=True)
+
+        self._drag_serial = 0
+        self._drag: dict | None = None
+        self._label_timer = QTimer(self)
+        self._label_timer.setSingleShot(True)
+        self._label_timer.setInterval(40)
+        self._label_timer.timeout.connect(self._update_labels)
+        vb.sigRangeChanged.connect(lambda *_: self._label_timer.start())
+        self.scene().sigMouseMoved.connect(self._on_mouse_moved)
+
+        document.structure_changed.connect(self.rebuild)
+        document.positions_changed.connect(self._on_positions_changed)
+        document.disabled_changed.connect(self.rebuild)
+        document.selection_changed.connect(self._update_selection)
+        self.rebuild()
+        self.fit_view()
+
+    # ================================================================== public API
+    def node_positions(self) -> dict[str, tuple[float, float]]:
+        """{node id: (x, y)} in data coordinates."""
+        return {i: (float(p[0]), float(p[1])) for i, p in zip(self._ids, self._pos)}
+
+    def directed_links(self) -> list[tuple[str, str]]:
+        """(source, target) of every drawn direction, in the order ``set_link_colors`` arrays use:
+        for each link in document order, (s, t) and then (t, s) unless the link is directed."""
+        out = []
+        for uid in self._link_uids:
+            ln = self.doc.links[uid]
+            out.append((ln.source, ln.target))
+            if not ln.directed:
+                out.append((ln.target, ln.source))
+        return out
+
+    def add_overlay_item(self, item, z: float | None = None) -> None:
+        """Add a pyqtgraph item drawn in data coordinates (default z: above links, below nodes)."""
+        if z is not None:
+            item.setZValue(z)
+        elif item.zValue() == 0:
+            item.setZValue(5)
+        self.view_box.addItem(item, ignoreBounds=True)
+        self._overlays.append(item)
+
+    def remove_overlay_item(self, item) -> None:
+        if item in self._overlays:
+            self._overlays.remove(item)
+            self.view_box.removeItem(item)
+
+    def set_link_colors(self, colors) -> None:
+        """Colour links per direction (dict or array, see module docstring); None = normal."""
+        if colors is not None and not isinstance(colors, Mapping):
+            colors = np.asarray(colors, dtype=float)
+            if colors.ndim != 2 or colors.shape[1] not in (3, 4):
+                raise ValueError("link colours must be an (n, 3) or (n, 4) array")
+            if len(colors) != len(self.directed_links()):
+                raise ValueError(
+                    f"{len(colors)} link colours for {len(self.directed_links())} directed links"
+                )
+        self._link_colors = colors
+        self._build_color_links()
+
+    def highlight_nodes(self, ids: Iterable[str], brush=None, key: str = "default",
+                        size: float = 34) -> None:
+        """Draw a halo (``brush``: anything pg.mkBrush takes) behind nodes; empty ids clear it."""
+        ids = [i for i in ids if i in self._index]
+        self._highlight_args[key] = (ids, brush, size)
+        item = self._highlights.get(key)
+        if not ids:
+            if item is not None:
+                item.setData([])
+            return
+        if item is None:
+            item = pg.ScatterPlotItem(pxMode=True, pen=None)
+            item.setZValue(7)
+            self.view_box.addItem(item, ignoreBounds=True)
+            self._highlights[key] = item
+        rows = [self._index[i] for i in ids]
+        item.setData(
+            pos=self._pos[rows], size=size, brush=pg.mkBrush(brush or (255, 235, 59, 160)),
+            data=ids,
+        )
+
+    def set_tool(self, tool: Tool) -> None:
+        self.tool = tool
+        self._temp_link.setVisible(False)
+        self.tool_changed.emit(tool)
+
+    def fit_view(self) -> None:
+        """Zoom so the whole fabric is in view."""
+        if len(self._pos) == 0:
+            self.view_box.setRange(QRectF(-1, -1, 2, 2))
+            return
+        lo = self._pos.min(axis=0)
+        hi = self._pos.max(axis=0)
+        span = np.maximum(hi - lo, self._unit * 2)
+        self.view_box.setRange(
+            QRectF(lo[0], lo[1], span[0], span[1]).adjusted(
+                -self._unit, -self._unit, self._unit, self._unit
+            ),
+            padding=0.02,
+        )
+
+    def zoom(self, factor: float) -> None:
+        self.view_box.scaleBy((1 / factor, 1 / factor))
+
+    def set_grid(self, on: bool, size: float | None = None) -> None:
+        self.snap_to_grid = on
+        if size:
+            self.grid_size = size
+        self.grid_item.setVisible(on)
+
+    def node_at(self, x: float, y: float, tolerance_px: float = 4.0) -> str | None:
+        """The node under data point (x, y), or None."""
+        if len(self._pos) == 0:
+            return None
+        px, py = self._pixel_size()
+        d = np.hypot((self._pos[:, 0] - x) / px, (self._pos[:, 1] - y) / py)
+        i = int(np.argmin(d))
+        radius = self._sizes[i] / 2 + tolerance_px
+        return self._ids[i] if d[i] <= radius else None
+
+    def link_at(self, x: float, y: float, tolerance_px: float = 5.0) -> int | None:
+        """The link uid under data point (x, y), or None."""
+        if len(self._ends) == 0:
+            return None
+        px, py = self._pixel_size()
+        a = self._pos[self._ends[:, 0]] / (px, py)
+        b = self._pos[self._ends[:, 1]] / (px, py)
+        p = np.array([x / px, y / py])
+        ab = b - a
+        denom = np.maximum((ab * ab).sum(axis=1), 1e-12)
+        t = np.clip(((p - a) * ab).sum(axis=1) / denom, 0.0, 1.0)
+        closest = a + ab * t[:, None]
+        d = np.hypot(*(closest - p).T)
+        i = int(np.argmin(d))
+        return self._link_uids[i] if d[i] <= tolerance_px else None
+
+    def nodes_in_rect(self, rect: QRectF) -> list[str]:
+        if len(self._pos) == 0:
+            return []
+        r = rect.normalized()
+        m = (
+            (self._pos[:, 0] >= r.left()) & (self._pos[:, 0] <= r.right())
+            & (self._pos[:, 1] >= r.top()) & (self._pos[:, 1] <= r.bottom())
+        )
+        return [self._ids[i] for i in np.nonzero(m)[0]]
+
+    # ================================================================== drawing
+    def rebuild(self) -> None:
+        """Rebuild every batch item from the document (after structural changes)."""
+        doc = self.doc
+        nodes = list(doc.nodes.values())
+        self._ids = [n.id for n in nodes]
+        self._index = {n: i for i, n in enumerate(self._ids)}
+        self._pos = np.array([[n.x or 0.0, n.y or 0.0] for n in nodes], dtype=float).reshape(-1, 2)
+        self._link_uids = list(doc.links)
+        self._link_row = {u: i for i, u in enumerate(self._link_uids)}
+        links = [doc.links[u] for u in self._link_uids]
+        self._ends = np.array(
+            [[self._index[ln.source], self._index[ln.target]] for ln in links], dtype=np.int64
+        ).reshape(-1, 2)
+        self._directed_rows = np.array(
+            [i for i, ln in enumerate(links) if ln.directed], dtype=np.int64
+        )
+        if len(self._ends):
+            lengths = np.hypot(*(self._pos[self._ends[:, 1]] - self._pos[self._ends[:, 0]]).T)
+            lengths = lengths[lengths > 0]
+            self._unit = float(np.median(lengths)) * 0.3 if len(lengths) else 1.0
+        else:
+            self._unit = 1.0
+
+        # ---- nodes: one scatter
+        disabled = doc.disabled_nodes
+        symbols, brushes, sizes = [], [], []
+        brush_cache: dict = {}
+        for n in nodes:
+            st = style.role_style(n.kind, n.role)
+            color = style.DISABLED_NODE_COLOR if n.id in disabled else st.color
+            if color not in brush_cache:
+                brush_cache[color] = pg.mkBrush(*color)
+            symbols.append(st.symbol)
+            brushes.append(brush_cache[color])
+            sizes.append(st.size)
+        self._sizes = np.array(sizes, dtype=float)
+        self._symbols, self._brushes = symbols, brushes
+        self._draw_nodes()
+
+        # ---- links: one curve per (width class, state)
+        for item, _ in self._link_groups:
+            self.view_box.removeItem(item)
+        self._link_groups = []
+        if links:
+            bws = [float(ln.bandwidth) for ln in links]
+            lo, hi = min(bws), max(bws)
+            classes: dict[tuple[int, str], list[int]] = {}
+            for i, (uid, ln) in enumerate(zip(self._link_uids, links)):
+                state = (
+                    "disabled" if doc.is_link_disabled(uid)
+                    else "directed" if ln.directed else "normal"
+                )
+                classes.setdefault((style.width_class(ln.bandwidth, lo, hi), state), []).append(i)
+            for (wc, state), rows in sorted(classes.items()):
+                color = {
+                    "normal": style.LINK_COLOR,
+                    "directed": style.DIRECTED_LINK_COLOR,
+                    "disabled": style.DISABLED_LINK_COLOR,
+                }[state]
+                pen = pg.mkPen(*color, width=style.LINK_WIDTH_CLASSES[wc])
+                if state == "disabled":
+                    pen.setStyle(Qt.PenStyle.DashLine)
+                item = pg.PlotCurveItem(connect="pairs", pen=pen)
+                item.setZValue(0)
+                self.view_box.addItem(item)
+                self._link_groups.append((item, np.array(rows, dtype=np.int64)))
+        if isinstance(self._link_colors, np.ndarray):
+            self._link_colors = None  # array no longer aligned with the links
+        self._build_color_links()
+        self._build_groups()
+        self._update_geometry()
+        self._update_selection()
+
+    _NODE_PEN = None
+
+    def _draw_nodes(self) -> None:
+        if FabricCanvas._NODE_PEN is None:
+            FabricCanvas._NODE_PEN = pg.mkPen(255, 255, 255, width=1.2)
+        self.nodes_item.setData(
+            pos=self._pos, symbol=self._symbols, brush=self._brushes, size=self._sizes,
+            pen=FabricCanvas._NODE_PEN, data=self._ids,
+        )
+
+    def _build_groups(self) -> None:
+        groups: dict[str, list[int]] = {}
+        for i, n in enumerate(self.doc.nodes.values()):
+            if n.group:
+                groups.setdefault(n.group, []).append(i)
+        self._groups = [(g, np.array(rows, dtype=np.int64)) for g, rows in groups.items()]
+        for t in self._group_labels:
+            self.view_box.removeItem(t)
+        self._group_labels = []
+
+    def _build_color_links(self) -> None:
+        for item, _, _ in self._color_groups:
+            self.view_box.removeItem(item)
+        self._color_groups = []
+        colors = self._link_colors
+        for item, _ in self._link_groups:
+            item.setVisible(colors is None)
+        if colors is None or not self._link_uids:
+            self._update_geometry()
+            return
+        # one row per drawn half: (link row, from end 0 or 1, half or whole)
+        rows, ends, whole, rgba = [], [], [], []
+        default = np.array(style.LINK_COLOR, dtype=float)
+        k = 0
+        for i, uid in enumerate(self._link_uids):
+            ln = self.doc.links[uid]
+            dirs = [(0, ln.source, ln.target)]
+            if not ln.directed:
+                dirs.append((1, ln.target, ln.source))
+            for end, s, t in dirs:
+                if isinstance(colors, Mapping):
+                    c = colors.get((s, t))
+                    c = default if c is None else np.asarray(c, dtype=float)
+                else:
+                    c = colors[k]
+                if len(c) == 3:
+                    c = np.append(c, 255.0)
+                rows.append(i)
+                ends.append(end)
+                whole.append(ln.directed)
+                rgba.append(c)
+                k += 1
+        rgba = np.clip(np.round(np.array(rgba) / 8) * 8, 0, 255).astype(int)
+        keys: dict[tuple, list[int]] = {}
+        bws = [float(self.doc.links[u].bandwidth) for u in self._link_uids]
+        lo, hi = min(bws), max(bws)
+        for j, i in enumerate(rows):
+            wc = style.width_class(bws[i], lo, hi)
+            keys.setdefault((tuple(rgba[j]), wc), []).append(j)
+        rows_a = np.array(rows, dtype=np.int64)
+        ends_a = np.array(ends, dtype=np.int64)
+        whole_a = np.array(whole, dtype=bool)
+        for (c, wc), js in keys.items():
+            js = np.array(js, dtype=np.int64)
+            item = pg.PlotCurveItem(
+                connect="pairs", pen=pg.mkPen(*c, width=style.LINK_WIDTH_CLASSES[wc] + 1.5)
+            )
+            item.setZValue(1)
+            self.view_box.addItem(item)
+            self._color_groups.append((item, rows_a[js], np.stack([ends_a[js], whole_a[js]], 1)))
+        self._update_geometry()
+
+    def _segments(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        a = self._pos[self._ends[rows, 0]]
+        b = self._pos[self._ends[rows, 1]]
+        xy = np.empty((2 * len(rows), 2))
+        xy[0::2] = a
+        xy[1::2] = b
+        return xy[:, 0], xy[:, 1]
+
+    def _update_geometry(self) -> None:
+        """Recompute every batch item's coordinates from ``self._pos`` (cheap: numpy only)."""
+        for item, rows in self._link_groups:
+            item.setData(*self._segments(rows))
+        for item, rows, info in self._color_groups:
+            a = self._pos[self._ends[rows, 0]]
+            b = self._pos[self._ends[rows, 1]]
+            mid = (a + b) / 2
+            start = np.where(info[:, 0:1] == 0, a, b)
+            stop = np.where(info[:, 1:2].astype(bool), b, mid)
+            xy = np.empty((2 * len(rows), 2))
+            xy[0::2] = start
+            xy[1::2] = stop
+            item.setData(xy[:, 0], xy[:, 1])
+        # arrow heads at 62 % of every directed link
+        if len(self._directed_rows):
+            a = self._pos[self._ends[self._directed_rows, 0]]
+            b = self._pos[self._ends[self._directed_rows, 1]]
+            at = a + (b - a) * 0.62
+            sign = 1.0 if self.view_box.yInverted() else -1.0
+            ang = np.degrees(np.arctan2(sign * (b[:, 1] - a[:, 1]), b[:, 0] - a[:, 0])) % 360
+            symbols = [_ARROWS[int(round(x / 10)) % 36] for x in ang]
+            self.arrows_item.setData(
+                pos=at, symbol=symbols, size=13, brush=pg.mkBrush(*style.DIRECTED_LINK_COLOR[:3])
+            )
+        else:
+            self.arrows_item.setData([])
+        # group frames
+        rects = []
+        pad = self._unit * 0.8
+        for _, rows in self._groups:
+            p = self._pos[rows]
+            lo, hi = p.min(axis=0), p.max(axis=0)
+            rects.append(QRectF(lo[0] - pad, lo[1] - pad, hi[0] - lo[0] + 2 * pad,
+                                hi[1] - lo[1] + 2 * pad))
+        self.groups_item.set_rects(rects)
+        self._group_rects = rects
+        for key, (ids, brush, size) in list(self._highlight_args.items()):
+            self.highlight_nodes(ids, brush, key, size)
+        self._label_timer.start()
+
+    def _on_positions_changed(self, ids: list[str]) -> None:
+        for node_id in ids:
+            n = self.doc.nodes[node_id]
+            self._pos[self._index[node_id]] = (n.x or 0.0, n.y or 0.0)
+        self._draw_nodes()
+        self._update_geometry()
+        self._update_selection()
+
+    def _update_selection(self) -> None:
+        sel = [self._index[i] for i in self.doc.selected_nodes if i in self._index]
+        self.selected_nodes_item.setData(pos=self._pos[sel] if sel else np.zeros((0, 2)))
+        rows = np.array(
+            [self._link_row[u] for u in self.doc.selected_links if u in self._link_row],
+            dtype=np.int64,
+        )
+        if len(rows):
+            self.selected_links_item.setData(*self._segments(rows))
+        else:
+            self.selected_links_item.setData([], [])
+
+    def _pixel_size(self) -> tuple[float, float]:
+        px, py = self.view_box.viewPixelSize()
+        return (px or 1.0, py or 1.0)
+
+    def _update_labels(self) -> None:
+        rect = self.view_box.viewRect()
+        visible = [
+            i for i in range(len(self._ids))
+            if rect.contains(QPointF(self._pos[i, 0], self._pos[i, 1]))
+        ] if len(self._ids) <= 20000 else []
+        show = visible if len(visible) <= LABEL_LIMIT else []
+        while len(self._labels) < len(show):
+            t = pg.TextItem(color=style.LABEL_COLOR, anchor=(0.5, -0.45))
+            t.setZValue(20)
+            self.view_box.addItem(t, ignoreBounds=True)
+            self._labels.append(t)
+        for t, i in zip(self._labels, show):
+            t.setText(self._ids[i])
+            t.setPos(self._pos[i, 0], self._pos[i, 1])
+            t.setVisible(True)
+        for t in self._labels[len(show):]:
+            t.setVisible(False)
+        # group names: when few groups are in view
+        groups = [
+            (g, r) for (g, _), r in zip(self._groups, getattr(self, "_group_rects", []))
+            if rect.intersects(r)
+        ]
+        groups = groups if len(groups) <= 40 else []
+        while len(self._group_labels) < len(groups):
+            t = pg.TextItem(color=(96, 110, 120), anchor=(0, 1))
+            t.setZValue(19)
+            self.view_box.addItem(t, ignoreBounds=True)
+            self._group_labels.append(t)
+        for t, (g, r) in zip(self._group_labels, groups):
+            t.setText(g)
+            t.setPos(r.left(), r.bottom())
+            t.setVisible(True)
+        for t in self._group_labels[len(groups):]:
+            t.setVisible(False)
+
+    # ================================================================== gestures
+    def _snap(self, x: float, y: float) -> tuple[float, float]:
+        if not self.snap_to_grid or self.grid_size <= 0:
+            return x, y
+        g = self.grid_size
+        return round(x / g) * g, round(y / g) * g
+
+    def _view_point(self, scene_pos) -> tuple[float, float]:
+        p = self.view_box.mapSceneToView(scene_pos)
+        return p.x(), p.y()
+
+    def _on_click(self, ev) -> bool:
+        x, y = self._view_point(ev.scenePos())
+        shift = bool(ev.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        if ev.button() == Qt.MouseButton.RightButton:
+            ev.accept()
+            self._context_menu(ev.screenPos(), x, y)
+            return True
+        if ev.button() != Qt.MouseButton.LeftButton:
+            return False
+        ev.accept()
+        if self.tool in (Tool.ADD_COMPUTE, Tool.ADD_SWITCH):
+            self.add_node_at(x, y, COMPUTE if self.tool is Tool.ADD_COMPUTE else SWITCH)
+            return True
+        node = self.node_at(x, y)
+        link = None if node else self.link_at(x, y)
+        if self.tool is Tool.ADD_LINK:
+            if node is not None:
+                self.node_clicked.emit(node)
+            return True
+        self.click_select(node, link, shift)
+        return True
+
+    def click_select(self, node: str | None, link: int | None, shift: bool) -> None:
+        """Selection logic of a click (shift toggles the item in the selection)."""
+        nodes, links = set(self.doc.selected_nodes), set(self.doc.selected_links)
+        if node is not None:
+            self.node_clicked.emit(node)
+            if shift:
+                nodes ^= {node}
+            else:
+                nodes, links = {node}, set()
+        elif link is not None:
+            self.link_clicked.emit(link)
+            if shift:
+                links ^= {link}
+            else:
+                nodes, links = set(), {link}
+        elif not shift:
+            nodes, links = set(), set()
+        self.doc.set_selection(nodes, links)
+
+    def add_node_at(self, x: float, y: float, kind: str) -> str:
+        x, y = self._snap(x, y)
+        role = "gpu" if kind == COMPUTE else "switch"
+        node_id = self.doc.unique_id("gpu" if kind == COMPUTE else "sw")
+        self.undo_stack.push(AddNodeCommand(self.doc, make_node(node_id, kind, role, x, y)))
+        return node_id
+
+    def _on_drag(self, ev) -> None:
+        ev.accept()
+        x, y = self._view_point(ev.scenePos())
+        if ev.isStart():
+            x0, y0 = self._view_point(ev.buttonDownScenePos())
+            node = self.node_at(x0, y0)
+            shift = bool(ev.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+            if self.tool is Tool.ADD_LINK:
+                self._drag = {"mode": "link", "source": node} if node else None
+            elif self.tool is Tool.SELECT and node is not None:
+                if node not in self.doc.selected_nodes:
+                    if shift:
+                        self.doc.set_selection(self.doc.selected_nodes | {node},
+                                               self.doc.selected_links)
+                    else:
+                        self.doc.set_selection([node])
+                self._drag_serial += 1
+                ids = list(self.doc.selected_nodes)
+                self._drag = {
+                    "mode": "move", "id": self._drag_serial, "anchor": (x0, y0),
+                    "old": {i: self.doc.position(i) for i in ids},
+                }
+            elif self.tool is Tool.SELECT:
+                self._drag = {"mode": "rubber", "anchor": (x0, y0), "shift": shift}
+            else:
+                self._drag = None
+        d = self._drag
+        if d is None:
+            return
+        if d["mode"] == "move":
+            dx, dy = x - d["anchor"][0], y - d["anchor"][1]
+            new = {i: self._snap(px + dx, py + dy) for i, (px, py) in d["old"].items()}
+            cur = {i: self.doc.position(i) for i in new}
+            if new != cur:
+                old = {i: cur[i] for i in new}
+                self.undo_stack.push(MoveNodesCommand(self.doc, old, new, drag_id=d["id"]))
+        elif d["mode"] == "rubber":
+            x0, y0 = d["anchor"]
+            rect = QRectF(QPointF(x0, y0), QPointF(x, y)).normalized()
+            self._rubber.setRect(rect)
+            self._rubber.setVisible(not ev.isFinish())
+            if ev.isFinish():
+                ids = set(self.nodes_in_rect(rect))
+                links = set()
+                if d["shift"]:
+                    ids |= self.doc.selected_nodes
+                    links = set(self.doc.selected_links)
+                self.doc.set_selection(ids, links)
+        elif d["mode"] == "link":
+            s = self._pos[self._index[d["source"]]]
+            self._temp_link.setData([s[0], x], [s[1], y])
+            self._temp_link.setVisible(not ev.isFinish())
+            if ev.isFinish():
+                target = self.node_at(x, y)
+                if target is not None and target != d["source"]:
+                    self.add_link(d["source"], target)
+        if ev.isFinish():
+            self._drag = None
+
+    def add_link(self, source: str, target: str, bandwidth=None, directed: bool = False) -> int:
+        """Push an AddLinkCommand; returns the new link's uid."""
+        cmd = AddLinkCommand(
+            self.doc, make_link(source, target, bandwidth or self.default_bandwidth,
+                                directed=directed)
+        )
+        self.undo_stack.push(cmd)
+        return cmd.uid
+
+    def delete_selection(self) -> None:
+        nodes, links = self.doc.selected_nodes, self.doc.selected_links
+        if nodes or links:
+            self.undo_stack.push(DeleteCommand(self.doc, nodes, links))
+
+    def _context_menu(self, screen_pos, x: float, y: float) -> None:
+        menu = self.build_context_menu(x, y)
+        menu.popup(screen_pos.toPoint() if hasattr(screen_pos, "toPoint") else screen_pos)
+        self._menu = menu
+
+    def build_context_menu(self, x: float, y: float) -> QMenu:
+        """The context menu for the item under (x, y) (separate for tests)."""
+        node = self.node_at(x, y)
+        link = None if node else self.link_at(x, y)
+        menu = QMenu(self)
+        doc = self.doc
+        if node is not None:
+            if node not in doc.selected_nodes:
+                doc.set_selection([node])
+            off = node in doc.disabled_nodes
+            act = menu.addAction(f"Enable node {node}" if off else f"Disable node {node} (what if it fails)")
+            act.triggered.connect(
+                lambda: self.undo_stack.push(SetDisabledCommand(doc, [node], (), not off))
+            )
+        elif link is not None:
+            if link not in doc.selected_links:
+                doc.set_selection((), [link])
+            off = link in doc.disabled_links
+            label = doc.links[link].label
+            act = menu.addAction(f"Enable link {label}" if off else f"Disable link {label} (what if it fails)")
+            act.triggered.connect(
+                lambda: self.undo_stack.push(SetDisabledCommand(doc, (), [link], not off))
+            )
+        if node is not None or link is not None:
+            menu.addAction("Delete").triggered.connect(self.delete_selection)
+            menu.addSeparator()
+        if doc.disabled_nodes or doc.disabled_links:
+            menu.addAction("Enable all disabled items").triggered.connect(
+                lambda: self.undo_stack.push(
+                    SetDisabledCommand(doc, doc.disabled_nodes, doc.disabled_links, False)
+                )
+            )
+        menu.addAction("Fit to view").triggered.connect(self.fit_view)
+        for hook in self.context_menu_hooks:
+            hook(menu, node, link)
+        return menu
+
+    def _on_mouse_moved(self, scene_pos) -> None:
+        if self._drag is not None or not self.view_box.sceneBoundingRect().contains(scene_pos):
+            return
+        x, y = self._view_point(scene_pos)
+        node = self.node_at(x, y)
+        link = None if node else self.link_at(x, y)
+        self.hovered.emit(node, link)
+        text = None
+        for provider in self.tooltip_providers:
+            text = provider(node, link)
+            if text:
+                break
+        if text is None:
+            text = self.describe(node, link)
+        if text:
+            QToolTip.showText(self.mapToGlobal(self.mapFromScene(scene_pos)), text, self)
+        else:
+            QToolTip.hideText()
+
+    def describe(self, node: str | None, link: int | None) -> str | None:
+        """Default hover text for a node or link."""
+        if node is not None:
+            n = self.doc.nodes[node]
+            off = " (disabled)" if node in self.doc.disabled_nodes else ""
+            grp = f", group {n.group}" if n.group else ""
+            return f"{n.id}: {n.kind} {n.role}{grp}{off}"
+        if link is not None:
+            ln = self.doc.links[link]
+            lat = f", {float(ln.latency):g} µs" if ln.latency is not None else ""
+            way = "one-way" if ln.directed else "full duplex"
+            off = " (disabled)" if self.doc.is_link_disabled(link) else ""
+            return f"{ln.label}: {float(ln.bandwidth):g} GB/s {way}{lat}{off}"
+        return None
+
+
+def distance_px(canvas: FabricCanvas, a: tuple[float, float], b: tuple[float, float]) -> float:
+    """Distance in screen pixels between two data points (handy for tests)."""
+    px, py = canvas._pixel_size()
+    return math.hypot((a[0] - b[0]) / px, (a[1] - b[1]) / py)

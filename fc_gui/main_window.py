@@ -1,0 +1,319 @@
+"""The designer's main window: canvas in the middle, inspector and other panels in docks.
+
+Extension points for the solve/results side (GUI B)
+----------------------------------------------------
+- ``window.document`` (TopologyDocument), ``window.undo_stack``, ``window.canvas`` (FabricCanvas).
+- ``window.menus``: dict "file", "edit", "view", "solve", "export", "help" -> QMenu
+  (also ``window.solve_menu``, ``window.export_menu``...).
+- ``window.add_dock(widget, area, title)`` -> QDockWidget (its toggle goes into View > Panels).
+- ``window.results_controller``: at construction the window calls
+  ``fc_gui.results_controller.install(window)`` if that module exists and keeps what it returns
+  here (None otherwise). ``fc_gui.app.main`` then calls
+  ``window.results_controller.run_batch(solve=bool, screenshot=str | None)`` for
+  ``--solve``/``--screenshot``; that method must end with ``QApplication.exit(code)``.
+- ``window.file_path`` is the open file (None for a new fabric); ``window.show_error(msg)`` shows
+  a one-line error dialog.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QUndoStack
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QWidget
+
+from solver.topology import Topology
+
+from .canvas import FabricCanvas, Tool
+from .document import TopologyDocument
+
+APP_NAME = "ForestColl Designer"
+
+
+def default_topology() -> Topology:
+    """The fabric a new window starts with (2x DGX A100)."""
+    from solver.templates import default_topology as make
+
+    return make()
+
+
+class ClipboardActions:
+    """Cut/copy/paste of the selected nodes and the links among them (the system clipboard
+    gets the v1 JSON text too, so a selection can be pasted into another window)."""
+
+    MIME = "application/x-forestcoll-topology"
+
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+        self.copy_action = QAction("&Copy", window)
+        self.copy_action.setShortcut(QKeySequence.StandardKey.Copy)
+        self.copy_action.triggered.connect(self.copy)
+        self.cut_action = QAction("Cu&t", window)
+        self.cut_action.setShortcut(QKeySequence.StandardKey.Cut)
+        self.cut_action.triggered.connect(self.cut)
+        self.paste_action = QAction("&Paste", window)
+        self.paste_action.setShortcut(QKeySequence.StandardKey.Paste)
+        self.paste_action.triggered.connect(self.paste)
+        self._pastes = 0
+
+    def copy(self) -> int:
+        """Copy the selected nodes (and the links among them); returns the node count."""
+        from PySide6.QtCore import QMimeData
+        from PySide6.QtWidgets import QApplication
+
+        from solver.formats import v1
+
+        doc = self.window.document
+        ids = [i for i in doc.nodes if i in doc.selected_nodes]
+        if not ids:
+            return 0
+        idset = set(ids)
+        links = [ln for ln in doc.links.values() if ln.source in idset and ln.target in idset]
+        topo = Topology(name="clipboard", nodes=tuple(doc.nodes[i] for i in ids),
+                        links=tuple(links))
+        text = v1.dumps(topo)
+        mime = QMimeData()
+        mime.setData(self.MIME, text.encode("utf-8"))
+        mime.setText(text)
+        QApplication.clipboard().setMimeData(mime)
+        self._pastes = 0
+        return len(ids)
+
+    def cut(self) -> None:
+        if self.copy():
+            self.window.canvas.delete_selection()
+
+    def paste(self) -> int:
+        """Paste clipboard nodes with fresh ids, offset; one undoable command. Returns count."""
+        from PySide6.QtWidgets import QApplication
+
+        from solver.errors import ForestCollError
+        from solver.formats import v1
+
+        from .commands import PasteCommand, renamed_copies
+
+        mime = QApplication.clipboard().mimeData()
+        if mime is None:
+            return 0
+        if mime.hasFormat(self.MIME):
+            text = bytes(mime.data(self.MIME)).decode("utf-8")
+        elif mime.hasText() and "forestcoll-topology" in mime.text():
+            text = mime.text()
+        else:
+            return 0
+        try:
+            topo = v1.loads(text, "clipboard", check=False)
+        except ForestCollError as exc:
+            self.window.show_error(str(exc))
+            return 0
+        self._pastes += 1
+        step = 40.0 * self._pastes
+        nodes, links = renamed_copies(self.window.document, topo.nodes, topo.links, (step, step))
+        self.window.undo_stack.push(PasteCommand(self.window.document, nodes, links))
+        return len(nodes)
+
+
+class MainWindow(QMainWindow):
+    """Menus, toolbar, central canvas and docks around one :class:`TopologyDocument`."""
+
+    def __init__(
+        self,
+        topology: Topology | None = None,
+        *,
+        settings: QSettings | None = None,
+        state_dir: str | Path | None = None,
+        install_results: bool = True,
+        check_recovery: bool = False,
+    ) -> None:
+        super().__init__()
+        self.settings = settings if settings is not None else QSettings("ForestColl", "Designer")
+        self.state_dir = Path(state_dir) if state_dir is not None else None
+        self.document = TopologyDocument(topology if topology is not None else default_topology())
+        self.undo_stack = QUndoStack(self)
+        self.canvas = FabricCanvas(self.document, self.undo_stack, self)
+        self.setCentralWidget(self.canvas)
+        self.file_path: Path | None = None
+        self.docks: dict[str, QDockWidget] = {}
+        self.results_controller = None
+        self.resize(1400, 860)
+
+        self.menus = {}
+        bar = self.menuBar()
+        for key, title in (("file", "&File"), ("edit", "&Edit"), ("view", "&View"),
+                           ("solve", "&Solve"), ("export", "E&xport"), ("help", "&Help")):
+            self.menus[key] = bar.addMenu(title)
+        self.file_menu = self.menus["file"]
+        self.edit_menu = self.menus["edit"]
+        self.view_menu = self.menus["view"]
+        self.solve_menu = self.menus["solve"]
+        self.export_menu = self.menus["export"]
+        self.help_menu = self.menus["help"]
+
+        self._build_edit_menu()
+        self._build_tools()
+        self._build_view_menu()
+        self._build_panels()
+        self._build_file_menu()
+        self.help_menu.addAction("&About", self._about)
+
+        self.status_counts = QLabel()
+        self.statusBar().addPermanentWidget(self.status_counts)
+        self.document.changed.connect(self._update_counts)
+        self.document.name_changed.connect(lambda *_: self._update_title())
+        self.undo_stack.cleanChanged.connect(lambda *_: self._update_title())
+        self._update_counts()
+        self._update_title()
+
+        if install_results:
+            self._install_results()
+        if check_recovery:
+            self.file_actions.offer_recovery()
+
+    # ------------------------------------------------------------------ extension API
+    def add_dock(self, widget: QWidget, area=Qt.DockWidgetArea.RightDockWidgetArea,
+                 title: str = "") -> QDockWidget:
+        """Put ``widget`` in a dock at ``area``; its show/hide toggle goes into View > Panels."""
+        dock = QDockWidget(title or widget.windowTitle(), self)
+        dock.setObjectName(f"dock-{title or id(widget)}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        self.panels_menu.addAction(dock.toggleViewAction())
+        self.docks[dock.windowTitle()] = dock
+        return dock
+
+    def show_error(self, message: str, title: str = "Error") -> None:
+        """A modal dialog with a one-line error message."""
+        QMessageBox.critical(self, title, message)
+
+    def _install_results(self) -> None:
+        try:
+            module = importlib.import_module("fc_gui.results_controller")
+        except ModuleNotFoundError as exc:
+            if exc.name != "fc_gui.results_controller":
+                raise
+            return
+        install = getattr(module, "install", None)
+        if install is not None:
+            self.results_controller = install(self)
+
+    # ------------------------------------------------------------------ menus
+    def _build_file_menu(self) -> None:
+        from .file_actions import FileActions
+
+        self.file_actions = FileActions(self)
+
+    def _build_edit_menu(self) -> None:
+        m = self.edit_menu
+        self.undo_action = self.undo_stack.createUndoAction(self, "&Undo")
+        self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
+        self.redo_action = self.undo_stack.createRedoAction(self, "&Redo")
+        self.redo_action.setShortcuts([QKeySequence.StandardKey.Redo, QKeySequence("Ctrl+Y")])
+        m.addAction(self.undo_action)
+        m.addAction(self.redo_action)
+        m.addSeparator()
+        self.clipboard = ClipboardActions(self)
+        m.addAction(self.clipboard.cut_action)
+        m.addAction(self.clipboard.copy_action)
+        m.addAction(self.clipboard.paste_action)
+        self.delete_action = QAction("&Delete", self)
+        self.delete_action.setShortcuts([QKeySequence.StandardKey.Delete, QKeySequence("Backspace")])
+        self.delete_action.triggered.connect(self.canvas.delete_selection)
+        m.addAction(self.delete_action)
+        m.addSeparator()
+        sel_all = m.addAction("Select &all", self.document.select_all)
+        sel_all.setShortcut(QKeySequence.StandardKey.SelectAll)
+        m.addAction("Select &none", lambda: self.document.set_selection())
+        for act in (self.undo_action, self.redo_action, self.delete_action):
+            self.addAction(act)
+
+    def _build_tools(self) -> None:
+        tb = self.addToolBar("Tools")
+        tb.setObjectName("tools")
+        self.tools_toolbar = tb
+        self.tool_actions: dict[Tool, QAction] = {}
+        group = QActionGroup(self)
+        keys = {Tool.SELECT: "S", Tool.PAN: "H", Tool.ADD_COMPUTE: "C", Tool.ADD_SWITCH: "W",
+                Tool.ADD_LINK: "L"}
+        for tool in Tool:
+            act = QAction(tool.value.capitalize(), self, checkable=True)
+            act.setShortcut(QKeySequence(keys[tool]))
+            act.setToolTip(f"{tool.value.capitalize()} ({keys[tool]})")
+            act.triggered.connect(lambda _=False, t=tool: self.canvas.set_tool(t))
+            group.addAction(act)
+            tb.addAction(act)
+            self.tool_actions[tool] = act
+        self.tool_actions[Tool.SELECT].setChecked(True)
+        self.canvas.tool_changed.connect(lambda t: self.tool_actions[t].setChecked(True))
+        tb.addSeparator()
+        tb.addAction(self.delete_action)
+        tb.addAction(self.undo_action)
+        tb.addAction(self.redo_action)
+
+    def _build_view_menu(self) -> None:
+        m = self.view_menu
+        fit = m.addAction("&Fit to view", self.canvas.fit_view)
+        fit.setShortcut(QKeySequence("F"))
+        zin = m.addAction("Zoom &in", lambda: self.canvas.zoom(1.25))
+        zin.setShortcut(QKeySequence.StandardKey.ZoomIn)
+        zout = m.addAction("Zoom &out", lambda: self.canvas.zoom(0.8))
+        zout.setShortcut(QKeySequence.StandardKey.ZoomOut)
+        self.snap_action = m.addAction("Snap to &grid")
+        self.snap_action.setCheckable(True)
+        self.snap_action.toggled.connect(lambda on: self.canvas.set_grid(on))
+        m.addSeparator()
+        layout_menu = m.addMenu("Auto-&layout")
+        from .layouts import LAYOUTS
+
+        for key, (title, _) in LAYOUTS.items():
+            layout_menu.addAction(title, lambda k=key: self.apply_layout(k))
+        m.addSeparator()
+        self.panels_menu = m.addMenu("&Panels")
+        self.tools_toolbar.toggleViewAction().setText("Tools toolbar")
+        self.panels_menu.addAction(self.tools_toolbar.toggleViewAction())
+
+    def _build_panels(self) -> None:
+        from .inspector import Inspector
+
+        self.inspector = Inspector(self.document, self.undo_stack)
+        self.add_dock(self.inspector, Qt.DockWidgetArea.RightDockWidgetArea, "Inspector")
+
+    def apply_layout(self, key: str) -> None:
+        """Run auto-layout ``key`` (see fc_gui.layouts.LAYOUTS) as one undoable command."""
+        from .commands import ApplyLayoutCommand
+        from .layouts import LAYOUTS, compute_layout
+
+        positions = compute_layout(self.document.to_topology(include_disabled=True), key)
+        self.undo_stack.push(ApplyLayoutCommand(self.document, positions, LAYOUTS[key][0]))
+        self.canvas.fit_view()
+
+    # ------------------------------------------------------------------ status
+    def _update_counts(self) -> None:
+        c, s, links = self.document.counts()
+        off = len(self.document.disabled_nodes) + len(self.document.disabled_links)
+        extra = f", {off} disabled" if off else ""
+        self.status_counts.setText(f"{c} compute nodes, {s} switches, {links} links{extra}")
+
+    def _update_title(self) -> None:
+        where = f" — {self.file_path.name}" if self.file_path else ""
+        self.setWindowTitle(f"{self.document.name}{where}[*] — {APP_NAME}")
+        self.setWindowModified(not self.undo_stack.isClean())
+
+    def is_modified(self) -> bool:
+        return not self.undo_stack.isClean()
+
+    def _about(self) -> None:
+        from solver import __version__
+
+        QMessageBox.about(
+            self, APP_NAME,
+            f"{APP_NAME} {__version__}\nThroughput-optimal collective schedules (ForestColl).",
+        )
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
+        if self.file_actions.confirm_discard("closing"):
+            self.file_actions.remove_recovery()
+            event.accept()
+        else:
+            event.ignore()
