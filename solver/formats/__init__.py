@@ -4,8 +4,10 @@
 extension              format                                      direction
 =====================  ==========================================  ==========
 ``.json``              v1 (``"format": "forestcoll-topology"``);   read/write
-                       a JSON file without that key is read as
-                       networkx node-link
+                       a JSON file without ``format``/``version``
+                       that has networkx's ``directed``/
+                       ``multigraph``/``graph``/``edges`` keys is
+                       read as node-link
 ``.nodelink.json``     networkx node-link JSON                      read/write
 ``.graphml``           GraphML                                      read/write
 ``.xml``               NCCL topology dump (``NCCL_TOPO_DUMP_FILE``)  read
@@ -44,6 +46,18 @@ def _read_text(path: Path) -> str:
         raise TopologyError(f"{path}: cannot read: {exc.strerror}") from None
 
 
+def _looks_like_nodelink(data) -> bool:
+    """A plain ``.json`` document that is networkx node-link rather than (broken) v1.
+
+    It must not mention v1's ``format``/``version`` and must carry a key networkx writes
+    (``directed``, ``multigraph``, ``graph`` or ``edges``); anything else is read as v1 so that
+    a missing ``format`` is reported as such.
+    """
+    if not isinstance(data, dict) or "format" in data or "version" in data:
+        return False
+    return any(key in data for key in ("directed", "multigraph", "graph", "edges"))
+
+
 def format_for(path: str | os.PathLike) -> str:
     """The format name for a file name: 'v1', 'nodelink', 'graphml' or 'nccl-xml'."""
     name = Path(path).name.lower()
@@ -71,8 +85,8 @@ def load(path: str | os.PathLike, *, check: bool = True, **options) -> Topology:
     where = str(path)
     if fmt in ("v1", "nodelink"):
         data = v1.parse_json_exact(text, where)
-        if fmt == "v1" and v1.is_v1_document(data):
-            return v1.from_dict(data, where, check=check)
+        if fmt == "v1" and not _looks_like_nodelink(data):
+            return v1.from_dict(data, where, check=check)  # names a missing/wrong format
         from . import nodelink
 
         topo = nodelink.from_data(data, where)
