@@ -97,3 +97,10 @@ def switch_balance(topo: Topology) -> dict[str, Fraction]:
         if u in bal:
             bal[u] -= b
     return bal
+
+
+def small_ring(n: int = 4, bandwidth: Fraction = Fraction(25, 2)) -> Topology:
+    """A fixed full-duplex ring of n compute nodes (for non-random tests)."""
+    nodes = tuple(Node(f"c{i}", "compute", role="gpu") for i in range(n))
+    links = tuple(Link(f"c{i}", f"c{(i + 1) % n}", bandwidth) for i in range(n))
+    return validate(Topology(f"ring{n}", nodes, links))
