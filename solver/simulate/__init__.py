@@ -1,0 +1,1 @@
+"""Chunk-level network simulation of collective schedules and baselines (see engine.py)."""

@@ -1,0 +1,446 @@
+"""Baseline algorithms as route sets, for comparison on the same simulator.
+
+- ``ring``: NCCL/RCCL-style rings. Compute nodes are grouped into boxes (``Node.group``, or one
+  box). With B > 1 boxes there are C = (largest box size) channels; channel c enters box b at one
+  node and leaves it at another (``p_c = c``, ``q_c = c + m/2``, alternating between even and odd
+  boxes), so every NIC/GPU leaves its box in one channel and enters it in another. Inside a box the
+  channel follows a Hamiltonian path over the fast intra-box routes (widest first), chosen among
+  candidates to balance link load; with one box a channel is a Hamiltonian cycle. All channels use
+  the fabric in one orientation (a channel avoids pairs whose reverse an earlier channel uses,
+  when it can), as NCCL's duplicated rings do: on a full-duplex ring only one direction carries
+  data. Data is split evenly across channels.
+- ``ring1``: a single ring (channel 0 only), a strawman.
+- ``tree`` (allreduce only): NCCL's double binary tree: per channel, a chain inside each box
+  (the channel's ring order) and two complementary balanced binary trees over the boxes; each of
+  the two trees reduces half of the channel's data to its root and broadcasts it back, pipelined
+  chunk by chunk.
+- ``direct``: every node sends its shard straight to every other node (allgather), resp. every
+  node sends each piece straight to its owner (reduce-scatter).
+- ``blink``: one spanning tree per root, grown greedily (Prim-like) picking the edge whose route
+  would have the lowest resulting load/bandwidth, so that trees spread over the fabric.
+
+Logical edges between compute nodes are routed once per ordered pair: the widest path (max
+bottleneck bandwidth) through switches only, then fewest hops, then smallest node order
+(deterministic). Allreduce = reduce-scatter then allgather, with the allgather of each piece
+pipelined chunk by chunk after its reduce-scatter.
+"""
+
+from __future__ import annotations
+
+import heapq
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import ForestCollError
+from ..topology import Topology
+from .routes import BCAST, REDUCE, Flow, LinkTable, RouteSet
+
+ALGORITHMS = ("ring", "ring1", "tree", "direct", "blink")
+
+
+# ----------------------------------------------------------------------------- routing
+class Routing:
+    """Widest-then-shortest route for every ordered pair of compute nodes (inner nodes switches)."""
+
+    def __init__(self, topo: Topology) -> None:
+        self.topo = topo
+        self.compute = topo.compute_ids
+        caps = topo.directed_bandwidths()
+        order = {n.id: i for i, n in enumerate(topo.nodes)}
+        kinds = {n.id: n.kind for n in topo.nodes}
+        adj: dict[str, list[tuple[str, Fraction]]] = {n.id: [] for n in topo.nodes}
+        for (u, v), b in caps.items():
+            adj[u].append((v, b))
+        for u in adj:
+            adj[u].sort(key=lambda vb: order[vb[0]])
+        self.path: dict[tuple[str, str], tuple[str, ...]] = {}
+        self.width: dict[tuple[str, str], Fraction] = {}
+        self.relayed: set[tuple[str, str]] = set()
+        for s in self.compute:
+            for relay in (False, True):
+                best = self._search(s, adj, order, kinds, relay)
+                for t in self.compute:
+                    if t != s and t in best and (s, t) not in self.path:
+                        self.width[(s, t)] = best[t][0]
+                        self.path[(s, t)] = best[t][1]
+                        if relay:
+                            self.relayed.add((s, t))
+                if all((s, t) in self.path for t in self.compute if t != s):
+                    break
+
+    @staticmethod
+    def _search(s, adj, order, kinds, relay: bool) -> dict:
+        """Best-first search from s: widest bottleneck, then fewest hops, then node order.
+
+        Without ``relay`` only switches are inner nodes; with it compute nodes may relay too.
+        """
+        best: dict[str, tuple] = {}
+        heap = [(-float("inf"), 0, (order[s],), s, (s,), None)]
+        while heap:
+            _negw, hops, key, u, path, width = heapq.heappop(heap)
+            if u in best:
+                continue
+            best[u] = (width, path)
+            if u != s and kinds[u] == "compute" and not relay:
+                continue  # compute nodes end a route
+            for v, b in adj[u]:
+                if v in best or v in path:
+                    continue
+                w = b if width is None else min(width, b)
+                heapq.heappush(heap, (-float(w), hops + 1, key + (order[v],), v, path + (v,), w))
+        return best
+
+    def route(self, u: str, v: str) -> tuple[str, ...]:
+        try:
+            return self.path[(u, v)]
+        except KeyError:
+            raise ForestCollError(
+                f"no route from {u} to {v} through switches only (baselines need one)"
+            ) from None
+
+    def bw(self, u: str, v: str) -> float:
+        """Bottleneck bandwidth of the switch-only route u -> v (0 if it needs a relay)."""
+        if (u, v) in self.relayed:
+            return 0.0
+        w = self.width.get((u, v))
+        return 0.0 if w is None else float(w)
+
+
+# ----------------------------------------------------------------------------- rings
+def _boxes(topo: Topology) -> list[list[str]]:
+    groups: dict[str, list[str]] = {}
+    for n in topo.nodes:
+        if n.is_compute:
+            groups.setdefault(n.group or "", []).append(n.id)
+    return list(groups.values())
+
+
+class _LoadTracker:
+    def __init__(self, topo: Topology, routing: Routing) -> None:
+        self.table = LinkTable.of(topo)
+        self.routing = routing
+        self.load = np.zeros(len(self.table.pairs))
+        self.used_pairs: set[tuple[str, str]] = set()
+
+    def links(self, u: str, v: str) -> list[int]:
+        return self.table.path_links(self.routing.route(u, v), "route")
+
+    def cost(self, seq: list[str], closed: bool) -> tuple[float, float, int]:
+        pairs = list(zip(seq[:-1], seq[1:]))
+        if closed and len(seq) > 1:
+            pairs.append((seq[-1], seq[0]))
+        rev = sum(1 for u, v in pairs if (v, u) in self.used_pairs and (u, v) not in self.used_pairs)
+        add = np.zeros_like(self.load)
+        for u, v in pairs:
+            for li in self.links(u, v):
+                add[li] += 1.0
+        touched = add > 0
+        if not touched.any():
+            return 0.0, 0.0, rev
+        new = (self.load[touched] + add[touched]) / self.table.bandwidth[touched] * 1e9
+        return float(np.max(new)), float(np.sum(new * new)), rev
+
+    def pair_cost(self, u: str, v: str) -> float:
+        li = self.links(u, v)
+        return float(np.max((self.load[li] + 1.0) / self.table.bandwidth[li]))
+
+    def commit(self, seq: list[str], closed: bool) -> None:
+        pairs = list(zip(seq[:-1], seq[1:]))
+        if closed and len(seq) > 1:
+            pairs.append((seq[-1], seq[0]))
+        for u, v in pairs:
+            self.used_pairs.add((u, v))
+            for li in self.links(u, v):
+                self.load[li] += 1.0
+
+
+def _ham_paths(nodes: list[str], start: str, end: str | None, routing: Routing,
+               min_bw: float, tracker: _LoadTracker, limit: int = 64,
+               budget: int = 40000) -> list[list[str]]:
+    """Hamiltonian paths over ``nodes`` from ``start`` (to ``end`` if given; else closing back
+    to ``start``) using only routes of width >= ``min_bw``; least loaded neighbours first."""
+    m = len(nodes)
+    if m == 1:
+        return [[start]]
+    nbrs = {
+        u: sorted((v for v in nodes if v != u and routing.bw(u, v) >= min_bw),
+                  key=lambda v: (tracker.pair_cost(u, v), nodes.index(v)))
+        for u in nodes
+    }
+    found: list[list[str]] = []
+    steps = 0
+    path = [start]
+    seen = {start}
+
+    def dfs() -> bool:
+        nonlocal steps
+        steps += 1
+        if steps > budget or len(found) >= limit:
+            return True
+        u = path[-1]
+        if len(path) == m:
+            if end is None:
+                if routing.bw(u, start) >= min_bw:
+                    found.append(list(path))
+            elif u == end:
+                found.append(list(path))
+            return False
+        for v in nbrs[u]:
+            if v in seen or (end is not None and v == end and len(path) != m - 1):
+                continue
+            seen.add(v)
+            path.append(v)
+            stop = dfs()
+            path.pop()
+            seen.discard(v)
+            if stop:
+                return True
+        return False
+
+    dfs()
+    return found
+
+
+def _best_segment(nodes, start, end, routing, tracker, closed) -> list[str]:
+    levels = sorted({routing.bw(u, v) for u in nodes for v in nodes if u != v and routing.bw(u, v) > 0},
+                    reverse=True)
+    for level in levels or [0.0]:
+        cands = _ham_paths(nodes, start, end, routing, level, tracker)
+        if cands:
+            return min(cands, key=lambda p: (*tracker.cost(p, closed), nodes.index(p[-1])))
+    # no Hamiltonian path at all (budget or disconnected inside the box): index order
+    rest = [v for v in nodes if v not in (start, end)]
+    return [start] + rest + ([end] if end is not None and end != start else [])
+
+
+def ring_orders(topo: Topology, channels: int | None = None,
+                routing: Routing | None = None) -> list[list[str]]:
+    """The node order of every ring channel (see the module docstring)."""
+    routing = routing or Routing(topo)
+    boxes = _boxes(topo)
+    m = max(len(b) for b in boxes)
+    n_ch = channels if channels is not None else min(m, 16) if len(boxes) > 1 else min(m, 16)
+    tracker = _LoadTracker(topo, routing)
+    orders = []
+    for c in range(n_ch):
+        if len(boxes) == 1:
+            nodes = boxes[0]
+            seq = _best_segment(nodes, nodes[c % len(nodes)], None, routing, tracker, True)
+            tracker.commit(seq, True)
+            orders.append(seq)
+            continue
+        order: list[str] = []
+        for bi, nodes in enumerate(boxes):
+            k = len(nodes)
+            p, q = c % k, (c + max(1, k // 2)) % k
+            if bi % 2 == 1:
+                p, q = q, p
+            start, end = nodes[p], nodes[q]
+            if k == 1:
+                seg = [start]
+            else:
+                if start == end:
+                    end = nodes[(q + 1) % k]
+                seg = _best_segment(nodes, start, end, routing, tracker, False)
+            tracker.commit(seg, False)
+            order.extend(seg)
+        # inter-box hops
+        tracker.commit([order[-1], order[0]], False)
+        for i in range(len(order) - 1):
+            u, v = order[i], order[i + 1]
+            if topo.node(u).group != topo.node(v).group:
+                tracker.commit([u, v], False)
+        orders.append(order)
+    return orders
+
+
+def _chain_bcast(order: list[str], i: int, routing: Routing) -> tuple:
+    n = len(order)
+    return tuple(
+        (order[(i + j) % n], order[(i + j + 1) % n], routing.route(order[(i + j) % n], order[(i + j + 1) % n]))
+        for j in range(n - 1)
+    )
+
+
+def _chain_reduce(order: list[str], i: int, routing: Routing) -> tuple:
+    """Reduce chain ending at order[i]: order[i+1] -> order[i+2] -> ... -> order[i]."""
+    n = len(order)
+    return tuple(
+        (order[(i + 1 + j) % n], order[(i + 2 + j) % n],
+         routing.route(order[(i + 1 + j) % n], order[(i + 2 + j) % n]))
+        for j in range(n - 1)
+    )
+
+
+def _pair_allreduce(rs_flows: list[Flow], ag_flows: list[Flow]) -> list[Flow]:
+    """rs + ag with ag[i] waiting chunk by chunk for rs[i]."""
+    from dataclasses import replace
+
+    out = list(rs_flows)
+    for i, f in enumerate(ag_flows):
+        out.append(replace(f, after_chunkwise=i))
+    return out
+
+
+def ring(topo: Topology, collective: str = "allgather", channels: int | None = None,
+         routing: Routing | None = None, name: str = "ring") -> RouteSet:
+    """NCCL-style multi-channel rings (``channels=1``: a single ring)."""
+    routing = routing or Routing(topo)
+    orders = ring_orders(topo, channels, routing)
+    n = len(topo.compute_ids)
+    share = 1.0 / (len(orders) * n)
+    ag, rs = [], []
+    for order in orders:
+        for i, r in enumerate(order):
+            ag.append(Flow(BCAST, r, share, _chain_bcast(order, i, routing), "allgather"))
+            rs.append(Flow(REDUCE, r, share, _chain_reduce(order, i, routing), "reduce-scatter"))
+    flows = _compose(collective, rs, ag)
+    notes = (f"{len(orders)} channel(s)",)
+    return RouteSet(topo, collective, name, tuple(flows), notes, {"orders": orders})
+
+
+def _compose(collective: str, rs: list[Flow], ag: list[Flow]) -> list[Flow]:
+    if collective == "allgather":
+        return ag
+    if collective == "reduce-scatter":
+        return rs
+    if collective == "allreduce":
+        return _pair_allreduce(rs, ag)
+    raise ForestCollError(f"unknown collective {collective!r} (allgather, reduce-scatter, allreduce)")
+
+
+# ----------------------------------------------------------------------------- double binary tree
+def _btree(items: list, lo: int, hi: int, parent, out: list) -> None:
+    if lo >= hi:
+        return
+    mid = (lo + hi) // 2
+    if parent is not None:
+        out.append((parent, items[mid]))
+    _btree(items, lo, mid, items[mid], out)
+    _btree(items, mid + 1, hi, items[mid], out)
+
+
+def double_binary_tree(topo: Topology, collective: str = "allreduce", channels: int | None = None,
+                       routing: Routing | None = None) -> RouteSet:
+    """NCCL's double binary tree allreduce (see the module docstring)."""
+    if collective != "allreduce":
+        raise ForestCollError("the tree baseline exists for allreduce only (as in NCCL)")
+    routing = routing or Routing(topo)
+    orders = ring_orders(topo, channels, routing)
+    group = {n.id: n.group or "" for n in topo.nodes}
+    flows: list[Flow] = []
+    share = 1.0 / (2 * len(orders))
+    for order in orders:
+        segs: list[list[str]] = []
+        for v in order:
+            if segs and group[segs[-1][-1]] == group[v]:
+                segs[-1].append(v)
+            else:
+                segs.append([v])
+        heads = [s[0] for s in segs]
+        chain_edges = [(s[i], s[i + 1]) for s in segs for i in range(len(s) - 1)]
+        b = len(heads)
+        for t in range(2):
+            items = heads if t == 0 else heads[1:] + heads[:1]
+            if b > 1 and t == 1 and b % 2 == 1:
+                items = heads[::-1]
+            inter: list[tuple[str, str]] = []
+            _btree(items, 0, b, None, inter)
+            root = items[(b - 1) // 2] if b > 0 else heads[0]
+            pc = inter + chain_edges  # parent -> child pairs
+            # order edges breadth-first from the root
+            children: dict[str, list[str]] = {}
+            for u, v in pc:
+                children.setdefault(u, []).append(v)
+            bfs, queue = [], [root]
+            while queue:
+                u = queue.pop(0)
+                for v in children.get(u, []):
+                    bfs.append((u, v))
+                    queue.append(v)
+            red = tuple((v, u, routing.route(v, u)) for u, v in bfs)
+            bc = tuple((u, v, routing.route(u, v)) for u, v in bfs)
+            ri = len(flows)
+            flows.append(Flow(REDUCE, root, share, red, "reduce"))
+            flows.append(Flow(BCAST, root, share, bc, "broadcast", after_chunkwise=ri))
+    return RouteSet(topo, collective, "tree", tuple(flows), (f"{len(orders)} channel(s) x 2 trees",))
+
+
+# ----------------------------------------------------------------------------- direct
+def direct(topo: Topology, collective: str = "allgather", routing: Routing | None = None) -> RouteSet:
+    """Everyone sends to everyone on its own route."""
+    routing = routing or Routing(topo)
+    comp = topo.compute_ids
+    n = len(comp)
+    ag = [Flow(BCAST, r, 1.0 / n, tuple((r, v, routing.route(r, v)) for v in comp if v != r), "allgather")
+          for r in comp]
+    rs = [Flow(REDUCE, r, 1.0 / n, tuple((v, r, routing.route(v, r)) for v in comp if v != r),
+               "reduce-scatter") for r in comp]
+    return RouteSet(topo, collective, "direct", tuple(_compose(collective, rs, ag)))
+
+
+# ----------------------------------------------------------------------------- blink
+def blink(topo: Topology, collective: str = "allgather", routing: Routing | None = None) -> RouteSet:
+    """One load-balanced spanning tree per root (greedy packing, Blink-style)."""
+    routing = routing or Routing(topo)
+    comp = list(topo.compute_ids)
+    n = len(comp)
+    table = LinkTable.of(topo)
+    n_links = len(table.pairs)
+    inv_bw = np.concatenate([1.0 / table.bandwidth, [0.0]])
+    maxh = max(len(p) - 1 for p in routing.path.values())
+    idx = np.full((n, n, maxh), n_links, dtype=np.int64)  # idx[x, y] = links of route x -> y
+    for (u, v), p in routing.path.items():
+        li = table.path_links(p, "route")
+        idx[comp.index(u), comp.index(v), : len(li)] = li
+    hops = (idx != n_links).sum(axis=2)
+
+    def trees(reverse: bool) -> list[list[tuple[int, int]]]:
+        load = np.zeros(n_links + 1)
+        out = []
+        for r in range(n):
+            inside = np.zeros(n, bool)
+            inside[r] = True
+            edges = []
+            for _ in range(n - 1):
+                pairs_idx = idx.transpose(1, 0, 2) if reverse else idx  # data y->x when reverse
+                cost = np.max((load[pairs_idx] + 1.0) * inv_bw[pairs_idx], axis=2)
+                cost = np.where((hops.T if reverse else hops) > 0, cost, np.inf)
+                cost[~inside, :] = np.inf
+                cost[:, inside] = np.inf
+                best = np.min(cost)
+                if not np.isfinite(best):
+                    raise ForestCollError("blink: a compute node cannot be reached through switches")
+                cand = np.argwhere(cost <= best * (1 + 1e-12))
+                x, y = min(cand.tolist(), key=lambda xy: (hops[xy[0], xy[1]], xy[0], xy[1]))
+                inside[y] = True
+                edges.append((x, y))
+                li = idx[y, x] if reverse else idx[x, y]
+                load[li[li != n_links]] += 1.0
+            out.append(edges)
+        return out
+
+    ag = [Flow(BCAST, comp[r], 1.0 / n,
+               tuple((comp[x], comp[y], routing.route(comp[x], comp[y])) for x, y in t), "allgather")
+          for r, t in enumerate(trees(False))] if collective != "reduce-scatter" else []
+    rs = [Flow(REDUCE, comp[r], 1.0 / n,
+               tuple((comp[y], comp[x], routing.route(comp[y], comp[x])) for x, y in t), "reduce-scatter")
+          for r, t in enumerate(trees(True))] if collective != "allgather" else []
+    return RouteSet(topo, collective, "blink", tuple(_compose(collective, rs, ag)))
+
+
+def build(name: str, topo: Topology, collective: str, routing: Routing | None = None) -> RouteSet:
+    """The route set of baseline ``name`` (one of :data:`ALGORITHMS`)."""
+    routing = routing or Routing(topo)
+    if name == "ring":
+        return ring(topo, collective, routing=routing)
+    if name == "ring1":
+        return ring(topo, collective, channels=1, routing=routing, name="ring1")
+    if name == "tree":
+        return double_binary_tree(topo, collective, routing=routing)
+    if name == "direct":
+        return direct(topo, collective, routing)
+    if name == "blink":
+        return blink(topo, collective, routing)
+    raise ForestCollError(f"unknown baseline {name!r} (choose from {', '.join(ALGORITHMS)})")

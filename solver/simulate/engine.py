@@ -1,0 +1,548 @@
+"""The chunk-level discrete-event network simulator (one numba kernel).
+
+Model
+-----
+- A flow of B bytes (see :mod:`solver.simulate.routes`) is cut into ``n = ceil(B / chunk)`` equal
+  chunks. Every logical tree edge is routed on a physical path; every hop of the path is one
+  transmission of the chunk on one directed link.
+- A hop on link l takes ``alpha_l + bytes / bw_l``: the link is busy (serialising) for
+  ``bytes / bw_l``; the first byte reaches the far end ``alpha_l`` after the link starts sending.
+  ``alpha_l`` is the link's ``latency`` or the default (1 us).
+- **Compute nodes store and forward**: a node forwards a chunk (allgather/broadcast) or sends its
+  partial sum for a chunk (reduce: once all of its children's contributions for that chunk have
+  arrived) only when the whole chunk has arrived. Reduction arithmetic is free.
+- **Switches cut through**: the next hop may start as soon as the first byte arrives (``alpha``
+  after the previous hop started), but cannot finish before the last byte has arrived; so a chunk
+  crossing a switch is paced by the slower of the two links and pays both latencies.
+- **Link sharing**: a directed link sends one chunk at a time (no preemption) and is work
+  conserving (never idle while a chunk waits). Among the chunks waiting at a link it picks the one
+  with the lowest chunk index, ties in arrival order. With equal chunks this is round-robin between
+  the flows sharing the link, i.e. *fair sharing at chunk granularity*: every flow gets the same
+  number of chunks through a link per round, so forwarding of other trees' early chunks is not
+  starved by a node's own later chunks (plain FIFO would dump a root's whole shard first and
+  stall the pipelines downstream). Chunk-granular service costs O(log n) per hop, while exact
+  bit-level fair sharing would have to recompute every active transfer's rate at each event.
+- Completion time = the time the last chunk arrives anywhere. Link busy fraction = serialisation
+  time / completion time.
+
+The kernel takes prepared int64/float64 arrays; :func:`simulate_routes` builds them.
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ForestCollError
+from .routes import BCAST, DEFAULT_LATENCY_US, LinkTable, RouteSet
+
+try:  # one place for numba flags (created by the solver engineer)
+    from .._jit import njit
+except ImportError:  # pragma: no cover - until solver/_jit.py exists
+    import functools
+
+    import numba
+
+    njit = functools.partial(numba.njit, nogil=True, cache=True)
+
+#: Above this many chunk transmissions the chunk size is raised for the run (memory ~90 B each).
+MAX_TRANSMISSIONS = 1_500_000
+
+_READY = 0
+_KICK = 1
+_ARRIVE = 2
+_CBITS = 22
+_HBITS = 10
+_CMASK = (1 << _CBITS) - 1
+_HMASK = (1 << _HBITS) - 1
+_QSHIFT = 40
+_PSCALE = 1 << 22  # progress c / n of a flow, quantised, is the link-queue priority
+
+
+@njit
+def _gpush(ht, hs, hp, hx, n, t, s, p, x):
+    i = n
+    while i > 0:
+        par = (i - 1) >> 1
+        if ht[par] < t or (ht[par] == t and hs[par] < s):
+            break
+        ht[i] = ht[par]
+        hs[i] = hs[par]
+        hp[i] = hp[par]
+        hx[i] = hx[par]
+        i = par
+    ht[i] = t
+    hs[i] = s
+    hp[i] = p
+    hx[i] = x
+    return n + 1
+
+
+@njit
+def _gpop(ht, hs, hp, hx, n):
+    """Remove the top of the (time, seq) heap; returns the new size (top copied by the caller)."""
+    n -= 1
+    t = ht[n]
+    s = hs[n]
+    p = hp[n]
+    x = hx[n]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and (ht[c + 1] < ht[c] or (ht[c + 1] == ht[c] and hs[c + 1] < hs[c])):
+            c += 1
+        if t < ht[c] or (t == ht[c] and s < hs[c]):
+            break
+        ht[i] = ht[c]
+        hs[i] = hs[c]
+        hp[i] = hp[c]
+        hx[i] = hx[c]
+        i = c
+    if n > 0:
+        ht[i] = t
+        hs[i] = s
+        hp[i] = p
+        hx[i] = x
+    return n
+
+
+@njit
+def _qpush(qk, qp, qx, off, n, k, p, x):
+    i = n
+    while i > 0:
+        par = (i - 1) >> 1
+        if qk[off + par] < k:
+            break
+        qk[off + i] = qk[off + par]
+        qp[off + i] = qp[off + par]
+        qx[off + i] = qx[off + par]
+        i = par
+    qk[off + i] = k
+    qp[off + i] = p
+    qx[off + i] = x
+
+
+@njit
+def _qpop(qk, qp, qx, off, n):
+    n -= 1
+    k = qk[off + n]
+    p = qp[off + n]
+    x = qx[off + n]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and qk[off + c + 1] < qk[off + c]:
+            c += 1
+        if k < qk[off + c]:
+            break
+        qk[off + i] = qk[off + c]
+        qp[off + i] = qp[off + c]
+        qx[off + i] = qx[off + c]
+        i = c
+    if n > 0:
+        qk[off + i] = k
+        qp[off + i] = p
+        qx[off + i] = x
+
+
+@njit
+def _simulate_kernel(
+    n_nodes,
+    kind,
+    root,
+    nch,
+    cbytes,
+    e_flow,
+    e_dst,
+    path_ptr,
+    path_links,
+    out_ptr,
+    out_edges,
+    cnt_ptr,
+    cnt_init,
+    grp_rem_init,
+    member_base,
+    member_cw,
+    dep_ptr,
+    dep_flow,
+    dep_chunk,
+    has_dep,
+    link_bw,
+    link_lat,
+    q_off,
+    heap_cap,
+):
+    n_links = link_bw.shape[0]
+    n_flows = kind.shape[0]
+    cnt = cnt_init.copy()
+    grp_rem = grp_rem_init.copy()
+    ht = np.empty(heap_cap, np.float64)
+    hs = np.empty(heap_cap, np.int64)
+    hp = np.empty(heap_cap, np.int64)
+    hx = np.empty(heap_cap, np.float64)
+    q_total = q_off[n_links]
+    qk = np.empty(max(q_total, 1), np.int64)
+    qp = np.empty(max(q_total, 1), np.int64)
+    qx = np.empty(max(q_total, 1), np.float64)
+    qn = np.zeros(n_links, np.int64)
+    busy = np.zeros(n_links, np.bool_)
+    busy_time = np.zeros(n_links, np.float64)
+    n = 0
+    seq = 0
+    qseq = 0
+    finish = 0.0
+    events = 0
+    # releases: list of (flow, chunk or -1, time) to process; a small stack
+    rel_f = np.empty(n_flows + 1, np.int64)
+    rel_c = np.empty(n_flows + 1, np.int64)
+
+    # initial release, chunk-major so that chunk c of every flow is queued before chunk c + 1
+    max_ch = 0
+    for f in range(n_flows):
+        if nch[f] > max_ch:
+            max_ch = nch[f]
+    for c in range(max_ch):
+        for f in range(n_flows):
+            if has_dep[f] or c >= nch[f]:
+                continue
+            if kind[f] == 0:
+                v = root[f]
+                for j in range(out_ptr[f * n_nodes + v], out_ptr[f * n_nodes + v + 1]):
+                    e = out_edges[j]
+                    p = (((e << _CBITS) | c) << _HBITS) << 2 | _READY
+                    n = _gpush(ht, hs, hp, hx, n, 0.0, seq, p, 0.0)
+                    seq += 1
+            else:
+                base = cnt_ptr[f]
+                for v in range(n_nodes):
+                    if v == root[f] or cnt[base + v * nch[f] + c] != 0:
+                        continue
+                    for j in range(out_ptr[f * n_nodes + v], out_ptr[f * n_nodes + v + 1]):
+                        e = out_edges[j]
+                        p = (((e << _CBITS) | c) << _HBITS) << 2 | _READY
+                        n = _gpush(ht, hs, hp, hx, n, 0.0, seq, p, 0.0)
+                        seq += 1
+
+    while n > 0:
+        t = ht[0]
+        p = hp[0]
+        x = hx[0]
+        n = _gpop(ht, hs, hp, hx, n)
+        events += 1
+        typ = p & 3
+        rest = p >> 2
+        if typ == _READY:
+            h = rest & _HMASK
+            rest >>= _HBITS
+            c = rest & _CMASK
+            e = rest >> _CBITS
+            lk = path_links[path_ptr[e] + h]
+            f = e_flow[e]
+            key = (((c * _PSCALE) // nch[f]) << _QSHIFT) | qseq
+            qseq += 1
+            _qpush(qk, qp, qx, q_off[lk], qn[lk], key, (((e << _CBITS) | c) << _HBITS) | h, x)
+            qn[lk] += 1
+            if not busy[lk]:
+                busy[lk] = True
+                n = _gpush(ht, hs, hp, hx, n, t, seq, (lk << 2) | _KICK, 0.0)
+                seq += 1
+        elif typ == _KICK:
+            lk = rest
+            if qn[lk] == 0:
+                busy[lk] = False
+                continue
+            off = q_off[lk]
+            key = qk[off]
+            pe = qp[off]
+            tail_in = qx[off]
+            _qpop(qk, qp, qx, off, qn[lk])
+            qn[lk] -= 1
+            h = pe & _HMASK
+            c = (pe >> _HBITS) & _CMASK
+            e = pe >> (_HBITS + _CBITS)
+            f = e_flow[e]
+            dur = cbytes[f] / link_bw[lk]
+            end = t + dur
+            if tail_in > end:
+                end = tail_in
+            busy_time[lk] += dur
+            n = _gpush(ht, hs, hp, hx, n, end, seq, (lk << 2) | _KICK, 0.0)
+            seq += 1
+            lat = link_lat[lk]
+            if path_ptr[e] + h + 1 < path_ptr[e + 1]:
+                p2 = (((e << _CBITS) | c) << _HBITS | (h + 1)) << 2 | _READY
+                n = _gpush(ht, hs, hp, hx, n, t + lat, seq, p2, end + lat)
+            else:
+                p2 = ((e << _CBITS) | c) << 2 | _ARRIVE
+                n = _gpush(ht, hs, hp, hx, n, end + lat, seq, p2, end + lat)
+            seq += 1
+        else:  # arrival of a whole chunk at the far end of edge e
+            c = rest & _CMASK
+            e = rest >> _CBITS
+            f = e_flow[e]
+            v = e_dst[e]
+            if t > finish:
+                finish = t
+            n_rel = 0
+            if kind[f] == 0:
+                for j in range(out_ptr[f * n_nodes + v], out_ptr[f * n_nodes + v + 1]):
+                    e2 = out_edges[j]
+                    p2 = (((e2 << _CBITS) | c) << _HBITS) << 2 | _READY
+                    n = _gpush(ht, hs, hp, hx, n, t, seq, p2, t)
+                    seq += 1
+            else:
+                idx = cnt_ptr[f] + v * nch[f] + c
+                cnt[idx] -= 1
+                if cnt[idx] == 0:
+                    if v != root[f]:
+                        for j in range(out_ptr[f * n_nodes + v], out_ptr[f * n_nodes + v + 1]):
+                            e2 = out_edges[j]
+                            p2 = (((e2 << _CBITS) | c) << _HBITS) << 2 | _READY
+                            n = _gpush(ht, hs, hp, hx, n, t, seq, p2, t)
+                            seq += 1
+                    elif member_base[f] >= 0:
+                        g = member_base[f] + (c if member_cw[f] else 0)
+                        grp_rem[g] -= 1
+                        if grp_rem[g] == 0:
+                            for j in range(dep_ptr[g], dep_ptr[g + 1]):
+                                rel_f[n_rel] = dep_flow[j]
+                                rel_c[n_rel] = dep_chunk[j]
+                                n_rel += 1
+            for r in range(n_rel):
+                f2 = rel_f[r]
+                c_lo = rel_c[r]
+                c_hi = c_lo + 1
+                if c_lo < 0:
+                    c_lo = 0
+                    c_hi = nch[f2]
+                for c2 in range(c_lo, c_hi):
+                    if kind[f2] == 0:
+                        v2 = root[f2]
+                        for j in range(out_ptr[f2 * n_nodes + v2], out_ptr[f2 * n_nodes + v2 + 1]):
+                            e2 = out_edges[j]
+                            p2 = (((e2 << _CBITS) | c2) << _HBITS) << 2 | _READY
+                            n = _gpush(ht, hs, hp, hx, n, t, seq, p2, t)
+                            seq += 1
+                    else:
+                        base = cnt_ptr[f2]
+                        for v2 in range(n_nodes):
+                            if v2 == root[f2] or cnt[base + v2 * nch[f2] + c2] != 0:
+                                continue
+                            for j in range(out_ptr[f2 * n_nodes + v2], out_ptr[f2 * n_nodes + v2 + 1]):
+                                e2 = out_edges[j]
+                                p2 = (((e2 << _CBITS) | c2) << _HBITS) << 2 | _READY
+                                n = _gpush(ht, hs, hp, hx, n, t, seq, p2, t)
+                                seq += 1
+    return finish, busy_time, events
+
+
+@dataclass(frozen=True)
+class SimRun:
+    """One simulated collective at one message size."""
+
+    size: int  # bytes (nccl-tests "size")
+    time: float  # seconds
+    chunk: float  # bytes per chunk requested (flows smaller than a chunk send one chunk)
+    busy_fraction: np.ndarray  # per directed link (LinkTable order)
+    events: int
+    wall: float  # seconds spent simulating
+
+    @property
+    def algbw(self) -> float:
+        """GB/s (1e9 bytes/s), nccl-tests' algbw = size / time."""
+        return self.size / self.time / 1e9 if self.time > 0 else math.inf
+
+
+class _Prepared:
+    """Size-independent arrays of a route set (built once, reused for every size)."""
+
+    def __init__(self, rs: RouteSet, table: LinkTable) -> None:
+        compute = rs.topology.compute_ids
+        node_ix = {c: i for i, c in enumerate(compute)}
+        self.n_nodes = len(compute)
+        flows = [f for f in rs.flows]
+        self.flows = flows
+        self.table = table
+        nn = self.n_nodes
+        kind, root = [], []
+        e_flow, e_src, e_dst, path_ptr, path_links = [], [], [], [0], []
+        for fi, f in enumerate(flows):
+            kind.append(0 if f.kind == BCAST else 1)
+            root.append(node_ix[f.root])
+            for src, dst, path in f.edges:
+                e_flow.append(fi)
+                e_src.append(node_ix[src])
+                e_dst.append(node_ix[dst])
+                links = table.path_links(path, f"{rs.algorithm} flow {fi}")
+                if len(links) > _HMASK:
+                    raise ForestCollError(f"{rs.algorithm} flow {fi}: path too long ({len(links)} hops)")
+                path_links.extend(links)
+                path_ptr.append(len(path_links))
+        self.kind = np.array(kind, np.int64)
+        self.root = np.array(root, np.int64)
+        self.e_flow = np.array(e_flow, np.int64)
+        self.e_src = np.array(e_src, np.int64)
+        self.e_dst = np.array(e_dst, np.int64)
+        self.path_ptr = np.array(path_ptr, np.int64)
+        self.path_links = np.array(path_links, np.int64)
+        n_edges = len(e_flow)
+        if n_edges >= 1 << 28:
+            raise ForestCollError("too many tree edges to simulate")
+        # edges out of (flow, node): CSR
+        keys = self.e_flow * nn + self.e_src
+        order = np.argsort(keys, kind="stable")
+        self.out_edges = order.astype(np.int64)
+        counts = np.bincount(keys, minlength=len(flows) * nn)
+        self.out_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        # children per (flow, node) for reduce flows
+        self.children = np.bincount(self.e_flow * nn + self.e_dst, minlength=len(flows) * nn)
+        self.hops_per_edge = np.diff(self.path_ptr)
+        self.edges_of_flow = np.bincount(self.e_flow, minlength=len(flows))
+        # groups (dependencies)
+        member_base = np.full(len(flows), -1, np.int64)
+        member_cw = np.zeros(len(flows), np.int64)
+        has_dep = np.zeros(len(flows), np.int64)
+        self._groups_spec = []  # (members [(flow)], chunkwise, dependents [flow])
+        by_after: dict[tuple[int, ...], list[int]] = {}
+        chunkwise: dict[int, list[int]] = {}
+        for fi, f in enumerate(flows):
+            if f.after_chunkwise >= 0:
+                chunkwise.setdefault(f.after_chunkwise, []).append(fi)
+                has_dep[fi] = 1
+            elif f.after:
+                by_after.setdefault(tuple(sorted(set(f.after))), []).append(fi)
+                has_dep[fi] = 1
+        member_of: dict[int, int] = {}
+        for g_members, deps in list(by_after.items()):
+            gi = len(self._groups_spec)
+            self._groups_spec.append((list(g_members), False, deps))
+            for m in g_members:
+                if m in member_of:
+                    raise ForestCollError(f"{rs.algorithm}: flow {m} is awaited by two groups")
+                member_of[m] = gi
+        for m, deps in chunkwise.items():
+            if m in member_of:
+                raise ForestCollError(f"{rs.algorithm}: flow {m} is awaited by two groups")
+            gi = len(self._groups_spec)
+            self._groups_spec.append(([m], True, deps))
+            member_of[m] = gi
+        for m in member_of:
+            if flows[m].kind == BCAST:
+                raise ForestCollError(f"{rs.algorithm}: only reduce flows can be awaited (flow {m})")
+        self.member_of = member_of
+        self.member_cw_flag = member_cw
+        self.member_base_t = member_base
+        self.has_dep = has_dep
+
+    def arrays_for(self, size: int, chunk: float):
+        flows = self.flows
+        nn = self.n_nodes
+        data = np.array([f.share * size for f in flows], np.float64)
+        nch = np.maximum(1, np.ceil(data / chunk - 1e-9)).astype(np.int64)
+        nch[data <= 0] = 0
+        cbytes = np.where(nch > 0, data / np.maximum(nch, 1), 0.0)
+        # transmissions per link (for per-link queue capacities)
+        per_edge = nch[self.e_flow]
+        link_tx = np.bincount(
+            self.path_links, weights=np.repeat(per_edge, self.hops_per_edge),
+            minlength=len(self.table.pairs),
+        ).astype(np.int64)
+        q_off = np.concatenate([[0], np.cumsum(link_tx)]).astype(np.int64)
+        total_tx = int(q_off[-1])
+        heap_cap = 2 * total_tx + len(self.table.pairs) + 16
+        # reduce counters
+        cnt_ptr = np.zeros(len(flows), np.int64)
+        parts = []
+        pos = 0
+        for fi, f in enumerate(flows):
+            if f.kind != BCAST:
+                cnt_ptr[fi] = pos
+                ch = self.children[fi * nn:(fi + 1) * nn]
+                parts.append(np.repeat(ch, nch[fi]))
+                pos += nn * int(nch[fi])
+        cnt_init = np.concatenate(parts).astype(np.int64) if parts else np.zeros(1, np.int64)
+        # groups
+        member_base = self.member_base_t.copy()
+        member_cw = self.member_cw_flag.copy()
+        grp_rem, dep_ptr, dep_flow, dep_chunk = [], [0], [], []
+        gid = 0
+        for members, cw, deps in self._groups_spec:
+            if cw:
+                m = members[0]
+                for d in deps:
+                    if nch[d] != nch[m]:
+                        raise ForestCollError(
+                            f"flow {d} waits chunk by chunk for flow {m} with a different size"
+                        )
+                member_base[m] = gid
+                member_cw[m] = 1
+                for c in range(int(nch[m])):
+                    grp_rem.append(1)
+                    for d in deps:
+                        dep_flow.append(d)
+                        dep_chunk.append(c)
+                    dep_ptr.append(len(dep_flow))
+                gid += int(nch[m])
+            else:
+                total = 0
+                for m in members:
+                    member_base[m] = gid
+                    total += int(nch[m])
+                grp_rem.append(total)
+                for d in deps:
+                    dep_flow.append(d)
+                    dep_chunk.append(-1)
+                dep_ptr.append(len(dep_flow))
+                gid += 1
+        return dict(
+            nch=nch, cbytes=cbytes, cnt_ptr=cnt_ptr, cnt_init=cnt_init,
+            grp_rem=np.array(grp_rem or [0], np.int64), member_base=member_base,
+            member_cw=member_cw, dep_ptr=np.array(dep_ptr, np.int64),
+            dep_flow=np.array(dep_flow or [0], np.int64),
+            dep_chunk=np.array(dep_chunk or [0], np.int64), q_off=q_off,
+            heap_cap=heap_cap, total_tx=total_tx,
+        )
+
+
+def prepare(rs: RouteSet, latency_us: float = DEFAULT_LATENCY_US) -> _Prepared:
+    """Build the size-independent arrays of ``rs`` (reuse it for a sweep of sizes)."""
+    return _Prepared(rs, LinkTable.of(rs.topology, latency_us))
+
+
+def simulate_prepared(prep: _Prepared, size: int, chunk: float) -> SimRun:
+    """Simulate one message size on prepared arrays."""
+    if size <= 0:
+        raise ForestCollError(f"message size must be > 0 bytes, got {size}")
+    if not (chunk > 0):
+        raise ForestCollError(f"chunk size must be > 0 bytes, got {chunk}")
+    t0 = _time.perf_counter()
+    a = prep.arrays_for(size, chunk)
+    eff_chunk = float(chunk)
+    while a["total_tx"] > MAX_TRANSMISSIONS:
+        eff_chunk *= 2.0
+        a = prep.arrays_for(size, eff_chunk)
+    table = prep.table
+    finish, busy, events = _simulate_kernel(
+        prep.n_nodes, prep.kind, prep.root, a["nch"], a["cbytes"], prep.e_flow, prep.e_dst,
+        prep.path_ptr, prep.path_links, prep.out_ptr, prep.out_edges, a["cnt_ptr"],
+        a["cnt_init"], a["grp_rem"], a["member_base"], a["member_cw"], a["dep_ptr"],
+        a["dep_flow"], a["dep_chunk"], prep.has_dep, table.bandwidth, table.latency,
+        a["q_off"], a["heap_cap"],
+    )
+    busy_frac = busy / finish if finish > 0 else np.zeros_like(busy)
+    return SimRun(int(size), float(finish), eff_chunk, busy_frac, int(events),
+                  _time.perf_counter() - t0)
+
+
+def simulate_routes(
+    rs: RouteSet, size: int, chunk: float = 1 << 20, latency_us: float = DEFAULT_LATENCY_US
+) -> SimRun:
+    """Simulate route set ``rs`` for a message of ``size`` bytes in chunks of ``chunk`` bytes."""
+    return simulate_prepared(prepare(rs, latency_us), size, chunk)
