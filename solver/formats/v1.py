@@ -111,7 +111,8 @@ def from_dict(data: Any, where: str = "<topology>", *, check: bool = True) -> To
         src, dst = raw.get("source"), raw.get("target")
         if not isinstance(src, str) or not isinstance(dst, str):
             raise TopologyError(f"{where}: links[{i}]: 'source' and 'target' must be node ids")
-        label = f"{where}: link {i} ({src}->{dst})"
+        arrow = "->" if raw.get("directed") is True else "<->"
+        label = f"{where}: link {i} ({src}{arrow}{dst})"
         if "bandwidth" not in raw:
             raise TopologyError(f"{label}: missing 'bandwidth'")
         bw = to_fraction(raw["bandwidth"], f"{label}: bandwidth")

@@ -1,0 +1,193 @@
+"""Every kind of bad fabric file gets a one-line error naming the problem and where it is."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from solver.errors import ForestCollError, TopologyError
+from solver.formats import MAX_FILE_BYTES, load
+
+GOOD_NODES = [
+    {"id": "a", "kind": "compute"},
+    {"id": "b", "kind": "compute"},
+    {"id": "s", "kind": "switch"},
+]
+GOOD_LINKS = [
+    {"source": "a", "target": "s", "bandwidth": 10},
+    {"source": "b", "target": "s", "bandwidth": 10},
+]
+
+
+def v1_doc(**changes):
+    doc = {
+        "format": "forestcoll-topology",
+        "version": 1,
+        "name": "t",
+        "nodes": json.loads(json.dumps(GOOD_NODES)),
+        "links": json.loads(json.dumps(GOOD_LINKS)),
+    }
+    doc.update(changes)
+    return doc
+
+
+def write(tmp_path, doc, name="f.json") -> str:
+    path = tmp_path / name
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    return str(path)
+
+
+def expect_error(path, pattern):
+    with pytest.raises(TopologyError) as info:
+        load(path)
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(path), message  # names the file
+    assert pattern in message, message
+    return message
+
+
+def test_good_file_loads(tmp_path):
+    topo = load(write(tmp_path, v1_doc()))
+    assert topo.compute_ids == ("a", "b")
+
+
+def test_invalid_json_names_line_and_column(tmp_path):
+    path = write(tmp_path, '{"format": "forestcoll-topology",\n  "version": 1,\n  "nodes": [,]}')
+    message = expect_error(path, "invalid JSON")
+    assert f"{path}:3:" in message
+
+
+def test_missing_or_wrong_format_and_version(tmp_path):
+    doc = v1_doc()
+    del doc["format"]
+    expect_error(write(tmp_path, doc), "missing 'format'")
+    expect_error(write(tmp_path, v1_doc(format="something-else")), "'format' must be")
+    doc = v1_doc()
+    del doc["version"]
+    expect_error(write(tmp_path, doc), "missing 'version'")
+    expect_error(write(tmp_path, v1_doc(version="one")), "'version' must be a number")
+    expect_error(write(tmp_path, v1_doc(version=3)), "newer than this program reads")
+    expect_error(write(tmp_path, "[1, 2]"), "expected a JSON object")
+
+
+def test_duplicate_id(tmp_path):
+    doc = v1_doc()
+    doc["nodes"].append({"id": "a", "kind": "switch"})
+    expect_error(write(tmp_path, doc), "duplicate node id 'a'")
+
+
+def test_link_to_unknown_node(tmp_path):
+    doc = v1_doc()
+    doc["links"].append({"source": "a", "target": "ghost", "bandwidth": 1})
+    expect_error(write(tmp_path, doc), "link 2 (a<->ghost): unknown node 'ghost'")
+
+
+def test_self_loop(tmp_path):
+    doc = v1_doc()
+    doc["links"].append({"source": "s", "target": "s", "bandwidth": 1})
+    expect_error(write(tmp_path, doc), "self-loop on node 's'")
+
+
+@pytest.mark.parametrize(
+    "raw, pattern",
+    [
+        ("0", "must be > 0"),
+        ("-5", "must be > 0"),
+        ("NaN", "must be finite"),
+        ("Infinity", "must be finite"),
+        ("-Infinity", "must be finite"),
+        ('"NaN"', "must be finite"),
+        ('"fast"', "must be a number"),
+        ("true", "must be a number"),
+        ("null", "must be a number"),
+        ("[1]", "must be a number"),
+    ],
+)
+def test_bad_bandwidths(tmp_path, raw, pattern):
+    doc = json.dumps(v1_doc()).replace('"bandwidth": 10}, {', f'"bandwidth": {raw}}}, {{', 1)
+    assert raw in doc
+    message = expect_error(write(tmp_path, doc), pattern)
+    assert "link 0 (a<->s)" in message and "bandwidth" in message
+
+
+def test_missing_bandwidth_and_bad_latency(tmp_path):
+    doc = v1_doc()
+    del doc["links"][1]["bandwidth"]
+    expect_error(write(tmp_path, doc), "link 1 (b<->s): missing 'bandwidth'")
+    doc = v1_doc()
+    doc["links"][0]["latency"] = -1
+    expect_error(write(tmp_path, doc), "latency must be >= 0")
+
+
+def test_bad_kind(tmp_path):
+    doc = v1_doc()
+    doc["nodes"][2]["kind"] = "router"
+    expect_error(write(tmp_path, doc), "node 's': 'kind' must be 'compute' or 'switch'")
+
+
+def test_fewer_than_two_compute_nodes(tmp_path):
+    doc = v1_doc()
+    doc["nodes"][1]["kind"] = "switch"
+    expect_error(write(tmp_path, doc), "at least two compute nodes, this one has 1")
+
+
+def test_compute_node_that_cannot_be_reached(tmp_path):
+    doc = v1_doc()
+    doc["nodes"].append({"id": "c", "kind": "compute"})
+    doc["links"].append({"source": "c", "target": "s", "bandwidth": 5, "directed": True})
+    expect_error(write(tmp_path, doc), "compute node 'c' cannot be reached from compute node 'a'")
+
+
+def test_compute_node_that_cannot_reach(tmp_path):
+    doc = v1_doc()
+    doc["nodes"].append({"id": "c", "kind": "compute"})
+    doc["links"].append({"source": "s", "target": "c", "bandwidth": 5, "directed": True})
+    expect_error(write(tmp_path, doc), "compute node 'c' cannot reach compute node 'a'")
+
+
+def test_isolated_compute_node(tmp_path):
+    doc = v1_doc()
+    doc["nodes"].append({"id": "lonely", "kind": "compute"})
+    expect_error(write(tmp_path, doc), "'lonely' cannot be reached")
+
+
+def test_file_over_100_mb_is_refused_before_reading(tmp_path):
+    path = tmp_path / "huge.json"
+    subprocess.run(["truncate", "-s", str(MAX_FILE_BYTES + 1), str(path)], check=True)
+    assert os.stat(path).st_blocks == 0  # sparse: nothing was written
+    expect_error(str(path), "larger than the 100 MB limit")
+
+
+def test_missing_file_and_binary_file(tmp_path):
+    expect_error(str(tmp_path / "nope.json"), "no such file")
+    path = tmp_path / "bin.json"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    expect_error(str(path), "not UTF-8")
+
+
+@pytest.mark.parametrize(
+    "name, text, pattern",
+    [
+        ("g.nodelink.json", '{"nodes": [{"id": "a"}]}', "node 'a': needs 'kind'"),
+        ("g.nodelink.json", '{"nodes": [{"id": "a", "kind": "compute"}, {"id": "a", "kind": "compute"}],'
+         ' "edges": []}', "duplicate node id 'a'"),
+        ("g.nodelink.json", '{"nodes": [{"id": "a", "kind": "compute"}, {"id": "b", "kind": "compute"}],'
+         ' "edges": [{"source": "a", "target": "b", "capacity": NaN}]}', "capacity must be finite"),
+        ("g.graphml", "<graphml><graph></graphml>", "invalid XML"),
+        ("g.graphml", '<graphml><key id="k" for="node" attr.name="kind"/><graph>'
+         '<node id="a"><data key="k">compute</data></node></graph></graphml>',
+         "at least two compute nodes"),
+        ("g.xml", "<system version='1'></system>", "no <cpu> element"),
+    ],
+)
+def test_other_formats_report_errors_too(tmp_path, name, text, pattern):
+    expect_error(write(tmp_path, text, name), pattern)
+
+
+def test_errors_are_forestcoll_errors(tmp_path):
+    with pytest.raises(ForestCollError):
+        load(write(tmp_path, "{"))
