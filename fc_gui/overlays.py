@@ -17,9 +17,9 @@ from fractions import Fraction
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, QPointF, Qt, QTimer, Signal
-from PySide6.QtGui import QCursor, QFont
-from PySide6.QtWidgets import QToolTip
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QCursor, QFont, QLinearGradient, QPainter, QPen
+from PySide6.QtWidgets import QLabel, QToolTip, QWidget
 
 from solver.schedule import BottleneckCut, Schedule, Tree
 
@@ -33,7 +33,7 @@ Z_ANIM = 10
 Z_LABEL = 30
 
 CUT_COLOR = (211, 47, 47)
-CUT_HALO = (229, 57, 53, 60)
+CUT_HALO = (229, 57, 53, 45)
 IDLE_COLOR = (150, 150, 150, 110)
 ANIM_CURRENT = (255, 111, 0, 255)
 ANIM_DONE = (60, 60, 60, 170)
@@ -113,8 +113,8 @@ def chevrons(seg: np.ndarray, size: float, at: float = 0.6) -> np.ndarray:
     tip = seg[:, 0] + at * d + 0.5 * s * unit
     normal = np.stack([-unit[:, 1], unit[:, 0]], axis=1)
     back = tip - s * unit
-    left = back + 0.55 * s * normal
-    right = back - 0.55 * s * normal
+    left = back + 0.45 * s * normal
+    right = back - 0.45 * s * normal
     out = np.empty((2 * len(seg), 2, 2))
     out[0::2, 0] = left
     out[0::2, 1] = tip
@@ -156,6 +156,13 @@ def segment_distance_px(
     return np.where(np.isfinite(dist), dist, np.inf)
 
 
+def _y_inverted(canvas) -> bool:
+    vb = getattr(canvas, "view_box", None)
+    if vb is None and hasattr(canvas, "plot_item"):
+        vb = canvas.plot_item.getViewBox()
+    return bool(vb is not None and vb.yInverted())
+
+
 class _Overlay:
     """Base: owns items on a canvas; ``clear()`` removes them, ``set_visible()`` toggles them."""
 
@@ -190,6 +197,45 @@ class _Overlay:
 
 
 # ---------------------------------------------------------------------- bottleneck cut
+def cut_caption(cut: BottleneckCut, all_nodes: Sequence[str], num_compute: int | None) -> str:
+    """Two or three lines naming S* (or its complement when that is shorter) and its numbers."""
+    inside = set(cut.nodes)
+    outside = [n for n in all_nodes if n not in inside]
+    if 0 < len(outside) <= 3 and len(outside) < len(cut.nodes):
+        which = f"S* = all nodes except {', '.join(outside)}"
+    elif len(cut.nodes) <= 4:
+        which = f"S* = {{{', '.join(cut.nodes)}}}"
+    else:
+        which = f"S* = {len(cut.nodes)} shaded nodes"
+    bw = cut.egress_bandwidth
+    lines = [
+        f"Bottleneck cut: {which}",
+        f"|S*∩Vc| = {cut.compute_nodes_inside},  B⁺(S*) = {_bw_text(bw)} GB/s "
+        f"on {len(cut.links)} link{'s' * (len(cut.links) != 1)} leaving S* (dashed)",
+    ]
+    if num_compute:
+        x = Fraction(bw) / cut.compute_nodes_inside
+        lines.append(
+            f"algbw* = N·B⁺(S*)/|S*∩Vc| = {num_compute}·{_bw_text(bw)}/{cut.compute_nodes_inside}"
+            f" = {float(num_compute * x):.6g} GB/s"
+        )
+    return "\n".join(lines)
+
+
+class CornerBadge(QLabel):
+    """A caption floating at the top-left corner of a widget (does not pan or zoom)."""
+
+    def __init__(self, text: str, parent: QWidget) -> None:
+        super().__init__(text, parent)
+        self.setStyleSheet(
+            "QLabel { background: rgba(255,255,255,230); color: rgb(183,28,28);"
+            " border: 1px solid rgba(211,47,47,150); border-radius: 4px; padding: 3px 6px; }"
+        )
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.adjustSize()
+        self.move(10, 10)
+        self.raise_()
+
 class CutOverlay(_Overlay):
     """Shades the nodes of the bottleneck cut S* and marks the links leaving it, with its numbers."""
 
@@ -197,6 +243,7 @@ class CutOverlay(_Overlay):
         super().__init__(canvas)
         self.cut: BottleneckCut | None = None
         self.label_text = ""
+        self.badge: CornerBadge | None = None
 
     def show_cut(self, cut: BottleneckCut | None, num_compute: int | None = None) -> None:
         self.clear()
@@ -208,7 +255,7 @@ class CutOverlay(_Overlay):
         pts = np.array([pos[n] for n in inside], dtype=float).reshape(-1, 2)
         halo = pg.ScatterPlotItem(
             pos=pts,
-            size=40,
+            size=34,
             symbol="o",
             pen=pg.mkPen(CUT_COLOR[:3] + (90,), width=1),
             brush=pg.mkBrush(CUT_HALO),
@@ -225,33 +272,41 @@ class CutOverlay(_Overlay):
         curve.setData(*_pairs_xy(seg))
         self._add(curve)
         heads = _curve(CUT_COLOR, 3.0, Z_TREES + 0.5)
-        heads.setData(*_pairs_xy(chevrons(seg, 2.5 * offset if offset else 0.2)))
+        heads.setData(*_pairs_xy(chevrons(seg, 2.0 * offset if offset else 0.1)))
         self._add(heads)
 
-        bw = cut.egress_bandwidth
-        bw_txt = f"{bw.numerator}" if bw.denominator == 1 else f"{float(bw):.3f}"
-        text = (
-            f"bottleneck S*: {len(cut.nodes)} nodes, |S*∩Vc| = {cut.compute_nodes_inside}, "
-            f"B⁺(S*) = {bw_txt} GB/s ({len(cut.links)} links out)"
-        )
-        if num_compute:
-            x = Fraction(bw) / cut.compute_nodes_inside
-            text += f"\nx* = B⁺/|S∩Vc| = {float(x):.4g} GB/s per node; algbw* = N·x* = {float(num_compute * x):.6g}"
-        self.label_text = text
-        if len(pts):
+        self.label_text = cut_caption(cut, list(pos), num_compute)
+        if isinstance(self.canvas, QWidget):
+            self.badge = CornerBadge(self.label_text, self.canvas)
+            self.badge.setVisible(self.visible)
+        elif len(pts):
             label = pg.TextItem(
-                text, color=CUT_COLOR, anchor=(0, 1), fill=pg.mkBrush(255, 255, 255, 215),
-                border=pg.mkPen(CUT_COLOR[:3] + (140,)),
+                self.label_text, color=CUT_COLOR, anchor=(0, 1),
+                fill=pg.mkBrush(255, 255, 255, 215), border=pg.mkPen(CUT_COLOR[:3] + (140,)),
             )
-            font = QFont()
-            font.setPointSizeF(9)
-            label.setFont(font)
-            label.setPos(float(pts[:, 0].min()), float(pts[:, 1].max()))
+            margin = 3.0 * offset if offset else 0.05
+            if _y_inverted(self.canvas):
+                label.setPos(float(pts[:, 0].min()), float(pts[:, 1].min()) - margin)
+            else:
+                label.setPos(float(pts[:, 0].min()), float(pts[:, 1].max()) + margin)
             label.setZValue(Z_LABEL)
             self._add(label)
 
+    def clear(self) -> None:
+        super().clear()
+        if self.badge is not None:
+            self.badge.hide()
+            self.badge.setParent(None)
+            self.badge.deleteLater()
+            self.badge = None
+
+    def set_visible(self, visible: bool) -> None:
+        super().set_visible(visible)
+        if self.badge is not None:
+            self.badge.setVisible(visible)
+
     def canvas_pairs(self, pos: Positions) -> list[tuple[str, str]]:
-        pairs = getattr(self.canvas, "directed_pairs", None)
+        pairs = getattr(self.canvas, "directed_links", None)
         if callable(pairs):
             return list(pairs())
         return [(u, v) for u, v, _ in (self.cut.links if self.cut else ())]
@@ -259,20 +314,39 @@ class CutOverlay(_Overlay):
 
 # ---------------------------------------------------------------------- congestion heat map
 class HeatMapOverlay(_Overlay):
-    """Per-directed-link congestion (load ÷ bandwidth) as coloured lanes, with hover tips."""
+    """Per-directed-link congestion (load ÷ bandwidth) with a colour bar and hover tips.
+
+    On a canvas with ``set_link_colors`` (the FabricCanvas) the links themselves are recoloured
+    (each half of a full-duplex link by the direction leaving its end); elsewhere the overlay
+    draws its own lanes. Links the schedule leaves idle are drawn light grey.
+    """
 
     def __init__(self, canvas) -> None:
         super().__init__(canvas)
         self.cmap = congestion_colormap()
         self.pairs: list[tuple[str, str]] = []
+        self.index: dict[tuple[str, str], int] = {}
         self.seg = np.zeros((0, 2, 2))
         self.info: list[tuple[Fraction, Fraction, list[str]]] = []
-        self.color_bar: pg.ColorBarItem | None = None
+        self.colors: dict[tuple[str, str], tuple[int, int, int, int]] = {}
+        self.color_bar: ColorBarWidget | None = None
         self._hover_proxy = None
+        self._recolor = callable(getattr(canvas, "set_link_colors", None))
+
+    @property
+    def active(self) -> bool:
+        return bool(self.pairs)
+
+    def color_of(self, load: float) -> tuple[int, int, int, int]:
+        if load <= 0:
+            return IDLE_COLOR
+        level = min(HEAT_BINS, max(1, int(np.ceil(load * HEAT_BINS)))) / HEAT_BINS
+        c = self.cmap.map(level, mode="byte")
+        return (int(c[0]), int(c[1]), int(c[2]), 255)
 
     def show_schedule(self, schedule: Schedule | None) -> None:
         self.clear()
-        self.pairs, self.info = [], []
+        self.pairs, self.info, self.index, self.colors = [], [], {}, {}
         self.seg = np.zeros((0, 2, 2))
         if schedule is None:
             return
@@ -280,55 +354,70 @@ class HeatMapOverlay(_Overlay):
         if not loads and schedule.phases:
             loads = list(schedule.phases[-1].link_load)
         users = trees_using_links(schedule)
-        pos = self.canvas.node_positions()
         self.pairs = [(ll.source, ll.target) for ll in loads]
+        self.index = {p: i for i, p in enumerate(self.pairs)}
         self.info = [
             (ll.bandwidth, ll.load, users.get((ll.source, ll.target), [])) for ll in loads
         ]
+        self.colors = {p: self.color_of(float(ll.load)) for p, ll in zip(self.pairs, loads)}
+        pos = self.canvas.node_positions()
         offset = lane_offset(pos, self.pairs)
         self.seg = lane_segments(pos, self.pairs, offset)
-        load = np.array([float(ll.load) for ll in loads], dtype=float)
-        idle = load <= 0
-        if idle.any():
-            c = _curve(IDLE_COLOR, 1.2, Z_HEAT, Qt.PenStyle.DotLine)
-            c.setData(*_pairs_xy(self.seg[idle]))
-            self._add(c)
-        bins = np.clip(np.ceil(load * HEAT_BINS).astype(int), 1, HEAT_BINS)
-        for b in np.unique(bins[~idle]):
-            mask = (bins == b) & ~idle
-            level = b / HEAT_BINS
-            color = self.cmap.map(level, mode="qcolor")
-            c = _curve(color, 2.0 + 3.0 * level, Z_HEAT + level)
-            c.setData(*_pairs_xy(self.seg[mask]))
-            self._add(c)
-        self._ensure_hover()
+        self._draw()
 
-    def attach_color_bar(self, plot_item) -> None:
-        """Put a colour bar (0..1, load ÷ bandwidth) at the right of ``plot_item``."""
-        if self.color_bar is not None or plot_item is None:
+    def refresh_geometry(self) -> None:
+        """Re-place the lanes after nodes moved (the recoloured canvas links follow by themselves)."""
+        if not self.pairs:
             return
-        bar = pg.ColorBarItem(
-            values=(0, 1),
-            colorMap=self.cmap,
-            label="link load ÷ bandwidth",
-            interactive=False,
-            width=14,
-            colorMapMenu=False,
-        )
-        plot_item.layout.addItem(bar, 2, 5)
-        plot_item.layout.setColumnFixedWidth(4, 5)
-        self.color_bar = bar
-        bar.setVisible(self.visible and bool(self.items))
+        pos = self.canvas.node_positions()
+        self.seg = lane_segments(pos, self.pairs, lane_offset(pos, self.pairs))
+        if not self._recolor:
+            super().clear()
+            self._draw()
+
+    def _draw(self) -> None:
+        if self._recolor:
+            self.canvas.set_link_colors(self.colors if self.visible else None)
+        else:
+            load = np.array([float(i[1]) for i in self.info], dtype=float)
+            idle = load <= 0
+            if idle.any():
+                c = _curve(IDLE_COLOR, 1.2, Z_HEAT, Qt.PenStyle.DotLine)
+                c.setData(*_pairs_xy(self.seg[idle]))
+                self._add(c)
+            bins = np.clip(np.ceil(load * HEAT_BINS).astype(int), 1, HEAT_BINS)
+            for b in np.unique(bins[~idle]):
+                mask = (bins == b) & ~idle
+                level = b / HEAT_BINS
+                c = _curve(self.cmap.map(level, mode="qcolor"), 2.0 + 3.0 * level, Z_HEAT + level)
+                c.setData(*_pairs_xy(self.seg[mask]))
+                self._add(c)
+            self._ensure_hover()
+        self._sync_bar()
+
+    def attach_color_bar(self, parent_widget) -> ColorBarWidget:
+        """A colour bar (0..1, load ÷ bandwidth) floating at the top right of ``parent_widget``."""
+        if self.color_bar is None:
+            self.color_bar = ColorBarWidget(self.cmap, "link load ÷ bandwidth", parent_widget)
+            self._sync_bar()
+        return self.color_bar
+
+    def _sync_bar(self) -> None:
+        if self.color_bar is not None:
+            self.color_bar.setVisible(self.visible and self.active)
 
     def set_visible(self, visible: bool) -> None:
         super().set_visible(visible)
-        if self.color_bar is not None:
-            self.color_bar.setVisible(visible and bool(self.items))
+        if self._recolor and self.active:
+            self.canvas.set_link_colors(self.colors if visible else None)
+        self._sync_bar()
 
     def clear(self) -> None:
         super().clear()
-        if self.color_bar is not None:
-            self.color_bar.setVisible(False)
+        if self._recolor and self.colors:
+            self.canvas.set_link_colors(None)
+        self.pairs, self.info, self.index, self.colors = [], [], {}, {}
+        self._sync_bar()
 
     # ------------------------------------------------------------------ hover
     def link_at(self, x: float, y: float, pixel: tuple[float, float], tol: float = 7.0) -> int | None:
@@ -339,13 +428,12 @@ class HeatMapOverlay(_Overlay):
         i = int(np.argmin(dist))
         return i if dist[i] <= tol else None
 
-    def tooltip(self, index: int) -> str:
+    def tooltip(self, index: int, header: bool = True) -> str:
         u, v = self.pairs[index]
         bw, load, users = self.info[index]
-        bw_txt = f"{bw.numerator}" if bw.denominator == 1 else f"{float(bw):.3f}"
-        lines = [
-            f"link {u} → {v}",
-            f"bandwidth {bw_txt} GB/s",
+        lines = [f"link {u} → {v}"] if header else [f"{u} → {v}:"]
+        lines += [
+            f"bandwidth {_bw_text(bw)} GB/s",
             f"load {100 * float(load):.1f}% of bandwidth ({float(load * bw):.4g} GB/s at the optimum)",
         ]
         if users:
@@ -355,6 +443,13 @@ class HeatMapOverlay(_Overlay):
         else:
             lines.append("used by no tree")
         return "\n".join(lines)
+
+    def tooltip_for_pair(self, u: str, v: str) -> str | None:
+        """Tip for the physical link between u and v: both directions the schedule knows."""
+        parts = [self.tooltip(self.index[p], header=False) for p in ((u, v), (v, u)) if p in self.index]
+        if not parts:
+            return None
+        return f"link {u} — {v}\n" + "\n".join(parts)
 
     def tooltip_at(self, x: float, y: float, pixel: tuple[float, float]) -> str | None:
         i = self.link_at(x, y, pixel)
@@ -384,8 +479,66 @@ class HeatMapOverlay(_Overlay):
             QToolTip.hideText()
 
 
+def _bw_text(bw: Fraction) -> str:
+    return f"{bw.numerator}" if bw.denominator == 1 else f"{float(bw):.4g}"
+
+
+class ColorBarWidget(QWidget):
+    """A small vertical colour bar with ticks, floating in a corner of its parent widget."""
+
+    def __init__(self, cmap: pg.ColorMap, title: str, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.cmap = cmap
+        self.title = title
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        font = QFont(self.font())
+        font.setPointSizeF(8)
+        self.setFont(font)
+        fm = self.fontMetrics()
+        width = max(fm.horizontalAdvance(title) + 14, 34 + fm.horizontalAdvance("100% (bottleneck)"))
+        self.resize(width + 6, 200)
+        parent.installEventFilter(self)
+        self._place()
+        self.raise_()
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt API
+        if event.type() == QEvent.Type.Resize:
+            self._place()
+        return False
+
+    def _place(self) -> None:
+        parent = self.parentWidget()
+        if parent is not None:
+            self.move(parent.width() - self.width() - 12, 12)
+
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt API
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.setPen(QPen(QColor(160, 160, 160)))
+        p.setBrush(QColor(255, 255, 255, 225))
+        p.drawRoundedRect(self.rect().adjusted(0, 0, -1, -1), 4, 4)
+        p.setFont(self.font())
+        p.setPen(QColor(40, 40, 40))
+        p.drawText(QRectF(6, 4, self.width() - 12, 16), Qt.AlignmentFlag.AlignLeft, self.title)
+        top, bottom, x0, w = 26.0, float(self.height() - 12), 10.0, 16.0
+        grad = QLinearGradient(0, bottom, 0, top)
+        for t in np.linspace(0, 1, 11):
+            grad.setColorAt(float(t), self.cmap.map(float(t), mode="qcolor"))
+        p.fillRect(QRectF(x0, top, w, bottom - top), grad)
+        p.setPen(QColor(90, 90, 90))
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawRect(QRectF(x0, top, w, bottom - top))
+        for t in (0.0, 0.25, 0.5, 0.75, 1.0):
+            y = bottom - t * (bottom - top)
+            p.drawLine(QPointF(x0 + w, y), QPointF(x0 + w + 4, y))
+            label = f"{int(100 * t)}%" + (" (bottleneck)" if t == 1.0 else "")
+            p.drawText(QPointF(x0 + w + 7, y + 4), label)
+        p.end()
+
+
 def tree_label(root: str, index: int, phase: str | None = None) -> str:
-    return f"{phase[:2].upper()}:" * bool(phase) + f"{root}#{index}"
+    prefix = {"reduce-scatter": "RS:", "allgather": "AG:"}.get(phase or "", "")
+    return f"{prefix}{root}#{index}"
 
 
 def trees_using_links(schedule: Schedule) -> dict[tuple[str, str], list[str]]:
@@ -428,7 +581,7 @@ class TreeOverlay(_Overlay):
         pos = self.canvas.node_positions()
         all_pairs = [p for _, t in self.trees for p in tree_hop_pairs(t)]
         offset = lane_offset(pos, all_pairs)
-        arrow = 3.0 * offset if offset else 0.2
+        arrow = 2.0 * offset if offset else 0.1
         by_color: dict[int, list[np.ndarray]] = {}
         roots = []
         for i, (_, tree) in enumerate(self.trees):
@@ -579,7 +732,7 @@ class BroadcastAnimation(QObject):
                 continue
             seg = lane_segments(pos, hops(edges), offset)
             c = _curve(color, width, Z_ANIM)
-            c.setData(*_pairs_xy(np.concatenate([seg, chevrons(seg, 3.5 * offset or 0.2)])))
+            c.setData(*_pairs_xy(np.concatenate([seg, chevrons(seg, 2.2 * offset or 0.1)])))
             self.overlay._add(c)
         have = [pos[n] for n in self.holders() if n in pos]
         if have:

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
+    QScrollArea,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -60,13 +61,29 @@ def cut_formula(schedule: Schedule) -> tuple[str, Fraction] | None:
     return text, bound
 
 
-def summary_html(schedule: Schedule, elapsed: float | None = None, stale: bool = False) -> str:
+def summary_html(
+    schedule: Schedule,
+    elapsed: float | None = None,
+    stale: bool = False,
+    previous: Schedule | None = None,
+) -> str:
     """The summary as rich text (also used by the screenshot and tests)."""
     esc = html.escape
     rows: list[tuple[str, str]] = []
     n = schedule.num_compute_nodes
     rows.append(("Collective", f"{esc(schedule.collective)} on {n} compute nodes"))
     rows.append(("Optimal algbw", f"<b>{esc(frac_text(schedule.optimal_algbw_exact))} GB/s</b>"))
+    if previous is not None and previous.optimal_algbw_exact:
+        before = previous.optimal_algbw_exact
+        change = float((schedule.optimal_algbw_exact - before) / before)
+        rows.append(
+            (
+                "What if",
+                f"before {esc(num_text(before))} GB/s → now "
+                f"{esc(num_text(schedule.optimal_algbw_exact))} GB/s "
+                f"(<b>{100 * change:+.1f}%</b>)",
+            )
+        )
     limit = schedule.max_trees_per_root
     if limit is not None or schedule.algbw_exact != schedule.optimal_algbw_exact:
         ratio = (
@@ -102,7 +119,7 @@ def summary_html(schedule: Schedule, elapsed: float | None = None, stale: bool =
         )
         formula = cut_formula(phase)
         if formula is not None:
-            cut_rows.append(("", f"<span style='font-family:monospace'>{esc(formula[0])}</span>"))
+            cut_rows.append(("Bound", esc(formula[0])))
     if schedule.phases and len(schedule.phases) == 2:
         cut_rows.append(
             ("", "allreduce = reduce-scatter then allgather: 1/algbw = 1/algbw_rs + 1/algbw_ag")
@@ -130,26 +147,41 @@ class SummaryView(QWidget):
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        inner = QWidget()
+        inner_layout = QVBoxLayout(inner)
+        inner_layout.setContentsMargins(6, 6, 6, 6)
+        inner_layout.addWidget(self.label)
+        inner_layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(inner)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        layout.addWidget(self.label)
-        layout.addStretch(1)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(scroll)
         self.schedule: Schedule | None = None
         self._elapsed: float | None = None
+        self._previous: Schedule | None = None
         self.clear()
 
     def clear(self, text: str = "No result yet: press Solve.") -> None:
         self.schedule = None
         self.label.setText(f"<i style='color:#777'>{html.escape(text)}</i>")
 
-    def set_schedule(self, schedule: Schedule, elapsed: float | None = None) -> None:
+    def set_schedule(
+        self, schedule: Schedule, elapsed: float | None = None, previous: Schedule | None = None
+    ) -> None:
         self.schedule = schedule
         self._elapsed = elapsed
-        self.label.setText(summary_html(schedule, elapsed))
+        self._previous = previous
+        self.label.setText(summary_html(schedule, elapsed, previous=previous))
 
     def set_stale(self, stale: bool) -> None:
         if self.schedule is not None:
-            self.label.setText(summary_html(self.schedule, self._elapsed, stale=stale))
+            self.label.setText(
+                summary_html(self.schedule, self._elapsed, stale=stale, previous=self._previous)
+            )
 
     def text(self) -> str:
         return self.label.text()

@@ -25,6 +25,9 @@ from solver.topology import COMPUTE, SWITCH, Link, Node, Topology
 
 SolveFn = Callable[..., Any]
 
+#: Worker threads still running: referenced here so none is garbage-collected while it runs.
+_LIVE_THREADS: set[QThread] = set()
+
 #: Minimum seconds between two progress signals of the same phase (keeps the event queue light).
 PROGRESS_INTERVAL = 0.05
 
@@ -156,6 +159,7 @@ class SolveWorker(QObject):
         thread.finished.connect(self._reap)
         self._thread = thread
         self._t0 = time.perf_counter()
+        _LIVE_THREADS.add(thread)
         self.started.emit()
         thread.start()
 
@@ -223,7 +227,66 @@ class SolveWorker(QObject):
         self._cancel = None
 
     def _reap(self) -> None:
+        for t in list(_LIVE_THREADS):
+            if t.isFinished():
+                _LIVE_THREADS.discard(t)
         self._old_threads = [t for t in self._old_threads if t.isRunning()]
+
+
+# ---------------------------------------------------------------------- other background work
+class _TaskThread(QThread):
+    succeeded = Signal(object)
+    errored = Signal(str)
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        super().__init__()
+        self._fn = fn
+
+    def run(self) -> None:  # noqa: D102
+        try:
+            result = self._fn()
+        except Exception as exc:
+            if not isinstance(exc, ForestCollError):
+                traceback.print_exc()
+            self.errored.emit(one_line(exc))
+        else:
+            self.succeeded.emit(result)
+
+
+class BackgroundTask(QObject):
+    """Runs one zero-argument callable in a worker thread (simulations for the plots dock).
+
+    Signals ``done(result)`` and ``failed(message)`` arrive in the GUI thread.
+    """
+
+    done = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._thread: _TaskThread | None = None
+
+    def start(self, fn: Callable[[], Any]) -> None:
+        if self.is_running():
+            raise RuntimeError("a background task is already running")
+        thread = _TaskThread(fn)
+        thread.succeeded.connect(self.done)
+        thread.errored.connect(self.failed)
+        thread.finished.connect(self._reap)
+        self._thread = thread
+        _LIVE_THREADS.add(thread)
+        thread.start()
+
+    def is_running(self) -> bool:
+        return self._thread is not None and self._thread.isRunning()
+
+    def wait(self, msecs: int = 5000) -> bool:
+        return self._thread is None or self._thread.wait(msecs)
+
+    def _reap(self) -> None:
+        for t in list(_LIVE_THREADS):
+            if t.isFinished():
+                _LIVE_THREADS.discard(t)
 
 
 # ---------------------------------------------------------------------- JIT warm-up

@@ -1,0 +1,270 @@
+"""The Export menu: results HDF5, MSCCL XML (with a runtime choice), and PNG/SVG of the canvas.
+
+Every export writes atomically (``solver.fileio``) and reports problems as a one-line error
+dialog. Functions take an explicit path so tests and scripts skip the file dialogs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from pathlib import Path
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QLabel,
+    QSpinBox,
+)
+
+from solver.errors import ForestCollError
+from solver.fileio import atomic_path
+
+MSCCL_RUNTIMES = ("msccl-executor", "rccl", "msccl-legacy")
+MSCCL_PROTOCOLS = ("Simple", "LL", "LL128")
+
+
+def find_msccl_writer():
+    """The export engineer's schedule -> MSCCL XML text function, or None if not available.
+
+    Looked up by name in ``solver.msccl`` (and its ``export``/``generate`` modules), so the GUI
+    keeps working while that package is written.
+    """
+    candidates = ("solver.msccl", "solver.msccl.export", "solver.msccl.generate",
+                  "solver.msccl.builder")
+    names = ("schedule_to_xml", "export_xml", "to_msccl_xml", "generate_xml", "build_xml")
+    for mod_name in candidates:
+        try:
+            module = importlib.import_module(mod_name)
+        except ImportError:
+            continue
+        for name in names:
+            fn = getattr(module, name, None)
+            if callable(fn):
+                return fn
+    return None
+
+
+def call_msccl_writer(fn, schedule, runtime: str, proto: str, instances: int) -> str:
+    """Call ``fn`` with the options it accepts (keyword names vary: runtime, proto, instances)."""
+    params = inspect.signature(fn).parameters
+    kwargs = {}
+    for key, value in (("runtime", runtime), ("runtime_name", runtime), ("proto", proto),
+                       ("protocol", proto), ("instances", instances)):
+        if key in params:
+            kwargs[key] = value
+    out = fn(schedule, **kwargs)
+    if not isinstance(out, str):
+        from solver.msccl.program import to_xml
+
+        out = to_xml(out)
+    return out
+
+
+class MscclOptionsDialog(QDialog):
+    """Runtime, protocol and instances for an MSCCL XML export."""
+
+    def __init__(self, parent=None, collective: str = "allgather") -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Export MSCCL XML")
+        self.runtime_box = QComboBox()
+        self.runtime_box.addItems(list(MSCCL_RUNTIMES))
+        self.runtime_box.setToolTip(
+            "msccl-executor: NCCL with msccl-executor-nccl; rccl: ROCm RCCL's MSCCL;"
+            " msccl-legacy: microsoft/msccl"
+        )
+        self.proto_box = QComboBox()
+        self.proto_box.addItems(list(MSCCL_PROTOCOLS))
+        self.instances_box = QSpinBox()
+        self.instances_box.setRange(1, 32)
+        self.instances_box.setValue(1)
+        form = QFormLayout(self)
+        form.addRow(QLabel(f"Collective: {collective}"))
+        form.addRow("Runtime", self.runtime_box)
+        form.addRow("Protocol", self.proto_box)
+        form.addRow("Instances", self.instances_box)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def values(self) -> tuple[str, str, int]:
+        return (self.runtime_box.currentText(), self.proto_box.currentText(),
+                self.instances_box.value())
+
+
+class ExportActions(QObject):
+    """Export menu entries bound to a :class:`~fc_gui.results_controller.ResultsController`."""
+
+    def __init__(self, controller, menu) -> None:
+        super().__init__(controller)
+        self.controller = controller
+        self.window = controller.window
+        self.h5_action = QAction("Results (&HDF5)…", self)
+        self.h5_action.triggered.connect(lambda: self.export_h5())
+        self.msccl_action = QAction("&MSCCL XML…", self)
+        self.msccl_action.triggered.connect(lambda: self.export_msccl())
+        self.png_action = QAction("Canvas as &PNG…", self)
+        self.png_action.triggered.connect(lambda: self.export_png())
+        self.svg_action = QAction("Canvas as &SVG…", self)
+        self.svg_action.triggered.connect(lambda: self.export_svg())
+        self.window_png_action = QAction("&Window as PNG…", self)
+        self.window_png_action.triggered.connect(lambda: self.export_window_png())
+        if not menu.isEmpty():
+            menu.addSeparator()
+        for act in (self.h5_action, self.msccl_action):
+            menu.addAction(act)
+        menu.addSeparator()
+        for act in (self.png_action, self.svg_action, self.window_png_action):
+            menu.addAction(act)
+        controller.schedule_changed.connect(lambda *_: self.update_enabled())
+        self.update_enabled()
+
+    def update_enabled(self) -> None:
+        has = self.controller.schedule is not None
+        self.h5_action.setEnabled(has)
+        self.msccl_action.setEnabled(has)
+        tip = "" if has else "Solve first"
+        self.h5_action.setToolTip(tip)
+        self.msccl_action.setToolTip(tip)
+
+    # ------------------------------------------------------------------ helpers
+    def _ask_path(self, title: str, filters: str, suffix: str) -> Path | None:
+        stem = self.window.document.name or "fabric"
+        path, _ = QFileDialog.getSaveFileName(self.window, title, f"{stem}{suffix}", filters)
+        return Path(path) if path else None
+
+    def _fail(self, message: str) -> None:
+        self.window.show_error(message, "Export failed")
+
+    def _done(self, path: Path, what: str) -> None:
+        self.window.statusBar().showMessage(f"Exported {what} to {path}", 6000)
+
+    def _schedule(self):
+        s = self.controller.schedule
+        if s is None:
+            self._fail("nothing to export: solve the fabric first")
+        return s
+
+    # ------------------------------------------------------------------ exports
+    def export_h5(self, path: str | Path | None = None) -> Path | None:
+        """Add the shown schedule (and its predicted tables) to an HDF5 results file."""
+        schedule = self._schedule()
+        if schedule is None:
+            return None
+        path = Path(path) if path else self._ask_path(
+            "Export results", "HDF5 results (*.h5 *.hdf5)", ".h5"
+        )
+        if path is None:
+            return None
+        try:
+            from solver.results_h5 import write_schedule
+
+            name = write_schedule(path, schedule)
+        except ForestCollError as exc:
+            self._fail(str(exc))
+            return None
+        except OSError as exc:
+            self._fail(f"cannot write {path}: {exc.strerror or exc}")
+            return None
+        self._done(path, f"schedule '{name}'")
+        return path
+
+    def export_msccl(
+        self,
+        path: str | Path | None = None,
+        runtime: str | None = None,
+        proto: str = "Simple",
+        instances: int = 1,
+    ) -> Path | None:
+        """Write the shown schedule as MSCCL XML for ``runtime`` (asked for when None)."""
+        schedule = self._schedule()
+        if schedule is None:
+            return None
+        writer = find_msccl_writer()
+        if writer is None:
+            self._fail("MSCCL XML export is not available in this build (solver.msccl)")
+            return None
+        if runtime is None:
+            dialog = MscclOptionsDialog(self.window, schedule.collective)
+            if dialog.exec() != QDialog.DialogCode.Accepted:
+                return None
+            runtime, proto, instances = dialog.values()
+        if path is None:
+            path = self._ask_path("Export MSCCL XML", "MSCCL algorithm (*.xml)", ".xml")
+            if path is None:
+                return None
+        path = Path(path)
+        try:
+            text = call_msccl_writer(writer, schedule, runtime, proto, instances)
+            with atomic_path(path) as tmp:
+                tmp.write_text(text, encoding="utf-8")
+        except ForestCollError as exc:
+            self._fail(str(exc))
+            return None
+        except OSError as exc:
+            self._fail(f"cannot write {path}: {exc.strerror or exc}")
+            return None
+        self._done(path, f"MSCCL XML for {runtime}")
+        return path
+
+    def export_png(self, path: str | Path | None = None, scale: float = 2.0) -> Path | None:
+        """The canvas (with overlays and colour bar) as PNG, at ``scale`` × screen resolution."""
+        path = Path(path) if path else self._ask_path("Export canvas", "PNG image (*.png)", ".png")
+        if path is None:
+            return None
+        from PySide6.QtGui import QPainter, QPixmap
+
+        canvas = self.controller.canvas
+        size = canvas.size()
+        pixmap = QPixmap(int(size.width() * scale), int(size.height() * scale))
+        pixmap.setDevicePixelRatio(scale)
+        pixmap.fill()
+        painter = QPainter(pixmap)
+        canvas.render(painter)
+        painter.end()
+        try:
+            with atomic_path(path) as tmp:
+                if not pixmap.save(str(tmp), "PNG"):
+                    raise OSError(f"Qt could not encode {path.name}")
+        except OSError as exc:
+            self._fail(f"cannot write {path}: {getattr(exc, 'strerror', None) or exc}")
+            return None
+        self._done(path, "canvas PNG")
+        return path
+
+    def export_window_png(self, path: str | Path | None = None) -> Path | None:
+        path = Path(path) if path else self._ask_path("Export window", "PNG image (*.png)", ".png")
+        if path is None:
+            return None
+        try:
+            self.controller.save_screenshot(path)
+        except (ForestCollError, OSError) as exc:
+            self._fail(str(exc))
+            return None
+        self._done(path, "window PNG")
+        return path
+
+    def export_svg(self, path: str | Path | None = None) -> Path | None:
+        """The canvas scene as SVG (vector: nodes, links, overlays, labels)."""
+        path = Path(path) if path else self._ask_path("Export canvas", "SVG image (*.svg)", ".svg")
+        if path is None:
+            return None
+        from pyqtgraph.exporters import SVGExporter
+
+        try:
+            exporter = SVGExporter(self.controller.canvas.scene())
+            with atomic_path(path) as tmp:
+                exporter.export(str(tmp))
+        except OSError as exc:
+            self._fail(f"cannot write {path}: {exc.strerror or exc}")
+            return None
+        self._done(path, "canvas SVG")
+        return path
