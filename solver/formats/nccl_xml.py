@@ -337,7 +337,14 @@ def _rename(box: _Box) -> None:
     names = {old: f"gpu{i}" for i, old in enumerate(gpus)}
     if len(names) != len(gpus):  # pragma: no cover - ids are unique by construction
         raise TopologyError(f"{box.where}: GPU numbering failed")
-    box.nodes = {names.get(k, k): v for k, v in box.nodes.items()}
+    ranked = iter(gpus)  # GPU slots in file order receive the GPUs in rank order
+    old_nodes = box.nodes
+    box.nodes = {}
+    for k, v in old_nodes.items():
+        if v["kind"] == COMPUTE:
+            k = next(ranked)
+            v = old_nodes[k]
+        box.nodes[names.get(k, k)] = v
     box.links = [(names.get(a, a), names.get(b, b), bw, d, e) for a, b, bw, d, e in box.links]
     box.children = {names.get(k, k): [names.get(c, c) for c in v] for k, v in box.children.items()}
 
