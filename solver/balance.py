@@ -1,0 +1,94 @@
+"""Unbalanced switches: trim what a switch cannot forward, and say so.
+
+A switch neither stores nor replicates data, so in any real schedule the data entering a switch
+equals the data leaving it. If a switch's in-bandwidth differs from its out-bandwidth (one-way
+uplinks, asymmetric links), the cut bound may count bandwidth no schedule can use, and edge
+splitting needs balanced switches. We scale the larger side of every unbalanced switch down to the
+smaller one (exact fractions), repeat until all switches are balanced (trimming one switch can
+unbalance a neighbouring one), and return human-readable warnings. The solve is then optimal for
+the trimmed fabric.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from .csr import IndexedFabric
+from .errors import SolverError
+
+
+def _fmt(x: Fraction) -> str:
+    return f"{float(x):g}"
+
+
+def balance_switches(fabric: IndexedFabric) -> tuple[IndexedFabric, list[str]]:
+    """A fabric whose switches are balanced, and one warning per switch that was trimmed."""
+    bw = dict(zip(fabric.edges, fabric.bandwidth))
+    switches = [v for v in range(fabric.n) if not fabric.is_compute[v]]
+    trimmed: dict[int, tuple[Fraction, Fraction]] = {}
+    for _round in range(4 * len(switches) + 4):
+        changed = False
+        for w in switches:
+            ins = [e for e in bw if e[1] == w]
+            outs = [e for e in bw if e[0] == w]
+            tin = sum((bw[e] for e in ins), Fraction(0))
+            tout = sum((bw[e] for e in outs), Fraction(0))
+            if tin == tout:
+                continue
+            trimmed.setdefault(w, (tin, tout))
+            changed = True
+            side, factor = (outs, tin / tout) if tout > tin else (ins, tout / tin)
+            for e in side:
+                bw[e] *= factor
+        if not changed:
+            break
+    else:
+        bad = next(iter(trimmed))
+        raise SolverError(
+            f"switch {fabric.names[bad]!r} is unbalanced (in != out bandwidth) and trimming "
+            "does not converge; make its links full duplex or balance its bandwidth"
+        )
+    if not trimmed:
+        return fabric, []
+    warnings = []
+    for w, (tin, tout) in trimmed.items():
+        kept = min(tin, tout)
+        side = "outgoing" if tout > tin else "incoming"
+        warnings.append(
+            f"switch {fabric.names[w]!r} is unbalanced (in {_fmt(tin)} GB/s, out {_fmt(tout)} "
+            f"GB/s): its {side} links were scaled down to {_fmt(kept)} GB/s in total because a "
+            "switch cannot store or replicate data; the schedule is optimal for this trimmed fabric"
+        )
+    new_bw = {e: b for e, b in bw.items() if b > 0}
+    fixed = IndexedFabric.from_edges(fabric.names, fabric.is_compute, fabric.compute, new_bw)
+    _check_reach(fixed, trimmed)
+    return fixed, warnings
+
+
+def _check_reach(fabric: IndexedFabric, trimmed: dict[int, tuple[Fraction, Fraction]]) -> None:
+    out: list[list[int]] = [[] for _ in range(fabric.n)]
+    inn: list[list[int]] = [[] for _ in range(fabric.n)]
+    for u, v in fabric.edges:
+        out[u].append(v)
+        inn[v].append(u)
+
+    def reach(start: int, adj: list[list[int]]) -> set[int]:
+        seen = {start}
+        stack = [start]
+        while stack:
+            for x in adj[stack.pop()]:
+                if x not in seen:
+                    seen.add(x)
+                    stack.append(x)
+        return seen
+
+    first = fabric.compute[0]
+    fwd, bwd = reach(first, out), reach(first, inn)
+    for c in fabric.compute[1:]:
+        if c not in fwd or c not in bwd:
+            names = ", ".join(repr(fabric.names[w]) for w in trimmed)
+            raise SolverError(
+                f"unbalanced switch {names}: after trimming what it cannot forward (in != out "
+                f"bandwidth), compute node {fabric.names[c]!r} is cut off from "
+                f"{fabric.names[first]!r}"
+            )

@@ -1,0 +1,72 @@
+"""Fixed k: the best schedule with exactly k trees per root (k = 1 is what MSCCL/RCCL want).
+
+With k fixed, capacities are ``⌊U·b(e)⌋`` and we need the smallest U for which
+``λ(s, v) >= N·k`` (s -> every compute node with capacity k). Starting from the fractional bound
+``U0 = k / x*``, each round finds violated s-t cuts S (``Σ_{δ+(S)} ⌊U·b⌋ < k·|S∩Vc|``) and raises U
+to the smallest value satisfying the worst of them (a step function with steps at
+``integer / b(e)``). U only increases and every value tried is a lower bound, so the first
+feasible U is optimal; the rate is ``k/U`` and the algbw ``N·k/U``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+
+from .csr import IndexedFabric, flow_network
+from .errors import SolverError
+from .maxflow import MAX_CAPACITY
+
+
+def _floor_caps(bandwidth: Sequence[Fraction], U: Fraction) -> list[int]:
+    return [math.floor(U * b) for b in bandwidth]
+
+
+def _smallest_U(bws: list[Fraction], target: int, start: Fraction) -> Fraction:
+    """Smallest U >= start with Σ ⌊U·b⌋ >= target."""
+    total = sum(bws, Fraction(0))
+    U = max(start, Fraction(target) / total)
+    while True:
+        have = sum(math.floor(U * b) for b in bws)
+        if have >= target:
+            return U
+        U = min(Fraction(math.floor(U * b) + 1) / b for b in bws)
+
+
+def fixed_k_capacity(
+    fabric: IndexedFabric, k: int, rate: Fraction, check: Callable[[], None] | None = None
+) -> tuple[Fraction, list[int]]:
+    """Smallest U (and the capacities ``⌊U·b(e)⌋``) admitting ``k`` trees per root."""
+    if k < 1:
+        raise SolverError(f"max_trees_per_root must be >= 1, got {k}")
+    N = fabric.num_compute
+    s = fabric.n
+    U = Fraction(k) / rate
+    net = None
+    need = N * k
+    for _ in range(10_000):
+        caps = _floor_caps(fabric.bandwidth, U)
+        if max(caps) >= MAX_CAPACITY:
+            raise SolverError("too many trees per root for int64 arithmetic")
+        if net is None:
+            net = flow_network(fabric, caps, k)
+        else:
+            net.cap[net.edge_arc[: len(caps)]] = caps
+        new_U = U
+        for t in fabric.compute:
+            if check is not None:
+                check()
+            f = net.max_flow(s, t, cutoff=need)
+            if f < need:
+                side = net.source_side(s)
+                inside = sum(1 for v in fabric.compute if side[v])
+                bws = [b for (u, v), b in zip(fabric.edges, fabric.bandwidth)
+                       if side[u] and not side[v]]
+                if not bws:
+                    raise SolverError("compute nodes are not strongly connected")
+                new_U = max(new_U, _smallest_U(bws, k * inside, U))
+        if new_U == U:
+            return U, caps
+        U = new_U
+    raise SolverError("internal error: fixed-k search did not converge")

@@ -1,0 +1,290 @@
+"""``solve()``: the ForestColl pipeline from a fabric to a :class:`~solver.schedule.Schedule`.
+
+Steps (ALGORITHM.md): balance switches (:mod:`solver.balance`), exact optimum and bottleneck cut
+(:mod:`solver.optimum`) or the fixed-k capacities (:mod:`solver.fixed_k`), switch removal by edge
+splitting (:mod:`solver.splitting`), tree packing (:mod:`solver.packing`), mapping back to
+physical paths (:mod:`solver.paths`). Reduce-scatter solves the reversed fabric and reverses the
+trees; allreduce is reduce-scatter then allgather.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+from .balance import balance_switches
+from .csr import IndexedFabric
+from .errors import Cancelled, SolverError, TopologyError
+from .fixed_k import fixed_k_capacity
+from .optimum import Optimum, compute_optimum
+from .packing import pack_trees
+from .paths import route_classes
+from .schedule import COLLECTIVES, BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
+from .splitting import split_switches
+from .topology import Topology, validate
+
+ProgressFn = Callable[[str, float], None]
+
+
+def _make_check(cancel: Any) -> Callable[[], None] | None:
+    if cancel is None:
+        return None
+    is_set = cancel.is_set if hasattr(cancel, "is_set") else cancel
+    if not callable(is_set):
+        raise TypeError("cancel must have is_set() or be a zero-argument callable")
+
+    def check() -> None:
+        if is_set():
+            raise Cancelled("solve cancelled")
+
+    return check
+
+
+def solve(
+    topology: Topology,
+    collective: str = "allgather",
+    max_trees_per_root: int | None = None,
+    progress: ProgressFn | None = None,
+    cancel: Any = None,
+) -> Schedule:
+    """Compute a throughput-optimal ForestColl schedule.
+
+    Parameters
+    ----------
+    topology : Topology
+        The fabric (validated here).
+    collective : {"allgather", "reduce-scatter", "allreduce"}
+    max_trees_per_root : int, optional
+        At most this many trees per root (K); the schedule is the best under that limit.
+        ``None``: the exact optimum with its own k.
+    progress : callable(phase, fraction), optional
+        Called with phases "optimum", "switch_removal", "trees", "paths".
+    cancel : threading.Event-like or zero-argument callable, optional
+        When set/true, the solve stops with :class:`~solver.errors.Cancelled`.
+
+    Returns
+    -------
+    Schedule
+        Exact optimum, bottleneck cut, trees on physical paths, per-link load and timings.
+
+    Raises
+    ------
+    TopologyError, SolverError, Cancelled
+    """
+    if collective not in COLLECTIVES:
+        raise SolverError(
+            f"unknown collective {collective!r} (choose one of {', '.join(COLLECTIVES)})"
+        )
+    if max_trees_per_root is not None:
+        if isinstance(max_trees_per_root, bool) or not isinstance(max_trees_per_root, int):
+            raise SolverError(f"max_trees_per_root must be an integer, got {max_trees_per_root!r}")
+        if max_trees_per_root < 1:
+            raise SolverError(f"max_trees_per_root must be >= 1, got {max_trees_per_root}")
+    if not isinstance(topology, Topology):
+        raise TopologyError("solve() needs a Topology")
+    validate(topology)
+    check = _make_check(cancel)
+    if check is not None:
+        check()
+    if collective == "allgather":
+        return _solve_allgather(topology, max_trees_per_root, progress, check)
+    symmetric = all(not link.directed for link in topology.links)
+    if symmetric:
+        ag = _solve_allgather(topology, max_trees_per_root, progress, check)
+        rs = _reverse_schedule(ag, topology, ag)
+    else:
+        rev = _solve_allgather(topology.reversed(), max_trees_per_root, progress, check)
+        rs = _reverse_schedule(rev, topology, rev)
+        ag = None
+    if collective == "reduce-scatter":
+        return rs
+    if ag is None:
+        ag = _solve_allgather(topology, max_trees_per_root, progress, check)
+    return _allreduce(topology, rs, ag, max_trees_per_root)
+
+
+# ---------------------------------------------------------------------------- allgather
+def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | None,
+                     check: Callable[[], None] | None) -> Schedule:
+    timings: dict[str, float] = {}
+
+    def report(phase: str) -> Callable[[float], None] | None:
+        if progress is None:
+            return None
+        return lambda fraction: progress(phase, fraction)
+
+    t0 = time.perf_counter()
+    if progress is not None:
+        progress("optimum", 0.0)
+    fabric = IndexedFabric.from_topology(topology)
+    fabric, warnings = balance_switches(fabric)
+    opt = compute_optimum(fabric, check)
+    k, caps = opt.k, list(opt.caps)
+    if K is not None and opt.k > K:
+        k, caps = _best_fixed_k(fabric, opt, K, check)
+    timings["optimum"] = time.perf_counter() - t0
+    if progress is not None:
+        progress("optimum", 1.0)
+
+    t0 = time.perf_counter()
+    split = split_switches(fabric, dict(zip(fabric.edges, caps)), k, check,
+                           report("switch_removal"))
+    timings["switch_removal"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    rank = {v: i for i, v in enumerate(fabric.compute)}
+    rank_caps = {(rank[u], rank[v]): c for (u, v), c in split.caps.items()}
+    classes, _flows = pack_trees(fabric.num_compute, rank_caps, k, check, report("trees"))
+    timings["trees"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    if progress is not None:
+        progress("paths", 0.0)
+    routed = route_classes(classes, split.paths, list(fabric.compute))
+    names = fabric.names
+    trees = []
+    for root, mult, edges in routed:
+        tedges = tuple(
+            TreeEdge(names[u], names[v], tuple(names[x] for x in path)) for u, v, path in edges
+        )
+        trees.append(Tree(names[root], mult, Fraction(mult, k), tedges))
+    trees = _sorted_trees(trees, topology)
+    loads, algbw = _link_loads(topology, [(trees, k)])
+    timings["paths"] = time.perf_counter() - t0
+    if progress is not None:
+        progress("paths", 1.0)
+    if K is None and algbw != opt.algbw:
+        raise SolverError(
+            f"internal error: schedule reaches {float(algbw):g} GB/s, optimum {float(opt.algbw):g}"
+        )
+    return Schedule(
+        topology=topology,
+        collective="allgather",
+        k=k,
+        max_trees_per_root=K,
+        optimal_algbw_exact=opt.algbw,
+        algbw_exact=algbw,
+        bottleneck=_bottleneck(fabric, opt),
+        trees=tuple(trees),
+        link_load=tuple(loads),
+        timings=timings,
+        warnings=tuple(warnings),
+    )
+
+
+def _best_fixed_k(fabric: IndexedFabric, opt: Optimum, K: int,
+                  check: Callable[[], None] | None) -> tuple[int, list[int]]:
+    """Best k <= K: doubling a tree set never hurts, so only k in (K/2, K] can win."""
+    best = None
+    for k in range(K // 2 + 1, K + 1):
+        U, caps = fixed_k_capacity(fabric, k, opt.rate, check)
+        rate = Fraction(k) / U
+        if best is None or rate > best[0]:
+            best = (rate, k, caps)
+    return best[1], best[2]
+
+
+def _sorted_trees(trees: list[Tree], topology: Topology) -> list[Tree]:
+    order = {c: i for i, c in enumerate(topology.compute_ids)}
+    return sorted(trees, key=lambda t: order[t.root])  # stable: keeps packing order per root
+
+
+def _link_loads(topology: Topology, parts: list[tuple[list[Tree], int]],
+                times: list[Fraction] | None = None) -> tuple[list[LinkLoad], Fraction]:
+    """Per-link loads and the algbw of one schedule (or of a sequence of phases).
+
+    ``parts`` are (trees, k) of the phases; ``times`` the phase times per unit message (1/algbw)
+    for a multi-phase schedule. For one phase: data on link e (per unit message) is
+    ``usage(e)/(N·k)``, the time is the max of data/bandwidth and algbw = 1/time.
+    """
+    N = len(topology.compute_ids)
+    bws = topology.directed_bandwidths()
+    data: dict[tuple[str, str], Fraction] = {e: Fraction(0) for e in bws}
+    for trees, k in parts:
+        usage: dict[tuple[str, str], int] = {}
+        for t in trees:
+            for e in t.edges:
+                for a, b in zip(e.path, e.path[1:]):
+                    usage[(a, b)] = usage.get((a, b), 0) + t.multiplicity
+        for e, u in usage.items():
+            if e not in data:
+                raise SolverError(f"internal error: path uses missing link {e[0]}->{e[1]}")
+            data[e] += Fraction(u, N * k)
+    if times is None:
+        total = max(d / bws[e] for e, d in data.items())
+    else:
+        total = sum(times, Fraction(0))
+    loads = [LinkLoad(u, v, bws[(u, v)], data[(u, v)] / (bws[(u, v)] * total)) for (u, v) in bws]
+    return loads, 1 / total
+
+
+def _bottleneck(fabric: IndexedFabric, opt: Optimum, entering: bool = False) -> BottleneckCut:
+    names = fabric.names
+    mask = opt.cut
+    links = []
+    for (u, v), b in zip(fabric.edges, fabric.bandwidth):
+        if mask[u] and not mask[v]:
+            links.append((names[v], names[u], b) if entering else (names[u], names[v], b))
+    return BottleneckCut(
+        nodes=tuple(names[i] for i in range(fabric.n) if mask[i]),
+        compute_nodes_inside=opt.cut_compute,
+        egress_bandwidth=opt.cut_bandwidth,
+        links=tuple(links),
+    )
+
+
+# ------------------------------------------------------------------ other collectives
+def _reverse_schedule(sched: Schedule, topology: Topology, source: Schedule) -> Schedule:
+    """Reduce-scatter from an allgather schedule of the reversed fabric (aggregation trees).
+
+    Every edge becomes child -> parent with its path reversed. The bottleneck set S is the one of
+    the reversed fabric: its ``links`` are the links *entering* S (data that must reach S).
+    """
+    trees = []
+    for t in sched.trees:
+        edges = tuple(TreeEdge(e.dst, e.src, tuple(reversed(e.path))) for e in t.edges)
+        trees.append(Tree(t.root, t.multiplicity, t.weight, edges))
+    loads, algbw = _link_loads(topology, [(trees, sched.k)])
+    cut = sched.bottleneck
+    links = tuple((v, u, b) for u, v, b in cut.links)
+    return Schedule(
+        topology=topology,
+        collective="reduce-scatter",
+        k=sched.k,
+        max_trees_per_root=sched.max_trees_per_root,
+        optimal_algbw_exact=sched.optimal_algbw_exact,
+        algbw_exact=algbw,
+        bottleneck=BottleneckCut(cut.nodes, cut.compute_nodes_inside, cut.egress_bandwidth, links),
+        trees=tuple(trees),
+        link_load=tuple(loads),
+        timings=dict(source.timings),
+        warnings=source.warnings,
+    )
+
+
+def _allreduce(topology: Topology, rs: Schedule, ag: Schedule, K: int | None) -> Schedule:
+    times = [1 / rs.algbw_exact, 1 / ag.algbw_exact]
+    loads, algbw = _link_loads(topology, [(list(rs.trees), rs.k), (list(ag.trees), ag.k)], times)
+    optimal = 1 / (1 / rs.optimal_algbw_exact + 1 / ag.optimal_algbw_exact)
+    timings = {key: rs.timings.get(key, 0.0) + ag.timings.get(key, 0.0)
+               for key in ("optimum", "switch_removal", "trees", "paths")}
+    if rs.trees is ag.trees or rs.timings == ag.timings:
+        timings = dict(ag.timings)
+    warnings = tuple(dict.fromkeys(rs.warnings + ag.warnings))
+    bottleneck = rs.bottleneck if rs.algbw_exact < ag.algbw_exact else ag.bottleneck
+    return Schedule(
+        topology=topology,
+        collective="allreduce",
+        k=ag.k,
+        max_trees_per_root=K,
+        optimal_algbw_exact=optimal,
+        algbw_exact=algbw,
+        bottleneck=bottleneck,
+        trees=(),
+        link_load=tuple(loads),
+        timings=timings,
+        warnings=warnings,
+        phases=(rs, ag),
+    )

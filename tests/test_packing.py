@@ -1,0 +1,82 @@
+"""Step 3: tree packing gives k spanning out-trees per root within the edge capacities."""
+
+import random
+from collections import Counter
+
+import networkx as nx
+import pytest
+from test_optimum import random_fabric
+from test_splitting import switched_fabric
+
+from solver.csr import IndexedFabric
+from solver.optimum import compute_optimum
+from solver.packing import pack_trees
+from solver.splitting import split_switches
+
+
+def check_packing(N, caps, k):
+    classes, _flows = pack_trees(N, caps, k)
+    per_root = Counter()
+    used = Counter()
+    for cls in classes:
+        assert cls.mult > 0
+        per_root[cls.root] += cls.mult
+        seen = {cls.root}
+        for x, y in cls.edges:
+            assert x in seen and y not in seen
+            seen.add(y)
+            used[(x, y)] += cls.mult
+        assert seen == set(range(N))
+    assert per_root == {r: k for r in range(N)}
+    for e, u in used.items():
+        assert u <= caps[e]
+    return classes
+
+
+def _compute_graph(topo):
+    fabric = IndexedFabric.from_topology(topo)
+    opt = compute_optimum(fabric)
+    split = split_switches(fabric, dict(zip(fabric.edges, opt.caps)), opt.k)
+    rank = {v: i for i, v in enumerate(fabric.compute)}
+    return fabric.num_compute, {(rank[u], rank[v]): c for (u, v), c in split.caps.items()}, opt
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_compute_fabrics(seed):
+    N, caps, opt = _compute_graph(random_fabric(seed, n_compute=3 + seed % 4, n_switch=0))
+    check_packing(N, caps, opt.k)
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_random_switched_fabrics(seed):
+    N, caps, opt = _compute_graph(switched_fabric(seed))
+    check_packing(N, caps, opt.k)
+
+
+def _feasible(N, caps, k):
+    g = nx.DiGraph()
+    for (x, y), c in caps.items():
+        g.add_edge(x, y, capacity=c)
+    for v in range(N):
+        g.add_edge("s", v, capacity=k)
+    return all(nx.maximum_flow_value(g, "s", v) >= N * k for v in range(N))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dense_graphs_at_their_largest_k(seed):
+    """Dense random graphs at the largest feasible k: many class splits and auxiliary slots."""
+    rng = random.Random(seed)
+    N = 7
+    caps = {}
+    for i in range(N):
+        for j in range(N):
+            if i != j and rng.random() < 0.6:
+                caps[(i, j)] = rng.randint(1, 9)
+    for i in range(N):
+        caps[(i, (i + 1) % N)] = caps.get((i, (i + 1) % N), 0) + 9
+    k = 1
+    assert _feasible(N, caps, 1)
+    while _feasible(N, caps, k + 1):
+        k += 1
+    classes = check_packing(N, caps, k)
+    assert len(classes) >= N

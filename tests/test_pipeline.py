@@ -1,0 +1,250 @@
+"""solve(): published figures, fixed k, other collectives, unbalanced switches, cancel, progress."""
+
+import os
+import subprocess
+import sys
+import threading
+from fractions import Fraction
+
+import pytest
+
+import solver
+from solver import templates
+from solver.csr import IndexedFabric
+from solver.errors import Cancelled, SolverError, TopologyError
+from solver.fixed_k import fixed_k_capacity
+from solver.optimum import compute_optimum
+from solver.topology import Link, Node, Topology
+from solver.verify import verify_schedule
+
+FIGURES = [
+    ("dgx_a100", 1, Fraction(2400, 7), 1),
+    ("dgx_a100", 2, Fraction(1040, 3), 13),
+    ("mi250", 1, Fraction(2400, 7), 3),
+    ("mi250", 2, Fraction(5312, 15), 83),
+    ("dgx_a100", 4, Fraction(800, 3), 1),
+    ("mi250", 4, Fraction(1024, 3), 8),
+]
+
+
+def _fabric(name, boxes):
+    return getattr(templates, name)(boxes)
+
+
+def _check_trees(s):
+    """Structure independent of solver.verify: spanning, BFS order, physical switch-only paths."""
+    topo = s.topology
+    links = topo.directed_bandwidths()
+    kinds = {n.id: n.kind for n in topo.nodes}
+    total = {}
+    for t in s.trees:
+        total[t.root] = total.get(t.root, 0) + t.weight
+        assert t.weight == Fraction(t.multiplicity, s.k)
+        depth = t.depth_of()
+        assert set(depth) == set(topo.compute_ids)
+        order = [max(depth[e.src], depth[e.dst]) for e in t.edges]
+        assert order == sorted(order)
+        for e in t.edges:
+            assert (e.path[0], e.path[-1]) == (e.src, e.dst)
+            assert all(kinds[x] == "switch" for x in e.path[1:-1])
+            assert all(pair in links for pair in zip(e.path, e.path[1:]))
+    assert total == {c: 1 for c in topo.compute_ids}
+    assert max(ll.load for ll in s.link_load) == 1
+    assert all(0 <= ll.load <= 1 for ll in s.link_load)
+
+
+@pytest.mark.parametrize("name, boxes, algbw, k", FIGURES)
+def test_allgather_reaches_the_published_optimum(name, boxes, algbw, k):
+    s = solver.solve(_fabric(name, boxes))
+    assert s.collective == "allgather"
+    assert s.optimal_algbw_exact == algbw
+    assert s.algbw_exact == algbw
+    assert s.k == k
+    assert set(s.timings) == {"optimum", "switch_removal", "trees", "paths"}
+    _check_trees(s)
+    verify_schedule(s)
+    cut = s.bottleneck
+    assert Fraction(len(s.topology.compute_ids)) * cut.egress_bandwidth / cut.compute_nodes_inside \
+        == algbw
+
+
+@pytest.mark.parametrize(
+    "name, boxes, K, algbw",
+    [
+        ("dgx_a100", 2, 1, Fraction(2400, 7)),
+        ("mi250", 2, 1, Fraction(320)),
+        ("mi250", 2, 2, Fraction(1024, 3)),
+        ("dgx_a100", 1, 1, Fraction(2400, 7)),
+    ],
+)
+def test_fixed_k_figures(name, boxes, K, algbw):
+    s = solver.solve(_fabric(name, boxes), max_trees_per_root=K)
+    assert s.algbw_exact == algbw
+    assert s.k <= K
+    assert s.max_trees_per_root == K
+    _check_trees(s)
+    verify_schedule(s)
+
+
+def test_fixed_k_exactly_8_on_2x_mi250_matches_reference():
+    fabric = IndexedFabric.from_topology(templates.mi250(2))
+    opt = compute_optimum(fabric)
+    U, _caps = fixed_k_capacity(fabric, 8, opt.rate)
+    assert float(32 * 8 / U) == pytest.approx(345.95, abs=0.01)
+
+
+def test_fixed_k_is_bounded_and_non_decreasing():
+    topo = templates.mi250(2)
+    opt = solver.solve(topo).optimal_algbw_exact
+    last = Fraction(0)
+    for K in (1, 2, 3, 5, 8):
+        s = solver.solve(topo, max_trees_per_root=K)
+        assert last <= s.algbw_exact <= opt
+        verify_schedule(s)
+        last = s.algbw_exact
+
+
+@pytest.mark.parametrize("collective", ["reduce-scatter", "allreduce"])
+@pytest.mark.parametrize("name, boxes", [("dgx_a100", 2), ("mi250", 2)])
+def test_other_collectives(collective, name, boxes):
+    topo = _fabric(name, boxes)
+    ag = solver.solve(topo)
+    s = solver.solve(topo, collective=collective)
+    verify_schedule(s)
+    if collective == "reduce-scatter":
+        assert s.algbw_exact == s.optimal_algbw_exact == ag.optimal_algbw_exact
+        for t in s.trees:  # aggregation trees: edges child -> parent
+            depth = {t.root: 0}
+            for e in t.edges:
+                assert e.dst in depth and e.src not in depth
+                depth[e.src] = depth[e.dst] + 1
+    else:
+        assert [p.collective for p in s.phases] == ["reduce-scatter", "allgather"]
+        assert s.trees == ()
+        assert s.algbw_exact == s.optimal_algbw_exact == ag.optimal_algbw_exact / 2
+
+
+def test_reduce_scatter_on_a_directed_fabric_uses_the_reversed_graph():
+    nodes = tuple(Node(f"g{i}", "compute") for i in range(4))
+    links = tuple(Link(f"g{i}", f"g{(i + 1) % 4}", Fraction(10 + i), directed=True)
+                  for i in range(4)) + (Link("g0", "g2", Fraction(5)),)
+    topo = Topology("directed", nodes, links)
+    for collective in ("allgather", "reduce-scatter", "allreduce"):
+        s = solver.solve(topo, collective=collective)
+        verify_schedule(s)
+        assert s.algbw_exact == s.optimal_algbw_exact
+
+
+def _unbalanced():
+    nodes = tuple(Node(f"g{i}", "compute") for i in range(4)) + (Node("up", "switch"),)
+    links = tuple(Link(f"g{i}", f"g{(i + 1) % 4}", Fraction(100)) for i in range(4))
+    links += (
+        Link("g0", "up", Fraction(50), directed=True),
+        Link("g1", "up", Fraction(50), directed=True),
+        Link("up", "g2", Fraction(50), directed=True),
+    )
+    return Topology("one-way uplinks", nodes, links)
+
+
+def test_unbalanced_switch_is_trimmed_with_a_warning():
+    s = solver.solve(_unbalanced())
+    assert len(s.warnings) == 1
+    assert "'up'" in s.warnings[0] and "unbalanced" in s.warnings[0]
+    assert s.algbw_exact == s.optimal_algbw_exact
+    _check_trees(s)
+    verify_schedule(s)
+    # the trimmed switch forwards at most 50 GB/s in total
+    through = sum(ll.load * ll.bandwidth for ll in s.link_load if ll.target == "up")
+    assert through <= 50
+
+
+def test_switch_with_only_incoming_links():
+    nodes = tuple(Node(f"g{i}", "compute") for i in range(3)) + (Node("sink", "switch"),)
+    links = tuple(Link(f"g{i}", f"g{(i + 1) % 3}", Fraction(10)) for i in range(3))
+    links += (Link("g0", "sink", Fraction(7), directed=True),)
+    s = solver.solve(Topology("sink", nodes, links))
+    assert s.warnings and "'sink'" in s.warnings[0]
+    verify_schedule(s)
+
+
+def test_unbalanced_switch_cycle_is_a_clear_error_or_a_valid_schedule():
+    nodes = (Node("a", "compute"), Node("b", "compute"), Node("w1", "switch"), Node("w2", "switch"))
+    links = (
+        Link("a", "w1", Fraction(10)),
+        Link("b", "w2", Fraction(10)),
+        Link("w1", "w2", Fraction(10), directed=True),
+        Link("w2", "w1", Fraction(5), directed=True),
+    )
+    try:
+        s = solver.solve(Topology("cycle", nodes, links))
+    except SolverError as exc:
+        msg = str(exc)
+        assert "\n" not in msg and ("'w1'" in msg or "'w2'" in msg)
+    else:
+        assert s.warnings
+        verify_schedule(s)
+
+
+def test_cancel_event_and_callable():
+    topo = templates.mi250(2)
+    ev = threading.Event()
+    ev.set()
+    with pytest.raises(Cancelled):
+        solver.solve(topo, cancel=ev)
+    calls = []
+
+    def cancel_after_start():
+        calls.append(1)
+        return len(calls) > 3
+
+    with pytest.raises(Cancelled):
+        solver.solve(topo, cancel=cancel_after_start)
+
+
+def test_progress_reports_every_phase_in_order():
+    seen = []
+    solver.solve(templates.dgx_a100(2), progress=lambda phase, f: seen.append((phase, f)))
+    phases = list(dict.fromkeys(p for p, _ in seen))
+    assert phases == ["optimum", "switch_removal", "trees", "paths"]
+    assert all(0.0 <= f <= 1.0 for _, f in seen)
+
+
+def test_deterministic():
+    topo = templates.mi250(2)
+    assert solver.solve(topo) == solver.solve(topo)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        ({"collective": "broadcast"}, SolverError),
+        ({"max_trees_per_root": 0}, SolverError),
+        ({"max_trees_per_root": 1.5}, SolverError),
+    ],
+)
+def test_bad_arguments(kwargs, error):
+    with pytest.raises(error) as info:
+        solver.solve(templates.dgx_a100(1), **kwargs)
+    assert "\n" not in str(info.value)
+
+
+def test_invalid_topology_is_a_topology_error():
+    nodes = (Node("a", "compute"), Node("b", "compute"))
+    with pytest.raises(TopologyError):
+        solver.solve(Topology("disconnected", nodes, ()))
+
+
+def test_tiny_solve_without_jit():
+    code = (
+        "import solver; from solver import templates; from solver.verify import verify_schedule\n"
+        "s = solver.solve(templates.dgx_a100(2)); verify_schedule(s)\n"
+        "s = solver.solve(templates.mi250(1), collective='allreduce'); verify_schedule(s)\n"
+        "print(s.algbw_exact)\n"
+    )
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=False,
+                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "1200/7"

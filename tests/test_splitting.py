@@ -1,0 +1,84 @@
+"""Step 2: edge splitting keeps λ(s, v) >= N·k, removes every switch, and records real paths."""
+
+import itertools
+import random
+from fractions import Fraction
+
+import networkx as nx
+import pytest
+
+from solver import templates
+from solver.balance import balance_switches
+from solver.csr import IndexedFabric
+from solver.optimum import compute_optimum
+from solver.splitting import split_switches
+from solver.topology import Link, Node, Topology
+
+
+def switched_fabric(seed: int) -> Topology:
+    """Compute nodes hanging off a few switches (full duplex, so switches are balanced)."""
+    rng = random.Random(seed)
+    nc, ns = rng.randint(3, 6), rng.randint(1, 3)
+    nodes = [Node(f"c{i}", "compute") for i in range(nc)] + [
+        Node(f"s{i}", "switch") for i in range(ns)
+    ]
+    bws = [Fraction(1), Fraction(2), Fraction(3), Fraction(5, 2)]
+    links = [Link(f"c{i}", f"s{rng.randrange(ns)}", rng.choice(bws)) for i in range(nc)]
+    links += [Link(f"s{i}", f"s{i + 1}", rng.choice(bws)) for i in range(ns - 1)]
+    for _ in range(rng.randint(0, nc + ns)):
+        u = f"c{rng.randrange(nc)}"
+        v = rng.choice([f"c{rng.randrange(nc)}", f"s{rng.randrange(ns)}"])
+        if u != v:
+            links.append(Link(u, v, rng.choice(bws)))
+    return Topology(f"switched{seed}", tuple(nodes), tuple(links))
+
+
+def check_split(topo: Topology):
+    fabric, _ = balance_switches(IndexedFabric.from_topology(topo))
+    opt = compute_optimum(fabric)
+    caps = dict(zip(fabric.edges, opt.caps))
+    result = split_switches(fabric, caps, opt.k)
+    comp = set(fabric.compute)
+    N = fabric.num_compute
+    # switch-free and the invariant holds (checked with networkx)
+    g = nx.DiGraph()
+    g.add_nodes_from(fabric.compute)
+    for (u, v), c in result.caps.items():
+        assert u in comp and v in comp and u != v and c > 0
+        g.add_edge(u, v, capacity=c)
+    for v in fabric.compute:
+        g.add_edge("s", v, capacity=opt.k)
+    for v in fabric.compute:
+        assert nx.maximum_flow_value(g, "s", v) >= N * opt.k
+    # paths: physical, through switches only, units add up, no edge over capacity
+    used = {}
+    for (u, v), pieces in result.paths.items():
+        assert sum(pieces.values()) == result.caps[(u, v)]
+        for path, units in pieces.items():
+            assert path[0] == u and path[-1] == v and units > 0
+            assert all(not fabric.is_compute[x] for x in path[1:-1])
+            for a, b in itertools.pairwise(path):
+                used[(a, b)] = used.get((a, b), 0) + units
+    for e, units in used.items():
+        assert units <= caps[e]
+    return opt, result
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_random_switched_fabrics(seed):
+    check_split(switched_fabric(seed))
+
+
+@pytest.mark.parametrize("make", [lambda: templates.dgx_a100(2), lambda: templates.mi250(2),
+                                  lambda: templates.dgx_h100_rail(2)])
+def test_templates(make):
+    _opt, result = check_split(make())
+    assert result.num_splits > 0
+
+
+def test_switch_to_switch_chain_is_routed_through_both():
+    nodes = (Node("a", "compute"), Node("b", "compute"), Node("x", "switch"), Node("y", "switch"))
+    links = (Link("a", "x", Fraction(4)), Link("x", "y", Fraction(4)), Link("y", "b", Fraction(4)))
+    _opt, result = check_split(Topology("chain", nodes, links))
+    (pieces,) = [p for (u, v), p in result.paths.items() if (u, v) == (0, 1)]
+    assert list(pieces) == [(0, 2, 3, 1)]
