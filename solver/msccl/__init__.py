@@ -1,0 +1,74 @@
+"""MSCCL XML export of ForestColl schedules, and a checker that executes MSCCL XML symbolically.
+
+- :func:`build_program` / :func:`export_xml`: Schedule -> MSCCL XML for msccl-executor-nccl,
+  RCCL or the legacy MSCCL runtime (``solver.msccl.generate``);
+- :func:`check_xml` / :func:`check_file`: parser rules + symbolic execution + result check
+  (``solver.msccl.interpreter``).
+
+Ranks are the fabric's compute nodes in file order (``Topology.compute_ids``) unless a rank order
+is given. Every XML this package writes has passed the checker first.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..fileio import atomic_write_text
+from ..schedule import Schedule
+from .generate import build_program, rank_order
+from .interpreter import CheckReport, check_file, check_program, check_xml
+from .program import Program, parse_xml, to_xml
+from .runtimes import PROTOCOLS, RUNTIMES, MscclError
+
+
+def export_xml(schedule: Schedule, runtime: str = "msccl-executor", check: bool = True, **options) -> str:
+    """The MSCCL XML text of ``schedule`` (checked by executing it unless ``check`` is False).
+
+    ``options``: proto, instances, order (rank order: list of compute node ids), min_bytes,
+    max_bytes, name — see :func:`solver.msccl.generate.build_program`.
+    """
+    program = build_program(schedule, runtime, **options)
+    text = to_xml(program)
+    if check:
+        check_xml(text, runtime, where="generated XML")
+    return text
+
+
+def write_xml(path: str | os.PathLike, schedule: Schedule, runtime: str = "msccl-executor", **options) -> CheckReport:
+    """Export, check, then write atomically; returns the check report."""
+    program = build_program(schedule, runtime, **options)
+    text = to_xml(program)
+    report = check_xml(text, runtime, where="generated XML")
+    atomic_write_text(path, text)
+    return report
+
+
+def read_rank_order(path: str | os.PathLike) -> list[str]:
+    """A rank-order file: one compute node id per line (blank lines and # comments ignored)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except FileNotFoundError:
+        raise MscclError(f"{path}: no such rank-order file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MscclError(f"{path}: cannot read rank order: {exc}") from None
+    return [ln.split("#", 1)[0].strip() for ln in lines if ln.split("#", 1)[0].strip()]
+
+
+__all__ = [
+    "PROTOCOLS",
+    "RUNTIMES",
+    "CheckReport",
+    "MscclError",
+    "Program",
+    "build_program",
+    "check_file",
+    "check_program",
+    "check_xml",
+    "export_xml",
+    "parse_xml",
+    "rank_order",
+    "read_rank_order",
+    "to_xml",
+    "write_xml",
+]

@@ -1,0 +1,279 @@
+"""Execute an MSCCL XML program on symbolic buffers and check it implements its collective.
+
+Model (what the runtimes do, made symbolic):
+
+- every chunk slot holds the *set of contributions* it carries: input chunk ``j`` of rank ``r``
+  is ``{(r, j)}``; a reduction is the union of two disjoint sets (overlap = double counting,
+  an error); an unwritten slot is ``None`` and reading it is an error;
+- each threadblock runs its steps in order; a step waits for its dependency
+  (``depid``/``deps``: that threadblock has completed a step with ``hasdep=1`` and ``s >= deps``,
+  like the runtime's flags), a receive waits for a message, a send waits for room in the
+  connection; nops carry extra dependencies;
+- messages are FIFO per (sender, receiver, channel); a connection holds ``fifo_capacity``
+  messages (default 1: stricter than the runtime's buffers, so a pass here is a pass there);
+- step semantics: s send src; r dst = msg; rcs dst = msg and forward; rrs send src + msg;
+  rrc dst = src + msg; rrcs dst = src + msg and forward; cpy dst = src; re dst = dst + src;
+- in-place runs alias the input into the output (allgather: input = output block of the rank;
+  reduce-scatter: output = input block of the rank; allreduce: input = output); the program is run
+  once per mode it declares (``inplace`` / ``outofplace``).
+
+Final check: allgather -> output chunk ``q*C + j`` of every rank is ``{(q, j)}``;
+reduce-scatter -> output chunk ``j`` of rank ``r`` is ``{(q, r*C + j) for all q}``;
+allreduce -> output chunk ``g`` of every rank is ``{(q, g) for all q}``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .program import Program, check_rules, parse_xml
+from .runtimes import RECVS, SENDS, MscclError, runtime
+
+MAX_REPORTED = 4
+
+
+@dataclass
+class CheckReport:
+    collective: str
+    ngpus: int
+    nchannels: int
+    threadblocks: int  # max per rank
+    max_steps: int  # max per threadblock
+    steps_executed: int
+    modes: tuple[str, ...]
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return (
+            f"ok: {self.collective} on {self.ngpus} ranks ({'/'.join(self.modes)}): "
+            f"{self.nchannels} channel(s), up to {self.threadblocks} threadblocks per rank and "
+            f"{self.max_steps} steps per threadblock; {self.steps_executed} steps executed; "
+            f"result verified"
+        )
+
+
+class _Fail(Exception):
+    pass
+
+
+def check_file(path: str | Path, runtime_name: str = "msccl-executor", fifo_capacity: int = 1) -> CheckReport:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MscclError(f"{p}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MscclError(f"{p}: cannot read: {exc}") from None
+    return check_xml(text, runtime_name, fifo_capacity, where=str(p))
+
+
+def check_xml(
+    text: str, runtime_name: str = "msccl-executor", fifo_capacity: int = 1, where: str = "<xml>"
+) -> CheckReport:
+    """Parse, check the parser rules of ``runtime_name``, execute and verify. Raises MscclError."""
+    program = parse_xml(text, where)
+    return check_program(program, runtime_name, fifo_capacity, where)
+
+
+def check_program(
+    program: Program, runtime_name: str = "msccl-executor", fifo_capacity: int = 1, where: str = "<xml>"
+) -> CheckReport:
+    rt = runtime(runtime_name)
+    errors = check_rules(program, rt)
+    if errors:
+        more = f" (+{len(errors) - MAX_REPORTED} more)" if len(errors) > MAX_REPORTED else ""
+        raise MscclError(f"{where}: breaks {rt.name} parser rules: " + "; ".join(errors[:MAX_REPORTED]) + more)
+    collective = rt.collective_of(program.coll)
+    n = program.ngpus
+    if program.nchunksperloop % n and collective != "allreduce":
+        raise MscclError(f"{where}: nchunksperloop {program.nchunksperloop} is not a multiple of ngpus {n}")
+    modes = tuple(m for m, on in (("out-of-place", program.outofplace), ("in-place", program.inplace)) if on)
+    executed = 0
+    for mode in modes:
+        try:
+            executed = _run(program, collective, mode == "in-place", fifo_capacity)
+        except _Fail as exc:
+            raise MscclError(f"{where}: {mode}: {exc}") from None
+    return CheckReport(
+        collective=collective,
+        ngpus=n,
+        nchannels=program.nchannels,
+        threadblocks=program.num_threadblocks(),
+        max_steps=program.max_steps(),
+        steps_executed=executed,
+        modes=modes,
+    )
+
+
+# ----------------------------------------------------------------------------- execution
+def _expected_sizes(p: Program, collective: str) -> tuple[int, int, int]:
+    """(input chunks, output chunks, chunks per rank block) the collective needs."""
+    n, total = p.ngpus, p.nchunksperloop
+    if collective == "allgather":
+        return total // n, total, total // n
+    if collective == "reduce-scatter":
+        return total, total // n, total // n
+    return total, total, total // n if total % n == 0 else 0
+
+
+def _run(p: Program, collective: str, inplace: bool, capacity: int) -> int:
+    n = p.ngpus
+    n_in, n_out, block = _expected_sizes(p, collective)
+    gpus = sorted(p.gpus, key=lambda g: g.id)
+    for g in gpus:
+        if g.o_chunks < n_out or (not inplace and g.i_chunks < n_in):
+            raise _Fail(
+                f"gpu {g.id}: {collective} with nchunksperloop={p.nchunksperloop} needs i_chunks >= {n_in} "
+                f"and o_chunks >= {n_out}, got {g.i_chunks} and {g.o_chunks}"
+            )
+
+    def canon(rank: int, buf: str, off: int) -> tuple[str, int]:
+        if inplace:
+            if collective == "allgather" and buf == "i":
+                return "o", rank * block + off
+            if collective == "reduce-scatter" and buf == "o":
+                return "i", rank * block + off
+            if collective == "allreduce" and buf == "i":
+                return "o", off
+        return buf, off
+
+    mem: list[dict[tuple[str, int], frozenset | None]] = [dict() for _ in range(n)]
+    for r in range(n):
+        for j in range(n_in):
+            mem[r][canon(r, "i", j)] = frozenset({(r, j)})
+
+    def read(rank: int, buf: str, off: int, cnt: int, who: str) -> list[frozenset]:
+        out = []
+        for j in range(off, off + cnt):
+            value = mem[rank].get(canon(rank, buf, j))
+            if value is None:
+                raise _Fail(f"{who} reads {buf}[{j}] before anything was written there")
+            out.append(value)
+        return out
+
+    def write(rank: int, buf: str, off: int, values: list[frozenset]) -> None:
+        for j, value in enumerate(values):
+            mem[rank][canon(rank, buf, off + j)] = value
+
+    def reduce(a: list[frozenset], b: list[frozenset], who: str) -> list[frozenset]:
+        out = []
+        for x, y in zip(a, b):
+            both = x & y
+            if both:
+                q, j = min(both)
+                raise _Fail(f"{who} adds the contribution of rank {q} chunk {j} twice")
+            out.append(x | y)
+        return out
+
+    # threadblock state
+    tbs = [(g.id, tb) for g in gpus for tb in sorted(g.tbs, key=lambda t: t.id)]
+    by_key = {(r, tb.id): tb for r, tb in tbs}
+    pc = {(r, tb.id): 0 for r, tb in tbs}
+    flag = {(r, tb.id): -1 for r, tb in tbs}
+    fifos: dict[tuple[int, int, int], deque] = {}
+    executed = 0
+
+    def blocked_reason(r: int, tb) -> str | None:
+        st = tb.steps[pc[(r, tb.id)]]
+        if st.depid >= 0 and flag[(r, st.depid)] < st.deps:
+            return f"waits for tb {st.depid} step {st.deps}"
+        if st.type in RECVS:
+            q = fifos.get((tb.recv, r, tb.chan))
+            if not q:
+                return f"waits for a message from rank {tb.recv} on channel {tb.chan}"
+        if st.type in SENDS:
+            q = fifos.get((r, tb.send, tb.chan))
+            if q is not None and len(q) >= capacity:
+                return f"waits for rank {tb.send} to receive on channel {tb.chan}"
+        return None
+
+    progress = True
+    while progress:
+        progress = False
+        for r, tb in tbs:
+            key = (r, tb.id)
+            while pc[key] < len(tb.steps):
+                if blocked_reason(r, tb) is not None:
+                    break
+                st = tb.steps[pc[key]]
+                who = f"rank {r} tb {tb.id} step {st.s} ({st.type})"
+                msg = None
+                if st.type in RECVS:
+                    sender_cnt, msg = fifos[(tb.recv, r, tb.chan)].popleft()
+                    if sender_cnt != st.cnt:
+                        raise _Fail(f"{who} receives cnt={st.cnt} but rank {tb.recv} sent cnt={sender_cnt}")
+                out = None
+                t = st.type
+                if t == "s":
+                    out = read(r, st.srcbuf, st.srcoff, st.cnt, who)
+                elif t == "r":
+                    write(r, st.dstbuf, st.dstoff, msg)
+                elif t == "rcs":
+                    write(r, st.dstbuf, st.dstoff, msg)
+                    out = msg
+                elif t == "rrs":
+                    out = reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who), msg, who)
+                elif t == "rrc":
+                    write(r, st.dstbuf, st.dstoff, reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who), msg, who))
+                elif t == "rrcs":
+                    out = reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who), msg, who)
+                    write(r, st.dstbuf, st.dstoff, out)
+                elif t == "cpy":
+                    write(r, st.dstbuf, st.dstoff, read(r, st.srcbuf, st.srcoff, st.cnt, who))
+                elif t == "re":
+                    src = read(r, st.srcbuf, st.srcoff, st.cnt, who)
+                    dst = read(r, st.dstbuf, st.dstoff, st.cnt, who)
+                    write(r, st.dstbuf, st.dstoff, reduce(dst, src, who))
+                if out is not None:
+                    fifos.setdefault((r, tb.send, tb.chan), deque()).append((st.cnt, out))
+                if st.hasdep:
+                    flag[key] = st.s
+                pc[key] += 1
+                executed += 1
+                progress = True
+
+    stuck = [(r, tb) for r, tb in tbs if pc[(r, tb.id)] < len(tb.steps)]
+    if stuck:
+        parts = []
+        for r, tb in stuck[:MAX_REPORTED]:
+            st = tb.steps[pc[(r, tb.id)]]
+            parts.append(f"rank {r} tb {tb.id} step {st.s} ({st.type}) {blocked_reason(r, tb)}")
+        more = f" (+{len(stuck) - MAX_REPORTED} more threadblocks)" if len(stuck) > MAX_REPORTED else ""
+        raise _Fail(f"deadlock after {executed} steps: " + "; ".join(parts) + more)
+    for (src, dst, chan), q in fifos.items():
+        if q:
+            raise _Fail(f"rank {src} sent {len(q)} message(s) to rank {dst} on channel {chan} that were never received")
+
+    # verify the collective
+    everyone = range(n)
+    problems = []
+    for r in everyone:
+        for j in range(n_out):
+            got = mem[r].get(canon(r, "o", j))
+            if collective == "allgather":
+                want = frozenset({(j // block, j % block)})
+            elif collective == "reduce-scatter":
+                want = frozenset((q, r * block + j) for q in everyone)
+            else:
+                want = frozenset((q, j) for q in everyone)
+            if got != want:
+                problems.append(f"rank {r} output chunk {j} holds {_show(got)}, {collective} needs {_show(want)}")
+                if len(problems) >= 2:
+                    break
+        if len(problems) >= 2:
+            break
+    if problems:
+        raise _Fail("wrong result: " + "; ".join(problems))
+    return executed
+
+
+def _show(value: frozenset | None) -> str:
+    if value is None:
+        return "nothing"
+    items = sorted(value)
+    text = ", ".join(f"r{q}c{j}" for q, j in items[:4])
+    if len(items) > 4:
+        text += f", ... ({len(items)} contributions)"
+    return "{" + text + "}"
