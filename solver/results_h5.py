@@ -68,11 +68,13 @@ class ResultsFileError(ForestCollError):
 
 # ----------------------------------------------------------------------------- small helpers
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).astimezone().isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).astimezone().isoformat(timespec="seconds")
 
 
 def _frac(value: Fraction) -> str:
-    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    return (
+        str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    )
 
 
 def _parse_frac(text: str) -> Fraction:
@@ -181,7 +183,10 @@ def _write_topology(g: h5py.Group, topo: Topology) -> None:
         "us",
     )
     _dataset(
-        links, "latency_exact", ["" if lk.latency is None else _frac(lk.latency) for lk in topo.links], _STR
+        links,
+        "latency_exact",
+        ["" if lk.latency is None else _frac(lk.latency) for lk in topo.links],
+        _STR,
     ).attrs["units"] = "us"
     _dataset(links, "directed", [lk.directed for lk in topo.links], np.bool_)
     _dataset(links, "extra_json", [_json_or_empty(lk.extra) for lk in topo.links], _STR)
@@ -230,7 +235,12 @@ def _read_topology(g: h5py.Group) -> Topology:
         )
         for i in range(len(src))
     )
-    return Topology(name=_attr_str(g, "name"), nodes=nodes, links=links, extra=_extra(_attr_str(g, "extra_json")))
+    return Topology(
+        name=_attr_str(g, "name"),
+        nodes=nodes,
+        links=links,
+        extra=_extra(_attr_str(g, "extra_json")),
+    )
 
 
 def _topology_difference(a: Topology, b: Topology) -> str:
@@ -303,13 +313,17 @@ def _write_schedule_group(g: h5py.Group, s: Schedule, topo: Topology) -> None:
     _dataset(b, "link_source", [index[u] for u, _, _ in cut.links], np.int32)
     _dataset(b, "link_target", [index[v] for _, v, _ in cut.links], np.int32)
     _dataset(b, "link_bandwidth", [float(w) for _, _, w in cut.links], np.float64, "GB/s")
-    _dataset(b, "link_bandwidth_exact", [_frac(w) for _, _, w in cut.links], _STR).attrs["units"] = "GB/s"
+    _dataset(b, "link_bandwidth_exact", [_frac(w) for _, _, w in cut.links], _STR).attrs[
+        "units"
+    ] = "GB/s"
 
     ll = g.create_group("link_load")
     _dataset(ll, "source", [index[x.source] for x in s.link_load], np.int32)
     _dataset(ll, "target", [index[x.target] for x in s.link_load], np.int32)
     _dataset(ll, "bandwidth", [float(x.bandwidth) for x in s.link_load], np.float64, "GB/s")
-    _dataset(ll, "bandwidth_exact", [_frac(x.bandwidth) for x in s.link_load], _STR).attrs["units"] = "GB/s"
+    _dataset(ll, "bandwidth_exact", [_frac(x.bandwidth) for x in s.link_load], _STR).attrs[
+        "units"
+    ] = "GB/s"
     _dataset(ll, "load", [float(x.load) for x in s.link_load], np.float64, "1")
     _dataset(ll, "load_exact", [_frac(x.load) for x in s.link_load], _STR)
 
@@ -346,7 +360,12 @@ def _read_schedule_group(g: h5py.Group, topo: Topology) -> Schedule:
             for j in range(int(eoff[i]), int(eoff[i + 1]))
         )
         trees.append(
-            Tree(root=ids[int(roots[i])], multiplicity=int(mult[i]), weight=_parse_frac(weights[i]), edges=edges)
+            Tree(
+                root=ids[int(roots[i])],
+                multiplicity=int(mult[i]),
+                weight=_parse_frac(weights[i]),
+                edges=edges,
+            )
         )
     b = g["bottleneck"]
     bw = _strings(b["link_bandwidth_exact"])
@@ -363,7 +382,12 @@ def _read_schedule_group(g: h5py.Group, topo: Topology) -> Schedule:
     lbw = _strings(ll["bandwidth_exact"])
     lload = _strings(ll["load_exact"])
     link_load = tuple(
-        LinkLoad(source=ids[int(u)], target=ids[int(v)], bandwidth=_parse_frac(lbw[j]), load=_parse_frac(lload[j]))
+        LinkLoad(
+            source=ids[int(u)],
+            target=ids[int(v)],
+            bandwidth=_parse_frac(lbw[j]),
+            load=_parse_frac(lload[j]),
+        )
         for j, (u, v) in enumerate(zip(ll["source"][()], ll["target"][()]))
     )
     timings = {k: float(v) for k, v in g["timings"].attrs.items() if k != "units"}
@@ -398,7 +422,9 @@ def _write_table(g: h5py.Group, table: ResultTable) -> None:
     try:
         g.attrs["attrs_json"] = json.dumps(dict(table.attrs), sort_keys=True) if table.attrs else ""
     except (TypeError, ValueError):
-        raise ResultsFileError(f"result table attrs must be JSON values: {dict(table.attrs)!r}") from None
+        raise ResultsFileError(
+            f"result table attrs must be JSON values: {dict(table.attrs)!r}"
+        ) from None
     _dataset(g, "size_bytes", table.size_bytes, np.int64, "B")
     _dataset(g, "predicted_time", table.predicted_time, np.float64, "s")
     _dataset(g, "predicted_algbw", table.predicted_algbw, np.float64, "GB/s")
@@ -456,7 +482,12 @@ def model_tables(schedule: Schedule, name: str) -> dict[str, ResultTable]:
     else:
         alpha_us = _tree_latency_us(schedule)
     est_time = sizes / (float(schedule.algbw_exact) * 1e9) + alpha_us * 1e-6
-    common = dict(collective=schedule.collective, algorithm="forestcoll", source="model", schedule=name)
+    common = {
+        "collective": schedule.collective,
+        "algorithm": "forestcoll",
+        "source": "model",
+        "schedule": name,
+    }
     return {
         f"{name}.bound": ResultTable(
             size_bytes=sizes,
@@ -576,7 +607,9 @@ def write_schedule(path: str | os.PathLike, schedule: Schedule, name: str | None
         p.attrs["options_json"] = json.dumps(
             {"collective": schedule.collective, "max_trees_per_root": schedule.max_trees_per_root}
         )
-        p.attrs["timings_json"] = json.dumps({k: float(v) for k, v in dict(schedule.timings).items()})
+        p.attrs["timings_json"] = json.dumps(
+            {k: float(v) for k, v in dict(schedule.timings).items()}
+        )
         p.attrs["program_version"] = _version()
         p.attrs["written"] = _now()
 
@@ -611,7 +644,7 @@ def read_schedules(path: str | os.PathLike) -> dict[str, Schedule]:
         sg = f.get("schedules")
         if sg is None:
             return {}
-        return {name: _read_schedule_group(sg[name], topo) for name in sg.keys()}
+        return {name: _read_schedule_group(sg[name], topo) for name in sg}
 
 
 def read_results(path: str | os.PathLike) -> dict[str, ResultTable]:
@@ -619,7 +652,7 @@ def read_results(path: str | os.PathLike) -> dict[str, ResultTable]:
         rg = f.get("results")
         if rg is None:
             return {}
-        return {name: _read_table(rg[name]) for name in rg.keys()}
+        return {name: _read_table(rg[name]) for name in rg}
 
 
 def summarize(path: str | os.PathLike) -> str:
@@ -627,10 +660,14 @@ def summarize(path: str | os.PathLike) -> str:
     with _open_read(path) as f:
         topo = _read_topology(f["topology"])
         lines = [
-            f"{path}: {SCHEMA} {_attr_str(f, 'schema_version')}, written by {_attr_str(f, 'creator')} "
-            f"{_attr_str(f, 'creator_version')}, created {_attr_str(f, 'created')}",
-            f"fabric {topo.name!r}: {len(topo.compute_ids)} compute nodes, {len(topo.switch_ids)} switches, "
-            f"{len(topo.links)} links",
+            (
+                f"{path}: {SCHEMA} {_attr_str(f, 'schema_version')}, written by {_attr_str(f, 'creator')} "
+                f"{_attr_str(f, 'creator_version')}, created {_attr_str(f, 'created')}"
+            ),
+            (
+                f"fabric {topo.name!r}: {len(topo.compute_ids)} compute nodes, {len(topo.switch_ids)} switches, "
+                f"{len(topo.links)} links"
+            ),
         ]
         sg = f.get("schedules", {})
         lines.append(f"schedules ({len(sg)}):")
@@ -639,7 +676,7 @@ def summarize(path: str | os.PathLike) -> str:
             k_lim = int(g.attrs["max_trees_per_root"])
             ntrees = len(g["trees"]["root"]) if "trees" in g else 0
             if "phases" in g:
-                ntrees = sum(len(g["phases"][p]["trees"]["root"]) for p in g["phases"].keys())
+                ntrees = sum(len(g["phases"][p]["trees"]["root"]) for p in g["phases"])
             lines.append(
                 f"  {name}: {_attr_str(g, 'collective')}, k={int(g.attrs['k'])}"
                 f"{f', K<={k_lim}' if k_lim else ''}, algbw {float(g.attrs['algbw']):.3f} GB/s "
@@ -652,7 +689,11 @@ def summarize(path: str | os.PathLike) -> str:
             g = rg[name]
             sizes = g["size_bytes"][()]
             measured = int(np.count_nonzero(~np.isnan(g["measured_time"][()])))
-            span = f"{_fmt_bytes(int(sizes.min()))}..{_fmt_bytes(int(sizes.max()))}" if len(sizes) else "empty"
+            span = (
+                f"{_fmt_bytes(int(sizes.min()))}..{_fmt_bytes(int(sizes.max()))}"
+                if len(sizes)
+                else "empty"
+            )
             lines.append(
                 f"  {name}: {_attr_str(g, 'source')} / {_attr_str(g, 'algorithm')}, {len(sizes)} sizes {span}, "
                 f"{measured} measured"

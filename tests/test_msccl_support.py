@@ -17,7 +17,7 @@ from solver.templates import dgx_a100, ring
 def _switch_paths(topo, start):
     """Shortest paths from compute node ``start`` to every compute node through switches only."""
     out: dict[str, list[str]] = {}
-    for (u, v) in topo.directed_bandwidths():
+    for u, v in topo.directed_bandwidths():
         out.setdefault(u, []).append(v)
     compute = set(topo.compute_ids)
     prev = {start: None}

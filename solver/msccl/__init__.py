@@ -21,7 +21,9 @@ from .program import Program, parse_xml, to_xml
 from .runtimes import PROTOCOLS, RUNTIMES, MscclError
 
 
-def export_xml(schedule: Schedule, runtime: str = "msccl-executor", check: bool = True, **options) -> str:
+def export_xml(
+    schedule: Schedule, runtime: str = "msccl-executor", check: bool = True, **options
+) -> str:
     """The MSCCL XML text of ``schedule`` (checked by executing it unless ``check`` is False).
 
     ``options``: proto, instances, order (rank order: list of compute node ids), min_bytes,
@@ -34,7 +36,9 @@ def export_xml(schedule: Schedule, runtime: str = "msccl-executor", check: bool 
     return text
 
 
-def write_xml(path: str | os.PathLike, schedule: Schedule, runtime: str = "msccl-executor", **options) -> CheckReport:
+def write_xml(
+    path: str | os.PathLike, schedule: Schedule, runtime: str = "msccl-executor", **options
+) -> CheckReport:
     """Export, check, then write atomically; returns the check report."""
     program = build_program(schedule, runtime, **options)
     text = to_xml(program)

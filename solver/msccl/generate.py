@@ -53,7 +53,7 @@ class _Op:
     dstoff: int
     cnt: int
     key: tuple
-    deps: list["_Op"] = field(default_factory=list)
+    deps: list[_Op] = field(default_factory=list)
     channel_class: tuple = ()
     channel: int = 0
     hasdep: bool = False
@@ -82,9 +82,11 @@ def rank_order(schedule: Schedule, order: list[str] | None = None) -> list[str]:
     missing = set(compute) - set(order)
     extra = set(order) - set(compute)
     if extra:
-        raise MscclError(f"rank order names {sorted(extra)[0]!r}, which is not a compute node of the fabric")
+        raise MscclError(
+            f"rank order names {min(extra)!r}, which is not a compute node of the fabric"
+        )
     if missing:
-        raise MscclError(f"rank order misses compute node {sorted(missing)[0]!r}")
+        raise MscclError(f"rank order misses compute node {min(missing)!r}")
     return list(order)
 
 
@@ -122,7 +124,7 @@ def _first_hops(schedule: Schedule) -> dict[str, list[str]]:
     topo = schedule.topology
     kinds = {n.id: n.kind for n in topo.nodes}
     hops: dict[str, list[str]] = defaultdict(list)
-    for (u, v) in topo.directed_bandwidths():
+    for u, v in topo.directed_bandwidths():
         if kinds.get(v) == "switch" and v not in hops[u]:
             hops[u].append(v)
     return hops
@@ -201,14 +203,51 @@ def build_program(
                     prefix = (inst, ph_index)
                     if kind == "ag":
                         _allgather_piece(
-                            tree, depth, rank, prefix, t_index, piece, cnt, local, g, coll, done, ops, add_transfer
+                            tree,
+                            depth,
+                            rank,
+                            prefix,
+                            t_index,
+                            piece,
+                            cnt,
+                            local,
+                            g,
+                            coll,
+                            done,
+                            ops,
+                            add_transfer,
                         )
                     else:
                         _reduce_piece(
-                            tree, depth, rank, prefix, t_index, piece, cnt, local, g, coll, done, s_chunks,
+                            tree,
+                            depth,
+                            rank,
+                            prefix,
+                            t_index,
+                            piece,
+                            cnt,
+                            local,
+                            g,
+                            coll,
+                            done,
+                            s_chunks,
                             add_transfer,
                         )
-    program = _assemble(schedule, rt, proto, instances, n, C, Cp, ops, transfers, s_chunks, min_bytes, max_bytes, name)
+    program = _assemble(
+        schedule,
+        rt,
+        proto,
+        instances,
+        n,
+        C,
+        Cp,
+        ops,
+        transfers,
+        s_chunks,
+        min_bytes,
+        max_bytes,
+        name,
+    )
     return program
 
 
@@ -219,15 +258,30 @@ def _check_trees(phase: Schedule, rank: dict[str, int]) -> None:
             raise MscclError(f"tree of root {t.root!r} has multiplicity {t.multiplicity}")
         nodes = {t.root} | {e.src for e in t.edges} | {e.dst for e in t.edges}
         if nodes != compute or len(t.edges) != len(compute) - 1:
-            raise MscclError(f"tree of root {t.root!r} does not span the compute nodes exactly once")
+            raise MscclError(
+                f"tree of root {t.root!r} does not span the compute nodes exactly once"
+            )
 
 
-def _allgather_piece(tree: Tree, depth, rank, prefix, t_index, piece, cnt, local, g, coll, done, ops, add_transfer):
+def _allgather_piece(
+    tree: Tree, depth, rank, prefix, t_index, piece, cnt, local, g, coll, done, ops, add_transfer
+):
     r = rank[tree.root]
     received: dict[str, _Op] = {}
     if coll == "allgather":
         ops.append(
-            _Op(r, -1, "local", "cpy", "i", local, "o", g, cnt, key=(-1,) + prefix + (t_index, piece))
+            _Op(
+                r,
+                -1,
+                "local",
+                "cpy",
+                "i",
+                local,
+                "o",
+                g,
+                cnt,
+                key=(-1,) + prefix + (t_index, piece),
+            )
         )
         root_src = ("i", local)
         root_deps: list[_Op] = []
@@ -248,15 +302,43 @@ def _allgather_piece(tree: Tree, depth, rank, prefix, t_index, piece, cnt, local
             child,
             e.path,
             key,
-            dict(type="s", srcbuf=srcbuf, srcoff=srcoff, dstbuf="o", dstoff=g, cnt=cnt),
-            dict(type="r", srcbuf=srcbuf, srcoff=srcoff, dstbuf="o", dstoff=g, cnt=cnt),
+            {
+                "type": "s",
+                "srcbuf": srcbuf,
+                "srcoff": srcoff,
+                "dstbuf": "o",
+                "dstoff": g,
+                "cnt": cnt,
+            },
+            {
+                "type": "r",
+                "srcbuf": srcbuf,
+                "srcoff": srcoff,
+                "dstbuf": "o",
+                "dstoff": g,
+                "cnt": cnt,
+            },
             deps,
             [],
         )
         received[child] = tr.recv
 
 
-def _reduce_piece(tree: Tree, depth, rank, prefix, t_index, piece, cnt, local, g, coll, done, s_chunks, add_transfer):
+def _reduce_piece(
+    tree: Tree,
+    depth,
+    rank,
+    prefix,
+    t_index,
+    piece,
+    cnt,
+    local,
+    g,
+    coll,
+    done,
+    s_chunks,
+    add_transfer,
+):
     r = rank[tree.root]
     children: dict[str, list] = defaultdict(list)
     for e in tree.edges:
@@ -294,8 +376,22 @@ def _reduce_piece(tree: Tree, depth, rank, prefix, t_index, piece, cnt, local, g
                 v,
                 e.path,
                 key,
-                dict(type="s", srcbuf=cs_buf, srcoff=cs_off, dstbuf=dbuf, dstoff=doff, cnt=cnt),
-                dict(type="rrc", srcbuf=sbuf, srcoff=soff, dstbuf=dbuf, dstoff=doff, cnt=cnt),
+                {
+                    "type": "s",
+                    "srcbuf": cs_buf,
+                    "srcoff": cs_off,
+                    "dstbuf": dbuf,
+                    "dstoff": doff,
+                    "cnt": cnt,
+                },
+                {
+                    "type": "rrc",
+                    "srcbuf": sbuf,
+                    "srcoff": soff,
+                    "dstbuf": dbuf,
+                    "dstoff": doff,
+                    "cnt": cnt,
+                },
                 send_deps,
                 [prev] if prev is not None else [],
             )
@@ -312,7 +408,21 @@ def _reduce_piece(tree: Tree, depth, rank, prefix, t_index, piece, cnt, local, g
             done[(r, g + j)] = last[tree.root]
 
 
-def _assemble(schedule, rt: Runtime, proto, instances, n, C, Cp, ops, transfers, s_chunks, min_bytes, max_bytes, name):
+def _assemble(
+    schedule,
+    rt: Runtime,
+    proto,
+    instances,
+    n,
+    C,
+    Cp,
+    ops,
+    transfers,
+    s_chunks,
+    min_bytes,
+    max_bytes,
+    name,
+):
     half = rt.max_steps // 2
     k_hint = (
         f"export a schedule with fewer trees (--max-trees-per-root 1; this one has k={C})"
@@ -368,7 +478,10 @@ def _assemble(schedule, rt: Runtime, proto, instances, n, C, Cp, ops, transfers,
                 peers.setdefault(dst, set()).add(src)
                 assignment[pair] = idx
             tr.send.channel_class = tr.recv.channel_class = cls + (idx,)
-    classes = sorted({op.channel_class for op in ops if op.role != "local"}, key=lambda c: (c[0], c[1], c[2], c[3]))
+    classes = sorted(
+        {op.channel_class for op in ops if op.role != "local"},
+        key=lambda c: (c[0], c[1], c[2], c[3]),
+    )
     channel_id = {cls: i for i, cls in enumerate(classes)}
     nchannels = max(1, len(classes))
     if nchannels > rt.max_channels:
@@ -413,7 +526,9 @@ def _assemble(schedule, rt: Runtime, proto, instances, n, C, Cp, ops, transfers,
         gpus.append(tbs)
 
     # steps: nops for extra dependencies; then resolve (tb, s) of each dependency
-    placed: list[list[list[tuple[str, _Op | None, _Op | None]]]] = []  # per rank, per tb: (kind, op, dep)
+    placed: list[
+        list[list[tuple[str, _Op | None, _Op | None]]]
+    ] = []  # per rank, per tb: (kind, op, dep)
     for r in range(n):
         rank_tbs = []
         for tb in gpus[r]:
@@ -462,7 +577,18 @@ def _assemble(schedule, rt: Runtime, proto, instances, n, C, Cp, ops, transfers,
                     tb.steps.append(Step(s, "nop", "i", -1, "o", -1, 0, depid, deps, 0))
                 else:
                     tb.steps.append(
-                        Step(s, op.type, op.srcbuf, op.srcoff, op.dstbuf, op.dstoff, op.cnt, depid, deps, int(op.hasdep))
+                        Step(
+                            s,
+                            op.type,
+                            op.srcbuf,
+                            op.srcoff,
+                            op.dstbuf,
+                            op.dstoff,
+                            op.cnt,
+                            depid,
+                            deps,
+                            int(op.hasdep),
+                        )
                     )
             g.tbs.append(tb)
         program.gpus.append(g)

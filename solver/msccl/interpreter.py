@@ -58,7 +58,9 @@ class _Fail(Exception):
     pass
 
 
-def check_file(path: str | Path, runtime_name: str = "msccl-executor", fifo_capacity: int = 1) -> CheckReport:
+def check_file(
+    path: str | Path, runtime_name: str = "msccl-executor", fifo_capacity: int = 1
+) -> CheckReport:
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -78,18 +80,27 @@ def check_xml(
 
 
 def check_program(
-    program: Program, runtime_name: str = "msccl-executor", fifo_capacity: int = 1, where: str = "<xml>"
+    program: Program,
+    runtime_name: str = "msccl-executor",
+    fifo_capacity: int = 1,
+    where: str = "<xml>",
 ) -> CheckReport:
     rt = runtime(runtime_name)
     errors = check_rules(program, rt)
     if errors:
         more = f" (+{len(errors) - MAX_REPORTED} more)" if len(errors) > MAX_REPORTED else ""
-        raise MscclError(f"{where}: breaks {rt.name} parser rules: " + "; ".join(errors[:MAX_REPORTED]) + more)
+        raise MscclError(
+            f"{where}: breaks {rt.name} parser rules: " + "; ".join(errors[:MAX_REPORTED]) + more
+        )
     collective = rt.collective_of(program.coll)
     n = program.ngpus
     if program.nchunksperloop % n and collective != "allreduce":
-        raise MscclError(f"{where}: nchunksperloop {program.nchunksperloop} is not a multiple of ngpus {n}")
-    modes = tuple(m for m, on in (("out-of-place", program.outofplace), ("in-place", program.inplace)) if on)
+        raise MscclError(
+            f"{where}: nchunksperloop {program.nchunksperloop} is not a multiple of ngpus {n}"
+        )
+    modes = tuple(
+        m for m, on in (("out-of-place", program.outofplace), ("in-place", program.inplace)) if on
+    )
     executed = 0
     for mode in modes:
         try:
@@ -139,7 +150,7 @@ def _run(p: Program, collective: str, inplace: bool, capacity: int) -> int:
                 return "o", off
         return buf, off
 
-    mem: list[dict[tuple[str, int], frozenset | None]] = [dict() for _ in range(n)]
+    mem: list[dict[tuple[str, int], frozenset | None]] = [{} for _ in range(n)]
     for r in range(n):
         for j in range(n_in):
             mem[r][canon(r, "i", j)] = frozenset({(r, j)})
@@ -169,7 +180,6 @@ def _run(p: Program, collective: str, inplace: bool, capacity: int) -> int:
 
     # threadblock state
     tbs = [(g.id, tb) for g in gpus for tb in sorted(g.tbs, key=lambda t: t.id)]
-    by_key = {(r, tb.id): tb for r, tb in tbs}
     pc = {(r, tb.id): 0 for r, tb in tbs}
     flag = {(r, tb.id): -1 for r, tb in tbs}
     fifos: dict[tuple[int, int, int], deque] = {}
@@ -203,7 +213,9 @@ def _run(p: Program, collective: str, inplace: bool, capacity: int) -> int:
                 if st.type in RECVS:
                     sender_cnt, msg = fifos[(tb.recv, r, tb.chan)].popleft()
                     if sender_cnt != st.cnt:
-                        raise _Fail(f"{who} receives cnt={st.cnt} but rank {tb.recv} sent cnt={sender_cnt}")
+                        raise _Fail(
+                            f"{who} receives cnt={st.cnt} but rank {tb.recv} sent cnt={sender_cnt}"
+                        )
                 out = None
                 t = st.type
                 if t == "s":
@@ -216,7 +228,12 @@ def _run(p: Program, collective: str, inplace: bool, capacity: int) -> int:
                 elif t == "rrs":
                     out = reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who), msg, who)
                 elif t == "rrc":
-                    write(r, st.dstbuf, st.dstoff, reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who), msg, who))
+                    write(
+                        r,
+                        st.dstbuf,
+                        st.dstoff,
+                        reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who), msg, who),
+                    )
                 elif t == "rrcs":
                     out = reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who), msg, who)
                     write(r, st.dstbuf, st.dstoff, out)
@@ -240,11 +257,17 @@ def _run(p: Program, collective: str, inplace: bool, capacity: int) -> int:
         for r, tb in stuck[:MAX_REPORTED]:
             st = tb.steps[pc[(r, tb.id)]]
             parts.append(f"rank {r} tb {tb.id} step {st.s} ({st.type}) {blocked_reason(r, tb)}")
-        more = f" (+{len(stuck) - MAX_REPORTED} more threadblocks)" if len(stuck) > MAX_REPORTED else ""
+        more = (
+            f" (+{len(stuck) - MAX_REPORTED} more threadblocks)"
+            if len(stuck) > MAX_REPORTED
+            else ""
+        )
         raise _Fail(f"deadlock after {executed} steps: " + "; ".join(parts) + more)
     for (src, dst, chan), q in fifos.items():
         if q:
-            raise _Fail(f"rank {src} sent {len(q)} message(s) to rank {dst} on channel {chan} that were never received")
+            raise _Fail(
+                f"rank {src} sent {len(q)} message(s) to rank {dst} on channel {chan} that were never received"
+            )
 
     # verify the collective
     everyone = range(n)
@@ -259,7 +282,9 @@ def _run(p: Program, collective: str, inplace: bool, capacity: int) -> int:
             else:
                 want = frozenset((q, j) for q in everyone)
             if got != want:
-                problems.append(f"rank {r} output chunk {j} holds {_show(got)}, {collective} needs {_show(want)}")
+                problems.append(
+                    f"rank {r} output chunk {j} holds {_show(got)}, {collective} needs {_show(want)}"
+                )
                 if len(problems) >= 2:
                     break
         if len(problems) >= 2:

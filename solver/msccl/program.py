@@ -97,11 +97,23 @@ def to_xml(program: Program) -> str:
         ge = ET.SubElement(
             algo,
             "gpu",
-            {"id": str(g.id), "i_chunks": str(g.i_chunks), "o_chunks": str(g.o_chunks), "s_chunks": str(g.s_chunks)},
+            {
+                "id": str(g.id),
+                "i_chunks": str(g.i_chunks),
+                "o_chunks": str(g.o_chunks),
+                "s_chunks": str(g.s_chunks),
+            },
         )
         for tb in g.tbs:
             te = ET.SubElement(
-                ge, "tb", {"id": str(tb.id), "send": str(tb.send), "recv": str(tb.recv), "chan": str(tb.chan)}
+                ge,
+                "tb",
+                {
+                    "id": str(tb.id),
+                    "send": str(tb.send),
+                    "recv": str(tb.recv),
+                    "chan": str(tb.chan),
+                },
             )
             for st in tb.steps:
                 ET.SubElement(
@@ -173,7 +185,10 @@ def parse_xml(text: str, where: str = "<xml>") -> Program:
         for te in ge.findall("tb"):
             tw = f"{gw} tb {te.get('id', '?')}"
             tb = Threadblock(
-                id=_int(te, "id", tw), send=_int(te, "send", tw), recv=_int(te, "recv", tw), chan=_int(te, "chan", tw)
+                id=_int(te, "id", tw),
+                send=_int(te, "send", tw),
+                recv=_int(te, "recv", tw),
+                chan=_int(te, "chan", tw),
             )
             for se in te.findall("step"):
                 sw = f"{tw} step {se.get('s', '?')}"
@@ -208,7 +223,9 @@ def check_rules(p: Program, rt: Runtime) -> list[str]:
     if p.inplace not in (0, 1) or p.outofplace not in (0, 1) or not (p.inplace or p.outofplace):
         errors.append("algo: inplace/outofplace must be 0 or 1 and at least one of them 1")
     if p.min_bytes < 0 or p.max_bytes < 0 or p.min_bytes > p.max_bytes:
-        errors.append(f"algo: minBytes {p.min_bytes} / maxBytes {p.max_bytes} must be 0 <= min <= max")
+        errors.append(
+            f"algo: minBytes {p.min_bytes} / maxBytes {p.max_bytes} must be 0 <= min <= max"
+        )
     if p.ngpus < 1:
         errors.append(f"algo: ngpus {p.ngpus} must be >= 1")
     if p.nchunksperloop < 1:
@@ -217,7 +234,9 @@ def check_rules(p: Program, rt: Runtime) -> list[str]:
         errors.append(f"algo: nchannels {p.nchannels} must be between 1 and {rt.max_channels}")
     ids = sorted(g.id for g in p.gpus)
     if ids != list(range(p.ngpus)):
-        errors.append(f"algo: <gpu> ids must be 0..{p.ngpus - 1} once each, got {ids[:8]}{'...' if len(ids) > 8 else ''}")
+        errors.append(
+            f"algo: <gpu> ids must be 0..{p.ngpus - 1} once each, got {ids[:8]}{'...' if len(ids) > 8 else ''}"
+        )
     for g in p.gpus:
         errors.extend(_check_gpu(p, g, rt))
         if len(errors) > 20:
@@ -233,9 +252,13 @@ def _check_gpu(p: Program, g: Gpu, rt: Runtime) -> list[str]:
         errors.append(f"{gw}: i_chunks/o_chunks/s_chunks must not be negative")
     tb_ids = sorted(tb.id for tb in g.tbs)
     if tb_ids != list(range(len(g.tbs))):
-        errors.append(f"{gw}: threadblock ids must be 0..{len(g.tbs) - 1} without gaps or duplicates")
+        errors.append(
+            f"{gw}: threadblock ids must be 0..{len(g.tbs) - 1} without gaps or duplicates"
+        )
     if len(g.tbs) > rt.max_threadblocks:
-        errors.append(f"{gw}: {len(g.tbs)} threadblocks, more than the {rt.name} limit {rt.max_threadblocks}")
+        errors.append(
+            f"{gw}: {len(g.tbs)} threadblocks, more than the {rt.name} limit {rt.max_threadblocks}"
+        )
     by_id = {tb.id: tb for tb in g.tbs}
     send_keys: dict[tuple[int, int], int] = {}
     recv_keys: dict[tuple[int, int], int] = {}
@@ -257,18 +280,24 @@ def _check_gpu(p: Program, g: Gpu, rt: Runtime) -> list[str]:
         if tb.send >= 0:
             key = (tb.send, tb.chan)
             if key in send_keys:
-                errors.append(f"{tw}: a second threadblock (after tb {send_keys[key]}) sends to {tb.send} on channel {tb.chan}")
+                errors.append(
+                    f"{tw}: a second threadblock (after tb {send_keys[key]}) sends to {tb.send} on channel {tb.chan}"
+                )
             send_keys[key] = tb.id
             per_chan_send[tb.chan] = per_chan_send.get(tb.chan, 0) + 1
         if tb.recv >= 0:
             key = (tb.recv, tb.chan)
             if key in recv_keys:
-                errors.append(f"{tw}: a second threadblock (after tb {recv_keys[key]}) receives from {tb.recv} on channel {tb.chan}")
+                errors.append(
+                    f"{tw}: a second threadblock (after tb {recv_keys[key]}) receives from {tb.recv} on channel {tb.chan}"
+                )
             recv_keys[key] = tb.id
             per_chan_recv[tb.chan] = per_chan_recv.get(tb.chan, 0) + 1
         per_chan_all[tb.chan] = per_chan_all.get(tb.chan, 0) + 1
         if len(tb.steps) > rt.max_steps:
-            errors.append(f"{tw}: {len(tb.steps)} steps, more than the {rt.name} limit {rt.max_steps}")
+            errors.append(
+                f"{tw}: {len(tb.steps)} steps, more than the {rt.name} limit {rt.max_steps}"
+            )
         pending_deps = 0
         for i, st in enumerate(tb.steps):
             sw = f"{tw} step {st.s}"
@@ -280,11 +309,17 @@ def _check_gpu(p: Program, g: Gpu, rt: Runtime) -> list[str]:
             if st.depid >= 0:
                 target = by_id.get(st.depid)
                 if target is None:
-                    errors.append(f"{sw}: depends on threadblock {st.depid}, which rank {g.id} does not have")
+                    errors.append(
+                        f"{sw}: depends on threadblock {st.depid}, which rank {g.id} does not have"
+                    )
                 elif st.depid == tb.id and st.deps >= i:
-                    errors.append(f"{sw}: depends on step {st.deps} of its own threadblock, which runs later")
+                    errors.append(
+                        f"{sw}: depends on step {st.deps} of its own threadblock, which runs later"
+                    )
                 elif not 0 <= st.deps < len(target.steps):
-                    errors.append(f"{sw}: depends on step {st.deps} of tb {st.depid}, which has {len(target.steps)} steps")
+                    errors.append(
+                        f"{sw}: depends on step {st.deps} of tb {st.depid}, which has {len(target.steps)} steps"
+                    )
                 elif target.steps[st.deps].hasdep != 1:
                     errors.append(
                         f"{sw}: depends on tb {st.depid} step {st.deps}, which has hasdep=0 (the runtime never signals it)"
@@ -298,14 +333,18 @@ def _check_gpu(p: Program, g: Gpu, rt: Runtime) -> list[str]:
                     pending_deps += 1
                 continue
             if pending_deps and st.depid < 0:
-                errors.append(f"{sw}: follows nop dependencies but has no depid itself (the runtime rejects this)")
+                errors.append(
+                    f"{sw}: follows nop dependencies but has no depid itself (the runtime rejects this)"
+                )
             pending_deps = 0
             if not 0 < st.cnt < rt.max_count:
                 errors.append(f"{sw}: cnt {st.cnt} must be between 1 and {rt.max_count - 1}")
             if st.type in SENDS and tb.send < 0:
                 errors.append(f"{sw}: type {st.type!r} sends but the threadblock has no send peer")
             if st.type in RECVS and tb.recv < 0:
-                errors.append(f"{sw}: type {st.type!r} receives but the threadblock has no recv peer")
+                errors.append(
+                    f"{sw}: type {st.type!r} receives but the threadblock has no recv peer"
+                )
             for which, buf, off in (("src", st.srcbuf, st.srcoff), ("dst", st.dstbuf, st.dstoff)):
                 if not _uses(st.type, which):
                     continue
@@ -317,14 +356,20 @@ def _check_gpu(p: Program, g: Gpu, rt: Runtime) -> list[str]:
                     )
     for chan, n in per_chan_send.items():
         if n > rt.max_peers_per_channel:
-            errors.append(f"{gw}: {n} send peers on channel {chan}, more than {rt.max_peers_per_channel}")
+            errors.append(
+                f"{gw}: {n} send peers on channel {chan}, more than {rt.max_peers_per_channel}"
+            )
     for chan, n in per_chan_recv.items():
         if n > rt.max_peers_per_channel:
-            errors.append(f"{gw}: {n} receive peers on channel {chan}, more than {rt.max_peers_per_channel}")
+            errors.append(
+                f"{gw}: {n} receive peers on channel {chan}, more than {rt.max_peers_per_channel}"
+            )
     if rt.legacy:
         for chan, n in per_chan_all.items():
             if chan >= 0 and n > rt.max_peers_per_channel:
-                errors.append(f"{gw}: {n} threadblocks on channel {chan}, more than {rt.max_peers_per_channel}")
+                errors.append(
+                    f"{gw}: {n} threadblocks on channel {chan}, more than {rt.max_peers_per_channel}"
+                )
     return errors
 
 

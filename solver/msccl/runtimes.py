@@ -78,6 +78,4 @@ def runtime(name: str) -> Runtime:
     try:
         return RUNTIMES[name]
     except KeyError:
-        raise MscclError(
-            f"unknown runtime {name!r} (choose {', '.join(RUNTIMES)})"
-        ) from None
+        raise MscclError(f"unknown runtime {name!r} (choose {', '.join(RUNTIMES)})") from None
