@@ -9,7 +9,8 @@ Public API used by the results side (GUI B)
 -------------------------------------------
 - ``node_positions()`` -> ``{node_id: (x, y)}``
 - ``add_overlay_item(item)`` / ``remove_overlay_item(item)``: any pyqtgraph item in data
-  coordinates, drawn above links and below nodes unless it has its own z value.
+  coordinates, drawn above links and below nodes unless it has its own z value. (A plain
+  ScatterPlotItem takes clicks on its points away from the tools: use ``PassiveScatter``.)
 - ``set_link_colors(colors)``: per directed link colours (heat map). ``colors`` is a dict
   ``{(source, target): (r, g, b, a)}`` (0-255; missing pairs keep the default look) or an
   ``(n, 4)`` array aligned with ``directed_links()``; ``None`` restores the normal drawing. A
@@ -63,6 +64,14 @@ def _arrow_path(angle_deg: float) -> QPainterPath:
 
 
 _ARROWS = [_arrow_path(a) for a in range(0, 360, 10)]
+
+
+class PassiveScatter(pg.ScatterPlotItem):
+    """A scatter that never takes clicks (pyqtgraph would give a click on a point to the
+    scatter; the canvas's tools handle them in the ViewBox)."""
+
+    def mouseClickEvent(self, ev) -> None:  # noqa: N802 - pyqtgraph API
+        ev.ignore()
 
 
 class GroupFramesItem(pg.GraphicsObject):
@@ -171,7 +180,7 @@ class FabricCanvas(pg.GraphicsView):
         self.groups_item = GroupFramesItem()
         self.groups_item.setZValue(-10)
         vb.addItem(self.groups_item)
-        self.arrows_item = pg.ScatterPlotItem(pxMode=True, pen=None)
+        self.arrows_item = PassiveScatter(pxMode=True, pen=None)
         self.arrows_item.setZValue(2)
         vb.addItem(self.arrows_item)
         self.selected_links_item = pg.PlotCurveItem(
@@ -179,12 +188,12 @@ class FabricCanvas(pg.GraphicsView):
         )
         self.selected_links_item.setZValue(-1)
         vb.addItem(self.selected_links_item)
-        self.selected_nodes_item = pg.ScatterPlotItem(
+        self.selected_nodes_item = PassiveScatter(
             pxMode=True, pen=None, brush=pg.mkBrush(*style.SELECTION_COLOR, 210), size=30
         )
         self.selected_nodes_item.setZValue(8)
         vb.addItem(self.selected_nodes_item)
-        self.nodes_item = pg.ScatterPlotItem(pxMode=True, hoverable=False)
+        self.nodes_item = PassiveScatter(pxMode=True, hoverable=False)
         self.nodes_item.setZValue(10)
         vb.addItem(self.nodes_item)
         self._rubber = QGraphicsRectItem()
@@ -270,7 +279,7 @@ class FabricCanvas(pg.GraphicsView):
                 item.setData([])
             return
         if item is None:
-            item = pg.ScatterPlotItem(pxMode=True, pen=None)
+            item = PassiveScatter(pxMode=True, pen=None)
             item.setZValue(7)
             self.view_box.addItem(item, ignoreBounds=True)
             self._highlights[key] = item
@@ -414,8 +423,8 @@ class FabricCanvas(pg.GraphicsView):
                 self._link_groups.append((item, np.array(rows, dtype=np.int64)))
         if isinstance(self._link_colors, np.ndarray):
             self._link_colors = None  # array no longer aligned with the links
-        self._build_color_links()
         self._build_groups()
+        self._build_color_links(update=False)
         self._update_geometry()
         self._update_selection()
 
@@ -439,7 +448,7 @@ class FabricCanvas(pg.GraphicsView):
             self.view_box.removeItem(t)
         self._group_labels = []
 
-    def _build_color_links(self) -> None:
+    def _build_color_links(self, update: bool = True) -> None:
         for item, _, _ in self._color_groups:
             self.view_box.removeItem(item)
         self._color_groups = []
@@ -447,7 +456,8 @@ class FabricCanvas(pg.GraphicsView):
         for item, _ in self._link_groups:
             item.setVisible(colors is None)
         if colors is None or not self._link_uids:
-            self._update_geometry()
+            if update:
+                self._update_geometry()
             return
         # one row per drawn half: (link row, from end 0 or 1, half or whole)
         rows, ends, whole, rgba = [], [], [], []
@@ -489,7 +499,8 @@ class FabricCanvas(pg.GraphicsView):
             item.setZValue(1)
             self.view_box.addItem(item)
             self._color_groups.append((item, rows_a[js], np.stack([ends_a[js], whole_a[js]], 1)))
-        self._update_geometry()
+        if update:
+            self._update_geometry()
 
     def _segments(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         a = self._pos[self._ends[rows, 0]]
@@ -564,7 +575,15 @@ class FabricCanvas(pg.GraphicsView):
         px, py = self.view_box.viewPixelSize()
         return (px or 1.0, py or 1.0)
 
+    def close(self) -> bool:
+        """pyqtgraph clears the scene on close: stop the label timer first."""
+        self._label_timer.stop()
+        self._closed = True
+        return super().close()
+
     def _update_labels(self) -> None:
+        if getattr(self, "_closed", False):
+            return
         rect = self.view_box.viewRect()
         visible = [
             i for i in range(len(self._ids))

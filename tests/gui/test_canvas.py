@@ -1,0 +1,219 @@
+"""FabricCanvas: batched drawing from the document, overlay API, hit-testing and gestures."""
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QUndoStack
+from PySide6.QtTest import QTest
+
+from fc_gui.canvas import LABEL_LIMIT, FabricCanvas, Tool
+from fc_gui.document import TopologyDocument
+from solver.templates import dgx_a100, ring
+
+
+@pytest.fixture
+def canvas(qtbot):
+    doc = TopologyDocument(dgx_a100(2))
+    c = FabricCanvas(doc, QUndoStack())
+    qtbot.addWidget(c)
+    c.resize(900, 700)
+    c.show()
+    qtbot.waitExposed(c)
+    c.fit_view()
+    qtbot.wait(60)
+    return c
+
+
+def screen_point(canvas, node_id) -> QPoint:
+    x, y = canvas.doc.position(node_id)
+    scene = canvas.view_box.mapViewToScene(QPointF(x, y))
+    return canvas.mapFromScene(scene)
+
+
+def drag(qtbot, canvas, a: QPoint, b: QPoint, modifier=Qt.KeyboardModifier.NoModifier):
+    vp = canvas.viewport()
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, modifier, a)
+    steps = 6
+    for i in range(1, steps + 1):
+        p = a + (b - a) * (i / steps)
+        QTest.mouseMove(vp, p)
+        qtbot.wait(5)
+    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, modifier, b)
+    qtbot.wait(20)
+
+
+def segments(canvas) -> int:
+    total = 0
+    for item, _ in canvas._link_groups:
+        x, _ = item.getData()
+        total += 0 if x is None else len(x) // 2
+    return total
+
+
+def test_draws_every_node_and_link_in_few_batch_items(canvas):
+    doc = canvas.doc
+    assert len(canvas.nodes_item.data) == len(doc.nodes)
+    assert segments(canvas) == len(doc.links)
+    assert len(canvas._link_groups) <= 12  # width classes x states, not one item per link
+    assert canvas.node_positions()["b1.gpu3"] == doc.position("b1.gpu3")
+
+
+def test_drawing_follows_document_edits(canvas):
+    doc = canvas.doc
+    uid = doc.links_of(["ib0"])[0]
+    doc.set_disabled([], [uid], True)
+    assert any(item.opts["pen"].style() == Qt.PenStyle.DashLine for item, _ in canvas._link_groups)
+    doc.remove_items(["b1.gpu0"])
+    assert len(canvas.nodes_item.data) == len(doc.nodes)
+    assert segments(canvas) == len(doc.links)
+    doc.move_nodes({"b0.gpu0": (-999.0, -999.0)})
+    assert canvas.node_positions()["b0.gpu0"] == (-999.0, -999.0)
+
+
+def test_link_colors_by_dict_and_array(canvas):
+    n = len(canvas.directed_links())
+    assert n == 2 * len(canvas.doc.links)  # all full duplex in this template
+    canvas.set_link_colors({("b0.gpu0", "b0.nvsw"): (255, 0, 0, 255)})
+    assert canvas._color_groups and not canvas._link_groups[0][0].isVisible()
+    colors = np.zeros((n, 4))
+    colors[:, 0] = np.linspace(0, 255, n)
+    colors[:, 3] = 255
+    canvas.set_link_colors(colors)
+    drawn = sum(len(item.getData()[0]) // 2 for item, _, _ in canvas._color_groups)
+    assert drawn == n
+    with pytest.raises(ValueError, match="link colours"):
+        canvas.set_link_colors(np.zeros((3, 4)))
+    canvas.set_link_colors(None)
+    assert not canvas._color_groups and canvas._link_groups[0][0].isVisible()
+
+
+def test_highlight_and_overlay_items(canvas):
+    import pyqtgraph as pg
+
+    canvas.highlight_nodes(["b0.gpu0", "b0.gpu1", "missing"], (255, 0, 0, 100), key="cut")
+    assert len(canvas._highlights["cut"].data) == 2
+    canvas.doc.move_nodes({"b0.gpu0": (1.0, 2.0)})
+    assert tuple(canvas._highlights["cut"].data[0][["x", "y"]]) == (1.0, 2.0)
+    canvas.highlight_nodes([], key="cut")
+    assert len(canvas._highlights["cut"].data) == 0
+    item = pg.PlotCurveItem([0, 1], [0, 1])
+    canvas.add_overlay_item(item)
+    assert item.zValue() == 5 and item.getViewBox() is canvas.view_box
+    canvas.remove_overlay_item(item)
+    assert item.getViewBox() is None
+
+
+def test_hit_testing(canvas):
+    x, y = canvas.doc.position("b0.gpu2")
+    assert canvas.node_at(x, y) == "b0.gpu2"
+    px, py = canvas._pixel_size()
+    assert canvas.node_at(x + 40 * px, y) is None
+    (uid,) = [u for u, ln in canvas.doc.links.items()
+              if {ln.source, ln.target} == {"b0.gpu2", "b0.nic2"}]
+    x2, y2 = canvas.doc.position("b0.nic2")
+    assert canvas.link_at((x + x2) / 2, (y + y2) / 2) == uid
+
+
+def test_click_shift_click_and_rubber_band_select(qtbot, canvas):
+    vp = canvas.viewport()
+    QTest.mouseClick(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                     screen_point(canvas, "b0.gpu1"))
+    assert canvas.doc.selected_nodes == {"b0.gpu1"}
+    QTest.mouseClick(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier,
+                     screen_point(canvas, "b0.gpu4"))
+    assert canvas.doc.selected_nodes == {"b0.gpu1", "b0.gpu4"}
+    # rubber band around the first box's GPUs only
+    a = screen_point(canvas, "b0.gpu0") + QPoint(-15, -15)
+    b = screen_point(canvas, "b0.gpu7") + QPoint(15, 15)
+    drag(qtbot, canvas, a, b)
+    assert canvas.doc.selected_nodes == {f"b0.gpu{i}" for i in range(8)}
+    QTest.mouseClick(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                     QPoint(3, 3))
+    assert canvas.doc.selected_nodes == frozenset()
+
+
+def test_dragging_nodes_is_one_undo_step(qtbot, canvas):
+    stack = canvas.undo_stack
+    start = canvas.doc.position("b0.gpu3")
+    a = screen_point(canvas, "b0.gpu3")
+    drag(qtbot, canvas, a, a + QPoint(60, 40))
+    moved = canvas.doc.position("b0.gpu3")
+    assert moved != start and stack.count() == 1
+    canvas.set_grid(True, 25.0)
+    a = screen_point(canvas, "b0.gpu3")
+    drag(qtbot, canvas, a, a + QPoint(33, 17))
+    assert stack.count() == 2
+    x, y = canvas.doc.position("b0.gpu3")
+    assert x % 25 == 0 and y % 25 == 0
+    stack.undo()
+    stack.undo()
+    assert canvas.doc.position("b0.gpu3") == start
+
+
+def test_add_tools_create_nodes_and_links(qtbot, canvas):
+    doc, stack = canvas.doc, canvas.undo_stack
+    n0, m0 = len(doc.nodes), len(doc.links)
+    canvas.set_tool(Tool.ADD_COMPUTE)
+    QTest.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton,
+                     Qt.KeyboardModifier.NoModifier, QPoint(40, 40))
+    canvas.set_tool(Tool.ADD_SWITCH)
+    QTest.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton,
+                     Qt.KeyboardModifier.NoModifier, QPoint(40, 120))
+    assert len(doc.nodes) == n0 + 2
+    new_gpu, new_sw = list(doc.nodes)[-2:]
+    assert doc.nodes[new_gpu].kind == "compute" and doc.nodes[new_sw].kind == "switch"
+    canvas.set_tool(Tool.ADD_LINK)
+    canvas.default_bandwidth = "12.5"
+    drag(qtbot, canvas, screen_point(canvas, new_gpu), screen_point(canvas, new_sw))
+    assert len(doc.links) == m0 + 1
+    ln = list(doc.links.values())[-1]
+    assert {ln.source, ln.target} == {new_gpu, new_sw} and float(ln.bandwidth) == 12.5
+    assert stack.count() == 3
+    canvas.set_tool(Tool.SELECT)
+    doc.set_selection([new_gpu])
+    canvas.delete_selection()
+    assert len(doc.links) == m0 and new_gpu not in doc.nodes
+    stack.undo()
+    assert len(doc.links) == m0 + 1
+
+
+def test_context_menu_disables_and_enables(canvas):
+    x, y = canvas.doc.position("ib1")
+    menu = canvas.build_context_menu(x, y)
+    texts = [a.text() for a in menu.actions()]
+    assert any(t.startswith("Disable node ib1") for t in texts)
+    next(a for a in menu.actions() if a.text().startswith("Disable node")).trigger()
+    assert canvas.doc.disabled_nodes == {"ib1"}
+    assert "ib1" not in canvas.doc.to_topology().node_ids
+    hook_calls = []
+    canvas.context_menu_hooks.append(lambda m, node, link: hook_calls.append((node, link)))
+    menu = canvas.build_context_menu(x, y)
+    assert any(a.text().startswith("Enable node ib1") for a in menu.actions())
+    assert hook_calls == [("ib1", None)]
+    canvas.undo_stack.undo()
+    assert canvas.doc.disabled_nodes == frozenset()
+
+
+def test_labels_only_when_few_nodes_in_view(qtbot):
+    doc = TopologyDocument(ring(400))
+    c = FabricCanvas(doc, QUndoStack())
+    qtbot.addWidget(c)
+    c.resize(800, 600)
+    c.show()
+    c.fit_view()
+    c._update_labels()
+    assert not any(t.isVisible() for t in c._labels)
+    x, y = doc.position("gpu0")
+    c.view_box.setRange(xRange=(x - 150, x + 150), yRange=(y - 150, y + 150), padding=0)
+    c._update_labels()
+    shown = [t for t in c._labels if t.isVisible()]
+    assert 0 < len(shown) <= LABEL_LIMIT
+    assert "gpu0" in {t.toPlainText() for t in shown}
+
+
+def test_arrow_heads_for_one_way_links(qtbot):
+    doc = TopologyDocument(ring(6, directed=True))
+    c = FabricCanvas(doc, QUndoStack())
+    qtbot.addWidget(c)
+    assert len(c.arrows_item.data) == len(doc.links) == 6
+    assert len(c.directed_links()) == 6
