@@ -1,0 +1,134 @@
+"""Inspector: edits become undoable commands; bad values are refused in place."""
+
+from fractions import Fraction
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QUndoStack
+
+from fc_gui.document import TopologyDocument
+from fc_gui.inspector import Inspector
+from solver.templates import dgx_a100
+
+
+@pytest.fixture
+def env(qtbot):
+    doc = TopologyDocument(dgx_a100(2))
+    stack = QUndoStack()
+    ins = Inspector(doc, stack)
+    qtbot.addWidget(ins)
+    ins.show()
+    return doc, stack, ins
+
+
+def link_between(doc, a, b):
+    return next(u for u, ln in doc.links.items() if {ln.source, ln.target} == {a, b})
+
+
+def type_into(qtbot, edit, text):
+    edit.setFocus()
+    edit.selectAll()
+    edit.setText(text)
+    edit.editingFinished.emit()
+
+
+def test_link_bandwidth_validation(qtbot, env):
+    doc, stack, ins = env
+    uid = link_between(doc, "b0.gpu0", "b0.nvsw")
+    doc.set_selection((), [uid])
+    assert ins.stack.currentWidget() is ins.link_page
+    assert ins.link_bw.text() == "300"
+    for bad, words in (("-5", "> 0"), ("0", "> 0"), ("abc", "number"), ("nan", "finite"),
+                       ("", "required")):
+        type_into(qtbot, ins.link_bw, bad)
+        assert words in ins.message.text(), bad
+        assert "d32f2f" in ins.link_bw.styleSheet()
+        assert doc.links[uid].bandwidth == 300 and stack.count() == 0
+    type_into(qtbot, ins.link_bw, "12.5")
+    assert doc.links[uid].bandwidth == Fraction(25, 2)
+    assert ins.message.text() == "" and ins.link_bw.styleSheet() == ""
+    assert stack.count() == 1
+    type_into(qtbot, ins.link_bw, "1/3")
+    assert doc.links[uid].bandwidth == Fraction(1, 3)
+    assert ins.link_bw.text() == "1/3"
+    stack.undo()
+    stack.undo()
+    assert doc.links[uid].bandwidth == 300
+    assert ins.link_bw.text() == "300"
+
+
+def test_latency_and_direction(qtbot, env):
+    doc, stack, ins = env
+    uid = link_between(doc, "b0.gpu1", "b0.nic1")
+    doc.set_selection((), [uid])
+    type_into(qtbot, ins.link_lat, "-1")
+    assert "latency" in ins.message.text().lower() and doc.links[uid].latency is None
+    type_into(qtbot, ins.link_lat, "0.7")
+    assert doc.links[uid].latency == Fraction(7, 10)
+    type_into(qtbot, ins.link_lat, "")
+    assert doc.links[uid].latency is None
+    ins.link_directed.click()
+    assert doc.links[uid].directed
+    assert stack.count() == 3
+
+
+def test_several_links_edited_at_once(qtbot, env):
+    doc, stack, ins = env
+    uids = [link_between(doc, "b0.gpu0", "b0.nvsw"), link_between(doc, "b0.gpu0", "b0.nic0"),
+            link_between(doc, "b1.gpu0", "b1.nic0")]
+    doc.set_selection((), uids)
+    assert ins.link_bw.text() == "" and ins.link_bw.placeholderText() == "mixed"
+    assert "3 links" in ins.title.text()
+    type_into(qtbot, ins.link_bw, "")  # leaving "mixed" alone is no edit
+    assert stack.count() == 0 and ins.message.text() == ""
+    type_into(qtbot, ins.link_bw, "40")
+    assert [doc.links[u].bandwidth for u in uids] == [40, 40, 40]
+    assert stack.count() == 1
+    stack.undo()
+    assert [doc.links[u].bandwidth for u in uids] == [300, 25, 25]
+    doc.set_selection((), uids[:1] + [link_between(doc, "ib0", "b0.nic0")])
+    doc.links  # one directed + one not: tri-state box
+    from dataclasses import replace
+
+    doc.replace_links({uids[0]: replace(doc.links[uids[0]], directed=True)})
+    assert ins.link_directed.checkState() == Qt.CheckState.PartiallyChecked
+
+
+def test_node_id_kind_role_group(qtbot, env):
+    doc, stack, ins = env
+    doc.set_selection(["b0.gpu5"])
+    assert ins.stack.currentWidget() is ins.node_page
+    type_into(qtbot, ins.node_id, "b0.gpu6")
+    assert "already used" in ins.message.text() and "b0.gpu5" in doc.nodes
+    type_into(qtbot, ins.node_id, "   ")
+    assert "empty" in ins.message.text()
+    type_into(qtbot, ins.node_id, "gpu-five")
+    assert "gpu-five" in doc.nodes and "b0.gpu5" not in doc.nodes
+    assert any(ln.source == "gpu-five" or ln.target == "gpu-five" for ln in doc.links.values())
+    assert doc.selected_nodes == {"gpu-five"}
+    ins.node_kind.setCurrentText("switch")
+    ins.node_kind.activated.emit(ins.node_kind.currentIndex())
+    assert doc.nodes["gpu-five"].kind == "switch"
+    ins.node_role.setEditText("nic")
+    ins.node_role.lineEdit().editingFinished.emit()
+    assert doc.nodes["gpu-five"].role == "nic"
+    type_into(qtbot, ins.node_group, "b9")
+    assert doc.nodes["gpu-five"].group == "b9"
+    assert stack.count() == 4
+    while stack.canUndo():
+        stack.undo()
+    assert doc.nodes["b0.gpu5"].kind == "compute" and doc.nodes["b0.gpu5"].group == "b0"
+
+
+def test_fabric_page_when_nothing_selected(qtbot, env):
+    doc, stack, ins = env
+    doc.set_selection()
+    assert ins.stack.currentWidget() is ins.fabric_page
+    assert "16 compute nodes" in ins.fabric_counts.text()
+    type_into(qtbot, ins.fabric_name, "")
+    assert "empty" in ins.message.text() and doc.name == "2x DGX A100"
+    type_into(qtbot, ins.fabric_name, "lab cluster")
+    assert doc.name == "lab cluster"
+    doc.set_selection(["b0.gpu0", "ib0"], [0])
+    assert ins.stack.currentWidget() is ins.multi_page
+    assert "1 compute node(s), 1 switch(es), 1 link(s)" in ins.multi_page.text()
