@@ -17,8 +17,9 @@ import networkx as nx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # the repository's solver package, not an installed copy
 
-from solver.formats import load  # noqa: E402
-from solver.templates import SAMPLES, write_samples  # noqa: E402
+from solver.formats import load
+from solver.templates import SAMPLES, write_samples
+
 # Optima that ALGORITHM.md states (published ForestColl figures), GB/s.
 PUBLISHED = {
     "dgx_a100_1x.json": Fraction(2400, 7),

@@ -64,7 +64,14 @@ class _Builder:
 
     def node(self, node_id: str, kind: str, role: str, x: float, y: float, group: str) -> str:
         self.nodes.append(
-            Node(id=node_id, kind=kind, role=role, x=round(float(x), 1), y=round(float(y), 1), group=group)
+            Node(
+                id=node_id,
+                kind=kind,
+                role=role,
+                x=round(float(x), 1),
+                y=round(float(y), 1),
+                group=group,
+            )
         )
         return node_id
 
@@ -209,7 +216,9 @@ def mi250(n: int = 1, xgmi_bw: float = 50, ib_bw: float = 16) -> Topology:
         ids = []
         for j in range(16):
             half, k = divmod(j, 8)
-            ids.append(b.node(f"b{box}.gcd{j}", COMPUTE, "gpu", ox + k * _COL, oy + half * _ROW, f"b{box}"))
+            ids.append(
+                b.node(f"b{box}.gcd{j}", COMPUTE, "gpu", ox + k * _COL, oy + half * _ROW, f"b{box}")
+            )
         for i, j in itertools.combinations(range(16), 2):
             count = MI250_XGMI[i][j]
             if count:
@@ -263,7 +272,9 @@ def torus(shape: Sequence[int], bandwidths: Sequence[float]) -> Topology:
         )
     bws = [_bandwidth(v, f"bandwidth of dimension {d}") for d, v in enumerate(bandwidths)]
     label = "x".join(str(s) for s in shape)
-    b = _Builder(f"{label} torus", template=f"torus_{len(shape)}d", template_params={"shape": shape})
+    b = _Builder(
+        f"{label} torus", template=f"torus_{len(shape)}d", template_params={"shape": shape}
+    )
     coords = list(itertools.product(*(range(s) for s in shape)))
 
     def node_id(c: tuple[int, ...]) -> str:
@@ -335,7 +346,9 @@ def fat_tree(
         for s in range(spines):
             b.link(leaf, f"spine{s}", uplink)
         for j in range(per_leaf):
-            g = b.node(f"l{i}.gpu{j}", COMPUTE, "gpu", (i * per_leaf + j) * _COL, _ROW * 2.5, f"l{i}")
+            g = b.node(
+                f"l{i}.gpu{j}", COMPUTE, "gpu", (i * per_leaf + j) * _COL, _ROW * 2.5, f"l{i}"
+            )
             b.link(g, leaf, gpu)
     return b.build()
 
@@ -548,10 +561,10 @@ def write_samples(folder: str | Path) -> list[Path]:
 
 
 __all__ = [
-    "TEMPLATES",
     "DEFAULT_TEMPLATE",
-    "SAMPLES",
     "MI250_XGMI",
+    "SAMPLES",
+    "TEMPLATES",
     "ParamSpec",
     "TemplateSpec",
     "default_topology",

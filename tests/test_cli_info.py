@@ -62,7 +62,13 @@ def write_v1(tmp_path, nodes, links, name="t.json"):
     path = tmp_path / name
     path.write_text(
         json.dumps(
-            {"format": "forestcoll-topology", "version": 1, "name": "t", "nodes": nodes, "links": links}
+            {
+                "format": "forestcoll-topology",
+                "version": 1,
+                "name": "t",
+                "nodes": nodes,
+                "links": links,
+            }
         )
     )
     return path
@@ -103,11 +109,20 @@ def test_info_reports_then_fails_on_disconnected_fabric(tmp_path, capsys):
     "content, pattern",
     [
         ("{ nope", "invalid JSON"),
-        ('{"format": "forestcoll-topology", "version": 1, "nodes": [{"id": "a", "kind": "compute"}, '
-         '{"id": "a", "kind": "compute"}], "links": []}', "duplicate node id 'a'"),
-        ('{"format": "forestcoll-topology", "version": 1, "nodes": [{"id": "a", "kind": "compute"}, '
-         '{"id": "b", "kind": "compute"}], "links": [{"source": "a", "target": "b", "bandwidth": NaN}]}',
-         "bandwidth must be finite"),
+        (
+            (
+                '{"format": "forestcoll-topology", "version": 1, "nodes": [{"id": "a", "kind": "compute"}, '
+                '{"id": "a", "kind": "compute"}], "links": []}'
+            ),
+            "duplicate node id 'a'",
+        ),
+        (
+            (
+                '{"format": "forestcoll-topology", "version": 1, "nodes": [{"id": "a", "kind": "compute"}, '
+                '{"id": "b", "kind": "compute"}], "links": [{"source": "a", "target": "b", "bandwidth": NaN}]}'
+            ),
+            "bandwidth must be finite",
+        ),
     ],
 )
 def test_info_bad_files_exit_2_with_one_line(tmp_path, capsys, content, pattern):
@@ -133,7 +148,9 @@ def test_boxes_only_for_xml(capsys):
 
 def test_convert_xml_to_every_format(tmp_path, capsys):
     for name in ("out.json", "out.nodelink.json", "out.graphml"):
-        code, out, err = run(["convert", DGX_XML, tmp_path / name, "--boxes", "2", "--fabric", "rail"], capsys)
+        code, out, err = run(
+            ["convert", DGX_XML, tmp_path / name, "--boxes", "2", "--fabric", "rail"], capsys
+        )
         assert code == 0, err
         assert out.startswith(f"wrote {tmp_path / name}") and "16 compute nodes" in out
     a, b, c = (load(tmp_path / n) for n in ("out.json", "out.nodelink.json", "out.graphml"))

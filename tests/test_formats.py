@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 
 from solver import templates as T
 from solver.errors import TopologyError
-from solver.formats import dumps, format_for, load, save
-from solver.formats import graphml, nodelink, v1
+from solver.formats import dumps, format_for, graphml, load, nodelink, save, v1
 from solver.topology import COMPUTE, SWITCH, Link, Node, Topology, validate
 
 
@@ -93,7 +92,11 @@ def test_nodelink_accepts_links_or_edges_capacity_and_compute_flags(tmp_path):
         "directed": False,
         "multigraph": False,
         "graph": {"name": "from nx"},
-        "nodes": [{"id": 0, "compute": True}, {"id": 1, "compute": True}, {"id": "s", "compute": False}],
+        "nodes": [
+            {"id": 0, "compute": True},
+            {"id": 1, "compute": True},
+            {"id": "s", "compute": False},
+        ],
         "links": [
             {"source": 0, "target": "s", "capacity": 12.5},
             {"source": 1, "target": "s", "bandwidth": 0.1},
@@ -154,7 +157,8 @@ def test_nodelink_errors_name_the_problem():
         nodelink.from_data(base, "f")
     with pytest.raises(TopologyError, match=r"edge 0 \(a<->b\): missing 'bandwidth'"):
         nodelink.from_data(
-            {"nodes": [{"id": "a", "kind": "compute"}], "edges": [{"source": "a", "target": "b"}]}, "f"
+            {"nodes": [{"id": "a", "kind": "compute"}], "edges": [{"source": "a", "target": "b"}]},
+            "f",
         )
     with pytest.raises(TopologyError, match="both 'edges' and 'links'"):
         nodelink.from_data({"nodes": [], "edges": [], "links": []}, "f")
@@ -197,7 +201,9 @@ def test_graphml_written_by_networkx_is_read(tmp_path):
 
 def test_graphml_errors_name_line_and_node():
     with pytest.raises(TopologyError, match=r"f:3:\d+: invalid XML"):
-        graphml.loads('<graphml xmlns="http://graphml.graphdrawing.org/xmlns">\n<graph>\n<node', "f")
+        graphml.loads(
+            '<graphml xmlns="http://graphml.graphdrawing.org/xmlns">\n<graph>\n<node', "f"
+        )
     with pytest.raises(TopologyError, match="not GraphML"):
         graphml.loads("<system/>", "f")
     doc = (

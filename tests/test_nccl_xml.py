@@ -6,8 +6,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-
 from naive import maxflow_optimum
+
 from solver.errors import TopologyError
 from solver.formats import load
 from solver.formats.nccl_xml import cpu_link_bandwidth, loads, nvlink_bandwidth, pci_bandwidth
@@ -170,33 +170,45 @@ def test_multi_box_from_three_nics():
             "<gpu> at busid '0000:01:00.0': missing 'dev'",
         ),
         (
-            "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='eighty'/>"
-            "</pci></cpu></system>",
+            (
+                "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='eighty'/>"
+                "</pci></cpu></system>"
+            ),
             "'sm' must be a whole number",
         ),
         (
-            "<system><cpu><pci busid='0000:01:00.0' class='0x030200' link_width='x'><gpu dev='0' sm='80'/>"
-            "</pci></cpu></system>",
+            (
+                "<system><cpu><pci busid='0000:01:00.0' class='0x030200' link_width='x'><gpu dev='0' sm='80'/>"
+                "</pci></cpu></system>"
+            ),
             "<pci busid='0000:01:00.0'>: link_width must be a whole number",
         ),
         (
-            "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80'>"
-            "<nvlink target='0000:99:00.0' count='2' tclass='0x030200'/></gpu></pci></cpu></system>",
+            (
+                "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80'>"
+                "<nvlink target='0000:99:00.0' count='2' tclass='0x030200'/></gpu></pci></cpu></system>"
+            ),
             "<nvlink target='0000:99:00.0'>: no GPU with that busid",
         ),
         (
-            "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80'>"
-            "<nvlink target='0000:99:00.0' count='two' tclass='0x068000'/></gpu></pci></cpu></system>",
+            (
+                "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80'>"
+                "<nvlink target='0000:99:00.0' count='two' tclass='0x068000'/></gpu></pci></cpu></system>"
+            ),
             "count must be a whole number",
         ),
         (
-            "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80'/></pci>"
-            "<nic><net name='ib0'/></nic></cpu></system>",
+            (
+                "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80'/></pci>"
+                "<nic><net name='ib0'/></nic></cpu></system>"
+            ),
             "<net name='ib0'>: missing 'speed'",
         ),
         (
-            "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80'/></pci>"
-            "<nic><net name='ib0' speed='0'/></nic></cpu></system>",
+            (
+                "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80'/></pci>"
+                "<nic><net name='ib0' speed='0'/></nic></cpu></system>"
+            ),
             "speed must be > 0",
         ),
     ],

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from naive import maxflow_optimum
+
 from solver import templates as T
 from solver.errors import TopologyError
 from solver.formats import load
@@ -97,7 +97,7 @@ def test_mi250_xgmi_matrix_is_symmetric_with_seven_links_per_gcd():
     assert all(m[i][j] == m[j][i] for i in range(16) for j in range(16))
     assert all(sum(row) == 7 for row in m)
     topo = T.mi250(2)
-    into, out = degree_bw(topo)
+    into, _out = degree_bw(topo)
     assert all(into[c] == 7 * 50 + 16 for c in topo.compute_ids)
     assert topo.switch_ids == ("ib0",)
     assert T.mi250(1).switch_ids == ()
@@ -105,7 +105,7 @@ def test_mi250_xgmi_matrix_is_symmetric_with_seven_links_per_gcd():
 
 def test_torus_degrees_and_bandwidth_per_dimension():
     topo = T.torus((4, 3, 2), (100, 40, Fraction(25, 2)))
-    into, out = degree_bw(topo)
+    _into, out = degree_bw(topo)
     # size >= 3 dims: 2 neighbours each; the size-2 dim: one neighbour
     assert all(out[c] == 2 * 100 + 2 * 40 + Fraction(25, 2) for c in topo.compute_ids)
     assert len(topo.compute_ids) == 24
@@ -118,7 +118,7 @@ def test_torus_degrees_and_bandwidth_per_dimension():
 
 def test_fat_tree_uplinks_follow_oversubscription():
     topo = T.fat_tree(leaves=3, spines=2, gpus_per_leaf=4, gpu_bw=50, oversubscription=2)
-    into, out = degree_bw(topo)
+    _into, _out = degree_bw(topo)
     caps = topo.directed_bandwidths()
     assert caps[("leaf0", "spine1")] == Fraction(4 * 50, 2 * 2)
     for i in range(3):
@@ -200,6 +200,10 @@ def test_random_small_parameters_give_valid_fabrics(name, data):
             values[p.name] = data.draw(
                 st.decimals(min_value=max(p.min, 0.5), max_value=500, places=2).map(float)
             )
+    if name == "fat_tree" and values["leaves"] * values["gpus_per_leaf"] < 2:
+        with pytest.raises(TopologyError, match="at least two GPUs"):
+            T.make(name, **values)
+        return
     topo = T.make(name, **values)
     validate(topo)
     assert len(set(topo.node_ids)) == len(topo.nodes)

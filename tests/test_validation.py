@@ -173,14 +173,31 @@ def test_missing_file_and_binary_file(tmp_path):
     "name, text, pattern",
     [
         ("g.nodelink.json", '{"nodes": [{"id": "a"}]}', "node 'a': needs 'kind'"),
-        ("g.nodelink.json", '{"nodes": [{"id": "a", "kind": "compute"}, {"id": "a", "kind": "compute"}],'
-         ' "edges": []}', "duplicate node id 'a'"),
-        ("g.nodelink.json", '{"nodes": [{"id": "a", "kind": "compute"}, {"id": "b", "kind": "compute"}],'
-         ' "edges": [{"source": "a", "target": "b", "capacity": NaN}]}', "capacity must be finite"),
+        (
+            "g.nodelink.json",
+            (
+                '{"nodes": [{"id": "a", "kind": "compute"}, {"id": "a", "kind": "compute"}],'
+                ' "edges": []}'
+            ),
+            "duplicate node id 'a'",
+        ),
+        (
+            "g.nodelink.json",
+            (
+                '{"nodes": [{"id": "a", "kind": "compute"}, {"id": "b", "kind": "compute"}],'
+                ' "edges": [{"source": "a", "target": "b", "capacity": NaN}]}'
+            ),
+            "capacity must be finite",
+        ),
         ("g.graphml", "<graphml><graph></graphml>", "invalid XML"),
-        ("g.graphml", '<graphml><key id="k" for="node" attr.name="kind"/><graph>'
-         '<node id="a"><data key="k">compute</data></node></graph></graphml>',
-         "at least two compute nodes"),
+        (
+            "g.graphml",
+            (
+                '<graphml><key id="k" for="node" attr.name="kind"/><graph>'
+                '<node id="a"><data key="k">compute</data></node></graph></graphml>'
+            ),
+            "at least two compute nodes",
+        ),
         ("g.xml", "<system version='1'></system>", "no <cpu> element"),
     ],
 )

@@ -20,7 +20,9 @@ def register(subparsers):
         "forestcoll convert nccl_topo.xml fabric.json --boxes 4 --fabric ib",
     )
     parser.add_argument("input", metavar="IN", help="fabric file to read")
-    parser.add_argument("output", metavar="OUT", help="file to write (.json, .nodelink.json, .graphml)")
+    parser.add_argument(
+        "output", metavar="OUT", help="file to write (.json, .nodelink.json, .graphml)"
+    )
     add_fabric_options(parser)
     parser.set_defaults(func=run)
     return parser

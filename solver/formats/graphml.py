@@ -195,7 +195,9 @@ def loads(text: str, where: str = "<string>") -> Topology:
     graph_raw = domains["graph"].values(graph, f"{where}: graph")
     name = graph_raw.pop("name", None) or graph.get("id") or "untitled"
     types = domains["graph"].types
-    extra = {k: _typed(v, types.get(k, "string"), f"{where}: graph {k}") for k, v in graph_raw.items()}
+    extra = {
+        k: _typed(v, types.get(k, "string"), f"{where}: graph {k}") for k, v in graph_raw.items()
+    }
     return Topology(name=name, nodes=tuple(nodes), links=tuple(links), extra=extra)
 
 
@@ -251,8 +253,13 @@ def dumps(topo: Topology) -> str:
     declare("graph", "name", "string")
     for k, vals in graph_cols.items():
         declare("graph", k, _type_of(vals))
-    for k, typ in (("kind", "string"), ("role", "string"), ("x", "double"), ("y", "double"),
-                   ("group", "string")):
+    for k, typ in (
+        ("kind", "string"),
+        ("role", "string"),
+        ("x", "double"),
+        ("y", "double"),
+        ("group", "string"),
+    ):
         declare("node", k, typ)
     for k, vals in node_cols.items():
         declare("node", k, _type_of(vals))
@@ -302,4 +309,4 @@ def dumps(topo: Topology) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-__all__ = ["loads", "dumps"]
+__all__ = ["dumps", "loads"]

@@ -64,7 +64,9 @@ def pci_bandwidth(link_speed: str | None, link_width: str | None, what: str) -> 
     try:
         width = int(link_width) if link_width not in (None, "") else 0
     except ValueError:
-        raise TopologyError(f"{what}: link_width must be a whole number, got {link_width!r}") from None
+        raise TopologyError(
+            f"{what}: link_width must be a whole number, got {link_width!r}"
+        ) from None
     if width < 0:
         raise TopologyError(f"{what}: link_width must be >= 0, got {width}")
     if width == 0:
@@ -216,7 +218,9 @@ def _add_net(box: _Box, net: ET.Element, parent: str, bw: Fraction | None, busid
     try:
         speed = Fraction(int(speed_text), 8000)
     except ValueError:
-        raise TopologyError(f"{what}: speed must be a whole number of Mb/s, got {speed_text!r}") from None
+        raise TopologyError(
+            f"{what}: speed must be a whole number of Mb/s, got {speed_text!r}"
+        ) from None
     if speed <= 0:
         raise TopologyError(f"{what}: speed must be > 0 Mb/s, got {speed_text}")
     nic = box.add(box.new_id("nic"), SWITCH, "nic", parent, name=name, busid=busid)
@@ -306,7 +310,8 @@ def _prune(box: _Box) -> None:
         dead = {
             nid
             for nid, attrs in box.nodes.items()
-            if attrs["role"] in ("pcie", "cpu") and degree[nid] <= (1 if attrs["role"] == "pcie" else 0)
+            if attrs["role"] in ("pcie", "cpu")
+            and degree[nid] <= (1 if attrs["role"] == "pcie" else 0)
         }
         if not dead:
             return
@@ -415,8 +420,11 @@ def loads(text: str, where: str = "<string>", boxes: int = 1, fabric: str = "ib"
     if boxes > 1:
         total = boxes * box_gap - 2 * _COL
         if fabric == "ib":
-            nodes.append(Node("ib0", SWITCH, "ib", x=round(total / 2, 1), y=height + 2 * _ROW,
-                              group="network"))
+            nodes.append(
+                Node(
+                    "ib0", SWITCH, "ib", x=round(total / 2, 1), y=height + 2 * _ROW, group="network"
+                )
+            )
             for b in range(boxes):
                 for nic, speed in box.nets:
                     links.append(Link(f"b{b}.{nic}", "ib0", speed))
@@ -424,12 +432,22 @@ def loads(text: str, where: str = "<string>", boxes: int = 1, fabric: str = "ib"
             rails = len(box.nets)
             for k in range(rails):
                 x = total * (k + 0.5) / rails
-                nodes.append(Node(f"rail{k}", SWITCH, "ib", x=round(x, 1), y=height + 2 * _ROW,
-                                  group="network"))
+                nodes.append(
+                    Node(
+                        f"rail{k}",
+                        SWITCH,
+                        "ib",
+                        x=round(x, 1),
+                        y=height + 2 * _ROW,
+                        group="network",
+                    )
+                )
             for b in range(boxes):
                 for k, (nic, speed) in enumerate(box.nets):
                     links.append(Link(f"b{b}.{nic}", f"rail{k}", speed))
-    stem = Path(where).name.split(".")[0] if where and not where.startswith("<") else "NCCL topology"
+    stem = (
+        Path(where).name.split(".")[0] if where and not where.startswith("<") else "NCCL topology"
+    )
     n_gpus = sum(1 for a in box.nodes.values() if a["kind"] == COMPUTE)
     name = f"{stem} ({n_gpus} GPUs)" if boxes == 1 else f"{boxes}x {stem} ({n_gpus} GPUs each)"
     extra: dict[str, Any] = {"imported_from": "nccl-xml", "boxes": boxes}
@@ -443,4 +461,4 @@ def loads(text: str, where: str = "<string>", boxes: int = 1, fabric: str = "ib"
     )
 
 
-__all__ = ["loads", "pci_bandwidth", "nvlink_bandwidth", "cpu_link_bandwidth", "FABRICS"]
+__all__ = ["FABRICS", "cpu_link_bandwidth", "loads", "nvlink_bandwidth", "pci_bandwidth"]

@@ -234,4 +234,4 @@ def dumps(topo: Topology) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["from_data", "loads", "to_data", "dumps"]
+__all__ = ["dumps", "from_data", "loads", "to_data"]
