@@ -1,0 +1,247 @@
+"""``forestcoll solve TOPO``: compute, verify and report a ForestColl schedule."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+
+from ..errors import ForestCollError, SolverError
+from ..fileio import atomic_write_text
+from ..schedule import COLLECTIVES, BottleneckCut, Schedule
+from ..topology import Topology
+from ._common import ProgressBar, add_command
+from .info import add_fabric_options, load_fabric
+
+PHASES = ("optimum", "switch_removal", "trees", "paths")
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    parser = add_command(
+        subparsers,
+        "solve",
+        "compute the optimal schedule of a fabric",
+        "Compute a throughput-optimal ForestColl schedule for a fabric file (.json, "
+        ".nodelink.json, .graphml, NCCL .xml) and check it with the independent verifier.\n"
+        "Prints the exact optimum (GB/s), k (trees per root), the number and heights of the trees,\n"
+        "the bottleneck cut that limits the collective, the time of each solver phase and any\n"
+        "warnings. --json prints the schedule document on stdout instead; -o saves it (.json,\n"
+        "or .h5 results file). Errors are one line on stderr with exit code 2.",
+        "forestcoll solve 2x_dgx_a100.json --collective allreduce --max-trees-per-root 4 "
+        "-o schedule.h5",
+    )
+    parser.add_argument("topology", metavar="TOPO", help="fabric file to solve")
+    parser.add_argument(
+        "--collective",
+        choices=COLLECTIVES,
+        default="allgather",
+        help="collective to schedule (default: allgather)",
+    )
+    parser.add_argument(
+        "--max-trees-per-root",
+        type=int,
+        default=None,
+        metavar="K",
+        help="at most K trees per root (e.g. 1 for runtimes with few thread blocks); the "
+        "schedule is the best one under that limit (default: no limit, exact optimum)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the schedule as JSON on stdout"
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="also save the schedule: .json (the --json document) or .h5 (results file)",
+    )
+    parser.add_argument(
+        "--verify",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="re-check the schedule with the independent verifier (default: on; it is cheap)",
+    )
+    add_fabric_options(parser)
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args) -> int:
+    if args.max_trees_per_root is not None and args.max_trees_per_root < 1:
+        raise SolverError(f"--max-trees-per-root must be >= 1, got {args.max_trees_per_root}")
+    if args.output:
+        _output_kind(args.output)  # refuse an unknown extension before the (long) solve
+    topo = load_fabric(args.topology, args)
+    from .. import solve
+
+    bar = ProgressBar()
+    started = time.perf_counter()
+    try:
+        schedule = solve(
+            topo,
+            collective=args.collective,
+            max_trees_per_root=args.max_trees_per_root,
+            progress=bar,
+        )
+    finally:
+        bar.close()
+    elapsed = time.perf_counter() - started
+    verified = False
+    if args.verify:
+        from ..verify import verify_schedule
+
+        try:
+            verify_schedule(schedule)
+        except SolverError as exc:
+            raise SolverError(f"the schedule failed verification: {exc}") from None
+        verified = True
+    if args.output:
+        save_schedule(args.output, schedule)
+    if args.json:
+        json.dump(schedule.to_dict(), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(format_report(schedule, verified=verified, elapsed=elapsed, source=args.topology))
+        if args.output:
+            print(f"saved: {args.output}")
+    return 0
+
+
+# ----------------------------------------------------------------------------- output files
+def _output_kind(path: str) -> str:
+    name = Path(path).name.lower()
+    if name.endswith(".json"):
+        return "json"
+    if name.endswith(".h5") or name.endswith(".hdf5"):
+        return "h5"
+    raise ForestCollError(f"{path}: unknown output type (use .json or .h5)")
+
+
+def save_schedule(path: str, schedule: Schedule) -> None:
+    """Write ``schedule`` to ``path``: JSON document (atomic) or HDF5 results file."""
+    if _output_kind(path) == "json":
+        try:
+            atomic_write_text(path, json.dumps(schedule.to_dict(), indent=1) + "\n")
+        except OSError as exc:
+            raise ForestCollError(f"{path}: cannot write: {exc.strerror}") from None
+        return
+    try:
+        results_h5 = importlib.import_module("solver.results_h5")
+    except ModuleNotFoundError:
+        raise ForestCollError(f"{path}: HDF5 results files are not available in this build "
+                              "(solver.results_h5 is missing); use .json") from None
+    try:
+        results_h5.write_schedule(path, schedule)
+    except OSError as exc:
+        raise ForestCollError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+# ----------------------------------------------------------------------------- the report
+def _gbps(value: Fraction) -> str:
+    text = f"{float(value):.6g}"
+    return f"{text} GB/s"
+
+
+def _exact(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else \
+        f"{value.numerator}/{value.denominator}"
+
+
+def _plural(noun: str, count: int) -> str:
+    return noun if count == 1 else noun + "s"
+
+
+def describe_nodes(topo: Topology, inside: set[str]) -> str:
+    """'the 8 GPUs of group b0', 'the 3 GPUs c0, c1, c2' or 'the 15 GPUs other than b1.gpu3'."""
+    compute = topo.compute_ids
+    nodes = {n.id: n for n in topo.nodes}
+    members = [c for c in compute if c in inside]
+    roles = {nodes[c].role for c in compute}
+    noun = (roles.pop().upper() if len(roles) == 1 and "" not in roles else "compute node")
+    noun_n = _plural(noun, len(members))
+    groups: dict[str, list[str]] = {}
+    for c in compute:
+        groups.setdefault(nodes[c].group or "", []).append(c)
+    whole = sorted(g for g, ids in groups.items()
+                   if g and all(c in inside for c in ids))
+    if whole and sorted(c for g in whole for c in groups[g]) == sorted(members):
+        label = "group" if len(whole) == 1 else "groups"
+        names = ", ".join(whole[:6]) + (", ..." if len(whole) > 6 else "")
+        return f"the {len(members)} {noun_n} of {label} {names}"
+    outside = [c for c in compute if c not in inside]
+    if len(members) <= 4:
+        return f"the {len(members)} {noun_n} {', '.join(members)}"
+    if len(outside) <= 3:
+        return f"the {len(members)} {noun_n} other than {', '.join(outside)}"
+    return f"the {len(members)} {noun_n} {', '.join(members[:4])}, ..."
+
+
+def describe_cut(schedule: Schedule, cut: BottleneckCut) -> str:
+    """The bottleneck in words with its numbers."""
+    topo = schedule.topology
+    n = len(topo.compute_ids)
+    inside = set(cut.nodes)
+    who = describe_nodes(topo, inside)
+    switches = sum(1 for s in topo.switch_ids if s in inside)
+    if switches:
+        who += f" (with {switches} {'switch' if switches == 1 else 'switches'})"
+    verb = "send out" if schedule.collective == "allgather" else "receive"
+    bound = n * cut.egress_bandwidth / cut.compute_nodes_inside
+    return (f"{who} can {verb} only {_gbps(cut.egress_bandwidth)} over {len(cut.links)} "
+            f"{_plural('link', len(cut.links))}: N/|S∩Vc|·B(S) = {n}/"
+            f"{cut.compute_nodes_inside} · {float(cut.egress_bandwidth):.6g} = {_gbps(bound)}")
+
+
+def _tree_lines(s: Schedule, indent: str) -> list[str]:
+    heights = [t.height for t in s.trees]
+    line = (f"{indent}schedule:   {_gbps(s.algbw_exact)} with k = {s.k} "
+            f"{_plural('tree', s.k)} per root, {len(s.trees)} distinct "
+            f"{_plural('tree', len(s.trees))}")
+    if heights:
+        line += f", heights {min(heights)}..{max(heights)}" if min(heights) != max(heights) \
+            else f", height {heights[0]}"
+    lines = [line]
+    if s.max_trees_per_root is not None:
+        lines.append(f"{indent}limit:      at most {s.max_trees_per_root} trees per root "
+                     f"({100 * float(s.algbw_exact / s.optimal_algbw_exact):.1f}% of the optimum)")
+    lines.append(f"{indent}bottleneck: {describe_cut(s, s.bottleneck)}")
+    return lines
+
+
+def _timing_line(s: Schedule, indent: str) -> str:
+    parts = [f"{p} {s.timings[p]:.3g} s" for p in PHASES if p in s.timings]
+    parts += [f"{p} {v:.3g} s" for p, v in s.timings.items() if p not in PHASES]
+    return f"{indent}phases:     " + (", ".join(parts) if parts else "(no timings)")
+
+
+def format_report(schedule: Schedule, *, verified: bool, elapsed: float | None = None,
+                  source: str = "") -> str:
+    """The human-readable summary printed by ``forestcoll solve``."""
+    topo = schedule.topology
+    s = schedule
+    head = (f"{topo.name or source}: {s.collective} on {len(topo.compute_ids)} compute nodes, "
+            f"{len(topo.switch_ids)} {'switch' if len(topo.switch_ids) == 1 else 'switches'}")
+    lines = [head,
+             f"  optimum:    {_gbps(s.optimal_algbw_exact)} (exact {_exact(s.optimal_algbw_exact)})"]
+    if s.phases:
+        lines.append(f"  schedule:   {_gbps(s.algbw_exact)} (exact {_exact(s.algbw_exact)}) = "
+                     "M / (reduce-scatter time + allgather time)")
+        for p in s.phases:
+            lines.append(f"  {p.collective} phase: optimum {_gbps(p.optimal_algbw_exact)}")
+            lines += _tree_lines(p, "    ")
+            lines.append(_timing_line(p, "    "))
+    else:
+        lines += _tree_lines(s, "  ")
+        lines.append(_timing_line(s, "  "))
+    if elapsed is not None:
+        lines.append(f"  total:      {elapsed:.3g} s")
+    warnings = list(s.warnings) + [w for p in s.phases for w in p.warnings
+                                   if w not in s.warnings]
+    for w in warnings:
+        lines.append(f"  warning: {w}")
+    lines.append("  verified:   yes (independent exact check of trees, paths, loads and algbw)"
+                 if verified else "  verified:   no (--no-verify)")
+    return "\n".join(lines)
