@@ -18,13 +18,22 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from .errors import TopologyError
-from .topology import COMPUTE, SWITCH, Link, Node, Topology, to_fraction, validate
+from .topology import (
+    COMPUTE,
+    SWITCH,
+    Link,
+    Node,
+    Topology,
+    fraction_to_json,
+    to_fraction,
+    validate,
+)
 
 # Layout constants (scene units).
 _COL = 100.0  # distance between GPU columns
@@ -102,6 +111,19 @@ def _bandwidth(value: Any, what: str) -> Fraction:
     return bw
 
 
+def _params(**values: Any) -> dict[str, Any]:
+    """Template arguments as JSON values (exact numbers stay exact), kept in ``Topology.extra``."""
+
+    def plain(v: Any) -> Any:
+        if isinstance(v, Fraction):
+            return fraction_to_json(v)
+        if isinstance(v, list | tuple):
+            return [plain(x) for x in v]
+        return v
+
+    return {k: plain(v) for k, v in values.items()}
+
+
 def _box_origin(box: int, n_boxes: int, box_width: float, box_height: float) -> tuple[float, float]:
     """Top-left corner of box ``box`` when ``n_boxes`` boxes are laid out in a near-square grid."""
     cols = max(1, math.ceil(math.sqrt(n_boxes * box_height / box_width))) if n_boxes > 1 else 1
@@ -166,7 +188,11 @@ def dgx_a100(n: int = 1, nvlink_bw: float = 300, nic_bw: float = 25) -> Topology
     n = _count(n, "number of boxes", 1)
     nvlink = _bandwidth(nvlink_bw, "NVLink bandwidth")
     nic = _bandwidth(nic_bw, "NIC bandwidth")
-    b = _Builder(f"{n}x DGX A100", template="dgx_a100", template_params={"n": n})
+    b = _Builder(
+        f"{n}x DGX A100",
+        template="dgx_a100",
+        template_params=_params(n=n, nvlink_bw=nvlink, nic_bw=nic),
+    )
     _, nics, width, height = _nvswitch_boxes(b, n, 8, nvlink, nic if n > 1 else None)
     if n > 1:
         for i, x in enumerate(_spread(2, width)):
@@ -186,7 +212,11 @@ def dgx_h100_rail(n: int = 2, nvlink_bw: float = 450, nic_bw: float = 50) -> Top
     n = _count(n, "number of boxes", 1)
     nvlink = _bandwidth(nvlink_bw, "NVLink bandwidth")
     nic = _bandwidth(nic_bw, "NIC bandwidth")
-    b = _Builder(f"{n}x DGX H100 rail", template="dgx_h100_rail", template_params={"n": n})
+    b = _Builder(
+        f"{n}x DGX H100 rail",
+        template="dgx_h100_rail",
+        template_params=_params(n=n, nvlink_bw=nvlink, nic_bw=nic),
+    )
     _, nics, width, height = _nvswitch_boxes(b, n, 8, nvlink, nic if n > 1 else None)
     if n > 1:
         for j, x in enumerate(_spread(8, width)):
@@ -207,7 +237,9 @@ def mi250(n: int = 1, xgmi_bw: float = 50, ib_bw: float = 16) -> Topology:
     n = _count(n, "number of boxes", 1)
     per_link = _bandwidth(xgmi_bw, "xGMI bandwidth")
     ib = _bandwidth(ib_bw, "IB bandwidth")
-    b = _Builder(f"{n}x MI250", template="mi250", template_params={"n": n})
+    b = _Builder(
+        f"{n}x MI250", template="mi250", template_params=_params(n=n, xgmi_bw=per_link, ib_bw=ib)
+    )
     # GCDs in two rows of 8 (the two halves of the matrix), packages of two GCDs stacked.
     box_w, box_h = 7 * _COL, _ROW
     gcds = []
@@ -238,7 +270,11 @@ def ring(n: int = 8, bandwidth: float = 100, directed: bool = False) -> Topology
     ``directed``: then only gpu<i> -> gpu<i+1>)."""
     n = _count(n, "ring size", 2)
     bw = _bandwidth(bandwidth, "bandwidth")
-    b = _Builder(f"ring of {n}", template="ring", template_params={"n": n})
+    b = _Builder(
+        f"ring of {n}",
+        template="ring",
+        template_params=_params(n=n, bandwidth=bw, directed=bool(directed)),
+    )
     radius = max(1.0, n * _COL / (2 * math.pi))
     ids = [
         b.node(
@@ -273,7 +309,9 @@ def torus(shape: Sequence[int], bandwidths: Sequence[float]) -> Topology:
     bws = [_bandwidth(v, f"bandwidth of dimension {d}") for d, v in enumerate(bandwidths)]
     label = "x".join(str(s) for s in shape)
     b = _Builder(
-        f"{label} torus", template=f"torus_{len(shape)}d", template_params={"shape": shape}
+        f"{label} torus",
+        template="torus",
+        template_params=_params(shape=shape, bandwidths=bws),
     )
     coords = list(itertools.product(*(range(s) for s in shape)))
 
@@ -301,14 +339,18 @@ def torus(shape: Sequence[int], bandwidths: Sequence[float]) -> Topology:
 
 def torus_2d(x: int = 4, y: int = 4, bw_x: float = 100, bw_y: float = 100) -> Topology:
     """An ``x`` by ``y`` 2-D torus with ``bw_x``/``bw_y`` GB/s per link along each dimension."""
-    return torus((x, y), (bw_x, bw_y))
+    topo = torus((x, y), (bw_x, bw_y))
+    params = _params(x=x, y=y, bw_x=bw_x, bw_y=bw_y)
+    return replace(topo, extra={"template": "torus_2d", "template_params": params})
 
 
 def torus_3d(
     x: int = 4, y: int = 4, z: int = 2, bw_x: float = 100, bw_y: float = 100, bw_z: float = 50
 ) -> Topology:
     """An ``x`` by ``y`` by ``z`` 3-D torus with one bandwidth per dimension."""
-    return torus((x, y, z), (bw_x, bw_y, bw_z))
+    topo = torus((x, y, z), (bw_x, bw_y, bw_z))
+    params = _params(x=x, y=y, z=z, bw_x=bw_x, bw_y=bw_y, bw_z=bw_z)
+    return replace(topo, extra={"template": "torus_3d", "template_params": params})
 
 
 def fat_tree(
@@ -334,7 +376,9 @@ def fat_tree(
     b = _Builder(
         f"fat tree {leaves} leaves x {per_leaf} GPUs, {spines} spines",
         template="fat_tree",
-        template_params={"leaves": leaves, "spines": spines, "gpus_per_leaf": per_leaf},
+        template_params=_params(
+            leaves=leaves, spines=spines, gpus_per_leaf=per_leaf, gpu_bw=gpu, oversubscription=over
+        ),
     )
     width = (leaves * per_leaf - 1) * _COL
     uplink = per_leaf * gpu / (spines * over)
@@ -357,7 +401,11 @@ def fully_connected(n: int = 8, bandwidth: float = 50) -> Topology:
     """``n`` compute nodes ``gpu<i>`` with a direct full-duplex link between every pair."""
     n = _count(n, "number of nodes", 2)
     bw = _bandwidth(bandwidth, "bandwidth")
-    b = _Builder(f"fully connected {n}", template="fully_connected", template_params={"n": n})
+    b = _Builder(
+        f"fully connected {n}",
+        template="fully_connected",
+        template_params=_params(n=n, bandwidth=bw),
+    )
     radius = max(1.0, n * _COL / (2 * math.pi))
     ids = [
         b.node(

@@ -166,6 +166,9 @@ def test_registry_entry_builds_a_drawable_fabric(name):
         positions.add((node.x, node.y))
     assert len(positions) == len(topo.nodes), "two nodes drawn at the same place"
     assert spec.title and spec.description
+    # the file remembers how it was made: the same call rebuilds the same fabric
+    assert topo.extra["template"] == name
+    assert spec.function(**topo.extra["template_params"]) == topo
 
 
 def test_default_fabric_is_two_dgx_a100():
