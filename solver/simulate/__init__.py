@@ -1,1 +1,296 @@
-"""Chunk-level network simulation of collective schedules and baselines (see engine.py)."""
+"""Chunk-level network simulation of collective schedules and baselines.
+
+- :mod:`.routes`: route sets (flows over trees) built from a ForestColl :class:`Schedule` or a
+  baseline; link-load bound and alpha-aware estimate.
+- :mod:`.engine`: the discrete-event simulator (model in its docstring).
+- :mod:`.baselines`: NCCL-style rings, double binary tree, direct, Blink-style trees.
+- :mod:`.nccl_tests`: importers of nccl-tests / rccl-tests logs.
+
+:func:`sweep` runs several algorithms over a range of sizes and returns :class:`SweepRow` rows;
+:func:`result_tables` turns them into :class:`~solver.results.ResultTable` objects for HDF5.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import Cancelled, ForestCollError
+from ..results import ResultTable
+from ..schedule import Schedule
+from ..topology import Topology
+from . import baselines
+from .engine import SimRun, prepare, simulate_prepared, simulate_routes
+from .routes import (
+    DEFAULT_LATENCY_US,
+    LinkTable,
+    RouteSet,
+    alpha_estimate_time,
+    bandwidth_bound_time,
+    from_schedule,
+)
+
+#: Default chunk size (bytes): small enough that pipelines fill quickly at 1 GiB.
+DEFAULT_CHUNK = 256 * 1024
+DEFAULT_SIZES = "1K:4G"
+ALGORITHMS = ("forestcoll",) + baselines.ALGORITHMS
+
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes from ``512``, ``1K``, ``4M``, ``1G``, ``1KiB``, ``2GB`` (binary units)."""
+    if isinstance(text, int):
+        size = text
+    else:
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(text), re.IGNORECASE)
+        if not m:
+            raise ForestCollError(f"bad size {text!r} (use e.g. 512, 64K, 1M, 4G)")
+        size = int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+    if size <= 0:
+        raise ForestCollError(f"size must be > 0 bytes, got {text!r}")
+    return size
+
+
+def parse_sizes(spec: str) -> list[int]:
+    """``MIN:MAX`` (factor 2), ``MIN:MAX:FACTOR`` or a comma list ``1K,1M,1G``."""
+    spec = spec.strip()
+    if ":" in spec:
+        parts = spec.split(":")
+        if len(parts) not in (2, 3):
+            raise ForestCollError(f"bad size range {spec!r} (use MIN:MAX or MIN:MAX:FACTOR)")
+        lo, hi = parse_size(parts[0]), parse_size(parts[1])
+        factor = 2
+        if len(parts) == 3:
+            try:
+                factor = int(parts[2])
+            except ValueError:
+                raise ForestCollError(f"bad factor {parts[2]!r} in {spec!r}") from None
+            if factor < 2:
+                raise ForestCollError(f"factor must be >= 2 in {spec!r}")
+        if hi < lo:
+            raise ForestCollError(f"size range {spec!r} ends below its start")
+        sizes = []
+        s = lo
+        while s <= hi:
+            sizes.append(s)
+            s *= factor
+        return sizes
+    sizes = [parse_size(x) for x in spec.split(",") if x.strip()]
+    if not sizes:
+        raise ForestCollError("no sizes given")
+    return sizes
+
+
+def format_size(n: int) -> str:
+    for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale}{unit}"
+    return str(n)
+
+
+def busbw_factor(collective: str, n: int) -> float:
+    """nccl-tests bus bandwidth factor: (n-1)/n for allgather/reduce-scatter, 2(n-1)/n allreduce."""
+    if collective == "allreduce":
+        return 2.0 * (n - 1) / n
+    return (n - 1) / n
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """One (algorithm, size) point. Times in seconds, bandwidths in GB/s."""
+
+    algorithm: str
+    collective: str
+    size: int
+    time: float  # simulated
+    algbw: float
+    busbw: float
+    bound_time: float  # M / optimal algbw of the fabric (NaN if unknown)
+    route_bound_time: float  # this algorithm's own link-load limit
+    estimate_time: float  # alpha-aware estimate for this algorithm
+    max_busy: float  # busiest link's busy fraction
+    events: int
+    wall: float
+
+    @property
+    def ratio_to_bound(self) -> float:
+        return self.bound_time / self.time if self.time > 0 else float("nan")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "algorithm": self.algorithm,
+            "collective": self.collective,
+            "size": self.size,
+            "time_s": self.time,
+            "algbw": self.algbw,
+            "busbw": self.busbw,
+            "bound_time_s": self.bound_time,
+            "bound_algbw": self.size / self.bound_time / 1e9 if self.bound_time > 0 else None,
+            "ratio_to_bound": self.ratio_to_bound,
+            "route_bound_time_s": self.route_bound_time,
+            "estimate_time_s": self.estimate_time,
+            "estimate_algbw": self.size / self.estimate_time / 1e9,
+            "max_link_busy": self.max_busy,
+            "events": self.events,
+        }
+
+
+@dataclass
+class Sweep:
+    """Rows of a sweep plus what produced them."""
+
+    topology: Topology
+    collective: str
+    chunk: int
+    latency_us: float
+    optimal_algbw: float  # GB/s, NaN if no schedule
+    rows: list[SweepRow] = field(default_factory=list)
+    notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    link_busy: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
+
+    def table(self, algorithm: str) -> list[SweepRow]:
+        return [r for r in self.rows if r.algorithm == algorithm]
+
+
+def route_sets(
+    topo: Topology,
+    collective: str,
+    algorithms: Sequence[str],
+    schedule: Schedule | None = None,
+) -> tuple[dict[str, RouteSet], dict[str, str]]:
+    """Route sets for ``algorithms``; returns (built, skipped-with-reason)."""
+    built: dict[str, RouteSet] = {}
+    skipped: dict[str, str] = {}
+    routing = None
+    for name in algorithms:
+        if name not in ALGORITHMS:
+            raise ForestCollError(f"unknown algorithm {name!r} (choose from {', '.join(ALGORITHMS)})")
+        if name == "forestcoll":
+            if schedule is None:
+                skipped[name] = "no schedule"
+                continue
+            if schedule.collective != collective:
+                raise ForestCollError(
+                    f"schedule is for {schedule.collective}, not {collective}"
+                )
+            built[name] = from_schedule(schedule)
+            continue
+        if name == "tree" and collective != "allreduce":
+            skipped[name] = "NCCL's tree exists for allreduce only"
+            continue
+        if routing is None:
+            routing = baselines.Routing(topo)
+        built[name] = baselines.build(name, topo, collective, routing)
+    return built, skipped
+
+
+def sweep(
+    topo: Topology,
+    collective: str = "allgather",
+    algorithms: Sequence[str] = ALGORITHMS,
+    sizes: Iterable[int] = (),
+    chunk: int = DEFAULT_CHUNK,
+    latency_us: float = DEFAULT_LATENCY_US,
+    schedule: Schedule | None = None,
+    progress: Callable[[str, float], None] | None = None,
+    cancel: Any = None,
+    keep_link_busy: bool = False,
+) -> Sweep:
+    """Simulate every algorithm at every size (``schedule``: the ForestColl schedule to use)."""
+    sizes = list(sizes) or parse_sizes(DEFAULT_SIZES)
+    if chunk <= 0:
+        raise ForestCollError(f"chunk must be > 0 bytes, got {chunk}")
+    built, skipped = route_sets(topo, collective, algorithms, schedule)
+    opt = float(schedule.optimal_algbw_exact) if schedule is not None else float("nan")
+    result = Sweep(topo, collective, int(chunk), float(latency_us), opt)
+    for name, why in skipped.items():
+        result.notes[name] = (f"skipped: {why}",)
+    n = len(topo.compute_ids)
+    factor = busbw_factor(collective, n)
+    total = max(1, len(built) * len(sizes))
+    done = 0
+    for name, rs in built.items():
+        result.notes[name] = rs.notes
+        table = LinkTable.of(topo, latency_us)
+        prep = prepare(rs, latency_us)
+        for size in sizes:
+            if cancel is not None and (cancel() if callable(cancel) else cancel.is_set()):
+                raise Cancelled("cancelled")
+            run = simulate_prepared(prep, size, chunk)
+            bound = size / (opt * 1e9) if opt == opt else float("nan")
+            result.rows.append(
+                SweepRow(
+                    algorithm=name,
+                    collective=collective,
+                    size=size,
+                    time=run.time,
+                    algbw=run.algbw,
+                    busbw=run.algbw * factor,
+                    bound_time=bound,
+                    route_bound_time=bandwidth_bound_time(rs, size, table),
+                    estimate_time=alpha_estimate_time(rs, size, run.chunk, table),
+                    max_busy=float(run.busy_fraction.max()) if run.busy_fraction.size else 0.0,
+                    events=run.events,
+                    wall=run.wall,
+                )
+            )
+            if keep_link_busy:
+                result.link_busy[(name, size)] = run.busy_fraction
+            done += 1
+            if progress is not None:
+                progress(f"simulate {name}", done / total)
+    return result
+
+
+def result_tables(sw: Sweep, schedule_name: str = "") -> dict[str, ResultTable]:
+    """``/results`` tables: ``sim_<collective>_<algorithm>`` per algorithm (source simulator)."""
+    tables: dict[str, ResultTable] = {}
+    for name in dict.fromkeys(r.algorithm for r in sw.rows):
+        rows = sw.table(name)
+        size = np.array([r.size for r in rows], np.int64)
+        t = np.array([r.time for r in rows], np.float64)
+        tables[f"sim_{sw.collective.replace('-', '_')}_{name}"] = ResultTable(
+            collective=sw.collective,
+            algorithm=name,
+            source="simulator",
+            size_bytes=size,
+            predicted_time=t,
+            predicted_algbw=size / t / 1e9,
+            measured_time=ResultTable.empty_measured(len(rows)),
+            measured_algbw=ResultTable.empty_measured(len(rows)),
+            schedule=schedule_name if name == "forestcoll" else "",
+            attrs={
+                "chunk_bytes": sw.chunk,
+                "default_latency_us": sw.latency_us,
+                "bound_time_s": [r.bound_time for r in rows],
+                "estimate_time_s": [r.estimate_time for r in rows],
+                "route_bound_time_s": [r.route_bound_time for r in rows],
+                "model": "chunk-level discrete events; see solver/simulate/engine.py",
+            },
+        )
+    return tables
+
+
+__all__ = [
+    "ALGORITHMS",
+    "DEFAULT_CHUNK",
+    "DEFAULT_LATENCY_US",
+    "RouteSet",
+    "SimRun",
+    "Sweep",
+    "SweepRow",
+    "busbw_factor",
+    "format_size",
+    "from_schedule",
+    "parse_size",
+    "parse_sizes",
+    "result_tables",
+    "route_sets",
+    "simulate_routes",
+    "sweep",
+]

@@ -1,0 +1,113 @@
+"""``forestcoll measure import LOG``: store nccl-tests / rccl-tests results next to predictions."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import numpy as np
+
+from ..errors import ForestCollError
+from ._common import add_command
+
+COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
+
+
+def register(subparsers):
+    p = add_command(
+        subparsers,
+        "measure",
+        "import real measurements (nccl-tests / rccl-tests logs) into a results file",
+        "Work with measured results. Sub-command:\n"
+        "  import LOG --topology TOPO -o RESULTS.h5   read an nccl-tests/rccl-tests text log or\n"
+        "      its -J JSON output, compare it with the ForestColl bound of TOPO and store it in\n"
+        "      /results of the HDF5 file (measured time/algbw next to the predicted ones).\n"
+        "Comparisons use time and algbw (busbw is the same number times a collective factor).",
+        "forestcoll measure import all_gather.log --topology sample_topologies/mi250_2x.json -o results.h5",
+    )
+    sub = p.add_subparsers(dest="measure_command", metavar="SUBCOMMAND")
+    imp = sub.add_parser(
+        "import",
+        help="import an nccl-tests/rccl-tests log",
+        description=(
+            "Read LOG (nccl-tests/rccl-tests text table, old or new column layout, or -J JSON),\n"
+            "infer the collective from the log (or --collective), and store a table\n"
+            "/results/<name> with the measured time/algbw and the predicted bound\n"
+            "(size / optimal algbw of TOPO). The ForestColl schedule is solved and stored too if the\n"
+            "file does not hold one for that collective.\n\nexample:\n  forestcoll measure import "
+            "all_gather.log --topology sample_topologies/mi250_2x.json -o results.h5"
+        ),
+        formatter_class=p.formatter_class,
+    )
+    imp.add_argument("log", metavar="LOG", help="nccl-tests / rccl-tests output (text or JSON)")
+    imp.add_argument("--topology", "-t", required=True, metavar="TOPO", help="the fabric measured")
+    imp.add_argument("-o", "--output", required=True, metavar="RESULTS.h5", help="HDF5 results file")
+    imp.add_argument("--collective", "-c", choices=COLLECTIVES,
+                     help="collective (default: inferred from the log)")
+    imp.add_argument("--name", help="table name under /results (default measured_<collective>_<tool>)")
+    imp.add_argument("--algorithm", default="measured",
+                     help="label of what was measured, e.g. rccl-ring or forestcoll (default measured)")
+    imp.set_defaults(func=run_import)
+    p.set_defaults(func=lambda args: _no_sub(p))
+    return p
+
+
+def _no_sub(parser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def run_import(args) -> int:
+    from ..formats import load
+    from ..pipeline import solve
+    from ..results import ResultTable
+    from ..simulate.nccl_tests import load_log
+
+    if not args.output.endswith((".h5", ".hdf5")):
+        raise ForestCollError(f"{args.output}: results files end in .h5")
+    topo = load(args.topology)
+    meas = load_log(args.log, args.collective)
+    try:
+        h5 = importlib.import_module("solver.results_h5")
+    except ModuleNotFoundError:
+        raise ForestCollError("HDF5 results are not available (solver.results_h5 missing)") from None
+    from pathlib import Path
+
+    schedule = None
+    sched_name = ""
+    if Path(args.output).exists():
+        stored_topo = h5.read_topology(args.output)
+        if stored_topo != topo:
+            raise ForestCollError(f"{args.output}: holds another fabric than {args.topology}")
+        for name, s in h5.read_schedules(args.output).items():
+            if s.collective == meas.collective and s.max_trees_per_root is None:
+                schedule, sched_name = s, name
+                break
+    if schedule is None:
+        schedule = solve(topo, meas.collective)
+        sched_name = h5.write_schedule(args.output, schedule)
+    opt = float(schedule.optimal_algbw_exact)
+    sizes = meas.size_bytes.astype(np.float64)
+    bound_t = sizes / (opt * 1e9)
+    table = ResultTable(
+        collective=meas.collective,
+        algorithm=args.algorithm,
+        source=meas.tool,
+        size_bytes=meas.size_bytes,
+        predicted_time=bound_t,
+        predicted_algbw=np.full(len(sizes), opt),
+        measured_time=meas.time,
+        measured_algbw=meas.algbw,
+        schedule=sched_name,
+        attrs={"file": Path(args.log).name, "predicted": "bound: size / optimal algbw",
+               "compare_on": "time and algbw (not busbw)"},
+    )
+    name = args.name or f"measured_{meas.collective.replace('-', '_')}_{meas.tool.replace('-', '_')}"
+    h5.write_results(args.output, name, table)
+    out = sys.stdout
+    out.write(f"{meas.tool} {meas.collective}: {len(sizes)} sizes from {args.log} -> "
+              f"{args.output}:/results/{name}\n")
+    out.write(f"{'size':>12} {'time(us)':>10} {'algbw':>8} {'bound':>8} {'%bound':>7}\n")
+    for s, t, a in zip(meas.size_bytes, meas.time, meas.algbw):
+        out.write(f"{int(s):>12} {t * 1e6:>10.2f} {a:>8.2f} {opt:>8.2f} {100 * a / opt:>6.1f}%\n")
+    return 0

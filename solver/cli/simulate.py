@@ -1,0 +1,128 @@
+"""``forestcoll simulate TOPO``: simulate ForestColl and baselines over a range of message sizes."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+
+from ..errors import ForestCollError
+from ._common import ProgressBar, add_command
+
+COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
+
+
+def register(subparsers):
+    from ..simulate import ALGORITHMS, DEFAULT_CHUNK, DEFAULT_LATENCY_US, DEFAULT_SIZES, format_size
+
+    p = add_command(
+        subparsers,
+        "simulate",
+        "simulate ForestColl and baselines (ring, tree, direct, blink) on a fabric",
+        "Solve the fabric with ForestColl, build the baselines on the same fabric and run them all\n"
+        "through a chunk-level discrete-event simulator (hop = latency + chunk/bandwidth, switches\n"
+        "cut through, compute nodes store and forward, links shared chunk by chunk in proportion to\n"
+        "each tree's weight). Prints, per size and algorithm: simulated time, algbw and busbw\n"
+        "(nccl-tests formulas), the ratio to the bound M/optimal_algbw and an alpha-aware estimate.\n"
+        "Algorithms: forestcoll, ring (NCCL-style multi-channel rings), ring1 (one ring), tree\n"
+        "(double binary tree, allreduce only), direct (everyone to everyone), blink (one greedy\n"
+        "spanning tree per root).",
+        "forestcoll simulate sample_topologies/mi250_2x.json --sizes 1M:4G:4 --algorithms forestcoll,ring",
+    )
+    p.add_argument("topology", metavar="TOPO", help="fabric file (.json, .graphml, NCCL .xml ...)")
+    p.add_argument("--collective", "-c", choices=COLLECTIVES, default="allgather",
+                   help="collective to simulate (default allgather)")
+    p.add_argument("--algorithms", "-a", default=",".join(ALGORITHMS),
+                   help=f"comma list among {','.join(ALGORITHMS)} (default: all)")
+    p.add_argument("--sizes", "-s", default=DEFAULT_SIZES,
+                   help="message sizes: MIN:MAX[:FACTOR] (factor 2 by default) or a comma list, "
+                   f"units K/M/G (binary) (default {DEFAULT_SIZES})")
+    p.add_argument("--chunk", default=format_size(DEFAULT_CHUNK),
+                   help=f"chunk size for pipelining (default {format_size(DEFAULT_CHUNK)})")
+    p.add_argument("--latency", type=float, default=DEFAULT_LATENCY_US, metavar="US",
+                   help=f"per-hop latency in microseconds for links without one "
+                   f"(default {DEFAULT_LATENCY_US:g})")
+    p.add_argument("--max-trees-per-root", "-k", type=int, default=None, metavar="K",
+                   help="simulate the ForestColl schedule with at most K trees per root")
+    p.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
+    p.add_argument("-o", "--output", metavar="RESULTS.h5",
+                   help="also store the schedule and the simulated tables in an HDF5 results file")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args) -> int:
+    from ..formats import load
+    from ..pipeline import solve
+    from ..simulate import format_size, parse_size, parse_sizes, result_tables, sweep
+
+    topo = load(args.topology)
+    algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
+    if not algorithms:
+        raise ForestCollError("--algorithms is empty")
+    sizes = parse_sizes(args.sizes)
+    chunk = parse_size(args.chunk)
+    if args.latency < 0:
+        raise ForestCollError(f"--latency must be >= 0, got {args.latency:g}")
+    if args.max_trees_per_root is not None and args.max_trees_per_root < 1:
+        raise ForestCollError("--max-trees-per-root must be >= 1")
+    bar = ProgressBar()
+    try:
+        schedule = solve(topo, args.collective, args.max_trees_per_root, progress=bar)
+        sw = sweep(topo, args.collective, algorithms, sizes, chunk, args.latency, schedule,
+                   progress=bar)
+    finally:
+        bar.close()
+    if args.output:
+        if not args.output.endswith((".h5", ".hdf5")):
+            raise ForestCollError(f"{args.output}: results files end in .h5")
+        try:
+            h5 = importlib.import_module("solver.results_h5")
+        except ModuleNotFoundError:
+            raise ForestCollError("HDF5 results are not available (solver.results_h5 missing)") from None
+        name = h5.write_schedule(args.output, schedule)
+        for tname, table in result_tables(sw, name).items():
+            h5.write_results(args.output, tname, table)
+    if args.json:
+        doc = {
+            "topology": topo.name,
+            "collective": sw.collective,
+            "num_compute_nodes": len(topo.compute_ids),
+            "optimal_algbw": sw.optimal_algbw,
+            "schedule_algbw": schedule.algbw,
+            "chunk": sw.chunk,
+            "default_latency_us": sw.latency_us,
+            "notes": {k: list(v) for k, v in sw.notes.items()},
+            "rows": [r.to_dict() for r in sw.rows],
+        }
+        json.dump(doc, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    out = sys.stdout
+    out.write(
+        f"{topo.name}: {sw.collective}, {len(topo.compute_ids)} compute nodes, optimum "
+        f"{sw.optimal_algbw:.3f} GB/s (schedule {schedule.algbw:.3f} GB/s, k={schedule.k}), "
+        f"chunk {format_size(sw.chunk)}, default hop latency {sw.latency_us:g} us\n"
+    )
+    for name, notes in sw.notes.items():
+        if notes:
+            out.write(f"  {name}: {'; '.join(notes)}\n")
+    out.write(
+        f"{'size':>6} {'algorithm':<10} {'time(us)':>11} {'algbw':>8} {'busbw':>8} "
+        f"{'%bound':>7} {'est.algbw':>9} {'linkbusy':>8}\n"
+    )
+    by_size: dict[int, list] = {}
+    for r in sw.rows:
+        by_size.setdefault(r.size, []).append(r)
+    for size in sizes:
+        for r in by_size.get(size, []):
+            pct = 100 * r.ratio_to_bound if r.bound_time == r.bound_time else float("nan")
+            out.write(
+                f"{format_size(size):>6} {r.algorithm:<10} {r.time * 1e6:>11.2f} {r.algbw:>8.2f} "
+                f"{r.busbw:>8.2f} {pct:>6.1f}% {size / r.estimate_time / 1e9:>9.2f} "
+                f"{r.max_busy:>8.2f}\n"
+            )
+    out.write(f"bound algbw = {sw.optimal_algbw:.3f} GB/s at every size (M / time >= this is impossible)\n")
+    if args.output:
+        out.write(f"wrote {args.output}\n")
+    return 0
