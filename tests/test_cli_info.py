@@ -200,3 +200,40 @@ def test_real_process_exit_code_and_stderr(tmp_path):
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
+
+
+def test_convert_writes_templates(tmp_path, capsys):
+    out = tmp_path / "h100.json"
+    code, text, err = run(
+        ["convert", "--template", "dgx_h100_rail", "--param", "n=3", "--param", "nic_bw=12.5", out],
+        capsys,
+    )
+    assert code == 0, err
+    assert "24 compute nodes" in text
+    topo = load(out)
+    assert topo.directed_bandwidths()[("b2.nic7", "rail7")] == Fraction(25, 2)
+    code, text, _ = run(["convert", "--list-templates"], capsys)
+    assert code == 0 and "fat_tree:" in text and "oversubscription=1" in text
+
+
+@pytest.mark.parametrize(
+    "argv, pattern",
+    [
+        (["--template", "ring", "--param", "n=1"], "between 2 and 4096"),
+        (["--template", "ring", "--param", "n"], "KEY=VALUE"),
+        (["--template", "ring", "--param", "n=four"], "is not a number"),
+        (["--template", "torus"], "unknown template 'torus'"),
+        (["--template", "ring", "--boxes", "2"], "use --param n=N"),
+    ],
+)
+def test_convert_template_errors(tmp_path, capsys, argv, pattern):
+    code, _, err = run(["convert", *argv, tmp_path / "o.json"], capsys)
+    assert code == 2 and pattern in one_line_error(err)
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_convert_path_count_is_checked(tmp_path, capsys):
+    code, _, err = run(["convert", SAMPLE], capsys)
+    assert code == 2 and "convert needs IN OUT, got 1 path(s)" in one_line_error(err)
+    code, _, err = run(["convert", "--param", "n=2", SAMPLE, tmp_path / "o.json"], capsys)
+    assert code == 2 and "--param applies to --template only" in one_line_error(err)
