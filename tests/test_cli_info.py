@@ -196,6 +196,7 @@ def test_real_process_exit_code_and_stderr(tmp_path):
         capture_output=True,
         text=True,
         cwd=ROOT,
+        check=False,
     )
     assert proc.returncode == 2
     assert proc.stdout == ""
