@@ -17,7 +17,7 @@ import networkx as nx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # the repository's solver package, not an installed copy
 
-from solver.formats import load
+from solver.formats import load, save
 from solver.templates import SAMPLES, write_samples
 
 # Optima that ALGORITHM.md states (published ForestColl figures), GB/s.
@@ -60,13 +60,32 @@ def optimum_algbw(topo) -> Fraction:
         rho = ratio(best_side)
 
 
+# Fabrics imported from the NCCL dump in tests/data: file name -> (boxes, fabric, description).
+NCCL_DUMP = HERE.parent / "tests" / "data" / "dgx_a100_nccl_topo.xml"
+IMPORTED = {
+    "dgx_a100_nccl_2x.json": (
+        2,
+        "ib",
+        "2 boxes imported from an NCCL topology dump (PCIe switches, CPUs, NICs on one IB switch)",
+    ),
+}
+
+
+def write_imported() -> None:
+    for file_name, (boxes, fabric, _) in IMPORTED.items():
+        save(load(NCCL_DUMP, boxes=boxes, fabric=fabric), HERE / file_name)
+
+
 def main() -> None:
     write_samples(HERE)
+    write_imported()
     rows = [
         "| file | what it is | N | switches | links | optimum algbw (GB/s) |",
         "|---|---|---|---|---|---|",
     ]
-    for file_name, (_, _, description) in SAMPLES.items():
+    described = {name: spec[2] for name, spec in SAMPLES.items()}
+    described.update({name: spec[2] for name, spec in IMPORTED.items()})
+    for file_name, description in described.items():
         topo = load(HERE / file_name)
         algbw = optimum_algbw(topo)
         published = PUBLISHED.get(file_name)
@@ -80,7 +99,8 @@ def main() -> None:
         )
     text = (
         "# Sample fabrics\n\n"
-        "Topology files (format v1) made from the templates in `solver/templates.py`; regenerate "
+        "Topology files (format v1) made from the templates in `solver/templates.py` (and one "
+        "imported with `forestcoll convert tests/data/dgx_a100_nccl_topo.xml ... --boxes 2`); regenerate "
         "them and this table with `python sample_topologies/make.py`. N = compute nodes; links = "
         "physical (full-duplex) links. The optimum is the allgather/reduce-scatter algbw bound "
         "N·min_S B⁺(S)/|S∩Vc|, computed exactly by the script; `*` marks figures that "

@@ -239,3 +239,11 @@ def test_single_gpu_box_is_rejected_by_validation(tmp_path):
     with pytest.raises(TopologyError, match="at least two compute nodes"):
         load(path)
     assert len(load(path, boxes=1, check=False).compute_ids) == 1
+
+
+def test_committed_imported_sample_is_current():
+    sample = DGX.parent.parent.parent / "sample_topologies" / "dgx_a100_nccl_2x.json"
+    fresh = load(DGX, boxes=2, fabric="ib")
+    committed = load(sample)
+    assert committed == fresh
+    assert committed.directed_bandwidths() == fresh.directed_bandwidths()
