@@ -539,6 +539,13 @@ def _modify(path: str | os.PathLike, topology: Topology | None, edit) -> None:
         _open_read(target).close()  # schema/version check before anything else
     elif topology is None:
         raise ResultsFileError(f"{target}: no such results file (write a schedule to it first)")
+    try:
+        _modify_copy(target, exists, topology, edit)
+    except OSError as exc:
+        raise ResultsFileError(f"{target}: cannot write: {exc.strerror or exc}") from None
+
+
+def _modify_copy(target: Path, exists: bool, topology: Topology | None, edit) -> None:
     with atomic_path(target) as tmp:
         if exists:
             shutil.copyfile(target, tmp)

@@ -201,7 +201,7 @@ def test_interrupted_write_leaves_old_file_intact(tmp_path, monkeypatch):
         return real(group, table)
 
     monkeypatch.setattr(rh, "_write_table", failing)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(ForestCollError, match="cannot write: disk full"):
         rh.write_schedule(path, bfs_schedule(ring(4), "reduce-scatter"))
     assert path.read_bytes() == before
     assert set(rh.read_schedules(path)) == {"allgather_k1"}
@@ -217,6 +217,11 @@ def test_summarize_mentions_schedules_and_tables(tmp_path):
     assert "allreduce_k1: allreduce" in text
     assert "measured: nccl-tests / ring, 4 sizes 1KiB..64KiB, 4 measured" in text
     assert "32 trees" in text
+
+
+def test_missing_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(ForestCollError, match="cannot write"):
+        rh.write_schedule(tmp_path / "nope" / "r.h5", bfs_schedule(ring(4)))
 
 
 def test_bad_names_refused(tmp_path):

@@ -43,7 +43,10 @@ def write_xml(
     program = build_program(schedule, runtime, **options)
     text = to_xml(program)
     report = check_xml(text, runtime, where="generated XML")
-    atomic_write_text(path, text)
+    try:
+        atomic_write_text(path, text)
+    except OSError as exc:
+        raise MscclError(f"{path}: cannot write: {exc.strerror or exc}") from None
     return report
 
 

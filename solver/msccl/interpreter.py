@@ -28,6 +28,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from .program import Program, check_rules, parse_xml
 from .runtimes import RECVS, SENDS, MscclError, runtime
 
@@ -150,23 +152,46 @@ def _run(p: Program, collective: str, inplace: bool, capacity: int) -> int:
                 return "o", off
         return buf, off
 
-    mem: list[dict[tuple[str, int], frozenset | None]] = [{} for _ in range(n)]
+    # memory: canonical slot -> [value, writer event or None, reads since that write]
+    # an event is (threadblock index, its clock count, "rank r tb t step s")
+    mem: list[dict[tuple[str, int], list]] = [{} for _ in range(n)]
     for r in range(n):
         for j in range(n_in):
-            mem[r][canon(r, "i", j)] = frozenset({(r, j)})
+            mem[r][canon(r, "i", j)] = [frozenset({(r, j)}), None, []]
 
-    def read(rank: int, buf: str, off: int, cnt: int, who: str) -> list[frozenset]:
+    def ordered(event, clock) -> bool:
+        return event is None or clock[event[0]] >= event[1]
+
+    def read(rank, buf, off, cnt, who, event, clock) -> list[frozenset]:
         out = []
         for j in range(off, off + cnt):
-            value = mem[rank].get(canon(rank, buf, j))
-            if value is None:
+            slot = mem[rank].get(canon(rank, buf, j))
+            if slot is None:
                 raise _Fail(f"{who} reads {buf}[{j}] before anything was written there")
-            out.append(value)
+            if not ordered(slot[1], clock):
+                raise _Fail(
+                    f"{who} reads {buf}[{j}] written by {slot[1][2]} with no dependency or message "
+                    "ordering the two (a race: add a dependency)"
+                )
+            slot[2].append(event)
+            out.append(slot[0])
         return out
 
-    def write(rank: int, buf: str, off: int, values: list[frozenset]) -> None:
+    def write(rank, buf, off, values, who, event, clock) -> None:
         for j, value in enumerate(values):
-            mem[rank][canon(rank, buf, off + j)] = value
+            key = canon(rank, buf, off + j)
+            slot = mem[rank].get(key)
+            if slot is not None:
+                if not ordered(slot[1], clock):
+                    raise _Fail(
+                        f"{who} overwrites {buf}[{off + j}] written by {slot[1][2]} without ordering (a race)"
+                    )
+                for other in slot[2]:
+                    if other[0] != event[0] and not ordered(other, clock):
+                        raise _Fail(
+                            f"{who} overwrites {buf}[{off + j}] while {other[2]} may still read it (a race)"
+                        )
+            mem[rank][key] = [value, event, []]
 
     def reduce(a: list[frozenset], b: list[frozenset], who: str) -> list[frozenset]:
         out = []
@@ -178,8 +203,11 @@ def _run(p: Program, collective: str, inplace: bool, capacity: int) -> int:
             out.append(x | y)
         return out
 
-    # threadblock state
+    # threadblock state; vector clocks give the happens-before order of steps
     tbs = [(g.id, tb) for g in gpus for tb in sorted(g.tbs, key=lambda t: t.id)]
+    index = {(r, tb.id): i for i, (r, tb) in enumerate(tbs)}
+    clocks = [np.zeros(len(tbs), dtype=np.int64) for _ in tbs]
+    snapshots: dict[tuple[int, int, int], np.ndarray] = {}  # (rank, tb, s) of hasdep steps
     pc = {(r, tb.id): 0 for r, tb in tbs}
     flag = {(r, tb.id): -1 for r, tb in tbs}
     fifos: dict[tuple[int, int, int], deque] = {}
@@ -204,49 +232,59 @@ def _run(p: Program, collective: str, inplace: bool, capacity: int) -> int:
         progress = False
         for r, tb in tbs:
             key = (r, tb.id)
+            me = index[key]
+            clock = clocks[me]
             while pc[key] < len(tb.steps):
                 if blocked_reason(r, tb) is not None:
                     break
                 st = tb.steps[pc[key]]
                 who = f"rank {r} tb {tb.id} step {st.s} ({st.type})"
+                if st.depid >= 0:
+                    np.maximum(clock, snapshots[(r, st.depid, st.deps)], out=clock)
                 msg = None
                 if st.type in RECVS:
-                    sender_cnt, msg = fifos[(tb.recv, r, tb.chan)].popleft()
+                    sender_cnt, msg, msg_clock = fifos[(tb.recv, r, tb.chan)].popleft()
                     if sender_cnt != st.cnt:
                         raise _Fail(
                             f"{who} receives cnt={st.cnt} but rank {tb.recv} sent cnt={sender_cnt}"
                         )
+                    np.maximum(clock, msg_clock, out=clock)
+                clock[me] += 1
+                ev = (me, int(clock[me]), f"rank {r} tb {tb.id} step {st.s}")
                 out = None
                 t = st.type
                 if t == "s":
-                    out = read(r, st.srcbuf, st.srcoff, st.cnt, who)
+                    out = read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock)
                 elif t == "r":
-                    write(r, st.dstbuf, st.dstoff, msg)
+                    write(r, st.dstbuf, st.dstoff, msg, who, ev, clock)
                 elif t == "rcs":
-                    write(r, st.dstbuf, st.dstoff, msg)
+                    write(r, st.dstbuf, st.dstoff, msg, who, ev, clock)
                     out = msg
                 elif t == "rrs":
-                    out = reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who), msg, who)
+                    out = reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock), msg, who)
                 elif t == "rrc":
-                    write(
-                        r,
-                        st.dstbuf,
-                        st.dstoff,
-                        reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who), msg, who),
-                    )
+                    total = reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock), msg, who)
+                    write(r, st.dstbuf, st.dstoff, total, who, ev, clock)
                 elif t == "rrcs":
-                    out = reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who), msg, who)
-                    write(r, st.dstbuf, st.dstoff, out)
+                    out = reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock), msg, who)
+                    write(r, st.dstbuf, st.dstoff, out, who, ev, clock)
                 elif t == "cpy":
-                    write(r, st.dstbuf, st.dstoff, read(r, st.srcbuf, st.srcoff, st.cnt, who))
+                    values = read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock)
+                    for j, value in enumerate(values):
+                        # in-place, a copy of a chunk onto itself is a no-op
+                        if canon(r, st.srcbuf, st.srcoff + j) != canon(r, st.dstbuf, st.dstoff + j):
+                            write(r, st.dstbuf, st.dstoff + j, [value], who, ev, clock)
                 elif t == "re":
-                    src = read(r, st.srcbuf, st.srcoff, st.cnt, who)
-                    dst = read(r, st.dstbuf, st.dstoff, st.cnt, who)
-                    write(r, st.dstbuf, st.dstoff, reduce(dst, src, who))
+                    src = read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock)
+                    dst = read(r, st.dstbuf, st.dstoff, st.cnt, who, ev, clock)
+                    write(r, st.dstbuf, st.dstoff, reduce(dst, src, who), who, ev, clock)
                 if out is not None:
-                    fifos.setdefault((r, tb.send, tb.chan), deque()).append((st.cnt, out))
+                    fifos.setdefault((r, tb.send, tb.chan), deque()).append(
+                        (st.cnt, out, clock.copy())
+                    )
                 if st.hasdep:
                     flag[key] = st.s
+                    snapshots[(r, tb.id, st.s)] = clock.copy()
                 pc[key] += 1
                 executed += 1
                 progress = True
@@ -274,7 +312,8 @@ def _run(p: Program, collective: str, inplace: bool, capacity: int) -> int:
     problems = []
     for r in everyone:
         for j in range(n_out):
-            got = mem[r].get(canon(r, "o", j))
+            slot = mem[r].get(canon(r, "o", j))
+            got = slot[0] if slot is not None else None
             if collective == "allgather":
                 want = frozenset({(j // block, j % block)})
             elif collective == "reduce-scatter":

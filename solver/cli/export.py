@@ -1,0 +1,191 @@
+"""``forestcoll export``: a schedule as MSCCL XML (checked by executing it) or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..errors import ForestCollError
+from ..fileio import atomic_write_text
+from ..schedule import COLLECTIVES, Schedule
+from ._common import ProgressBar, add_command
+from .info import add_fabric_options, load_fabric
+
+FORMATS = ("msccl-xml", "json")
+
+ENABLE_HINT = {
+    "msccl-executor": "NCCL_MSCCL_ENABLE=1 MSCCL_ALGO_DIR={dir} (msccl-executor-nccl)",
+    "rccl": "RCCL_MSCCL_ENABLE=1 MSCCL_ALGO_DIR={dir} (RCCL; add RCCL_MSCCL_FORCE_ENABLE=1 where "
+    "RCCL does not enable MSCCL by default)",
+    "msccl-legacy": "MSCCL_XML_FILES={file} NCCL_ALGO=MSCCL,RING,TREE (legacy microsoft/msccl)",
+}
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    from ..msccl import PROTOCOLS, RUNTIMES
+
+    parser = add_command(
+        subparsers,
+        "export",
+        "export a schedule as MSCCL XML or JSON",
+        "Export the schedule of a fabric file (solved now) or of a results file (.h5, the stored\n"
+        "schedule of that collective and --max-trees-per-root, or --schedule NAME).\n"
+        "msccl-xml: the algorithm file MSCCL runtimes load (msccl-executor-nccl and RCCL from\n"
+        "MSCCL_ALGO_DIR, legacy MSCCL from MSCCL_XML_FILES). Ranks are the fabric's compute nodes in\n"
+        "file order unless --rank-order names them. The XML is executed symbolically and checked\n"
+        "against the runtime's parser limits before it is written; when it cannot fit (steps per\n"
+        "threadblock, threadblocks, channels) the error names the limit - export a schedule with\n"
+        "a smaller --max-trees-per-root. json: the document of 'forestcoll solve --json'.",
+        "forestcoll export 2x_dgx_a100.json --collective allreduce --max-trees-per-root 1 "
+        "--runtime msccl-executor -o algos/allreduce.xml",
+    )
+    parser.add_argument("source", metavar="TOPO|RESULTS.h5", help="fabric file or results file")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="output format (default: from the -o extension)",
+    )
+    parser.add_argument(
+        "--collective",
+        choices=COLLECTIVES,
+        default="allgather",
+        help="collective (default: allgather)",
+    )
+    parser.add_argument(
+        "--max-trees-per-root",
+        type=int,
+        default=None,
+        metavar="K",
+        help="solve (or pick the stored schedule) with at most K trees per root; 1 gives the "
+        "smallest XML (default: no limit)",
+    )
+    parser.add_argument(
+        "--schedule", metavar="NAME", help="results file: the stored schedule to export"
+    )
+    parser.add_argument(
+        "--runtime",
+        choices=tuple(RUNTIMES),
+        default="msccl-executor",
+        help="target runtime (default: msccl-executor)",
+    )
+    parser.add_argument(
+        "--proto", choices=PROTOCOLS, default="Simple", help="NCCL protocol (default: Simple)"
+    )
+    parser.add_argument(
+        "--instances",
+        type=int,
+        default=1,
+        metavar="N",
+        help="repeat the program N times on more channels",
+    )
+    parser.add_argument(
+        "--rank-order",
+        metavar="FILE",
+        help="file with one compute node id per line: rank 0, 1, ...",
+    )
+    parser.add_argument(
+        "--min-bytes",
+        type=int,
+        default=0,
+        help="smallest message size for this algorithm (default 0)",
+    )
+    parser.add_argument(
+        "--max-bytes",
+        type=int,
+        default=2**40,
+        help="largest message size for this algorithm (default 2^40)",
+    )
+    parser.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="output file ('-' for stdout)"
+    )
+    add_fabric_options(parser)
+    parser.set_defaults(func=run)
+    return parser
+
+
+def _format(args) -> str:
+    if args.format:
+        return args.format
+    suffix = Path(args.output).suffix.lower()
+    if suffix == ".xml":
+        return "msccl-xml"
+    if suffix == ".json":
+        return "json"
+    raise ForestCollError(
+        f"cannot tell the format from {args.output!r}: use --format msccl-xml or json"
+    )
+
+
+def load_schedule(args) -> Schedule:
+    """The schedule to export: from a results file, or solved from a fabric file."""
+    k = args.max_trees_per_root
+    if k is not None and k < 1:
+        raise ForestCollError(f"--max-trees-per-root must be >= 1, got {k}")
+    if Path(args.source).suffix.lower() in (".h5", ".hdf5"):
+        from ..results_h5 import read_schedules
+
+        stored = read_schedules(args.source)
+        if args.schedule:
+            if args.schedule not in stored:
+                raise ForestCollError(
+                    f"{args.source}: no schedule {args.schedule!r} (it has: {', '.join(stored) or 'none'})"
+                )
+            return stored[args.schedule]
+        matches = [
+            name
+            for name, s in stored.items()
+            if s.collective == args.collective and s.max_trees_per_root == k
+        ]
+        if not matches:
+            limit = f" with --max-trees-per-root {k}" if k else " without a tree limit"
+            raise ForestCollError(
+                f"{args.source}: no {args.collective} schedule{limit} (it has: {', '.join(stored) or 'none'}); "
+                "use --schedule NAME"
+            )
+        return stored[sorted(matches)[0]]
+    topo = load_fabric(args.source, args)
+    from .. import solve
+
+    bar = ProgressBar()
+    try:
+        return solve(topo, collective=args.collective, max_trees_per_root=k, progress=bar)
+    finally:
+        bar.close()
+
+
+def run(args) -> int:
+    fmt = _format(args)
+    from .. import msccl
+
+    order = msccl.read_rank_order(args.rank_order) if args.rank_order else None
+    schedule = load_schedule(args)
+    if fmt == "json":
+        text = json.dumps(schedule.to_dict(), indent=2) + "\n"
+        if args.output == "-":
+            sys.stdout.write(text)
+        else:
+            atomic_write_text(args.output, text)
+            print(f"wrote {args.output}: {schedule.collective} schedule, k={schedule.k}")
+        return 0
+    options = dict(
+        proto=args.proto,
+        instances=args.instances,
+        order=order,
+        min_bytes=args.min_bytes,
+        max_bytes=args.max_bytes,
+    )
+    if args.output == "-":
+        sys.stdout.write(msccl.export_xml(schedule, args.runtime, **options))
+        return 0
+    report = msccl.write_xml(args.output, schedule, args.runtime, **options)
+    out = Path(args.output)
+    print(f"wrote {out}: {report.summary()}")
+    ranks = msccl.rank_order(schedule, order)
+    shown = ", ".join(f"{i}={v}" for i, v in enumerate(ranks[:4]))
+    print(f"ranks: {shown}{', ...' if len(ranks) > 4 else ''} (--rank-order FILE to change)")
+    hint = ENABLE_HINT[args.runtime].format(dir=out.resolve().parent, file=out.resolve())
+    print(f"to use it: {hint}")
+    return 0
