@@ -34,7 +34,7 @@ class SplitResult:
     caps: dict[tuple[int, int], int]
     paths: dict[tuple[int, int], dict[Path, int]]
     num_splits: int
-    num_flows: int
+    num_trials: int
 
 
 def _take(pieces: dict[Path, int], amount: int) -> list[tuple[Path, int]]:
@@ -76,30 +76,169 @@ def _join(first: list[tuple[Path, int]], second: list[tuple[Path, int]],
 
 
 @njit
-def _max_deficit(indptr, head, rev, cap, res, s, targets, need, limit, order,
-                 level, it, queue, stack):
-    """Max over targets of ``need - flow(s, t)`` (0 if all reach ``need``), stopping at ``limit``.
+def _cut_capacity(res, rev, a, delta):
+    """Change forward arc ``a``'s capacity by ``delta``; return the flow that no longer fits."""
+    res[a] += delta
+    if res[a] < 0:
+        over = -res[a]
+        res[a] = 0
+        res[rev[a]] -= over
+        return over
+    return 0
 
-    ``order`` (a permutation of targets' positions) is reordered so the worst target comes first
-    next time. Returns (max deficit, number of flows run).
+
+@njit
+def _add_excess(nodes, amounts, m, x, amount):
+    for i in range(m):
+        if nodes[i] == x:
+            amounts[i] += amount
+            return m
+    nodes[m] = x
+    amounts[m] = amount
+    return m + 1
+
+
+@njit
+def _repair(indptr, head, rev, cap, res, s, v, need, nodes, amounts, m,
+            level, it, queue, stack):
+    """Turn a flow with local excesses/deficits back into an s-v flow and top it up to ``need``.
+
+    ``nodes[:m]``/``amounts[:m]`` hold each node's excess (> 0) or deficit (< 0) left by cutting
+    capacities. Excess is first rerouted to deficits, leftovers go back to ``s`` / are taken from
+    ``v`` (always possible in a residual network), then the flow is augmented again. Returns the
+    flow value, or -1 if the residual network was inconsistent (a bug).
     """
-    worst = 0
-    flows = 0
-    for idx in range(order.shape[0]):
-        pos = order[idx]
+    for i in range(m):
+        if amounts[i] <= 0 or nodes[i] == s or nodes[i] == v:
+            continue
+        for j in range(m):
+            if amounts[j] >= 0 or nodes[j] == s or nodes[j] == v:
+                continue
+            want = min(amounts[i], -amounts[j])
+            got = _dinic(indptr, head, rev, res, nodes[i], nodes[j], want, level, it, queue, stack)
+            amounts[i] -= got
+            amounts[j] += got
+            if amounts[i] == 0:
+                break
+    for i in range(m):
+        x = nodes[i]
+        if x == s or x == v or amounts[i] == 0:
+            continue
+        if amounts[i] > 0:
+            got = _dinic(indptr, head, rev, res, x, s, amounts[i], level, it, queue, stack)
+            if got != amounts[i]:
+                return -1
+        else:
+            got = _dinic(indptr, head, rev, res, v, x, -amounts[i], level, it, queue, stack)
+            if got != -amounts[i]:
+                return -1
+        amounts[i] = 0
+    value = 0
+    for a in range(indptr[s], indptr[s + 1]):
+        value += cap[a] - res[a]
+    if value < need:
+        value += _dinic(indptr, head, rev, res, s, v, need - value, level, it, queue, stack)
+    return value
+
+
+@njit
+def _initial_flows(indptr, head, rev, cap, flows, s, targets, need, level, it, queue, stack):
+    """One s-v flow of value ``need`` per target (rows of ``flows`` are residual networks)."""
+    for i in range(targets.shape[0]):
+        res = flows[i]
         for a in range(res.shape[0]):
             res[a] = cap[a]
-        f = _dinic(indptr, head, rev, res, s, targets[pos], need, level, it, queue, stack)
-        flows += 1
-        if need - f > worst:
-            worst = need - f
-            # move the failing target to the front
+        got = _dinic(indptr, head, rev, res, s, targets[i], need, level, it, queue, stack)
+        if got < need:
+            return i
+    return -1
+
+
+@njit
+def _trial_split(indptr, head, rev, tail, cap, flows, s, targets, need, auw, awt, aut, g, order,
+                 backup, touched, nodes, amounts, level, it, queue, stack):
+    """Tentatively split g units of (u,w),(w,t) onto (u,t); repair every stored s-v flow.
+
+    Returns (max deficit capped at g, number of targets processed, error flag). Flows that already
+    fit the new capacities cost nothing; the others are repaired locally.
+    """
+    cap[auw] -= g
+    cap[awt] -= g
+    if aut >= 0:
+        cap[aut] += g
+    worst = 0
+    processed = 0
+    n_t = order.shape[0]
+    for idx in range(n_t):
+        i = order[idx]
+        res = flows[i]
+        processed = idx + 1
+        if aut >= 0:
+            res[aut] += g
+        if res[auw] >= g and res[awt] >= g:
+            res[auw] -= g
+            res[awt] -= g
+            touched[i] = 0
+            continue
+        touched[i] = 1
+        for a in range(res.shape[0]):
+            backup[i, a] = res[a]
+        if aut >= 0:
+            backup[i, aut] -= g
+        m = 0
+        over = _cut_capacity(res, rev, auw, -g)
+        if over > 0:
+            m = _add_excess(nodes, amounts, m, tail[auw], over)
+            m = _add_excess(nodes, amounts, m, head[auw], -over)
+        over = _cut_capacity(res, rev, awt, -g)
+        if over > 0:
+            m = _add_excess(nodes, amounts, m, tail[awt], over)
+            m = _add_excess(nodes, amounts, m, head[awt], -over)
+        value = _repair(indptr, head, rev, cap, res, s, targets[i], need, nodes, amounts, m,
+                        level, it, queue, stack)
+        if value < 0:
+            return worst, processed, 1
+        if need - value > worst:
+            worst = need - value
             for j in range(idx, 0, -1):
                 order[j] = order[j - 1]
-            order[0] = pos
-            if worst >= limit:
+            order[0] = i
+            if worst >= g:
+                worst = g
                 break
-    return worst, flows
+    return worst, processed, 0
+
+
+@njit
+def _settle_split(indptr, head, rev, tail, cap, flows, s, targets, need, auw, awt, aut, g, gamma,
+                  order, processed, backup, touched, nodes, amounts, level, it, queue, stack):
+    """Undo ``g - gamma`` of a tentative split and restore every stored flow to value ``need``."""
+    back = g - gamma
+    if back == 0:
+        return 0
+    cap[auw] += back
+    cap[awt] += back
+    if aut >= 0:
+        cap[aut] -= back
+    for idx in range(processed):
+        i = order[idx]
+        res = flows[i]
+        if gamma == 0 and touched[i] == 1:
+            for a in range(res.shape[0]):
+                res[a] = backup[i, a]
+            continue
+        res[auw] += back
+        res[awt] += back
+        if aut >= 0:
+            over = _cut_capacity(res, rev, aut, -back)
+            if over > 0:
+                m = _add_excess(nodes, amounts, 0, tail[aut], over)
+                m = _add_excess(nodes, amounts, m, head[aut], -over)
+                value = _repair(indptr, head, rev, cap, res, s, targets[i], need, nodes, amounts,
+                                m, level, it, queue, stack)
+                if value < need:
+                    return 1
+    return 0
 
 
 def split_switches(
@@ -109,7 +248,11 @@ def split_switches(
     check: Callable[[], None] | None = None,
     progress: Callable[[float], None] | None = None,
 ) -> SplitResult:
-    """Split off every switch of ``fabric`` (see module docstring); ``caps`` by node pair."""
+    """Split off every switch of ``fabric`` (see module docstring); ``caps`` by node pair.
+
+    One s-v flow of value N·k per compute node v is kept across all splits (rows of a residual
+    matrix); a tentative split only repairs the flows it breaks, so most checks cost no max-flow.
+    """
     n = fabric.n
     N = fabric.num_compute
     need = N * k
@@ -119,13 +262,17 @@ def split_switches(
     switches = [v for v in range(n) if not fabric.is_compute[v]]
     targets = np.asarray(fabric.compute, dtype=np.int64)
     order = np.arange(N, dtype=np.int64)
+    touched = np.zeros(N, dtype=np.int64)
+    nodes = np.zeros(8, dtype=np.int64)
+    amounts = np.zeros(8, dtype=np.int64)
     num_splits = 0
-    num_flows = 0
+    num_trials = 0
+    flows = None  # residual networks, one row per target, for the current network
+    prev_pairs: list[tuple[int, int]] = []
+    prev_net: FlowNetwork | None = None
     for si, w in enumerate(switches):
-        ins = [u for (u, x) in cur if x == w]
-        outs = [t for (x, t) in cur if x == w]
-        ins.sort()
-        outs.sort()
+        ins = sorted(u for (u, x) in cur if x == w)
+        outs = sorted(t for (x, t) in cur if x == w)
         if not ins and not outs:
             continue
         tot_in = sum(cur[(u, w)] for u in ins)
@@ -135,6 +282,8 @@ def split_switches(
                 f"switch {fabric.names[w]!r} is unbalanced after trimming "
                 f"(in {tot_in}, out {tot_out} capacity units)"
             )
+        if check is not None:
+            check()
         # flow network of the current graph plus zero edges for every new pair (u, t)
         pairs = list(cur)
         extra = [(u, t) for u in ins for t in outs if u != t and (u, t) not in cur]
@@ -146,6 +295,18 @@ def split_switches(
         net = FlowNetwork(n + 1, tails, heads, ecaps)
         arc = net.edge_arc
         capv = net.cap
+        flows = _carry_flows(prev_net, prev_pairs, flows, net, all_pairs, N, index)
+        if flows is None:
+            flows = np.empty((N, capv.shape[0]), dtype=np.int64)
+            bad = _initial_flows(net.indptr, net.head, net.rev, capv, flows, s, targets, need,
+                                 net._level, net._it, net._queue, net._stack)
+            if bad >= 0:
+                raise SolverError(
+                    f"internal error: compute node {fabric.names[targets[bad]]!r} cannot receive "
+                    "its share before switch removal"
+                )
+        backup = np.empty_like(flows)
+        prev_net, prev_pairs = net, all_pairs
         for u in ins:
             # try partners t != u first (rotated to start after u), the self-pair last
             rot = [t for t in outs if t > u] + [t for t in outs if t < u]
@@ -161,25 +322,21 @@ def split_switches(
                 if check is not None:
                     check()
                 g = min(a, b)
-                auw = arc[index[(u, w)]]
-                awt = arc[index[(w, t)]]
-                capv[auw] -= g
-                capv[awt] -= g
-                aut = arc[index[(u, t)]] if u != t else -1
-                if aut >= 0:
-                    capv[aut] += g
-                deficit, flows = _max_deficit(
-                    net.indptr, net.head, net.rev, capv, net.res, s, targets, need, g, order,
-                    net._level, net._it, net._queue, net._stack,
-                )
-                deficit = int(deficit)
-                num_flows += int(flows)
-                gamma = g - min(deficit, g)
-                # settle the capacities at gamma
-                capv[auw] += g - gamma
-                capv[awt] += g - gamma
-                if aut >= 0:
-                    capv[aut] -= g - gamma
+                auw = int(arc[index[(u, w)]])
+                awt = int(arc[index[(w, t)]])
+                aut = int(arc[index[(u, t)]]) if u != t else -1
+                args = (net.indptr, net.head, net.rev, net.tail, capv, flows, s, targets, need,
+                        auw, awt, aut, g)
+                bufs = (net._level, net._it, net._queue, net._stack)
+                deficit, processed, err = _trial_split(*args, order, backup, touched, nodes,
+                                                       amounts, *bufs)
+                num_trials += 1
+                gamma = g - min(int(deficit), g)
+                if err == 0:
+                    err = _settle_split(*args, gamma, order, processed, backup, touched, nodes,
+                                        amounts, *bufs)
+                if err:
+                    raise SolverError("internal error: flow repair failed during switch removal")
                 if gamma == 0:
                     continue
                 num_splits += 1
@@ -207,7 +364,36 @@ def split_switches(
     comp = set(fabric.compute)
     out_caps = {e: c for e, c in cur.items() if c > 0 and e[0] in comp and e[1] in comp}
     out_paths = {e: paths[e] for e in out_caps}
-    return SplitResult(out_caps, out_paths, num_splits, num_flows)
+    return SplitResult(out_caps, out_paths, num_splits, num_trials)
+
+
+def _carry_flows(prev_net, prev_pairs, flows, net, all_pairs, N, index):
+    """Map the stored flows of the previous network onto ``net`` (same pairs, new arc order)."""
+    if prev_net is None or flows is None:
+        return None
+    m_old = len(prev_pairs)
+    old_edges = np.arange(m_old + N, dtype=np.int64)
+    new_edges = np.empty(m_old + N, dtype=np.int64)
+    keep = np.ones(m_old + N, dtype=bool)
+    base = len(all_pairs)
+    for i, p in enumerate(prev_pairs):
+        j = index.get(p, -1)
+        new_edges[i] = j
+        keep[i] = j >= 0
+    new_edges[m_old:] = base + np.arange(N)
+    old_fwd = prev_net.edge_arc[old_edges[keep]]
+    edge_flow = flows[:, prev_net.rev[old_fwd]]  # flow = residual of the reverse arc
+    dropped = ~keep
+    if dropped.any() and flows[:, prev_net.rev[prev_net.edge_arc[old_edges[dropped]]]].any():
+        raise SolverError("internal error: flow left on a removed edge")
+    new_fwd = net.edge_arc[new_edges[keep]]
+    out = np.empty((N, net.cap.shape[0]), dtype=np.int64)
+    out[:] = net.cap
+    out[:, new_fwd] = net.cap[new_fwd] - edge_flow
+    out[:, net.rev[new_fwd]] = edge_flow
+    if (out < 0).any():
+        raise SolverError("internal error: carried flow exceeds a capacity")
+    return out
 
 
 def _set(cur: dict[tuple[int, int], int], e: tuple[int, int], value: int) -> None:
