@@ -67,6 +67,8 @@ class _Keys:
         raw = dict(self.defaults)
         for data in _children(elem, "data"):
             key = data.get("key")
+            if len(data):  # structured data (yEd graphics...): not a fabric attribute
+                continue
             if key not in self.names:
                 raise TopologyError(f"{what}: <data key={key!r}> has no <key> declaration")
             raw[self.names[key]] = data.text or ""
