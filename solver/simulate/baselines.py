@@ -347,7 +347,7 @@ def double_binary_tree(topo: Topology, collective: str = "allreduce", channels: 
                 items = heads[::-1]
             inter: list[tuple[str, str]] = []
             _btree(items, 0, b, None, inter)
-            root = items[(b - 1) // 2] if b > 0 else heads[0]
+            root = items[b // 2]
             pc = inter + chain_edges  # parent -> child pairs
             # order edges breadth-first from the root
             children: dict[str, list[str]] = {}
@@ -431,8 +431,23 @@ def blink(topo: Topology, collective: str = "allgather", routing: Routing | None
 
 
 def build(name: str, topo: Topology, collective: str, routing: Routing | None = None) -> RouteSet:
-    """The route set of baseline ``name`` (one of :data:`ALGORITHMS`)."""
-    routing = routing or Routing(topo)
+    """The route set of baseline ``name`` (one of :data:`ALGORITHMS`); every flow is checked to
+    be a tree spanning all compute nodes."""
+    rs = _build(name, topo, collective, routing or Routing(topo))
+    everyone = set(topo.compute_ids)
+    for i, f in enumerate(rs.flows):
+        reached = {f.root}
+        for src, dst, _path in f.edges:
+            new = dst if f.kind == BCAST else src
+            if new in reached:
+                raise ForestCollError(f"{name} flow {i}: node {new} reached twice (internal error)")
+            reached.add(new)
+        if reached != everyone:
+            raise ForestCollError(f"{name} flow {i}: does not span every compute node (internal error)")
+    return rs
+
+
+def _build(name: str, topo: Topology, collective: str, routing: Routing) -> RouteSet:
     if name == "ring":
         return ring(topo, collective, routing=routing)
     if name == "ring1":
