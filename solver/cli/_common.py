@@ -12,7 +12,8 @@ def add_command(subparsers, name: str, summary: str, description: str, example: 
     return subparsers.add_parser(
         name,
         help=summary,
-        description=f"{description}\n\nexample:\n  {example}",
+        description=description,
+        epilog=f"example:\n  {example}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
 
