@@ -145,7 +145,7 @@ def load_schedule(args) -> Schedule:
                 f"{args.source}: no {args.collective} schedule{limit} (it has: {', '.join(stored) or 'none'}); "
                 "use --schedule NAME"
             )
-        return stored[sorted(matches)[0]]
+        return stored[min(matches)]
     topo = load_fabric(args.source, args)
     from .. import solve
 
@@ -170,13 +170,13 @@ def run(args) -> int:
             atomic_write_text(args.output, text)
             print(f"wrote {args.output}: {schedule.collective} schedule, k={schedule.k}")
         return 0
-    options = dict(
-        proto=args.proto,
-        instances=args.instances,
-        order=order,
-        min_bytes=args.min_bytes,
-        max_bytes=args.max_bytes,
-    )
+    options = {
+        "proto": args.proto,
+        "instances": args.instances,
+        "order": order,
+        "min_bytes": args.min_bytes,
+        "max_bytes": args.max_bytes,
+    }
     if args.output == "-":
         sys.stdout.write(msccl.export_xml(schedule, args.runtime, **options))
         return 0

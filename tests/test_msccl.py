@@ -1,0 +1,250 @@
+"""MSCCL XML export: every exported XML passes the checker; broken XMLs fail with clear messages."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from test_msccl_support import bfs_schedule
+
+import solver
+from solver.msccl import (
+    MscclError,
+    build_program,
+    check_file,
+    check_xml,
+    export_xml,
+    parse_xml,
+    to_xml,
+    write_xml,
+)
+from solver.msccl.runtimes import RUNTIMES
+from solver.templates import dgx_a100, mi250, ring
+
+DATA = Path(__file__).parent / "data"
+COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
+
+_SOLVED: dict = {}
+
+
+def solved(name: str, collective: str, k):
+    key = (name, collective, k)
+    if key not in _SOLVED:
+        topo = {"dgx2": dgx_a100(2), "mi2": mi250(2)}[name]
+        _SOLVED[key] = solver.solve(topo, collective, max_trees_per_root=k)
+    return _SOLVED[key]
+
+
+# ------------------------------------------------------------------ exported XMLs pass
+@pytest.mark.parametrize("fabric", ["dgx2", "mi2"])
+@pytest.mark.parametrize("collective", COLLECTIVES)
+@pytest.mark.parametrize("runtime", list(RUNTIMES))
+def test_solved_k1_exports_pass_checker(fabric, collective, runtime):
+    s = solved(fabric, collective, 1)
+    text = export_xml(s, runtime)  # export_xml checks; check again explicitly
+    report = check_xml(text, runtime)
+    root = ET.fromstring(text)
+    n = len(s.topology.compute_ids)
+    assert report.ngpus == n and root.get("ngpus") == str(n)
+    assert report.modes == ("out-of-place", "in-place")
+    assert root.get("coll") == RUNTIMES[runtime].coll_name(collective)
+    for attr in (
+        "name",
+        "proto",
+        "nchannels",
+        "nchunksperloop",
+        "inplace",
+        "outofplace",
+        "minBytes",
+        "maxBytes",
+    ):
+        assert root.get(attr) is not None
+    # K=1: one chunk per rank shard
+    assert int(root.get("nchunksperloop")) == n
+    assert report.max_steps <= RUNTIMES[runtime].max_steps
+    assert report.threadblocks <= RUNTIMES[runtime].max_threadblocks
+
+
+def test_reduce_scatter_names_per_runtime():
+    s = solved("dgx2", "reduce-scatter", 1)
+    assert 'coll="reducescatter"' in export_xml(s, "msccl-executor")
+    assert 'coll="reducescatter"' in export_xml(s, "rccl")
+    assert 'coll="reduce_scatter"' in export_xml(s, "msccl-legacy")
+
+
+def test_optimal_k_schedule_exports_with_chunk_ranges():
+    s = solved("dgx2", "allgather", None)
+    assert s.k == 13
+    program = build_program(s, "msccl-executor")
+    assert program.nchunksperloop == 16 * 13
+    report = check_xml(to_xml(program), "msccl-executor")
+    assert report.max_steps <= 64
+    # a tree of multiplicity m sends its m chunks as one step
+    counts = {st.cnt for g in program.gpus for tb in g.tbs for st in tb.steps if st.type == "s"}
+    assert max(counts) > 1
+
+
+def test_hand_made_schedules_all_collectives_and_instances():
+    for topo in (ring(4), dgx_a100(2)):
+        for coll in COLLECTIVES:
+            s = bfs_schedule(topo, coll)
+            for instances in (1, 2):
+                text = export_xml(s, "msccl-executor", instances=instances, proto="LL128")
+                root = ET.fromstring(text)
+                assert root.get("proto") == "LL128"
+                assert int(root.get("nchunksperloop")) == len(topo.compute_ids) * instances
+
+
+def test_multiplicity_chunks_and_scratch():
+    s = bfs_schedule(dgx_a100(2), "reduce-scatter", multiplicity=3)
+    program = build_program(s)
+    assert program.nchunksperloop == 16 * 3
+    assert any(g.s_chunks > 0 for g in program.gpus)
+    assert {
+        st.cnt for g in program.gpus for tb in g.tbs for st in tb.steps if st.type != "nop"
+    } == {3}
+    check_xml(to_xml(program))
+
+
+def test_rank_order_is_applied_and_checked(tmp_path):
+    topo = ring(4)
+    s = bfs_schedule(topo)
+    order = list(reversed(topo.compute_ids))
+    text = export_xml(s, order=order)
+    check_xml(text)
+    default = export_xml(s)
+    assert text != default
+    with pytest.raises(MscclError, match="misses compute node"):
+        build_program(s, order=order[:3])
+    with pytest.raises(MscclError, match="not a compute node"):
+        build_program(s, order=order[:3] + ["nope"])
+    with pytest.raises(MscclError, match="twice"):
+        build_program(s, order=order[:3] + order[:1])
+
+
+def test_limits_are_named_when_the_schedule_cannot_fit(monkeypatch):
+    from solver.msccl import runtimes
+
+    # few steps per threadblock: connections spread over more channels, until channels run out
+    tiny = runtimes.Runtime("msccl-executor", max_steps=4, max_threadblocks=108, max_channels=3)
+    monkeypatch.setitem(runtimes.RUNTIMES, "msccl-executor", tiny)
+    s = solved("dgx2", "allreduce", None)
+    with pytest.raises(
+        MscclError,
+        match=r"channels, more than the msccl-executor limit 3; export a schedule with fewer trees "
+        r"\(--max-trees-per-root 1; this one has k=13\)",
+    ):
+        build_program(s, "msccl-executor")
+    roomy = runtimes.Runtime("msccl-executor", max_steps=4, max_threadblocks=108)
+    monkeypatch.setitem(runtimes.RUNTIMES, "msccl-executor", roomy)
+    report = check_xml(to_xml(build_program(s, "msccl-executor")), "msccl-executor")
+    assert report.max_steps <= 4 and report.nchannels > 3
+    few_tbs = runtimes.Runtime("msccl-executor", max_steps=64, max_threadblocks=2)
+    monkeypatch.setitem(runtimes.RUNTIMES, "msccl-executor", few_tbs)
+    with pytest.raises(MscclError, match="threadblocks, more than the msccl-executor limit 2"):
+        build_program(solved("dgx2", "allgather", 1), "msccl-executor")
+
+
+def test_write_xml_is_checked_and_atomic(tmp_path):
+    out = tmp_path / "ag.xml"
+    report = write_xml(out, bfs_schedule(ring(4)), "rccl")
+    assert out.exists() and "ok: allgather" in report.summary()
+    check_file(out, "rccl")
+    with pytest.raises(MscclError, match="cannot write"):
+        write_xml(tmp_path / "missing" / "ag.xml", bfs_schedule(ring(4)))
+
+
+def test_xml_round_trip_through_parser():
+    text = export_xml(bfs_schedule(ring(4), "allreduce"))
+    assert to_xml(parse_xml(text)) == text
+
+
+# ------------------------------------------------------------------ hand-broken XMLs fail
+@pytest.mark.parametrize(
+    "name",
+    [
+        "msccl_ok_ring_allgather.xml",
+        "msccl_ok_ring_allgather_deps.xml",
+        "msccl_ok_reduce_scatter2.xml",
+    ],
+)
+def test_hand_written_good_xmls_pass(name):
+    check_file(DATA / name, "msccl-executor")
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        (
+            "msccl_wrong_peer.xml",
+            r"deadlock after \d+ steps: rank 0 tb 0 step 3 \(r\) waits for a message from rank 2",
+        ),
+        ("msccl_missing_dep.xml", r"reads o\[2\] written by rank 0 tb 0 step 0 with no dependency"),
+        (
+            "msccl_deadlock.xml",
+            r"deadlock after 2 steps: rank 0 tb 0 step 0 \(r\) waits for a message from rank 1",
+        ),
+        ("msccl_self_send.xml", r"gpu 0 tb 0: send peer is the rank itself"),
+        ("msccl_cnt_too_big.xml", r"cnt 72 must be between 1 and 71"),
+        (
+            "msccl_wrong_result.xml",
+            r"wrong result: rank 1 output chunk 1 holds nothing, allgather needs \{r1c0\}",
+        ),
+        ("msccl_double_count.xml", r"adds the contribution of rank 1 chunk 1 twice"),
+    ],
+)
+def test_broken_xmls_fail_clearly(name, message):
+    with pytest.raises(MscclError, match=message) as info:
+        check_file(DATA / name, "msccl-executor")
+    assert "\n" not in str(info.value)
+
+
+def _mutate(text: str, pattern: str, repl: str, count: int = 1) -> str:
+    new, n = re.subn(pattern, repl, text, count=count)
+    assert n == count
+    return new
+
+
+@pytest.fixture(scope="module")
+def good_text():
+    return export_xml(bfs_schedule(ring(4), "allreduce"))
+
+
+def test_checker_rules_on_mutations(good_text):
+    cases = [
+        (r'coll="allreduce"', 'coll="alltoall"', "not a msccl-executor collective"),
+        (r'proto="Simple"', 'proto="Fast"', "proto 'Fast'"),
+        (r'<tb id="1"', '<tb id="5"', "threadblock ids must be 0.."),
+        (r'hasdep="1"', 'hasdep="0"', "the runtime never signals it"),
+        (r'chan="0"', 'chan="40"', "chan 40 must be between 0 and 31"),
+        (r' s="1" ', ' s="7" ', "numbered 0, 1, 2"),
+        (r'type="rrc"', 'type="xx"', "unknown type 'xx'"),
+        (r'cnt="1"', 'cnt="0"', "cnt 0 must be between 1 and 71"),
+        (r'minBytes="0"', 'minBytes="-5"', "minBytes -5"),
+    ]
+    for pattern, repl, message in cases:
+        with pytest.raises(MscclError, match=re.escape(message)):
+            check_xml(_mutate(good_text, pattern, repl), "msccl-executor")
+
+
+def test_checker_rejects_malformed_and_missing_attributes(tmp_path):
+    with pytest.raises(MscclError, match="not well-formed XML"):
+        check_xml("<algo name='x'")
+    with pytest.raises(MscclError, match="missing attribute 'outofplace'"):
+        check_xml(
+            '<algo name="x" proto="Simple" nchannels="1" nchunksperloop="2" ngpus="2" coll="allgather" '
+            'inplace="1" minBytes="0" maxBytes="10"/>'
+        )
+    with pytest.raises(MscclError, match="no such file"):
+        check_file(tmp_path / "none.xml")
+
+
+def test_legacy_allows_more_steps_than_executor():
+    s = solved("mi2", "allreduce", 2)
+    legacy = build_program(s, "msccl-legacy")
+    executor = build_program(s, "msccl-executor")
+    assert legacy.max_steps() > 64 >= executor.max_steps()
+    with pytest.raises(MscclError, match="more than the msccl-executor limit 64"):
+        check_xml(to_xml(legacy).replace('coll="allreduce"', 'coll="allreduce"'), "msccl-executor")
