@@ -1,0 +1,178 @@
+"""Benchmark ``solver.solve`` on the reference fabrics and print a table.
+
+Each fabric runs in fresh child processes so that memory and JIT compilation are measured per
+fabric:
+
+- cold:   first solve in a new process with an empty NUMBA_CACHE_DIR (includes JIT compilation);
+- cached: first solve in a new process that finds the cache filled by the cold run;
+- warm:   best of ``--repeat`` further solves in that second process (its phase times are shown);
+- peak RSS: ``ru_maxrss`` of the cached process (Python + numba + the solve);
+- verify: time of :func:`solver.verify.verify_schedule` on the warm schedule.
+
+Usage::
+
+    python benchmarks/solve.py                 # 1/2/4x DGX A100, 1/2/4x MI250, 16x DGX H100 rail
+    python benchmarks/solve.py --large         # also larger fabrics toward 1024 GPUs
+    python benchmarks/solve.py --only 2xMI250 --collective allreduce --max-trees-per-root 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# name -> (template function, boxes, reference algbw GB/s, reference time s) from ALGORITHM.md
+FABRICS = {
+    "1xA100": ("dgx_a100", 1, "2400/7", 0.2),
+    "2xA100": ("dgx_a100", 2, "1040/3", 10.9),
+    "4xA100": ("dgx_a100", 4, "800/3", 88),
+    "1xMI250": ("mi250", 1, "2400/7", 1.1),
+    "2xMI250": ("mi250", 2, "5312/15", 73),
+    "4xMI250": ("mi250", 4, "1024/3", 497),
+    "16xH100rail": ("dgx_h100_rail", 16, None, None),
+}
+LARGE = {
+    "8xA100": ("dgx_a100", 8, None, None),
+    "8xMI250": ("mi250", 8, None, None),
+    "32xH100rail": ("dgx_h100_rail", 32, None, None),
+    "64xH100rail": ("dgx_h100_rail", 64, None, None),
+    "128xH100rail": ("dgx_h100_rail", 128, None, None),
+}
+PHASES = ("optimum", "switch_removal", "trees", "paths")
+
+
+def child(args) -> None:
+    """Run in a fresh process: solve, time it, print one JSON line."""
+    from fractions import Fraction
+
+    from solver import solve, templates
+    from solver.verify import verify_schedule
+
+    template, boxes, *_ = {**FABRICS, **LARGE}[args.child]
+    topo = getattr(templates, template)(boxes)
+    options = dict(collective=args.collective, max_trees_per_root=args.max_trees_per_root)
+    t0 = time.perf_counter()
+    schedule = solve(topo, **options)
+    first = time.perf_counter() - t0
+    result = {
+        "first": first,
+        "N": len(topo.compute_ids),
+        "k": schedule.k,
+        "trees": len(schedule.all_trees()),
+        "algbw": str(schedule.algbw_exact),
+        "optimal": str(schedule.optimal_algbw_exact),
+    }
+    if args.repeat:
+        best = None
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            again = solve(topo, **options)
+            elapsed = time.perf_counter() - t0
+            if best is None or elapsed < best[0]:
+                best = (elapsed, again)
+        elapsed, again = best
+        timings = dict(again.timings)
+        if again.phases:  # allreduce: add up the phases
+            timings = {p: sum(ph.timings.get(p, 0.0) for ph in again.phases) for p in PHASES}
+        result["warm"] = elapsed
+        result["phases"] = {p: timings.get(p) for p in PHASES}
+        assert Fraction(result["algbw"]) == again.algbw_exact, "solve is not deterministic"
+        t0 = time.perf_counter()
+        verify_schedule(again)
+        result["verify"] = time.perf_counter() - t0
+    result["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(result))
+
+
+def run_child(name: str, args, cache_dir: str, repeat: int) -> dict:
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, __file__, "--child", name, "--collective", args.collective,
+           "--repeat", str(repeat)]
+    if args.max_trees_per_root is not None:
+        cmd += ["--max-trees-per-root", str(args.max_trees_per_root)]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=args.timeout)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        return {"error": last}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def fmt(value, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if value < 0.01:
+        return f"{value * 1000:.2g} ms"
+    return f"{value:.{digits}g} s"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--large", action="store_true", help="add fabrics toward 1024 GPUs")
+    parser.add_argument("--only", help="comma-separated fabric names")
+    parser.add_argument("--collective", default="allgather")
+    parser.add_argument("--max-trees-per-root", type=int, default=None)
+    parser.add_argument("--repeat", type=int, default=3, help="warm solves per fabric")
+    parser.add_argument("--no-cold", action="store_true", help="skip the empty-cache run")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds per child")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        child(args)
+        return 0
+
+    fabrics = dict(FABRICS, **(LARGE if args.large else {}))
+    if args.only:
+        names = args.only.split(",")
+        unknown = [n for n in names if n not in {**FABRICS, **LARGE}]
+        if unknown:
+            parser.error(f"unknown fabric {unknown[0]} (choose from "
+                         f"{', '.join({**FABRICS, **LARGE})})")
+        fabrics = {n: {**FABRICS, **LARGE}[n] for n in names}
+
+    print(f"collective {args.collective}, max_trees_per_root {args.max_trees_per_root}, "
+          f"python {sys.version.split()[0]}, {os.cpu_count()} cpus")
+    header = ("| fabric | N | k | trees | algbw GB/s | ref algbw | optimum | switch_removal | "
+              "trees | paths | warm total | cached 1st | cold 1st | ref time | verify | "
+              "peak RSS |")
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
+    from fractions import Fraction
+
+    for name, (_tpl, _boxes, ref_algbw, ref_time) in fabrics.items():
+        with tempfile.TemporaryDirectory(prefix="fc-numba-cache-") as cache:
+            cold = None
+            if not args.no_cold:
+                cold = run_child(name, args, cache, repeat=0)
+                if "error" in cold:
+                    print(f"| {name} | error: {cold['error']} |")
+                    continue
+            warm = run_child(name, args, cache, repeat=args.repeat)
+        if "error" in warm:
+            print(f"| {name} | error: {warm['error']} |")
+            continue
+        ph = warm["phases"]
+        ref = "-"
+        if ref_algbw and args.collective == "allgather" and args.max_trees_per_root is None:
+            ref = "ok" if Fraction(warm["optimal"]) == Fraction(ref_algbw) else \
+                f"MISMATCH {float(Fraction(ref_algbw)):.6g}"
+        print(f"| {name} | {warm['N']} | {warm['k']} | {warm['trees']} | "
+              f"{float(Fraction(warm['algbw'])):.6g} | {ref} | "
+              + " | ".join(fmt(ph[p]) for p in PHASES)
+              + f" | {fmt(warm['warm'])} | {fmt(warm['first'])} | "
+              f"{fmt(cold['first']) if cold else '-'} | {fmt(ref_time)} | "
+              f"{fmt(warm['verify'])} | {warm['rss_mb']:.0f} MB |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
