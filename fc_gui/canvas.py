@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QPainterPath, QPen, QTransform, QUndoStack
+from PySide6.QtGui import QColor, QFont, QPainterPath, QPen, QTransform, QUndoStack
 from PySide6.QtWidgets import QGraphicsRectItem, QMenu, QToolTip
 
 from solver.topology import COMPUTE, SWITCH
@@ -42,6 +42,7 @@ from .commands import SetDisabledCommand
 from .document import TopologyDocument, make_link, make_node
 
 LABEL_LIMIT = 150  # draw node labels only when at most this many nodes are in view
+LOD_NODES = 700  # with more nodes in view, links are drawn thin (wide pens are slow to stroke)
 
 
 class Tool(enum.Enum):
@@ -79,20 +80,20 @@ class GroupFramesItem(pg.GraphicsObject):
 
     def __init__(self) -> None:
         super().__init__()
-        self._rects: list[QRectF] = []
+        self._path = QPainterPath()
         self._bounds = QRectF()
         self._pen = QPen(QColor(*style.GROUP_EDGE))
         self._pen.setCosmetic(True)
-        self._pen.setWidthF(1.2)
-        self._brush = pg.mkBrush(*style.GROUP_FILL)
+        self._pen.setWidthF(1.0)
+        self._brush = pg.mkBrush(*style.GROUP_FILL)  # opaque: no alpha blending per frame
 
     def set_rects(self, rects: list[QRectF]) -> None:
         self.prepareGeometryChange()
-        self._rects = rects
-        bounds = QRectF()
+        path = QPainterPath()
         for r in rects:
-            bounds = bounds.united(r)
-        self._bounds = bounds
+            path.addRect(r)
+        self._path = path
+        self._bounds = path.boundingRect()
         self.update()
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
@@ -101,8 +102,70 @@ class GroupFramesItem(pg.GraphicsObject):
     def paint(self, painter, *args) -> None:
         painter.setPen(self._pen)
         painter.setBrush(self._brush)
-        for r in self._rects:
-            painter.drawRect(r)
+        painter.drawPath(self._path)
+
+
+class LabelsItem(pg.GraphicsObject):
+    """Many short texts at data points, drawn in one paint call at a fixed pixel size
+    (pyqtgraph's TextItem costs a Python callback per item on every view change)."""
+
+    def __init__(self, color, below: bool = True, font_px: int = 11) -> None:
+        super().__init__()
+        self._xy = np.zeros((0, 2))
+        self._texts: list[str] = []
+        self._pen = QPen(QColor(*color))
+        self._halo = QColor(*style.BACKGROUND, 190)
+        self._below = below
+        self._font = QFont()
+        self._font.setPixelSize(font_px)
+        self._bounds = QRectF()
+
+    def set_labels(self, xy: np.ndarray, texts: list[str]) -> None:
+        self.prepareGeometryChange()
+        self._xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+        self._texts = list(texts)
+        self._update_bounds()
+        self.update()
+
+    def texts(self) -> list[str]:
+        return list(self._texts)
+
+    def _update_bounds(self) -> None:
+        if not len(self._xy):
+            self._bounds = QRectF()
+            return
+        lo, hi = self._xy.min(axis=0), self._xy.max(axis=0)
+        px, py = self.pixelSize() if self.getViewBox() is not None else (1.0, 1.0)
+        px, py = abs(px or 1.0), abs(py or 1.0)
+        self._bounds = QRectF(lo[0] - 90 * px, lo[1] - 40 * py, hi[0] - lo[0] + 180 * px,
+                              hi[1] - lo[1] + 80 * py)
+
+    def viewTransformChanged(self) -> None:  # noqa: N802 - pyqtgraph API
+        self.prepareGeometryChange()
+        self._update_bounds()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
+        return self._bounds
+
+    def paint(self, painter, *args) -> None:
+        if not self._texts:
+            return
+        tr = painter.transform()
+        painter.resetTransform()
+        painter.setPen(self._pen)
+        painter.setFont(self._font)
+        flags = int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop) if self._below \
+            else int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        metrics = painter.fontMetrics()
+        for (x, y), text in zip(self._xy, self._texts):
+            p = tr.map(QPointF(x, y))
+            if self._below:
+                rect = QRectF(p.x() - 80, p.y() + 9, 160, 16)
+            else:
+                rect = QRectF(p.x() + 5, p.y() + 3, 300, 16)
+            back = QRectF(metrics.boundingRect(rect.toRect(), flags, text)).adjusted(-2, 0, 2, 0)
+            painter.fillRect(back, self._halo)
+            painter.drawText(rect, flags, text)
 
 
 class FabricViewBox(pg.ViewBox):
@@ -160,6 +223,7 @@ class FabricCanvas(pg.GraphicsView):
         self._link_groups: list[tuple[pg.PlotCurveItem, np.ndarray]] = []
         self._color_groups: list[tuple[pg.PlotCurveItem, np.ndarray, np.ndarray]] = []
         self._link_colors = None
+        self._half_cache = None
         self._directed_rows = np.zeros(0, dtype=np.int64)
         self._highlights: dict[str, pg.ScatterPlotItem] = {}
         self._highlight_args: dict[str, tuple] = {}
@@ -167,10 +231,9 @@ class FabricCanvas(pg.GraphicsView):
         self._brushes: list = []
         self._sizes = np.zeros(0)
         self._overlays: list = []
-        self._labels: list[pg.TextItem] = []
-        self._group_labels: list[pg.TextItem] = []
         self._groups: list[tuple[str, np.ndarray]] = []
         self._unit = 1.0
+        self._thin = False
 
         vb = self.view_box
         self.grid_item = pg.GridItem()
@@ -196,6 +259,12 @@ class FabricCanvas(pg.GraphicsView):
         self.nodes_item = PassiveScatter(pxMode=True, hoverable=False)
         self.nodes_item.setZValue(10)
         vb.addItem(self.nodes_item)
+        self.labels_item = LabelsItem(style.LABEL_COLOR)
+        self.labels_item.setZValue(20)
+        vb.addItem(self.labels_item, ignoreBounds=True)
+        self.group_labels_item = LabelsItem((96, 110, 120), below=False)
+        self.group_labels_item.setZValue(19)
+        vb.addItem(self.group_labels_item, ignoreBounds=True)
         self._rubber = QGraphicsRectItem()
         self._rubber.setPen(pg.mkPen(30, 120, 220, width=1, style=Qt.PenStyle.DashLine))
         self._rubber.setBrush(pg.mkBrush(30, 120, 220, 30))
@@ -233,13 +302,7 @@ class FabricCanvas(pg.GraphicsView):
     def directed_links(self) -> list[tuple[str, str]]:
         """(source, target) of every drawn direction, in the order ``set_link_colors`` arrays use:
         for each link in document order, (s, t) and then (t, s) unless the link is directed."""
-        out = []
-        for uid in self._link_uids:
-            ln = self.doc.links[uid]
-            out.append((ln.source, ln.target))
-            if not ln.directed:
-                out.append((ln.target, ln.source))
-        return out
+        return list(self._halves()[3])
 
     def add_overlay_item(self, item, z: float | None = None) -> None:
         """Add a pyqtgraph item drawn in data coordinates (default z: above links, below nodes)."""
@@ -261,10 +324,9 @@ class FabricCanvas(pg.GraphicsView):
             colors = np.asarray(colors, dtype=float)
             if colors.ndim != 2 or colors.shape[1] not in (3, 4):
                 raise ValueError("link colours must be an (n, 3) or (n, 4) array")
-            if len(colors) != len(self.directed_links()):
-                raise ValueError(
-                    f"{len(colors)} link colours for {len(self.directed_links())} directed links"
-                )
+            n = len(self._halves()[3])
+            if len(colors) != n:
+                raise ValueError(f"{len(colors)} link colours for {n} directed links")
         self._link_colors = colors
         self._build_color_links()
 
@@ -364,6 +426,7 @@ class FabricCanvas(pg.GraphicsView):
         self._pos = np.array([[n.x or 0.0, n.y or 0.0] for n in nodes], dtype=float).reshape(-1, 2)
         self._link_uids = list(doc.links)
         self._link_row = {u: i for i, u in enumerate(self._link_uids)}
+        self._half_cache = None
         links = [doc.links[u] for u in self._link_uids]
         self._ends = np.array(
             [[self._index[ln.source], self._index[ln.target]] for ln in links], dtype=np.int64
@@ -414,10 +477,10 @@ class FabricCanvas(pg.GraphicsView):
                     "directed": style.DIRECTED_LINK_COLOR,
                     "disabled": style.DISABLED_LINK_COLOR,
                 }[state]
-                pen = pg.mkPen(*color, width=style.LINK_WIDTH_CLASSES[wc])
-                if state == "disabled":
-                    pen.setStyle(Qt.PenStyle.DashLine)
-                item = pg.PlotCurveItem(connect="pairs", pen=pen)
+                dashed = state == "disabled"
+                item = pg.PlotCurveItem(connect="pairs",
+                                        pen=self._link_pen(color, wc, dashed, self._thin))
+                item._fc_style = (color, wc, dashed)
                 item.setZValue(0)
                 self.view_box.addItem(item)
                 self._link_groups.append((item, np.array(rows, dtype=np.int64)))
@@ -429,6 +492,26 @@ class FabricCanvas(pg.GraphicsView):
         self._update_selection()
 
     _NODE_PEN = None
+
+    def _link_pen(self, color, width_class: int, dashed: bool, thin: bool):
+        width = style.LINK_WIDTH_CLASSES[width_class]
+        if thin:
+            width = 1.0 if width_class < len(style.LINK_WIDTH_CLASSES) - 2 else 2.0
+        pen = pg.mkPen(*color, width=width)
+        if dashed:
+            pen.setStyle(Qt.PenStyle.DashLine)
+        return pen
+
+    def _set_detail(self, thin: bool) -> None:
+        """Switch link pens between full (width by bandwidth) and thin (zoomed far out)."""
+        if thin == self._thin:
+            return
+        self._thin = thin
+        for item, _ in self._link_groups:
+            color, wc, dashed = item._fc_style
+            item.setPen(self._link_pen(color, wc, dashed, thin))
+        if self._link_colors is not None:
+            self._build_color_links()
 
     def _draw_nodes(self) -> None:
         if FabricCanvas._NODE_PEN is None:
@@ -444,61 +527,72 @@ class FabricCanvas(pg.GraphicsView):
             if n.group:
                 groups.setdefault(n.group, []).append(i)
         self._groups = [(g, np.array(rows, dtype=np.int64)) for g, rows in groups.items()]
-        for t in self._group_labels:
-            self.view_box.removeItem(t)
-        self._group_labels = []
+
+    def _halves(self):
+        """Per drawn direction: (link row, from end 0/1, whole segment?, (s, t), width class)."""
+        if self._half_cache is None:
+            rows, ends, whole, keys = [], [], [], []
+            for i, uid in enumerate(self._link_uids):
+                ln = self.doc.links[uid]
+                rows.append(i)
+                ends.append(0)
+                whole.append(ln.directed)
+                keys.append((ln.source, ln.target))
+                if not ln.directed:
+                    rows.append(i)
+                    ends.append(1)
+                    whole.append(False)
+                    keys.append((ln.target, ln.source))
+            bws = np.array([float(self.doc.links[u].bandwidth) for u in self._link_uids])
+            lo, hi = (bws.min(), bws.max()) if len(bws) else (1.0, 1.0)
+            wc_link = np.array([style.width_class(b, lo, hi) for b in bws], dtype=np.int64)
+            rows_a = np.array(rows, dtype=np.int64)
+            self._half_cache = (rows_a, np.array(ends, dtype=np.int64),
+                                np.array(whole, dtype=bool), keys,
+                                wc_link[rows_a] if len(rows_a) else rows_a)
+        return self._half_cache
 
     def _build_color_links(self, update: bool = True) -> None:
-        for item, _, _ in self._color_groups:
-            self.view_box.removeItem(item)
-        self._color_groups = []
         colors = self._link_colors
         for item, _ in self._link_groups:
             item.setVisible(colors is None)
-        if colors is None or not self._link_uids:
-            if update:
-                self._update_geometry()
-            return
-        # one row per drawn half: (link row, from end 0 or 1, half or whole)
-        rows, ends, whole, rgba = [], [], [], []
-        default = np.array(style.LINK_COLOR, dtype=float)
-        k = 0
-        for i, uid in enumerate(self._link_uids):
-            ln = self.doc.links[uid]
-            dirs = [(0, ln.source, ln.target)]
-            if not ln.directed:
-                dirs.append((1, ln.target, ln.source))
-            for end, s, t in dirs:
-                if isinstance(colors, Mapping):
-                    c = colors.get((s, t))
-                    c = default if c is None else np.asarray(c, dtype=float)
+        for item, _, _ in self._color_groups:
+            item.setVisible(False)
+        used = 0
+        if colors is not None and self._link_uids:
+            rows, ends, whole, keys, wcs = self._halves()
+            if isinstance(colors, Mapping):
+                default = tuple(style.LINK_COLOR)
+                rgba = np.array([_rgba(colors.get(k, default)) for k in keys], dtype=float)
+            else:
+                rgba = colors if colors.shape[1] == 4 else np.hstack(
+                    [colors, np.full((len(colors), 1), 255.0)])
+            # bounded palette: 16 levels per channel, grouped with the width class
+            q = np.clip(np.round(rgba / 17.0), 0, 15).astype(np.int64)
+            code = ((q[:, 0] * 16 + q[:, 1]) * 16 + q[:, 2]) * 16 + q[:, 3]
+            code = code * len(style.LINK_WIDTH_CLASSES) + wcs
+            uniq, inverse = np.unique(code, return_inverse=True)
+            order = np.argsort(inverse, kind="stable")
+            splits = np.cumsum(np.bincount(inverse, minlength=len(uniq)))[:-1]
+            for g, js in enumerate(np.split(order, splits)):
+                c = q[js[0]] * 17
+                wc = int(wcs[js[0]])
+                width = 1.5 if self._thin else style.LINK_WIDTH_CLASSES[wc] + 1.5
+                pen = pg.mkPen(*(int(v) for v in c), width=width)
+                if used < len(self._color_groups):
+                    item = self._color_groups[used][0]
+                    item.setPen(pen)
+                    item.setVisible(True)
                 else:
-                    c = colors[k]
-                if len(c) == 3:
-                    c = np.append(c, 255.0)
-                rows.append(i)
-                ends.append(end)
-                whole.append(ln.directed)
-                rgba.append(c)
-                k += 1
-        rgba = np.clip(np.round(np.array(rgba) / 8) * 8, 0, 255).astype(int)
-        keys: dict[tuple, list[int]] = {}
-        bws = [float(self.doc.links[u].bandwidth) for u in self._link_uids]
-        lo, hi = min(bws), max(bws)
-        for j, i in enumerate(rows):
-            wc = style.width_class(bws[i], lo, hi)
-            keys.setdefault((tuple(rgba[j]), wc), []).append(j)
-        rows_a = np.array(rows, dtype=np.int64)
-        ends_a = np.array(ends, dtype=np.int64)
-        whole_a = np.array(whole, dtype=bool)
-        for (c, wc), js in keys.items():
-            js = np.array(js, dtype=np.int64)
-            item = pg.PlotCurveItem(
-                connect="pairs", pen=pg.mkPen(*c, width=style.LINK_WIDTH_CLASSES[wc] + 1.5)
-            )
-            item.setZValue(1)
-            self.view_box.addItem(item)
-            self._color_groups.append((item, rows_a[js], np.stack([ends_a[js], whole_a[js]], 1)))
+                    item = pg.PlotCurveItem(connect="pairs", pen=pen)
+                    item.setZValue(1)
+                    self.view_box.addItem(item)
+                    self._color_groups.append((item, None, None))
+                self._color_groups[used] = (item, rows[js], np.stack([ends[js], whole[js]], 1))
+                used += 1
+        for item, _, _ in self._color_groups[used:]:
+            self.view_box.removeItem(item)
+        del self._color_groups[used:]
         if update:
             self._update_geometry()
 
@@ -552,10 +646,19 @@ class FabricCanvas(pg.GraphicsView):
         self._label_timer.start()
 
     def _on_positions_changed(self, ids: list[str]) -> None:
+        rows = []
         for node_id in ids:
             n = self.doc.nodes[node_id]
-            self._pos[self._index[node_id]] = (n.x or 0.0, n.y or 0.0)
-        self._draw_nodes()
+            i = self._index[node_id]
+            self._pos[i] = (n.x or 0.0, n.y or 0.0)
+            rows.append(i)
+        item = self.nodes_item  # move the points in place: no per-spot rebuild
+        item.data["x"][rows] = self._pos[rows, 0]
+        item.data["y"][rows] = self._pos[rows, 1]
+        item.prepareGeometryChange()
+        item.informViewBoundsChanged()
+        item.bounds = [None, None]
+        item.invalidate()
         self._update_geometry()
         self._update_selection()
 
@@ -585,39 +688,22 @@ class FabricCanvas(pg.GraphicsView):
         if getattr(self, "_closed", False):
             return
         rect = self.view_box.viewRect()
-        visible = [
-            i for i in range(len(self._ids))
-            if rect.contains(QPointF(self._pos[i, 0], self._pos[i, 1]))
-        ] if len(self._ids) <= 20000 else []
+        inside = (
+            (self._pos[:, 0] >= rect.left()) & (self._pos[:, 0] <= rect.right())
+            & (self._pos[:, 1] >= rect.top()) & (self._pos[:, 1] <= rect.bottom())
+        )
+        visible = np.nonzero(inside)[0]
+        self._set_detail(thin=len(visible) > LOD_NODES)
         show = visible if len(visible) <= LABEL_LIMIT else []
-        while len(self._labels) < len(show):
-            t = pg.TextItem(color=style.LABEL_COLOR, anchor=(0.5, -0.45))
-            t.setZValue(20)
-            self.view_box.addItem(t, ignoreBounds=True)
-            self._labels.append(t)
-        for t, i in zip(self._labels, show):
-            t.setText(self._ids[i])
-            t.setPos(self._pos[i, 0], self._pos[i, 1])
-            t.setVisible(True)
-        for t in self._labels[len(show):]:
-            t.setVisible(False)
+        self.labels_item.set_labels(self._pos[show], [self._ids[i] for i in show])
         # group names: when few groups are in view
         groups = [
             (g, r) for (g, _), r in zip(self._groups, getattr(self, "_group_rects", []))
             if rect.intersects(r)
         ]
         groups = groups if len(groups) <= 40 else []
-        while len(self._group_labels) < len(groups):
-            t = pg.TextItem(color=(96, 110, 120), anchor=(0, 1))
-            t.setZValue(19)
-            self.view_box.addItem(t, ignoreBounds=True)
-            self._group_labels.append(t)
-        for t, (g, r) in zip(self._group_labels, groups):
-            t.setText(g)
-            t.setPos(r.left(), r.bottom())
-            t.setVisible(True)
-        for t in self._group_labels[len(groups):]:
-            t.setVisible(False)
+        self.group_labels_item.set_labels([(r.left(), r.top()) for _, r in groups],
+                                          [g for g, _ in groups])
 
     # ================================================================== gestures
     def _snap(self, x: float, y: float) -> tuple[float, float]:
@@ -826,6 +912,11 @@ class FabricCanvas(pg.GraphicsView):
             off = " (disabled)" if self.doc.is_link_disabled(link) else ""
             return f"{ln.label}: {float(ln.bandwidth):g} GB/s {way}{lat}{off}"
         return None
+
+
+def _rgba(color) -> tuple:
+    c = tuple(color)
+    return c + (255,) if len(c) == 3 else c
 
 
 def distance_px(canvas: FabricCanvas, a: tuple[float, float], b: tuple[float, float]) -> float:
