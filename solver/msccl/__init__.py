@@ -22,14 +22,23 @@ from .runtimes import PROTOCOLS, RUNTIMES, MscclError
 
 
 def export_xml(
-    schedule: Schedule, runtime: str = "msccl-executor", check: bool = True, **options
+    schedule: Schedule,
+    runtime: str = "msccl-executor",
+    proto: str = "Simple",
+    instances: int = 1,
+    order: list[str] | None = None,
+    min_bytes: int = 0,
+    max_bytes: int = 2**40,
+    name: str | None = None,
+    check: bool = True,
 ) -> str:
-    """The MSCCL XML text of ``schedule`` (checked by executing it unless ``check`` is False).
+    """The MSCCL XML text of ``schedule`` for ``runtime``, checked by executing it.
 
-    ``options``: proto, instances, order (rank order: list of compute node ids), min_bytes,
-    max_bytes, name — see :func:`solver.msccl.generate.build_program`.
+    ``order`` is the rank order (compute node ids; default: the fabric's compute order). See
+    :func:`solver.msccl.generate.build_program` for the other options. Raises
+    :class:`MscclError` naming the limit when the schedule cannot fit the runtime.
     """
-    program = build_program(schedule, runtime, **options)
+    program = build_program(schedule, runtime, proto, instances, order, min_bytes, max_bytes, name)
     text = to_xml(program)
     if check:
         check_xml(text, runtime, where="generated XML")
@@ -37,10 +46,18 @@ def export_xml(
 
 
 def write_xml(
-    path: str | os.PathLike, schedule: Schedule, runtime: str = "msccl-executor", **options
+    path: str | os.PathLike,
+    schedule: Schedule,
+    runtime: str = "msccl-executor",
+    proto: str = "Simple",
+    instances: int = 1,
+    order: list[str] | None = None,
+    min_bytes: int = 0,
+    max_bytes: int = 2**40,
+    name: str | None = None,
 ) -> CheckReport:
-    """Export, check, then write atomically; returns the check report."""
-    program = build_program(schedule, runtime, **options)
+    """Export, check, then write ``path`` atomically; returns the check report."""
+    program = build_program(schedule, runtime, proto, instances, order, min_bytes, max_bytes, name)
     text = to_xml(program)
     report = check_xml(text, runtime, where="generated XML")
     try:
