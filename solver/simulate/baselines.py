@@ -1,15 +1,17 @@
 """Baseline algorithms as route sets, for comparison on the same simulator.
 
 - ``ring``: NCCL/RCCL-style rings. Compute nodes are grouped into boxes (``Node.group``, or one
-  box). With B > 1 boxes there are C = (largest box size) channels; channel c enters box b at one
-  node and leaves it at another (``p_c = c``, ``q_c = c + m/2``, alternating between even and odd
-  boxes), so every NIC/GPU leaves its box in one channel and enters it in another. Inside a box the
-  channel follows a Hamiltonian path over the fast intra-box routes (widest first), chosen among
-  candidates to balance link load; with one box a channel is a Hamiltonian cycle. All channels use
-  the fabric in one orientation (a channel avoids pairs whose reverse an earlier channel uses,
-  when it can), as NCCL's duplicated rings do: on a full-duplex ring only one direction carries
-  data. Data is split evenly across channels.
-- ``ring1``: a single ring (channel 0 only), a strawman.
+  box). There are C = min(largest box size, 16) channels. With B > 1 boxes, channel c enters box b
+  at one node and leaves it at another (``p_c = c``, ``q_c = c + m/2``, swapped on odd boxes), so
+  every NIC/GPU leaves its box in one channel and enters it in another: all NICs carry traffic.
+  Inside a box the channel follows a Hamiltonian path over switch-only routes (widest routes
+  first); with one box a channel is a Hamiltonian cycle. Channels are placed greedily to keep the
+  busiest link's load low, then every segment is re-placed given the others (3 rounds of local
+  search), so the rings are as good as this ring structure allows (e.g. NIC-limited on 2x MI250).
+  Channels may use both directions of a full-duplex link (RCCL's MI250 rings do). Data is split
+  evenly across channels.
+- ``ring1``: a single ring (channel 0 only), a strawman: on a full-duplex ring fabric it uses
+  one direction only and reaches half of the optimum.
 - ``tree`` (allreduce only): NCCL's double binary tree: per channel, a chain inside each box
   (the channel's ring order) and two complementary balanced binary trees over the boxes; each of
   the two trees reduces half of the channel's data to its root and broadcasts it back, pipelined
@@ -121,7 +123,7 @@ class _LoadTracker:
         self.table = LinkTable.of(topo)
         self.routing = routing
         self.load = np.zeros(len(self.table.pairs))
-        self.used_pairs: set[tuple[str, str]] = set()
+        self.used_pairs: dict[tuple[str, str], int] = {}
 
     def links(self, u: str, v: str) -> list[int]:
         return self.table.path_links(self.routing.route(u, v), "route")
@@ -145,14 +147,17 @@ class _LoadTracker:
         li = self.links(u, v)
         return float(np.max((self.load[li] + 1.0) / self.table.bandwidth[li]))
 
-    def commit(self, seq: list[str], closed: bool) -> None:
+    def commit(self, seq: list[str], closed: bool, sign: int = 1) -> None:
+        """Add (sign=1) or remove (sign=-1) the load of a path (closed: a cycle)."""
         pairs = list(zip(seq[:-1], seq[1:]))
         if closed and len(seq) > 1:
             pairs.append((seq[-1], seq[0]))
         for u, v in pairs:
-            self.used_pairs.add((u, v))
+            self.used_pairs[(u, v)] = self.used_pairs.get((u, v), 0) + sign
+            if self.used_pairs[(u, v)] <= 0:
+                del self.used_pairs[(u, v)]
             for li in self.links(u, v):
-                self.load[li] += 1.0
+                self.load[li] += sign
 
 
 def _ham_paths(nodes: list[str], start: str, end: str | None, routing: Routing,
@@ -215,44 +220,67 @@ def _best_segment(nodes, start, end, routing, tracker, closed) -> list[str]:
 
 
 def ring_orders(topo: Topology, channels: int | None = None,
-                routing: Routing | None = None) -> list[list[str]]:
-    """The node order of every ring channel (see the module docstring)."""
+                routing: Routing | None = None, passes: int = 3) -> list[list[str]]:
+    """The node order of every ring channel (see the module docstring).
+
+    Channels are placed greedily one after the other, then ``passes`` rounds re-place every
+    intra-box segment given all the others (a local search on the busiest link's load).
+    """
     routing = routing or Routing(topo)
     boxes = _boxes(topo)
     m = max(len(b) for b in boxes)
-    n_ch = channels if channels is not None else min(m, 16) if len(boxes) > 1 else min(m, 16)
+    n_ch = channels if channels is not None else min(m, 16)
     tracker = _LoadTracker(topo, routing)
-    orders = []
+    single = len(boxes) == 1
+    # segment plan: (start, end or None for a cycle) per channel and box
+    plan: list[list[tuple[str, str | None]]] = []
     for c in range(n_ch):
-        if len(boxes) == 1:
-            nodes = boxes[0]
-            seq = _best_segment(nodes, nodes[c % len(nodes)], None, routing, tracker, True)
-            tracker.commit(seq, True)
-            orders.append(seq)
-            continue
-        order: list[str] = []
+        row = []
         for bi, nodes in enumerate(boxes):
             k = len(nodes)
+            if single:
+                row.append((nodes[c % k], None))
+                continue
             p, q = c % k, (c + max(1, k // 2)) % k
             if bi % 2 == 1:
                 p, q = q, p
             start, end = nodes[p], nodes[q]
-            if k == 1:
-                seg = [start]
-            else:
-                if start == end:
-                    end = nodes[(q + 1) % k]
-                seg = _best_segment(nodes, start, end, routing, tracker, False)
-            tracker.commit(seg, False)
-            order.extend(seg)
-        # inter-box hops
-        tracker.commit([order[-1], order[0]], False)
-        for i in range(len(order) - 1):
-            u, v = order[i], order[i + 1]
+            if k > 1 and start == end:
+                end = nodes[(q + 1) % k]
+            row.append((start, end if k > 1 else start))
+        plan.append(row)
+    segs: list[list[list[str]]] = [[[] for _ in boxes] for _ in range(n_ch)]
+
+    def place(c: int, bi: int) -> None:
+        nodes = boxes[bi]
+        start, end = plan[c][bi]
+        if len(nodes) == 1:
+            seg = [start]
+        else:
+            seg = _best_segment(nodes, start, end, routing, tracker, end is None)
+        segs[c][bi] = seg
+        tracker.commit(seg, end is None)
+
+    def inter_box(c: int, sign: int) -> None:
+        order = [v for seg in segs[c] for v in seg]
+        for i in range(len(order)):
+            u, v = order[i], order[(i + 1) % len(order)]
             if topo.node(u).group != topo.node(v).group:
-                tracker.commit([u, v], False)
-        orders.append(order)
-    return orders
+                tracker.commit([u, v], False, sign)
+
+    for c in range(n_ch):
+        for bi in range(len(boxes)):
+            place(c, bi)
+        if not single:
+            inter_box(c, 1)
+    for _ in range(passes if n_ch > 1 else 0):
+        for c in range(n_ch):
+            for bi, nodes in enumerate(boxes):
+                if len(nodes) < 3:
+                    continue
+                tracker.commit(segs[c][bi], plan[c][bi][1] is None, -1)
+                place(c, bi)
+    return [[v for seg in segs[c] for v in seg] for c in range(n_ch)]
 
 
 def _chain_bcast(order: list[str], i: int, routing: Routing) -> tuple:
