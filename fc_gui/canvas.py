@@ -42,6 +42,7 @@ from .commands import SetDisabledCommand
 from .document import TopologyDocument, make_link, make_node
 
 LABEL_LIMIT = 150  # draw node labels only when at most this many nodes are in view
+LABEL_SPACING_PX = 42  # ... and when nodes are at least this far apart on screen
 LOD_NODES = 700  # with more nodes in view, links are drawn thin (wide pens are slow to stroke)
 
 
@@ -162,7 +163,7 @@ class LabelsItem(pg.GraphicsObject):
             if self._below:
                 rect = QRectF(p.x() - 80, p.y() + 9, 160, 16)
             else:
-                rect = QRectF(p.x() + 5, p.y() + 3, 300, 16)
+                rect = QRectF(p.x() + 2, p.y() - 17, 300, 16)
             back = QRectF(metrics.boundingRect(rect.toRect(), flags, text)).adjusted(-2, 0, 2, 0)
             painter.fillRect(back, self._halo)
             painter.drawText(rect, flags, text)
@@ -233,7 +234,9 @@ class FabricCanvas(pg.GraphicsView):
         self._overlays: list = []
         self._groups: list[tuple[str, np.ndarray]] = []
         self._unit = 1.0
+        self._nn = 1.0
         self._thin = False
+        self._node_scale = 1.0
 
         vb = self.view_box
         self.grid_item = pg.GridItem()
@@ -387,7 +390,7 @@ class FabricCanvas(pg.GraphicsView):
         px, py = self._pixel_size()
         d = np.hypot((self._pos[:, 0] - x) / px, (self._pos[:, 1] - y) / py)
         i = int(np.argmin(d))
-        radius = self._sizes[i] / 2 + tolerance_px
+        radius = self._sizes[i] * self._node_scale / 2 + tolerance_px
         return self._ids[i] if d[i] <= radius else None
 
     def link_at(self, x: float, y: float, tolerance_px: float = 5.0) -> int | None:
@@ -440,6 +443,8 @@ class FabricCanvas(pg.GraphicsView):
             self._unit = float(np.median(lengths)) * 0.3 if len(lengths) else 1.0
         else:
             self._unit = 1.0
+
+        self._nn = _typical_spacing(self._pos, self._unit)
 
         # ---- nodes: one scatter
         disabled = doc.disabled_nodes
@@ -495,15 +500,20 @@ class FabricCanvas(pg.GraphicsView):
 
     def _link_pen(self, color, width_class: int, dashed: bool, thin: bool):
         width = style.LINK_WIDTH_CLASSES[width_class]
-        if thin:
+        if thin:  # zoomed far out: hairlines, lighter so the mesh does not turn into a blot
             width = 1.0 if width_class < len(style.LINK_WIDTH_CLASSES) - 2 else 2.0
+            color = (*color[:3], min(color[3] if len(color) > 3 else 255, 120))
         pen = pg.mkPen(*color, width=width)
         if dashed:
             pen.setStyle(Qt.PenStyle.DashLine)
         return pen
 
-    def _set_detail(self, thin: bool) -> None:
-        """Switch link pens between full (width by bandwidth) and thin (zoomed far out)."""
+    def _set_detail(self, thin: bool, scale: float = 1.0) -> None:
+        """Level of detail: thin link pens when zoomed far out (instead of widths by
+        bandwidth), and smaller node symbols when nodes crowd on screen."""
+        if scale != self._node_scale:
+            self._node_scale = scale
+            self.nodes_item.setSize(self._sizes * scale)
         if thin == self._thin:
             return
         self._thin = thin
@@ -517,8 +527,8 @@ class FabricCanvas(pg.GraphicsView):
         if FabricCanvas._NODE_PEN is None:
             FabricCanvas._NODE_PEN = pg.mkPen(255, 255, 255, width=1.2)
         self.nodes_item.setData(
-            pos=self._pos, symbol=self._symbols, brush=self._brushes, size=self._sizes,
-            pen=FabricCanvas._NODE_PEN, data=self._ids,
+            pos=self._pos, symbol=self._symbols, brush=self._brushes,
+            size=self._sizes * self._node_scale, pen=FabricCanvas._NODE_PEN, data=self._ids,
         )
 
     def _build_groups(self) -> None:
@@ -693,8 +703,11 @@ class FabricCanvas(pg.GraphicsView):
             & (self._pos[:, 1] >= rect.top()) & (self._pos[:, 1] <= rect.bottom())
         )
         visible = np.nonzero(inside)[0]
-        self._set_detail(thin=len(visible) > LOD_NODES)
-        show = visible if len(visible) <= LABEL_LIMIT else []
+        px, _ = self._pixel_size()
+        spacing_px = self._nn / abs(px) if px else 0.0  # typical node distance on screen
+        self._set_detail(thin=len(visible) > LOD_NODES,
+                         scale=float(np.clip(round(spacing_px / 30 * 4) / 4, 0.5, 1.0)))
+        show = visible if len(visible) <= LABEL_LIMIT and spacing_px >= LABEL_SPACING_PX else []
         self.labels_item.set_labels(self._pos[show], [self._ids[i] for i in show])
         # group names: when few groups are in view
         groups = [
@@ -912,6 +925,18 @@ class FabricCanvas(pg.GraphicsView):
             off = " (disabled)" if self.doc.is_link_disabled(link) else ""
             return f"{ln.label}: {float(ln.bandwidth):g} GB/s {way}{lat}{off}"
         return None
+
+
+def _typical_spacing(pos: np.ndarray, fallback: float) -> float:
+    """Median distance from a node to its nearest neighbour (on a sample of 300 nodes)."""
+    if len(pos) < 2:
+        return fallback
+    sample = pos[:: max(1, len(pos) // 300)]
+    d = np.hypot(sample[:, None, 0] - pos[None, :, 0], sample[:, None, 1] - pos[None, :, 1])
+    d[d == 0] = np.inf
+    nearest = d.min(axis=1)
+    nearest = nearest[np.isfinite(nearest)]
+    return float(np.median(nearest)) if len(nearest) else fallback
 
 
 def _rgba(color) -> tuple:

@@ -162,7 +162,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.status_counts)
         self.document.changed.connect(self._update_counts)
         self.document.name_changed.connect(lambda *_: self._update_title())
-        self.undo_stack.cleanChanged.connect(lambda *_: self._update_title())
+        self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self._update_counts()
         self._update_title()
 
@@ -294,6 +294,12 @@ class MainWindow(QMainWindow):
         off = len(self.document.disabled_nodes) + len(self.document.disabled_links)
         extra = f", {off} disabled" if off else ""
         self.status_counts.setText(f"{c} compute nodes, {s} switches, {links} links{extra}")
+
+    def _on_clean_changed(self, *_) -> None:
+        try:
+            self._update_title()
+        except RuntimeError:  # the window is being destroyed (its stack empties last)
+            pass
 
     def _update_title(self) -> None:
         where = f" — {self.file_path.name}" if self.file_path else ""
