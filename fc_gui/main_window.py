@@ -22,7 +22,14 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QUndoStack
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QWidget
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMessageBox,
+    QWidget,
+)
 
 from solver.topology import Topology
 
@@ -245,11 +252,60 @@ class MainWindow(QMainWindow):
             tb.addAction(act)
             self.tool_actions[tool] = act
         self.tool_actions[Tool.SELECT].setChecked(True)
-        self.canvas.tool_changed.connect(lambda t: self.tool_actions[t].setChecked(True))
+        self.canvas.tool_changed.connect(self._on_tool_changed)
+        escape = QAction("Cancel tool", self)
+        escape.setShortcut(QKeySequence("Escape"))
+        escape.triggered.connect(self._escape)
+        self.addAction(escape)
+        tb.addSeparator()
+        tb.addWidget(QLabel(" New link GB/s "))
+        self.bandwidth_edit = QLineEdit(self.canvas.default_bandwidth)
+        self.bandwidth_edit.setMaximumWidth(70)
+        self.bandwidth_edit.setToolTip("Bandwidth of links drawn with the Add link tool "
+                                       "(GB/s per direction, > 0)")
+        self.bandwidth_edit.editingFinished.connect(self._set_default_bandwidth)
+        tb.addWidget(self.bandwidth_edit)
         tb.addSeparator()
         tb.addAction(self.delete_action)
         tb.addAction(self.undo_action)
         tb.addAction(self.redo_action)
+
+    TOOL_HINTS = {
+        Tool.SELECT: "Click to select, Shift+click to add, drag a node to move, drag on empty "
+                     "space for a rubber band; right-click for what-if",
+        Tool.PAN: "Drag to pan, wheel to zoom (middle-drag pans in every tool)",
+        Tool.ADD_COMPUTE: "Click to add a compute node (GPU)",
+        Tool.ADD_SWITCH: "Click to add a switch",
+        Tool.ADD_LINK: "Drag from one node to another to add a link",
+    }
+
+    def _on_tool_changed(self, tool: Tool) -> None:
+        self.tool_actions[tool].setChecked(True)
+        self.statusBar().showMessage(self.TOOL_HINTS[tool], 10000)
+
+    def _escape(self) -> None:
+        if self.canvas.tool is not Tool.SELECT:
+            self.canvas.set_tool(Tool.SELECT)
+        else:
+            self.document.set_selection()
+
+    def _set_default_bandwidth(self) -> None:
+        from solver.errors import ForestCollError
+        from solver.topology import to_fraction
+
+        text = self.bandwidth_edit.text().strip()
+        try:
+            ok = to_fraction(text, "bandwidth") > 0
+        except ForestCollError:
+            ok = False
+        if ok:
+            self.canvas.default_bandwidth = text
+            self.bandwidth_edit.setStyleSheet("")
+        else:
+            self.bandwidth_edit.setStyleSheet("QLineEdit { border: 2px solid #d32f2f; }")
+            self.statusBar().showMessage(
+                f"new link bandwidth must be a number > 0 GB/s, got {text!r}; "
+                f"keeping {self.canvas.default_bandwidth}", 10000)
 
     def _build_view_menu(self) -> None:
         m = self.view_menu

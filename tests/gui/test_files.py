@@ -197,3 +197,22 @@ def test_gui_command_bad_file_and_help(tmp_path):
     assert "Traceback" not in out.stderr and not (tmp_path / "x.png").exists()
     out = _run_gui(["--help"], tmp_path)
     assert out.returncode == 0 and "example:" in out.stdout and "--screenshot" in out.stdout
+
+
+def test_new_link_bandwidth_field_refuses_bad_values(make_window):
+    w = make_window(ring(3))
+    w.bandwidth_edit.setText("-2")
+    w.bandwidth_edit.editingFinished.emit()
+    assert w.canvas.default_bandwidth == "100" and "d32f2f" in w.bandwidth_edit.styleSheet()
+    w.bandwidth_edit.setText("12.5")
+    w.bandwidth_edit.editingFinished.emit()
+    assert w.canvas.default_bandwidth == "12.5" and w.bandwidth_edit.styleSheet() == ""
+
+
+def test_layout_menu_entries_are_undoable(make_window):
+    w = make_window(dgx_a100(1))
+    before = dict(w.canvas.node_positions())
+    w.apply_layout("circular")
+    assert w.canvas.node_positions() != before
+    w.undo_stack.undo()
+    assert w.canvas.node_positions() == before
