@@ -60,8 +60,7 @@ class DeleteCommand(QUndoCommand):
         self.doc = doc
         self.node_ids = [n for n in node_ids if doc.has_node(n)]
         self.link_uids = [u for u in link_uids if u in doc.links]
-        n, m = len(self.node_ids), len(set(self.link_uids) | set(doc.links_of(self.node_ids)))
-        super().__init__(f"Delete {n} node(s), {m} link(s)")
+        super().__init__(f"Delete {_describe(doc, self.node_ids, self.link_uids)}")
         self._removed = None
         self._order: list[str] = []
 
@@ -186,7 +185,7 @@ class SetDisabledCommand(QUndoCommand):
         self.nodes = [n for n in node_ids if (n in doc.disabled_nodes) != disabled]
         self.links = [u for u in link_uids if (u in doc.disabled_links) != disabled]
         verb = "Disable" if disabled else "Enable"
-        super().__init__(f"{verb} {len(self.nodes)} node(s), {len(self.links)} link(s)")
+        super().__init__(f"{verb} {_describe(doc, self.nodes, self.links)}")
 
     def redo(self) -> None:
         self.doc.set_disabled(self.nodes, self.links, self.disabled)
@@ -229,6 +228,21 @@ class SetNameCommand(QUndoCommand):
 
     def undo(self) -> None:
         self.doc.set_name(self.old)
+
+
+def _describe(doc: TopologyDocument, node_ids, link_uids) -> str:
+    """'node b0.gpu1', 'link a<->b', or '3 nodes, 2 links' for undo menu texts."""
+    node_ids, link_uids = list(node_ids), list(link_uids)
+    parts = []
+    if len(node_ids) == 1:
+        parts.append(f"node {node_ids[0]}")
+    elif node_ids:
+        parts.append(f"{len(node_ids)} nodes")
+    if len(link_uids) == 1 and link_uids[0] in doc.links:
+        parts.append(f"link {doc.links[link_uids[0]].label}")
+    elif link_uids:
+        parts.append(f"{len(link_uids)} links")
+    return ", ".join(parts) or "nothing"
 
 
 def renamed_copies(

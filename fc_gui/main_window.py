@@ -267,8 +267,11 @@ class MainWindow(QMainWindow):
         tb.addWidget(self.bandwidth_edit)
         tb.addSeparator()
         tb.addAction(self.delete_action)
-        tb.addAction(self.undo_action)
-        tb.addAction(self.redo_action)
+        for text, slot, signal in (("Undo", self.undo_stack.undo, self.undo_stack.canUndoChanged),
+                                   ("Redo", self.undo_stack.redo, self.undo_stack.canRedoChanged)):
+            act = tb.addAction(text, slot)  # fixed text; the Edit menu names the command
+            act.setEnabled(False)
+            signal.connect(act.setEnabled)
 
     TOOL_HINTS = {
         Tool.SELECT: "Click to select, Shift+click to add, drag a node to move, drag on empty "
