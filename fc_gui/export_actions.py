@@ -215,24 +215,15 @@ class ExportActions(QObject):
         self._done(path, f"MSCCL XML for {runtime}")
         return path
 
-    def export_png(self, path: str | Path | None = None, scale: float = 2.0) -> Path | None:
-        """The canvas (with overlays and colour bar) as PNG, at ``scale`` × screen resolution."""
+    def export_png(self, path: str | Path | None = None) -> Path | None:
+        """The canvas as shown (overlays, colour bar and cut caption included) as PNG."""
         path = Path(path) if path else self._ask_path("Export canvas", "PNG image (*.png)", ".png")
         if path is None:
             return None
-        from PySide6.QtGui import QPainter, QPixmap
-
-        canvas = self.controller.canvas
-        size = canvas.size()
-        pixmap = QPixmap(int(size.width() * scale), int(size.height() * scale))
-        pixmap.setDevicePixelRatio(scale)
-        pixmap.fill()
-        painter = QPainter(pixmap)
-        canvas.render(painter)
-        painter.end()
+        pixmap = self.controller.canvas.grab()
         try:
             with atomic_path(path) as tmp:
-                if not pixmap.save(str(tmp), "PNG"):
+                if pixmap.isNull() or not pixmap.save(str(tmp), "PNG"):
                     raise OSError(f"Qt could not encode {path.name}")
         except OSError as exc:
             self._fail(f"cannot write {path}: {getattr(exc, 'strerror', None) or exc}")
@@ -253,18 +244,38 @@ class ExportActions(QObject):
         return path
 
     def export_svg(self, path: str | Path | None = None) -> Path | None:
-        """The canvas scene as SVG (vector: nodes, links, overlays, labels)."""
+        """The visible canvas as SVG (vector: links, nodes, overlays, labels, cut caption)."""
         path = Path(path) if path else self._ask_path("Export canvas", "SVG image (*.svg)", ".svg")
         if path is None:
             return None
-        from pyqtgraph.exporters import SVGExporter
+        from PySide6.QtCore import QRectF, QSize
+        from PySide6.QtGui import QColor, QPainter
+        from PySide6.QtSvg import QSvgGenerator
 
+        canvas = self.controller.canvas
+        view_rect = canvas.viewport().rect()
+        source = canvas.mapToScene(view_rect).boundingRect()
         try:
-            exporter = SVGExporter(self.controller.canvas.scene())
             with atomic_path(path) as tmp:
-                exporter.export(str(tmp))
+                gen = QSvgGenerator()
+                gen.setFileName(str(tmp))
+                gen.setSize(QSize(view_rect.width(), view_rect.height()))
+                gen.setViewBox(QRectF(0, 0, view_rect.width(), view_rect.height()))
+                gen.setTitle(f"{self.window.document.name} — ForestColl Designer")
+                painter = QPainter(gen)
+                painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+                target = QRectF(0, 0, view_rect.width(), view_rect.height())
+                painter.fillRect(target, canvas.backgroundBrush())
+                canvas.scene().render(painter, target, source)
+                caption = getattr(self.controller.cut_overlay, "badge", None)
+                if caption is not None and caption.isVisible():
+                    painter.setPen(QColor(183, 28, 28))
+                    painter.drawText(QRectF(12, 10, target.width() - 24, 80), caption.text())
+                painter.end()
+                if tmp.stat().st_size == 0:
+                    raise OSError("the SVG renderer wrote nothing")
         except OSError as exc:
-            self._fail(f"cannot write {path}: {exc.strerror or exc}")
+            self._fail(f"cannot write {path}: {getattr(exc, 'strerror', None) or exc}")
             return None
         self._done(path, "canvas SVG")
         return path

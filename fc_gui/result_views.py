@@ -289,8 +289,13 @@ class _TreesProxy(QSortFilterProxyModel):
         self.setSortRole(Qt.ItemDataRole.UserRole)
 
     def set_root_filter(self, root: str | None) -> None:
-        self.root_filter = root
-        self.invalidateFilter()
+        if hasattr(self, "beginFilterChange"):  # Qt >= 6.9
+            self.beginFilterChange()
+            self.root_filter = root
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:
+            self.root_filter = root
+            self.invalidateFilter()
 
     def filterAcceptsRow(self, source_row, source_parent):  # noqa: N802
         if self.root_filter is None:
