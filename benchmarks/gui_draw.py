@@ -42,7 +42,7 @@ def main() -> None:
     class CountingCanvas(FabricCanvas):
         paints = 0
 
-        def paintEvent(self, ev):  # noqa: N802 - Qt API
+        def paintEvent(self, ev):
             CountingCanvas.paints += 1
             super().paintEvent(ev)
 
@@ -64,7 +64,9 @@ def main() -> None:
         if CountingCanvas.paints == before:
             canvas.viewport().repaint()
         if CountingCanvas.paints - before != 1:
-            raise RuntimeError(f"expected one paint per frame, got {CountingCanvas.paints - before}")
+            raise RuntimeError(
+                f"expected one paint per frame, got {CountingCanvas.paints - before}"
+            )
         return time.perf_counter() - s
 
     rows: list[tuple[str, list[float]]] = []
@@ -88,24 +90,34 @@ def main() -> None:
     rows.append(("pan, zoomed (labels)", timed(lambda i: vb.translateBy(x=(-1) ** (i // 10) * 30))))
     canvas.fit_view()
     frame()
-    rows.append(("zoom step", timed(lambda i: canvas.zoom(1.15 if (i // 10) % 2 == 0 else 1 / 1.15))))
+    rows.append(
+        ("zoom step", timed(lambda i: canvas.zoom(1.15 if (i // 10) % 2 == 0 else 1 / 1.15)))
+    )
     box = [f"b5.gpu{j}" for j in range(8)]
     base = {n: doc.position(n) for n in box}
-    rows.append(("drag 8 nodes (1 step)",
-                 timed(lambda i: doc.move_nodes({n: (p[0] + i, p[1] + i) for n, p in base.items()}))))
+    rows.append(
+        (
+            "drag 8 nodes (1 step)",
+            timed(lambda i: doc.move_nodes({n: (p[0] + i, p[1] + i) for n, p in base.items()})),
+        )
+    )
     rng = np.random.default_rng(1)
     n_dir = len(canvas.directed_links())
 
     def heat(i):
         load = rng.random(n_dir)
-        rgba = np.stack([255 * load, 80 * np.ones(n_dir), 255 * (1 - load), 255 * np.ones(n_dir)], 1)
+        rgba = np.stack(
+            [255 * load, 80 * np.ones(n_dir), 255 * (1 - load), 255 * np.ones(n_dir)], 1
+        )
         canvas.set_link_colors(rgba)
 
     rows.append(("heat map recolour", timed(heat)))
     canvas.set_link_colors(None)
 
-    print(f"fabric: {topo.name}: {len(topo.nodes)} nodes, {len(topo.links)} links, "
-          f"{n_dir} directed; view {w}x{h}, {args.frames} frames per row")
+    print(
+        f"fabric: {topo.name}: {len(topo.nodes)} nodes, {len(topo.links)} links, "
+        f"{n_dir} directed; view {w}x{h}, {args.frames} frames per row"
+    )
     print(f"build document + canvas: {build * 1e3:.0f} ms")
     print(f"{'operation':<24} {'median ms':>10} {'p95 ms':>8} {'max ms':>8} {'fps (median)':>13}")
     for name, times in rows:

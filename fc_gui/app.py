@@ -15,15 +15,24 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     """Add the gui arguments to ``parser`` (a new one if None)."""
     if parser is None:
         parser = argparse.ArgumentParser(prog="forestcoll gui", description=__doc__)
-    parser.add_argument("topo", nargs="?", metavar="TOPO",
-                        help="fabric file to open (.json v1/node-link, .graphml, NCCL .xml); "
-                             "default: the built-in 2x DGX A100 fabric")
-    parser.add_argument("--solve", action="store_true",
-                        help="solve the fabric right after opening")
-    parser.add_argument("--screenshot", metavar="PNG",
-                        help="render the window to PNG (after solving with --solve) and exit")
-    parser.add_argument("--no-recovery", action="store_true",
-                        help="do not offer autosaved work from a previous crash")
+    parser.add_argument(
+        "topo",
+        nargs="?",
+        metavar="TOPO",
+        help="fabric file to open (.json v1/node-link, .graphml, NCCL .xml); "
+        "default: the built-in 2x DGX A100 fabric",
+    )
+    parser.add_argument("--solve", action="store_true", help="solve the fabric right after opening")
+    parser.add_argument(
+        "--screenshot",
+        metavar="PNG",
+        help="render the window to PNG (after solving with --solve) and exit",
+    )
+    parser.add_argument(
+        "--no-recovery",
+        action="store_true",
+        help="do not offer autosaved work from a previous crash",
+    )
     return parser
 
 
@@ -37,8 +46,21 @@ def run(args: argparse.Namespace) -> int:
     import os
     from pathlib import Path
 
-    if args.screenshot and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    headless = (
+        sys.platform.startswith("linux")
+        and not os.environ.get("DISPLAY")
+        and not os.environ.get("WAYLAND_DISPLAY")
+        and not os.environ.get("QT_QPA_PLATFORM")
+    )
+    if headless:
+        if not args.screenshot:
+            print(
+                "error: no display to open the designer on (DISPLAY is not set); run it in a "
+                "desktop session, under xvfb-run, or use --screenshot PNG to render headless",
+                file=sys.stderr,
+            )
+            return 2
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
@@ -75,12 +97,14 @@ def run(args: argparse.Namespace) -> int:
     if batch:
         controller = window.results_controller
         if controller is not None and hasattr(controller, "run_batch"):
-            QTimer.singleShot(0, lambda: controller.run_batch(solve=args.solve,
-                                                              screenshot=args.screenshot))
+            QTimer.singleShot(
+                0, lambda: controller.run_batch(solve=args.solve, screenshot=args.screenshot)
+            )
         elif args.solve:
             print("error: solving is not available in this build", file=sys.stderr)
             return 2
         else:
+
             def shoot() -> None:
                 window.canvas.fit_view()
                 ok = window.grab().save(str(args.screenshot))

@@ -37,8 +37,13 @@ from PySide6.QtWidgets import QGraphicsRectItem, QMenu, QToolTip
 from solver.topology import COMPUTE, SWITCH
 
 from . import style
-from .commands import AddLinkCommand, AddNodeCommand, DeleteCommand, MoveNodesCommand
-from .commands import SetDisabledCommand
+from .commands import (
+    AddLinkCommand,
+    AddNodeCommand,
+    DeleteCommand,
+    MoveNodesCommand,
+    SetDisabledCommand,
+)
 from .document import TopologyDocument, make_link, make_node
 
 LABEL_LIMIT = 150  # draw node labels only when at most this many nodes are in view
@@ -72,7 +77,7 @@ class PassiveScatter(pg.ScatterPlotItem):
     """A scatter that never takes clicks (pyqtgraph would give a click on a point to the
     scatter; the canvas's tools handle them in the ViewBox)."""
 
-    def mouseClickEvent(self, ev) -> None:  # noqa: N802 - pyqtgraph API
+    def mouseClickEvent(self, ev) -> None:
         ev.ignore()
 
 
@@ -97,7 +102,7 @@ class GroupFramesItem(pg.GraphicsObject):
         self._bounds = path.boundingRect()
         self.update()
 
-    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
+    def boundingRect(self) -> QRectF:
         return self._bounds
 
     def paint(self, painter, *args) -> None:
@@ -138,14 +143,15 @@ class LabelsItem(pg.GraphicsObject):
         lo, hi = self._xy.min(axis=0), self._xy.max(axis=0)
         px, py = self.pixelSize() if self.getViewBox() is not None else (1.0, 1.0)
         px, py = abs(px or 1.0), abs(py or 1.0)
-        self._bounds = QRectF(lo[0] - 90 * px, lo[1] - 40 * py, hi[0] - lo[0] + 180 * px,
-                              hi[1] - lo[1] + 80 * py)
+        self._bounds = QRectF(
+            lo[0] - 90 * px, lo[1] - 40 * py, hi[0] - lo[0] + 180 * px, hi[1] - lo[1] + 80 * py
+        )
 
-    def viewTransformChanged(self) -> None:  # noqa: N802 - pyqtgraph API
+    def viewTransformChanged(self) -> None:
         self.prepareGeometryChange()
         self._update_bounds()
 
-    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
+    def boundingRect(self) -> QRectF:
         return self._bounds
 
     def paint(self, painter, *args) -> None:
@@ -155,8 +161,11 @@ class LabelsItem(pg.GraphicsObject):
         painter.resetTransform()
         painter.setPen(self._pen)
         painter.setFont(self._font)
-        flags = int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop) if self._below \
+        flags = (
+            int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+            if self._below
             else int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        )
         metrics = painter.fontMetrics()
         for (x, y), text in zip(self._xy, self._texts):
             p = tr.map(QPointF(x, y))
@@ -176,11 +185,11 @@ class FabricViewBox(pg.ViewBox):
         super().__init__(lockAspect=True, enableMenu=False, invertY=True)
         self.canvas = canvas
 
-    def mouseClickEvent(self, ev) -> None:  # noqa: N802 - pyqtgraph API
+    def mouseClickEvent(self, ev) -> None:
         if not self.canvas._on_click(ev):
             super().mouseClickEvent(ev)
 
-    def mouseDragEvent(self, ev, axis=None) -> None:  # noqa: N802 - pyqtgraph API
+    def mouseDragEvent(self, ev, axis=None) -> None:
         if ev.button() == Qt.MouseButton.MiddleButton or (
             self.canvas.tool is Tool.PAN and ev.button() == Qt.MouseButton.LeftButton
         ):
@@ -200,8 +209,9 @@ class FabricCanvas(pg.GraphicsView):
     hovered = Signal(object, object)  # node id or None, link uid or None
     tool_changed = Signal(object)
 
-    def __init__(self, document: TopologyDocument, undo_stack: QUndoStack | None = None,
-                 parent=None) -> None:
+    def __init__(
+        self, document: TopologyDocument, undo_stack: QUndoStack | None = None, parent=None
+    ) -> None:
         super().__init__(parent, background=pg.mkColor(*style.BACKGROUND))
         self.doc = document
         self.undo_stack = undo_stack if undo_stack is not None else QUndoStack(self)
@@ -333,8 +343,9 @@ class FabricCanvas(pg.GraphicsView):
         self._link_colors = colors
         self._build_color_links()
 
-    def highlight_nodes(self, ids: Iterable[str], brush=None, key: str = "default",
-                        size: float = 34) -> None:
+    def highlight_nodes(
+        self, ids: Iterable[str], brush=None, key: str = "default", size: float = 34
+    ) -> None:
         """Draw a halo (``brush``: anything pg.mkBrush takes) behind nodes; empty ids clear it."""
         ids = [i for i in ids if i in self._index]
         self._highlight_args[key] = (ids, brush, size)
@@ -350,7 +361,9 @@ class FabricCanvas(pg.GraphicsView):
             self._highlights[key] = item
         rows = [self._index[i] for i in ids]
         item.setData(
-            pos=self._pos[rows], size=size, brush=pg.mkBrush(brush or (255, 235, 59, 160)),
+            pos=self._pos[rows],
+            size=size,
+            brush=pg.mkBrush(brush or (255, 235, 59, 160)),
             data=ids,
         )
 
@@ -414,8 +427,10 @@ class FabricCanvas(pg.GraphicsView):
             return []
         r = rect.normalized()
         m = (
-            (self._pos[:, 0] >= r.left()) & (self._pos[:, 0] <= r.right())
-            & (self._pos[:, 1] >= r.top()) & (self._pos[:, 1] <= r.bottom())
+            (self._pos[:, 0] >= r.left())
+            & (self._pos[:, 0] <= r.right())
+            & (self._pos[:, 1] >= r.top())
+            & (self._pos[:, 1] <= r.bottom())
         )
         return [self._ids[i] for i in np.nonzero(m)[0]]
 
@@ -472,8 +487,11 @@ class FabricCanvas(pg.GraphicsView):
             classes: dict[tuple[int, str], list[int]] = {}
             for i, (uid, ln) in enumerate(zip(self._link_uids, links)):
                 state = (
-                    "disabled" if doc.is_link_disabled(uid)
-                    else "directed" if ln.directed else "normal"
+                    "disabled"
+                    if doc.is_link_disabled(uid)
+                    else "directed"
+                    if ln.directed
+                    else "normal"
                 )
                 classes.setdefault((style.width_class(ln.bandwidth, lo, hi), state), []).append(i)
             for (wc, state), rows in sorted(classes.items()):
@@ -483,8 +501,9 @@ class FabricCanvas(pg.GraphicsView):
                     "disabled": style.DISABLED_LINK_COLOR,
                 }[state]
                 dashed = state == "disabled"
-                item = pg.PlotCurveItem(connect="pairs",
-                                        pen=self._link_pen(color, wc, dashed, self._thin))
+                item = pg.PlotCurveItem(
+                    connect="pairs", pen=self._link_pen(color, wc, dashed, self._thin)
+                )
                 item._fc_style = (color, wc, dashed)
                 item.setZValue(0)
                 self.view_box.addItem(item)
@@ -527,8 +546,12 @@ class FabricCanvas(pg.GraphicsView):
         if FabricCanvas._NODE_PEN is None:
             FabricCanvas._NODE_PEN = pg.mkPen(255, 255, 255, width=1.2)
         self.nodes_item.setData(
-            pos=self._pos, symbol=self._symbols, brush=self._brushes,
-            size=self._sizes * self._node_scale, pen=FabricCanvas._NODE_PEN, data=self._ids,
+            pos=self._pos,
+            symbol=self._symbols,
+            brush=self._brushes,
+            size=self._sizes * self._node_scale,
+            pen=FabricCanvas._NODE_PEN,
+            data=self._ids,
         )
 
     def _build_groups(self) -> None:
@@ -557,9 +580,13 @@ class FabricCanvas(pg.GraphicsView):
             lo, hi = (bws.min(), bws.max()) if len(bws) else (1.0, 1.0)
             wc_link = np.array([style.width_class(b, lo, hi) for b in bws], dtype=np.int64)
             rows_a = np.array(rows, dtype=np.int64)
-            self._half_cache = (rows_a, np.array(ends, dtype=np.int64),
-                                np.array(whole, dtype=bool), keys,
-                                wc_link[rows_a] if len(rows_a) else rows_a)
+            self._half_cache = (
+                rows_a,
+                np.array(ends, dtype=np.int64),
+                np.array(whole, dtype=bool),
+                keys,
+                wc_link[rows_a] if len(rows_a) else rows_a,
+            )
         return self._half_cache
 
     def _build_color_links(self, update: bool = True) -> None:
@@ -575,8 +602,11 @@ class FabricCanvas(pg.GraphicsView):
                 default = tuple(style.LINK_COLOR)
                 rgba = np.array([_rgba(colors.get(k, default)) for k in keys], dtype=float)
             else:
-                rgba = colors if colors.shape[1] == 4 else np.hstack(
-                    [colors, np.full((len(colors), 1), 255.0)])
+                rgba = (
+                    colors
+                    if colors.shape[1] == 4
+                    else np.hstack([colors, np.full((len(colors), 1), 255.0)])
+                )
             # bounded palette: 16 levels per channel, grouped with the width class
             q = np.clip(np.round(rgba / 17.0), 0, 15).astype(np.int64)
             code = ((q[:, 0] * 16 + q[:, 1]) * 16 + q[:, 2]) * 16 + q[:, 3]
@@ -635,7 +665,7 @@ class FabricCanvas(pg.GraphicsView):
             at = a + (b - a) * 0.62
             sign = 1.0 if self.view_box.yInverted() else -1.0
             ang = np.degrees(np.arctan2(sign * (b[:, 1] - a[:, 1]), b[:, 0] - a[:, 0])) % 360
-            symbols = [_ARROWS[int(round(x / 10)) % 36] for x in ang]
+            symbols = [_ARROWS[round(x / 10) % 36] for x in ang]
             self.arrows_item.setData(
                 pos=at, symbol=symbols, size=13, brush=pg.mkBrush(*style.DIRECTED_LINK_COLOR[:3])
             )
@@ -647,8 +677,9 @@ class FabricCanvas(pg.GraphicsView):
         for _, rows in self._groups:
             p = self._pos[rows]
             lo, hi = p.min(axis=0), p.max(axis=0)
-            rects.append(QRectF(lo[0] - pad, lo[1] - pad, hi[0] - lo[0] + 2 * pad,
-                                hi[1] - lo[1] + 2 * pad))
+            rects.append(
+                QRectF(lo[0] - pad, lo[1] - pad, hi[0] - lo[0] + 2 * pad, hi[1] - lo[1] + 2 * pad)
+            )
         self.groups_item.set_rects(rects)
         self._group_rects = rects
         for key, (ids, brush, size) in list(self._highlight_args.items()):
@@ -699,24 +730,30 @@ class FabricCanvas(pg.GraphicsView):
             return
         rect = self.view_box.viewRect()
         inside = (
-            (self._pos[:, 0] >= rect.left()) & (self._pos[:, 0] <= rect.right())
-            & (self._pos[:, 1] >= rect.top()) & (self._pos[:, 1] <= rect.bottom())
+            (self._pos[:, 0] >= rect.left())
+            & (self._pos[:, 0] <= rect.right())
+            & (self._pos[:, 1] >= rect.top())
+            & (self._pos[:, 1] <= rect.bottom())
         )
         visible = np.nonzero(inside)[0]
         px, _ = self._pixel_size()
         spacing_px = self._nn / abs(px) if px else 0.0  # typical node distance on screen
-        self._set_detail(thin=len(visible) > LOD_NODES,
-                         scale=float(np.clip(round(spacing_px / 30 * 4) / 4, 0.5, 1.0)))
+        self._set_detail(
+            thin=len(visible) > LOD_NODES,
+            scale=float(np.clip(round(spacing_px / 30 * 4) / 4, 0.5, 1.0)),
+        )
         show = visible if len(visible) <= LABEL_LIMIT and spacing_px >= LABEL_SPACING_PX else []
         self.labels_item.set_labels(self._pos[show], [self._ids[i] for i in show])
         # group names: when few groups are in view
         groups = [
-            (g, r) for (g, _), r in zip(self._groups, getattr(self, "_group_rects", []))
+            (g, r)
+            for (g, _), r in zip(self._groups, getattr(self, "_group_rects", []))
             if rect.intersects(r)
         ]
         groups = groups if len(groups) <= 40 else []
-        self.group_labels_item.set_labels([(r.left(), r.top()) for _, r in groups],
-                                          [g for g, _ in groups])
+        self.group_labels_item.set_labels(
+            [(r.left(), r.top()) for _, r in groups], [g for g, _ in groups]
+        )
 
     # ================================================================== gestures
     def _snap(self, x: float, y: float) -> tuple[float, float]:
@@ -789,14 +826,17 @@ class FabricCanvas(pg.GraphicsView):
             elif self.tool is Tool.SELECT and node is not None:
                 if node not in self.doc.selected_nodes:
                     if shift:
-                        self.doc.set_selection(self.doc.selected_nodes | {node},
-                                               self.doc.selected_links)
+                        self.doc.set_selection(
+                            self.doc.selected_nodes | {node}, self.doc.selected_links
+                        )
                     else:
                         self.doc.set_selection([node])
                 self._drag_serial += 1
                 ids = list(self.doc.selected_nodes)
                 self._drag = {
-                    "mode": "move", "id": self._drag_serial, "anchor": (x0, y0),
+                    "mode": "move",
+                    "id": self._drag_serial,
+                    "anchor": (x0, y0),
                     "old": {i: self.doc.position(i) for i in ids},
                 }
             elif self.tool is Tool.SELECT:
@@ -839,8 +879,8 @@ class FabricCanvas(pg.GraphicsView):
     def add_link(self, source: str, target: str, bandwidth=None, directed: bool = False) -> int:
         """Push an AddLinkCommand; returns the new link's uid."""
         cmd = AddLinkCommand(
-            self.doc, make_link(source, target, bandwidth or self.default_bandwidth,
-                                directed=directed)
+            self.doc,
+            make_link(source, target, bandwidth or self.default_bandwidth, directed=directed),
         )
         self.undo_stack.push(cmd)
         return cmd.uid
@@ -865,7 +905,9 @@ class FabricCanvas(pg.GraphicsView):
             if node not in doc.selected_nodes:
                 doc.set_selection([node])
             off = node in doc.disabled_nodes
-            act = menu.addAction(f"Enable node {node}" if off else f"Disable node {node} (what if it fails)")
+            act = menu.addAction(
+                f"Enable node {node}" if off else f"Disable node {node} (what if it fails)"
+            )
             act.triggered.connect(
                 lambda: self.undo_stack.push(SetDisabledCommand(doc, [node], (), not off))
             )
@@ -874,7 +916,9 @@ class FabricCanvas(pg.GraphicsView):
                 doc.set_selection((), [link])
             off = link in doc.disabled_links
             label = doc.links[link].label
-            act = menu.addAction(f"Enable link {label}" if off else f"Disable link {label} (what if it fails)")
+            act = menu.addAction(
+                f"Enable link {label}" if off else f"Disable link {label} (what if it fails)"
+            )
             act.triggered.connect(
                 lambda: self.undo_stack.push(SetDisabledCommand(doc, (), [link], not off))
             )

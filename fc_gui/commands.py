@@ -89,10 +89,10 @@ class MoveNodesCommand(QUndoCommand):
         super().__init__(f"Move {len(new)} node(s)")
         self.doc, self.old, self.new, self.drag_id = doc, dict(old), dict(new), drag_id
 
-    def id(self) -> int:  # noqa: A003 - Qt API
+    def id(self) -> int:
         return _MOVE_ID if self.drag_id is not None else -1
 
-    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 - Qt API
+    def mergeWith(self, other: QUndoCommand) -> bool:
         if not isinstance(other, MoveNodesCommand) or other.drag_id != self.drag_id:
             return False
         for k, v in other.old.items():

@@ -270,7 +270,7 @@ class TopologyDocument(QObject):
         """
         ids = [i for i in node_ids if i in self._nodes]
         idset = set(ids)
-        uids = set(u for u in link_uids if u in self._links) | set(self.links_of(idset))
+        uids = {u for u in link_uids if u in self._links} | set(self.links_of(idset))
         nodes = [self._nodes.pop(i) for i in ids]
         links = {u: self._links.pop(u) for u in sorted(uids)}
         dis_n = self._disabled_nodes & idset
@@ -326,7 +326,9 @@ class TopologyDocument(QObject):
         self.positions_changed.emit(list(positions))
         self.changed.emit()
 
-    def set_disabled(self, node_ids: Iterable[str], link_uids: Iterable[int], disabled: bool) -> None:
+    def set_disabled(
+        self, node_ids: Iterable[str], link_uids: Iterable[int], disabled: bool
+    ) -> None:
         """Take nodes/links out of (or back into) service for a what-if solve."""
         nodes = set(node_ids) & set(self._nodes)
         links = set(link_uids) & set(self._links)
@@ -362,16 +364,23 @@ class TopologyDocument(QObject):
         self.set_selection(self._nodes, self._links)
 
 
-def make_node(node_id: str, kind: str, role: str = "", x: float = 0.0, y: float = 0.0,
-              group: str | None = None) -> Node:
+def make_node(
+    node_id: str,
+    kind: str,
+    role: str = "",
+    x: float = 0.0,
+    y: float = 0.0,
+    group: str | None = None,
+) -> Node:
     """A new node (validating the kind)."""
     if kind not in (COMPUTE, SWITCH):
         raise TopologyError(f"kind must be 'compute' or 'switch', got {kind!r}")
     return Node(id=node_id, kind=kind, role=role, x=float(x), y=float(y), group=group)
 
 
-def make_link(source: str, target: str, bandwidth: Fraction | int | str, latency=None,
-              directed: bool = False) -> Link:
+def make_link(
+    source: str, target: str, bandwidth: Fraction | int | str, latency=None, directed: bool = False
+) -> Link:
     """A new link with an exact bandwidth (> 0)."""
     from solver.topology import to_fraction
 

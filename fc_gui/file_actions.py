@@ -83,8 +83,9 @@ class FileActions:
             m.addAction(a)
             return a
 
-        self.new_action = act("&New from template…", self.new_from_template,
-                              QKeySequence.StandardKey.New)
+        self.new_action = act(
+            "&New from template…", self.new_from_template, QKeySequence.StandardKey.New
+        )
         self.open_action = act("&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
         self.recent_menu = m.addMenu("Open &recent")
         m.addSeparator()
@@ -170,20 +171,28 @@ class FileActions:
     def open_dialog(self) -> None:
         if not self.confirm_discard("opening another file"):
             return
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open fabric", self._last_dir(),
-                                              OPEN_FILTER)
+        path, _ = QFileDialog.getOpenFileName(
+            self.window, "Open fabric", self._last_dir(), OPEN_FILTER
+        )
         if path:
             self.open_path(path)
 
     def import_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Import fabric", self._last_dir(),
-                                              OPEN_FILTER)
+        path, _ = QFileDialog.getOpenFileName(
+            self.window, "Import fabric", self._last_dir(), OPEN_FILTER
+        )
         if not path:
             return
         options = {}
         if format_for(path) == "nccl-xml":
-            boxes, ok = QInputDialog.getInt(self.window, "NCCL topology import",
-                                            "Number of boxes (joined by an IB switch):", 1, 1, 512)
+            boxes, ok = QInputDialog.getInt(
+                self.window,
+                "NCCL topology import",
+                "Number of boxes (joined by an IB switch):",
+                1,
+                1,
+                512,
+            )
             if not ok:
                 return
             options["boxes"] = boxes
@@ -199,8 +208,9 @@ class FileActions:
     def new_fabric(self, topo: Topology) -> None:
         """Replace the fabric by ``topo`` as one undoable command (the file becomes untitled)."""
         w = self.window
-        w.undo_stack.push(ReplaceTopologyCommand(w.document, with_positions(topo),
-                                                 f"New {topo.name}"))
+        w.undo_stack.push(
+            ReplaceTopologyCommand(w.document, with_positions(topo), f"New {topo.name}")
+        )
         w.file_path = None
         w.canvas.fit_view()
         w._update_title()
@@ -213,9 +223,13 @@ class FileActions:
         return self.save_to(w.file_path)
 
     def save_as(self) -> bool:
-        start = str(self.window.file_path or Path(self._last_dir()) / f"{_slug(self.window.document.name)}.json")
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save fabric", start,
-                                              "ForestColl v1 (*.json)")
+        start = str(
+            self.window.file_path
+            or Path(self._last_dir()) / f"{_slug(self.window.document.name)}.json"
+        )
+        path, _ = QFileDialog.getSaveFileName(
+            self.window, "Save fabric", start, "ForestColl v1 (*.json)"
+        )
         if not path:
             return False
         if not path.lower().endswith(".json"):
@@ -268,8 +282,11 @@ class FileActions:
         box.setWindowTitle("Unsaved changes")
         box.setText(f"The fabric {self.window.document.name!r} has unsaved changes.")
         box.setInformativeText("Save them before " + (reason or "continuing") + "?")
-        box.setStandardButtons(QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
-                               | QMessageBox.StandardButton.Cancel)
+        box.setStandardButtons(
+            QMessageBox.StandardButton.Save
+            | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel
+        )
         box.setDefaultButton(QMessageBox.StandardButton.Save)
         answer = box.exec()
         if answer == QMessageBox.StandardButton.Save:
@@ -295,8 +312,9 @@ class FileActions:
         menu.clear()
         files = self.recent_files()
         for f in files:
-            menu.addAction(f, lambda f=f: self.confirm_discard("opening another file")
-                           and self.open_path(f))
+            menu.addAction(
+                f, lambda f=f: self.confirm_discard("opening another file") and self.open_path(f)
+            )
         menu.setEnabled(bool(files))
 
     def _last_dir(self) -> str:
@@ -310,8 +328,10 @@ class FileActions:
             return False
         topo = w.document.to_topology(include_disabled=True)
         data = v1.to_dict(topo)
-        data[RECOVERY_KEY] = {"file": str(w.file_path) if w.file_path else None,
-                              "time": time.strftime("%Y-%m-%d %H:%M:%S")}
+        data[RECOVERY_KEY] = {
+            "file": str(w.file_path) if w.file_path else None,
+            "time": time.strftime("%Y-%m-%d %H:%M:%S"),
+        }
         try:
             self.state_dir().mkdir(parents=True, exist_ok=True)
             atomic_write_text(self.recovery_path(), json.dumps(data, indent=1))
@@ -343,8 +363,10 @@ class FileActions:
             self.remove_recovery()
             return False
         meta = v1.plain(meta) if isinstance(meta, dict) else {}
-        text = (f"ForestColl Designer did not close properly. Restore the unsaved fabric "
-                f"{topo.name!r} from {meta.get('time', 'the last autosave')}?")
+        text = (
+            f"ForestColl Designer did not close properly. Restore the unsaved fabric "
+            f"{topo.name!r} from {meta.get('time', 'the last autosave')}?"
+        )
         if ask is None:
             answer = QMessageBox.question(self.window, "Recover unsaved work", text)
             restore = answer == QMessageBox.StandardButton.Yes
@@ -354,8 +376,9 @@ class FileActions:
             self.remove_recovery()
             return False
         w = self.window
-        w.undo_stack.push(ReplaceTopologyCommand(w.document, with_positions(topo),
-                                                 "Recover unsaved work"))
+        w.undo_stack.push(
+            ReplaceTopologyCommand(w.document, with_positions(topo), "Recover unsaved work")
+        )
         original = meta.get("file")
         w.file_path = Path(original) if original else None
         w.canvas.fit_view()

@@ -93,7 +93,9 @@ class Inspector(QWidget):
         f.addRow("Position", self.node_pos)
         f.addRow("Links", self.node_links)
         self.node_id.editingFinished.connect(self._apply_node_id)
-        self.node_kind.activated.connect(lambda *_: self._apply_node(kind=self.node_kind.currentText()))
+        self.node_kind.activated.connect(
+            lambda *_: self._apply_node(kind=self.node_kind.currentText())
+        )
         self.node_role.lineEdit().editingFinished.connect(
             lambda: self._apply_node(role=self.node_role.currentText().strip())
         )
@@ -273,8 +275,12 @@ class Inspector(QWidget):
     def _apply_links(self, make) -> None:
         uids = self._selected_links()
         new = {u: make(self.doc.links[u]) for u in uids}
-        new = {u: ln for u, ln in new.items() if ln != self.doc.links[u] or
-               (ln.latency, ln.directed) != (self.doc.links[u].latency, self.doc.links[u].directed)}
+        new = {
+            u: ln
+            for u, ln in new.items()
+            if ln != self.doc.links[u]
+            or (ln.latency, ln.directed) != (self.doc.links[u].latency, self.doc.links[u].directed)
+        }
         if new:
             self.undo_stack.push(SetLinkPropsCommand(self.doc, new))
 

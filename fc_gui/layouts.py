@@ -18,8 +18,17 @@ Positions = dict[str, tuple[float, float]]
 SPACING = 100.0
 
 # vertical tier of a role in the layered layout (0 = top)
-_TIERS = {"nvswitch": 0, "xgmi": 0, "pcie": 0, "cpu": 0, "nic": 2, "leaf": 3, "ib": 3,
-          "rail": 3, "spine": 4}
+_TIERS = {
+    "nvswitch": 0,
+    "xgmi": 0,
+    "pcie": 0,
+    "cpu": 0,
+    "nic": 2,
+    "leaf": 3,
+    "ib": 3,
+    "rail": 3,
+    "spine": 4,
+}
 
 
 def _tier(kind: str, role: str) -> int:
@@ -75,6 +84,7 @@ def layered(topo: Topology) -> Positions:
 
 def circular(topo: Topology) -> Positions:
     """Compute nodes on a circle (in group order), switches on an inner circle."""
+
     def order(nodes):
         return sorted(nodes, key=lambda n: (n.group or "", 0))  # stable: keeps file order
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import ClassVar
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QUndoStack
@@ -78,8 +79,9 @@ class ClipboardActions:
             return 0
         idset = set(ids)
         links = [ln for ln in doc.links.values() if ln.source in idset and ln.target in idset]
-        topo = Topology(name="clipboard", nodes=tuple(doc.nodes[i] for i in ids),
-                        links=tuple(links))
+        topo = Topology(
+            name="clipboard", nodes=tuple(doc.nodes[i] for i in ids), links=tuple(links)
+        )
         text = v1.dumps(topo)
         mime = QMimeData()
         mime.setData(self.MIME, text.encode("utf-8"))
@@ -148,8 +150,14 @@ class MainWindow(QMainWindow):
 
         self.menus = {}
         bar = self.menuBar()
-        for key, title in (("file", "&File"), ("edit", "&Edit"), ("view", "&View"),
-                           ("solve", "&Solve"), ("export", "E&xport"), ("help", "&Help")):
+        for key, title in (
+            ("file", "&File"),
+            ("edit", "&Edit"),
+            ("view", "&View"),
+            ("solve", "&Solve"),
+            ("export", "E&xport"),
+            ("help", "&Help"),
+        ):
             self.menus[key] = bar.addMenu(title)
         self.file_menu = self.menus["file"]
         self.edit_menu = self.menus["edit"]
@@ -179,8 +187,9 @@ class MainWindow(QMainWindow):
             self.file_actions.offer_recovery()
 
     # ------------------------------------------------------------------ extension API
-    def add_dock(self, widget: QWidget, area=Qt.DockWidgetArea.RightDockWidgetArea,
-                 title: str = "") -> QDockWidget:
+    def add_dock(
+        self, widget: QWidget, area=Qt.DockWidgetArea.RightDockWidgetArea, title: str = ""
+    ) -> QDockWidget:
         """Put ``widget`` in a dock at ``area``; its show/hide toggle goes into View > Panels."""
         dock = QDockWidget(title or widget.windowTitle(), self)
         dock.setObjectName(f"dock-{title or id(widget)}")
@@ -225,7 +234,9 @@ class MainWindow(QMainWindow):
         m.addAction(self.clipboard.copy_action)
         m.addAction(self.clipboard.paste_action)
         self.delete_action = QAction("&Delete", self)
-        self.delete_action.setShortcuts([QKeySequence.StandardKey.Delete, QKeySequence("Backspace")])
+        self.delete_action.setShortcuts(
+            [QKeySequence.StandardKey.Delete, QKeySequence("Backspace")]
+        )
         self.delete_action.triggered.connect(self.canvas.delete_selection)
         m.addAction(self.delete_action)
         m.addSeparator()
@@ -241,8 +252,13 @@ class MainWindow(QMainWindow):
         self.tools_toolbar = tb
         self.tool_actions: dict[Tool, QAction] = {}
         group = QActionGroup(self)
-        keys = {Tool.SELECT: "S", Tool.PAN: "H", Tool.ADD_COMPUTE: "C", Tool.ADD_SWITCH: "W",
-                Tool.ADD_LINK: "L"}
+        keys = {
+            Tool.SELECT: "S",
+            Tool.PAN: "H",
+            Tool.ADD_COMPUTE: "C",
+            Tool.ADD_SWITCH: "W",
+            Tool.ADD_LINK: "L",
+        }
         for tool in Tool:
             act = QAction(tool.value.capitalize(), self, checkable=True)
             act.setShortcut(QKeySequence(keys[tool]))
@@ -261,21 +277,24 @@ class MainWindow(QMainWindow):
         tb.addWidget(QLabel(" New link GB/s "))
         self.bandwidth_edit = QLineEdit(self.canvas.default_bandwidth)
         self.bandwidth_edit.setMaximumWidth(70)
-        self.bandwidth_edit.setToolTip("Bandwidth of links drawn with the Add link tool "
-                                       "(GB/s per direction, > 0)")
+        self.bandwidth_edit.setToolTip(
+            "Bandwidth of links drawn with the Add link tool (GB/s per direction, > 0)"
+        )
         self.bandwidth_edit.editingFinished.connect(self._set_default_bandwidth)
         tb.addWidget(self.bandwidth_edit)
         tb.addSeparator()
         tb.addAction(self.delete_action)
-        for text, slot, signal in (("Undo", self.undo_stack.undo, self.undo_stack.canUndoChanged),
-                                   ("Redo", self.undo_stack.redo, self.undo_stack.canRedoChanged)):
+        for text, slot, signal in (
+            ("Undo", self.undo_stack.undo, self.undo_stack.canUndoChanged),
+            ("Redo", self.undo_stack.redo, self.undo_stack.canRedoChanged),
+        ):
             act = tb.addAction(text, slot)  # fixed text; the Edit menu names the command
             act.setEnabled(False)
             signal.connect(act.setEnabled)
 
-    TOOL_HINTS = {
+    TOOL_HINTS: ClassVar[dict] = {
         Tool.SELECT: "Click to select, Shift+click to add, drag a node to move, drag on empty "
-                     "space for a rubber band; right-click for what-if",
+        "space for a rubber band; right-click for what-if",
         Tool.PAN: "Drag to pan, wheel to zoom (middle-drag pans in every tool)",
         Tool.ADD_COMPUTE: "Click to add a compute node (GPU)",
         Tool.ADD_SWITCH: "Click to add a switch",
@@ -308,7 +327,9 @@ class MainWindow(QMainWindow):
             self.bandwidth_edit.setStyleSheet("QLineEdit { border: 2px solid #d32f2f; }")
             self.statusBar().showMessage(
                 f"new link bandwidth must be a number > 0 GB/s, got {text!r}; "
-                f"keeping {self.canvas.default_bandwidth}", 10000)
+                f"keeping {self.canvas.default_bandwidth}",
+                10000,
+            )
 
     def _build_view_menu(self) -> None:
         m = self.view_menu
@@ -372,11 +393,12 @@ class MainWindow(QMainWindow):
         from solver import __version__
 
         QMessageBox.about(
-            self, APP_NAME,
+            self,
+            APP_NAME,
             f"{APP_NAME} {__version__}\nThroughput-optimal collective schedules (ForestColl).",
         )
 
-    def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
+    def closeEvent(self, event) -> None:
         if self.file_actions.confirm_discard("closing"):
             self.file_actions.remove_recovery()
             event.accept()

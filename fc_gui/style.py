@@ -85,4 +85,4 @@ def width_class(bandwidth: Fraction | float, lo: float, hi: float) -> int:
     if hi <= lo or b <= 0:
         return n // 2
     t = (math.log(b) - math.log(lo)) / (math.log(hi) - math.log(lo))
-    return max(0, min(n - 1, int(round(t * (n - 1)))))
+    return max(0, min(n - 1, round(t * (n - 1))))

@@ -18,13 +18,21 @@ def register(subparsers):
         "program exits (works headless).",
         "forestcoll gui sample_topologies/dgx_a100_2x.json --solve --screenshot out.png",
     )
-    parser.add_argument("topo", nargs="?", metavar="TOPO",
-                        help="fabric file to open (default: built-in 2x DGX A100)")
+    parser.add_argument(
+        "topo",
+        nargs="?",
+        metavar="TOPO",
+        help="fabric file to open (default: built-in 2x DGX A100)",
+    )
     parser.add_argument("--solve", action="store_true", help="solve right after opening")
-    parser.add_argument("--screenshot", metavar="PNG",
-                        help="render the window to PNG (after --solve) and exit")
-    parser.add_argument("--no-recovery", action="store_true",
-                        help="do not offer autosaved work from a previous crash")
+    parser.add_argument(
+        "--screenshot", metavar="PNG", help="render the window to PNG (after --solve) and exit"
+    )
+    parser.add_argument(
+        "--no-recovery",
+        action="store_true",
+        help="do not offer autosaved work from a previous crash",
+    )
     parser.set_defaults(func=run)
     return parser
 

@@ -106,29 +106,37 @@ def test_highlight_and_overlay_items(canvas):
 def test_hit_testing(canvas):
     x, y = canvas.doc.position("b0.gpu2")
     assert canvas.node_at(x, y) == "b0.gpu2"
-    px, py = canvas._pixel_size()
+    px, _ = canvas._pixel_size()
     assert canvas.node_at(x + 40 * px, y) is None
-    (uid,) = [u for u, ln in canvas.doc.links.items()
-              if {ln.source, ln.target} == {"b0.gpu2", "b0.nic2"}]
+    (uid,) = [
+        u for u, ln in canvas.doc.links.items() if {ln.source, ln.target} == {"b0.gpu2", "b0.nic2"}
+    ]
     x2, y2 = canvas.doc.position("b0.nic2")
     assert canvas.link_at((x + x2) / 2, (y + y2) / 2) == uid
 
 
 def test_click_shift_click_and_rubber_band_select(qtbot, canvas):
     vp = canvas.viewport()
-    QTest.mouseClick(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
-                     screen_point(canvas, "b0.gpu1"))
+    QTest.mouseClick(
+        vp,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+        screen_point(canvas, "b0.gpu1"),
+    )
     assert canvas.doc.selected_nodes == {"b0.gpu1"}
-    QTest.mouseClick(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier,
-                     screen_point(canvas, "b0.gpu4"))
+    QTest.mouseClick(
+        vp,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.ShiftModifier,
+        screen_point(canvas, "b0.gpu4"),
+    )
     assert canvas.doc.selected_nodes == {"b0.gpu1", "b0.gpu4"}
     # rubber band around the first box's GPUs only
     a = screen_point(canvas, "b0.gpu0") + QPoint(-15, -15)
     b = screen_point(canvas, "b0.gpu7") + QPoint(15, 15)
     drag(qtbot, canvas, a, b)
     assert canvas.doc.selected_nodes == {f"b0.gpu{i}" for i in range(8)}
-    QTest.mouseClick(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
-                     QPoint(3, 3))
+    QTest.mouseClick(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, QPoint(3, 3))
     assert canvas.doc.selected_nodes == frozenset()
 
 
@@ -154,11 +162,16 @@ def test_add_tools_create_nodes_and_links(qtbot, canvas):
     doc, stack = canvas.doc, canvas.undo_stack
     n0, m0 = len(doc.nodes), len(doc.links)
     canvas.set_tool(Tool.ADD_COMPUTE)
-    QTest.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton,
-                     Qt.KeyboardModifier.NoModifier, QPoint(40, 40))
+    QTest.mouseClick(
+        canvas.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, QPoint(40, 40)
+    )
     canvas.set_tool(Tool.ADD_SWITCH)
-    QTest.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton,
-                     Qt.KeyboardModifier.NoModifier, QPoint(40, 120))
+    QTest.mouseClick(
+        canvas.viewport(),
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+        QPoint(40, 120),
+    )
     assert len(doc.nodes) == n0 + 2
     new_gpu, new_sw = list(doc.nodes)[-2:]
     assert doc.nodes[new_gpu].kind == "compute" and doc.nodes[new_sw].kind == "switch"

@@ -56,9 +56,11 @@ def test_build_a_fabric_then_undo_and_redo_everything(qapp, stack):
     stack.push(MoveNodesCommand(doc, {"g0": (0, 100)}, {"g0": (-50, 120)}))
     stack.push(SetNodePropsCommand(doc, "g3", make_node("gpu3", "compute", "gpu", 300, 100)))
     uids = list(doc.links)
-    stack.push(SetLinkPropsCommand(doc, {
-        u: make_link(doc.links[u].source, doc.links[u].target, 150) for u in uids[:2]
-    }))
+    stack.push(
+        SetLinkPropsCommand(
+            doc, {u: make_link(doc.links[u].source, doc.links[u].target, 150) for u in uids[:2]}
+        )
+    )
     stack.push(SetDisabledCommand(doc, [], [uids[-1]], True))
     stack.push(SetNameCommand(doc, "hand-made"))
     built = state(doc)
@@ -94,8 +96,14 @@ def test_a_drag_is_one_command_but_two_drags_are_two(qapp, stack):
     doc = TopologyDocument(ring(4))
     start = doc.position("gpu0")
     for step in range(1, 6):
-        stack.push(MoveNodesCommand(doc, {"gpu0": doc.position("gpu0")},
-                                    {"gpu0": (start[0] + step, start[1])}, drag_id=1))
+        stack.push(
+            MoveNodesCommand(
+                doc,
+                {"gpu0": doc.position("gpu0")},
+                {"gpu0": (start[0] + step, start[1])},
+                drag_id=1,
+            )
+        )
     assert stack.count() == 1
     stack.push(MoveNodesCommand(doc, {"gpu0": doc.position("gpu0")}, {"gpu0": (0, 0)}, drag_id=2))
     assert stack.count() == 2
@@ -125,8 +133,11 @@ def test_replace_topology_then_later_commands_replay_exactly(qapp, stack):
 def test_paste_copies_only_inner_links_with_fresh_ids(qapp, stack):
     doc = TopologyDocument(dgx_a100(1))
     picked = [doc.nodes[i] for i in ("b0.gpu0", "b0.gpu1", "b0.nvsw")]
-    inner = [ln for ln in doc.links.values()
-             if {ln.source, ln.target} <= {"b0.gpu0", "b0.gpu1", "b0.nvsw"}]
+    inner = [
+        ln
+        for ln in doc.links.values()
+        if {ln.source, ln.target} <= {"b0.gpu0", "b0.gpu1", "b0.nvsw"}
+    ]
     nodes, links = renamed_copies(doc, picked, doc.links.values(), (40, 40))
     assert [n.id for n in nodes] == ["b0.gpu0_copy", "b0.gpu1_copy", "b0.nvsw_copy"]
     assert len(links) == len(inner) == 2
@@ -158,12 +169,22 @@ def test_layouts_are_one_undoable_command(qapp, stack, key):
 ops = st.lists(
     st.one_of(
         st.tuples(st.just("node"), st.sampled_from(["compute", "switch"])),
-        st.tuples(st.just("link"), st.integers(0, 50), st.integers(0, 50),
-                  st.fractions(min_value=Fraction(1, 8), max_value=400), st.booleans()),
+        st.tuples(
+            st.just("link"),
+            st.integers(0, 50),
+            st.integers(0, 50),
+            st.fractions(min_value=Fraction(1, 8), max_value=400),
+            st.booleans(),
+        ),
         st.tuples(st.just("del_node"), st.integers(0, 50)),
         st.tuples(st.just("del_link"), st.integers(0, 50)),
-        st.tuples(st.just("move"), st.integers(0, 50), st.integers(0, 50),
-                  st.floats(-500, 500), st.floats(-500, 500)),
+        st.tuples(
+            st.just("move"),
+            st.integers(0, 50),
+            st.integers(0, 50),
+            st.floats(-500, 500),
+            st.floats(-500, 500),
+        ),
         st.tuples(st.just("bw"), st.integers(0, 50), st.fractions(min_value=1, max_value=99)),
         st.tuples(st.just("disable"), st.integers(0, 50), st.booleans()),
         st.tuples(st.just("rename"), st.integers(0, 50)),
@@ -194,8 +215,11 @@ def test_any_edit_sequence_undoes_and_redoes_exactly(qapp, sequence):
             stack.push(DeleteCommand(doc, [], [uids[op[1] % len(uids)]]))
         elif kind == "move" and ids:
             nid = ids[op[1] % len(ids)]
-            stack.push(MoveNodesCommand(doc, {nid: doc.position(nid)}, {nid: (op[3], op[4])},
-                                        drag_id=op[2] % 3))
+            stack.push(
+                MoveNodesCommand(
+                    doc, {nid: doc.position(nid)}, {nid: (op[3], op[4])}, drag_id=op[2] % 3
+                )
+            )
         elif kind == "bw" and uids:
             u = uids[op[1] % len(uids)]
             from dataclasses import replace

@@ -5,7 +5,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings
@@ -23,8 +22,9 @@ def make_window(qtbot, tmp_path):
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
 
     def make(topo=None, **kw):
-        w = MainWindow(topo, settings=settings, state_dir=tmp_path / "state",
-                       install_results=False, **kw)
+        w = MainWindow(
+            topo, settings=settings, state_dir=tmp_path / "state", install_results=False, **kw
+        )
         qtbot.addWidget(w)
         w.file_actions.confirm_discard = lambda reason="": True  # tests decide explicitly
         return w
@@ -65,8 +65,7 @@ def test_save_open_round_trip_and_modified_marker(make_window, tmp_path):
     assert "spare" in w2.document.nodes
 
 
-def test_bad_file_shows_a_one_line_error_and_keeps_the_fabric(make_window, tmp_path,
-                                                               monkeypatch):
+def test_bad_file_shows_a_one_line_error_and_keeps_the_fabric(make_window, tmp_path, monkeypatch):
     w = make_window()
     before = v1.dumps(w.document.to_topology())
     seen = errors_of(w, monkeypatch)
@@ -99,9 +98,13 @@ def test_import_and_export_other_formats(make_window, tmp_path):
 
 
 def test_graph_without_positions_gets_a_layout(make_window, tmp_path):
-    data = {"directed": False, "nodes": [{"id": f"g{i}", "kind": "compute"} for i in range(4)],
-            "links": [{"source": f"g{i}", "target": f"g{(i + 1) % 4}", "bandwidth": 10}
-                      for i in range(4)]}
+    data = {
+        "directed": False,
+        "nodes": [{"id": f"g{i}", "kind": "compute"} for i in range(4)],
+        "links": [
+            {"source": f"g{i}", "target": f"g{(i + 1) % 4}", "bandwidth": 10} for i in range(4)
+        ],
+    }
     path = tmp_path / "plain.nodelink.json"
     path.write_text(json.dumps(data))
     w = make_window()
@@ -117,8 +120,9 @@ def test_close_with_unsaved_changes_asks(make_window, monkeypatch, tmp_path):
     w.undo_stack.push(AddNodeCommand(w.document, make_node("x", "compute")))
     answers = [QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Discard]
     asked = []
-    monkeypatch.setattr(QMessageBox, "exec", lambda self: asked.append(self.text())
-                        or answers.pop(0))
+    monkeypatch.setattr(
+        QMessageBox, "exec", lambda self: asked.append(self.text()) or answers.pop(0)
+    )
     assert not w.close()
     assert w.isVisible() and len(asked) == 1 and "unsaved" in asked[0]
     assert w.close()
@@ -133,8 +137,7 @@ def test_autosave_and_recovery_after_a_crash(make_window, tmp_path, monkeypatch)
     rec = w.file_actions.recovery_path()
     assert rec.exists()
     # "crash": the window goes away without a clean close; a new one offers the work back
-    monkeypatch.setattr(QMessageBox, "question",
-                        lambda *a, **k: QMessageBox.StandardButton.Yes)
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
     w2 = make_window(dgx_a100(1), check_recovery=True)
     assert "late" in w2.document.nodes and w2.is_modified()
     from fc_gui.file_actions import RECOVERY_KEY
@@ -185,8 +188,14 @@ def test_copy_paste_with_links_is_one_command(make_window):
 
 def _run_gui(args, tmp_path):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path))
-    return subprocess.run([sys.executable, "-m", "solver.cli", "gui", *args], env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "solver.cli", "gui", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_gui_command_bad_file_and_help(tmp_path):
@@ -216,3 +225,22 @@ def test_layout_menu_entries_are_undoable(make_window):
     assert w.canvas.node_positions() != before
     w.undo_stack.undo()
     assert w.canvas.node_positions() == before
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="DISPLAY is an X11 notion")
+def test_gui_command_without_display_says_so(tmp_path):
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+    }
+    env["HOME"] = str(tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-m", "solver.cli", "gui"],
+        env=env,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 2 and "no display" in out.stderr and "Traceback" not in out.stderr

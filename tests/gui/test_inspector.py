@@ -38,8 +38,13 @@ def test_link_bandwidth_validation(qtbot, env):
     doc.set_selection((), [uid])
     assert ins.stack.currentWidget() is ins.link_page
     assert ins.link_bw.text() == "300"
-    for bad, words in (("-5", "> 0"), ("0", "> 0"), ("abc", "number"), ("nan", "finite"),
-                       ("", "required")):
+    for bad, words in (
+        ("-5", "> 0"),
+        ("0", "> 0"),
+        ("abc", "number"),
+        ("nan", "finite"),
+        ("", "required"),
+    ):
         type_into(qtbot, ins.link_bw, bad)
         assert words in ins.message.text(), bad
         assert "d32f2f" in ins.link_bw.styleSheet()
@@ -74,8 +79,11 @@ def test_latency_and_direction(qtbot, env):
 
 def test_several_links_edited_at_once(qtbot, env):
     doc, stack, ins = env
-    uids = [link_between(doc, "b0.gpu0", "b0.nvsw"), link_between(doc, "b0.gpu0", "b0.nic0"),
-            link_between(doc, "b1.gpu0", "b1.nic0")]
+    uids = [
+        link_between(doc, "b0.gpu0", "b0.nvsw"),
+        link_between(doc, "b0.gpu0", "b0.nic0"),
+        link_between(doc, "b1.gpu0", "b1.nic0"),
+    ]
     doc.set_selection((), uids)
     assert ins.link_bw.text() == "" and ins.link_bw.placeholderText() == "mixed"
     assert "3 links" in ins.title.text()
@@ -87,8 +95,9 @@ def test_several_links_edited_at_once(qtbot, env):
     stack.undo()
     assert [doc.links[u].bandwidth for u in uids] == [300, 25, 25]
     doc.set_selection((), uids[:1] + [link_between(doc, "ib0", "b0.nic0")])
-    doc.links  # one directed + one not: tri-state box
     from dataclasses import replace
+
+    # one directed + one not: tri-state box
 
     doc.replace_links({uids[0]: replace(doc.links[uids[0]], directed=True)})
     assert ins.link_directed.checkState() == Qt.CheckState.PartiallyChecked
@@ -121,7 +130,7 @@ def test_node_id_kind_role_group(qtbot, env):
 
 
 def test_fabric_page_when_nothing_selected(qtbot, env):
-    doc, stack, ins = env
+    doc, _stack, ins = env
     doc.set_selection()
     assert ins.stack.currentWidget() is ins.fabric_page
     assert "16 compute nodes" in ins.fabric_counts.text()
