@@ -147,6 +147,15 @@ def test_limits_are_named_when_the_schedule_cannot_fit(monkeypatch):
         build_program(solved("dgx2", "allgather", 1), "msccl-executor")
 
 
+def test_xml_element_limit_is_named(monkeypatch):
+    from solver.msccl import runtimes
+
+    small = runtimes.Runtime("rccl", max_steps=64, max_threadblocks=104, max_xml_nodes=20)
+    monkeypatch.setitem(runtimes.RUNTIMES, "rccl", small)
+    with pytest.raises(MscclError, match=r"XML elements, more than the rccl reader keeps \(20\)"):
+        build_program(solved("dgx2", "allreduce", 1), "rccl")
+
+
 def test_write_xml_is_checked_and_atomic(tmp_path):
     out = tmp_path / "ag.xml"
     report = write_xml(out, bfs_schedule(ring(4)), "rccl")
@@ -158,7 +167,9 @@ def test_write_xml_is_checked_and_atomic(tmp_path):
 
 def test_xml_round_trip_through_parser():
     text = export_xml(bfs_schedule(ring(4), "allreduce"))
-    assert to_xml(parse_xml(text)) == text
+    assert "<!-- ranks: 0=" in text  # the rank order is recorded for the user
+    without_comments = "".join(ln + "\n" for ln in text.splitlines() if "<!--" not in ln)
+    assert to_xml(parse_xml(text)) == without_comments
 
 
 # ------------------------------------------------------------------ hand-broken XMLs fail
@@ -223,6 +234,8 @@ def test_checker_rules_on_mutations(good_text):
         (r'type="rrc"', 'type="xx"', "unknown type 'xx'"),
         (r'cnt="1"', 'cnt="0"', "cnt 0 must be between 1 and 71"),
         (r'minBytes="0"', 'minBytes="-5"', "minBytes -5"),
+        (r'o_chunks="4"', 'o_chunks="3"', "do not match nchunksperloop 4 for allreduce"),
+        (r'send="1"', 'send="9"', "send peer 9 must be -1 or a rank 0..3"),
     ]
     for pattern, repl, message in cases:
         with pytest.raises(MscclError, match=re.escape(message)):

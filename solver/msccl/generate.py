@@ -247,6 +247,7 @@ def build_program(
         min_bytes,
         max_bytes,
         name,
+        ids,
     )
     return program
 
@@ -422,6 +423,7 @@ def _assemble(
     min_bytes,
     max_bytes,
     name,
+    ids,
 ):
     half = rt.max_steps // 2
     k_hint = (
@@ -562,9 +564,10 @@ def _assemble(
         outofplace=1,
         min_bytes=min_bytes,
         max_bytes=max_bytes,
+        comments=_comments(schedule, rt, C, instances, ids),
     )
     for r in range(n):
-        g = Gpu(r, i_chunks, o_chunks, s_chunks[r] * 1)
+        g = Gpu(r, i_chunks, o_chunks, s_chunks[r])
         for tb, seq in zip(gpus[r], placed[r]):
             if len(seq) > rt.max_steps:
                 raise MscclError(
@@ -591,6 +594,27 @@ def _assemble(
                         )
                     )
             g.tbs.append(tb)
+        nodes = 2 + len(g.tbs) + sum(len(tb.steps) for tb in g.tbs)
+        if nodes > rt.max_xml_nodes:
+            raise MscclError(
+                f"rank {r} needs {nodes} XML elements, more than the {rt.name} reader keeps "
+                f"({rt.max_xml_nodes}); {k_hint}"
+            )
         program.gpus.append(g)
-    # scratch chunks are allocated per instance inside the loop already (s_chunks counts all)
     return program
+
+
+def _comments(schedule: Schedule, rt: Runtime, C: int, instances: int, ids: list[str]) -> list[str]:
+    from .. import __version__
+
+    return [
+        (
+            f"ForestColl Designer {__version__}: {schedule.collective} on {schedule.topology.name!r}, "
+            f"{C} chunk(s) per rank shard, {instances} instance(s), runtime {rt.name}"
+        ),
+        (
+            f"schedule algbw {float(schedule.algbw_exact):.6g} GB/s "
+            f"(optimum {float(schedule.optimal_algbw_exact):.6g} GB/s), k={schedule.k}"
+        ),
+        "ranks: " + ", ".join(f"{i}={v}" for i, v in enumerate(ids)),
+    ]

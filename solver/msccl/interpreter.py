@@ -310,16 +310,18 @@ def _run(p: Program, collective: str, inplace: bool, capacity: int) -> int:
     # verify the collective
     everyone = range(n)
     problems = []
+    if collective == "allgather":
+        same = [frozenset({(j // block, j % block)}) for j in range(n_out)]
+    elif collective == "allreduce":
+        same = [frozenset((q, j) for q in everyone) for j in range(n_out)]
     for r in everyone:
         for j in range(n_out):
             slot = mem[r].get(canon(r, "o", j))
             got = slot[0] if slot is not None else None
-            if collective == "allgather":
-                want = frozenset({(j // block, j % block)})
-            elif collective == "reduce-scatter":
+            if collective == "reduce-scatter":
                 want = frozenset((q, r * block + j) for q in everyone)
             else:
-                want = frozenset((q, j) for q in everyone)
+                want = same[j]
             if got != want:
                 problems.append(
                     f"rank {r} output chunk {j} holds {_show(got)}, {collective} needs {_show(want)}"

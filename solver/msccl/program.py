@@ -250,6 +250,27 @@ def _check_gpu(p: Program, g: Gpu, rt: Runtime) -> list[str]:
     sizes = {"i": g.i_chunks, "o": g.o_chunks, "s": g.s_chunks}
     if min(sizes.values()) < 0:
         errors.append(f"{gw}: i_chunks/o_chunks/s_chunks must not be negative")
+    nodes = 2 + len(g.tbs) + sum(len(tb.steps) for tb in g.tbs)
+    if nodes > rt.max_xml_nodes:
+        errors.append(
+            f"{gw}: {nodes} XML elements for this rank, more than the {rt.name} reader keeps "
+            f"({rt.max_xml_nodes})"
+        )
+    coll = rt.collective_of(p.coll)
+    n = p.ngpus
+    need_i = {"allgather": p.nchunksperloop // n, "reduce-scatter": p.nchunksperloop}.get(
+        coll, p.nchunksperloop
+    )
+    need_o = {"reduce-scatter": p.nchunksperloop // n}.get(coll, p.nchunksperloop)
+    if (
+        coll is not None
+        and n > 0
+        and ((g.i_chunks and g.i_chunks != need_i) or (g.o_chunks and g.o_chunks != need_o))
+    ):
+        errors.append(
+            f"{gw}: i_chunks/o_chunks {g.i_chunks}/{g.o_chunks} do not match nchunksperloop "
+            f"{p.nchunksperloop} for {p.coll} on {n} ranks (expected {need_i}/{need_o})"
+        )
     tb_ids = sorted(tb.id for tb in g.tbs)
     if tb_ids != list(range(len(g.tbs))):
         errors.append(
@@ -272,8 +293,7 @@ def _check_gpu(p: Program, g: Gpu, rt: Runtime) -> list[str]:
                 errors.append(f"{tw}: {role} peer is the rank itself ({peer})")
             elif not -1 <= peer < p.ngpus:
                 errors.append(f"{tw}: {role} peer {peer} must be -1 or a rank 0..{p.ngpus - 1}")
-        local_only = tb.send == -1 and tb.recv == -1
-        if not (0 <= tb.chan < rt.max_channels or (rt.legacy and tb.chan == -1 and local_only)):
+        if not 0 <= tb.chan < rt.max_channels:
             errors.append(f"{tw}: chan {tb.chan} must be between 0 and {rt.max_channels - 1}")
         elif tb.chan >= p.nchannels:
             errors.append(f"{tw}: chan {tb.chan} but the algo declares nchannels={p.nchannels}")

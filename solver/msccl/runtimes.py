@@ -7,7 +7,10 @@ Facts from the runtimes' parsers (msccl-executor-nccl and RCCL ``src/misc/msccl/
   the legacy runtime); ``cnt`` must be < MSCCL_MAX_COUNT = 72;
 - at most 32 thread blocks with a send peer and 32 with a receive peer per channel
   (MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL; the legacy runtime counts every block of the channel);
-- ``chan`` in [0, MAXCHANNELS = 32) (the legacy runtime also accepts -1 for local-only blocks);
+- ``chan`` in [0, MAXCHANNELS = 32);
+- the XML reader keeps at most MAX_NODES = 4096 elements per rank (<algo>, its <gpu>, <tb>s and
+  <step>s) in msccl-executor-nccl/RCCL; for the legacy runtime we assume 1024 (conservative);
+- legacy: i_chunks x N (allgather) / o_chunks x N (reduce_scatter) must equal nchunksperloop;
 - reduce-scatter is ``reducescatter`` for msccl-executor-nccl/RCCL, ``reduce_scatter`` legacy.
 
 Thread blocks of one rank spin-wait on each other, so they must all be resident at once: we
@@ -34,6 +37,7 @@ class Runtime:
     max_channels: int = 32
     max_peers_per_channel: int = 32
     max_count: int = 72  # cnt must be < this
+    max_xml_nodes: int = 4096  # <algo> + <gpu> + <tb> + <step> elements the parser loads per rank
     legacy: bool = False
     coll_names: tuple[tuple[str, str], ...] = (
         ("allgather", "allgather"),
@@ -58,6 +62,7 @@ RUNTIMES: dict[str, Runtime] = {
         "msccl-legacy",
         max_steps=256,
         max_threadblocks=216,
+        max_xml_nodes=1024,
         legacy=True,
         coll_names=(
             ("allgather", "allgather"),
