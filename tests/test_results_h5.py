@@ -227,3 +227,21 @@ def test_missing_folder_is_a_clear_error(tmp_path):
 def test_bad_names_refused(tmp_path):
     with pytest.raises(ForestCollError, match="bad name"):
         rh.write_schedule(tmp_path / "r.h5", bfs_schedule(ring(4)), name="a/b")
+
+
+@pytest.mark.parametrize("fabric", [dgx_a100, mi250])
+def test_round_trip_real_solver_output(tmp_path, fabric):
+    import solver
+
+    path = tmp_path / "solved.h5"
+    topo = fabric(2)
+    written = {}
+    for coll, k in (("allreduce", None), ("allgather", 1), ("reduce-scatter", None)):
+        s = solver.solve(topo, coll, max_trees_per_root=k)
+        written[rh.write_schedule(path, s)] = s
+    assert set(written) == {"allreduce", "allgather_k1", "reduce-scatter"}
+    back = rh.read_schedules(path)
+    for name, s in written.items():
+        assert back[name] == s  # exact: Fractions, trees, paths, cut, loads, phases
+        assert back[name].to_dict()["trees"] == s.to_dict()["trees"]
+    assert rh.read_topology(path) == topo
