@@ -422,6 +422,11 @@ class FabricCanvas(pg.GraphicsView):
         i = int(np.argmin(d))
         return self._link_uids[i] if d[i] <= tolerance_px else None
 
+    def links_among(self, node_ids) -> list[int]:
+        """Uids of links with both ends in ``node_ids``."""
+        ids = set(node_ids)
+        return [u for u, ln in self.doc.links.items() if ln.source in ids and ln.target in ids]
+
     def nodes_in_rect(self, rect: QRectF) -> list[str]:
         if len(self._pos) == 0:
             return []
@@ -860,7 +865,7 @@ class FabricCanvas(pg.GraphicsView):
             self._rubber.setVisible(not ev.isFinish())
             if ev.isFinish():
                 ids = set(self.nodes_in_rect(rect))
-                links = set()
+                links = set(self.links_among(ids))
                 if d["shift"]:
                     ids |= self.doc.selected_nodes
                     links = set(self.doc.selected_links)

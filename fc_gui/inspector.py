@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
     QLineEdit,
+    QPushButton,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -124,9 +125,17 @@ class Inspector(QWidget):
         self.link_directed.clicked.connect(self._apply_directed)
 
         # several nodes
-        self.multi_page = QLabel()
-        self.multi_page.setWordWrap(True)
-        self.multi_page.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.multi_page = QWidget()
+        v = QVBoxLayout(self.multi_page)
+        self.multi_text = QLabel()
+        self.multi_text.setWordWrap(True)
+        self.links_only_button = QPushButton("Edit these links together")
+        self.links_only_button.clicked.connect(
+            lambda: self.doc.set_selection((), self.doc.selected_links)
+        )
+        v.addWidget(self.multi_text)
+        v.addWidget(self.links_only_button)
+        v.addStretch(1)
 
         for page in (self.fabric_page, self.node_page, self.link_page, self.multi_page):
             self.stack.addWidget(page)
@@ -188,10 +197,12 @@ class Inspector(QWidget):
             self.stack.setCurrentWidget(self.multi_page)
             self.title.setText("Selection")
             kinds = [doc.nodes[i].kind for i in nodes]
-            self.multi_page.setText(
+            self.multi_text.setText(
                 f"{kinds.count(COMPUTE)} compute node(s), {kinds.count(SWITCH)} switch(es), "
-                f"{len(links)} link(s) selected.\nSelect links only to edit them together."
+                f"{len(links)} link(s) selected."
             )
+            self.links_only_button.setVisible(bool(links))
+            self.links_only_button.setText(f"Edit the {len(links)} link(s) together")
         else:
             self.stack.setCurrentWidget(self.fabric_page)
             self.title.setText("Fabric")

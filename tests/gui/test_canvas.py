@@ -136,6 +136,12 @@ def test_click_shift_click_and_rubber_band_select(qtbot, canvas):
     b = screen_point(canvas, "b0.gpu7") + QPoint(15, 15)
     drag(qtbot, canvas, a, b)
     assert canvas.doc.selected_nodes == {f"b0.gpu{i}" for i in range(8)}
+    assert canvas.doc.selected_links == frozenset()  # no link joins two GPUs directly
+    # with the NVSwitch inside too, the band also takes the 8 links among them
+    top = screen_point(canvas, "b0.nvsw")
+    drag(qtbot, canvas, QPoint(a.x(), top.y() - 15), b)
+    assert canvas.doc.selected_nodes == {f"b0.gpu{i}" for i in range(8)} | {"b0.nvsw"}
+    assert len(canvas.doc.selected_links) == 8
     QTest.mouseClick(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, QPoint(3, 3))
     assert canvas.doc.selected_nodes == frozenset()
 

@@ -140,4 +140,7 @@ def test_fabric_page_when_nothing_selected(qtbot, env):
     assert doc.name == "lab cluster"
     doc.set_selection(["b0.gpu0", "ib0"], [0])
     assert ins.stack.currentWidget() is ins.multi_page
-    assert "1 compute node(s), 1 switch(es), 1 link(s)" in ins.multi_page.text()
+    assert "1 compute node(s), 1 switch(es), 1 link(s)" in ins.multi_text.text()
+    ins.links_only_button.click()
+    assert doc.selected_nodes == frozenset() and doc.selected_links == {0}
+    assert ins.stack.currentWidget() is ins.link_page
