@@ -1,0 +1,128 @@
+"""``forestcoll gui TOPO --solve --screenshot out.png``: open, solve, render, exit."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication
+from results_fixtures import FakeSolver, failing_solver, ring4
+
+from fc_gui.main_window import MainWindow
+from fc_gui.results_controller import install
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "sample_topologies" / "dgx_a100_1x.json"
+
+
+def run_gui(*args: str, timeout: float = 90) -> subprocess.CompletedProcess:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT))
+    env.pop("DISPLAY", None)
+    return subprocess.run(
+        [sys.executable, "-m", "solver.cli", "gui", *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
+    )
+
+
+def image_stats(path: Path) -> tuple[int, int, int]:
+    """(width, height, number of distinct colours on a sampling grid)."""
+    img = QImage(str(path))
+    assert not img.isNull(), f"{path} is not a readable image"
+    step = 7
+    colors = {img.pixel(x, y) for x in range(0, img.width(), step)
+              for y in range(0, img.height(), step)}
+    return img.width(), img.height(), len(colors)
+
+
+def test_cli_solve_and_screenshot(tmp_path):
+    pytest.importorskip("solver.pipeline", reason="solver.pipeline has not landed")
+    out = tmp_path / "shot.png"
+    proc = run_gui(str(SAMPLE), "--solve", "--screenshot", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    w, h, colors = image_stats(out)
+    assert w >= 800 and h >= 500
+    assert colors > 50, "screenshot looks blank"
+
+
+def test_cli_screenshot_without_solve(tmp_path):
+    out = tmp_path / "editor.png"
+    proc = run_gui(str(SAMPLE), "--screenshot", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert image_stats(out)[2] > 20
+
+
+def test_cli_bad_file_exits_2_with_one_line_error(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "forestcoll-topology", "version": 1, "nodes": [')
+    proc = run_gui(str(bad), "--solve", "--screenshot", str(tmp_path / "x.png"))
+    assert proc.returncode == 2
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
+    assert len(lines) == 1 and "bad.json" in lines[0]
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "x.png").exists()
+
+
+# ---------------------------------------------------------------------- in process
+@pytest.fixture
+def batch_window(qtbot, tmp_path, monkeypatch):
+    exits: list[int] = []
+    monkeypatch.setattr(QApplication, "exit", staticmethod(lambda code=0: exits.append(code)))
+    windows = []
+
+    def make(solve_fn):
+        settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+        w = MainWindow(ring4(), settings=settings, state_dir=tmp_path, install_results=False)
+        w.results_controller = install(w, solve_fn=solve_fn, warmup=False)
+        w.resize(1000, 700)
+        w.show()
+        windows.append(w)
+        return w
+
+    yield make, exits
+    for w in windows:
+        w.results_controller.shutdown()
+        w.undo_stack.setClean()
+        w.close()
+
+
+def test_run_batch_solves_then_saves_and_exits_0(qtbot, tmp_path, batch_window):
+    make, exits = batch_window
+    w = make(FakeSolver(0.05))
+    out = tmp_path / "batch.png"
+    w.results_controller.run_batch(solve=True, screenshot=str(out))
+    qtbot.waitUntil(lambda: bool(exits), timeout=5000)
+    assert exits == [0]
+    assert w.results_controller.schedule is not None
+    assert image_stats(out)[2] > 20
+
+
+def test_run_batch_failed_solve_exits_2_without_dialog(qtbot, tmp_path, batch_window, capsys,
+                                                       monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    dialogs = []
+    monkeypatch.setattr(QMessageBox, "critical", staticmethod(lambda *a, **k: dialogs.append(a)))
+    make, exits = batch_window
+    w = make(failing_solver("no schedule: fabric too odd"))
+    out = tmp_path / "never.png"
+    w.results_controller.run_batch(solve=True, screenshot=str(out))
+    qtbot.waitUntil(lambda: bool(exits), timeout=5000)
+    assert exits == [2]
+    assert dialogs == []
+    assert "error: no schedule: fabric too odd" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_run_batch_unwritable_screenshot_exits_2(qtbot, tmp_path, batch_window, capsys):
+    make, exits = batch_window
+    w = make(FakeSolver(0.01))
+    w.results_controller.run_batch(solve=False, screenshot=str(tmp_path / "no" / "dir.png"))
+    qtbot.waitUntil(lambda: bool(exits), timeout=5000)
+    assert exits == [2]
+    assert "error: cannot write" in capsys.readouterr().err
