@@ -164,3 +164,32 @@ def test_bad_max_trees_is_a_one_line_error(bad):
 
     with pytest.raises(SolverError, match="max_trees_per_root"):
         solver.solve(small_ring(), max_trees_per_root=bad)
+
+
+# ------------------------------------------------------------------ reference figures
+@pytest.mark.parametrize(
+    "template, boxes, optimum",
+    [("dgx_a100", 1, F(2400, 7)), ("dgx_a100", 2, F(1040, 3)), ("mi250", 1, F(2400, 7)),
+     ("mi250", 2, F(5312, 15))],
+)
+def test_reference_optima(template, boxes, optimum):
+    from solver import templates
+
+    topo = getattr(templates, template)(boxes)
+    s = solver.solve(topo)
+    verify_schedule(s)
+    assert s.algbw_exact == s.optimal_algbw_exact == optimum
+
+
+def test_reference_fixed_k_on_2x_mi250():
+    """ALGORITHM.md: 2x MI250 with exactly k = 1, 2, 8 trees reaches 320, 341.33, 345.95 GB/s;
+    the twin's cut bound agrees, and at most 8 trees allows k = 7 at 350 GB/s."""
+    from naive import fixed_k_algbw
+    from solver import templates
+
+    topo = templates.mi250(2)
+    assert [fixed_k_algbw(topo, k) for k in (1, 2, 7, 8)] == [320, F(1024, 3), 350, F(12800, 37)]
+    for max_k, expected in ((1, 320), (2, F(1024, 3)), (8, 350)):
+        s = solver.solve(topo, max_trees_per_root=max_k)
+        verify_schedule(s)
+        assert s.algbw_exact == expected
