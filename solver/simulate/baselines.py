@@ -23,7 +23,9 @@
 
 Logical edges between compute nodes are routed once per ordered pair: the widest path (max
 bottleneck bandwidth) through switches only, then fewest hops, then smallest node order
-(deterministic). Allreduce = reduce-scatter then allgather, with the allgather of each piece
+(deterministic). If no switch-only route exists (GPU0 of one DGX A100 to GPU1 of another: their
+NICs hang off different IB switches), the route relays through compute nodes, like NCCL's PXN.
+Allreduce = reduce-scatter then allgather, with the allgather of each piece
 pipelined chunk by chunk after its reduce-scatter.
 """
 

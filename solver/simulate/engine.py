@@ -16,12 +16,20 @@ Model
   crossing a switch is paced by the slower of the two links and pays both latencies.
 - **Link sharing**: a directed link sends one chunk at a time (no preemption) and is work
   conserving (never idle while a chunk waits). Among the chunks waiting at a link it picks the one
-  with the lowest chunk index, ties in arrival order. With equal chunks this is round-robin between
-  the flows sharing the link, i.e. *fair sharing at chunk granularity*: every flow gets the same
-  number of chunks through a link per round, so forwarding of other trees' early chunks is not
-  starved by a node's own later chunks (plain FIFO would dump a root's whole shard first and
-  stall the pipelines downstream). Chunk-granular service costs O(log n) per hop, while exact
-  bit-level fair sharing would have to recompute every active transfer's rate at each event.
+  whose flow has made the least relative progress (chunk index / number of chunks of its flow),
+  ties in arrival order. This is *weighted fair sharing at chunk granularity*: every flow crossing
+  a link gets a share of it proportional to its size, which is the rate the schedule's link loads
+  assume (a tree of weight w runs at w times the optimal rate on each of its edges), so all trees
+  progress together and the traffic mix on each link stays the planned one until the end.
+  Plain FIFO would dump a root's whole shard first and stall the pipelines downstream; unweighted
+  round-robin lets small trees finish early and leaves the bottleneck links under-used at the end
+  (measured on 2x MI250 at 4 GiB: 0.82 of the optimum instead of 0.99).
+  A flow that waits for others (the allgather half of an allreduce) ranks after every chunk of the
+  flows it waits for (priority = dependency depth + progress), so reduce-scatters are not slowed
+  by the allgathers of roots that finished early (without this, the slowest roots finish their
+  reduce-scatter late and the allreduce drags to ~0.53 of the optimum on 2x MI250).
+  Chunk-granular service costs O(log n) per hop, while exact bit-level fair sharing would have to
+  recompute every active transfer's rate at each event.
 - Completion time = the time the last chunk arrives anywhere. Link busy fraction = serialisation
   time / completion time.
 
@@ -58,8 +66,9 @@ _CBITS = 22
 _HBITS = 10
 _CMASK = (1 << _CBITS) - 1
 _HMASK = (1 << _HBITS) - 1
-_QSHIFT = 40
-_PSCALE = 1 << 22  # progress c / n of a flow, quantised, is the link-queue priority
+_QSHIFT = 36  # link-queue key = priority << 36 | arrival sequence number
+_PSCALE = 1 << 20  # priority = (stage + c / n of the flow), quantised to 1 / 2**20
+_MAX_STAGE = 7
 
 
 @njit
@@ -174,6 +183,7 @@ def _simulate_kernel(
     dep_flow,
     dep_chunk,
     has_dep,
+    stage,
     link_bw,
     link_lat,
     q_off,
@@ -194,6 +204,7 @@ def _simulate_kernel(
     qn = np.zeros(n_links, np.int64)
     busy = np.zeros(n_links, np.bool_)
     busy_time = np.zeros(n_links, np.float64)
+    flow_done = np.zeros(n_flows, np.float64)
     n = 0
     seq = 0
     qseq = 0
@@ -245,7 +256,7 @@ def _simulate_kernel(
             e = rest >> _CBITS
             lk = path_links[path_ptr[e] + h]
             f = e_flow[e]
-            key = (((c * _PSCALE) // nch[f]) << _QSHIFT) | qseq
+            key = ((stage[f] * _PSCALE + (c * _PSCALE) // nch[f]) << _QSHIFT) | qseq
             qseq += 1
             _qpush(qk, qp, qx, q_off[lk], qn[lk], key, (((e << _CBITS) | c) << _HBITS) | h, x)
             qn[lk] += 1
@@ -290,6 +301,8 @@ def _simulate_kernel(
             v = e_dst[e]
             if t > finish:
                 finish = t
+            if t > flow_done[f]:
+                flow_done[f] = t
             n_rel = 0
             if kind[f] == 0:
                 for j in range(out_ptr[f * n_nodes + v], out_ptr[f * n_nodes + v + 1]):
@@ -340,7 +353,7 @@ def _simulate_kernel(
                                 p2 = (((e2 << _CBITS) | c2) << _HBITS) << 2 | _READY
                                 n = _gpush(ht, hs, hp, hx, n, t, seq, p2, t)
                                 seq += 1
-    return finish, busy_time, events
+    return finish, busy_time, events, flow_done
 
 
 @dataclass(frozen=True)
@@ -353,6 +366,7 @@ class SimRun:
     busy_fraction: np.ndarray  # per directed link (LinkTable order)
     events: int
     wall: float  # seconds spent simulating
+    flow_time: np.ndarray | None = None  # per flow: when its last chunk arrived (s)
 
     @property
     def algbw(self) -> float:
@@ -437,6 +451,23 @@ class _Prepared:
             if flows[m].kind == BCAST:
                 raise ForestCollError(f"{rs.algorithm}: only reduce flows can be awaited (flow {m})")
         self.member_of = member_of
+        # stage = dependency depth: flows that wait for others come after them in link queues
+        stage = np.zeros(len(flows), np.int64)
+        for _ in range(len(flows) + 1):
+            changed = False
+            for fi, f in enumerate(flows):
+                waits = list(f.after) + ([f.after_chunkwise] if f.after_chunkwise >= 0 else [])
+                want = max((int(stage[j]) + 1 for j in waits), default=0)
+                if want > _MAX_STAGE:
+                    raise ForestCollError(
+                        f"{rs.algorithm}: flow dependencies nest deeper than {_MAX_STAGE} (or loop)"
+                    )
+                if want != stage[fi]:
+                    stage[fi] = want
+                    changed = True
+            if not changed:
+                break
+        self.stage = stage
         self.member_cw_flag = member_cw
         self.member_base_t = member_base
         self.has_dep = has_dep
@@ -529,16 +560,16 @@ def simulate_prepared(prep: _Prepared, size: int, chunk: float) -> SimRun:
         eff_chunk *= 2.0
         a = prep.arrays_for(size, eff_chunk)
     table = prep.table
-    finish, busy, events = _simulate_kernel(
+    finish, busy, events, flow_done = _simulate_kernel(
         prep.n_nodes, prep.kind, prep.root, a["nch"], a["cbytes"], prep.e_flow, prep.e_dst,
         prep.path_ptr, prep.path_links, prep.out_ptr, prep.out_edges, a["cnt_ptr"],
         a["cnt_init"], a["grp_rem"], a["member_base"], a["member_cw"], a["dep_ptr"],
-        a["dep_flow"], a["dep_chunk"], prep.has_dep, table.bandwidth, table.latency,
+        a["dep_flow"], a["dep_chunk"], prep.has_dep, prep.stage, table.bandwidth, table.latency,
         a["q_off"], a["heap_cap"],
     )
     busy_frac = busy / finish if finish > 0 else np.zeros_like(busy)
     return SimRun(int(size), float(finish), eff_chunk, busy_frac, int(events),
-                  _time.perf_counter() - t0)
+                  _time.perf_counter() - t0, flow_done)
 
 
 def simulate_routes(
