@@ -37,6 +37,7 @@ _SWITCH_ROLES = {
     "spine": RoleStyle("s", (13, 71, 161), 20, "spine switch"),
     "rail": RoleStyle("s", (57, 73, 171), 18, "rail switch"),
     "xgmi": RoleStyle("h", (173, 20, 87), 20, "xGMI switch"),
+    "cpu": RoleStyle("s", (93, 64, 55), 16, "CPU / root complex"),
 }
 _DEFAULT_COMPUTE = RoleStyle("o", (30, 136, 229), 14, "compute")
 _DEFAULT_SWITCH = RoleStyle("s", (97, 97, 97), 16, "switch")

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings
@@ -244,3 +245,14 @@ def test_gui_command_without_display_says_so(tmp_path):
         timeout=120,
     )
     assert out.returncode == 2 and "no display" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_import_nccl_topology_xml_with_boxes(make_window):
+    data = Path(__file__).resolve().parents[1] / "data" / "dgx_a100_nccl_topo.xml"
+    w = make_window(ring(3))
+    assert w.file_actions.open_path(data, replace_undoable=True, boxes=2)
+    topo = w.document.to_topology()
+    assert len(topo.compute_ids) == 16
+    assert w.file_path is None and w.undo_stack.count() == 1
+    positions = {w.document.position(n) for n in w.document.nodes}
+    assert len(positions) == len(w.document.nodes)  # laid out, no stacked nodes
