@@ -5,7 +5,8 @@ the textbook statement directly; nothing here is tuned for speed.
 
 - :func:`exhaustive_optimum` — enumerate every cut S (S∩Vc ≠ ∅, Vc ⊄ S) and take
   x* = min B+(S)/|S∩Vc| exactly; also returns all optimal cuts.
-- :func:`maxflow_optimum` — the same optimum through max-flow feasibility (Dinkelbach on the ratio).
+- :func:`rate_is_feasible` — max-flow feasibility of a per-node rate x (Edmonds, cut form).
+- :func:`maxflow_optimum` — the same optimum through max-flow (Dinkelbach on the ratio).
 - :func:`fixed_k_units` — the smallest U such that capacities ⌊U·b(e)⌋ pass the cut condition
   for k trees per root (a lower-bound ascent that stops at the exact U*).
 - :func:`twin_solve` — a complete :class:`Schedule`: switch removal by edge splitting (largest
@@ -84,6 +85,19 @@ def _min_source_side(caps_int: dict, source_caps: dict, t) -> tuple[int, set]:
     g.add_node(t)
     value, (side, _) = nx.minimum_cut(g, SOURCE, t)
     return value, set(side) - {SOURCE}
+
+
+def rate_is_feasible(topo: Topology, x: Fraction) -> bool:
+    """Edmonds' cut form: source s -> every compute node with capacity x; x is feasible iff
+    maxflow(s -> t) >= N·x for every compute node t (exact, capacities scaled to integers)."""
+    x = Fraction(x)
+    compute = topo.compute_ids
+    caps = topo.directed_bandwidths()
+    scale = _scale(list(caps.values()) + [x])
+    caps_int = {e: int(b * scale) for e, b in caps.items()}
+    src = {v: int(x * scale) for v in compute}
+    return all(_min_source_side(caps_int, src, t)[0] >= len(compute) * x * scale
+               for t in compute)
 
 
 def maxflow_optimum(topo: Topology) -> tuple[Fraction, frozenset]:

@@ -15,6 +15,7 @@ from naive import (
     exhaustive_optimum,
     fixed_k_algbw,
     maxflow_optimum,
+    rate_is_feasible,
     twin_solve,
 )
 from solver.errors import SolverError
@@ -322,6 +323,8 @@ def test_maxflow_optimum_equals_enumeration(topo):
     x, cut = maxflow_optimum(topo)
     assert x == exact.x
     assert cut in exact.cuts
+    assert rate_is_feasible(topo, x)
+    assert not rate_is_feasible(topo, x * F(1001, 1000))
 
 
 @given(fabrics(), st.sampled_from(["allgather", "reduce-scatter", "allreduce"]))
