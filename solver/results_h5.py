@@ -33,6 +33,7 @@ Datasets larger than :data:`COMPRESS_MIN` elements are gzip + shuffle compressed
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import math
@@ -154,6 +155,30 @@ def _open_read(path: str | os.PathLike) -> h5py.File:
     return f
 
 
+_DAMAGE = (KeyError, ValueError, IndexError, TypeError, ZeroDivisionError, AttributeError)
+
+
+@contextlib.contextmanager
+def _reading(path: str | os.PathLike):
+    """Open a results file for reading; a missing or malformed part is a one-line error."""
+    f = _open_read(path)
+    try:
+        yield f
+    except ForestCollError:
+        raise
+    except _DAMAGE as exc:
+        raise ResultsFileError(
+            f"{path}: damaged or incomplete results file ({_why(exc)})"
+        ) from None
+    finally:
+        f.close()
+
+
+def _why(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:160]
+
+
 # ----------------------------------------------------------------------------- topology
 def _write_topology(g: h5py.Group, topo: Topology) -> None:
     g.attrs["name"] = topo.name
@@ -261,8 +286,21 @@ def _topology_difference(a: Topology, b: Topology) -> str:
 
 
 # ----------------------------------------------------------------------------- schedules
+def _check_refs(s: Schedule, index: dict[str, int]) -> None:
+    refs = [v for t in s.trees for e in t.edges for v in (e.src, e.dst, *e.path)]
+    refs += [t.root for t in s.trees] + list(s.bottleneck.nodes)
+    refs += [v for ll in s.link_load for v in (ll.source, ll.target)]
+    refs += [v for u, w, _ in s.bottleneck.links for v in (u, w)]
+    for v in refs:
+        if v not in index:
+            raise ResultsFileError(
+                f"schedule {s.collective!r} refers to node {v!r}, which its fabric lacks"
+            )
+
+
 def _write_schedule_group(g: h5py.Group, s: Schedule, topo: Topology) -> None:
     index = {n.id: i for i, n in enumerate(topo.nodes)}
+    _check_refs(s, index)
     g.attrs["collective"] = s.collective
     g.attrs["k"] = int(s.k)
     g.attrs["max_trees_per_root"] = int(s.max_trees_per_root or 0)
@@ -453,15 +491,23 @@ def _tree_latency_us(schedule: Schedule) -> float:
     lat = schedule.topology.directed_latencies()
     worst = 0.0
     for _, tree in schedule.all_trees():
-        arrive = {tree.root: 0.0}
+        # edges of a reduce-scatter tree point to the root; walk them as an undirected tree
+        adjacent: dict[str, list[tuple[str, float]]] = {}
         for e in tree.edges:
-            # allgather: src is the parent; reduce-scatter: dst is the parent (data flows to root)
-            parent, child = (e.src, e.dst) if e.src in arrive else (e.dst, e.src)
             hops = sum(
                 float(lat.get((u, v)) or lat.get((v, u)) or DEFAULT_LATENCY_US)
                 for u, v in zip(e.path, e.path[1:])
             )
-            arrive[child] = arrive[parent] + hops
+            adjacent.setdefault(e.src, []).append((e.dst, hops))
+            adjacent.setdefault(e.dst, []).append((e.src, hops))
+        arrive = {tree.root: 0.0}
+        stack = [tree.root]
+        while stack:
+            u = stack.pop()
+            for v, hops in adjacent.get(u, []):
+                if v not in arrive:
+                    arrive[v] = arrive[u] + hops
+                    stack.append(v)
         worst = max(worst, max(arrive.values()))
     return worst
 
@@ -543,6 +589,12 @@ def _modify(path: str | os.PathLike, topology: Topology | None, edit) -> None:
         _modify_copy(target, exists, topology, edit)
     except OSError as exc:
         raise ResultsFileError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    except ForestCollError:
+        raise
+    except _DAMAGE as exc:
+        raise ResultsFileError(
+            f"{target}: cannot update ({_why(exc)}); the file was left as it was"
+        ) from None
 
 
 def _modify_copy(target: Path, exists: bool, topology: Topology | None, edit) -> None:
@@ -595,6 +647,9 @@ def write_schedule(path: str | os.PathLike, schedule: Schedule, name: str | None
     """
     name = _check_name(name or default_name(schedule))
     topo = schedule.topology
+    index = {n.id: i for i, n in enumerate(topo.nodes)}
+    for part in (schedule, *schedule.phases):
+        _check_refs(part, index)
     tables = model_tables(schedule, name)
 
     def edit(f: h5py.File) -> None:
@@ -641,12 +696,12 @@ def write_results(path: str | os.PathLike, name: str, table: ResultTable) -> Non
 
 # ----------------------------------------------------------------------------- reads
 def read_topology(path: str | os.PathLike) -> Topology:
-    with _open_read(path) as f:
+    with _reading(path) as f:
         return _read_topology(f["topology"])
 
 
 def read_schedules(path: str | os.PathLike) -> dict[str, Schedule]:
-    with _open_read(path) as f:
+    with _reading(path) as f:
         topo = _read_topology(f["topology"])
         sg = f.get("schedules")
         if sg is None:
@@ -655,7 +710,7 @@ def read_schedules(path: str | os.PathLike) -> dict[str, Schedule]:
 
 
 def read_results(path: str | os.PathLike) -> dict[str, ResultTable]:
-    with _open_read(path) as f:
+    with _reading(path) as f:
         rg = f.get("results")
         if rg is None:
             return {}
@@ -664,7 +719,7 @@ def read_results(path: str | os.PathLike) -> dict[str, ResultTable]:
 
 def summarize(path: str | os.PathLike) -> str:
     """A human summary: file metadata, fabric, schedules and result tables."""
-    with _open_read(path) as f:
+    with _reading(path) as f:
         topo = _read_topology(f["topology"])
         lines = [
             (

@@ -245,3 +245,25 @@ def test_round_trip_real_solver_output(tmp_path, fabric):
         assert back[name] == s  # exact: Fractions, trees, paths, cut, loads, phases
         assert back[name].to_dict()["trees"] == s.to_dict()["trees"]
     assert rh.read_topology(path) == topo
+
+
+def test_damaged_file_is_a_one_line_error(tmp_path):
+    path = tmp_path / "r.h5"
+    rh.write_schedule(path, bfs_schedule(ring(4)))
+    with h5py.File(path, "r+") as f:
+        del f["topology/links/bandwidth_exact"]
+    before = path.read_bytes()
+    for call in (rh.read_topology, rh.read_schedules, rh.summarize):
+        with pytest.raises(ForestCollError, match="damaged or incomplete results file"):
+            call(path)
+    with pytest.raises(ForestCollError, match="cannot update"):
+        rh.write_schedule(path, bfs_schedule(ring(4), "reduce-scatter"))
+    assert path.read_bytes() == before
+
+
+def test_schedule_with_unknown_node_refused(tmp_path):
+    s = bfs_schedule(ring(4))
+    bad = replace(s, trees=(replace(s.trees[0], root="ghost"),) + s.trees[1:])
+    with pytest.raises(ForestCollError, match="refers to node 'ghost'"):
+        rh.write_schedule(tmp_path / "r.h5", bad)
+    assert not (tmp_path / "r.h5").exists()
