@@ -40,8 +40,8 @@ def _dinic(indptr, head, rev, res, s, t, cutoff, level, it, queue, stack):
         while qh < qt:
             u = queue[qh]
             qh += 1
-            if u == t:
-                break
+            if level[t] >= 0 and level[u] >= level[t]:
+                break  # the level graph is complete up to t's level
             lu = level[u] + 1
             for a in range(indptr[u], indptr[u + 1]):
                 v = head[a]

@@ -156,7 +156,7 @@ def _initial_flows(indptr, head, rev, cap, flows, s, targets, need, level, it, q
 
 @njit
 def _trial_split(indptr, head, rev, tail, cap, flows, s, targets, need, auw, awt, aut, g, order,
-                 backup, touched, nodes, amounts, level, it, queue, stack):
+                 touched, nodes, amounts, level, it, queue, stack):
     """Tentatively split g units of (u,w),(w,t) onto (u,t); repair every stored s-v flow.
 
     Returns (max deficit capped at g, number of targets processed, error flag). Flows that already
@@ -181,10 +181,6 @@ def _trial_split(indptr, head, rev, tail, cap, flows, s, targets, need, auw, awt
             touched[i] = 0
             continue
         touched[i] = 1
-        for a in range(res.shape[0]):
-            backup[i, a] = res[a]
-        if aut >= 0:
-            backup[i, aut] -= g
         m = 0
         over = _cut_capacity(res, rev, auw, -g)
         if over > 0:
@@ -211,7 +207,7 @@ def _trial_split(indptr, head, rev, tail, cap, flows, s, targets, need, auw, awt
 
 @njit
 def _settle_split(indptr, head, rev, tail, cap, flows, s, targets, need, auw, awt, aut, g, gamma,
-                  order, processed, backup, touched, nodes, amounts, level, it, queue, stack):
+                  order, processed, touched, nodes, amounts, level, it, queue, stack):
     """Undo ``g - gamma`` of a tentative split and restore every stored flow to value ``need``."""
     back = g - gamma
     if back == 0:
@@ -223,10 +219,6 @@ def _settle_split(indptr, head, rev, tail, cap, flows, s, targets, need, auw, aw
     for idx in range(processed):
         i = order[idx]
         res = flows[i]
-        if gamma == 0 and touched[i] == 1:
-            for a in range(res.shape[0]):
-                res[a] = backup[i, a]
-            continue
         res[auw] += back
         res[awt] += back
         if aut >= 0:
@@ -270,23 +262,38 @@ def split_switches(
     flows = None  # residual networks, one row per target, for the current network
     prev_pairs: list[tuple[int, int]] = []
     prev_net: FlowNetwork | None = None
-    for si, w in enumerate(switches):
-        ins = sorted(u for (u, x) in cur if x == w)
-        outs = sorted(t for (x, t) in cur if x == w)
-        if not ins and not outs:
-            continue
-        tot_in = sum(cur[(u, w)] for u in ins)
-        tot_out = sum(cur[(w, t)] for t in outs)
-        if tot_in != tot_out:
-            raise SolverError(
-                f"switch {fabric.names[w]!r} is unbalanced after trimming "
-                f"(in {tot_in}, out {tot_out} capacity units)"
-            )
+    graph = _Adjacency(cur)
+    for v in range(n):
+        graph.inn.setdefault(v, set())
+        graph.out.setdefault(v, set())
+    remaining = list(switches)
+    done = 0
+    while remaining:
+        # a batch of pairwise non-adjacent switches shares one flow network
+        batch, later, blocked = [], [], set()
+        for w in remaining:
+            if w in blocked:
+                later.append(w)
+                continue
+            batch.append(w)
+            blocked.update(graph.inn[w])
+            blocked.update(graph.out[w])
+        remaining = later
         if check is not None:
             check()
-        # flow network of the current graph plus zero edges for every new pair (u, t)
         pairs = list(cur)
-        extra = [(u, t) for u in ins for t in outs if u != t and (u, t) not in cur]
+        extra = []
+        for w in batch:
+            ins, outs = sorted(graph.inn[w]), sorted(graph.out[w])
+            tot_in = sum(cur[(u, w)] for u in ins)
+            tot_out = sum(cur[(w, t)] for t in outs)
+            if tot_in != tot_out:
+                raise SolverError(
+                    f"switch {fabric.names[w]!r} is unbalanced after trimming "
+                    f"(in {tot_in}, out {tot_out} capacity units)"
+                )
+            extra += [(u, t) for u in ins for t in outs if u != t and (u, t) not in cur]
+        extra = list(dict.fromkeys(extra))
         all_pairs = pairs + extra
         index = {p: i for i, p in enumerate(all_pairs)}
         tails = [u for u, _ in all_pairs] + [s] * N
@@ -305,62 +312,65 @@ def split_switches(
                     f"internal error: compute node {fabric.names[targets[bad]]!r} cannot receive "
                     "its share before switch removal"
                 )
-        backup = np.empty_like(flows)
         prev_net, prev_pairs = net, all_pairs
-        for u in ins:
-            # try partners t != u first (rotated to start after u), the self-pair last
-            rot = [t for t in outs if t > u] + [t for t in outs if t < u]
-            if u in outs:
-                rot.append(u)
-            for t in rot:
-                a = cur.get((u, w), 0)
-                if a == 0:
-                    break
-                b = cur.get((w, t), 0)
-                if b == 0:
-                    continue
-                if check is not None:
-                    check()
-                g = min(a, b)
-                auw = int(arc[index[(u, w)]])
-                awt = int(arc[index[(w, t)]])
-                aut = int(arc[index[(u, t)]]) if u != t else -1
-                args = (net.indptr, net.head, net.rev, net.tail, capv, flows, s, targets, need,
-                        auw, awt, aut, g)
-                bufs = (net._level, net._it, net._queue, net._stack)
-                deficit, processed, err = _trial_split(*args, order, backup, touched, nodes,
-                                                       amounts, *bufs)
-                num_trials += 1
-                gamma = g - min(int(deficit), g)
-                if err == 0:
-                    err = _settle_split(*args, gamma, order, processed, backup, touched, nodes,
-                                        amounts, *bufs)
-                if err:
-                    raise SolverError("internal error: flow repair failed during switch removal")
-                if gamma == 0:
-                    continue
-                num_splits += 1
-                first = _take(paths[(u, w)], gamma)
-                second = _take(paths[(w, t)], gamma)
-                _set(cur, (u, w), a - gamma)
-                _set(cur, (w, t), b - gamma)
-                if u != t:
-                    _set(cur, (u, t), cur.get((u, t), 0) + gamma)
-                    _join(first, second, paths.setdefault((u, t), {}))
-            if cur.get((u, w), 0):
-                raise SolverError(
-                    f"internal error: could not split off edge {fabric.names[u]!r} -> "
-                    f"{fabric.names[w]!r} at switch {fabric.names[w]!r}"
-                )
-        for t in outs:
-            if cur.get((w, t), 0):
+        bufs = (net._level, net._it, net._queue, net._stack)
+        for w in batch:
+            ins, outs = sorted(graph.inn[w]), sorted(graph.out[w])
+            for u in ins:
+                # try partners t != u first (rotated to start after u), the self-pair last
+                rot = [t for t in outs if t > u] + [t for t in outs if t < u]
+                if u in outs:
+                    rot.append(u)
+                for t in rot:
+                    a = cur.get((u, w), 0)
+                    if a == 0:
+                        break
+                    b = cur.get((w, t), 0)
+                    if b == 0:
+                        continue
+                    if check is not None:
+                        check()
+                    g = min(a, b)
+                    auw = int(arc[index[(u, w)]])
+                    awt = int(arc[index[(w, t)]])
+                    aut = int(arc[index[(u, t)]]) if u != t else -1
+                    args = (net.indptr, net.head, net.rev, net.tail, capv, flows, s, targets,
+                            need, auw, awt, aut, g)
+                    deficit, processed, err = _trial_split(*args, order, touched, nodes,
+                                                           amounts, *bufs)
+                    num_trials += 1
+                    gamma = g - min(int(deficit), g)
+                    if err == 0:
+                        err = _settle_split(*args, gamma, order, processed, touched,
+                                            nodes, amounts, *bufs)
+                    if err:
+                        raise SolverError("internal error: flow repair failed in switch removal")
+                    if gamma == 0:
+                        continue
+                    num_splits += 1
+                    first = _take(paths[(u, w)], gamma)
+                    second = _take(paths[(w, t)], gamma)
+                    graph.set((u, w), a - gamma)
+                    graph.set((w, t), b - gamma)
+                    if u != t:
+                        graph.set((u, t), cur.get((u, t), 0) + gamma)
+                        _join(first, second, paths.setdefault((u, t), {}))
+                if cur.get((u, w), 0):
+                    raise SolverError(
+                        f"internal error: could not split off edge {fabric.names[u]!r} -> "
+                        f"{fabric.names[w]!r} at switch {fabric.names[w]!r}"
+                    )
+            if graph.out[w]:
                 raise SolverError(
                     f"internal error: switch {fabric.names[w]!r} keeps out-capacity after splitting"
                 )
-        for e in [e for e in paths if w in e]:
-            del paths[e]
-        if progress is not None:
-            progress((si + 1) / len(switches))
+            for u in ins:
+                paths.pop((u, w), None)
+            for t in outs:
+                paths.pop((w, t), None)
+            done += 1
+            if progress is not None:
+                progress(done / len(switches))
     comp = set(fabric.compute)
     out_caps = {e: c for e, c in cur.items() if c > 0 and e[0] in comp and e[1] in comp}
     out_paths = {e: paths[e] for e in out_caps}
@@ -396,8 +406,28 @@ def _carry_flows(prev_net, prev_pairs, flows, net, all_pairs, N, index):
     return out
 
 
-def _set(cur: dict[tuple[int, int], int], e: tuple[int, int], value: int) -> None:
-    if value:
-        cur[e] = value
-    else:
-        cur.pop(e, None)
+class _Adjacency:
+    """Positive capacities by pair with in/out neighbour sets kept in sync."""
+
+    def __init__(self, cur: dict[tuple[int, int], int]):
+        self.cur = cur
+        self.inn: dict[int, set[int]] = {}
+        self.out: dict[int, set[int]] = {}
+        for (u, v) in cur:
+            self.out.setdefault(u, set()).add(v)
+            self.inn.setdefault(v, set()).add(u)
+            self.inn.setdefault(u, set())
+            self.out.setdefault(v, set())
+
+    def set(self, e: tuple[int, int], value: int) -> None:
+        u, v = e
+        if value:
+            self.cur[e] = value
+            self.out.setdefault(u, set()).add(v)
+            self.inn.setdefault(v, set()).add(u)
+            self.inn.setdefault(u, set())
+            self.out.setdefault(v, set())
+        else:
+            self.cur.pop(e, None)
+            self.out[u].discard(v)
+            self.inn[v].discard(u)
