@@ -240,3 +240,18 @@ def test_any_edit_sequence_undoes_and_redoes_exactly(qapp, sequence):
     while stack.canRedo():
         stack.redo()
     assert state(doc) == end
+
+
+def test_spring_layout_of_a_big_fabric_goes_box_by_box():
+    from fc_gui.layouts import SPRING_DIRECT_LIMIT, spring
+
+    topo = dgx_a100(30)
+    assert len(topo.nodes) > SPRING_DIRECT_LIMIT
+    pos = spring(topo)
+    assert set(pos) == set(topo.node_ids)
+    assert len({(round(x), round(y)) for x, y in pos.values()}) == len(pos)
+    # the nodes of one box stay together: its extent is small next to the whole drawing
+    box = [pos[f"b3.gpu{i}"] for i in range(8)] + [pos["b3.nvsw"]]
+    span = max(x for x, _ in pos.values()) - min(x for x, _ in pos.values())
+    box_span = max(x for x, _ in box) - min(x for x, _ in box)
+    assert box_span < span / 4
