@@ -132,9 +132,10 @@ def _verify_single(s: Schedule, where: str) -> None:
 
     gather = s.collective == "allgather"
     per_root: Counter = Counter()
+    checked_paths: set = set()  # (src, dst, path) already found valid: trees share many paths
     for i, tree in enumerate(s.trees):
         tw = f"{where}: tree {i} (root {tree.root!r})"
-        _check_tree(tree, tw, gather, kinds, compute, bandwidth)
+        _check_tree(tree, tw, gather, kinds, compute, bandwidth, checked_paths)
         m = tree.multiplicity
         if isinstance(m, bool) or not isinstance(m, int) or m < 1:
             raise SolverError(f"{tw}: multiplicity must be a positive integer, got {m!r}")
@@ -154,7 +155,7 @@ def _verify_single(s: Schedule, where: str) -> None:
     _check_cut(s, where, kinds, bandwidth, n)
 
 
-def _check_tree(tree, tw, gather, kinds, compute, bandwidth) -> None:
+def _check_tree(tree, tw, gather, kinds, compute, bandwidth, checked_paths) -> None:
     if kinds.get(tree.root) != COMPUTE:
         raise SolverError(f"{tw}: root is not a compute node")
     if len(tree.edges) != len(compute) - 1:
@@ -163,8 +164,17 @@ def _check_tree(tree, tw, gather, kinds, compute, bandwidth) -> None:
     depth = {tree.root: 0}
     last_depth = 1
     for j, edge in enumerate(tree.edges):
-        ew = f"{tw}: edge {j} {edge.src}->{edge.dst}"
         parent, child = (edge.src, edge.dst) if gather else (edge.dst, edge.src)
+        if kinds.get(child) == COMPUTE and parent in depth and child not in depth \
+                and depth[parent] + 1 >= last_depth:
+            depth[child] = last_depth = depth[parent] + 1
+            key = (edge.src, edge.dst, tuple(edge.path))
+            if key not in checked_paths:
+                _check_path(edge, f"{tw}: edge {j} {edge.src}->{edge.dst}", kinds, bandwidth)
+                checked_paths.add(key)
+            continue
+        # Slow path: name the problem.
+        ew = f"{tw}: edge {j} {edge.src}->{edge.dst}"
         if kinds.get(child) != COMPUTE:
             raise SolverError(f"{ew}: {child!r} is not a compute node")
         if parent not in depth:
@@ -176,11 +186,8 @@ def _check_tree(tree, tw, gather, kinds, compute, bandwidth) -> None:
         if child in depth:
             raise SolverError(f"{ew}: {child!r} is reached twice (not a tree)")
         d = depth[parent] + 1
-        if d < last_depth:
-            raise SolverError(f"{ew}: depth {d} listed after depth {last_depth} "
-                              "(edges must be breadth-first)")
-        depth[child] = last_depth = d
-        _check_path(edge, ew, kinds, bandwidth)
+        raise SolverError(f"{ew}: depth {d} listed after depth {last_depth} "
+                          "(edges must be breadth-first)")
     missing = [c for c in compute if c not in depth]
     if missing:
         raise SolverError(f"{tw}: does not reach compute node {missing[0]!r}")

@@ -122,6 +122,24 @@ def test_rejects_edges_not_breadth_first(ag):
         verify_schedule(broken)
 
 
+def test_rejects_depth_going_back():
+    from strategies import small_ring
+
+    s = twin_solve(small_ring(4))
+    for i, t in enumerate(s.trees):
+        depth = t.depth_of()
+        order = [depth[e.dst] for e in t.edges]
+        if order == [1, 1, 2]:
+            broken = with_tree(s, i, edges=(t.edges[0], t.edges[2], t.edges[1])) \
+                if t.edges[2].src == t.edges[0].dst else \
+                with_tree(s, i, edges=(t.edges[1], t.edges[2], t.edges[0]))
+            with pytest.raises(SolverError, match=rf"tree {i} .*edge 2 .*depth 1 listed after "
+                                                  "depth 2"):
+                verify_schedule(broken)
+            return
+    pytest.fail("no tree of shape [1, 1, 2] on the 4-ring")
+
+
 def test_rejects_wrong_direction_for_reduce_scatter(ag, rs):
     # Allgather trees (parent->child) presented as a reduce-scatter schedule.
     broken = dataclasses.replace(rs, trees=ag.trees)
