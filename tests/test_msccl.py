@@ -190,7 +190,7 @@ def test_hand_written_good_xmls_pass(name):
     [
         (
             "msccl_wrong_peer.xml",
-            r"deadlock after \d+ steps: rank 0 tb 0 step 3 \(r\) waits for a message from rank 2",
+            r"gpu 1 tb 0 sends to 0 on channel 0 but gpu 0 has no threadblock receiving from 1",
         ),
         ("msccl_missing_dep.xml", r"reads o\[2\] written by rank 0 tb 0 step 0 with no dependency"),
         (

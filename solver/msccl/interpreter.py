@@ -92,7 +92,7 @@ def check_program(
     if errors:
         more = f" (+{len(errors) - MAX_REPORTED} more)" if len(errors) > MAX_REPORTED else ""
         raise MscclError(
-            f"{where}: breaks {rt.name} parser rules: " + "; ".join(errors[:MAX_REPORTED]) + more
+            f"{where}: breaks {rt.name} rules: " + "; ".join(errors[:MAX_REPORTED]) + more
         )
     collective = rt.collective_of(program.coll)
     n = program.ngpus

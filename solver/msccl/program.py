@@ -241,6 +241,28 @@ def check_rules(p: Program, rt: Runtime) -> list[str]:
         errors.extend(_check_gpu(p, g, rt))
         if len(errors) > 20:
             break
+    if not errors:
+        errors.extend(_check_connections(p))
+    return errors
+
+
+def _check_connections(p: Program) -> list[str]:
+    """Every send connection (rank, peer, channel) needs the matching receive on the peer."""
+    sends = {(g.id, tb.send, tb.chan): tb.id for g in p.gpus for tb in g.tbs if tb.send >= 0}
+    recvs = {(tb.recv, g.id, tb.chan): tb.id for g in p.gpus for tb in g.tbs if tb.recv >= 0}
+    errors = []
+    for (src, dst, chan), tb in sorted(sends.items()):
+        if (src, dst, chan) not in recvs:
+            errors.append(
+                f"gpu {src} tb {tb} sends to {dst} on channel {chan} but gpu {dst} has no threadblock "
+                f"receiving from {src} on that channel"
+            )
+    for (src, dst, chan), tb in sorted(recvs.items()):
+        if (src, dst, chan) not in sends:
+            errors.append(
+                f"gpu {dst} tb {tb} receives from {src} on channel {chan} but gpu {src} has no threadblock "
+                f"sending to {dst} on that channel"
+            )
     return errors
 
 
