@@ -278,6 +278,16 @@ class FabricCanvas(pg.GraphicsView):
         self.group_labels_item = LabelsItem((96, 110, 120), below=False)
         self.group_labels_item.setZValue(19)
         vb.addItem(self.group_labels_item, ignoreBounds=True)
+        self.legend = pg.LegendItem(
+            offset=(8, -8),
+            brush=pg.mkBrush(255, 255, 255, 215),
+            pen=pg.mkPen(200, 200, 200),
+            labelTextSize="8pt",
+            labelTextColor=(50, 50, 50),
+            verSpacing=-4,
+        )
+        self.legend.setParentItem(vb)
+        self._legend_key: tuple = ()
         self._rubber = QGraphicsRectItem()
         self._rubber.setPen(pg.mkPen(30, 120, 220, width=1, style=Qt.PenStyle.DashLine))
         self._rubber.setBrush(pg.mkBrush(30, 120, 220, 30))
@@ -480,6 +490,7 @@ class FabricCanvas(pg.GraphicsView):
             sizes.append(st.size)
         self._sizes = np.array(sizes, dtype=float)
         self._symbols, self._brushes = symbols, brushes
+        self._update_legend(nodes)
         self._draw_nodes()
 
         # ---- links: one curve per (width class, state)
@@ -522,11 +533,33 @@ class FabricCanvas(pg.GraphicsView):
 
     _NODE_PEN = None
 
+    def _update_legend(self, nodes) -> None:
+        """One legend row per node look present (role label, shape and colour)."""
+        seen: dict[str, style.RoleStyle] = {}
+        for n in nodes:
+            st = style.role_style(n.kind, n.role)
+            seen.setdefault(st.label, st)
+        key = tuple(sorted(seen))
+        if key == self._legend_key:
+            return
+        self._legend_key = key
+        self.legend.clear()
+        for label, st in seen.items():
+            sample = pg.ScatterPlotItem(
+                symbol=st.symbol,
+                brush=pg.mkBrush(*st.color),
+                pen=pg.mkPen(255, 255, 255),
+                size=min(st.size, 14),
+            )
+            self.legend.addItem(sample, label)
+
     def _link_pen(self, color, width_class: int, dashed: bool, thin: bool):
         width = style.LINK_WIDTH_CLASSES[width_class]
         if thin:  # zoomed far out: hairlines, lighter so the mesh does not turn into a blot
             width = 1.0 if width_class < len(style.LINK_WIDTH_CLASSES) - 2 else 2.0
             color = (*color[:3], min(color[3] if len(color) > 3 else 255, 120))
+        if dashed:  # a disabled (what-if) link must stand out even when thin
+            width = max(width, 2.0)
         pen = pg.mkPen(*color, width=width)
         if dashed:
             pen.setStyle(Qt.PenStyle.DashLine)

@@ -236,3 +236,13 @@ def test_arrow_heads_for_one_way_links(qtbot):
     qtbot.addWidget(c)
     assert len(c.arrows_item.data) == len(doc.links) == 6
     assert len(c.directed_links()) == 6
+
+
+def test_legend_lists_the_roles_present(qtbot):
+    doc = TopologyDocument(dgx_a100(2))
+    c = FabricCanvas(doc, QUndoStack())
+    qtbot.addWidget(c)
+    labels = {label.text for _, label in c.legend.items}
+    assert labels == {"GPU", "NVSwitch", "NIC", "IB switch"}
+    doc.remove_items(["ib0", "ib1"])
+    assert {label.text for _, label in c.legend.items} == {"GPU", "NVSwitch", "NIC"}
