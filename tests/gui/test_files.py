@@ -256,3 +256,16 @@ def test_import_nccl_topology_xml_with_boxes(make_window):
     assert w.file_path is None and w.undo_stack.count() == 1
     positions = {w.document.position(n) for n in w.document.nodes}
     assert len(positions) == len(w.document.nodes)  # laid out, no stacked nodes
+
+
+def test_bad_file_error_goes_to_a_message_box(make_window, tmp_path, monkeypatch):
+    w = make_window()
+    shown = []
+    monkeypatch.setattr(
+        QMessageBox, "critical", lambda parent, title, text: shown.append((parent, title, text))
+    )
+    bad = tmp_path / "bad.graphml"
+    bad.write_text("<graphml><graph><node id='a'/>")
+    assert not w.file_actions.open_path(bad)
+    assert len(shown) == 1 and shown[0][0] is w
+    assert shown[0][2].startswith(str(bad)) and "\n" not in shown[0][2]
