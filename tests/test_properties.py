@@ -193,3 +193,24 @@ def test_reference_fixed_k_on_2x_mi250():
         s = solver.solve(topo, max_trees_per_root=max_k)
         verify_schedule(s)
         assert s.algbw_exact == expected
+
+
+def _template_cases():
+    from solver import templates
+
+    return sorted(templates.TEMPLATES)
+
+
+@pytest.mark.parametrize("name", _template_cases())
+def test_templates_match_the_twin(name):
+    """Every built-in template at its defaults: verified, optimal, same optimum as the twin."""
+    from naive import maxflow_optimum
+    from solver import templates
+
+    topo = templates.make(name)
+    x, _cut = maxflow_optimum(topo)
+    for collective in ("allgather", "allreduce"):
+        s = solver.solve(topo, collective)
+        verify_schedule(s)
+        assert s.algbw_exact == s.optimal_algbw_exact
+    assert solver.solve(topo).optimal_algbw_exact == len(topo.compute_ids) * x
