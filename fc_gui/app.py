@@ -42,6 +42,30 @@ def main(argv: list[str] | None = None) -> int:
     return run(args)
 
 
+def install_error_hook(window, batch: bool) -> None:
+    """Errors escaping a Qt slot become a one-line dialog (the traceback goes to stderr for
+    bug reports) instead of passing unnoticed; in batch mode they end the run with exit 2."""
+    import traceback
+
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from solver.errors import ForestCollError
+
+    def hook(kind, value, tb) -> None:
+        if isinstance(value, ForestCollError):
+            message = str(value)
+        else:
+            traceback.print_exception(kind, value, tb)
+            message = f"unexpected {kind.__name__}: {value}"
+        if batch:
+            print(f"error: {message}", file=sys.stderr)
+            QApplication.exit(2)
+            return
+        QMessageBox.critical(window, "Error", message.splitlines()[0] if message else kind.__name__)
+
+    sys.excepthook = hook
+
+
 def run(args: argparse.Namespace) -> int:
     import os
     from pathlib import Path
@@ -89,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         topo, error = None, None
     window = MainWindow(topo, check_recovery=not batch and not args.no_recovery)
+    install_error_hook(window, batch)
     if topo is not None and args.topo:
         window.file_actions.after_open(Path(args.topo))
     window.show()

@@ -361,10 +361,16 @@ class MainWindow(QMainWindow):
 
     def apply_layout(self, key: str) -> None:
         """Run auto-layout ``key`` (see fc_gui.layouts.LAYOUTS) as one undoable command."""
+        from PySide6.QtWidgets import QApplication
+
         from .commands import ApplyLayoutCommand
         from .layouts import LAYOUTS, compute_layout
 
-        positions = compute_layout(self.document.to_topology(include_disabled=True), key)
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            positions = compute_layout(self.document.to_topology(include_disabled=True), key)
+        finally:
+            QApplication.restoreOverrideCursor()
         self.undo_stack.push(ApplyLayoutCommand(self.document, positions, LAYOUTS[key][0]))
         self.canvas.fit_view()
 

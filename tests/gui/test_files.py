@@ -269,3 +269,24 @@ def test_bad_file_error_goes_to_a_message_box(make_window, tmp_path, monkeypatch
     assert not w.file_actions.open_path(bad)
     assert len(shown) == 1 and shown[0][0] is w
     assert shown[0][2].startswith(str(bad)) and "\n" not in shown[0][2]
+
+
+def test_unexpected_errors_in_slots_become_a_dialog(make_window, monkeypatch, capsys):
+    from fc_gui.app import install_error_hook
+    from solver.errors import TopologyError
+
+    w = make_window()
+    shown = []
+    monkeypatch.setattr(QMessageBox, "critical", lambda parent, title, text: shown.append(text))
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # restored after the test
+    install_error_hook(w, batch=False)
+    try:
+        raise TopologyError("bandwidth must be > 0")
+    except TopologyError:
+        sys.excepthook(*sys.exc_info())
+    try:
+        raise KeyError("b0.gpu9")
+    except KeyError:
+        sys.excepthook(*sys.exc_info())
+    assert shown == ["bandwidth must be > 0", "unexpected KeyError: 'b0.gpu9'"]
+    assert "Traceback" in capsys.readouterr().err  # kept for bug reports
