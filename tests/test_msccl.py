@@ -261,3 +261,21 @@ def test_legacy_allows_more_steps_than_executor():
     assert legacy.max_steps() > 64 >= executor.max_steps()
     with pytest.raises(MscclError, match="more than the msccl-executor limit 64"):
         check_xml(to_xml(legacy).replace('coll="allreduce"', 'coll="allreduce"'), "msccl-executor")
+
+
+def test_malformed_schedules_refused():
+    from dataclasses import replace
+
+    s = bfs_schedule(ring(4))
+    t0 = s.trees[0]
+    flipped = replace(
+        t0, edges=tuple(type(e)(e.dst, e.src, tuple(reversed(e.path))) for e in t0.edges)
+    )
+    with pytest.raises(MscclError, match="points the wrong way"):
+        build_program(replace(s, trees=(flipped,) + s.trees[1:]))
+    short = replace(t0, edges=t0.edges[:-1])
+    with pytest.raises(MscclError, match="does not span the compute nodes"):
+        build_program(replace(s, trees=(short,) + s.trees[1:]))
+    # edges in any order are fine (not only breadth-first)
+    shuffled = replace(t0, edges=tuple(reversed(t0.edges)))
+    check_xml(to_xml(build_program(replace(s, trees=(shuffled,) + s.trees[1:]))))

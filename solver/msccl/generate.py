@@ -195,7 +195,7 @@ def build_program(
             ranges = _chunk_ranges(ph, C)
             for t_index, (tree, (first, count)) in enumerate(zip(ph.trees, ranges)):
                 r = rank[tree.root]
-                depth = tree.depth_of()
+                depth = _depths(tree)
                 for piece, a in enumerate(range(first, first + count, max_piece)):
                     cnt = min(max_piece, first + count - a)
                     local = inst * C + a  # offset inside a rank's block
@@ -252,16 +252,47 @@ def build_program(
     return program
 
 
+def _depths(tree: Tree) -> dict[str, int]:
+    """Depth of every node from the root, whatever the order of the edges."""
+    adjacent: dict[str, list[str]] = defaultdict(list)
+    for e in tree.edges:
+        adjacent[e.src].append(e.dst)
+        adjacent[e.dst].append(e.src)
+    depth = {tree.root: 0}
+    frontier = [tree.root]
+    while frontier:
+        nxt = []
+        for u in frontier:
+            for v in adjacent[u]:
+                if v not in depth:
+                    depth[v] = depth[u] + 1
+                    nxt.append(v)
+        frontier = nxt
+    return depth
+
+
 def _check_trees(phase: Schedule, rank: dict[str, int]) -> None:
     compute = set(rank)
     for t in phase.trees:
         if t.multiplicity < 1:
             raise MscclError(f"tree of root {t.root!r} has multiplicity {t.multiplicity}")
         nodes = {t.root} | {e.src for e in t.edges} | {e.dst for e in t.edges}
-        if nodes != compute or len(t.edges) != len(compute) - 1:
+        depth = _depths(t)
+        if nodes != compute or len(t.edges) != len(compute) - 1 or len(depth) != len(compute):
             raise MscclError(
                 f"tree of root {t.root!r} does not span the compute nodes exactly once"
             )
+        for e in t.edges:
+            down = depth[e.dst] == depth[e.src] + 1
+            if down != (phase.collective == "allgather"):
+                raise MscclError(
+                    f"{phase.collective} tree of root {t.root!r}: edge {e.src}->{e.dst} points the wrong "
+                    "way (allgather edges go away from the root, reduce-scatter edges toward it)"
+                )
+            if len(e.path) < 2 or e.path[0] != e.src or e.path[-1] != e.dst:
+                raise MscclError(
+                    f"tree of root {t.root!r}: edge {e.src}->{e.dst} has path {e.path}"
+                )
 
 
 def _allgather_piece(
@@ -289,7 +320,7 @@ def _allgather_piece(
     else:  # allreduce: the root's reduced chunks are in its output
         root_src = ("o", g)
         root_deps = list(dict.fromkeys(done[(r, g + j)] for j in range(cnt)))
-    for e in tree.edges:
+    for e in sorted(tree.edges, key=lambda e: depth[e.dst]):  # parents before children
         parent, child = e.src, e.dst
         key = prefix + (depth[child], t_index, piece, 0, rank[parent])
         if parent == tree.root:
