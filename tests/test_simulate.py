@@ -71,6 +71,19 @@ def test_chain_pipelines_store_and_forward(kind):
     assert run.time == pytest.approx((n + 1) * chunk / (10 * GB) + 2 * US, rel=1e-12)
 
 
+def test_min_chunks_slices_small_flows():
+    topo = fabric("abc", links=[("a", "b", F(10)), ("b", "c", F(10))])
+    rs = RouteSet(topo, "x", "x", (Flow(BCAST, "a", 1.0, (edge("a", "b"), edge("b", "c"))),))
+    size = 64 << 10
+    whole = simulate_routes(rs, size, chunk=1 << 20, min_chunks=1)
+    assert whole.time == pytest.approx(2 * size / (10 * GB) + 2 * US, rel=1e-12)
+    sliced = simulate_routes(rs, size, chunk=1 << 20, min_chunks=8)
+    assert sliced.time == pytest.approx(9 * (size / 8) / (10 * GB) + 2 * US, rel=1e-12)
+    # never below 4 KiB slices: 8 KiB gives 2 slices
+    two = simulate_routes(rs, 8192, chunk=1 << 20, min_chunks=8)
+    assert two.time == pytest.approx(3 * 4096 / (10 * GB) + 2 * US, rel=1e-12)
+
+
 def test_switch_cuts_through():
     # a -> sw -> b: the switch does not store the chunk: M/b + 2 latencies
     topo = fabric("ab", ["sw"], [("a", "sw", F(10)), ("sw", "b", F(10))])
@@ -265,6 +278,7 @@ def test_cli_simulate_writes_h5(tmp_path, capsys):
         (["--chunk", "0"], "size must be > 0"),
         (["-a", "forestcoll,nope"], "unknown algorithm"),
         (["--latency", "-1"], "latency"),
+        (["--min-chunks", "0"], "--min-chunks"),
     ],
 )
 def test_cli_simulate_errors(argv, message, capsys):

@@ -13,7 +13,14 @@ COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 
 
 def register(subparsers):
-    from ..simulate import ALGORITHMS, DEFAULT_CHUNK, DEFAULT_LATENCY_US, DEFAULT_SIZES, format_size
+    from ..simulate import (
+        ALGORITHMS,
+        DEFAULT_CHUNK,
+        DEFAULT_LATENCY_US,
+        DEFAULT_MIN_CHUNKS,
+        DEFAULT_SIZES,
+        format_size,
+    )
 
     p = add_command(
         subparsers,
@@ -39,6 +46,9 @@ def register(subparsers):
                    f"units K/M/G (binary) (default {DEFAULT_SIZES})")
     p.add_argument("--chunk", default=format_size(DEFAULT_CHUNK),
                    help=f"chunk size for pipelining (default {format_size(DEFAULT_CHUNK)})")
+    p.add_argument("--min-chunks", type=int, default=DEFAULT_MIN_CHUNKS, metavar="N",
+                   help="cut every flow into at least N slices of >= 4 KiB when it is big enough "
+                   f"(pipelining of mid-size messages; default {DEFAULT_MIN_CHUNKS}, 1 = off)")
     p.add_argument("--latency", type=float, default=DEFAULT_LATENCY_US, metavar="US",
                    help=f"per-hop latency in microseconds for links without one "
                    f"(default {DEFAULT_LATENCY_US:g})")
@@ -62,6 +72,8 @@ def run(args) -> int:
         raise ForestCollError("--algorithms is empty")
     sizes = parse_sizes(args.sizes)
     chunk = parse_size(args.chunk)
+    if args.min_chunks < 1:
+        raise ForestCollError(f"--min-chunks must be >= 1, got {args.min_chunks}")
     if args.latency < 0:
         raise ForestCollError(f"--latency must be >= 0, got {args.latency:g}")
     if args.max_trees_per_root is not None and args.max_trees_per_root < 1:
@@ -70,7 +82,7 @@ def run(args) -> int:
     try:
         schedule = solve(topo, args.collective, args.max_trees_per_root, progress=bar)
         sw = sweep(topo, args.collective, algorithms, sizes, chunk, args.latency, schedule,
-                   progress=bar)
+                   progress=bar, min_chunks=args.min_chunks)
     finally:
         bar.close()
     if args.output:
@@ -91,6 +103,7 @@ def run(args) -> int:
             "optimal_algbw": sw.optimal_algbw,
             "schedule_algbw": schedule.algbw,
             "chunk": sw.chunk,
+            "min_chunks": sw.min_chunks,
             "default_latency_us": sw.latency_us,
             "notes": {k: list(v) for k, v in sw.notes.items()},
             "rows": [r.to_dict() for r in sw.rows],
@@ -102,7 +115,7 @@ def run(args) -> int:
     out.write(
         f"{topo.name}: {sw.collective}, {len(topo.compute_ids)} compute nodes, optimum "
         f"{sw.optimal_algbw:.3f} GB/s (schedule {schedule.algbw:.3f} GB/s, k={schedule.k}), "
-        f"chunk {format_size(sw.chunk)}, default hop latency {sw.latency_us:g} us\n"
+        f"chunk {format_size(sw.chunk)} (>= {sw.min_chunks} slices per flow), default hop latency {sw.latency_us:g} us\n"
     )
     for name, notes in sw.notes.items():
         if notes:

@@ -24,7 +24,7 @@ from ..results import ResultTable
 from ..schedule import Schedule
 from ..topology import Topology
 from . import baselines
-from .engine import SimRun, prepare, simulate_prepared, simulate_routes
+from .engine import DEFAULT_MIN_CHUNKS, SimRun, prepare, simulate_prepared, simulate_routes
 from .routes import (
     DEFAULT_LATENCY_US,
     LinkTable,
@@ -149,6 +149,7 @@ class Sweep:
     chunk: int
     latency_us: float
     optimal_algbw: float  # GB/s, NaN if no schedule
+    min_chunks: int = DEFAULT_MIN_CHUNKS
     rows: list[SweepRow] = field(default_factory=list)
     notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     link_busy: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
@@ -200,6 +201,7 @@ def sweep(
     progress: Callable[[str, float], None] | None = None,
     cancel: Any = None,
     keep_link_busy: bool = False,
+    min_chunks: int = DEFAULT_MIN_CHUNKS,
 ) -> Sweep:
     """Simulate every algorithm at every size (``schedule``: the ForestColl schedule to use)."""
     sizes = list(sizes) or parse_sizes(DEFAULT_SIZES)
@@ -207,7 +209,7 @@ def sweep(
         raise ForestCollError(f"chunk must be > 0 bytes, got {chunk}")
     built, skipped = route_sets(topo, collective, algorithms, schedule)
     opt = float(schedule.optimal_algbw_exact) if schedule is not None else float("nan")
-    result = Sweep(topo, collective, int(chunk), float(latency_us), opt)
+    result = Sweep(topo, collective, int(chunk), float(latency_us), opt, min_chunks=min_chunks)
     for name, why in skipped.items():
         result.notes[name] = (f"skipped: {why}",)
     n = len(topo.compute_ids)
@@ -221,7 +223,7 @@ def sweep(
         for size in sizes:
             if cancel is not None and (cancel() if callable(cancel) else cancel.is_set()):
                 raise Cancelled("cancelled")
-            run = simulate_prepared(prep, size, chunk)
+            run = simulate_prepared(prep, size, chunk, min_chunks)
             bound = size / (opt * 1e9) if opt == opt else float("nan")
             result.rows.append(
                 SweepRow(
@@ -233,7 +235,7 @@ def sweep(
                     busbw=run.algbw * factor,
                     bound_time=bound,
                     route_bound_time=bandwidth_bound_time(rs, size, table),
-                    estimate_time=alpha_estimate_time(rs, size, run.chunk, table),
+                    estimate_time=alpha_estimate_time(rs, size, run.chunk, table, min_chunks),
                     max_busy=float(run.busy_fraction.max()) if run.busy_fraction.size else 0.0,
                     events=run.events,
                     wall=run.wall,
@@ -266,6 +268,7 @@ def result_tables(sw: Sweep, schedule_name: str = "") -> dict[str, ResultTable]:
             schedule=schedule_name if name == "forestcoll" else "",
             attrs={
                 "chunk_bytes": sw.chunk,
+                "min_chunks": sw.min_chunks,
                 "default_latency_us": sw.latency_us,
                 "bound_time_s": [r.bound_time for r in rows],
                 "estimate_time_s": [r.estimate_time for r in rows],
@@ -279,6 +282,7 @@ def result_tables(sw: Sweep, schedule_name: str = "") -> dict[str, ResultTable]:
 __all__ = [
     "ALGORITHMS",
     "DEFAULT_CHUNK",
+    "DEFAULT_MIN_CHUNKS",
     "DEFAULT_LATENCY_US",
     "RouteSet",
     "SimRun",

@@ -56,6 +56,11 @@ except ImportError:  # pragma: no cover - until solver/_jit.py exists
 
     njit = functools.partial(numba.njit, nogil=True, cache=True)
 
+#: Every flow is cut into at least this many slices when it holds enough data (like NCCL, which
+#: pipelines every transfer through NCCL_STEPS = 8 buffer slots), so mid-size messages pipeline.
+DEFAULT_MIN_CHUNKS = 8
+#: ... but a slice is never smaller than this (bytes).
+MIN_SLICE = 4096
 #: Above this many chunk transmissions the chunk size is raised for the run (memory ~90 B each).
 MAX_TRANSMISSIONS = 1_500_000
 
@@ -472,11 +477,13 @@ class _Prepared:
         self.member_base_t = member_base
         self.has_dep = has_dep
 
-    def arrays_for(self, size: int, chunk: float):
+    def arrays_for(self, size: int, chunk: float, min_chunks: int = 1):
         flows = self.flows
         nn = self.n_nodes
         data = np.array([f.share * size for f in flows], np.float64)
         nch = np.maximum(1, np.ceil(data / chunk - 1e-9)).astype(np.int64)
+        if min_chunks > 1:  # split small flows into a few slices too (not below MIN_SLICE bytes)
+            nch = np.maximum(nch, np.minimum(min_chunks, np.floor(data / MIN_SLICE)).astype(np.int64))
         nch[data <= 0] = 0
         cbytes = np.where(nch > 0, data / np.maximum(nch, 1), 0.0)
         # transmissions per link (for per-link queue capacities)
@@ -547,18 +554,22 @@ def prepare(rs: RouteSet, latency_us: float = DEFAULT_LATENCY_US) -> _Prepared:
     return _Prepared(rs, LinkTable.of(rs.topology, latency_us))
 
 
-def simulate_prepared(prep: _Prepared, size: int, chunk: float) -> SimRun:
+def simulate_prepared(
+    prep: _Prepared, size: int, chunk: float, min_chunks: int = DEFAULT_MIN_CHUNKS
+) -> SimRun:
     """Simulate one message size on prepared arrays."""
     if size <= 0:
         raise ForestCollError(f"message size must be > 0 bytes, got {size}")
     if not (chunk > 0):
         raise ForestCollError(f"chunk size must be > 0 bytes, got {chunk}")
     t0 = _time.perf_counter()
-    a = prep.arrays_for(size, chunk)
+    if min_chunks < 1:
+        raise ForestCollError(f"min_chunks must be >= 1, got {min_chunks}")
+    a = prep.arrays_for(size, chunk, min_chunks)
     eff_chunk = float(chunk)
     while a["total_tx"] > MAX_TRANSMISSIONS:
         eff_chunk *= 2.0
-        a = prep.arrays_for(size, eff_chunk)
+        a = prep.arrays_for(size, eff_chunk, min_chunks)
     table = prep.table
     finish, busy, events, flow_done = _simulate_kernel(
         prep.n_nodes, prep.kind, prep.root, a["nch"], a["cbytes"], prep.e_flow, prep.e_dst,
@@ -573,7 +584,12 @@ def simulate_prepared(prep: _Prepared, size: int, chunk: float) -> SimRun:
 
 
 def simulate_routes(
-    rs: RouteSet, size: int, chunk: float = 1 << 20, latency_us: float = DEFAULT_LATENCY_US
+    rs: RouteSet,
+    size: int,
+    chunk: float = 1 << 20,
+    latency_us: float = DEFAULT_LATENCY_US,
+    min_chunks: int = DEFAULT_MIN_CHUNKS,
 ) -> SimRun:
-    """Simulate route set ``rs`` for a message of ``size`` bytes in chunks of ``chunk`` bytes."""
-    return simulate_prepared(prepare(rs, latency_us), size, chunk)
+    """Simulate route set ``rs`` for a message of ``size`` bytes in chunks of ``chunk`` bytes
+    (every flow in at least ``min_chunks`` slices of >= 4 KiB when it is big enough)."""
+    return simulate_prepared(prepare(rs, latency_us), size, chunk, min_chunks)

@@ -238,7 +238,7 @@ def phase_bound_time(rs: RouteSet, size: float, table: LinkTable | None = None) 
 
 
 def alpha_estimate_time(
-    rs: RouteSet, size: float, chunk: float, table: LinkTable | None = None
+    rs: RouteSet, size: float, chunk: float, table: LinkTable | None = None, min_chunks: int = 8
 ) -> float:
     """An alpha-beta estimate (s): phase bounds + the pipeline fill of the deepest tree path.
 
@@ -251,7 +251,7 @@ def alpha_estimate_time(
         if f.share <= 0:
             continue
         data = f.share * size
-        nchunks = max(1, int(np.ceil(data / chunk)))
+        nchunks = max(1, int(np.ceil(data / chunk)), min(min_chunks, int(data // 4096)))
         c = data / nchunks
         fill = _deepest_path_cost(f, table, c)
         fill_per_phase[f.phase] = max(fill_per_phase.get(f.phase, 0.0), fill)
