@@ -394,7 +394,7 @@ class FabricCanvas(pg.GraphicsView):
             QRectF(lo[0], lo[1], span[0], span[1]).adjusted(
                 -self._unit, -self._unit, self._unit, self._unit
             ),
-            padding=0.02,
+            padding=0.05,
         )
 
     def zoom(self, factor: float) -> None:

@@ -246,3 +246,21 @@ def test_legend_lists_the_roles_present(qtbot):
     assert labels == {"GPU", "NVSwitch", "NIC", "IB switch"}
     doc.remove_items(["ib0", "ib1"])
     assert {label.text for _, label in c.legend.items} == {"GPU", "NVSwitch", "NIC"}
+
+
+def test_hover_describes_nodes_and_links_and_takes_providers(canvas):
+    from PySide6.QtWidgets import QToolTip
+
+    seen = []
+    canvas.hovered.connect(lambda n, link: seen.append((n, link)))
+    x, y = canvas.doc.position("b0.gpu3")
+    canvas._on_mouse_moved(canvas.view_box.mapViewToScene(QPointF(x, y)))
+    assert seen[-1] == ("b0.gpu3", None)
+    assert QToolTip.text().startswith("b0.gpu3: compute gpu")
+    canvas.tooltip_providers.append(lambda node, link: f"load of {node}" if node else None)
+    canvas._on_mouse_moved(canvas.view_box.mapViewToScene(QPointF(x, y)))
+    assert QToolTip.text() == "load of b0.gpu3"
+    x2, y2 = canvas.doc.position("b0.nic3")
+    canvas._on_mouse_moved(canvas.view_box.mapViewToScene(QPointF(x, (y + y2) / 2)))
+    assert seen[-1][0] is None and seen[-1][1] is not None
+    assert "25 GB/s full duplex" in QToolTip.text()
