@@ -260,7 +260,7 @@ def test_hover_describes_nodes_and_links_and_takes_providers(canvas):
     canvas.tooltip_providers.append(lambda node, link: f"load of {node}" if node else None)
     canvas._on_mouse_moved(canvas.view_box.mapViewToScene(QPointF(x, y)))
     assert QToolTip.text() == "load of b0.gpu3"
-    x2, y2 = canvas.doc.position("b0.nic3")
+    _, y2 = canvas.doc.position("b0.nic3")
     canvas._on_mouse_moved(canvas.view_box.mapViewToScene(QPointF(x, (y + y2) / 2)))
     assert seen[-1][0] is None and seen[-1][1] is not None
     assert "25 GB/s full duplex" in QToolTip.text()
