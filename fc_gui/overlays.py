@@ -344,7 +344,10 @@ class HeatMapOverlay(_Overlay):
         c = self.cmap.map(level, mode="byte")
         return (int(c[0]), int(c[1]), int(c[2]), 255)
 
-    def show_schedule(self, schedule: Schedule | None) -> None:
+    def show_schedule(
+        self, schedule: Schedule | None, users: Mapping[tuple[str, str], list[str]] | None = None
+    ) -> None:
+        """Colour the links by ``schedule``'s load (``users``: precomputed trees_using_links)."""
         self.clear()
         self.pairs, self.info, self.index, self.colors = [], [], {}, {}
         self.seg = np.zeros((0, 2, 2))
@@ -353,7 +356,8 @@ class HeatMapOverlay(_Overlay):
         loads = list(schedule.link_load)
         if not loads and schedule.phases:
             loads = list(schedule.phases[-1].link_load)
-        users = trees_using_links(schedule)
+        if users is None:
+            users = trees_using_links(schedule)
         self.pairs = [(ll.source, ll.target) for ll in loads]
         self.index = {p: i for i, p in enumerate(self.pairs)}
         self.info = [

@@ -47,6 +47,13 @@ class SizeAxis(pg.AxisItem):
         return [size_text(v) for v in values]
 
 
+def model_tables(schedule: Schedule) -> dict[str, ResultTable]:
+    """The bound and alpha-aware estimate tables of ``schedule`` (solver.results_h5)."""
+    from solver.results_h5 import model_tables as tables
+
+    return tables(schedule, schedule.collective)
+
+
 def find_simulator() -> Callable[[Schedule], Mapping[str, ResultTable]] | None:
     """The simulator's ``simulate_for_plot(schedule) -> {label: ResultTable}`` if it exists.
 
@@ -120,15 +127,19 @@ class PlotsDock(QWidget):
         self._update_buttons()
 
     # ------------------------------------------------------------------ content
-    def set_schedule(self, schedule: Schedule | None) -> None:
-        """Plot the bound and the estimate of ``schedule`` (simulated lines are dropped)."""
+    def set_schedule(
+        self, schedule: Schedule | None, tables: Mapping[str, ResultTable] | None = None
+    ) -> None:
+        """Plot the bound and the estimate of ``schedule`` (simulated lines are dropped).
+
+        ``tables``: precomputed :func:`model_tables` output (computed here when None).
+        """
         self.schedule = schedule
         self._remove(self._model + self._simulated)
         self._model, self._simulated = [], []
         if schedule is not None:
-            from solver.results_h5 import model_tables
-
-            tables = model_tables(schedule, schedule.collective)
+            if tables is None:
+                tables = model_tables(schedule)
             for name, table in tables.items():
                 kind = name.rsplit(".", 1)[-1]
                 if kind == "bound":

@@ -372,10 +372,12 @@ class TreesView(QWidget):
         self._updating = False
 
     # ------------------------------------------------------------------ content
-    def set_schedule(self, schedule: Schedule | None) -> None:
+    def set_schedule(self, schedule: Schedule | None, rows: list[TreeRow] | None = None) -> None:
+        """Show the trees of ``schedule`` (``rows``: precomputed :func:`tree_rows`, optional)."""
         self._updating = True
         try:
-            rows = tree_rows(schedule) if schedule is not None else []
+            if rows is None:
+                rows = tree_rows(schedule) if schedule is not None else []
             self.model.set_rows(rows, show_phase=bool(schedule is not None and schedule.phases))
             self.table.setColumnHidden(0, not self.model.show_phase)
             self.root_box.blockSignals(True)

@@ -33,6 +33,19 @@ from .solve_worker import BackgroundTask, JitWarmup, SolveWorker
 AUTO_RESOLVE_DELAY_MS = 400
 
 
+def prepare_display(schedule: Schedule) -> dict:
+    """Derived display data, computed in the worker thread so showing a result stays quick."""
+    from .overlays import trees_using_links
+    from .plots_dock import model_tables
+    from .result_views import tree_rows
+
+    return {
+        "tree_rows": tree_rows(schedule),
+        "link_users": trees_using_links(schedule),
+        "model_tables": model_tables(schedule),
+    }
+
+
 def install(window, solve_fn=None, warmup: bool = True) -> ResultsController:
     """Build the results side of ``window`` (see module docstring); returns the controller."""
     return ResultsController(window, solve_fn=solve_fn, warmup=warmup)
@@ -65,9 +78,10 @@ class ResultsController(QObject):
         self._what_if = False
         self._auto_solve = False
         self._elapsed: float | None = None
+        self._link_users: dict | None = None
 
         # ---- workers
-        self.worker = SolveWorker(solve_fn, self)
+        self.worker = SolveWorker(solve_fn, self, prepare_fn=prepare_display)
         self.worker.started.connect(self._on_started)
         self.worker.progress.connect(self._on_progress)
         self.worker.finished.connect(self._on_finished)
@@ -230,7 +244,8 @@ class ResultsController(QObject):
         self._idle()
         self._elapsed = self.worker.last_elapsed
         stale = self._revision != self._solve_revision
-        self.show_schedule(schedule, elapsed=self._elapsed, stale=stale)
+        self.show_schedule(schedule, elapsed=self._elapsed, stale=stale,
+                           prepared=self.worker.last_prepared)
         self.panel.set_status(
             f"solved in {self._elapsed:.2f} s" if self._elapsed is not None else "solved"
         )
@@ -263,12 +278,14 @@ class ResultsController(QObject):
 
     # ================================================================== showing results
     def show_schedule(self, schedule: Schedule, elapsed: float | None = None,
-                      stale: bool = False) -> None:
-        """Show ``schedule`` in every view and overlay."""
+                      stale: bool = False, prepared: dict | None = None) -> None:
+        """Show ``schedule`` in every view and overlay (``prepared``: :func:`prepare_display`)."""
+        prepared = prepared or {}
         self.schedule = schedule
+        self._link_users = prepared.get("link_users")
         self.summary.set_schedule(schedule, elapsed, previous=self.previous)
-        self.trees_view.set_schedule(schedule)
-        self.plots.set_schedule(schedule)
+        self.trees_view.set_schedule(schedule, prepared.get("tree_rows"))
+        self.plots.set_schedule(schedule, prepared.get("model_tables"))
         self.animation.stop()
         self.tree_overlay.clear()
         self._draw_result_overlays()
@@ -277,6 +294,7 @@ class ResultsController(QObject):
 
     def clear_results(self) -> None:
         self.schedule = None
+        self._link_users = None
         self.previous = None
         self.summary.clear()
         self.trees_view.set_schedule(None)
@@ -292,7 +310,11 @@ class ResultsController(QObject):
         if s is None:
             return
         self.cut_overlay.show_cut(s.bottleneck, None if s.phases else s.num_compute_nodes)
-        self.heat_overlay.show_schedule(s)
+        if self._link_users is None:
+            from .overlays import trees_using_links
+
+            self._link_users = trees_using_links(s)
+        self.heat_overlay.show_schedule(s, self._link_users)
 
     def _redraw_overlays(self) -> None:
         """Node positions or structure changed: redraw overlays at the new places."""

@@ -11,6 +11,7 @@ A result of a solve that was superseded (a new ``start`` while one runs) is drop
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import traceback
@@ -27,6 +28,22 @@ SolveFn = Callable[..., Any]
 
 #: Worker threads still running: referenced here so none is garbage-collected while it runs.
 _LIVE_THREADS: set[QThread] = set()
+
+#: Niceness added to solver threads (Linux: per thread), so the GUI thread wins the CPU when
+#: the machine is busy. 0 disables it. Overridable with FORESTCOLL_WORKER_NICE.
+WORKER_NICE = int(os.environ.get("FORESTCOLL_WORKER_NICE", "5"))
+
+
+def lower_thread_priority(nice: int = WORKER_NICE) -> None:
+    """Make the calling thread ``nice`` steps nicer (no-op where unsupported)."""
+    if nice <= 0 or not hasattr(os, "setpriority"):
+        return
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + nice)
+    except (OSError, AttributeError):
+        pass
+
 
 #: Minimum seconds between two progress signals of the same phase (keeps the event queue light).
 PROGRESS_INTERVAL = 0.05
@@ -57,10 +74,13 @@ class _SolveThread(QThread):
     errored = Signal(int, str)
     was_cancelled = Signal(int)
 
-    def __init__(self, job: int, solve_fn: SolveFn, kwargs: dict, cancel: threading.Event):
+    def __init__(self, job: int, solve_fn: SolveFn, kwargs: dict, cancel: threading.Event,
+                 prepare_fn: Callable[[Any], Any] | None = None):
         super().__init__()
         self.job = job
         self._solve_fn = solve_fn
+        self._prepare_fn = prepare_fn
+        self.prepared: Any = None
         self._kwargs = kwargs
         self._cancel = cancel
         self._last_phase = None
@@ -75,6 +95,7 @@ class _SolveThread(QThread):
         self.progressed.emit(self.job, str(phase), float(fraction))
 
     def run(self) -> None:  # noqa: D102 - QThread entry point
+        lower_thread_priority()
         try:
             schedule = self._solve_fn(progress=self._progress, cancel=self._cancel, **self._kwargs)
         except Cancelled:
@@ -87,6 +108,12 @@ class _SolveThread(QThread):
                 traceback.print_exc()
             self.errored.emit(self.job, one_line(exc))
         else:
+            if self._prepare_fn is not None and not self._cancel.is_set():
+                try:  # display data computed here, off the GUI thread
+                    self.prepared = self._prepare_fn(schedule)
+                except Exception:
+                    traceback.print_exc()
+                    self.prepared = None
             if self._cancel.is_set():
                 self.was_cancelled.emit(self.job)
             else:
@@ -114,6 +141,9 @@ class SolveWorker(QObject):
     solve_fn
         The function to run (default ``solver.solve``); it is called with ``topology``,
         ``collective``, ``max_trees_per_root``, ``progress`` and ``cancel`` keyword arguments.
+    prepare_fn
+        Optional ``f(schedule) -> object`` run in the worker thread after a successful solve
+        (derived display data); its result is ``last_prepared`` when ``finished`` fires.
     """
 
     started = Signal()
@@ -122,9 +152,16 @@ class SolveWorker(QObject):
     failed = Signal(str)
     cancelled = Signal()
 
-    def __init__(self, solve_fn: SolveFn | None = None, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        solve_fn: SolveFn | None = None,
+        parent: QObject | None = None,
+        prepare_fn: Callable[[Any], Any] | None = None,
+    ) -> None:
         super().__init__(parent)
         self._solve_fn = solve_fn or _default_solve
+        self.prepare_fn = prepare_fn
+        self.last_prepared: Any = None
         self._job = 0
         self._thread: _SolveThread | None = None
         self._cancel: threading.Event | None = None
@@ -151,7 +188,7 @@ class SolveWorker(QObject):
             "max_trees_per_root": max_trees_per_root,
         }
         self.last_request = dict(kwargs)
-        thread = _SolveThread(self._job, self._solve_fn, kwargs, self._cancel)
+        thread = _SolveThread(self._job, self._solve_fn, kwargs, self._cancel, self.prepare_fn)
         thread.progressed.connect(self._on_progress)
         thread.succeeded.connect(self._on_succeeded)
         thread.errored.connect(self._on_errored)
@@ -207,6 +244,7 @@ class SolveWorker(QObject):
     def _on_succeeded(self, job: int, schedule: object) -> None:
         if self._current(job):
             self.last_elapsed = time.perf_counter() - self._t0
+            self.last_prepared = self._thread.prepared if self._thread is not None else None
             self._finish()
             self.finished.emit(schedule)
 
@@ -243,6 +281,7 @@ class _TaskThread(QThread):
         self._fn = fn
 
     def run(self) -> None:  # noqa: D102
+        lower_thread_priority()
         try:
             result = self._fn()
         except Exception as exc:
@@ -336,8 +375,11 @@ class JitWarmup(QObject):
         return not self.is_running()
 
     def _run(self) -> None:
+        lower_thread_priority()
         t0 = time.perf_counter()
         try:
+            import solver.results_h5  # noqa: F401 - h5py's import is slow: do it off the GUI thread
+
             for collective in ("allgather", "reduce-scatter"):
                 self._solve_fn(topology=warmup_topology(), collective=collective)
             self._solve_fn(topology=warmup_topology(), collective="allgather", max_trees_per_root=1)
