@@ -8,7 +8,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from hypothesis import Phase, given, settings
+from hypothesis import Phase, event, given, settings
 from hypothesis import strategies as st
 
 import solver
@@ -30,8 +30,20 @@ def _comparable(schedule) -> dict:
     return d
 
 
+def describe(topo) -> None:
+    """Hypothesis events (shown by --hypothesis-show-statistics): what the fabrics contain."""
+    event(f"{len(topo.compute_ids)} compute nodes, {len(topo.switch_ids)} switches")
+    pairs = [(link.source, link.target) for link in topo.links]
+    event("has one-way links" if any(link.directed for link in topo.links) else "all duplex")
+    if len(set(map(frozenset, pairs))) < len(pairs):
+        event("has parallel links")
+    if any(link.bandwidth.denominator != 1 for link in topo.links):
+        event("has fractional bandwidths")
+
+
 @given(fabrics(max_compute=6, max_switches=4, max_extra=6), COLLECTIVES)
 def test_schedule_verifies_and_is_optimal(topo, collective):
+    describe(topo)
     s = solver.solve(topo, collective)
     verify_schedule(s)
     assert s.algbw_exact == s.optimal_algbw_exact
