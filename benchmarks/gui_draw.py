@@ -101,6 +101,13 @@ def main() -> None:
             timed(lambda i: doc.move_nodes({n: (p[0] + i, p[1] + i) for n, p in base.items()})),
         )
     )
+    from fc_gui.document import make_link
+
+    def add_link(i):
+        uid = doc.new_link_uid()
+        doc.insert_items([], {uid: make_link(f"b{i}.gpu0", f"b{i + 1}.gpu0", 50)})
+
+    rows.append(("add a link (full rebuild)", timed(add_link)))
     rng = np.random.default_rng(1)
     n_dir = len(canvas.directed_links())
 

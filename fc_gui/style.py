@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+import numpy as np
+
 from solver.topology import COMPUTE
 
 
@@ -70,6 +72,31 @@ def role_style(kind: str, role: str) -> RoleStyle:
         if key.startswith(name):
             return style
     return _DEFAULT_COMPUTE if kind == COMPUTE else _DEFAULT_SWITCH
+
+
+_STYLE_CACHE: dict[tuple[str, str], RoleStyle] = {}
+
+
+def role_style_cached(kind: str, role: str) -> RoleStyle:
+    """:func:`role_style`, memoised (thousands of nodes share a few roles)."""
+    key = (kind, role)
+    st = _STYLE_CACHE.get(key)
+    if st is None:
+        st = _STYLE_CACHE[key] = role_style(kind, role)
+    return st
+
+
+def width_classes(bandwidths: np.ndarray) -> np.ndarray:
+    """:func:`width_class` of every bandwidth (log scale between their min and max)."""
+    b = np.asarray(bandwidths, dtype=float)
+    n = len(LINK_WIDTH_CLASSES)
+    if len(b) == 0:
+        return np.zeros(0, dtype=np.int64)
+    lo, hi = b.min(), b.max()
+    if hi <= lo or lo <= 0:
+        return np.full(len(b), n // 2, dtype=np.int64)
+    t = (np.log(b) - math.log(lo)) / (math.log(hi) - math.log(lo))
+    return np.clip(np.rint(t * (n - 1)), 0, n - 1).astype(np.int64)
 
 
 def legend_entries() -> list[tuple[str, RoleStyle]]:

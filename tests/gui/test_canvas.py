@@ -264,3 +264,13 @@ def test_hover_describes_nodes_and_links_and_takes_providers(canvas):
     canvas._on_mouse_moved(canvas.view_box.mapViewToScene(QPointF(x, (y + y2) / 2)))
     assert seen[-1][0] is None and seen[-1][1] is not None
     assert "25 GB/s full duplex" in QToolTip.text()
+
+
+def test_vectorised_width_classes_match_the_scalar_rule():
+    from fc_gui import style
+
+    bws = np.array([0.5, 1, 12.5, 16, 25, 50, 100, 300, 450, 450])
+    expected = [style.width_class(b, bws.min(), bws.max()) for b in bws]
+    assert list(style.width_classes(bws)) == expected
+    assert expected[0] == 0 and expected[-1] == len(style.LINK_WIDTH_CLASSES) - 1
+    assert list(style.width_classes(np.array([7.0, 7.0]))) == [3, 3]  # all equal: middle
