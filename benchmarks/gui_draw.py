@@ -123,7 +123,7 @@ def main() -> None:
 
     print(
         f"fabric: {topo.name}: {len(topo.nodes)} nodes, {len(topo.links)} links, "
-        f"{n_dir} directed; view {w}x{h}, {args.frames} frames per row"
+        f"{2 * len(topo.links)} directions; view {w}x{h}, {args.frames} frames per row"
     )
     print(f"build document + canvas: {build * 1e3:.0f} ms")
     print(f"{'operation':<24} {'median ms':>10} {'p95 ms':>8} {'max ms':>8} {'fps (median)':>13}")
