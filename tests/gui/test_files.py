@@ -290,3 +290,19 @@ def test_unexpected_errors_in_slots_become_a_dialog(make_window, monkeypatch, ca
         sys.excepthook(*sys.exc_info())
     assert shown == ["bandwidth must be > 0", "unexpected KeyError: 'b0.gpu9'"]
     assert "Traceback" in capsys.readouterr().err  # kept for bug reports
+
+
+def test_gui_command_screenshot_of_a_file(tmp_path):
+    from PySide6.QtGui import QImage
+
+    topo = tmp_path / "ring.json"
+    topo.write_text(v1.dumps(ring(6)))
+    png = tmp_path / "shot.png"
+    out = _run_gui([str(topo), "--screenshot", str(png)], tmp_path)
+    assert out.returncode == 0, out.stderr
+    image = QImage(str(png))
+    assert image.width() > 400 and image.height() > 300
+    colours = {
+        image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)
+    }
+    assert len(colours) > 10  # a real rendering, not a blank frame
