@@ -54,22 +54,36 @@ def model_tables(schedule: Schedule) -> dict[str, ResultTable]:
     return tables(schedule, schedule.collective)
 
 
-def find_simulator() -> Callable[[Schedule], Mapping[str, ResultTable]] | None:
-    """The simulator's ``simulate_for_plot(schedule) -> {label: ResultTable}`` if it exists.
+#: Message sizes simulated for the plot (factor 4 keeps a sweep to seconds) and algorithms.
+SIM_SIZES = "1K:1G:4"
+SIM_ALGORITHMS = ("forestcoll", "ring", "tree", "direct", "blink")
 
-    Looks for ``solver.simulate`` functions (the simulator lands in parallel); None if absent.
+
+def find_simulator() -> Callable[..., Mapping[str, ResultTable]] | None:
+    """``simulate(schedule, cancel=None) -> {name: ResultTable}`` using ``solver.simulate``.
+
+    Simulates the schedule and the baselines the simulator knows, over :data:`SIM_SIZES`.
+    None when the simulator is not part of this build.
     """
     if importlib.util.find_spec("solver.simulate") is None:
         return None
     try:
-        module = importlib.import_module("solver.simulate")
-    except Exception:
+        sim = importlib.import_module("solver.simulate")
+    except ImportError:
         return None
-    for name in ("simulate_for_plot", "sweep_tables", "simulate_sweep"):
-        fn = getattr(module, name, None)
-        if callable(fn):
-            return fn
-    return None
+    if not all(hasattr(sim, n) for n in ("sweep", "result_tables", "parse_sizes")):
+        return None
+
+    def simulate(schedule: Schedule, cancel=None) -> Mapping[str, ResultTable]:
+        known = getattr(sim, "ALGORITHMS", SIM_ALGORITHMS)
+        algorithms = [a for a in SIM_ALGORITHMS if a in known]
+        sw = sim.sweep(
+            schedule.topology, schedule.collective, algorithms, sim.parse_sizes(SIM_SIZES),
+            schedule=schedule, cancel=cancel,
+        )
+        return sim.result_tables(sw)
+
+    return simulate
 
 
 class PlotsDock(QWidget):
@@ -124,6 +138,7 @@ class PlotsDock(QWidget):
         self._simulated: list[str] = []
         self._imported: list[str] = []
         self.simulator = find_simulator()
+        self.simulating = False
         self._update_buttons()
 
     # ------------------------------------------------------------------ content
@@ -164,6 +179,8 @@ class PlotsDock(QWidget):
             elif kind == "simulated" or table.source == "simulator":
                 x, y = table.size_bytes, table.predicted_algbw
                 label = f"simulated {table.algorithm}"
+                if kind != "simulated":
+                    label += f" ({name})"
             else:
                 continue
             ok = (x > 0) & np.isfinite(y)
@@ -202,16 +219,19 @@ class PlotsDock(QWidget):
         self.status.setText(text)
 
     def set_simulating(self, running: bool) -> None:
-        self.simulate_button.setEnabled(not running and self._can_simulate())
+        """While running, the Simulate button becomes Cancel (it emits the same signal)."""
+        self.simulating = running
+        self.simulate_button.setText("Cancel simulation" if running else "Simulate")
+        self.simulate_button.setEnabled(running or self._can_simulate())
         if running:
-            self.status.setText("simulating…")
+            self.status.setText("simulating ForestColl and baselines…")
 
     # ------------------------------------------------------------------ internals
     def _can_simulate(self) -> bool:
         return self.simulator is not None and self.schedule is not None
 
     def _update_buttons(self) -> None:
-        self.simulate_button.setEnabled(self._can_simulate())
+        self.simulate_button.setEnabled(self.simulating or self._can_simulate())
         if self.simulator is None:
             self.simulate_button.setToolTip("The simulator is not available in this build")
 

@@ -13,6 +13,7 @@ result stale (it stays visible, marked), and the next solve replaces it.
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -93,6 +94,8 @@ class ResultsController(QObject):
         )
         self.warmup.failed.connect(lambda m: self._status(f"Solver warm-up failed: {m}", 8000))
         self.sim_task = BackgroundTask(self)
+        self._sim_cancel = threading.Event()
+        self._sim_schedule: Schedule | None = None
         self.sim_task.done.connect(self._on_simulated)
         self.sim_task.failed.connect(self._on_simulate_failed)
 
@@ -415,20 +418,32 @@ class ResultsController(QObject):
 
     # ================================================================== plots
     def simulate(self) -> None:
-        fn = self.plots.simulator
-        if fn is None or self.schedule is None or self.sim_task.is_running():
+        """Simulate the shown schedule and the baselines (background); a second call cancels."""
+        if self.sim_task.is_running():
+            self._sim_cancel.set()
             return
-        schedule = self.schedule
+        fn = self.plots.simulator
+        if fn is None or self.schedule is None:
+            return
+        schedule = self._sim_schedule = self.schedule
+        self._sim_cancel = threading.Event()
+        cancel = self._sim_cancel
         self.plots.set_simulating(True)
-        self.sim_task.start(lambda: fn(schedule))
+        self.sim_task.start(lambda: fn(schedule, cancel=cancel))
 
     def _on_simulated(self, tables) -> None:
         self.plots.set_simulating(False)
+        if self._sim_schedule is not self.schedule:
+            self.plots.set_status("simulation dropped: the result changed meanwhile")
+            return
         n = self.plots.add_tables(tables, kind="simulated")
         self.plots.set_status(f"{n} simulated series")
 
     def _on_simulate_failed(self, message: str) -> None:
         self.plots.set_simulating(False)
+        if self._sim_cancel.is_set():
+            self.plots.set_status("simulation cancelled")
+            return
         self.plots.set_status("simulation failed")
         self._report_error(message, title="Simulation failed")
 
@@ -504,6 +519,7 @@ class ResultsController(QObject):
     # ================================================================== lifetime
     def shutdown(self) -> None:
         self.animation.pause()
+        self._sim_cancel.set()
         self.worker.shutdown(3000)
         self.sim_task.wait(3000)
 

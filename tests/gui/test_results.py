@@ -339,8 +339,12 @@ def test_msccl_export(qtbot, make_window, tmp_path, errors):
         from solver.msccl.interpreter import check_file
 
         assert out is not None and errors == []
-        report = check_file(out, "msccl-executor")
-        assert getattr(report, "ok", True)
+        report = check_file(out, "msccl-executor")  # raises MscclError if the XML is wrong
+        assert report.ngpus == 4 and report.collective == "allgather"
+        # a runtime limit the schedule cannot meet is a one-line error, not a file
+        assert rc.exports.export_msccl(tmp_path / "bad.xml", runtime="no-such-runtime") is None
+        assert errors and "\n" not in errors[-1][1]
+        assert not (tmp_path / "bad.xml").exists()
 
 
 def test_plots_bound_and_imported_measurements(qtbot, make_window, tmp_path, errors):
@@ -456,3 +460,23 @@ def _distinct_colors(img: QImage) -> int:
     colors = {img.pixel(x, y) for x in range(0, img.width(), step)
               for y in range(0, img.height(), step)}
     return len(colors)
+
+
+def test_simulate_plots_forestcoll_and_baselines(qtbot, make_window):
+    from fc_gui.plots_dock import find_simulator
+
+    if find_simulator() is None:
+        pytest.importorskip("solver.simulate.missing", reason="solver.simulate has not landed")
+    w = make_window()
+    rc = w.results_controller
+    solve_and_wait(qtbot, w)
+    assert rc.plots.simulate_button.isEnabled()
+    with qtbot.waitSignal(rc.sim_task.done, timeout=60000):
+        rc.plots.simulate_button.click()
+        assert rc.plots.simulate_button.text() == "Cancel simulation"
+    labels = rc.plots.labels()
+    assert "simulated forestcoll" in labels and "simulated ring" in labels
+    fc = rc.plots.series["simulated forestcoll"]
+    assert fc.xData[-1] >= 1e9
+    assert fc.yData[-1] >= 0.9 * 800 / 3  # large messages approach the bound
+    assert rc.plots.simulate_button.text() == "Simulate"
