@@ -133,7 +133,26 @@ class Inspector(QWidget):
         self.links_only_button.clicked.connect(
             lambda: self.doc.set_selection((), self.doc.selected_links)
         )
+        form = QFormLayout()
+        self.multi_role = QComboBox()
+        self.multi_role.setEditable(True)
+        self.multi_role.addItems(sorted(set(style.COMPUTE_ROLES) | set(style.SWITCH_ROLES)))
+        self.multi_role.setToolTip("Set the role of every selected node (one undo step)")
+        self.multi_group = QLineEdit()
+        self.multi_group.setToolTip("Set the group of every selected node; empty = no group")
+        form.addRow("Role of all", self.multi_role)
+        form.addRow("Group of all", self.multi_group)
+        self.multi_role.lineEdit().editingFinished.connect(
+            lambda: self._apply_many(role=self.multi_role.currentText().strip())
+        )
+        self.multi_role.activated.connect(
+            lambda *_: self._apply_many(role=self.multi_role.currentText().strip())
+        )
+        self.multi_group.editingFinished.connect(
+            lambda: self._apply_many(group=self.multi_group.text().strip() or None)
+        )
         v.addWidget(self.multi_text)
+        v.addLayout(form)
         v.addWidget(self.links_only_button)
         v.addStretch(1)
 
@@ -202,6 +221,15 @@ class Inspector(QWidget):
                 f"{len(links)} link(s) selected."
             )
             self.links_only_button.setVisible(bool(links))
+            objs = [doc.nodes[i] for i in nodes]
+            roles = {n.role for n in objs}
+            groups = {n.group for n in objs}
+            self.multi_role.setEditText(roles.pop() if len(roles) == 1 else "")
+            self.multi_role.lineEdit().setPlaceholderText("mixed")
+            self.multi_group.setText((groups.pop() or "") if len(groups) == 1 else "")
+            self.multi_group.setPlaceholderText("mixed" if len(groups) > 1 else "(none)")
+            for w in (self.multi_role, self.multi_group):
+                w.setEnabled(bool(nodes))
             self.links_only_button.setText(f"Edit the {len(links)} link(s) together")
         else:
             self.stack.setCurrentWidget(self.fabric_page)
@@ -279,6 +307,30 @@ class Inspector(QWidget):
             return
         self._accept()
         self.undo_stack.push(SetNodePropsCommand(self.doc, node.id, new))
+
+    def _apply_many(self, **changes) -> None:
+        """Set role/group on every selected node in one undo step (a blank "mixed" role is
+        left alone)."""
+        if self._refreshing:
+            return
+        ids = [n for n in self.doc.nodes if n in self.doc.selected_nodes]
+        if "role" in changes and not changes["role"]:
+            if len({self.doc.nodes[i].role for i in ids}) > 1:
+                return
+        edits = [
+            (i, replace(self.doc.nodes[i], **changes))
+            for i in ids
+            if any(getattr(self.doc.nodes[i], k) != v for k, v in changes.items())
+        ]
+        if not edits:
+            return
+        self._accept()
+        self.undo_stack.beginMacro(f"Edit {len(edits)} nodes")
+        try:
+            for node_id, node in edits:
+                self.undo_stack.push(SetNodePropsCommand(self.doc, node_id, node))
+        finally:
+            self.undo_stack.endMacro()
 
     def _selected_links(self) -> list[int]:
         return [u for u in self.doc.links if u in self.doc.selected_links]

@@ -144,3 +144,21 @@ def test_fabric_page_when_nothing_selected(qtbot, env):
     ins.links_only_button.click()
     assert doc.selected_nodes == frozenset() and doc.selected_links == {0}
     assert ins.stack.currentWidget() is ins.link_page
+
+
+def test_role_and_group_of_several_nodes_in_one_step(qtbot, env):
+    doc, stack, ins = env
+    nics = [f"b0.nic{i}" for i in range(4)]
+    doc.set_selection(nics + ["b0.gpu0"])
+    assert ins.stack.currentWidget() is ins.multi_page
+    assert ins.multi_role.currentText() == ""  # nic and gpu: mixed
+    ins.multi_role.setEditText("pcie")
+    ins.multi_role.lineEdit().editingFinished.emit()
+    assert {doc.nodes[i].role for i in [*nics, "b0.gpu0"]} == {"pcie"}
+    type_into(qtbot, ins.multi_group, "rack7")
+    assert {doc.nodes[i].group for i in nics} == {"rack7"}
+    assert stack.count() == 2  # one undo step per field, not per node
+    stack.undo()
+    stack.undo()
+    assert doc.nodes["b0.nic0"].role == "nic" and doc.nodes["b0.gpu0"].role == "gpu"
+    assert doc.nodes["b0.nic3"].group == "b0"
