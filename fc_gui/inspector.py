@@ -314,9 +314,9 @@ class Inspector(QWidget):
         if self._refreshing:
             return
         ids = [n for n in self.doc.nodes if n in self.doc.selected_nodes]
-        if "role" in changes and not changes["role"]:
-            if len({self.doc.nodes[i].role for i in ids}) > 1:
-                return
+        mixed_roles = len({self.doc.nodes[i].role for i in ids}) > 1
+        if "role" in changes and not changes["role"] and mixed_roles:
+            return
         edits = [
             (i, replace(self.doc.nodes[i], **changes))
             for i in ids
