@@ -27,6 +27,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Callable, Iterable, Mapping
+from typing import ClassVar
 
 import numpy as np
 import pyqtgraph as pg
@@ -915,6 +916,33 @@ class FabricCanvas(pg.GraphicsView):
                     self.add_link(d["source"], target)
         if ev.isFinish():
             self._drag = None
+
+    _NUDGE_KEYS: ClassVar[dict] = {
+        Qt.Key.Key_Left: (-1, 0),
+        Qt.Key.Key_Right: (1, 0),
+        Qt.Key.Key_Up: (0, -1),
+        Qt.Key.Key_Down: (0, 1),
+    }
+
+    def keyPressEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        """Arrow keys nudge the selected nodes (grid step, or 5 units; Shift: 5x); a run of
+        nudges is one undo step."""
+        step = self._NUDGE_KEYS.get(ev.key())
+        if step is None or not self.doc.selected_nodes:
+            super().keyPressEvent(ev)
+            return
+        unit = self.grid_size if self.snap_to_grid else 5.0
+        if ev.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+            unit *= 5
+        self.nudge(step[0] * unit, step[1] * unit)
+        ev.accept()
+
+    def nudge(self, dx: float, dy: float) -> None:
+        """Move the selected nodes by (dx, dy); consecutive nudges merge into one command."""
+        ids = list(self.doc.selected_nodes)
+        old = {i: self.doc.position(i) for i in ids}
+        new = {i: self._snap(x + dx, y + dy) for i, (x, y) in old.items()}
+        self.undo_stack.push(MoveNodesCommand(self.doc, old, new, drag_id=-1))
 
     def add_link(self, source: str, target: str, bandwidth=None, directed: bool = False) -> int:
         """Push an AddLinkCommand; returns the new link's uid."""

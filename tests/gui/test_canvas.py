@@ -274,3 +274,17 @@ def test_vectorised_width_classes_match_the_scalar_rule():
     assert list(style.width_classes(bws)) == expected
     assert expected[0] == 0 and expected[-1] == len(style.LINK_WIDTH_CLASSES) - 1
     assert list(style.width_classes(np.array([7.0, 7.0]))) == [3, 3]  # all equal: middle
+
+
+def test_arrow_keys_nudge_the_selection_as_one_step(qtbot, canvas):
+    stack = canvas.undo_stack
+    start = canvas.doc.position("b0.gpu0")
+    canvas.doc.set_selection(["b0.gpu0", "b0.gpu1"])
+    canvas.setFocus()
+    for _ in range(3):
+        QTest.keyClick(canvas, Qt.Key.Key_Right)
+    QTest.keyClick(canvas, Qt.Key.Key_Up, Qt.KeyboardModifier.ShiftModifier)
+    assert canvas.doc.position("b0.gpu0") == (start[0] + 15, start[1] - 25)
+    assert stack.count() == 1
+    stack.undo()
+    assert canvas.doc.position("b0.gpu0") == start
