@@ -924,7 +924,7 @@ class FabricCanvas(pg.GraphicsView):
         Qt.Key.Key_Down: (0, 1),
     }
 
-    def keyPressEvent(self, ev) -> None:  # noqa: N802 - Qt API
+    def keyPressEvent(self, ev) -> None:
         """Arrow keys nudge the selected nodes (grid step, or 5 units; Shift: 5x); a run of
         nudges is one undo step."""
         step = self._NUDGE_KEYS.get(ev.key())
