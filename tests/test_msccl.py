@@ -137,7 +137,7 @@ def test_limits_are_named_when_the_schedule_cannot_fit(monkeypatch):
         r"\(--max-trees-per-root 1; this one has k=13\)",
     ):
         build_program(s, "msccl-executor")
-    roomy = runtimes.Runtime("msccl-executor", max_steps=4, max_threadblocks=108)
+    roomy = runtimes.Runtime("msccl-executor", max_steps=4, max_threadblocks=1000)
     monkeypatch.setitem(runtimes.RUNTIMES, "msccl-executor", roomy)
     report = check_xml(to_xml(build_program(s, "msccl-executor")), "msccl-executor")
     assert report.max_steps <= 4 and report.nchannels > 3
@@ -192,7 +192,14 @@ def test_hand_written_good_xmls_pass(name):
             "msccl_wrong_peer.xml",
             r"gpu 1 tb 0 sends to 0 on channel 0 but gpu 0 has no threadblock receiving from 1",
         ),
-        ("msccl_missing_dep.xml", r"reads o\[2\] written by rank 0 tb 0 step 0 with no dependency"),
+        # depending on the interleaving the read comes before the write or races with it
+        (
+            "msccl_missing_dep.xml",
+            (
+                r"rank 0 tb 1 step 1 \(s\) reads o\[2\] (before anything was written there|written by "
+                r"rank 0 tb 0 step 0 with no dependency)"
+            ),
+        ),
         (
             "msccl_deadlock.xml",
             r"deadlock after 2 steps: rank 0 tb 0 step 0 \(r\) waits for a message from rank 1",

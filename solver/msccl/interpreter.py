@@ -142,35 +142,48 @@ def _run(p: Program, collective: str, inplace: bool, capacity: int) -> int:
                 f"and o_chunks >= {n_out}, got {g.i_chunks} and {g.o_chunks}"
             )
 
-    def canon(rank: int, buf: str, off: int) -> tuple[str, int]:
+    # in-place runs alias one buffer into another: (rank, buffer) -> (buffer, offset added)
+    def alias(rank: int, buf: str) -> tuple[str, int]:
         if inplace:
             if collective == "allgather" and buf == "i":
-                return "o", rank * block + off
+                return "o", rank * block
             if collective == "reduce-scatter" and buf == "o":
-                return "i", rank * block + off
+                return "i", rank * block
             if collective == "allreduce" and buf == "i":
-                return "o", off
-        return buf, off
+                return "o", 0
+        return buf, 0
 
-    # memory: canonical slot -> [value, writer event or None, reads since that write]
-    # an event is (threadblock index, its clock count, "rank r tb t step s")
-    mem: list[dict[tuple[str, int], list]] = [{} for _ in range(n)]
+    def canon(rank: int, buf: str, off: int) -> tuple[str, int]:
+        target, add = alias(rank, buf)
+        return target, add + off
+
+    aliases = [{b: alias(r, b) for b in "ios"} for r in range(n)]
+    # memory: per rank and buffer, a list of slots [value, writer event or None, reads since]
+    # an event is (threadblock index, its clock count, rank, tb id, step)
+    mem: list[dict[str, list]] = []
+    for g in gpus:
+        size = max(g.i_chunks, g.o_chunks, g.s_chunks, n_in, n_out, p.nchunksperloop)
+        mem.append({"i": [None] * size, "o": [None] * size, "s": [None] * max(g.s_chunks, 1)})
     for r in range(n):
         for j in range(n_in):
-            mem[r][canon(r, "i", j)] = [frozenset({(r, j)}), None, []]
+            target, off = canon(r, "i", j)
+            mem[r][target][off] = [frozenset({(r, j)}), None, []]
 
-    def ordered(event, clock) -> bool:
-        return event is None or clock[event[0]] >= event[1]
+    def name(event) -> str:
+        return f"rank {event[2]} tb {event[3]} step {event[4]}"
 
     def read(rank, buf, off, cnt, who, event, clock) -> list[frozenset]:
+        target, add = aliases[rank][buf]
+        arr = mem[rank][target]
         out = []
         for j in range(off, off + cnt):
-            slot = mem[rank].get(canon(rank, buf, j))
+            slot = arr[j + add]
             if slot is None:
-                raise _Fail(f"{who} reads {buf}[{j}] before anything was written there")
-            if not ordered(slot[1], clock):
+                raise _Fail(f"{who()} reads {buf}[{j}] before anything was written there")
+            w = slot[1]
+            if w is not None and clock[w[0]] < w[1]:
                 raise _Fail(
-                    f"{who} reads {buf}[{j}] written by {slot[1][2]} with no dependency or message "
+                    f"{who()} reads {buf}[{j}] written by {name(w)} with no dependency or message "
                     "ordering the two (a race: add a dependency)"
                 )
             slot[2].append(event)
@@ -178,20 +191,22 @@ def _run(p: Program, collective: str, inplace: bool, capacity: int) -> int:
         return out
 
     def write(rank, buf, off, values, who, event, clock) -> None:
+        target, add = aliases[rank][buf]
+        arr = mem[rank][target]
         for j, value in enumerate(values):
-            key = canon(rank, buf, off + j)
-            slot = mem[rank].get(key)
+            slot = arr[off + j + add]
             if slot is not None:
-                if not ordered(slot[1], clock):
+                w = slot[1]
+                if w is not None and clock[w[0]] < w[1]:
                     raise _Fail(
-                        f"{who} overwrites {buf}[{off + j}] written by {slot[1][2]} without ordering (a race)"
+                        f"{who()} overwrites {buf}[{off + j}] written by {name(w)} without ordering (a race)"
                     )
                 for other in slot[2]:
-                    if other[0] != event[0] and not ordered(other, clock):
+                    if other[0] != event[0] and clock[other[0]] < other[1]:
                         raise _Fail(
-                            f"{who} overwrites {buf}[{off + j}] while {other[2]} may still read it (a race)"
+                            f"{who()} overwrites {buf}[{off + j}] while {name(other)} may still read it (a race)"
                         )
-            mem[rank][key] = [value, event, []]
+            arr[off + j + add] = [value, event, []]
 
     def reduce(a: list[frozenset], b: list[frozenset], who: str) -> list[frozenset]:
         out = []
@@ -199,13 +214,12 @@ def _run(p: Program, collective: str, inplace: bool, capacity: int) -> int:
             both = x & y
             if both:
                 q, j = min(both)
-                raise _Fail(f"{who} adds the contribution of rank {q} chunk {j} twice")
+                raise _Fail(f"{who()} adds the contribution of rank {q} chunk {j} twice")
             out.append(x | y)
         return out
 
     # threadblock state; vector clocks give the happens-before order of steps
     tbs = [(g.id, tb) for g in gpus for tb in sorted(g.tbs, key=lambda t: t.id)]
-    index = {(r, tb.id): i for i, (r, tb) in enumerate(tbs)}
     clocks = [np.zeros(len(tbs), dtype=np.int64) for _ in tbs]
     snapshots: dict[tuple[int, int, int], np.ndarray] = {}  # (rank, tb, s) of hasdep steps
     pc = {(r, tb.id): 0 for r, tb in tbs}
@@ -213,81 +227,109 @@ def _run(p: Program, collective: str, inplace: bool, capacity: int) -> int:
     fifos: dict[tuple[int, int, int], deque] = {}
     executed = 0
 
-    def blocked_reason(r: int, tb) -> str | None:
+    def blocked_on(r: int, tb):
+        """What the next step of ``tb`` waits for: None, or (kind, key) to be woken on."""
         st = tb.steps[pc[(r, tb.id)]]
         if st.depid >= 0 and flag[(r, st.depid)] < st.deps:
-            return f"waits for tb {st.depid} step {st.deps}"
-        if st.type in RECVS:
-            q = fifos.get((tb.recv, r, tb.chan))
-            if not q:
-                return f"waits for a message from rank {tb.recv} on channel {tb.chan}"
+            return "flag", (r, st.depid)
+        if st.type in RECVS and not fifos.get((tb.recv, r, tb.chan)):
+            return "msg", (tb.recv, r, tb.chan)
         if st.type in SENDS:
             q = fifos.get((r, tb.send, tb.chan))
             if q is not None and len(q) >= capacity:
-                return f"waits for rank {tb.send} to receive on channel {tb.chan}"
+                return "room", (r, tb.send, tb.chan)
         return None
 
-    progress = True
-    while progress:
-        progress = False
-        for r, tb in tbs:
-            key = (r, tb.id)
-            me = index[key]
-            clock = clocks[me]
-            while pc[key] < len(tb.steps):
-                if blocked_reason(r, tb) is not None:
-                    break
-                st = tb.steps[pc[key]]
-                who = f"rank {r} tb {tb.id} step {st.s} ({st.type})"
-                if st.depid >= 0:
-                    np.maximum(clock, snapshots[(r, st.depid, st.deps)], out=clock)
-                msg = None
-                if st.type in RECVS:
-                    sender_cnt, msg, msg_clock = fifos[(tb.recv, r, tb.chan)].popleft()
-                    if sender_cnt != st.cnt:
-                        raise _Fail(
-                            f"{who} receives cnt={st.cnt} but rank {tb.recv} sent cnt={sender_cnt}"
-                        )
-                    np.maximum(clock, msg_clock, out=clock)
-                clock[me] += 1
-                ev = (me, int(clock[me]), f"rank {r} tb {tb.id} step {st.s}")
-                out = None
-                t = st.type
-                if t == "s":
-                    out = read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock)
-                elif t == "r":
-                    write(r, st.dstbuf, st.dstoff, msg, who, ev, clock)
-                elif t == "rcs":
-                    write(r, st.dstbuf, st.dstoff, msg, who, ev, clock)
-                    out = msg
-                elif t == "rrs":
-                    out = reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock), msg, who)
-                elif t == "rrc":
-                    total = reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock), msg, who)
-                    write(r, st.dstbuf, st.dstoff, total, who, ev, clock)
-                elif t == "rrcs":
-                    out = reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock), msg, who)
-                    write(r, st.dstbuf, st.dstoff, out, who, ev, clock)
-                elif t == "cpy":
-                    values = read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock)
-                    for j, value in enumerate(values):
-                        # in-place, a copy of a chunk onto itself is a no-op
-                        if canon(r, st.srcbuf, st.srcoff + j) != canon(r, st.dstbuf, st.dstoff + j):
-                            write(r, st.dstbuf, st.dstoff + j, [value], who, ev, clock)
-                elif t == "re":
-                    src = read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock)
-                    dst = read(r, st.dstbuf, st.dstoff, st.cnt, who, ev, clock)
-                    write(r, st.dstbuf, st.dstoff, reduce(dst, src, who), who, ev, clock)
-                if out is not None:
-                    fifos.setdefault((r, tb.send, tb.chan), deque()).append(
-                        (st.cnt, out, clock.copy())
+    def blocked_reason(r: int, tb) -> str | None:
+        why = blocked_on(r, tb)
+        if why is None:
+            return None
+        kind = why[0]
+        st = tb.steps[pc[(r, tb.id)]]
+        if kind == "flag":
+            return f"waits for tb {st.depid} step {st.deps}"
+        if kind == "msg":
+            return f"waits for a message from rank {tb.recv} on channel {tb.chan}"
+        return f"waits for rank {tb.send} to receive on channel {tb.chan}"
+
+    # event-driven: a blocked threadblock sleeps on what it waits for and is woken when it changes
+    waiting: dict[tuple, list[int]] = {}
+    ready = deque(range(len(tbs)))
+    queued = [True] * len(tbs)
+
+    def wake(kind: str, key) -> None:
+        for w in waiting.pop((kind, key), ()):
+            if not queued[w]:
+                queued[w] = True
+                ready.append(w)
+
+    while ready:
+        me = ready.popleft()
+        queued[me] = False
+        r, tb = tbs[me]
+        key = (r, tb.id)
+        clock = clocks[me]
+        while pc[key] < len(tb.steps):
+            why = blocked_on(r, tb)
+            if why is not None:
+                waiting.setdefault(why, []).append(me)
+                break
+            st = tb.steps[pc[key]]
+
+            def who(r=r, tb=tb, st=st) -> str:
+                return f"rank {r} tb {tb.id} step {st.s} ({st.type})"
+
+            if st.depid >= 0:
+                np.maximum(clock, snapshots[(r, st.depid, st.deps)], out=clock)
+            msg = None
+            if st.type in RECVS:
+                fkey = (tb.recv, r, tb.chan)
+                sender_cnt, msg, msg_clock = fifos[fkey].popleft()
+                wake("room", fkey)
+                if sender_cnt != st.cnt:
+                    raise _Fail(
+                        f"{who()} receives cnt={st.cnt} but rank {tb.recv} sent cnt={sender_cnt}"
                     )
-                if st.hasdep:
-                    flag[key] = st.s
-                    snapshots[(r, tb.id, st.s)] = clock.copy()
-                pc[key] += 1
-                executed += 1
-                progress = True
+                np.maximum(clock, msg_clock, out=clock)
+            clock[me] += 1
+            ev = (me, int(clock[me]), r, tb.id, st.s)
+            out = None
+            t = st.type
+            if t == "s":
+                out = read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock)
+            elif t == "r":
+                write(r, st.dstbuf, st.dstoff, msg, who, ev, clock)
+            elif t == "rcs":
+                write(r, st.dstbuf, st.dstoff, msg, who, ev, clock)
+                out = msg
+            elif t == "rrs":
+                out = reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock), msg, who)
+            elif t == "rrc":
+                total = reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock), msg, who)
+                write(r, st.dstbuf, st.dstoff, total, who, ev, clock)
+            elif t == "rrcs":
+                out = reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock), msg, who)
+                write(r, st.dstbuf, st.dstoff, out, who, ev, clock)
+            elif t == "cpy":
+                values = read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock)
+                for j, value in enumerate(values):
+                    # in-place, a copy of a chunk onto itself is a no-op
+                    if canon(r, st.srcbuf, st.srcoff + j) != canon(r, st.dstbuf, st.dstoff + j):
+                        write(r, st.dstbuf, st.dstoff + j, [value], who, ev, clock)
+            elif t == "re":
+                src = read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock)
+                dst = read(r, st.dstbuf, st.dstoff, st.cnt, who, ev, clock)
+                write(r, st.dstbuf, st.dstoff, reduce(dst, src, who), who, ev, clock)
+            if out is not None:
+                fkey = (r, tb.send, tb.chan)
+                fifos.setdefault(fkey, deque()).append((st.cnt, out, clock.copy()))
+                wake("msg", fkey)
+            if st.hasdep:
+                flag[key] = st.s
+                snapshots[(r, tb.id, st.s)] = clock.copy()
+                wake("flag", key)
+            pc[key] += 1
+            executed += 1
 
     stuck = [(r, tb) for r, tb in tbs if pc[(r, tb.id)] < len(tb.steps)]
     if stuck:
@@ -316,7 +358,8 @@ def _run(p: Program, collective: str, inplace: bool, capacity: int) -> int:
         same = [frozenset((q, j) for q in everyone) for j in range(n_out)]
     for r in everyone:
         for j in range(n_out):
-            slot = mem[r].get(canon(r, "o", j))
+            target, off = canon(r, "o", j)
+            slot = mem[r][target][off]
             got = slot[0] if slot is not None else None
             if collective == "reduce-scatter":
                 want = frozenset((q, r * block + j) for q in everyone)
