@@ -13,6 +13,11 @@ Model (what the runtimes do, made symbolic):
   messages (default 1: stricter than the runtime's buffers, so a pass here is a pass there);
 - step semantics: s send src; r dst = msg; rcs dst = msg and forward; rrs send src + msg;
   rrc dst = src + msg; rrcs dst = src + msg and forward; cpy dst = src; re dst = dst + src;
+- races: vector clocks order the steps (program order, dependencies, messages); a step that reads
+  a chunk whose last write is not ordered before it, or overwrites a chunk another threadblock may
+  still read, is an error (the runtime gives no ordering there), whatever the interleaving;
+- connections: every threadblock sending to a peer on a channel needs the peer's threadblock
+  receiving on it (checked with the parser rules);
 - in-place runs alias the input into the output (allgather: input = output block of the rank;
   reduce-scatter: output = input block of the rank; allreduce: input = output); the program is run
   once per mode it declares (``inplace`` / ``outofplace``).
