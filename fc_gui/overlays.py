@@ -35,9 +35,8 @@ Z_LABEL = 30
 CUT_COLOR = (211, 47, 47)
 CUT_HALO = (229, 57, 53, 45)
 IDLE_COLOR = (150, 150, 150, 110)
-ANIM_CURRENT = (255, 111, 0, 255)
-ANIM_DONE = (60, 60, 60, 170)
-ANIM_REACHED = (255, 193, 7, 150)
+ANIM_CURRENT = (216, 27, 96, 255)
+ANIM_REACHED = (255, 213, 79, 170)
 
 #: Colours of overlaid trees (colour-blind-friendly, readable on a light background).
 TREE_PALETTE = (
@@ -570,6 +569,11 @@ def tree_hop_pairs(tree: Tree) -> list[tuple[str, str]]:
     return [(a, b) for e in tree.edges for a, b in zip(e.path[:-1], e.path[1:])]
 
 
+def last_hops(paths: Iterable[Sequence[str]]) -> list[tuple[str, str]]:
+    """The final physical hop of each path: where an arrowhead shows the data's direction."""
+    return [(p[-2], p[-1]) for p in paths if len(p) >= 2]
+
+
 class TreeOverlay(_Overlay):
     """The selected trees drawn along their physical paths with arrowheads (data direction)."""
 
@@ -589,16 +593,17 @@ class TreeOverlay(_Overlay):
         by_color: dict[int, list[np.ndarray]] = {}
         roots = []
         for i, (_, tree) in enumerate(self.trees):
-            seg = lane_segments(pos, tree_hop_pairs(tree), offset * (1 + 0.6 * (i % 3)))
-            by_color.setdefault(i % len(TREE_PALETTE), []).append(seg)
+            lane = offset * (1 + 0.6 * (i % 3))
+            seg = lane_segments(pos, tree_hop_pairs(tree), lane)
+            heads = chevrons(lane_segments(pos, last_hops(e.path for e in tree.edges), lane), arrow)
+            by_color.setdefault(i % len(TREE_PALETTE), []).extend([seg, heads])
             if tree.root in pos:
                 roots.append(pos[tree.root])
-        width = 3.0 if len(self.trees) <= 4 else 2.0
+        width = 2.5 if len(self.trees) <= 4 else 1.8
         for ci, segs in by_color.items():
-            seg = np.concatenate(segs) if segs else np.zeros((0, 2, 2))
             color = TREE_PALETTE[ci] + (230,)
             c = _curve(color, width, Z_TREES)
-            c.setData(*_pairs_xy(np.concatenate([seg, chevrons(seg, arrow)])))
+            c.setData(*_pairs_xy(np.concatenate(segs)))
             self._add(c)
         if roots:
             star = pg.ScatterPlotItem(
@@ -723,7 +728,6 @@ class BroadcastAnimation(QObject):
             return
         canvas = self.overlay.canvas
         pos = canvas.node_positions()
-        done = [p for level in self.levels[: max(0, self.step - 1)] for p in level]
         current = self.levels[self.step - 1] if 0 < self.step <= self.steps else []
 
         def hops(edges):
@@ -731,17 +735,19 @@ class BroadcastAnimation(QObject):
 
         all_pairs = hops([p for level in self.levels for p in level])
         offset = lane_offset(pos, all_pairs)
-        for edges, color, width in ((done, ANIM_DONE, 3.0), (current, ANIM_CURRENT, 5.5)):
-            if not edges:
-                continue
-            seg = lane_segments(pos, hops(edges), offset)
-            c = _curve(color, width, Z_ANIM)
-            c.setData(*_pairs_xy(np.concatenate([seg, chevrons(seg, 2.2 * offset or 0.1)])))
+        if current:  # the transfers of this step (earlier ones stay visible in the tree overlay)
+            seg = lane_segments(pos, hops(current), offset)
+            heads = chevrons(
+                lane_segments(pos, last_hops(p for _, _, p in current), offset),
+                2.2 * offset or 0.1,
+            )
+            c = _curve(ANIM_CURRENT, 4.5, Z_ANIM)
+            c.setData(*_pairs_xy(np.concatenate([seg, heads])))
             self.overlay._add(c)
         have = [pos[n] for n in self.holders() if n in pos]
         if have:
             s = pg.ScatterPlotItem(
-                pos=np.array(have, dtype=float), size=30, symbol="o",
+                pos=np.array(have, dtype=float), size=26, symbol="o",
                 pen=pg.mkPen(ANIM_CURRENT[:3], width=2), brush=pg.mkBrush(ANIM_REACHED),
                 hoverable=False,
             )
@@ -753,6 +759,34 @@ class BroadcastAnimation(QObject):
             f"{len(self.holders())}/{n_compute} nodes hold data"
         )
         self.step_changed.emit(self.step, self.steps, text)
+
+
+# ---------------------------------------------------------------------- out-of-service links
+class DisabledLinksOverlay(_Overlay):
+    """Links taken out of service for a what-if, marked with a dashed line and a cross.
+
+    Needed while the heat map recolours the canvas links (which hides the canvas's own
+    disabled style).
+    """
+
+    COLOR = (55, 55, 55, 230)
+
+    def show_links(self, pairs: Sequence[tuple[str, str]]) -> None:
+        self.clear()
+        pos = self.canvas.node_positions()
+        seg = lane_segments(pos, list(pairs), 0.0)
+        seg = seg[~np.isnan(seg).any(axis=(1, 2))]
+        if not len(seg):
+            return
+        c = _curve(self.COLOR, 2.0, Z_TREES + 0.2, Qt.PenStyle.DashLine)
+        c.setData(*_pairs_xy(seg))
+        self._add(c)
+        marks = pg.ScatterPlotItem(
+            pos=seg.mean(axis=1), size=13, symbol="x", pen=None, brush=pg.mkBrush(*self.COLOR),
+            hoverable=False,
+        )
+        marks.setZValue(Z_TREES + 0.3)
+        self._add(marks)
 
 
 # ---------------------------------------------------------------------- a stand-alone host

@@ -110,7 +110,7 @@ class PlotsDock(QWidget):
         self.plot_item.setLabel("left", "algbw", units="GB/s")
         self.plot_item.getAxis("left").enableAutoSIPrefix(False)
         self.plot_item.getAxis("bottom").enableAutoSIPrefix(False)
-        self.legend = self.plot_item.addLegend(offset=(-10, -10), labelTextSize="8pt")
+        self.legend = self.plot_item.addLegend(offset=(10, 10), labelTextSize="8pt")
         self.plot.setMinimumHeight(160)
 
         self.simulate_button = QPushButton("Simulate")
@@ -242,6 +242,7 @@ class PlotsDock(QWidget):
                                    name=label, **{k: (pg.mkPen(**v) if k == "pen" else v)
                                                   for k, v in kwargs.items()})
         self.series[label] = item
+        self.legend.setColumnCount(2 if len(self.series) > 3 else 1)
 
     def _remove(self, labels) -> None:
         for label in labels:

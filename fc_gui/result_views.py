@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -334,6 +335,7 @@ class TreesView(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(20)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
         self.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
         self.table.selectionModel().selectionChanged.connect(self._selection_changed)
 
@@ -346,9 +348,9 @@ class TreesView(QWidget):
         top.addWidget(self.root_box, 1)
         top.addWidget(self.count_label)
 
-        self.play_button = QPushButton("▶ Play")
+        self.play_button = QPushButton("Play")
         self.play_button.setToolTip("Animate a broadcast of the selected trees, depth by depth")
-        self.pause_button = QPushButton("⏸ Pause")
+        self.pause_button = QPushButton("Pause")
         self.step_button = QPushButton("Step")
         self.step_button.setToolTip("Advance the broadcast by one depth")
         self.reset_button = QPushButton("Reset")
@@ -362,13 +364,15 @@ class TreesView(QWidget):
         controls = QHBoxLayout()
         for b in (self.play_button, self.pause_button, self.step_button, self.reset_button):
             controls.addWidget(b)
-        controls.addWidget(self.step_label, 1)
+        controls.addStretch(1)
+        self.step_label.setWordWrap(True)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.table, 1)
         layout.addLayout(controls)
+        layout.addWidget(self.step_label)
         self._updating = False
 
     # ------------------------------------------------------------------ content
@@ -415,12 +419,19 @@ class TreesView(QWidget):
             selection,
             QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows,
         )
+        if not selection.isEmpty():
+            self.table.scrollTo(selection.indexes()[0])
 
     def selected_trees(self) -> list[tuple[str, Tree]]:
         rows = sorted(
             self.proxy.mapToSource(i).row() for i in self.table.selectionModel().selectedRows()
         )
         return [(self.model.rows[r].phase, self.model.rows[r].tree) for r in rows]
+
+    def sizeHint(self):  # noqa: N802 - Qt API: do not widen the dock to fit every column
+        from PySide6.QtCore import QSize
+
+        return QSize(340, 300)
 
     def set_step_text(self, text: str) -> None:
         self.step_label.setText(text)

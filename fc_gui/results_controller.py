@@ -24,7 +24,13 @@ from solver.errors import ForestCollError
 from solver.schedule import Schedule
 from solver.topology import validate
 
-from .overlays import BroadcastAnimation, CutOverlay, HeatMapOverlay, TreeOverlay
+from .overlays import (
+    BroadcastAnimation,
+    CutOverlay,
+    DisabledLinksOverlay,
+    HeatMapOverlay,
+    TreeOverlay,
+)
 from .plots_dock import PlotsDock
 from .result_views import SummaryView, TreesView
 from .solve_panel import AUTO_RESOLVE_MAX_NODES, SolvePanel
@@ -115,6 +121,7 @@ class ResultsController(QObject):
         self.plots = PlotsDock()
         self.plots_dock = window.add_dock(self.plots, Qt.DockWidgetArea.BottomDockWidgetArea, "Plots")
         self.plots.simulate_requested.connect(self.simulate)
+        QTimer.singleShot(0, self._size_docks)
         self.plots.import_requested.connect(self.import_measurements)
 
         # ---- overlays
@@ -122,6 +129,7 @@ class ResultsController(QObject):
         self.heat_overlay = HeatMapOverlay(self.canvas)
         self.heat_overlay.attach_color_bar(self.canvas)
         self.tree_overlay = TreeOverlay(self.canvas)
+        self.disabled_overlay = DisabledLinksOverlay(self.canvas)
         self.animation = BroadcastAnimation(self.canvas, parent=self)
         self.trees_view.trees_selected.connect(self._on_trees_selected)
         self.trees_view.play_clicked.connect(self.animation.play)
@@ -141,6 +149,7 @@ class ResultsController(QObject):
         self.doc.structure_changed.connect(self._update_auto_allowed)
         self.doc.positions_changed.connect(lambda *_: self._geometry_timer.start())
         self.doc.structure_changed.connect(lambda: self._geometry_timer.start())
+        self.doc.disabled_changed.connect(lambda: self._geometry_timer.start())
         self._geometry_timer = QTimer(self)
         self._geometry_timer.setSingleShot(True)
         self._geometry_timer.setInterval(30)
@@ -159,6 +168,15 @@ class ResultsController(QObject):
         window.installEventFilter(self)
         if warmup:
             QTimer.singleShot(0, self.warmup.start)
+
+    def _size_docks(self) -> None:
+        """Give the results more room than the inspector (once the window has its size)."""
+        window = self.window
+        inspector = window.docks.get("Inspector")
+        if inspector is not None:
+            window.resizeDocks([inspector, self.solve_dock, self.summary_dock], [190, 170, 420],
+                               Qt.Orientation.Vertical)
+        window.resizeDocks([self.plots_dock], [230], Qt.Orientation.Vertical)
 
     # ================================================================== menus
     def _build_menus(self) -> None:
@@ -179,6 +197,7 @@ class ResultsController(QObject):
         m.addSeparator()
         self.show_cut_action = self._toggle(m, "Show &bottleneck cut", self.cut_overlay)
         self.show_heat_action = self._toggle(m, "Show congestion &heat map", self.heat_overlay)
+        self.show_heat_action.toggled.connect(self.disabled_overlay.set_visible)
         self.show_trees_action = self._toggle(m, "Show selected &trees", self.tree_overlay)
         m.addSeparator()
         self.clear_action = m.addAction("C&lear results", self.clear_results)
@@ -303,7 +322,7 @@ class ResultsController(QObject):
         self.trees_view.set_schedule(None)
         self.plots.set_schedule(None)
         self.animation.stop()
-        for ov in (self.cut_overlay, self.heat_overlay, self.tree_overlay):
+        for ov in (self.cut_overlay, self.heat_overlay, self.tree_overlay, self.disabled_overlay):
             ov.clear()
         self.set_stale(False)
         self.schedule_changed.emit(None)
@@ -318,6 +337,17 @@ class ResultsController(QObject):
 
             self._link_users = trees_using_links(s)
         self.heat_overlay.show_schedule(s, self._link_users)
+        self._mark_disabled()
+
+    def _mark_disabled(self) -> None:
+        """Mark out-of-service links while the heat map hides the canvas's own marking."""
+        doc = self.doc
+        pairs = [(ln.source, ln.target) for uid, ln in doc.links.items() if doc.is_link_disabled(uid)]
+        if self.heat_overlay.active:
+            self.disabled_overlay.show_links(pairs)
+        else:
+            self.disabled_overlay.clear()
+        self.disabled_overlay.set_visible(self.heat_overlay.visible)
 
     def _redraw_overlays(self) -> None:
         """Node positions or structure changed: redraw overlays at the new places."""
