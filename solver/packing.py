@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ._jit import njit
 from .errors import SolverError
 from .maxflow import INF, FlowNetwork, _dinic
@@ -36,10 +38,81 @@ class TreeClass:
 
 
 @njit
-def _edge_gain(indptr, head, rev, cap, res, src, y, need, level, it, queue, stack):
-    for a in range(res.shape[0]):
-        res[a] = cap[a]
-    return _dinic(indptr, head, rev, res, src, y, need, level, it, queue, stack)
+def _grow(indptr, head, rev, cap, res, sigma, root_arc, nb_ptr, nb_y, nb_arc, members, inflag,
+          edges, state, level, it, queue, stack):
+    """Grow one tree class breadth-first until it spans, or until it must split.
+
+    ``state`` = [n_members, scan, mult, others, n_edges, rescanned, tests, split_rest,
+    split_members, split_edges, split_scan]. Returns 0 when the class spans every rank, 1 after
+    adding an edge with μ < mult (the class now has mult = μ; the rest, ``split_rest`` trees with
+    the first ``split_members`` members / ``split_edges`` edges and scan position ``split_scan``,
+    must be installed as an auxiliary class before calling again), 2 if stuck (a bug).
+    """
+    N = members.shape[0]
+    nmem = state[0]
+    scan = state[1]
+    mult = state[2]
+    others = state[3]
+    ne = state[4]
+    while nmem < N:
+        progressed = False
+        while scan < nmem < N:
+            x = members[scan]
+            for j in range(nb_ptr[x], nb_ptr[x + 1]):
+                y = nb_y[j]
+                if inflag[y] != 0:
+                    continue
+                a = nb_arc[j]
+                cxy = cap[a]
+                if cxy == 0:
+                    continue
+                want = min(cxy, mult)
+                ra = root_arc[x]
+                old = cap[ra]
+                cap[ra] = INF
+                for b in range(res.shape[0]):
+                    res[b] = cap[b]
+                f = _dinic(indptr, head, rev, res, sigma, y, others + want, level, it, queue,
+                           stack)
+                cap[ra] = old
+                state[6] += 1
+                mu = f - others
+                mu = min(mu, want)
+                if mu <= 0:
+                    continue
+                cap[a] -= mu
+                split = mu < mult
+                if split:
+                    state[7] = mult - mu
+                    state[8] = nmem
+                    state[9] = ne
+                    state[10] = scan
+                edges[ne, 0] = x
+                edges[ne, 1] = y
+                ne += 1
+                members[nmem] = y
+                nmem += 1
+                inflag[y] = 1
+                progressed = True
+                if split:
+                    state[0] = nmem
+                    state[1] = scan
+                    state[2] = mu
+                    state[4] = ne
+                    return 1
+            scan += 1
+        if nmem < N and not progressed and scan >= nmem:
+            if state[5] != 0:
+                state[0] = nmem
+                state[1] = scan
+                state[4] = ne
+                return 2
+            state[5] = 1
+            scan = 0
+    state[0] = nmem
+    state[1] = scan
+    state[4] = ne
+    return 0
 
 
 class _PackingNetwork:
@@ -84,11 +157,6 @@ def pack_trees(
     with capacity k). Raises :class:`SolverError` if a tree cannot be completed (a bug).
     """
     res_caps = {e: c for e, c in caps.items() if c > 0}
-    out_nb: list[list[int]] = [[] for _ in range(N)]
-    for (x, y) in res_caps:
-        out_nb[x].append(y)
-    for lst in out_nb:
-        lst.sort()
     slots = 4
     pn = _PackingNetwork(N, res_caps, slots)
     untouched = [k] * N
@@ -98,18 +166,30 @@ def pack_trees(
     pending: list[TreeClass] = []  # partial classes waiting (each holds an aux slot)
     done: list[TreeClass] = []
     total_open = N * k  # multiplicity of classes not yet complete
-    flows = 0
+    tests = 0
     sigma = N
     net = pn.net
+    nb = None
+
+    def neighbours():
+        pairs = sorted(pn.pair_arc)
+        nb_ptr = np.zeros(N + 1, dtype=np.int64)
+        for x, _ in pairs:
+            nb_ptr[x + 1] += 1
+        np.cumsum(nb_ptr, out=nb_ptr)
+        nb_y = np.asarray([y for _, y in pairs], dtype=np.int64)
+        nb_arc = np.asarray([pn.pair_arc[p] for p in pairs], dtype=np.int64)
+        return nb_ptr, nb_y, nb_arc
 
     def grab_slot(cls: TreeClass) -> None:
-        nonlocal pn, net, free_slots
+        nonlocal pn, net, free_slots, nb
         if not free_slots:
             # grow the network: rebuild with twice the slots and re-install everything
             old_slots = pn.slots
             cur = {p: int(net.cap[a]) for p, a in pn.pair_arc.items()}
             pn = _PackingNetwork(N, cur, old_slots * 2)
             net = pn.net
+            nb = neighbours()
             for r in range(N):
                 net.cap[pn.root_arc[r]] = untouched[r]
             for c in pending:
@@ -127,55 +207,53 @@ def pack_trees(
         free_slots.append(cls.slot)
         cls.slot = -1
 
+    nb = neighbours()
+    members = np.zeros(N, dtype=np.int64)
+    inflag = np.zeros(N, dtype=np.int64)
+    edges = np.zeros((max(N - 1, 1), 2), dtype=np.int64)
+    state = np.zeros(11, dtype=np.int64)
     for root in range(N):
-        cls = TreeClass(root, k, [], [root], 0)
+        cls: TreeClass | None = TreeClass(root, k, [], [root], 0)
         untouched[root] = 0
         net.cap[pn.root_arc[root]] = 0
         while cls is not None:
-            members = set(cls.members)
-            while len(cls.members) < N:
-                progress_made = False
-                while cls.scan < len(cls.members) and len(cls.members) < N:
-                    x = cls.members[cls.scan]
-                    for y in out_nb[x]:
-                        if y in members:
-                            continue
-                        cxy = int(net.cap[pn.pair_arc[(x, y)]])
-                        if cxy == 0:
-                            continue
-                        if check is not None:
-                            check()
-                        others = total_open - cls.mult
-                        want = min(cls.mult, cxy)
-                        old = net.cap[pn.root_arc[x]]
-                        net.cap[pn.root_arc[x]] = INF
-                        f = int(_edge_gain(net.indptr, net.head, net.rev, net.cap, net.res, sigma, y,
-                                       others + want, net._level, net._it, net._queue, net._stack))
-                        net.cap[pn.root_arc[x]] = old
-                        flows += 1
-                        mu = min(want, f - others)
-                        if mu <= 0:
-                            continue
-                        if mu < cls.mult:
-                            rest = TreeClass(cls.root, cls.mult - mu, list(cls.edges),
-                                             list(cls.members), cls.scan)
-                            grab_slot(rest)
-                            _install(rest)
-                            pending.append(rest)
-                            cls.mult = mu
-                        net.cap[pn.pair_arc[(x, y)]] -= mu
-                        cls.edges.append((x, y))
-                        cls.members.append(y)
-                        members.add(y)
-                        progress_made = True
-                    cls.scan += 1
-                if len(cls.members) < N and not progress_made and cls.scan >= len(cls.members):
-                    if getattr(cls, "_rescanned", False):
-                        raise SolverError(
-                            f"internal error: tree from rank {cls.root} cannot be completed"
-                        )
-                    cls._rescanned = True  # type: ignore[attr-defined]
-                    cls.scan = 0
+            if check is not None:
+                check()
+            # load the class into the kernel's arrays
+            nm = len(cls.members)
+            members[:nm] = cls.members
+            inflag[:] = 0
+            inflag[cls.members] = 1
+            ne = len(cls.edges)
+            if ne:
+                edges[:ne] = cls.edges
+            state[:] = 0
+            state[0], state[1], state[2], state[4] = nm, cls.scan, cls.mult, ne
+            while True:
+                state[3] = total_open - int(state[2])
+                status = _grow(net.indptr, net.head, net.rev, net.cap, net.res, sigma,
+                               pn.root_arc, nb[0], nb[1], nb[2], members, inflag, edges, state,
+                               net._level, net._it, net._queue, net._stack)
+                tests += int(state[6])
+                state[6] = 0
+                if status == 0:
+                    break
+                if status == 2:
+                    raise SolverError(f"internal error: tree from rank {root} cannot be completed")
+                sm, se = int(state[8]), int(state[9])
+                rest = TreeClass(cls.root, int(state[7]),
+                                 [(int(a), int(b)) for a, b in edges[:se]],
+                                 [int(v) for v in members[:sm]], int(state[10]))
+                grab_slot(rest)
+                _install(rest)
+                pending.append(rest)
+                if check is not None:
+                    check()
+            n_e = int(state[4])
+            cls.mult = int(state[2])
+            cls.edges = [(int(a), int(b)) for a, b in edges[:n_e]]
+            cls.members = [int(v) for v in members[:N]]
+            cls.scan = int(state[1])
             total_open -= cls.mult
             done.append(cls)
             if progress is not None:
@@ -183,4 +261,4 @@ def pack_trees(
             cls = pending.pop() if pending else None
             if cls is not None:
                 release(cls)
-    return done, flows
+    return done, tests

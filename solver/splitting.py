@@ -239,11 +239,14 @@ def split_switches(
     k: int,
     check: Callable[[], None] | None = None,
     progress: Callable[[float], None] | None = None,
+    spread: bool = False,
 ) -> SplitResult:
     """Split off every switch of ``fabric`` (see module docstring); ``caps`` by node pair.
 
     One s-v flow of value N·k per compute node v is kept across all splits (rows of a residual
     matrix); a tentative split only repairs the flows it breaks, so most checks cost no max-flow.
+    With ``spread`` each in-edge is first split in equal shares over all partners (denser
+    compute graph, shallower trees, shorter flows in tree packing), then greedily.
     """
     n = fabric.n
     N = fabric.num_compute
@@ -319,9 +322,15 @@ def split_switches(
             for u in ins:
                 # try partners t != u first (rotated to start after u), the self-pair last
                 rot = [t for t in outs if t > u] + [t for t in outs if t < u]
+                share = cur[(u, w)]
+                if spread and rot:
+                    share = -(-share // len(rot))  # first pass: spread over all partners
                 if u in outs:
                     rot.append(u)
-                for t in rot:
+                passes = [(t, share) for t in rot]
+                if share < cur[(u, w)]:
+                    passes += [(t, None) for t in rot]
+                for t, limit in passes:
                     a = cur.get((u, w), 0)
                     if a == 0:
                         break
@@ -330,7 +339,7 @@ def split_switches(
                         continue
                     if check is not None:
                         check()
-                    g = min(a, b)
+                    g = min(a, b) if limit is None else min(a, b, limit)
                     auw = int(arc[index[(u, w)]])
                     awt = int(arc[index[(w, t)]])
                     aut = int(arc[index[(u, t)]]) if u != t else -1
