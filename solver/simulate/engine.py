@@ -56,13 +56,14 @@ except ImportError:  # pragma: no cover - until solver/_jit.py exists
 
     njit = functools.partial(numba.njit, nogil=True, cache=True)
 
-#: Every flow is cut into at least this many slices when it holds enough data (like NCCL, which
-#: pipelines every transfer through NCCL_STEPS = 8 buffer slots), so mid-size messages pipeline.
-DEFAULT_MIN_CHUNKS = 8
+#: Every flow is cut into at least this many slices when it holds enough data, so that schedules
+#: with many small trees still pipeline (NCCL/MSCCL also move every transfer in many small steps).
+DEFAULT_MIN_CHUNKS = 32
 #: ... but a slice is never smaller than this (bytes).
 MIN_SLICE = 4096
-#: Above this many chunk transmissions the chunk size is raised for the run (memory ~90 B each).
-MAX_TRANSMISSIONS = 1_500_000
+#: Above this many chunk transmissions (hops) in one run, fewer slices / bigger chunks are used
+#: (the link queues take 24 bytes per transmission).
+MAX_TRANSMISSIONS = 4_000_000
 
 _READY = 0
 _KICK = 1
@@ -167,6 +168,17 @@ def _qpop(qk, qp, qx, off, n):
 
 
 @njit
+def _enqueue(qk, qp, qx, q_off, qn, stage, nch, e_flow, path_links, path_ptr, e, c, h, tail, qseq):
+    """Put chunk c of edge e, hop h, in its link's queue; returns the link."""
+    lk = path_links[path_ptr[e] + h]
+    f = e_flow[e]
+    key = ((stage[f] * _PSCALE + (c * _PSCALE) // nch[f]) << _QSHIFT) | qseq
+    _qpush(qk, qp, qx, q_off[lk], qn[lk], key, (((e << _CBITS) | c) << _HBITS) | h, tail)
+    qn[lk] += 1
+    return lk
+
+
+@njit
 def _simulate_kernel(
     n_nodes,
     kind,
@@ -192,16 +204,16 @@ def _simulate_kernel(
     link_bw,
     link_lat,
     q_off,
-    heap_cap,
 ):
     n_links = link_bw.shape[0]
     n_flows = kind.shape[0]
     cnt = cnt_init.copy()
     grp_rem = grp_rem_init.copy()
-    ht = np.empty(heap_cap, np.float64)
-    hs = np.empty(heap_cap, np.int64)
-    hp = np.empty(heap_cap, np.int64)
-    hx = np.empty(heap_cap, np.float64)
+    cap = 4 * n_links + 1024
+    ht = np.empty(cap, np.float64)
+    hs = np.empty(cap, np.int64)
+    hp = np.empty(cap, np.int64)
+    hx = np.empty(cap, np.float64)
     q_total = q_off[n_links]
     qk = np.empty(max(q_total, 1), np.int64)
     qp = np.empty(max(q_total, 1), np.int64)
@@ -215,11 +227,13 @@ def _simulate_kernel(
     qseq = 0
     finish = 0.0
     events = 0
-    # releases: list of (flow, chunk or -1, time) to process; a small stack
     rel_f = np.empty(n_flows + 1, np.int64)
     rel_c = np.empty(n_flows + 1, np.int64)
+    # links that got work at the current instant and need a kick (each at most once: busy flag)
+    kick = np.empty(n_links, np.int64)
 
-    # initial release, chunk-major so that chunk c of every flow is queued before chunk c + 1
+    # initial release straight into the link queues (chunk-major: chunk c of every flow first)
+    n_kick = 0
     max_ch = 0
     for f in range(n_flows):
         if nch[f] > max_ch:
@@ -228,25 +242,36 @@ def _simulate_kernel(
         for f in range(n_flows):
             if has_dep[f] or c >= nch[f]:
                 continue
-            if kind[f] == 0:
-                v = root[f]
-                for j in range(out_ptr[f * n_nodes + v], out_ptr[f * n_nodes + v + 1]):
-                    e = out_edges[j]
-                    p = (((e << _CBITS) | c) << _HBITS) << 2 | _READY
-                    n = _gpush(ht, hs, hp, hx, n, 0.0, seq, p, 0.0)
-                    seq += 1
-            else:
-                base = cnt_ptr[f]
-                for v in range(n_nodes):
-                    if v == root[f] or cnt[base + v * nch[f] + c] != 0:
+            for v in range(n_nodes):
+                if kind[f] == 0:
+                    if v != root[f]:
                         continue
-                    for j in range(out_ptr[f * n_nodes + v], out_ptr[f * n_nodes + v + 1]):
-                        e = out_edges[j]
-                        p = (((e << _CBITS) | c) << _HBITS) << 2 | _READY
-                        n = _gpush(ht, hs, hp, hx, n, 0.0, seq, p, 0.0)
-                        seq += 1
+                elif v == root[f] or cnt[cnt_ptr[f] + v * nch[f] + c] != 0:
+                    continue
+                for j in range(out_ptr[f * n_nodes + v], out_ptr[f * n_nodes + v + 1]):
+                    lk = _enqueue(qk, qp, qx, q_off, qn, stage, nch, e_flow, path_links, path_ptr,
+                                  out_edges[j], c, 0, 0.0, qseq)
+                    qseq += 1
+                    if not busy[lk]:
+                        busy[lk] = True
+                        kick[n_kick] = lk
+                        n_kick += 1
+    for i in range(n_kick):
+        n = _gpush(ht, hs, hp, hx, n, 0.0, seq, (kick[i] << 2) | _KICK, 0.0)
+        seq += 1
 
     while n > 0:
+        if n + n_links + 8 > ht.shape[0]:  # room for one event's pushes (<= one kick per link)
+            cap = 2 * ht.shape[0] + n_links + 8
+            ht2 = np.empty(cap, np.float64)
+            hs2 = np.empty(cap, np.int64)
+            hp2 = np.empty(cap, np.int64)
+            hx2 = np.empty(cap, np.float64)
+            ht2[:n] = ht[:n]
+            hs2[:n] = hs[:n]
+            hp2[:n] = hp[:n]
+            hx2[:n] = hx[:n]
+            ht, hs, hp, hx = ht2, hs2, hp2, hx2
         t = ht[0]
         p = hp[0]
         x = hx[0]
@@ -254,28 +279,25 @@ def _simulate_kernel(
         events += 1
         typ = p & 3
         rest = p >> 2
-        if typ == _READY:
+        n_kick = 0
+        if typ == _READY:  # the head of a chunk reaches the next hop of its path
             h = rest & _HMASK
             rest >>= _HBITS
             c = rest & _CMASK
             e = rest >> _CBITS
-            lk = path_links[path_ptr[e] + h]
-            f = e_flow[e]
-            key = ((stage[f] * _PSCALE + (c * _PSCALE) // nch[f]) << _QSHIFT) | qseq
+            lk = _enqueue(qk, qp, qx, q_off, qn, stage, nch, e_flow, path_links, path_ptr,
+                          e, c, h, x, qseq)
             qseq += 1
-            _qpush(qk, qp, qx, q_off[lk], qn[lk], key, (((e << _CBITS) | c) << _HBITS) | h, x)
-            qn[lk] += 1
             if not busy[lk]:
                 busy[lk] = True
-                n = _gpush(ht, hs, hp, hx, n, t, seq, (lk << 2) | _KICK, 0.0)
-                seq += 1
-        elif typ == _KICK:
+                kick[n_kick] = lk
+                n_kick += 1
+        elif typ == _KICK:  # link free: send the highest-priority waiting chunk
             lk = rest
             if qn[lk] == 0:
                 busy[lk] = False
                 continue
             off = q_off[lk]
-            key = qk[off]
             pe = qp[off]
             tail_in = qx[off]
             _qpop(qk, qp, qx, off, qn[lk])
@@ -299,7 +321,7 @@ def _simulate_kernel(
                 p2 = ((e << _CBITS) | c) << 2 | _ARRIVE
                 n = _gpush(ht, hs, hp, hx, n, end + lat, seq, p2, end + lat)
             seq += 1
-        else:  # arrival of a whole chunk at the far end of edge e
+        else:  # a whole chunk arrived at the far end of edge e
             c = rest & _CMASK
             e = rest >> _CBITS
             f = e_flow[e]
@@ -309,22 +331,15 @@ def _simulate_kernel(
             if t > flow_done[f]:
                 flow_done[f] = t
             n_rel = 0
+            send = False
             if kind[f] == 0:
-                for j in range(out_ptr[f * n_nodes + v], out_ptr[f * n_nodes + v + 1]):
-                    e2 = out_edges[j]
-                    p2 = (((e2 << _CBITS) | c) << _HBITS) << 2 | _READY
-                    n = _gpush(ht, hs, hp, hx, n, t, seq, p2, t)
-                    seq += 1
+                send = True
             else:
                 idx = cnt_ptr[f] + v * nch[f] + c
                 cnt[idx] -= 1
                 if cnt[idx] == 0:
                     if v != root[f]:
-                        for j in range(out_ptr[f * n_nodes + v], out_ptr[f * n_nodes + v + 1]):
-                            e2 = out_edges[j]
-                            p2 = (((e2 << _CBITS) | c) << _HBITS) << 2 | _READY
-                            n = _gpush(ht, hs, hp, hx, n, t, seq, p2, t)
-                            seq += 1
+                        send = True
                     elif member_base[f] >= 0:
                         g = member_base[f] + (c if member_cw[f] else 0)
                         grp_rem[g] -= 1
@@ -333,6 +348,15 @@ def _simulate_kernel(
                                 rel_f[n_rel] = dep_flow[j]
                                 rel_c[n_rel] = dep_chunk[j]
                                 n_rel += 1
+            if send:
+                for j in range(out_ptr[f * n_nodes + v], out_ptr[f * n_nodes + v + 1]):
+                    lk = _enqueue(qk, qp, qx, q_off, qn, stage, nch, e_flow, path_links, path_ptr,
+                                  out_edges[j], c, 0, t, qseq)
+                    qseq += 1
+                    if not busy[lk]:
+                        busy[lk] = True
+                        kick[n_kick] = lk
+                        n_kick += 1
             for r in range(n_rel):
                 f2 = rel_f[r]
                 c_lo = rel_c[r]
@@ -341,23 +365,23 @@ def _simulate_kernel(
                     c_lo = 0
                     c_hi = nch[f2]
                 for c2 in range(c_lo, c_hi):
-                    if kind[f2] == 0:
-                        v2 = root[f2]
-                        for j in range(out_ptr[f2 * n_nodes + v2], out_ptr[f2 * n_nodes + v2 + 1]):
-                            e2 = out_edges[j]
-                            p2 = (((e2 << _CBITS) | c2) << _HBITS) << 2 | _READY
-                            n = _gpush(ht, hs, hp, hx, n, t, seq, p2, t)
-                            seq += 1
-                    else:
-                        base = cnt_ptr[f2]
-                        for v2 in range(n_nodes):
-                            if v2 == root[f2] or cnt[base + v2 * nch[f2] + c2] != 0:
+                    for v2 in range(n_nodes):
+                        if kind[f2] == 0:
+                            if v2 != root[f2]:
                                 continue
-                            for j in range(out_ptr[f2 * n_nodes + v2], out_ptr[f2 * n_nodes + v2 + 1]):
-                                e2 = out_edges[j]
-                                p2 = (((e2 << _CBITS) | c2) << _HBITS) << 2 | _READY
-                                n = _gpush(ht, hs, hp, hx, n, t, seq, p2, t)
-                                seq += 1
+                        elif v2 == root[f2] or cnt[cnt_ptr[f2] + v2 * nch[f2] + c2] != 0:
+                            continue
+                        for j in range(out_ptr[f2 * n_nodes + v2], out_ptr[f2 * n_nodes + v2 + 1]):
+                            lk = _enqueue(qk, qp, qx, q_off, qn, stage, nch, e_flow, path_links,
+                                          path_ptr, out_edges[j], c2, 0, t, qseq)
+                            qseq += 1
+                            if not busy[lk]:
+                                busy[lk] = True
+                                kick[n_kick] = lk
+                                n_kick += 1
+        for i in range(n_kick):
+            n = _gpush(ht, hs, hp, hx, n, t, seq, (kick[i] << 2) | _KICK, 0.0)
+            seq += 1
     return finish, busy_time, events, flow_done
 
 
@@ -494,7 +518,6 @@ class _Prepared:
         ).astype(np.int64)
         q_off = np.concatenate([[0], np.cumsum(link_tx)]).astype(np.int64)
         total_tx = int(q_off[-1])
-        heap_cap = 2 * total_tx + len(self.table.pairs) + 16
         # reduce counters
         cnt_ptr = np.zeros(len(flows), np.int64)
         parts = []
@@ -545,7 +568,7 @@ class _Prepared:
             member_cw=member_cw, dep_ptr=np.array(dep_ptr, np.int64),
             dep_flow=np.array(dep_flow or [0], np.int64),
             dep_chunk=np.array(dep_chunk or [0], np.int64), q_off=q_off,
-            heap_cap=heap_cap, total_tx=total_tx,
+            total_tx=total_tx,
         )
 
 
@@ -567,8 +590,11 @@ def simulate_prepared(
         raise ForestCollError(f"min_chunks must be >= 1, got {min_chunks}")
     a = prep.arrays_for(size, chunk, min_chunks)
     eff_chunk = float(chunk)
-    while a["total_tx"] > MAX_TRANSMISSIONS:
-        eff_chunk *= 2.0
+    while a["total_tx"] > MAX_TRANSMISSIONS:  # too fine for memory: fewer slices, then bigger chunks
+        if min_chunks > 1:
+            min_chunks = max(1, min_chunks // 2)
+        else:
+            eff_chunk *= 2.0
         a = prep.arrays_for(size, eff_chunk, min_chunks)
     table = prep.table
     finish, busy, events, flow_done = _simulate_kernel(
@@ -576,7 +602,7 @@ def simulate_prepared(
         prep.path_ptr, prep.path_links, prep.out_ptr, prep.out_edges, a["cnt_ptr"],
         a["cnt_init"], a["grp_rem"], a["member_base"], a["member_cw"], a["dep_ptr"],
         a["dep_flow"], a["dep_chunk"], prep.has_dep, prep.stage, table.bandwidth, table.latency,
-        a["q_off"], a["heap_cap"],
+        a["q_off"],
     )
     busy_frac = busy / finish if finish > 0 else np.zeros_like(busy)
     return SimRun(int(size), float(finish), eff_chunk, busy_frac, int(events),

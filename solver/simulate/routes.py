@@ -238,7 +238,7 @@ def phase_bound_time(rs: RouteSet, size: float, table: LinkTable | None = None) 
 
 
 def alpha_estimate_time(
-    rs: RouteSet, size: float, chunk: float, table: LinkTable | None = None, min_chunks: int = 8
+    rs: RouteSet, size: float, chunk: float, table: LinkTable | None = None, min_chunks: int = 32
 ) -> float:
     """An alpha-beta estimate (s): phase bounds + the pipeline fill of the deepest tree path.
 
