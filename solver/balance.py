@@ -92,3 +92,33 @@ def _check_reach(fabric: IndexedFabric, trimmed: dict[int, tuple[Fraction, Fract
                 f"bandwidth), compute node {fabric.names[c]!r} is cut off from "
                 f"{fabric.names[first]!r}"
             )
+
+
+def balance_capacities(fabric: IndexedFabric, caps: list[int]) -> list[int]:
+    """Integer capacities (per fabric edge) with every switch balanced, by trimming the larger side.
+
+    Rounding (fixed k uses ``⌊U·b(e)⌋``) can unbalance a switch whose in- and out-links have
+    different bandwidths. The larger side loses one unit at a time from its largest edge (lowest
+    index on ties) until in = out; repeated until no switch changes (total capacity only drops).
+    """
+    caps = list(caps)
+    ins: dict[int, list[int]] = {}
+    outs: dict[int, list[int]] = {}
+    for i, (u, v) in enumerate(fabric.edges):
+        outs.setdefault(u, []).append(i)
+        ins.setdefault(v, []).append(i)
+    switches = [v for v in range(fabric.n) if not fabric.is_compute[v]]
+    changed = True
+    while changed:
+        changed = False
+        for w in switches:
+            e_in, e_out = ins.get(w, []), outs.get(w, [])
+            diff = sum(caps[i] for i in e_in) - sum(caps[i] for i in e_out)
+            if diff == 0:
+                continue
+            changed = True
+            side = e_in if diff > 0 else e_out
+            for _ in range(abs(diff)):
+                j = max(side, key=lambda i: (caps[i], -i))
+                caps[j] -= 1
+    return caps

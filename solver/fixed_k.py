@@ -5,7 +5,9 @@ With k fixed, capacities are ``⌊U·b(e)⌋`` and we need the smallest U for wh
 ``U0 = k / x*``, each round finds violated s-t cuts S (``Σ_{δ+(S)} ⌊U·b⌋ < k·|S∩Vc|``) and raises U
 to the smallest value satisfying the worst of them (a step function with steps at
 ``integer / b(e)``). U only increases and every value tried is a lower bound, so the first
-feasible U is optimal; the rate is ``k/U`` and the algbw ``N·k/U``.
+feasible U is optimal; the rate is ``k/U`` and the algbw ``N·k/U``. If rounding unbalances a
+switch (in- and out-links of different bandwidths), the larger side is trimmed
+(:func:`solver.balance.balance_capacities`); U is then the smallest found, not proven minimal.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 
+from .balance import balance_capacities
 from .csr import IndexedFabric, flow_network
 from .errors import SolverError
 from .maxflow import MAX_CAPACITY
@@ -46,7 +49,8 @@ def fixed_k_capacity(
     net = None
     need = N * k
     for _ in range(10_000):
-        caps = _floor_caps(fabric.bandwidth, U)
+        floors = _floor_caps(fabric.bandwidth, U)
+        caps = balance_capacities(fabric, floors)
         if max(caps) >= MAX_CAPACITY:
             raise SolverError("too many trees per root for int64 arithmetic")
         if net is None:
@@ -54,11 +58,13 @@ def fixed_k_capacity(
         else:
             net.cap[net.edge_arc[: len(caps)]] = caps
         new_U = U
+        feasible = True
         for t in fabric.compute:
             if check is not None:
                 check()
             f = net.max_flow(s, t, cutoff=need)
             if f < need:
+                feasible = False
                 side = net.source_side(s)
                 inside = sum(1 for v in fabric.compute if side[v])
                 bws = [b for (u, v), b in zip(fabric.edges, fabric.bandwidth)
@@ -67,6 +73,9 @@ def fixed_k_capacity(
                     raise SolverError("compute nodes are not strongly connected")
                 new_U = max(new_U, _smallest_U(bws, k * inside, U))
         if new_U == U:
-            return U, caps
+            if feasible:
+                return U, caps
+            # only the switch balancing made it infeasible: try the next step of ⌊U·b⌋
+            new_U = min(Fraction(c + 1) / b for c, b in zip(floors, fabric.bandwidth))
         U = new_U
     raise SolverError("internal error: fixed-k search did not converge")
