@@ -63,8 +63,14 @@ def child(args) -> None:
     t0 = time.perf_counter()
     schedule = solve(topo, **options)
     first = time.perf_counter() - t0
+    timings = dict(schedule.timings)
+    if schedule.phases:  # allreduce: add up the phases
+        timings = {p: sum(ph.timings.get(p, 0.0) for ph in schedule.phases) for p in PHASES}
     result = {
         "first": first,
+        "warm": None,
+        "phases": {p: timings.get(p) for p in PHASES},
+        "verify": None,
         "N": len(topo.compute_ids),
         "k": schedule.k,
         "trees": len(schedule.all_trees()),
@@ -86,8 +92,10 @@ def child(args) -> None:
         result["warm"] = elapsed
         result["phases"] = {p: timings.get(p) for p in PHASES}
         assert Fraction(result["algbw"]) == again.algbw_exact, "solve is not deterministic"
+        schedule = again
+    if args.repeat or args.verify_first:
         t0 = time.perf_counter()
-        verify_schedule(again)
+        verify_schedule(schedule)
         result["verify"] = time.perf_counter() - t0
     result["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(result))
@@ -96,13 +104,16 @@ def child(args) -> None:
 def run_child(name: str, args, cache_dir: str, repeat: int) -> dict:
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=str(ROOT))
     cmd = [sys.executable, __file__, "--child", name, "--collective", args.collective,
-           "--repeat", str(repeat)]
+           "--repeat", str(repeat)] + (["--verify-first"] if repeat == 0 else [])
     if args.max_trees_per_root is not None:
         cmd += ["--max-trees-per-root", str(args.max_trees_per_root)]
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=args.timeout)
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"no result within {args.timeout:.0f} s"}
     if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        last = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
         return {"error": last}
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -121,10 +132,12 @@ def main(argv=None) -> int:
     parser.add_argument("--only", help="comma-separated fabric names")
     parser.add_argument("--collective", default="allgather")
     parser.add_argument("--max-trees-per-root", type=int, default=None)
-    parser.add_argument("--repeat", type=int, default=3, help="warm solves per fabric")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="warm solves per fabric (0: only the first solve, with its phases)")
     parser.add_argument("--no-cold", action="store_true", help="skip the empty-cache run")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per child")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--verify-first", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         child(args)
