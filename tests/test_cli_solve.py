@@ -224,3 +224,20 @@ def test_unbalanced_switch_warns_or_names_it(capsys, tmp_path):
         assert "warning:" in out and "'nv'" in out and "verified:   yes" in out
     else:
         assert code == 2 and "nv" in err and err.count("\n") == 1
+
+
+def test_progress_bar_only_on_a_terminal(capsys, fabric_file, monkeypatch):
+    from solver.cli._common import ProgressBar
+
+    real = solver.solve
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("progress"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(solver, "solve", spy)
+    code, _out, err = run_cli(capsys, fabric_file)
+    assert code == 0
+    assert isinstance(seen[0], ProgressBar)
+    assert err == ""  # stderr is not a terminal here: no bar drawn
