@@ -129,3 +129,15 @@ def test_measure_import_cli_errors(tmp_path, capsys):
                  "-o", str(tmp_path / "r.h5")]) == 2
     assert "no such file" in capsys.readouterr().err
     assert not (tmp_path / "r.h5").exists()
+
+
+def test_measure_help_and_missing_subcommand(capsys):
+    from solver.cli import main
+
+    assert main(["measure"]) == 2
+    assert "import" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["measure", "import", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().splitlines()[-1].strip().startswith("forestcoll measure import")

@@ -34,8 +34,11 @@ def register(subparsers):
             "infer the collective from the log (or --collective), and store a table\n"
             "/results/<name> with the measured time/algbw and the predicted bound\n"
             "(size / optimal algbw of TOPO). The ForestColl schedule is solved and stored too if the\n"
-            "file does not hold one for that collective.\n\nexample:\n  forestcoll measure import "
-            "all_gather.log --topology sample_topologies/mi250_2x.json -o results.h5"
+            "file does not hold one for that collective."
+        ),
+        epilog=(
+            "example:\n  forestcoll measure import all_gather.log "
+            "--topology sample_topologies/mi250_2x.json -o results.h5"
         ),
         formatter_class=p.formatter_class,
     )
