@@ -26,6 +26,18 @@ from solver.errors import ForestCollError
 from solver.fileio import atomic_path
 
 MSCCL_RUNTIMES = ("msccl-executor", "rccl", "msccl-legacy")
+
+
+def make_readable(path: str | Path) -> None:
+    """Give an exported file the usual permissions (atomic writes create it private, 0600)."""
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    try:
+        os.chmod(path, 0o666 & ~mask)
+    except OSError:
+        pass
 MSCCL_PROTOCOLS = ("Simple", "LL", "LL128")
 
 
@@ -145,6 +157,7 @@ class ExportActions(QObject):
         self.window.show_error(message, "Export failed")
 
     def _done(self, path: Path, what: str) -> None:
+        make_readable(path)
         self.window.statusBar().showMessage(f"Exported {what} to {path}", 6000)
 
     def _schedule(self):

@@ -544,6 +544,9 @@ class ResultsController(QObject):
                     raise ForestCollError(f"cannot write {path}")
         except FileNotFoundError:
             raise ForestCollError(f"cannot write {path}: no such folder") from None
+        from .export_actions import make_readable
+
+        make_readable(path)
         return path
 
     # ================================================================== lifetime
