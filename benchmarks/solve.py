@@ -59,7 +59,7 @@ def child(args) -> None:
 
     template, boxes, *_ = {**FABRICS, **LARGE}[args.child]
     topo = getattr(templates, template)(boxes)
-    options = dict(collective=args.collective, max_trees_per_root=args.max_trees_per_root)
+    options = {"collective": args.collective, "max_trees_per_root": args.max_trees_per_root}
     t0 = time.perf_counter()
     schedule = solve(topo, **options)
     first = time.perf_counter() - t0
@@ -103,13 +103,28 @@ def child(args) -> None:
 
 def run_child(name: str, args, cache_dir: str, repeat: int) -> dict:
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=str(ROOT))
-    cmd = [sys.executable, __file__, "--child", name, "--collective", args.collective,
-           "--repeat", str(repeat)] + (["--verify-first"] if repeat == 0 else [])
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        name,
+        "--collective",
+        args.collective,
+        "--repeat",
+        str(repeat),
+    ] + (["--verify-first"] if repeat == 0 else [])
     if args.max_trees_per_root is not None:
         cmd += ["--max-trees-per-root", str(args.max_trees_per_root)]
     try:
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
-                              timeout=args.timeout)
+        proc = subprocess.run(
+            cmd,
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=args.timeout,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"no result within {args.timeout:.0f} s"}
     if proc.returncode != 0:
@@ -132,8 +147,12 @@ def main(argv=None) -> int:
     parser.add_argument("--only", help="comma-separated fabric names")
     parser.add_argument("--collective", default="allgather")
     parser.add_argument("--max-trees-per-root", type=int, default=None)
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="warm solves per fabric (0: only the first solve, with its phases)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="warm solves per fabric (0: only the first solve, with its phases)",
+    )
     parser.add_argument("--no-cold", action="store_true", help="skip the empty-cache run")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per child")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -148,15 +167,20 @@ def main(argv=None) -> int:
         names = args.only.split(",")
         unknown = [n for n in names if n not in {**FABRICS, **LARGE}]
         if unknown:
-            parser.error(f"unknown fabric {unknown[0]} (choose from "
-                         f"{', '.join({**FABRICS, **LARGE})})")
+            parser.error(
+                f"unknown fabric {unknown[0]} (choose from {', '.join({**FABRICS, **LARGE})})"
+            )
         fabrics = {n: {**FABRICS, **LARGE}[n] for n in names}
 
-    print(f"collective {args.collective}, max_trees_per_root {args.max_trees_per_root}, "
-          f"python {sys.version.split()[0]}, {os.cpu_count()} cpus")
-    header = ("| fabric | N | k | trees | algbw GB/s | ref algbw | optimum | switch_removal | "
-              "trees | paths | warm total | cached 1st | cold 1st | ref time | verify | "
-              "peak RSS |")
+    print(
+        f"collective {args.collective}, max_trees_per_root {args.max_trees_per_root}, "
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cpus"
+    )
+    header = (
+        "| fabric | N | k | trees | algbw GB/s | ref algbw | optimum | switch_removal | "
+        "trees | paths | warm total | cached 1st | cold 1st | ref time | verify | "
+        "peak RSS |"
+    )
     print(header)
     print("|" + "---|" * (header.count("|") - 1))
     from fractions import Fraction
@@ -176,14 +200,20 @@ def main(argv=None) -> int:
         ph = warm["phases"]
         ref = "-"
         if ref_algbw and args.collective == "allgather" and args.max_trees_per_root is None:
-            ref = "ok" if Fraction(warm["optimal"]) == Fraction(ref_algbw) else \
-                f"MISMATCH {float(Fraction(ref_algbw)):.6g}"
-        print(f"| {name} | {warm['N']} | {warm['k']} | {warm['trees']} | "
-              f"{float(Fraction(warm['algbw'])):.6g} | {ref} | "
-              + " | ".join(fmt(ph[p]) for p in PHASES)
-              + f" | {fmt(warm['warm'])} | {fmt(warm['first'])} | "
-              f"{fmt(cold['first']) if cold else '-'} | {fmt(ref_time)} | "
-              f"{fmt(warm['verify'])} | {warm['rss_mb']:.0f} MB |", flush=True)
+            ref = (
+                "ok"
+                if Fraction(warm["optimal"]) == Fraction(ref_algbw)
+                else f"MISMATCH {float(Fraction(ref_algbw)):.6g}"
+            )
+        print(
+            f"| {name} | {warm['N']} | {warm['k']} | {warm['trees']} | "
+            f"{float(Fraction(warm['algbw'])):.6g} | {ref} | "
+            + " | ".join(fmt(ph[p]) for p in PHASES)
+            + f" | {fmt(warm['warm'])} | {fmt(warm['first'])} | "
+            f"{fmt(cold['first']) if cold else '-'} | {fmt(ref_time)} | "
+            f"{fmt(warm['verify'])} | {warm['rss_mb']:.0f} MB |",
+            flush=True,
+        )
     return 0
 
 

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from collections import Counter
 from fractions import Fraction
+from itertools import pairwise
 
 from .errors import SolverError
 from .schedule import COLLECTIVES, Schedule
 from .topology import COMPUTE, SWITCH
 
-__all__ = ["verify_schedule", "recompute_algbw", "link_data"]
+__all__ = ["link_data", "recompute_algbw", "verify_schedule"]
 
 
 # --------------------------------------------------------------------------- public API
@@ -105,8 +106,10 @@ def _time_per_byte(schedule: Schedule, data: dict[tuple[str, str], Fraction]) ->
     for link, amount in data.items():
         b = bandwidth.get(link)
         if b is None:
-            raise SolverError(f"{schedule.collective}: data crosses {link[0]}->{link[1]}, "
-                              "which is not a directed link of the fabric")
+            raise SolverError(
+                f"{schedule.collective}: data crosses {link[0]}->{link[1]}, "
+                "which is not a directed link of the fabric"
+            )
         worst = max(worst, amount / b)
     if worst == 0:
         raise SolverError(f"{schedule.collective}: the schedule moves no data (no tree edges)")
@@ -115,8 +118,9 @@ def _time_per_byte(schedule: Schedule, data: dict[tuple[str, str], Fraction]) ->
 
 def _verify_single(s: Schedule, where: str) -> None:
     if s.collective not in ("allgather", "reduce-scatter"):
-        raise SolverError(f"{where}: expected an allgather or reduce-scatter schedule, "
-                          f"got {s.collective!r}")
+        raise SolverError(
+            f"{where}: expected an allgather or reduce-scatter schedule, got {s.collective!r}"
+        )
     if s.phases:
         raise SolverError(f"{where}: only allreduce schedules have phases")
     topo = s.topology
@@ -144,8 +148,10 @@ def _verify_single(s: Schedule, where: str) -> None:
         per_root[tree.root] += m
     for root in compute:
         if per_root.get(root, 0) != k:
-            raise SolverError(f"{where}: the multiplicities of root {root!r}'s trees sum to "
-                              f"{per_root.get(root, 0)}, not k = {k}")
+            raise SolverError(
+                f"{where}: the multiplicities of root {root!r}'s trees sum to "
+                f"{per_root.get(root, 0)}, not k = {k}"
+            )
 
     data = link_data(s)
     time = _time_per_byte(s, data)
@@ -159,14 +165,20 @@ def _check_tree(tree, tw, gather, kinds, compute, bandwidth, checked_paths) -> N
     if kinds.get(tree.root) != COMPUTE:
         raise SolverError(f"{tw}: root is not a compute node")
     if len(tree.edges) != len(compute) - 1:
-        raise SolverError(f"{tw}: has {len(tree.edges)} edges, a spanning tree of "
-                          f"{len(compute)} compute nodes needs {len(compute) - 1}")
+        raise SolverError(
+            f"{tw}: has {len(tree.edges)} edges, a spanning tree of "
+            f"{len(compute)} compute nodes needs {len(compute) - 1}"
+        )
     depth = {tree.root: 0}
     last_depth = 1
     for j, edge in enumerate(tree.edges):
         parent, child = (edge.src, edge.dst) if gather else (edge.dst, edge.src)
-        if kinds.get(child) == COMPUTE and parent in depth and child not in depth \
-                and depth[parent] + 1 >= last_depth:
+        if (
+            kinds.get(child) == COMPUTE
+            and parent in depth
+            and child not in depth
+            and depth[parent] + 1 >= last_depth
+        ):
             depth[child] = last_depth = depth[parent] + 1
             key = (edge.src, edge.dst, tuple(edge.path))
             if key not in checked_paths:
@@ -181,13 +193,15 @@ def _check_tree(tree, tw, gather, kinds, compute, bandwidth, checked_paths) -> N
             raise SolverError(
                 f"{ew}: {'parent' if gather else 'parent (dst)'} {parent!r} is not yet in the "
                 "tree (edges must be listed breadth-first from the root"
-                + ("" if gather else ", reduce-scatter edges go child->parent") + ")"
+                + ("" if gather else ", reduce-scatter edges go child->parent")
+                + ")"
             )
         if child in depth:
             raise SolverError(f"{ew}: {child!r} is reached twice (not a tree)")
         d = depth[parent] + 1
-        raise SolverError(f"{ew}: depth {d} listed after depth {last_depth} "
-                          "(edges must be breadth-first)")
+        raise SolverError(
+            f"{ew}: depth {d} listed after depth {last_depth} (edges must be breadth-first)"
+        )
     missing = [c for c in compute if c not in depth]
     if missing:
         raise SolverError(f"{tw}: does not reach compute node {missing[0]!r}")
@@ -198,18 +212,19 @@ def _check_path(edge, ew, kinds, bandwidth) -> None:
     if len(path) < 2:
         raise SolverError(f"{ew}: path {list(path)} is too short")
     if path[0] != edge.src or path[-1] != edge.dst:
-        raise SolverError(f"{ew}: path {'->'.join(path)} does not run from {edge.src!r} "
-                          f"to {edge.dst!r}")
+        raise SolverError(
+            f"{ew}: path {'->'.join(path)} does not run from {edge.src!r} to {edge.dst!r}"
+        )
     for hop in path[1:-1]:
         kind = kinds.get(hop)
         if kind != SWITCH:
             what = "unknown node" if kind is None else "compute node"
-            raise SolverError(f"{ew}: path relays through {what} {hop!r} "
-                              "(only switches may relay)")
-    for a, b in zip(path, path[1:]):
+            raise SolverError(f"{ew}: path relays through {what} {hop!r} (only switches may relay)")
+    for a, b in pairwise(path):
         if (a, b) not in bandwidth:
-            raise SolverError(f"{ew}: path uses {a}->{b}, which is not a directed link "
-                              "of the fabric")
+            raise SolverError(
+                f"{ew}: path uses {a}->{b}, which is not a directed link of the fabric"
+            )
 
 
 def _check_link_load(s, where, data, time, bandwidth) -> None:
@@ -237,11 +252,15 @@ def _check_link_load(s, where, data, time, bandwidth) -> None:
 
 def _check_algbw(s, where, algbw) -> None:
     if s.algbw_exact != algbw:
-        raise SolverError(f"{where}: algbw_exact {s.algbw_exact} ({float(s.algbw_exact):.6g} GB/s) "
-                          f"!= {algbw} ({float(algbw):.6g} GB/s) recomputed from the trees")
+        raise SolverError(
+            f"{where}: algbw_exact {s.algbw_exact} ({float(s.algbw_exact):.6g} GB/s) "
+            f"!= {algbw} ({float(algbw):.6g} GB/s) recomputed from the trees"
+        )
     if s.algbw_exact > s.optimal_algbw_exact:
-        raise SolverError(f"{where}: algbw {float(s.algbw_exact):.6g} GB/s exceeds the optimum "
-                          f"{float(s.optimal_algbw_exact):.6g} GB/s")
+        raise SolverError(
+            f"{where}: algbw {float(s.algbw_exact):.6g} GB/s exceeds the optimum "
+            f"{float(s.optimal_algbw_exact):.6g} GB/s"
+        )
 
 
 def _check_cut(s, where, kinds, bandwidth, n) -> None:
@@ -260,12 +279,14 @@ def _check_cut(s, where, kinds, bandwidth, n) -> None:
     if not 0 < count < n:
         raise SolverError(f"{cw}: holds {count} of {n} compute nodes (needs between 1 and {n - 1})")
     if cut.compute_nodes_inside != count:
-        raise SolverError(f"{cw}: says {cut.compute_nodes_inside} compute nodes inside, "
-                          f"it holds {count}")
+        raise SolverError(
+            f"{cw}: says {cut.compute_nodes_inside} compute nodes inside, it holds {count}"
+        )
     out = s.collective == "allgather"
     expected = {
-        (u, v): b for (u, v), b in bandwidth.items() if ((u in inside) != (v in inside))
-        and ((u in inside) == out)
+        (u, v): b
+        for (u, v), b in bandwidth.items()
+        if ((u in inside) != (v in inside)) and ((u in inside) == out)
     }
     # A schedule with warnings may have trimmed unusable bandwidth (unbalanced switches): its cut
     # may list smaller bandwidths and omit links trimmed to zero. Otherwise the cut is exact.
@@ -280,24 +301,31 @@ def _check_cut(s, where, kinds, bandwidth, n) -> None:
         listed[(u, v)] = b
     missing = sorted(set(expected) - set(listed))
     if len(listed) != len(cut.links) or (missing and not trimmed):
-        raise SolverError(f"{cw}: link list is incomplete or repeated"
-                          + (f" (misses {missing[0][0]}->{missing[0][1]})" if missing else ""))
+        raise SolverError(
+            f"{cw}: link list is incomplete or repeated"
+            + (f" (misses {missing[0][0]}->{missing[0][1]})" if missing else "")
+        )
     total = sum(listed.values(), Fraction(0))
     if cut.egress_bandwidth != total:
-        raise SolverError(f"{cw}: egress bandwidth {cut.egress_bandwidth} != {total} "
-                          "summed over its links")
+        raise SolverError(
+            f"{cw}: egress bandwidth {cut.egress_bandwidth} != {total} summed over its links"
+        )
     bound = n * total / count
     if bound != s.optimal_algbw_exact:
-        raise SolverError(f"{cw}: bound N·B/|S∩Vc| = {n}·{total}/{count} = {float(bound):.6g} "
-                          f"GB/s != optimum {float(s.optimal_algbw_exact):.6g} GB/s")
+        raise SolverError(
+            f"{cw}: bound N·B/|S∩Vc| = {n}·{total}/{count} = {float(bound):.6g} "
+            f"GB/s != optimum {float(s.optimal_algbw_exact):.6g} GB/s"
+        )
 
 
 def _verify_allreduce(s: Schedule) -> None:
     if s.trees:
         raise SolverError("allreduce: top-level trees must be empty (trees live in phases)")
     if len(s.phases) != 2 or [p.collective for p in s.phases] != ["reduce-scatter", "allgather"]:
-        raise SolverError("allreduce: phases must be (reduce-scatter, allgather), got "
-                          f"{[p.collective for p in s.phases]}")
+        raise SolverError(
+            "allreduce: phases must be (reduce-scatter, allgather), got "
+            f"{[p.collective for p in s.phases]}"
+        )
     for p in s.phases:
         if p.topology != s.topology:
             raise SolverError(f"allreduce: {p.collective} phase is on a different fabric")
@@ -307,8 +335,10 @@ def _verify_allreduce(s: Schedule) -> None:
     time = _time_per_byte(rs, data_rs) + _time_per_byte(ag, data_ag)
     optimal = 1 / (1 / rs.optimal_algbw_exact + 1 / ag.optimal_algbw_exact)
     if s.optimal_algbw_exact != optimal:
-        raise SolverError(f"allreduce: optimal_algbw_exact {s.optimal_algbw_exact} != "
-                          f"1/(1/{rs.optimal_algbw_exact} + 1/{ag.optimal_algbw_exact})")
+        raise SolverError(
+            f"allreduce: optimal_algbw_exact {s.optimal_algbw_exact} != "
+            f"1/(1/{rs.optimal_algbw_exact} + 1/{ag.optimal_algbw_exact})"
+        )
     if s.link_load:
         combined = dict(data_rs)
         for link, amount in data_ag.items():

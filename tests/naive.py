@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import pairwise
 
 import networkx as nx
 
@@ -58,7 +59,7 @@ def exhaustive_optimum(topo: Topology) -> Optimum:
     best = None
     cuts: list[frozenset] = []
     for mask in range(1, 1 << len(nodes)):
-        count = bin(mask & cmask).count("1")
+        count = (mask & cmask).bit_count()
         if count == 0 or count == n:
             continue
         out = sum((b for bu, bv, b in edges if mask & bu and not mask & bv), Fraction(0))
@@ -96,8 +97,7 @@ def rate_is_feasible(topo: Topology, x: Fraction) -> bool:
     scale = _scale(list(caps.values()) + [x])
     caps_int = {e: int(b * scale) for e, b in caps.items()}
     src = {v: int(x * scale) for v in compute}
-    return all(_min_source_side(caps_int, src, t)[0] >= len(compute) * x * scale
-               for t in compute)
+    return all(_min_source_side(caps_int, src, t)[0] >= len(compute) * x * scale for t in compute)
 
 
 def maxflow_optimum(topo: Topology) -> tuple[Fraction, frozenset]:
@@ -283,17 +283,21 @@ def remove_switches(topo: Topology, caps: dict, k: int) -> tuple[dict, dict, lis
             side = [e for e in caps if (e[1] == w if ins > outs else e[0] == w)]
             excess = abs(ins - outs)
             for e in side:
-                def ok(g, e=e):
+
+                def ok(g, e=e, caps=caps):
                     trial = dict(caps)
                     trial[e] -= g
                     return rooted_ok(trial, compute, k)
+
                 g = _largest(min(excess, caps[e]), ok)
                 caps[e] -= g
                 _take(routes[e], g)
                 excess -= g
             if excess:
-                raise SolverError(f"switch {w!r} is unbalanced (in {ins} != out {outs} units) "
-                                  "and cannot be trimmed")
+                raise SolverError(
+                    f"switch {w!r} is unbalanced (in {ins} != out {outs} units) "
+                    "and cannot be trimmed"
+                )
             warnings.append(f"switch {w!r}: trimmed {abs(ins - outs)} unusable units")
         while True:
             ins = [e for e, c in caps.items() if e[1] == w and c > 0]
@@ -305,7 +309,7 @@ def remove_switches(topo: Topology, caps: dict, k: int) -> tuple[dict, dict, lis
                 for eout in outs:
                     u, t = ein[0], eout[1]
 
-                    def ok(g, ein=ein, eout=eout, u=u, t=t):
+                    def ok(g, ein=ein, eout=eout, u=u, t=t, caps=caps):
                         trial = dict(caps)
                         trial[ein] -= g
                         trial[eout] -= g
@@ -350,11 +354,11 @@ def pack_trees(compute, caps: dict, k: int) -> list:
         i = todo[0]
         root, m, verts, edges = classes[i]
         grown = False
-        for (x, y) in sorted(e for e, c in caps.items() if c > 0):
+        for x, y in sorted(e for e, c in caps.items() if c > 0):
             if x not in verts or y in verts:
                 continue
 
-            def ok(mu, x=x, y=y):
+            def ok(mu, x=x, y=y, i=i, root=root, m=m, verts=verts):
                 trial_caps = dict(caps)
                 trial_caps[(x, y)] -= mu
                 trial = [c for j, c in enumerate(classes) if j != i]
@@ -388,7 +392,7 @@ def map_paths(classes: list, routes: dict) -> list:
                 pos += units
                 cuts.add(pos)
         points = sorted(cuts)
-        for lo, hi in zip(points, points[1:]):
+        for lo, hi in pairwise(points):
             paths = []
             for s in segs:
                 pos = 0
@@ -414,14 +418,15 @@ def _loads(topo, trees, k):
     data: dict = {}
     for t in trees:
         for e in t.edges:
-            for a, b in zip(e.path, e.path[1:]):
+            for a, b in pairwise(e.path):
                 data[(a, b)] = data.get((a, b), Fraction(0)) + t.weight / n
     time = max(d / caps[e] for e, d in data.items())
     return data, time
 
 
-def twin_solve(topo: Topology, collective: str = "allgather",
-               max_trees_per_root: int | None = None) -> Schedule:
+def twin_solve(
+    topo: Topology, collective: str = "allgather", max_trees_per_root: int | None = None
+) -> Schedule:
     """A complete, verified-by-construction-intent schedule computed the slow way."""
     if collective == "allreduce":
         rs = twin_solve(topo, "reduce-scatter", max_trees_per_root)
@@ -431,15 +436,27 @@ def twin_solve(topo: Topology, collective: str = "allgather",
         time = t_rs + t_ag
         caps = topo.directed_bandwidths()
         loads = tuple(
-            LinkLoad(u, v, caps[(u, v)], (d_rs.get((u, v), 0) + d_ag.get((u, v), 0))
-                     / (caps[(u, v)] * time))
-            for (u, v) in caps if (u, v) in d_rs or (u, v) in d_ag
+            LinkLoad(
+                u,
+                v,
+                caps[(u, v)],
+                (d_rs.get((u, v), 0) + d_ag.get((u, v), 0)) / (caps[(u, v)] * time),
+            )
+            for (u, v) in caps
+            if (u, v) in d_rs or (u, v) in d_ag
         )
         return Schedule(
-            topology=topo, collective="allreduce", k=ag.k, max_trees_per_root=max_trees_per_root,
+            topology=topo,
+            collective="allreduce",
+            k=ag.k,
+            max_trees_per_root=max_trees_per_root,
             optimal_algbw_exact=1 / (1 / rs.optimal_algbw_exact + 1 / ag.optimal_algbw_exact),
-            algbw_exact=1 / time, bottleneck=ag.bottleneck, trees=(), link_load=loads,
-            warnings=rs.warnings + ag.warnings, phases=(rs, ag),
+            algbw_exact=1 / time,
+            bottleneck=ag.bottleneck,
+            trees=(),
+            link_load=loads,
+            warnings=rs.warnings + ag.warnings,
+            phases=(rs, ag),
         )
     reverse = collective == "reduce-scatter"
     work = topo.reversed() if reverse else topo
@@ -472,8 +489,11 @@ def twin_solve(topo: Topology, collective: str = "allgather",
         trees.append(Tree(root, m, Fraction(m, k), tedges))
     data, time = _loads(topo, trees, k)
     caps_orig = topo.directed_bandwidths()
-    loads = tuple(LinkLoad(a, b, caps_orig[(a, b)], data[(a, b)] / (caps_orig[(a, b)] * time))
-                  for (a, b) in caps_orig if (a, b) in data)
+    loads = tuple(
+        LinkLoad(a, b, caps_orig[(a, b)], data[(a, b)] / (caps_orig[(a, b)] * time))
+        for (a, b) in caps_orig
+        if (a, b) in data
+    )
     # The cut is found on ``work``; on the original fabric, reduce-scatter's links enter S.
     links = tuple((a, b, bw[(a, b)]) for (a, b) in bw if a in cut and b not in cut)
     if reverse:
@@ -485,7 +505,14 @@ def twin_solve(topo: Topology, collective: str = "allgather",
         links=links,
     )
     return Schedule(
-        topology=topo, collective=collective, k=k, max_trees_per_root=max_trees_per_root,
-        optimal_algbw_exact=n * x, algbw_exact=1 / time, bottleneck=bottleneck,
-        trees=tuple(trees), link_load=loads, warnings=tuple(warnings),
+        topology=topo,
+        collective=collective,
+        k=k,
+        max_trees_per_root=max_trees_per_root,
+        optimal_algbw_exact=n * x,
+        algbw_exact=1 / time,
+        bottleneck=bottleneck,
+        trees=tuple(trees),
+        link_load=loads,
+        warnings=tuple(warnings),
     )

@@ -23,8 +23,14 @@ bandwidths = st.sampled_from(BANDWIDTHS)
 
 
 @st.composite
-def fabrics(draw, max_compute: int = 5, max_switches: int = 3, max_extra: int = 5,
-            switches: bool = True, min_switches: int = 0) -> Topology:
+def fabrics(
+    draw,
+    max_compute: int = 5,
+    max_switches: int = 3,
+    max_extra: int = 5,
+    switches: bool = True,
+    min_switches: int = 0,
+) -> Topology:
     nc = draw(st.integers(2, max_compute))
     ns = draw(st.integers(min_switches, max_switches)) if switches else 0
     compute = [f"c{i}" for i in range(nc)]

@@ -10,18 +10,29 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from strategies import small_ring
 
 import solver
 from solver.cli import main
 from solver.topology import Link, Node, Topology
-from strategies import small_ring
 
 ROOT = Path(__file__).resolve().parent.parent
 
 TOP_KEYS = {
-    "collective", "num_compute_nodes", "optimal_algbw", "optimal_algbw_exact", "algbw",
-    "algbw_exact", "k", "max_trees_per_root", "num_trees", "bottleneck", "trees", "link_load",
-    "timings", "warnings",
+    "collective",
+    "num_compute_nodes",
+    "optimal_algbw",
+    "optimal_algbw_exact",
+    "algbw",
+    "algbw_exact",
+    "k",
+    "max_trees_per_root",
+    "num_trees",
+    "bottleneck",
+    "trees",
+    "link_load",
+    "timings",
+    "warnings",
 }
 
 
@@ -73,8 +84,13 @@ def test_json_document(capsys, fabric_file):
     assert doc["num_compute_nodes"] == 6
     assert doc["num_trees"] == len(doc["trees"]) > 0
     assert Fraction(doc["algbw_exact"]) == Fraction(doc["optimal_algbw_exact"]) == Fraction(24, 5)
-    assert set(doc["bottleneck"]) == {"nodes", "compute_nodes_inside", "egress_bandwidth",
-                                      "egress_bandwidth_exact", "links"}
+    assert set(doc["bottleneck"]) == {
+        "nodes",
+        "compute_nodes_inside",
+        "egress_bandwidth",
+        "egress_bandwidth_exact",
+        "links",
+    }
     per_root: dict = {}
     for t in doc["trees"]:
         assert set(t) == {"root", "weight", "weight_exact", "multiplicity", "height", "edges"}
@@ -102,6 +118,7 @@ def test_max_trees_per_root(capsys, tmp_path):
     assert doc["k"] == 1 and doc["max_trees_per_root"] == 1
     assert Fraction(doc["algbw_exact"]) <= Fraction(doc["optimal_algbw_exact"])
     code, out, _ = run_cli(capsys, path, "--max-trees-per-root", "1")
+    assert code == 0
     assert "limit:      at most 1 trees per root" in out
 
 
@@ -146,21 +163,26 @@ def test_verification_failure_is_one_line(capsys, fabric_file, monkeypatch):
     assert err.count("\n") == 1
 
 
+TWO_NODES = (
+    '{"format": "forestcoll-topology", "version": 1, "nodes": ['
+    '{"id": "a", "kind": "compute"}, {"id": "b", "kind": "compute"}], "links": ['
+)
+
+
 @pytest.mark.parametrize(
     "content, message",
     [
         (None, "no such file"),
         ("{not json", "invalid JSON"),
-        ('{"format": "forestcoll-topology", "version": 1, "nodes": [], "links": []}',
-         "at least two compute nodes"),
-        ('{"format": "forestcoll-topology", "version": 1, "nodes": ['
-         '{"id": "a", "kind": "compute"}, {"id": "b", "kind": "compute"}], "links": ['
-         '{"source": "a", "target": "b", "bandwidth": 1, "directed": true}]}',
-         "cannot reach"),
-        ('{"format": "forestcoll-topology", "version": 1, "nodes": ['
-         '{"id": "a", "kind": "compute"}, {"id": "b", "kind": "compute"}], "links": ['
-         '{"source": "a", "target": "b", "bandwidth": -3}]}',
-         "bandwidth must be > 0"),
+        (
+            '{"format": "forestcoll-topology", "version": 1, "nodes": [], "links": []}',
+            "at least two compute nodes",
+        ),
+        (
+            TWO_NODES + '{"source": "a", "target": "b", "bandwidth": 1, "directed": true}]}',
+            "cannot reach",
+        ),
+        (TWO_NODES + '{"source": "a", "target": "b", "bandwidth": -3}]}', "bandwidth must be > 0"),
     ],
 )
 def test_bad_fabric_exit_2(capsys, tmp_path, content, message):
@@ -180,7 +202,7 @@ def test_bad_fabric_exit_2(capsys, tmp_path, content, message):
     ],
 )
 def test_bad_options_exit_2(capsys, fabric_file, argv, message):
-    code, out, err = run_cli(capsys, fabric_file, *argv)
+    code, _out, err = run_cli(capsys, fabric_file, *argv)
     assert code == 2 and message in err and err.count("\n") == 1
 
 
@@ -203,8 +225,14 @@ def test_subprocess_exit_codes(tmp_path, fabric_file):
     bad = tmp_path / "bad.json"
     bad.write_text("[1, 2")
     for argv, code in (([str(fabric_file), "--json"], 0), ([str(bad)], 2)):
-        proc = subprocess.run([sys.executable, "-m", "solver.cli", "solve", *argv], cwd=ROOT,
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "solver.cli", "solve", *argv],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert proc.returncode == code, proc.stderr
         assert "Traceback" not in proc.stderr
         if code == 0:
@@ -215,8 +243,9 @@ def test_subprocess_exit_codes(tmp_path, fabric_file):
 
 def test_unbalanced_switch_warns_or_names_it(capsys, tmp_path):
     topo = switch_fabric()
-    topo = dataclasses.replace(topo, links=topo.links + (
-        Link("b0.g0", "nv", Fraction(7), directed=True),))
+    topo = dataclasses.replace(
+        topo, links=topo.links + (Link("b0.g0", "nv", Fraction(7), directed=True),)
+    )
     path = tmp_path / "unbalanced.json"
     solver.save_topology(topo, path)
     code, out, err = run_cli(capsys, path)

@@ -10,13 +10,13 @@ from fractions import Fraction
 import pytest
 from hypothesis import Phase, event, given, settings
 from hypothesis import strategies as st
+from naive import best_algbw_at_most, exhaustive_optimum
+from strategies import fabrics, switch_balance, unbalanced_fabrics
 
 import solver
-from naive import best_algbw_at_most, exhaustive_optimum
 from solver.errors import SolverError
 from solver.topology import Link, Node, Topology, validate
 from solver.verify import verify_schedule
-from strategies import fabrics, switch_balance, unbalanced_fabrics
 
 F = Fraction
 # The xfail property tests stop at the first known-bug example without shrinking it.
@@ -78,7 +78,8 @@ def check_fixed_k(topo):
             s = solver.solve(topo, max_trees_per_root=max_k)
         except SolverError as exc:
             if "unbalanced after trimming" in str(exc) and not any(
-                    b for b in switch_balance(topo).values()):
+                b for b in switch_balance(topo).values()
+            ):
                 raise FixedKFloorImbalance(str(exc)) from None
             raise
         verify_schedule(s)
@@ -94,23 +95,38 @@ def test_fixed_k_switch_free(topo):
     check_fixed_k(topo)
 
 
-@pytest.mark.xfail(raises=FixedKFloorImbalance, strict=False,
-                   reason="solver bug: fixed-k floor capacities unbalance a switch")
+@pytest.mark.xfail(
+    raises=FixedKFloorImbalance,
+    strict=False,
+    reason="solver bug: fixed-k floor capacities unbalance a switch",
+)
 @settings(report_multiple_bugs=False, phases=NO_SHRINK)
 @given(fabrics(max_compute=5, max_switches=3, min_switches=1))
 def test_fixed_k_with_switches(topo):
     check_fixed_k(topo)
 
 
-@pytest.mark.xfail(raises=FixedKFloorImbalance, strict=True,
-                   reason="solver bug: fixed-k floor capacities unbalance a switch")
+@pytest.mark.xfail(
+    raises=FixedKFloorImbalance,
+    strict=True,
+    reason="solver bug: fixed-k floor capacities unbalance a switch",
+)
 def test_fixed_k_regression_floor_imbalance():
     # Balanced switch s0 (in 4 = out 4); with K = 1, U = 2 the floors give in 2, out 1 (K = 1).
-    topo = validate(Topology("fixed-k floors", (
-        Node("c0", "compute"), Node("c1", "compute"), Node("s0", "switch")), (
-        Link("c0", "c1", F(1)), Link("c1", "s0", F(1)), Link("s0", "c0", F(2)),
-        Link("c0", "c1", F(1), directed=True), Link("c1", "s0", F(1), directed=True),
-        Link("s0", "c0", F(1), directed=True))))
+    topo = validate(
+        Topology(
+            "fixed-k floors",
+            (Node("c0", "compute"), Node("c1", "compute"), Node("s0", "switch")),
+            (
+                Link("c0", "c1", F(1)),
+                Link("c1", "s0", F(1)),
+                Link("s0", "c0", F(2)),
+                Link("c0", "c1", F(1), directed=True),
+                Link("c1", "s0", F(1), directed=True),
+                Link("s0", "c0", F(1), directed=True),
+            ),
+        )
+    )
     assert best_algbw_at_most(topo, 1) == 4  # the twin reaches it (tests/test_verify.py)
     check_fixed_k(topo)
 
@@ -121,15 +137,19 @@ def test_reduce_scatter_matches_reversed_allgather(topo):
     ag_rev = solver.solve(topo.reversed(), "allgather")
     assert rs.algbw_exact == ag_rev.algbw_exact
     assert rs.optimal_algbw_exact == ag_rev.optimal_algbw_exact
-    assert rs.bottleneck.compute_nodes_inside * ag_rev.bottleneck.egress_bandwidth == \
-        ag_rev.bottleneck.compute_nodes_inside * rs.bottleneck.egress_bandwidth
+    assert (
+        rs.bottleneck.compute_nodes_inside * ag_rev.bottleneck.egress_bandwidth
+        == ag_rev.bottleneck.compute_nodes_inside * rs.bottleneck.egress_bandwidth
+    )
     # Aggregation trees of the fabric are spanning out-trees of the reversed fabric.
     assert {t.root for t in rs.trees} == set(topo.compute_ids)
 
 
 @given(fabrics(max_compute=5, max_switches=3), COLLECTIVES)
 def test_solve_is_deterministic(topo, collective):
-    assert _comparable(solver.solve(topo, collective)) == _comparable(solver.solve(topo, collective))
+    assert _comparable(solver.solve(topo, collective)) == _comparable(
+        solver.solve(topo, collective)
+    )
 
 
 def check_unbalanced(topo, switch, collective):
@@ -150,23 +170,37 @@ def check_unbalanced(topo, switch, collective):
     assert s.algbw_exact <= exhaustive_optimum(work).algbw
 
 
-@pytest.mark.xfail(raises=TrimmedOptimumTooLow, strict=False,
-                   reason="solver bug: trimmed optimum of unbalanced fabrics too low")
+@pytest.mark.xfail(
+    raises=TrimmedOptimumTooLow,
+    strict=False,
+    reason="solver bug: trimmed optimum of unbalanced fabrics too low",
+)
 @settings(report_multiple_bugs=False, phases=NO_SHRINK)
 @given(unbalanced_fabrics(), st.sampled_from(["allgather", "reduce-scatter"]))
 def test_unbalanced_switch_is_trimmed_or_named(case, collective):
     check_unbalanced(*case, collective)
 
 
-@pytest.mark.xfail(raises=TrimmedOptimumTooLow, strict=True,
-                   reason="solver bug: trimmed optimum of unbalanced fabrics too low")
+@pytest.mark.xfail(
+    raises=TrimmedOptimumTooLow,
+    strict=True,
+    reason="solver bug: trimmed optimum of unbalanced fabrics too low",
+)
 def test_unbalanced_regression_trimmed_optimum():
     # s0 receives 2 GB/s and sends 3: proportional trimming claims 4/3 GB/s, yet c0 -> s0 -> c1
     # and c1 -> c0 reach 2 GB/s, so solve() stops with an internal error.
-    topo = validate(Topology("unbalanced", (
-        Node("c0", "compute"), Node("c1", "compute"), Node("s0", "switch")), (
-        Link("c0", "s0", F(1)), Link("s0", "c1", F(1)), Link("c1", "c0", F(1), directed=True),
-        Link("s0", "c0", F(1), directed=True))))
+    topo = validate(
+        Topology(
+            "unbalanced",
+            (Node("c0", "compute"), Node("c1", "compute"), Node("s0", "switch")),
+            (
+                Link("c0", "s0", F(1)),
+                Link("s0", "c1", F(1)),
+                Link("c1", "c0", F(1), directed=True),
+                Link("s0", "c0", F(1), directed=True),
+            ),
+        )
+    )
     check_unbalanced(topo, "s0", "allgather")
 
 
@@ -181,8 +215,12 @@ def test_bad_max_trees_is_a_one_line_error(bad):
 # ------------------------------------------------------------------ reference figures
 @pytest.mark.parametrize(
     "template, boxes, optimum",
-    [("dgx_a100", 1, F(2400, 7)), ("dgx_a100", 2, F(1040, 3)), ("mi250", 1, F(2400, 7)),
-     ("mi250", 2, F(5312, 15))],
+    [
+        ("dgx_a100", 1, F(2400, 7)),
+        ("dgx_a100", 2, F(1040, 3)),
+        ("mi250", 1, F(2400, 7)),
+        ("mi250", 2, F(5312, 15)),
+    ],
 )
 def test_reference_optima(template, boxes, optimum):
     from solver import templates
@@ -197,6 +235,7 @@ def test_reference_fixed_k_on_2x_mi250():
     """ALGORITHM.md: 2x MI250 with exactly k = 1, 2, 8 trees reaches 320, 341.33, 345.95 GB/s;
     the twin's cut bound agrees, and at most 8 trees allows k = 7 at 350 GB/s."""
     from naive import fixed_k_algbw
+
     from solver import templates
 
     topo = templates.mi250(2)
@@ -217,6 +256,7 @@ def _template_cases():
 def test_templates_match_the_twin(name):
     """Every built-in template at its defaults: verified, optimal, same optimum as the twin."""
     from naive import maxflow_optimum
+
     from solver import templates
 
     topo = templates.make(name)

@@ -9,7 +9,6 @@ from fractions import Fraction
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from naive import (
     best_algbw_at_most,
     exhaustive_optimum,
@@ -18,21 +17,26 @@ from naive import (
     rate_is_feasible,
     twin_solve,
 )
+from strategies import fabrics
+
 from solver.errors import SolverError
-from solver.schedule import BottleneckCut, LinkLoad, TreeEdge
+from solver.schedule import BottleneckCut, LinkLoad
 from solver.topology import Link, Node, Topology, validate
 from solver.verify import link_data, recompute_algbw, verify_schedule
-from strategies import fabrics
 
 F = Fraction
 
 
 def small_fabric() -> Topology:
     """a, b, c around switch w (10, 12.5, 10 GB/s), plus one-way a->b 3.2 and a-c 1."""
-    nodes = (Node("a", "compute"), Node("b", "compute"), Node("c", "compute"),
-             Node("w", "switch"))
-    links = (Link("a", "w", F(10)), Link("b", "w", F("12.5")), Link("c", "w", F(10)),
-             Link("a", "b", F("3.2"), directed=True), Link("a", "c", F(1)))
+    nodes = (Node("a", "compute"), Node("b", "compute"), Node("c", "compute"), Node("w", "switch"))
+    links = (
+        Link("a", "w", F(10)),
+        Link("b", "w", F("12.5")),
+        Link("c", "w", F(10)),
+        Link("a", "b", F("3.2"), directed=True),
+        Link("a", "c", F(1)),
+    )
     return validate(Topology("small", nodes, links))
 
 
@@ -108,8 +112,13 @@ def test_rejects_node_reached_twice(ag):
     t = ag.trees[0]
     first, last = t.edges[0], t.edges[-1]
     # Re-point the last edge at the child of the first edge: that node is reached twice.
-    broken = with_edge(ag, 0, len(t.edges) - 1, dst=first.dst,
-                       path=(last.src, first.dst) if last.src != first.dst else last.path)
+    broken = with_edge(
+        ag,
+        0,
+        len(t.edges) - 1,
+        dst=first.dst,
+        path=(last.src, first.dst) if last.src != first.dst else last.path,
+    )
     with pytest.raises(SolverError, match="tree 0 .*reached twice|tree 0 .*not a directed link"):
         verify_schedule(broken)
 
@@ -130,11 +139,16 @@ def test_rejects_depth_going_back():
         depth = t.depth_of()
         order = [depth[e.dst] for e in t.edges]
         if order == [1, 1, 2]:
-            broken = with_tree(s, i, edges=(t.edges[0], t.edges[2], t.edges[1])) \
-                if t.edges[2].src == t.edges[0].dst else \
-                with_tree(s, i, edges=(t.edges[1], t.edges[2], t.edges[0]))
-            with pytest.raises(SolverError, match=rf"tree {i} .*edge 2 .*depth 1 listed after "
-                                                  "depth 2"):
+            broken = (
+                with_tree(s, i, edges=(t.edges[0], t.edges[2], t.edges[1]))
+                if t.edges[2].src == t.edges[0].dst
+                else with_tree(s, i, edges=(t.edges[1], t.edges[2], t.edges[0]))
+            )
+            with pytest.raises(
+                SolverError,
+                match=rf"tree {i} .*edge 2 .*depth 1 listed after "
+                "depth 2",
+            ):
                 verify_schedule(broken)
             return
     pytest.fail("no tree of shape [1, 1, 2] on the 4-ring")
@@ -159,16 +173,22 @@ def test_rejects_missing_link(ag, fabric):
     bw = fabric.directed_bandwidths()
     i, j, e = find_edge(ag, lambda e: len(e.path) == 3 and (e.src, e.dst) not in bw)
     broken = with_edge(ag, i, j, path=(e.src, e.dst))
-    with pytest.raises(SolverError, match=rf"tree {i} .*edge {j} .*uses {e.src}->{e.dst}, "
-                                          "which is not a directed link"):
+    with pytest.raises(
+        SolverError,
+        match=rf"tree {i} .*edge {j} .*uses {e.src}->{e.dst}, "
+        "which is not a directed link",
+    ):
         verify_schedule(broken)
 
 
 def test_rejects_relay_through_compute_node(ag):
-    i, j, e = find_edge(ag, lambda e: (e.src, e.dst) == ("a", "b"))
+    i, j, _e = find_edge(ag, lambda e: (e.src, e.dst) == ("a", "b"))
     broken = with_edge(ag, i, j, path=("a", "c", "w", "b"))
-    with pytest.raises(SolverError, match=rf"tree {i} .*edge {j} a->b: path relays through "
-                                          "compute node 'c'"):
+    with pytest.raises(
+        SolverError,
+        match=rf"tree {i} .*edge {j} a->b: path relays through "
+        "compute node 'c'",
+    ):
         verify_schedule(broken)
 
 
@@ -216,8 +236,11 @@ def test_rejects_k_above_max_trees(ag):
 def test_rejects_wrong_link_load(ag):
     entry = ag.link_load[0]
     loads = (dataclasses.replace(entry, load=entry.load / 2),) + ag.link_load[1:]
-    with pytest.raises(SolverError, match=rf"link_load {entry.source}->{entry.target}: load .* "
-                                          "recomputed from the trees"):
+    with pytest.raises(
+        SolverError,
+        match=rf"link_load {entry.source}->{entry.target}: load .* "
+        "recomputed from the trees",
+    ):
         verify_schedule(dataclasses.replace(ag, link_load=loads))
 
 
@@ -235,8 +258,7 @@ def test_rejects_missing_and_duplicate_link_load(ag):
     dup = dataclasses.replace(ag, link_load=ag.link_load + ag.link_load[:1])
     with pytest.raises(SolverError, match="listed twice"):
         verify_schedule(dup)
-    bogus = dataclasses.replace(
-        ag, link_load=ag.link_load + (LinkLoad("b", "a", F(1), F(0)),))
+    bogus = dataclasses.replace(ag, link_load=ag.link_load + (LinkLoad("b", "a", F(1), F(0)),))
     with pytest.raises(SolverError, match="link_load b->a: not a directed link"):
         verify_schedule(bogus)
 
@@ -252,8 +274,7 @@ def test_rejects_overloaded_link(ag, fabric):
     data = link_data(broken)
     bw = fabric.directed_bandwidths()
     time = max(d / bw[link] for link, d in data.items())
-    loads = tuple(LinkLoad(u, v, bw[(u, v)], d / (bw[(u, v)] * time))
-                  for (u, v), d in data.items())
+    loads = tuple(LinkLoad(u, v, bw[(u, v)], d / (bw[(u, v)] * time)) for (u, v), d in data.items())
     broken = dataclasses.replace(broken, link_load=loads)
     assert data[("a", "b")] / bw[("a", "b")] * ag.algbw_exact > 1  # really overloaded
     with pytest.raises(SolverError, match="algbw_exact .* recomputed from the trees"):
@@ -275,19 +296,20 @@ def test_rejects_algbw_above_optimum(ag):
 
 def test_rejects_bad_cut(ag, fabric):
     cut = ag.bottleneck
-    wrong_count = dataclasses.replace(ag, bottleneck=dataclasses.replace(
-        cut, compute_nodes_inside=cut.compute_nodes_inside + 1))
+    wrong_count = dataclasses.replace(
+        ag, bottleneck=dataclasses.replace(cut, compute_nodes_inside=cut.compute_nodes_inside + 1)
+    )
     with pytest.raises(SolverError, match="bottleneck cut: says"):
         verify_schedule(wrong_count)
-    everything = dataclasses.replace(ag, bottleneck=BottleneckCut(
-        fabric.node_ids, 3, F(0), ()))
+    everything = dataclasses.replace(ag, bottleneck=BottleneckCut(fabric.node_ids, 3, F(0), ()))
     with pytest.raises(SolverError, match="holds 3 of 3 compute nodes"):
         verify_schedule(everything)
     # A real cut that is not the bottleneck: {a} alone.
     bw = fabric.directed_bandwidths()
     links = tuple((u, v, b) for (u, v), b in bw.items() if u == "a")
-    other = dataclasses.replace(ag, bottleneck=BottleneckCut(
-        ("a",), 1, sum((b for *_x, b in links), F(0)), links))
+    other = dataclasses.replace(
+        ag, bottleneck=BottleneckCut(("a",), 1, sum((b for *_x, b in links), F(0)), links)
+    )
     with pytest.raises(SolverError, match="bound N·B/|S∩Vc| .* != optimum"):
         verify_schedule(other)
     partial = dataclasses.replace(ag, bottleneck=dataclasses.replace(cut, links=cut.links[1:]))

@@ -49,9 +49,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         help="at most K trees per root (e.g. 1 for runtimes with few thread blocks); the "
         "schedule is the best one under that limit (default: no limit, exact optimum)",
     )
-    parser.add_argument(
-        "--json", action="store_true", help="print the schedule as JSON on stdout"
-    )
+    parser.add_argument("--json", action="store_true", help="print the schedule as JSON on stdout")
     parser.add_argument(
         "-o",
         "--output",
@@ -115,7 +113,7 @@ def _output_kind(path: str) -> str:
     name = Path(path).name.lower()
     if name.endswith(".json"):
         return "json"
-    if name.endswith(".h5") or name.endswith(".hdf5"):
+    if name.endswith((".h5", ".hdf5")):
         return "h5"
     raise ForestCollError(f"{path}: unknown output type (use .json or .h5)")
 
@@ -131,8 +129,10 @@ def save_schedule(path: str, schedule: Schedule) -> None:
     try:
         results_h5 = importlib.import_module("solver.results_h5")
     except ModuleNotFoundError:
-        raise ForestCollError(f"{path}: HDF5 results files are not available in this build "
-                              "(solver.results_h5 is missing); use .json") from None
+        raise ForestCollError(
+            f"{path}: HDF5 results files are not available in this build "
+            "(solver.results_h5 is missing); use .json"
+        ) from None
     try:
         results_h5.write_schedule(path, schedule)
     except OSError as exc:
@@ -146,8 +146,9 @@ def _gbps(value: Fraction) -> str:
 
 
 def _exact(value: Fraction) -> str:
-    return str(value.numerator) if value.denominator == 1 else \
-        f"{value.numerator}/{value.denominator}"
+    return (
+        str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    )
 
 
 def _plural(noun: str, count: int) -> str:
@@ -160,13 +161,12 @@ def describe_nodes(topo: Topology, inside: set[str]) -> str:
     nodes = {n.id: n for n in topo.nodes}
     members = [c for c in compute if c in inside]
     roles = {nodes[c].role for c in compute}
-    noun = (roles.pop().upper() if len(roles) == 1 and "" not in roles else "compute node")
+    noun = roles.pop().upper() if len(roles) == 1 and "" not in roles else "compute node"
     noun_n = _plural(noun, len(members))
     groups: dict[str, list[str]] = {}
     for c in compute:
         groups.setdefault(nodes[c].group or "", []).append(c)
-    whole = sorted(g for g, ids in groups.items()
-                   if g and all(c in inside for c in ids))
+    whole = sorted(g for g, ids in groups.items() if g and all(c in inside for c in ids))
     if whole and sorted(c for g in whole for c in groups[g]) == sorted(members):
         label = "group" if len(whole) == 1 else "groups"
         names = ", ".join(whole[:6]) + (", ..." if len(whole) > 6 else "")
@@ -190,23 +190,32 @@ def describe_cut(schedule: Schedule, cut: BottleneckCut) -> str:
         who += f" (with {switches} {'switch' if switches == 1 else 'switches'})"
     verb = "send out" if schedule.collective == "allgather" else "receive"
     bound = n * cut.egress_bandwidth / cut.compute_nodes_inside
-    return (f"{who} can {verb} only {_gbps(cut.egress_bandwidth)} over {len(cut.links)} "
-            f"{_plural('link', len(cut.links))}: N/|S∩Vc|·B(S) = {n}/"
-            f"{cut.compute_nodes_inside} · {float(cut.egress_bandwidth):.6g} = {_gbps(bound)}")
+    return (
+        f"{who} can {verb} only {_gbps(cut.egress_bandwidth)} over {len(cut.links)} "
+        f"{_plural('link', len(cut.links))}: N/|S∩Vc|·B(S) = {n}/"
+        f"{cut.compute_nodes_inside} · {float(cut.egress_bandwidth):.6g} = {_gbps(bound)}"
+    )
 
 
 def _tree_lines(s: Schedule, indent: str) -> list[str]:
     heights = [t.height for t in s.trees]
-    line = (f"{indent}schedule:   {_gbps(s.algbw_exact)} with k = {s.k} "
-            f"{_plural('tree', s.k)} per root, {len(s.trees)} distinct "
-            f"{_plural('tree', len(s.trees))}")
+    line = (
+        f"{indent}schedule:   {_gbps(s.algbw_exact)} with k = {s.k} "
+        f"{_plural('tree', s.k)} per root, {len(s.trees)} distinct "
+        f"{_plural('tree', len(s.trees))}"
+    )
     if heights:
-        line += f", heights {min(heights)}..{max(heights)}" if min(heights) != max(heights) \
+        line += (
+            f", heights {min(heights)}..{max(heights)}"
+            if min(heights) != max(heights)
             else f", height {heights[0]}"
+        )
     lines = [line]
     if s.max_trees_per_root is not None:
-        lines.append(f"{indent}limit:      at most {s.max_trees_per_root} trees per root "
-                     f"({100 * float(s.algbw_exact / s.optimal_algbw_exact):.1f}% of the optimum)")
+        lines.append(
+            f"{indent}limit:      at most {s.max_trees_per_root} trees per root "
+            f"({100 * float(s.algbw_exact / s.optimal_algbw_exact):.1f}% of the optimum)"
+        )
     lines.append(f"{indent}bottleneck: {describe_cut(s, s.bottleneck)}")
     return lines
 
@@ -217,18 +226,25 @@ def _timing_line(s: Schedule, indent: str) -> str:
     return f"{indent}phases:     " + (", ".join(parts) if parts else "(no timings)")
 
 
-def format_report(schedule: Schedule, *, verified: bool, elapsed: float | None = None,
-                  source: str = "") -> str:
+def format_report(
+    schedule: Schedule, *, verified: bool, elapsed: float | None = None, source: str = ""
+) -> str:
     """The human-readable summary printed by ``forestcoll solve``."""
     topo = schedule.topology
     s = schedule
-    head = (f"{topo.name or source}: {s.collective} on {len(topo.compute_ids)} compute nodes, "
-            f"{len(topo.switch_ids)} {'switch' if len(topo.switch_ids) == 1 else 'switches'}")
-    lines = [head,
-             f"  optimum:    {_gbps(s.optimal_algbw_exact)} (exact {_exact(s.optimal_algbw_exact)})"]
+    head = (
+        f"{topo.name or source}: {s.collective} on {len(topo.compute_ids)} compute nodes, "
+        f"{len(topo.switch_ids)} {'switch' if len(topo.switch_ids) == 1 else 'switches'}"
+    )
+    lines = [
+        head,
+        f"  optimum:    {_gbps(s.optimal_algbw_exact)} (exact {_exact(s.optimal_algbw_exact)})",
+    ]
     if s.phases:
-        lines.append(f"  schedule:   {_gbps(s.algbw_exact)} (exact {_exact(s.algbw_exact)}) = "
-                     "M / (reduce-scatter time + allgather time)")
+        lines.append(
+            f"  schedule:   {_gbps(s.algbw_exact)} (exact {_exact(s.algbw_exact)}) = "
+            "M / (reduce-scatter time + allgather time)"
+        )
         for p in s.phases:
             lines.append(f"  {p.collective} phase: optimum {_gbps(p.optimal_algbw_exact)}")
             lines += _tree_lines(p, "    ")
@@ -238,10 +254,12 @@ def format_report(schedule: Schedule, *, verified: bool, elapsed: float | None =
         lines.append(_timing_line(s, "  "))
     if elapsed is not None:
         lines.append(f"  total:      {elapsed:.3g} s")
-    warnings = list(s.warnings) + [w for p in s.phases for w in p.warnings
-                                   if w not in s.warnings]
+    warnings = list(s.warnings) + [w for p in s.phases for w in p.warnings if w not in s.warnings]
     for w in warnings:
         lines.append(f"  warning: {w}")
-    lines.append("  verified:   yes (independent exact check of trees, paths, loads and algbw)"
-                 if verified else "  verified:   no (--no-verify)")
+    lines.append(
+        "  verified:   yes (independent exact check of trees, paths, loads and algbw)"
+        if verified
+        else "  verified:   no (--no-verify)"
+    )
     return "\n".join(lines)
