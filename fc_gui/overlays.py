@@ -331,17 +331,18 @@ class HeatMapOverlay(_Overlay):
         self.color_bar: ColorBarWidget | None = None
         self._hover_proxy = None
         self._recolor = callable(getattr(canvas, "set_link_colors", None))
+        levels = self.cmap.map(np.arange(HEAT_BINS + 1) / HEAT_BINS, mode="byte")
+        self._lut = [(int(c[0]), int(c[1]), int(c[2]), 255) for c in levels]
 
     @property
     def active(self) -> bool:
         return bool(self.pairs)
 
     def color_of(self, load: float) -> tuple[int, int, int, int]:
+        """The colour of a load in [0, 1]: one of HEAT_BINS steps (idle links grey)."""
         if load <= 0:
             return IDLE_COLOR
-        level = min(HEAT_BINS, max(1, int(np.ceil(load * HEAT_BINS)))) / HEAT_BINS
-        c = self.cmap.map(level, mode="byte")
-        return (int(c[0]), int(c[1]), int(c[2]), 255)
+        return self._lut[min(HEAT_BINS, max(1, int(np.ceil(load * HEAT_BINS))))]
 
     def show_schedule(
         self, schedule: Schedule | None, users: Mapping[tuple[str, str], list[str]] | None = None

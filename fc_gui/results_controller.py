@@ -86,6 +86,7 @@ class ResultsController(QObject):
         self._auto_solve = False
         self._elapsed: float | None = None
         self._link_users: dict | None = None
+        self._show_token = 0
 
         # ---- workers
         self.worker = SolveWorker(solve_fn, self, prepare_fn=prepare_display)
@@ -267,7 +268,7 @@ class ResultsController(QObject):
         self._elapsed = self.worker.last_elapsed
         stale = self._revision != self._solve_revision
         self.show_schedule(schedule, elapsed=self._elapsed, stale=stale,
-                           prepared=self.worker.last_prepared)
+                           prepared=self.worker.last_prepared, staged=True)
         self.panel.set_status(
             f"solved in {self._elapsed:.2f} s" if self._elapsed is not None else "solved"
         )
@@ -300,21 +301,54 @@ class ResultsController(QObject):
 
     # ================================================================== showing results
     def show_schedule(self, schedule: Schedule, elapsed: float | None = None,
-                      stale: bool = False, prepared: dict | None = None) -> None:
-        """Show ``schedule`` in every view and overlay (``prepared``: :func:`prepare_display`)."""
+                      stale: bool = False, prepared: dict | None = None,
+                      staged: bool = False) -> None:
+        """Show ``schedule`` in every view and overlay (``prepared``: :func:`prepare_display`).
+
+        ``staged``: one view per event-loop turn, so the GUI thread is never blocked for the
+        whole display of a big result; ``schedule_changed`` is emitted when all are done.
+        """
         prepared = prepared or {}
         self.schedule = schedule
         self._link_users = prepared.get("link_users")
-        self.summary.set_schedule(schedule, elapsed, previous=self.previous)
-        self.trees_view.set_schedule(schedule, prepared.get("tree_rows"))
-        self.plots.set_schedule(schedule, prepared.get("model_tables"))
-        self.animation.stop()
-        self.tree_overlay.clear()
-        self._draw_result_overlays()
-        self.set_stale(stale)
-        self.schedule_changed.emit(schedule)
+        self._show_token += 1
+        token = self._show_token
+
+        def first() -> None:
+            self.summary.set_schedule(schedule, elapsed, previous=self.previous)
+            self.set_stale(stale)
+            self.animation.stop()
+            self.tree_overlay.clear()
+
+        def last() -> None:
+            self.schedule_changed.emit(schedule)
+
+        steps = [
+            first,
+            lambda: self.cut_overlay.show_cut(
+                schedule.bottleneck, None if schedule.phases else schedule.num_compute_nodes
+            ),
+            self._draw_heat,
+            lambda: self.trees_view.set_schedule(schedule, prepared.get("tree_rows")),
+            lambda: self.plots.set_schedule(schedule, prepared.get("model_tables")),
+            last,
+        ]
+        if not staged:
+            for step in steps:
+                step()
+            return
+
+        def run(i: int) -> None:
+            if token != self._show_token:
+                return  # a newer result (or a clear) took over
+            steps[i]()
+            if i + 1 < len(steps):
+                QTimer.singleShot(0, lambda: run(i + 1))
+
+        run(0)
 
     def clear_results(self) -> None:
+        self._show_token += 1
         self.schedule = None
         self._link_users = None
         self.previous = None
@@ -332,6 +366,12 @@ class ResultsController(QObject):
         if s is None:
             return
         self.cut_overlay.show_cut(s.bottleneck, None if s.phases else s.num_compute_nodes)
+        self._draw_heat()
+
+    def _draw_heat(self) -> None:
+        s = self.schedule
+        if s is None:
+            return
         if self._link_users is None:
             from .overlays import trees_using_links
 
@@ -501,7 +541,7 @@ class ResultsController(QObject):
         self._batch_active = True
         self._batch_screenshot = screenshot
         if solve:
-            self.worker.finished.connect(self._batch_after_solve)
+            self.schedule_changed.connect(self._batch_after_solve)
             if not self.solve():
                 return
         else:

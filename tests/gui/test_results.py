@@ -65,7 +65,7 @@ def make_window(qtbot, tmp_path):
 
 def solve_and_wait(qtbot, window, **kwargs):
     rc = window.results_controller
-    with qtbot.waitSignal(rc.worker.finished, timeout=30000):
+    with qtbot.waitSignal(rc.schedule_changed, timeout=30000):
         assert rc.solve(**kwargs)
     return rc.schedule
 
@@ -75,7 +75,7 @@ def test_solve_fills_summary_trees_and_overlays(qtbot, make_window):
     w = make_window()
     rc = w.results_controller
     assert "No result" in rc.summary.text()
-    with qtbot.waitSignal(rc.worker.finished, timeout=5000):
+    with qtbot.waitSignal(rc.schedule_changed, timeout=5000):
         rc.panel.solve_button.click()
     assert rc.panel.running is False and rc.panel.solve_button.isEnabled()
     s = rc.schedule
@@ -213,7 +213,7 @@ def test_edits_mark_the_result_stale_but_moves_do_not(qtbot, make_window):
 def test_edit_during_a_solve_leaves_the_new_result_stale(qtbot, make_window):
     w = make_window(solve_fn=FakeSolver(0.4))
     rc = w.results_controller
-    with qtbot.waitSignal(rc.worker.finished, timeout=5000):
+    with qtbot.waitSignal(rc.schedule_changed, timeout=5000):
         rc.solve()
         qtbot.wait(50)
         uid = next(iter(w.document.links))
@@ -232,7 +232,7 @@ def test_resolve_on_edit(qtbot, make_window):
     assert rc.auto_action.isChecked()
     uid = next(iter(w.document.links))
     link = w.document.links[uid]
-    with qtbot.waitSignal(rc.worker.finished, timeout=5000):
+    with qtbot.waitSignal(rc.schedule_changed, timeout=5000):
         w.undo_stack.push(SetLinkPropsCommand(w.document, {uid: replace(link, bandwidth=Fraction(60))}))
         assert rc.stale
     assert not rc.stale
@@ -257,7 +257,7 @@ def test_what_if_link_fails_from_the_context_menu(qtbot, make_window, errors):
     menu = w.canvas.build_context_menu(0.5, 0.0)  # middle of the gpu0-gpu1 link
     actions = [a for a in menu.actions() if a.text().startswith("What if link")]
     assert len(actions) == 1, [a.text() for a in menu.actions()]
-    with qtbot.waitSignal(rc.worker.finished, timeout=5000):
+    with qtbot.waitSignal(rc.schedule_changed, timeout=5000):
         actions[0].trigger()
     assert uid in w.document.disabled_links
     solved_topo = rc.worker.last_request["topology"]
@@ -480,3 +480,22 @@ def test_simulate_plots_forestcoll_and_baselines(qtbot, make_window):
     assert fc.xData[-1] >= 1e9
     assert fc.yData[-1] >= 0.9 * 800 / 3  # large messages approach the bound
     assert rc.plots.simulate_button.text() == "Simulate"
+
+
+def test_staged_display_ends_in_the_same_state_and_yields_to_the_loop(qtbot, make_window):
+    w = make_window()
+    rc = w.results_controller
+    s = ring4_schedule()
+    rc.show_schedule(s, staged=True)
+    # only the first stage ran: the summary is there, the trees list not yet
+    assert "800/3" in rc.summary.text()
+    assert rc.trees_view.model.rowCount() == 0
+    with qtbot.waitSignal(rc.schedule_changed, timeout=2000):
+        pass
+    assert rc.trees_view.model.rowCount() == 8
+    assert len(rc.heat_overlay.colors) == 8
+    # a clear while a staged display is under way stops it
+    rc.show_schedule(s, staged=True)
+    rc.clear_results()
+    qtbot.wait(50)
+    assert rc.trees_view.model.rowCount() == 0 and rc.heat_overlay.colors == {}
