@@ -197,6 +197,9 @@ def test_kernel_runs_without_jit():
         "t = Topology('t', (Node('a','compute'), Node('b','compute')), (Link('a','b',F(10)),))\n"
         "rs = RouteSet(t, 'x', 'x', (Flow('bcast','a',1.0,(('a','b',('a','b')),)),))\n"
         "print(simulate_routes(rs, 4 << 20, 1 << 20).time)\n"
+        "from solver.simulate.baselines import build\n"
+        "from solver.templates import ring\n"
+        "assert len(build('blink', ring(4), 'allreduce').flows) == 8\n"
     )
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,

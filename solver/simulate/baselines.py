@@ -38,6 +38,7 @@ import numpy as np
 
 from ..errors import ForestCollError
 from ..topology import Topology
+from .engine import njit
 from .routes import BCAST, REDUCE, Flow, LinkTable, RouteSet
 
 ALGORITHMS = ("ring", "ring1", "tree", "direct", "blink")
@@ -411,6 +412,56 @@ def direct(topo: Topology, collective: str = "allgather", routing: Routing | Non
 
 
 # ----------------------------------------------------------------------------- blink
+@njit
+def _blink_kernel(pidx, phops, inv_bw, n_links):
+    """Grow one tree per root: repeatedly add the (inside x, outside y) pair whose route would
+    have the lowest max (load + 1) / bandwidth, ties to fewer hops, then smaller (x, y)."""
+    n = pidx.shape[0]
+    n_h = pidx.shape[2]
+    load = np.zeros(n_links + 1)
+    out = np.zeros((n, max(n - 1, 1), 2), np.int64)
+    inside = np.zeros(n, np.bool_)
+    for r in range(n):
+        inside[:] = False
+        inside[r] = True
+        for step in range(n - 1):
+            best = np.inf
+            bh = 1 << 60
+            bx = -1
+            by = -1
+            for x in range(n):
+                if not inside[x]:
+                    continue
+                for y in range(n):
+                    if inside[y] or phops[x, y] == 0:
+                        continue
+                    cst = 0.0
+                    for h in range(n_h):
+                        lk = pidx[x, y, h]
+                        if lk == n_links:
+                            break
+                        v = (load[lk] + 1.0) * inv_bw[lk]
+                        if v > cst:
+                            cst = v
+                    if cst < best * (1.0 - 1e-12) or (cst <= best * (1.0 + 1e-12) and phops[x, y] < bh):
+                        best = cst
+                        bh = phops[x, y]
+                        bx = x
+                        by = y
+            if bx < 0:
+                out[0, 0, 0] = -1
+                return out
+            inside[by] = True
+            out[r, step, 0] = bx
+            out[r, step, 1] = by
+            for h in range(n_h):
+                lk = pidx[bx, by, h]
+                if lk == n_links:
+                    break
+                load[lk] += 1.0
+    return out
+
+
 def blink(topo: Topology, collective: str = "allgather", routing: Routing | None = None) -> RouteSet:
     """One load-balanced spanning tree per root (greedy packing, Blink-style)."""
     routing = routing or Routing(topo)
@@ -427,29 +478,13 @@ def blink(topo: Topology, collective: str = "allgather", routing: Routing | None
     hops = (idx != n_links).sum(axis=2)
 
     def trees(reverse: bool) -> list[list[tuple[int, int]]]:
-        load = np.zeros(n_links + 1)
-        out = []
-        for r in range(n):
-            inside = np.zeros(n, bool)
-            inside[r] = True
-            edges = []
-            for _ in range(n - 1):
-                pairs_idx = idx.transpose(1, 0, 2) if reverse else idx  # data y->x when reverse
-                cost = np.max((load[pairs_idx] + 1.0) * inv_bw[pairs_idx], axis=2)
-                cost = np.where((hops.T if reverse else hops) > 0, cost, np.inf)
-                cost[~inside, :] = np.inf
-                cost[:, inside] = np.inf
-                best = np.min(cost)
-                if not np.isfinite(best):
-                    raise ForestCollError("blink: a compute node cannot be reached through switches")
-                cand = np.argwhere(cost <= best * (1 + 1e-12))
-                x, y = min(cand.tolist(), key=lambda xy: (hops[xy[0], xy[1]], xy[0], xy[1]))
-                inside[y] = True
-                edges.append((x, y))
-                li = idx[y, x] if reverse else idx[x, y]
-                load[li[li != n_links]] += 1.0
-            out.append(edges)
-        return out
+        # pairs[x, y] = links of the route the data takes when y joins the tree through x
+        pidx = np.ascontiguousarray(idx.transpose(1, 0, 2) if reverse else idx)
+        phops = np.ascontiguousarray(hops.T if reverse else hops)
+        out = _blink_kernel(pidx, phops, inv_bw, n_links)
+        if out[0, 0, 0] < 0:
+            raise ForestCollError("blink: a compute node cannot be reached")
+        return [[(int(x), int(y)) for x, y in out[r]] for r in range(n)]
 
     ag = [Flow(BCAST, comp[r], 1.0 / n,
                tuple((comp[x], comp[y], routing.route(comp[x], comp[y])) for x, y in t), "allgather")
