@@ -254,9 +254,16 @@ def test_cli_simulate_json_and_table(capsys, tmp_path):
     assert {r["algorithm"] for r in doc["rows"]} == {"forestcoll", "ring"}
     assert doc["notes"]["tree"][0].startswith("skipped")
     assert all(r["ratio_to_bound"] <= 1 + 1e-9 for r in doc["rows"])
-    assert main(["simulate", str(path), "--sizes", "1M", "-a", "forestcoll,direct"]) == 0
+    assert main(["simulate", str(path), "--sizes", "1M", "-a", "forestcoll,direct", "--links", "3"]) == 0
     out = capsys.readouterr().out
     assert "forestcoll" in out and "direct" in out and "%bound" in out
+    assert out.count("busiest links") == 2
+    assert main(["simulate", str(path), "--sizes", "64M", "-a", "ring1", "--links", "1", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    busy = [lk["busy"] for lk in row["link_busy"]]
+    # one ring on a full-duplex ring fabric: 8 links busy (~1), the 8 reverse ones unused
+    assert len(busy) == 8 and min(busy) > 0.9 and max(busy) <= 1 + 1e-9
+    assert row["max_link_busy"] == pytest.approx(max(busy))
 
 
 def test_cli_simulate_writes_h5(tmp_path, capsys):

@@ -54,6 +54,9 @@ def register(subparsers):
                    f"(default {DEFAULT_LATENCY_US:g})")
     p.add_argument("--max-trees-per-root", "-k", type=int, default=None, metavar="K",
                    help="simulate the ForestColl schedule with at most K trees per root")
+    p.add_argument("--links", type=int, default=0, metavar="N",
+                   help="also show each algorithm's N busiest links (busy fraction) at the largest "
+                   "size; with --json every row gets the busy fraction of every used link")
     p.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
     p.add_argument("-o", "--output", metavar="RESULTS.h5",
                    help="also store the schedule and the simulated tables in an HDF5 results file")
@@ -72,6 +75,8 @@ def run(args) -> int:
         raise ForestCollError("--algorithms is empty")
     sizes = parse_sizes(args.sizes)
     chunk = parse_size(args.chunk)
+    if args.links < 0:
+        raise ForestCollError(f"--links must be >= 0, got {args.links}")
     if args.min_chunks < 1:
         raise ForestCollError(f"--min-chunks must be >= 1, got {args.min_chunks}")
     if args.latency < 0:
@@ -82,7 +87,7 @@ def run(args) -> int:
     try:
         schedule = solve(topo, args.collective, args.max_trees_per_root, progress=bar)
         sw = sweep(topo, args.collective, algorithms, sizes, chunk, args.latency, schedule,
-                   progress=bar, min_chunks=args.min_chunks)
+                   progress=bar, min_chunks=args.min_chunks, keep_link_busy=args.links > 0)
     finally:
         bar.close()
     if args.output:
@@ -95,6 +100,7 @@ def run(args) -> int:
         name = h5.write_schedule(args.output, schedule)
         for tname, table in result_tables(sw, name).items():
             h5.write_results(args.output, tname, table)
+    pairs = list(topo.directed_bandwidths())
     if args.json:
         doc = {
             "topology": topo.name,
@@ -106,7 +112,7 @@ def run(args) -> int:
             "min_chunks": sw.min_chunks,
             "default_latency_us": sw.latency_us,
             "notes": {k: list(v) for k, v in sw.notes.items()},
-            "rows": [r.to_dict() for r in sw.rows],
+            "rows": [_row_json(r, sw, pairs) for r in sw.rows],
         }
         json.dump(doc, sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -136,6 +142,27 @@ def run(args) -> int:
                 f"{r.max_busy:>8.2f}\n"
             )
     out.write(f"bound algbw = {sw.optimal_algbw:.3f} GB/s at every size (M / time >= this is impossible)\n")
+    if args.links > 0:
+        big = max(sizes)
+        for name in dict.fromkeys(r.algorithm for r in sw.rows):
+            busy = sw.link_busy.get((name, big))
+            if busy is None:
+                continue
+            top = sorted(range(len(busy)), key=lambda i: (-busy[i], i))[: args.links]
+            cells = ", ".join(f"{pairs[i][0]}->{pairs[i][1]} {busy[i]:.2f}" for i in top)
+            out.write(f"busiest links, {name} at {format_size(big)}: {cells}\n")
     if args.output:
         out.write(f"wrote {args.output}\n")
     return 0
+
+
+def _row_json(row, sw, pairs) -> dict:
+    d = row.to_dict()
+    busy = sw.link_busy.get((row.algorithm, row.size))
+    if busy is not None:
+        d["link_busy"] = [
+            {"source": pairs[i][0], "target": pairs[i][1], "busy": float(b)}
+            for i, b in enumerate(busy)
+            if b > 0
+        ]
+    return d
