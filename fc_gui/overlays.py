@@ -505,7 +505,7 @@ class ColorBarWidget(QWidget):
         self._place()
         self.raise_()
 
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt API
+    def eventFilter(self, obj, event) -> bool:
         if event.type() == QEvent.Type.Resize:
             self._place()
         return False
@@ -515,7 +515,7 @@ class ColorBarWidget(QWidget):
         if parent is not None:
             self.move(parent.width() - self.width() - 12, 12)
 
-    def paintEvent(self, event) -> None:  # noqa: N802 - Qt API
+    def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         p.setPen(QPen(QColor(160, 160, 160)))
@@ -755,10 +755,12 @@ class BroadcastAnimation(QObject):
             s.setZValue(Z_ANIM - 0.5)
             self.overlay._add(s)
         n_compute = len({n for _, t in self.trees for n in t.depth_of()})
-        text = (
-            f"step {self.step}/{self.steps}: {len(current)} transfers, "
-            f"{len(self.holders())}/{n_compute} nodes hold data"
-        )
+        if any(p == "reduce-scatter" for p, _ in self.trees):
+            sent = {src for level in self.levels[: self.step] for src, _, _ in level}
+            what = f"{len(sent)}/{n_compute} nodes have sent their partial sums"
+        else:
+            what = f"{len(self.holders())}/{n_compute} nodes hold data"
+        text = f"step {self.step}/{self.steps}: {len(current)} transfers, {what}"
         self.step_changed.emit(self.step, self.steps, text)
 
 

@@ -41,7 +41,7 @@ def size_text(nbytes: float) -> str:
 class SizeAxis(pg.AxisItem):
     """A log-x axis labelled in bytes (1 kB, 1 MB, ...)."""
 
-    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph API
+    def tickStrings(self, values, scale, spacing):
         if self.logMode:
             return [size_text(10.0**v) for v in values]
         return [size_text(v) for v in values]

@@ -237,13 +237,13 @@ class TreesModel(QAbstractTableModel):
         self.show_phase = show_phase
         self.endResetModel()
 
-    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: N802
+    def rowCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.rows)
 
-    def columnCount(self, parent=QModelIndex()) -> int:  # noqa: N802
+    def columnCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.HEADERS)
 
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # noqa: N802
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
         if orientation != Qt.Orientation.Horizontal:
             return None
         if role == Qt.ItemDataRole.DisplayRole:
@@ -298,7 +298,7 @@ class _TreesProxy(QSortFilterProxyModel):
             self.root_filter = root
             self.invalidateFilter()
 
-    def filterAcceptsRow(self, source_row, source_parent):  # noqa: N802
+    def filterAcceptsRow(self, source_row, source_parent):
         if self.root_filter is None:
             return True
         return self.sourceModel().rows[source_row].root == self.root_filter
@@ -429,7 +429,7 @@ class TreesView(QWidget):
         )
         return [(self.model.rows[r].phase, self.model.rows[r].tree) for r in rows]
 
-    def sizeHint(self):  # noqa: N802 - Qt API: do not widen the dock to fit every column
+    def sizeHint(self):
         from PySide6.QtCore import QSize
 
         return QSize(340, 300)

@@ -36,6 +36,9 @@ from .result_views import SummaryView, TreesView
 from .solve_panel import AUTO_RESOLVE_MAX_NODES, SolvePanel
 from .solve_worker import BackgroundTask, JitWarmup, SolveWorker
 
+#: Delay after start-up before the JIT warm-up solve (ms): the window paints first.
+WARMUP_DELAY_MS = 400
+
 #: Delay after the last edit before a re-solve-on-edit starts (ms).
 AUTO_RESOLVE_DELAY_MS = 400
 
@@ -167,8 +170,8 @@ class ResultsController(QObject):
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
         window.installEventFilter(self)
-        if warmup:
-            QTimer.singleShot(0, self.warmup.start)
+        if warmup:  # after the first paint: compiling/loading kernels holds the GIL at times
+            QTimer.singleShot(WARMUP_DELAY_MS, self.warmup.start)
 
     def _size_docks(self) -> None:
         """Give the results more room than the inspector (once the window has its size)."""
@@ -596,7 +599,7 @@ class ResultsController(QObject):
         self.worker.shutdown(3000)
         self.sim_task.wait(3000)
 
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt API
+    def eventFilter(self, obj, event) -> bool:
         if obj is self.window and event.type() == QEvent.Type.Close:
             QTimer.singleShot(0, self._after_close)
         return False

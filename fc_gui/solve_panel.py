@@ -185,7 +185,7 @@ class SolvePanel(QWidget):
         if not self._running:
             self.solve_requested.emit(self.collective, self.max_trees_per_root)
 
-    def keyPressEvent(self, event):  # noqa: N802 - Qt override
+    def keyPressEvent(self, event):
         if event.key() == Qt.Key.Key_Escape and self._running:
             self.cancel_requested.emit()
             return

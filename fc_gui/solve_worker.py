@@ -94,7 +94,7 @@ class _SolveThread(QThread):
         self._last_emit = now
         self.progressed.emit(self.job, str(phase), float(fraction))
 
-    def run(self) -> None:  # noqa: D102 - QThread entry point
+    def run(self) -> None:
         lower_thread_priority()
         try:
             schedule = self._solve_fn(progress=self._progress, cancel=self._cancel, **self._kwargs)
@@ -280,7 +280,7 @@ class _TaskThread(QThread):
         super().__init__()
         self._fn = fn
 
-    def run(self) -> None:  # noqa: D102
+    def run(self) -> None:
         lower_thread_priority()
         try:
             result = self._fn()
@@ -378,7 +378,7 @@ class JitWarmup(QObject):
         lower_thread_priority()
         t0 = time.perf_counter()
         try:
-            import solver.results_h5  # noqa: F401 - h5py's import is slow: do it off the GUI thread
+            import solver.results_h5
 
             for collective in ("allgather", "reduce-scatter"):
                 self._solve_fn(topology=warmup_topology(), collective=collective)

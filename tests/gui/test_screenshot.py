@@ -25,7 +25,7 @@ def run_gui(*args: str, timeout: float = 90) -> subprocess.CompletedProcess:
     env.pop("DISPLAY", None)
     return subprocess.run(
         [sys.executable, "-m", "solver.cli", "gui", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
+        check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
     )
 
 
