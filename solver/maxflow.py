@@ -111,6 +111,76 @@ def _reachable(indptr, head, res, s, mark, queue):
     return qt
 
 
+@njit
+def _cut_capacity(res, rev, a, delta):
+    """Change forward arc ``a``'s capacity by ``delta``; return the flow that no longer fits."""
+    res[a] += delta
+    if res[a] < 0:
+        over = -res[a]
+        res[a] = 0
+        res[rev[a]] -= over
+        return over
+    return 0
+
+
+@njit
+def _add_excess(nodes, amounts, m, x, amount):
+    for i in range(m):
+        if nodes[i] == x:
+            amounts[i] += amount
+            return m
+    nodes[m] = x
+    amounts[m] = amount
+    return m + 1
+
+
+@njit
+def _repair(indptr, head, rev, cap, res, s, v, need, nodes, amounts, m,
+            level, it, queue, stack):
+    """Turn a flow with local excesses/deficits back into an s-v flow and top it up to ``need``.
+
+    ``nodes[:m]``/``amounts[:m]`` hold each node's excess (> 0) or deficit (< 0) left by cutting
+    capacities. Excess is first rerouted to deficits, leftovers go back to ``s`` / are taken from
+    ``v`` (or, for flow that ran through the sink, go to ``v`` / come from ``s``), then the flow
+    is augmented again. Returns the flow value, or -1 if the residual network was inconsistent.
+    """
+    for i in range(m):
+        if amounts[i] <= 0 or nodes[i] == s or nodes[i] == v:
+            continue
+        for j in range(m):
+            if amounts[j] >= 0 or nodes[j] == s or nodes[j] == v:
+                continue
+            want = min(amounts[i], -amounts[j])
+            got = _dinic(indptr, head, rev, res, nodes[i], nodes[j], want, level, it, queue, stack)
+            amounts[i] -= got
+            amounts[j] += got
+            if amounts[i] == 0:
+                break
+    for i in range(m):
+        x = nodes[i]
+        if x == s or x == v or amounts[i] == 0:
+            continue
+        # excess came from s or through v (flow may pass through the sink); deficit likewise
+        if amounts[i] > 0:
+            amounts[i] -= _dinic(indptr, head, rev, res, x, s, amounts[i], level, it, queue, stack)
+            if amounts[i] > 0:
+                amounts[i] -= _dinic(indptr, head, rev, res, x, v, amounts[i], level, it, queue,
+                                     stack)
+        else:
+            amounts[i] += _dinic(indptr, head, rev, res, v, x, -amounts[i], level, it, queue, stack)
+            if amounts[i] < 0:
+                amounts[i] += _dinic(indptr, head, rev, res, s, x, -amounts[i], level, it, queue,
+                                     stack)
+        if amounts[i] != 0:
+            return -1
+    value = 0
+    for a in range(indptr[s], indptr[s + 1]):
+        value += cap[a] - res[a]
+    if value < need:
+        value += _dinic(indptr, head, rev, res, s, v, need - value, level, it, queue, stack)
+    return value
+
+
 class FlowNetwork:
     """A fixed directed graph (nodes 0..n-1, edges with capacities) for repeated max-flows.
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from ._jit import njit
 from .errors import SolverError
-from .maxflow import INF, FlowNetwork, _dinic
+from .maxflow import INF, FlowNetwork, _add_excess, _cut_capacity, _dinic, _repair
 
 
 @dataclass
@@ -38,15 +38,35 @@ class TreeClass:
 
 
 @njit
-def _grow(indptr, head, rev, cap, res, sigma, root_arc, nb_ptr, nb_y, nb_arc, members, inflag,
-          edges, state, level, it, queue, stack):
+def _change_all(indptr, head, rev, tail, cap, flows, sigma, a, delta, nodes, amounts,
+                level, it, queue, stack):
+    """Change arc ``a``'s capacity by ``delta`` and repair every stored flow (row z: sink z)."""
+    cap[a] += delta
+    for z in range(flows.shape[0]):
+        row = flows[z]
+        over = _cut_capacity(row, rev, a, delta)
+        if over > 0:
+            m = _add_excess(nodes, amounts, 0, tail[a], over)
+            m = _add_excess(nodes, amounts, m, head[a], -over)
+            if _repair(indptr, head, rev, cap, row, sigma, z, 0, nodes, amounts, m,
+                       level, it, queue, stack) < 0:
+                return 1
+    return 0
+
+
+@njit
+def _grow(indptr, head, rev, tail, cap, res, flows, sigma, root_arc, nb_ptr, nb_y, nb_arc,
+          members, inflag, edges, state, nodes, amounts, level, it, queue, stack):
     """Grow one tree class breadth-first until it spans, or until it must split.
 
     ``state`` = [n_members, scan, mult, others, n_edges, rescanned, tests, split_rest,
     split_members, split_edges, split_scan]. Returns 0 when the class spans every rank, 1 after
     adding an edge with μ < mult (the class now has mult = μ; the rest, ``split_rest`` trees with
     the first ``split_members`` members / ``split_edges`` edges and scan position ``split_scan``,
-    must be installed as an auxiliary class before calling again), 2 if stuck (a bug).
+    must be installed as an auxiliary class before calling again), 2 if stuck, 3 if a stored flow
+    could not be repaired (both bugs). ``flows`` row z is a residual network holding a valid flow
+    from σ to rank z in the network without the current class; each test tops it up, copies it,
+    opens σ -> x and augments only the few units the edge needs.
     """
     N = members.shape[0]
     nmem = state[0]
@@ -67,20 +87,32 @@ def _grow(indptr, head, rev, cap, res, sigma, root_arc, nb_ptr, nb_y, nb_arc, me
                 if cxy == 0:
                     continue
                 want = min(cxy, mult)
-                ra = root_arc[x]
-                old = cap[ra]
-                cap[ra] = INF
+                # stored flow to y in the network without the current class: top it up
+                row = flows[y]
+                value = 0
+                for b in range(indptr[sigma], indptr[sigma + 1]):
+                    value += cap[b] - row[b]
+                if value < others:
+                    value += _dinic(indptr, head, rev, row, sigma, y, others - value, level, it,
+                                    queue, stack)
+                # then let x send without limit (a copy) and augment by what the edge needs
                 for b in range(res.shape[0]):
-                    res[b] = cap[b]
-                f = _dinic(indptr, head, rev, res, sigma, y, others + want, level, it, queue,
-                           stack)
-                cap[ra] = old
+                    res[b] = row[b]
+                ra = root_arc[x]
+                res[ra] += INF - cap[ra]
+                f = value + _dinic(indptr, head, rev, res, sigma, y, others + want - value,
+                                   level, it, queue, stack)
                 state[6] += 1
                 mu = f - others
                 mu = min(mu, want)
                 if mu <= 0:
                     continue
-                cap[a] -= mu
+                if _change_all(indptr, head, rev, tail, cap, flows, sigma, a, -mu, nodes,
+                               amounts, level, it, queue, stack):
+                    state[0] = nmem
+                    state[1] = scan
+                    state[4] = ne
+                    return 3
                 split = mu < mult
                 if split:
                     state[7] = mult - mu
@@ -169,7 +201,19 @@ def pack_trees(
     tests = 0
     sigma = N
     net = pn.net
-    nb = None
+    nodes = np.zeros(8, dtype=np.int64)
+    amounts = np.zeros(8, dtype=np.int64)
+
+    def zero_flows() -> np.ndarray:
+        return np.ascontiguousarray(np.broadcast_to(net.cap, (N, net.cap.shape[0])))
+
+    flows = zero_flows()
+
+    def change(a: int, delta: int) -> None:
+        if delta and _change_all(net.indptr, net.head, net.rev, net.tail, net.cap, flows,
+                                 sigma, int(a), int(delta), nodes, amounts,
+                                 net._level, net._it, net._queue, net._stack):
+            raise SolverError("internal error: stored flow repair failed in tree packing")
 
     def neighbours():
         pairs = sorted(pn.pair_arc)
@@ -182,7 +226,7 @@ def pack_trees(
         return nb_ptr, nb_y, nb_arc
 
     def grab_slot(cls: TreeClass) -> None:
-        nonlocal pn, net, free_slots, nb
+        nonlocal pn, net, free_slots, nb, flows
         if not free_slots:
             # grow the network: rebuild with twice the slots and re-install everything
             old_slots = pn.slots
@@ -193,17 +237,21 @@ def pack_trees(
             for r in range(N):
                 net.cap[pn.root_arc[r]] = untouched[r]
             for c in pending:
-                _install(c)
+                net.cap[pn.slot_arc[c.slot]] = c.mult
+                net.cap[pn.member_arc[c.slot][c.members]] = INF
+            flows = zero_flows()
             free_slots = list(range(pn.slots - 1, old_slots - 1, -1))
         cls.slot = free_slots.pop()
 
-    def _install(cls: TreeClass) -> None:
-        net.cap[pn.slot_arc[cls.slot]] = cls.mult
-        net.cap[pn.member_arc[cls.slot][cls.members]] = INF
+    def install(cls: TreeClass) -> None:
+        for a in pn.member_arc[cls.slot][cls.members]:
+            change(a, INF)
+        change(pn.slot_arc[cls.slot], cls.mult)
 
     def release(cls: TreeClass) -> None:
-        net.cap[pn.slot_arc[cls.slot]] = 0
-        net.cap[pn.member_arc[cls.slot]] = 0
+        change(pn.slot_arc[cls.slot], -cls.mult)
+        for a in pn.member_arc[cls.slot][cls.members]:
+            change(a, -INF)
         free_slots.append(cls.slot)
         cls.slot = -1
 
@@ -215,7 +263,7 @@ def pack_trees(
     for root in range(N):
         cls: TreeClass | None = TreeClass(root, k, [], [root], 0)
         untouched[root] = 0
-        net.cap[pn.root_arc[root]] = 0
+        change(pn.root_arc[root], -k)
         while cls is not None:
             if check is not None:
                 check()
@@ -231,21 +279,23 @@ def pack_trees(
             state[0], state[1], state[2], state[4] = nm, cls.scan, cls.mult, ne
             while True:
                 state[3] = total_open - int(state[2])
-                status = _grow(net.indptr, net.head, net.rev, net.cap, net.res, sigma,
-                               pn.root_arc, nb[0], nb[1], nb[2], members, inflag, edges, state,
-                               net._level, net._it, net._queue, net._stack)
+                status = _grow(net.indptr, net.head, net.rev, net.tail, net.cap, net.res, flows,
+                               sigma, pn.root_arc, nb[0], nb[1], nb[2], members, inflag, edges,
+                               state, nodes, amounts, net._level, net._it, net._queue,
+                               net._stack)
                 tests += int(state[6])
                 state[6] = 0
                 if status == 0:
                     break
-                if status == 2:
-                    raise SolverError(f"internal error: tree from rank {root} cannot be completed")
+                if status >= 2:
+                    what = "cannot be completed" if status == 2 else "lost its flow repair"
+                    raise SolverError(f"internal error: tree from rank {root} {what}")
                 sm, se = int(state[8]), int(state[9])
                 rest = TreeClass(cls.root, int(state[7]),
                                  [(int(a), int(b)) for a, b in edges[:se]],
                                  [int(v) for v in members[:sm]], int(state[10]))
                 grab_slot(rest)
-                _install(rest)
+                install(rest)
                 pending.append(rest)
                 if check is not None:
                     check()

@@ -22,7 +22,7 @@ import numpy as np
 from ._jit import njit
 from .csr import IndexedFabric
 from .errors import SolverError
-from .maxflow import FlowNetwork, _dinic
+from .maxflow import FlowNetwork, _add_excess, _cut_capacity, _dinic, _repair
 
 Path = tuple[int, ...]
 
@@ -73,72 +73,6 @@ def _join(first: list[tuple[Path, int]], second: list[tuple[Path, int]],
             j += 1
             if j < len(second):
                 b_rem = second[j][1]
-
-
-@njit
-def _cut_capacity(res, rev, a, delta):
-    """Change forward arc ``a``'s capacity by ``delta``; return the flow that no longer fits."""
-    res[a] += delta
-    if res[a] < 0:
-        over = -res[a]
-        res[a] = 0
-        res[rev[a]] -= over
-        return over
-    return 0
-
-
-@njit
-def _add_excess(nodes, amounts, m, x, amount):
-    for i in range(m):
-        if nodes[i] == x:
-            amounts[i] += amount
-            return m
-    nodes[m] = x
-    amounts[m] = amount
-    return m + 1
-
-
-@njit
-def _repair(indptr, head, rev, cap, res, s, v, need, nodes, amounts, m,
-            level, it, queue, stack):
-    """Turn a flow with local excesses/deficits back into an s-v flow and top it up to ``need``.
-
-    ``nodes[:m]``/``amounts[:m]`` hold each node's excess (> 0) or deficit (< 0) left by cutting
-    capacities. Excess is first rerouted to deficits, leftovers go back to ``s`` / are taken from
-    ``v`` (always possible in a residual network), then the flow is augmented again. Returns the
-    flow value, or -1 if the residual network was inconsistent (a bug).
-    """
-    for i in range(m):
-        if amounts[i] <= 0 or nodes[i] == s or nodes[i] == v:
-            continue
-        for j in range(m):
-            if amounts[j] >= 0 or nodes[j] == s or nodes[j] == v:
-                continue
-            want = min(amounts[i], -amounts[j])
-            got = _dinic(indptr, head, rev, res, nodes[i], nodes[j], want, level, it, queue, stack)
-            amounts[i] -= got
-            amounts[j] += got
-            if amounts[i] == 0:
-                break
-    for i in range(m):
-        x = nodes[i]
-        if x == s or x == v or amounts[i] == 0:
-            continue
-        if amounts[i] > 0:
-            got = _dinic(indptr, head, rev, res, x, s, amounts[i], level, it, queue, stack)
-            if got != amounts[i]:
-                return -1
-        else:
-            got = _dinic(indptr, head, rev, res, v, x, -amounts[i], level, it, queue, stack)
-            if got != -amounts[i]:
-                return -1
-        amounts[i] = 0
-    value = 0
-    for a in range(indptr[s], indptr[s + 1]):
-        value += cap[a] - res[a]
-    if value < need:
-        value += _dinic(indptr, head, rev, res, s, v, need - value, level, it, queue, stack)
-    return value
 
 
 @njit
