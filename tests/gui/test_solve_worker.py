@@ -167,3 +167,26 @@ def test_panel_emits_options_and_tracks_state(qtbot):
     assert panel.auto_resolve
     panel.set_auto_resolve_allowed(False, "too big")
     assert not panel.auto_resolve
+
+
+def test_real_solver_reports_phases_and_cancels(qtbot):
+    pytest.importorskip("solver.pipeline", reason="solver.pipeline has not landed")
+    import time
+
+    from solver.templates import mi250
+
+    worker = SolveWorker()
+    phases = []
+    worker.progress.connect(lambda p, f: phases.append(p))
+    with qtbot.waitSignal(worker.finished, timeout=60000):
+        worker.start(mi250(1))
+    assert "optimum" in phases and "paths" in phases
+    assert worker.wait(2000)
+    # a bigger fabric, cancelled shortly after it starts
+    worker.start(mi250(8))
+    qtbot.wait(300)
+    t0 = time.monotonic()
+    with qtbot.waitSignal(worker.cancelled, timeout=10000):
+        worker.cancel()
+    assert time.monotonic() - t0 < 5.0  # solver contract: < 0.5 s; generous on a loaded machine
+    assert worker.wait(5000)
