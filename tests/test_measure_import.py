@@ -141,3 +141,14 @@ def test_measure_help_and_missing_subcommand(capsys):
     assert exc.value.code == 0
     out = capsys.readouterr().out
     assert out.rstrip().splitlines()[-1].strip().startswith("forestcoll measure import")
+
+
+def test_rank_count_mismatch_warns(tmp_path, capsys):
+    pytest.importorskip("h5py")
+    from solver.cli import main
+
+    assert load_log(AG_LOG).ranks == 32 and load_log(AR_OLD).ranks == 8
+    topo = ROOT / "sample_topologies" / "mi250_2x.json"
+    assert main(["measure", "import", str(AR_OLD), "-t", str(topo), "-o", str(tmp_path / "r.h5")]) == 0
+    err = capsys.readouterr().err
+    assert "warning:" in err and "8 ranks" in err and "32 compute nodes" in err

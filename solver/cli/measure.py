@@ -70,6 +70,10 @@ def run_import(args) -> int:
         raise ForestCollError(f"{args.output}: results files end in .h5")
     topo = load(args.topology)
     meas = load_log(args.log, args.collective)
+    n = len(topo.compute_ids)
+    if meas.ranks and meas.ranks != n:
+        print(f"warning: {args.log} ran on {meas.ranks} ranks, {args.topology} has {n} compute nodes",
+              file=sys.stderr)
     try:
         h5 = importlib.import_module("solver.results_h5")
     except ModuleNotFoundError:

@@ -6,7 +6,7 @@ import importlib
 import json
 import sys
 
-from ..errors import ForestCollError
+from ..errors import ForestCollError, SolverError
 from ._common import ProgressBar, add_command
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
@@ -85,7 +85,13 @@ def run(args) -> int:
         raise ForestCollError("--max-trees-per-root must be >= 1")
     bar = ProgressBar()
     try:
-        schedule = solve(topo, args.collective, args.max_trees_per_root, progress=bar)
+        try:
+            schedule = solve(topo, args.collective, args.max_trees_per_root, progress=bar)
+        except SolverError as exc:
+            if "forestcoll" in algorithms or args.output:
+                raise
+            print(f"warning: no ForestColl bound ({exc}); simulating baselines only", file=sys.stderr)
+            schedule = None
         sw = sweep(topo, args.collective, algorithms, sizes, chunk, args.latency, schedule,
                    progress=bar, min_chunks=args.min_chunks, keep_link_busy=args.links > 0)
     finally:
@@ -107,7 +113,7 @@ def run(args) -> int:
             "collective": sw.collective,
             "num_compute_nodes": len(topo.compute_ids),
             "optimal_algbw": sw.optimal_algbw,
-            "schedule_algbw": schedule.algbw,
+            "schedule_algbw": schedule.algbw if schedule is not None else None,
             "chunk": sw.chunk,
             "min_chunks": sw.min_chunks,
             "default_latency_us": sw.latency_us,
@@ -120,7 +126,8 @@ def run(args) -> int:
     out = sys.stdout
     out.write(
         f"{topo.name}: {sw.collective}, {len(topo.compute_ids)} compute nodes, optimum "
-        f"{sw.optimal_algbw:.3f} GB/s (schedule {schedule.algbw:.3f} GB/s, k={schedule.k}), "
+        f"{sw.optimal_algbw:.3f} GB/s "
+        f"{'(schedule %.3f GB/s, k=%d), ' % (schedule.algbw, schedule.k) if schedule else '(no schedule), '}"
         f"chunk {format_size(sw.chunk)} (>= {sw.min_chunks} slices per flow), default hop latency {sw.latency_us:g} us\n"
     )
     for name, notes in sw.notes.items():

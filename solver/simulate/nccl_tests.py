@@ -27,7 +27,7 @@ import json
 import math
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +64,7 @@ class Measurement:
     time_in_place: np.ndarray
     algbw_in_place: np.ndarray
     source_file: str
+    ranks: int = 0  # number of "#  Rank" lines in a text log (0 = unknown)
 
     def table(self, algorithm: str = "measured", predicted: ResultTable | None = None) -> ResultTable:
         """A ResultTable with the measured columns (and the predicted ones of ``predicted``,
@@ -173,7 +174,9 @@ def parse_text(text: str, where: str = "<log>", collective: str | None = None) -
     if not rows:
         raise LogFormatError(f"{where}: no result rows under the column header")
     coll = _check_collective(coll or _collective_from_text(os.path.basename(where)), where)
-    return _measurement(coll, tool, rows, where)
+    m = _measurement(coll, tool, rows, where)
+    ranks = len({int(x) for x in re.findall(r"^#\s+Rank\s+(\d+)", text, re.MULTILINE)})
+    return replace(m, ranks=ranks)
 
 
 def _measurement(coll: str, tool: str, rows: list, where: str) -> Measurement:
