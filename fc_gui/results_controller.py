@@ -424,7 +424,11 @@ class ResultsController(QObject):
     def _on_topology_changed(self) -> None:
         self._revision += 1
         if self.schedule is not None:
-            self.set_stale(True)
+            if not set(self.schedule.topology.compute_ids) & set(self.doc.nodes):
+                self.clear_results()  # another fabric altogether (opened, new, template)
+                self.panel.set_status("")
+            else:
+                self.set_stale(True)
         if self.panel.auto_resolve:
             self._auto_timer.start()
 

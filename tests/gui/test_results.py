@@ -499,3 +499,15 @@ def test_staged_display_ends_in_the_same_state_and_yields_to_the_loop(qtbot, mak
     rc.clear_results()
     qtbot.wait(50)
     assert rc.trees_view.model.rowCount() == 0 and rc.heat_overlay.colors == {}
+
+
+def test_opening_another_fabric_clears_the_result(qtbot, make_window):
+    from solver.templates import mi250
+
+    w = make_window()
+    rc = w.results_controller
+    solve_and_wait(qtbot, w)
+    w.document.load_topology(mi250(1))
+    assert rc.schedule is None and not rc.stale
+    assert "No result" in rc.summary.text()
+    assert rc.canvas._link_colors is None and rc.cut_overlay.badge is None
