@@ -46,8 +46,10 @@ def main() -> int:
     simulate_prepared(prepare(rs["ring"]), 1 << 20, 1 << 18)
 
     print(f"collective {args.collective}, chunk {args.chunk}, default hop latency 1 us")
-    head = (f"{'fabric':<10} {'algorithm':<10} {'flows':>6} {'algbw@1G':>9} {'%opt':>6} "
-            f"{'sim 1G (s)':>10} {'events 1G':>10} {'sim 4G (s)':>10} {'sweep (s)':>9}")
+    head = (
+        f"{'fabric':<10} {'algorithm':<10} {'flows':>6} {'algbw@1G':>9} {'%opt':>6} "
+        f"{'sim 1G (s)':>10} {'events 1G':>10} {'sim 4G (s)':>10} {'sweep (s)':>9}"
+    )
     print(head)
     print("-" * len(head))
     ratios = {}
@@ -73,17 +75,26 @@ def main() -> int:
                 simulate_prepared(prep, s, chunk)
             tsw = time.perf_counter() - t0
             res[name] = r1.algbw
-            print(f"{key:<10} {name:<10} {len(rset.flows):>6} {r1.algbw:>9.2f} "
-                  f"{100 * r1.algbw / opt:>5.1f}% {t1:>10.3f} {r1.events:>10} {t4:>10.3f} {tsw:>9.3f}")
+            print(
+                f"{key:<10} {name:<10} {len(rset.flows):>6} {r1.algbw:>9.2f} "
+                f"{100 * r1.algbw / opt:>5.1f}% {t1:>10.3f} {r1.events:>10} {t4:>10.3f} {tsw:>9.3f}"
+            )
         for name, why in skipped.items():
             print(f"{key:<10} {name:<10} {'-':>6} ({why})")
-        print(f"{key:<10} optimum {opt:.3f} GB/s, k={sched.k}, {len(sched.all_trees())} trees, "
-              f"solve {t_solve:.2f} s")
+        print(
+            f"{key:<10} optimum {opt:.3f} GB/s, k={sched.k}, {len(sched.all_trees())} trees, "
+            f"solve {t_solve:.2f} s"
+        )
         if "ring" in res:
-            ratios[key] = (res["forestcoll"] / res["ring"], res["forestcoll"] / res.get("ring1", float("nan")))
+            ratios[key] = (
+                res["forestcoll"] / res["ring"],
+                res["forestcoll"] / res.get("ring1", float("nan")),
+            )
     print()
     for key, (r, r1) in ratios.items():
-        print(f"ForestColl / multi-channel ring at 1 GiB on {key}: {r:.2f}x  (vs single ring {r1:.2f}x)")
+        print(
+            f"ForestColl / multi-channel ring at 1 GiB on {key}: {r:.2f}x  (vs single ring {r1:.2f}x)"
+        )
     return 0
 
 

@@ -151,16 +151,18 @@ def test_forestcoll_beats_rings_on_2x_mi250():
     assert by["ring"].algbw <= 16 * 16 * 32 / 31 * (1 + 1e-9)
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "sample_topologies").glob("*.json")),
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "sample_topologies").glob("*.json")), ids=lambda p: p.stem
+)
 def test_no_baseline_beats_the_optimum(path):
     from solver.formats import load
 
     topo = load(path)
     for coll in ("allgather", "allreduce"):
         sched = solve(topo, coll)
-        sw = sweep(topo, coll, ["ring", "ring1", "tree", "direct", "blink"], [1 << 26],
-                   schedule=sched)
+        sw = sweep(
+            topo, coll, ["ring", "ring1", "tree", "direct", "blink"], [1 << 26], schedule=sched
+        )
         for row in sw.rows:
             assert row.algbw <= sched.optimal_algbw * (1 + 1e-9), (coll, row.algorithm)
             assert row.time >= row.route_bound_time * (1 - 1e-9)

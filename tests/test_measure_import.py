@@ -67,12 +67,20 @@ def test_json_nan_and_missing_out_of_place():
     [
         ("hello\n", "no nccl-tests column header"),
         ("# size count type redop root time algbw busbw #wrong\n", "no result rows"),
-        ("# Collective test starting: all_gather_perf\n# size count type time algbw busbw error\n"
-         "1024 8 float 1.0 2.0\n", ":3: expected 7 columns"),
-        ("# Collective test starting: all_gather_perf\n1024 8 float 1.0 2.0 3 0\n",
-         ":2: data row before the column header"),
-        ("# Collective test starting: broadcast_perf\n# size count type time algbw busbw error\n"
-         "1024 8 float 1.0 2.0 3 0\n", "cannot tell the collective"),
+        (
+            "# Collective test starting: all_gather_perf\n# size count type time algbw busbw error\n"
+            "1024 8 float 1.0 2.0\n",
+            ":3: expected 7 columns",
+        ),
+        (
+            "# Collective test starting: all_gather_perf\n1024 8 float 1.0 2.0 3 0\n",
+            ":2: data row before the column header",
+        ),
+        (
+            "# Collective test starting: broadcast_perf\n# size count type time algbw busbw error\n"
+            "1024 8 float 1.0 2.0 3 0\n",
+            "cannot tell the collective",
+        ),
     ],
 )
 def test_malformed_text_names_the_problem(text, message):
@@ -112,8 +120,24 @@ def test_measure_import_cli(tmp_path, capsys):
     np.testing.assert_allclose(t.predicted_time, t.size_bytes / (5312 / 15 * 1e9))
     assert any(s.collective == "allgather" for s in read_schedules(out).values())
     # a second import (JSON) reuses the stored schedule and adds a table
-    assert main(["measure", "import", str(AG_JSON), "-t", str(topo), "-o", str(out),
-                 "--name", "ag_json", "--algorithm", "rccl-ring"]) == 0
+    assert (
+        main(
+            [
+                "measure",
+                "import",
+                str(AG_JSON),
+                "-t",
+                str(topo),
+                "-o",
+                str(out),
+                "--name",
+                "ag_json",
+                "--algorithm",
+                "rccl-ring",
+            ]
+        )
+        == 0
+    )
     tables = read_results(out)
     assert tables["ag_json"].algorithm == "rccl-ring"
 
@@ -125,8 +149,20 @@ def test_measure_import_cli_errors(tmp_path, capsys):
     assert main(["measure", "import", str(BAD), "-t", str(topo), "-o", str(tmp_path / "r.h5")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and ":48:" in err and "Traceback" not in err
-    assert main(["measure", "import", str(tmp_path / "missing.log"), "-t", str(topo),
-                 "-o", str(tmp_path / "r.h5")]) == 2
+    assert (
+        main(
+            [
+                "measure",
+                "import",
+                str(tmp_path / "missing.log"),
+                "-t",
+                str(topo),
+                "-o",
+                str(tmp_path / "r.h5"),
+            ]
+        )
+        == 2
+    )
     assert "no such file" in capsys.readouterr().err
     assert not (tmp_path / "r.h5").exists()
 
@@ -149,6 +185,8 @@ def test_rank_count_mismatch_warns(tmp_path, capsys):
 
     assert load_log(AG_LOG).ranks == 32 and load_log(AR_OLD).ranks == 8
     topo = ROOT / "sample_topologies" / "mi250_2x.json"
-    assert main(["measure", "import", str(AR_OLD), "-t", str(topo), "-o", str(tmp_path / "r.h5")]) == 0
+    assert (
+        main(["measure", "import", str(AR_OLD), "-t", str(topo), "-o", str(tmp_path / "r.h5")]) == 0
+    )
     err = capsys.readouterr().err
     assert "warning:" in err and "8 ranks" in err and "32 compute nodes" in err

@@ -103,7 +103,9 @@ def test_switch_paced_by_slower_link():
 
 def test_star_through_switch_root_uplink_carries_every_copy():
     # root sends to 3 leaves through a switch: switches do not replicate, so the uplink carries 3x
-    topo = fabric(["r", "x", "y", "z"], ["sw"], [("r", "sw", F(30))] + [(v, "sw", F(30)) for v in "xyz"])
+    topo = fabric(
+        ["r", "x", "y", "z"], ["sw"], [("r", "sw", F(30))] + [(v, "sw", F(30)) for v in "xyz"]
+    )
     flow = Flow(BCAST, "r", 1.0, tuple(edge("r", "sw", v) for v in "xyz"))
     rs = RouteSet(topo, "x", "x", (flow,))
     size = 30 << 20
@@ -170,7 +172,9 @@ def test_allreduce_chunkwise_dependency_pipelines():
 def test_bad_route_sets_are_rejected():
     topo = fabric("abc", links=[("a", "b", F(10))])
     with pytest.raises(ForestCollError, match="missing link b->c"):
-        simulate_routes(RouteSet(topo, "x", "x", (Flow(BCAST, "a", 1.0, (edge("a", "b", "c"),)),)), 10)
+        simulate_routes(
+            RouteSet(topo, "x", "x", (Flow(BCAST, "a", 1.0, (edge("a", "b", "c"),)),)), 10
+        )
     with pytest.raises(ForestCollError, match="non-switch"):
         check_route_set(RouteSet(topo, "x", "x", (Flow(BCAST, "a", 1.0, (edge("a", "b", "c"),)),)))
     with pytest.raises(ForestCollError, match="message size"):
@@ -202,8 +206,15 @@ def test_kernel_runs_without_jit():
         "assert len(build('blink', ring(4), 'allreduce').flows) == 8\n"
     )
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert float(out.stdout) == pytest.approx((4 << 20) / 10e9 + 1e-6)
 
@@ -239,7 +250,7 @@ def test_forestcoll_allreduce_on_small_fabric():
     topo = dgx_a100(1)
     sched = solve(topo, "allreduce")
     sw = sweep(topo, "allreduce", ["forestcoll", "ring"], [1 << 30], schedule=sched)
-    fc, ring = sw.rows
+    fc, _ring = sw.rows
     assert 0.95 * sched.optimal_algbw <= fc.algbw <= sched.optimal_algbw * (1 + 1e-9)
     assert fc.busbw == pytest.approx(fc.algbw * 2 * 7 / 8)
 
@@ -248,17 +259,35 @@ def test_cli_simulate_json_and_table(capsys, tmp_path):
     from solver.cli import main
 
     path = ROOT / "sample_topologies" / "ring_8.json"
-    assert main(["simulate", str(path), "--sizes", "1K,1M", "--algorithms", "forestcoll,ring,tree",
-                 "--json"]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                str(path),
+                "--sizes",
+                "1K,1M",
+                "--algorithms",
+                "forestcoll,ring,tree",
+                "--json",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert {r["algorithm"] for r in doc["rows"]} == {"forestcoll", "ring"}
     assert doc["notes"]["tree"][0].startswith("skipped")
     assert all(r["ratio_to_bound"] <= 1 + 1e-9 for r in doc["rows"])
-    assert main(["simulate", str(path), "--sizes", "1M", "-a", "forestcoll,direct", "--links", "3"]) == 0
+    assert (
+        main(["simulate", str(path), "--sizes", "1M", "-a", "forestcoll,direct", "--links", "3"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "forestcoll" in out and "direct" in out and "%bound" in out
     assert out.count("busiest links") == 2
-    assert main(["simulate", str(path), "--sizes", "64M", "-a", "ring1", "--links", "1", "--json"]) == 0
+    assert (
+        main(["simulate", str(path), "--sizes", "64M", "-a", "ring1", "--links", "1", "--json"])
+        == 0
+    )
     row = json.loads(capsys.readouterr().out)["rows"][0]
     busy = [lk["busy"] for lk in row["link_busy"]]
     # one ring on a full-duplex ring fabric: 8 links busy (~1), the 8 reverse ones unused
@@ -273,7 +302,12 @@ def test_cli_simulate_writes_h5(tmp_path, capsys):
 
     out = tmp_path / "r.h5"
     path = ROOT / "sample_topologies" / "ring_8.json"
-    assert main(["simulate", str(path), "--sizes", "1K:1M:32", "-a", "forestcoll,ring", "-o", str(out)]) == 0
+    assert (
+        main(
+            ["simulate", str(path), "--sizes", "1K:1M:32", "-a", "forestcoll,ring", "-o", str(out)]
+        )
+        == 0
+    )
     tables = read_results(out)
     assert "sim_allgather_forestcoll" in tables and "sim_allgather_ring" in tables
     t = tables["sim_allgather_ring"]

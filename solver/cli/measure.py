@@ -44,12 +44,23 @@ def register(subparsers):
     )
     imp.add_argument("log", metavar="LOG", help="nccl-tests / rccl-tests output (text or JSON)")
     imp.add_argument("--topology", "-t", required=True, metavar="TOPO", help="the fabric measured")
-    imp.add_argument("-o", "--output", required=True, metavar="RESULTS.h5", help="HDF5 results file")
-    imp.add_argument("--collective", "-c", choices=COLLECTIVES,
-                     help="collective (default: inferred from the log)")
-    imp.add_argument("--name", help="table name under /results (default measured_<collective>_<tool>)")
-    imp.add_argument("--algorithm", default="measured",
-                     help="label of what was measured, e.g. rccl-ring or forestcoll (default measured)")
+    imp.add_argument(
+        "-o", "--output", required=True, metavar="RESULTS.h5", help="HDF5 results file"
+    )
+    imp.add_argument(
+        "--collective",
+        "-c",
+        choices=COLLECTIVES,
+        help="collective (default: inferred from the log)",
+    )
+    imp.add_argument(
+        "--name", help="table name under /results (default measured_<collective>_<tool>)"
+    )
+    imp.add_argument(
+        "--algorithm",
+        default="measured",
+        help="label of what was measured, e.g. rccl-ring or forestcoll (default measured)",
+    )
     imp.set_defaults(func=run_import)
     p.set_defaults(func=lambda args: _no_sub(p))
     return p
@@ -72,12 +83,16 @@ def run_import(args) -> int:
     meas = load_log(args.log, args.collective)
     n = len(topo.compute_ids)
     if meas.ranks and meas.ranks != n:
-        print(f"warning: {args.log} ran on {meas.ranks} ranks, {args.topology} has {n} compute nodes",
-              file=sys.stderr)
+        print(
+            f"warning: {args.log} ran on {meas.ranks} ranks, {args.topology} has {n} compute nodes",
+            file=sys.stderr,
+        )
     try:
         h5 = importlib.import_module("solver.results_h5")
     except ModuleNotFoundError:
-        raise ForestCollError("HDF5 results are not available (solver.results_h5 missing)") from None
+        raise ForestCollError(
+            "HDF5 results are not available (solver.results_h5 missing)"
+        ) from None
     from pathlib import Path
 
     schedule = None
@@ -106,14 +121,21 @@ def run_import(args) -> int:
         measured_time=meas.time,
         measured_algbw=meas.algbw,
         schedule=sched_name,
-        attrs={"file": Path(args.log).name, "predicted": "bound: size / optimal algbw",
-               "compare_on": "time and algbw (not busbw)"},
+        attrs={
+            "file": Path(args.log).name,
+            "predicted": "bound: size / optimal algbw",
+            "compare_on": "time and algbw (not busbw)",
+        },
     )
-    name = args.name or f"measured_{meas.collective.replace('-', '_')}_{meas.tool.replace('-', '_')}"
+    name = (
+        args.name or f"measured_{meas.collective.replace('-', '_')}_{meas.tool.replace('-', '_')}"
+    )
     h5.write_results(args.output, name, table)
     out = sys.stdout
-    out.write(f"{meas.tool} {meas.collective}: {len(sizes)} sizes from {args.log} -> "
-              f"{args.output}:/results/{name}\n")
+    out.write(
+        f"{meas.tool} {meas.collective}: {len(sizes)} sizes from {args.log} -> "
+        f"{args.output}:/results/{name}\n"
+    )
     out.write(f"{'size':>12} {'time(us)':>10} {'algbw':>8} {'bound':>8} {'%bound':>7}\n")
     for s, t, a in zip(meas.size_bytes, meas.time, meas.algbw):
         out.write(f"{int(s):>12} {t * 1e6:>10.2f} {a:>8.2f} {opt:>8.2f} {100 * a / opt:>6.1f}%\n")

@@ -37,29 +37,70 @@ def register(subparsers):
         "forestcoll simulate sample_topologies/mi250_2x.json --sizes 1M:4G:4 --algorithms forestcoll,ring",
     )
     p.add_argument("topology", metavar="TOPO", help="fabric file (.json, .graphml, NCCL .xml ...)")
-    p.add_argument("--collective", "-c", choices=COLLECTIVES, default="allgather",
-                   help="collective to simulate (default allgather)")
-    p.add_argument("--algorithms", "-a", default=",".join(ALGORITHMS),
-                   help=f"comma list among {','.join(ALGORITHMS)} (default: all)")
-    p.add_argument("--sizes", "-s", default=DEFAULT_SIZES,
-                   help="message sizes: MIN:MAX[:FACTOR] (factor 2 by default) or a comma list, "
-                   f"units K/M/G (binary) (default {DEFAULT_SIZES})")
-    p.add_argument("--chunk", default=format_size(DEFAULT_CHUNK),
-                   help=f"chunk size for pipelining (default {format_size(DEFAULT_CHUNK)})")
-    p.add_argument("--min-chunks", type=int, default=DEFAULT_MIN_CHUNKS, metavar="N",
-                   help="cut every flow into at least N slices of >= 4 KiB when it is big enough "
-                   f"(pipelining of mid-size messages; default {DEFAULT_MIN_CHUNKS}, 1 = off)")
-    p.add_argument("--latency", type=float, default=DEFAULT_LATENCY_US, metavar="US",
-                   help=f"per-hop latency in microseconds for links without one "
-                   f"(default {DEFAULT_LATENCY_US:g})")
-    p.add_argument("--max-trees-per-root", "-k", type=int, default=None, metavar="K",
-                   help="simulate the ForestColl schedule with at most K trees per root")
-    p.add_argument("--links", type=int, default=0, metavar="N",
-                   help="also show each algorithm's N busiest links (busy fraction) at the largest "
-                   "size; with --json every row gets the busy fraction of every used link")
+    p.add_argument(
+        "--collective",
+        "-c",
+        choices=COLLECTIVES,
+        default="allgather",
+        help="collective to simulate (default allgather)",
+    )
+    p.add_argument(
+        "--algorithms",
+        "-a",
+        default=",".join(ALGORITHMS),
+        help=f"comma list among {','.join(ALGORITHMS)} (default: all)",
+    )
+    p.add_argument(
+        "--sizes",
+        "-s",
+        default=DEFAULT_SIZES,
+        help="message sizes: MIN:MAX[:FACTOR] (factor 2 by default) or a comma list, "
+        f"units K/M/G (binary) (default {DEFAULT_SIZES})",
+    )
+    p.add_argument(
+        "--chunk",
+        default=format_size(DEFAULT_CHUNK),
+        help=f"chunk size for pipelining (default {format_size(DEFAULT_CHUNK)})",
+    )
+    p.add_argument(
+        "--min-chunks",
+        type=int,
+        default=DEFAULT_MIN_CHUNKS,
+        metavar="N",
+        help="cut every flow into at least N slices of >= 4 KiB when it is big enough "
+        f"(pipelining of mid-size messages; default {DEFAULT_MIN_CHUNKS}, 1 = off)",
+    )
+    p.add_argument(
+        "--latency",
+        type=float,
+        default=DEFAULT_LATENCY_US,
+        metavar="US",
+        help=f"per-hop latency in microseconds for links without one "
+        f"(default {DEFAULT_LATENCY_US:g})",
+    )
+    p.add_argument(
+        "--max-trees-per-root",
+        "-k",
+        type=int,
+        default=None,
+        metavar="K",
+        help="simulate the ForestColl schedule with at most K trees per root",
+    )
+    p.add_argument(
+        "--links",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also show each algorithm's N busiest links (busy fraction) at the largest "
+        "size; with --json every row gets the busy fraction of every used link",
+    )
     p.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
-    p.add_argument("-o", "--output", metavar="RESULTS.h5",
-                   help="also store the schedule and the simulated tables in an HDF5 results file")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="RESULTS.h5",
+        help="also store the schedule and the simulated tables in an HDF5 results file",
+    )
     p.set_defaults(func=run)
     return p
 
@@ -90,10 +131,22 @@ def run(args) -> int:
         except SolverError as exc:
             if "forestcoll" in algorithms or args.output:
                 raise
-            print(f"warning: no ForestColl bound ({exc}); simulating baselines only", file=sys.stderr)
+            print(
+                f"warning: no ForestColl bound ({exc}); simulating baselines only", file=sys.stderr
+            )
             schedule = None
-        sw = sweep(topo, args.collective, algorithms, sizes, chunk, args.latency, schedule,
-                   progress=bar, min_chunks=args.min_chunks, keep_link_busy=args.links > 0)
+        sw = sweep(
+            topo,
+            args.collective,
+            algorithms,
+            sizes,
+            chunk,
+            args.latency,
+            schedule,
+            progress=bar,
+            min_chunks=args.min_chunks,
+            keep_link_busy=args.links > 0,
+        )
     finally:
         bar.close()
     if args.output:
@@ -102,7 +155,9 @@ def run(args) -> int:
         try:
             h5 = importlib.import_module("solver.results_h5")
         except ModuleNotFoundError:
-            raise ForestCollError("HDF5 results are not available (solver.results_h5 missing)") from None
+            raise ForestCollError(
+                "HDF5 results are not available (solver.results_h5 missing)"
+            ) from None
         name = h5.write_schedule(args.output, schedule)
         for tname, table in result_tables(sw, name).items():
             h5.write_results(args.output, tname, table)
@@ -127,8 +182,9 @@ def run(args) -> int:
     out.write(
         f"{topo.name}: {sw.collective}, {len(topo.compute_ids)} compute nodes, optimum "
         f"{sw.optimal_algbw:.3f} GB/s "
-        f"{'(schedule %.3f GB/s, k=%d), ' % (schedule.algbw, schedule.k) if schedule else '(no schedule), '}"
-        f"chunk {format_size(sw.chunk)} (>= {sw.min_chunks} slices per flow), default hop latency {sw.latency_us:g} us\n"
+        + (f"(schedule {schedule.algbw:.3f} GB/s, k={schedule.k}), " if schedule else "(no schedule), ")
+        + f"chunk {format_size(sw.chunk)} (>= {sw.min_chunks} slices per flow), "
+        f"default hop latency {sw.latency_us:g} us\n"
     )
     for name, notes in sw.notes.items():
         if notes:
@@ -148,7 +204,9 @@ def run(args) -> int:
                 f"{r.busbw:>8.2f} {pct:>6.1f}% {size / r.estimate_time / 1e9:>9.2f} "
                 f"{r.max_busy:>8.2f}\n"
             )
-    out.write(f"bound algbw = {sw.optimal_algbw:.3f} GB/s at every size (M / time >= this is impossible)\n")
+    out.write(
+        f"bound algbw = {sw.optimal_algbw:.3f} GB/s at every size (M / time >= this is impossible)\n"
+    )
     if args.links > 0:
         big = max(sizes)
         for name in dict.fromkeys(r.algorithm for r in sw.rows):

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -170,15 +171,15 @@ def route_sets(
     routing = None
     for name in algorithms:
         if name not in ALGORITHMS:
-            raise ForestCollError(f"unknown algorithm {name!r} (choose from {', '.join(ALGORITHMS)})")
+            raise ForestCollError(
+                f"unknown algorithm {name!r} (choose from {', '.join(ALGORITHMS)})"
+            )
         if name == "forestcoll":
             if schedule is None:
                 skipped[name] = "no schedule"
                 continue
             if schedule.collective != collective:
-                raise ForestCollError(
-                    f"schedule is for {schedule.collective}, not {collective}"
-                )
+                raise ForestCollError(f"schedule is for {schedule.collective}, not {collective}")
             built[name] = from_schedule(schedule)
             continue
         if name == "tree" and collective != "allreduce":
@@ -224,7 +225,7 @@ def sweep(
             if cancel is not None and (cancel() if callable(cancel) else cancel.is_set()):
                 raise Cancelled("cancelled")
             run = simulate_prepared(prep, size, chunk, min_chunks)
-            bound = size / (opt * 1e9) if opt == opt else float("nan")
+            bound = float("nan") if math.isnan(opt) else size / (opt * 1e9)
             result.rows.append(
                 SweepRow(
                     algorithm=name,

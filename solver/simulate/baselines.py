@@ -135,7 +135,9 @@ class _LoadTracker:
         pairs = list(zip(seq[:-1], seq[1:]))
         if closed and len(seq) > 1:
             pairs.append((seq[-1], seq[0]))
-        rev = sum(1 for u, v in pairs if (v, u) in self.used_pairs and (u, v) not in self.used_pairs)
+        rev = sum(
+            1 for u, v in pairs if (v, u) in self.used_pairs and (u, v) not in self.used_pairs
+        )
         add = np.zeros_like(self.load)
         for u, v in pairs:
             for li in self.links(u, v):
@@ -163,17 +165,26 @@ class _LoadTracker:
                 self.load[li] += sign
 
 
-def _ham_paths(nodes: list[str], start: str, end: str | None, routing: Routing,
-               min_bw: float, tracker: _LoadTracker, limit: int = 64,
-               budget: int = 40000) -> list[list[str]]:
+def _ham_paths(
+    nodes: list[str],
+    start: str,
+    end: str | None,
+    routing: Routing,
+    min_bw: float,
+    tracker: _LoadTracker,
+    limit: int = 64,
+    budget: int = 40000,
+) -> list[list[str]]:
     """Hamiltonian paths over ``nodes`` from ``start`` (to ``end`` if given; else closing back
     to ``start``) using only routes of width >= ``min_bw``; least loaded neighbours first."""
     m = len(nodes)
     if m == 1:
         return [[start]]
     nbrs = {
-        u: sorted((v for v in nodes if v != u and routing.bw(u, v) >= min_bw),
-                  key=lambda v: (tracker.pair_cost(u, v), nodes.index(v)))
+        u: sorted(
+            (v for v in nodes if v != u and routing.bw(u, v) >= min_bw),
+            key=lambda v: (tracker.pair_cost(u, v), nodes.index(v)),
+        )
         for u in nodes
     }
     found: list[list[str]] = []
@@ -211,8 +222,10 @@ def _ham_paths(nodes: list[str], start: str, end: str | None, routing: Routing,
 
 
 def _best_segment(nodes, start, end, routing, tracker, closed) -> list[str]:
-    levels = sorted({routing.bw(u, v) for u in nodes for v in nodes if u != v and routing.bw(u, v) > 0},
-                    reverse=True)
+    levels = sorted(
+        {routing.bw(u, v) for u in nodes for v in nodes if u != v and routing.bw(u, v) > 0},
+        reverse=True,
+    )
     for level in levels or [0.0]:
         cands = _ham_paths(nodes, start, end, routing, level, tracker)
         if cands:
@@ -222,8 +235,9 @@ def _best_segment(nodes, start, end, routing, tracker, closed) -> list[str]:
     return [start] + rest + ([end] if end is not None and end != start else [])
 
 
-def ring_orders(topo: Topology, channels: int | None = None,
-                routing: Routing | None = None, passes: int = 3) -> list[list[str]]:
+def ring_orders(
+    topo: Topology, channels: int | None = None, routing: Routing | None = None, passes: int = 3
+) -> list[list[str]]:
     """The node order of every ring channel (see the module docstring).
 
     Channels are placed greedily one after the other, then ``passes`` rounds re-place every
@@ -289,7 +303,11 @@ def ring_orders(topo: Topology, channels: int | None = None,
 def _chain_bcast(order: list[str], i: int, routing: Routing) -> tuple:
     n = len(order)
     return tuple(
-        (order[(i + j) % n], order[(i + j + 1) % n], routing.route(order[(i + j) % n], order[(i + j + 1) % n]))
+        (
+            order[(i + j) % n],
+            order[(i + j + 1) % n],
+            routing.route(order[(i + j) % n], order[(i + j + 1) % n]),
+        )
         for j in range(n - 1)
     )
 
@@ -298,8 +316,11 @@ def _chain_reduce(order: list[str], i: int, routing: Routing) -> tuple:
     """Reduce chain ending at order[i]: order[i+1] -> order[i+2] -> ... -> order[i]."""
     n = len(order)
     return tuple(
-        (order[(i + 1 + j) % n], order[(i + 2 + j) % n],
-         routing.route(order[(i + 1 + j) % n], order[(i + 2 + j) % n]))
+        (
+            order[(i + 1 + j) % n],
+            order[(i + 2 + j) % n],
+            routing.route(order[(i + 1 + j) % n], order[(i + 2 + j) % n]),
+        )
         for j in range(n - 1)
     )
 
@@ -314,8 +335,13 @@ def _pair_allreduce(rs_flows: list[Flow], ag_flows: list[Flow]) -> list[Flow]:
     return out
 
 
-def ring(topo: Topology, collective: str = "allgather", channels: int | None = None,
-         routing: Routing | None = None, name: str = "ring") -> RouteSet:
+def ring(
+    topo: Topology,
+    collective: str = "allgather",
+    channels: int | None = None,
+    routing: Routing | None = None,
+    name: str = "ring",
+) -> RouteSet:
     """NCCL-style multi-channel rings (``channels=1``: a single ring)."""
     routing = routing or Routing(topo)
     orders = ring_orders(topo, channels, routing)
@@ -338,7 +364,9 @@ def _compose(collective: str, rs: list[Flow], ag: list[Flow]) -> list[Flow]:
         return rs
     if collective == "allreduce":
         return _pair_allreduce(rs, ag)
-    raise ForestCollError(f"unknown collective {collective!r} (allgather, reduce-scatter, allreduce)")
+    raise ForestCollError(
+        f"unknown collective {collective!r} (allgather, reduce-scatter, allreduce)"
+    )
 
 
 # ----------------------------------------------------------------------------- double binary tree
@@ -352,8 +380,12 @@ def _btree(items: list, lo: int, hi: int, parent, out: list) -> None:
     _btree(items, mid + 1, hi, items[mid], out)
 
 
-def double_binary_tree(topo: Topology, collective: str = "allreduce", channels: int | None = None,
-                       routing: Routing | None = None) -> RouteSet:
+def double_binary_tree(
+    topo: Topology,
+    collective: str = "allreduce",
+    channels: int | None = None,
+    routing: Routing | None = None,
+) -> RouteSet:
     """NCCL's double binary tree allreduce (see the module docstring)."""
     if collective != "allreduce":
         raise ForestCollError("the tree baseline exists for allreduce only (as in NCCL)")
@@ -395,19 +427,39 @@ def double_binary_tree(topo: Topology, collective: str = "allreduce", channels: 
             ri = len(flows)
             flows.append(Flow(REDUCE, root, share, red, "reduce"))
             flows.append(Flow(BCAST, root, share, bc, "broadcast", after_chunkwise=ri))
-    return RouteSet(topo, collective, "tree", tuple(flows), (f"{len(orders)} channel(s) x 2 trees",))
+    return RouteSet(
+        topo, collective, "tree", tuple(flows), (f"{len(orders)} channel(s) x 2 trees",)
+    )
 
 
 # ----------------------------------------------------------------------------- direct
-def direct(topo: Topology, collective: str = "allgather", routing: Routing | None = None) -> RouteSet:
+def direct(
+    topo: Topology, collective: str = "allgather", routing: Routing | None = None
+) -> RouteSet:
     """Everyone sends to everyone on its own route."""
     routing = routing or Routing(topo)
     comp = topo.compute_ids
     n = len(comp)
-    ag = [Flow(BCAST, r, 1.0 / n, tuple((r, v, routing.route(r, v)) for v in comp if v != r), "allgather")
-          for r in comp]
-    rs = [Flow(REDUCE, r, 1.0 / n, tuple((v, r, routing.route(v, r)) for v in comp if v != r),
-               "reduce-scatter") for r in comp]
+    ag = [
+        Flow(
+            BCAST,
+            r,
+            1.0 / n,
+            tuple((r, v, routing.route(r, v)) for v in comp if v != r),
+            "allgather",
+        )
+        for r in comp
+    ]
+    rs = [
+        Flow(
+            REDUCE,
+            r,
+            1.0 / n,
+            tuple((v, r, routing.route(v, r)) for v in comp if v != r),
+            "reduce-scatter",
+        )
+        for r in comp
+    ]
     return RouteSet(topo, collective, "direct", tuple(_compose(collective, rs, ag)))
 
 
@@ -443,7 +495,9 @@ def _blink_kernel(pidx, phops, inv_bw, n_links):
                         v = (load[lk] + 1.0) * inv_bw[lk]
                         if v > cst:
                             cst = v
-                    if cst < best * (1.0 - 1e-12) or (cst <= best * (1.0 + 1e-12) and phops[x, y] < bh):
+                    if cst < best * (1.0 - 1e-12) or (
+                        cst <= best * (1.0 + 1e-12) and phops[x, y] < bh
+                    ):
                         best = cst
                         bh = phops[x, y]
                         bx = x
@@ -462,7 +516,9 @@ def _blink_kernel(pidx, phops, inv_bw, n_links):
     return out
 
 
-def blink(topo: Topology, collective: str = "allgather", routing: Routing | None = None) -> RouteSet:
+def blink(
+    topo: Topology, collective: str = "allgather", routing: Routing | None = None
+) -> RouteSet:
     """One load-balanced spanning tree per root (greedy packing, Blink-style)."""
     routing = routing or Routing(topo)
     comp = list(topo.compute_ids)
@@ -486,12 +542,34 @@ def blink(topo: Topology, collective: str = "allgather", routing: Routing | None
             raise ForestCollError("blink: a compute node cannot be reached")
         return [[(int(x), int(y)) for x, y in out[r]] for r in range(n)]
 
-    ag = [Flow(BCAST, comp[r], 1.0 / n,
-               tuple((comp[x], comp[y], routing.route(comp[x], comp[y])) for x, y in t), "allgather")
-          for r, t in enumerate(trees(False))] if collective != "reduce-scatter" else []
-    rs = [Flow(REDUCE, comp[r], 1.0 / n,
-               tuple((comp[y], comp[x], routing.route(comp[y], comp[x])) for x, y in t), "reduce-scatter")
-          for r, t in enumerate(trees(True))] if collective != "allgather" else []
+    ag = (
+        [
+            Flow(
+                BCAST,
+                comp[r],
+                1.0 / n,
+                tuple((comp[x], comp[y], routing.route(comp[x], comp[y])) for x, y in t),
+                "allgather",
+            )
+            for r, t in enumerate(trees(False))
+        ]
+        if collective != "reduce-scatter"
+        else []
+    )
+    rs = (
+        [
+            Flow(
+                REDUCE,
+                comp[r],
+                1.0 / n,
+                tuple((comp[y], comp[x], routing.route(comp[y], comp[x])) for x, y in t),
+                "reduce-scatter",
+            )
+            for r, t in enumerate(trees(True))
+        ]
+        if collective != "allgather"
+        else []
+    )
     return RouteSet(topo, collective, "blink", tuple(_compose(collective, rs, ag)))
 
 
@@ -508,7 +586,9 @@ def build(name: str, topo: Topology, collective: str, routing: Routing | None = 
                 raise ForestCollError(f"{name} flow {i}: node {new} reached twice (internal error)")
             reached.add(new)
         if reached != everyone:
-            raise ForestCollError(f"{name} flow {i}: does not span every compute node (internal error)")
+            raise ForestCollError(
+                f"{name} flow {i}: does not span every compute node (internal error)"
+            )
     return rs
 
 

@@ -249,8 +249,23 @@ def _simulate_kernel(
                 elif v == root[f] or cnt[cnt_ptr[f] + v * nch[f] + c] != 0:
                     continue
                 for j in range(out_ptr[f * n_nodes + v], out_ptr[f * n_nodes + v + 1]):
-                    lk = _enqueue(qk, qp, qx, q_off, qn, stage, nch, e_flow, path_links, path_ptr,
-                                  out_edges[j], c, 0, 0.0, qseq)
+                    lk = _enqueue(
+                        qk,
+                        qp,
+                        qx,
+                        q_off,
+                        qn,
+                        stage,
+                        nch,
+                        e_flow,
+                        path_links,
+                        path_ptr,
+                        out_edges[j],
+                        c,
+                        0,
+                        0.0,
+                        qseq,
+                    )
                     qseq += 1
                     if not busy[lk]:
                         busy[lk] = True
@@ -285,8 +300,9 @@ def _simulate_kernel(
             rest >>= _HBITS
             c = rest & _CMASK
             e = rest >> _CBITS
-            lk = _enqueue(qk, qp, qx, q_off, qn, stage, nch, e_flow, path_links, path_ptr,
-                          e, c, h, x, qseq)
+            lk = _enqueue(
+                qk, qp, qx, q_off, qn, stage, nch, e_flow, path_links, path_ptr, e, c, h, x, qseq
+            )
             qseq += 1
             if not busy[lk]:
                 busy[lk] = True
@@ -350,8 +366,23 @@ def _simulate_kernel(
                                 n_rel += 1
             if send:
                 for j in range(out_ptr[f * n_nodes + v], out_ptr[f * n_nodes + v + 1]):
-                    lk = _enqueue(qk, qp, qx, q_off, qn, stage, nch, e_flow, path_links, path_ptr,
-                                  out_edges[j], c, 0, t, qseq)
+                    lk = _enqueue(
+                        qk,
+                        qp,
+                        qx,
+                        q_off,
+                        qn,
+                        stage,
+                        nch,
+                        e_flow,
+                        path_links,
+                        path_ptr,
+                        out_edges[j],
+                        c,
+                        0,
+                        t,
+                        qseq,
+                    )
                     qseq += 1
                     if not busy[lk]:
                         busy[lk] = True
@@ -372,8 +403,23 @@ def _simulate_kernel(
                         elif v2 == root[f2] or cnt[cnt_ptr[f2] + v2 * nch[f2] + c2] != 0:
                             continue
                         for j in range(out_ptr[f2 * n_nodes + v2], out_ptr[f2 * n_nodes + v2 + 1]):
-                            lk = _enqueue(qk, qp, qx, q_off, qn, stage, nch, e_flow, path_links,
-                                          path_ptr, out_edges[j], c2, 0, t, qseq)
+                            lk = _enqueue(
+                                qk,
+                                qp,
+                                qx,
+                                q_off,
+                                qn,
+                                stage,
+                                nch,
+                                e_flow,
+                                path_links,
+                                path_ptr,
+                                out_edges[j],
+                                c2,
+                                0,
+                                t,
+                                qseq,
+                            )
                             qseq += 1
                             if not busy[lk]:
                                 busy[lk] = True
@@ -425,7 +471,9 @@ class _Prepared:
                 e_dst.append(node_ix[dst])
                 links = table.path_links(path, f"{rs.algorithm} flow {fi}")
                 if len(links) > _HMASK:
-                    raise ForestCollError(f"{rs.algorithm} flow {fi}: path too long ({len(links)} hops)")
+                    raise ForestCollError(
+                        f"{rs.algorithm} flow {fi}: path too long ({len(links)} hops)"
+                    )
                 path_links.extend(links)
                 path_ptr.append(len(path_links))
         self.kind = np.array(kind, np.int64)
@@ -478,7 +526,9 @@ class _Prepared:
             member_of[m] = gi
         for m in member_of:
             if flows[m].kind == BCAST:
-                raise ForestCollError(f"{rs.algorithm}: only reduce flows can be awaited (flow {m})")
+                raise ForestCollError(
+                    f"{rs.algorithm}: only reduce flows can be awaited (flow {m})"
+                )
         self.member_of = member_of
         # stage = dependency depth: flows that wait for others come after them in link queues
         stage = np.zeros(len(flows), np.int64)
@@ -507,13 +557,16 @@ class _Prepared:
         data = np.array([f.share * size for f in flows], np.float64)
         nch = np.maximum(1, np.ceil(data / chunk - 1e-9)).astype(np.int64)
         if min_chunks > 1:  # split small flows into a few slices too (not below MIN_SLICE bytes)
-            nch = np.maximum(nch, np.minimum(min_chunks, np.floor(data / MIN_SLICE)).astype(np.int64))
+            nch = np.maximum(
+                nch, np.minimum(min_chunks, np.floor(data / MIN_SLICE)).astype(np.int64)
+            )
         nch[data <= 0] = 0
         cbytes = np.where(nch > 0, data / np.maximum(nch, 1), 0.0)
         # transmissions per link (for per-link queue capacities)
         per_edge = nch[self.e_flow]
         link_tx = np.bincount(
-            self.path_links, weights=np.repeat(per_edge, self.hops_per_edge),
+            self.path_links,
+            weights=np.repeat(per_edge, self.hops_per_edge),
             minlength=len(self.table.pairs),
         ).astype(np.int64)
         q_off = np.concatenate([[0], np.cumsum(link_tx)]).astype(np.int64)
@@ -525,7 +578,7 @@ class _Prepared:
         for fi, f in enumerate(flows):
             if f.kind != BCAST:
                 cnt_ptr[fi] = pos
-                ch = self.children[fi * nn:(fi + 1) * nn]
+                ch = self.children[fi * nn : (fi + 1) * nn]
                 parts.append(np.repeat(ch, nch[fi]))
                 pos += nn * int(nch[fi])
         cnt_init = np.concatenate(parts).astype(np.int64) if parts else np.zeros(1, np.int64)
@@ -563,11 +616,17 @@ class _Prepared:
                 dep_ptr.append(len(dep_flow))
                 gid += 1
         return dict(
-            nch=nch, cbytes=cbytes, cnt_ptr=cnt_ptr, cnt_init=cnt_init,
-            grp_rem=np.array(grp_rem or [0], np.int64), member_base=member_base,
-            member_cw=member_cw, dep_ptr=np.array(dep_ptr, np.int64),
+            nch=nch,
+            cbytes=cbytes,
+            cnt_ptr=cnt_ptr,
+            cnt_init=cnt_init,
+            grp_rem=np.array(grp_rem or [0], np.int64),
+            member_base=member_base,
+            member_cw=member_cw,
+            dep_ptr=np.array(dep_ptr, np.int64),
             dep_flow=np.array(dep_flow or [0], np.int64),
-            dep_chunk=np.array(dep_chunk or [0], np.int64), q_off=q_off,
+            dep_chunk=np.array(dep_chunk or [0], np.int64),
+            q_off=q_off,
             total_tx=total_tx,
         )
 
@@ -590,7 +649,9 @@ def simulate_prepared(
         raise ForestCollError(f"min_chunks must be >= 1, got {min_chunks}")
     a = prep.arrays_for(size, chunk, min_chunks)
     eff_chunk = float(chunk)
-    while a["total_tx"] > MAX_TRANSMISSIONS:  # too fine for memory: fewer slices, then bigger chunks
+    while (
+        a["total_tx"] > MAX_TRANSMISSIONS
+    ):  # too fine for memory: fewer slices, then bigger chunks
         if min_chunks > 1:
             min_chunks = max(1, min_chunks // 2)
         else:
@@ -598,15 +659,41 @@ def simulate_prepared(
         a = prep.arrays_for(size, eff_chunk, min_chunks)
     table = prep.table
     finish, busy, events, flow_done = _simulate_kernel(
-        prep.n_nodes, prep.kind, prep.root, a["nch"], a["cbytes"], prep.e_flow, prep.e_dst,
-        prep.path_ptr, prep.path_links, prep.out_ptr, prep.out_edges, a["cnt_ptr"],
-        a["cnt_init"], a["grp_rem"], a["member_base"], a["member_cw"], a["dep_ptr"],
-        a["dep_flow"], a["dep_chunk"], prep.has_dep, prep.stage, table.bandwidth, table.latency,
+        prep.n_nodes,
+        prep.kind,
+        prep.root,
+        a["nch"],
+        a["cbytes"],
+        prep.e_flow,
+        prep.e_dst,
+        prep.path_ptr,
+        prep.path_links,
+        prep.out_ptr,
+        prep.out_edges,
+        a["cnt_ptr"],
+        a["cnt_init"],
+        a["grp_rem"],
+        a["member_base"],
+        a["member_cw"],
+        a["dep_ptr"],
+        a["dep_flow"],
+        a["dep_chunk"],
+        prep.has_dep,
+        prep.stage,
+        table.bandwidth,
+        table.latency,
         a["q_off"],
     )
     busy_frac = busy / finish if finish > 0 else np.zeros_like(busy)
-    return SimRun(int(size), float(finish), eff_chunk, busy_frac, int(events),
-                  _time.perf_counter() - t0, flow_done)
+    return SimRun(
+        int(size),
+        float(finish),
+        eff_chunk,
+        busy_frac,
+        int(events),
+        _time.perf_counter() - t0,
+        flow_done,
+    )
 
 
 def simulate_routes(

@@ -66,7 +66,9 @@ class Measurement:
     source_file: str
     ranks: int = 0  # number of "#  Rank" lines in a text log (0 = unknown)
 
-    def table(self, algorithm: str = "measured", predicted: ResultTable | None = None) -> ResultTable:
+    def table(
+        self, algorithm: str = "measured", predicted: ResultTable | None = None
+    ) -> ResultTable:
         """A ResultTable with the measured columns (and the predicted ones of ``predicted``,
         interpolated on the measured sizes when given)."""
         n = len(self.size_bytes)
@@ -137,7 +139,9 @@ def parse_text(text: str, where: str = "<log>", collective: str | None = None) -
                 if m:
                     coll = _collective_from_text(m.group(1))
             tokens = body.split()
-            if tokens[:2] == ["size", "count"] or (tokens and tokens[0] == "size" and "time" in tokens):
+            if tokens[:2] == ["size", "count"] or (
+                tokens and tokens[0] == "size" and "time" in tokens
+            ):
                 header = tokens
             continue
         if coll is None and "_perf" in line:
@@ -156,7 +160,9 @@ def parse_text(text: str, where: str = "<log>", collective: str | None = None) -
         try:
             size = int(tokens[0])
         except ValueError:
-            raise LogFormatError(f"{where}:{lineno}: size is not an integer: {tokens[0]!r}") from None
+            raise LogFormatError(
+                f"{where}:{lineno}: size is not an integer: {tokens[0]!r}"
+            ) from None
         time_idx = [i for i, n in enumerate(names) if n in ("time", "cputime")]
         algbw_idx = [i for i, n in enumerate(names) if n == "algbw"]
         busbw_idx = [i for i, n in enumerate(names) if n == "busbw"]
@@ -170,7 +176,9 @@ def parse_text(text: str, where: str = "<log>", collective: str | None = None) -
             raise LogFormatError(f"{where}:{lineno}: time must be > 0, got {tokens[time_idx[0]]}")
         rows.append((size, t_us, alg, bus))
     if header is None:
-        raise LogFormatError(f"{where}: no nccl-tests column header ('# size count type ...') found")
+        raise LogFormatError(
+            f"{where}: no nccl-tests column header ('# size count type ...') found"
+        )
     if not rows:
         raise LogFormatError(f"{where}: no result rows under the column header")
     coll = _check_collective(coll or _collective_from_text(os.path.basename(where)), where)
@@ -221,7 +229,11 @@ def parse_json(text: str, where: str = "<json>", collective: str | None = None) 
                 raise LogFormatError(f"{w}: '{key}' must be an object")
             t = part.get("time", part.get("cpu_time"))
             vals = []
-            for what, v in (("time", t), ("alg_bw", part.get("alg_bw")), ("bus_bw", part.get("bus_bw"))):
+            for what, v in (
+                ("time", t),
+                ("alg_bw", part.get("alg_bw")),
+                ("bus_bw", part.get("bus_bw")),
+            ):
                 if v is None:
                     raise LogFormatError(f"{w}: '{key}' has no '{what}'")
                 vals.append(_number(str(v), w, what))

@@ -89,14 +89,18 @@ class LinkTable:
             ],
             dtype=np.float64,
         )
-        return cls(pairs, {p: i for i, p in enumerate(pairs)}, bw, lat, tuple(caps[p] for p in pairs))
+        return cls(
+            pairs, {p: i for i, p in enumerate(pairs)}, bw, lat, tuple(caps[p] for p in pairs)
+        )
 
     def path_links(self, path: Sequence[str], what: str) -> list[int]:
         out = []
         for u, v in zip(path[:-1], path[1:]):
             i = self.index.get((u, v))
             if i is None:
-                raise ForestCollError(f"{what}: path {'->'.join(path)} uses a missing link {u}->{v}")
+                raise ForestCollError(
+                    f"{what}: path {'->'.join(path)} uses a missing link {u}->{v}"
+                )
             out.append(i)
         if not out:
             raise ForestCollError(f"{what}: empty path")
@@ -125,7 +129,9 @@ def check_route_set(rs: RouteSet) -> None:
                 raise ForestCollError(f"{what}: path of edge {src}->{dst} does not join its ends")
             for inner in path[1:-1]:
                 if kinds.get(inner) != "switch":
-                    raise ForestCollError(f"{what}: path of {src}->{dst} goes through non-switch {inner}")
+                    raise ForestCollError(
+                        f"{what}: path of {src}->{dst} goes through non-switch {inner}"
+                    )
             table.path_links(path, what)
             key = dst if f.kind == BCAST else src
             if key in seen_dst:
@@ -164,7 +170,9 @@ def from_schedule(sched: Schedule, algorithm: str = "forestcoll") -> RouteSet:
         flows = _tree_flows(sched, REDUCE, "reduce-scatter")
     elif sched.collective == "allreduce":
         if len(sched.phases) != 2:
-            raise ForestCollError("allreduce schedule must have two phases (reduce-scatter, allgather)")
+            raise ForestCollError(
+                "allreduce schedule must have two phases (reduce-scatter, allgather)"
+            )
         rs = _tree_flows(sched.phases[0], REDUCE, "reduce-scatter")
         ag = _tree_flows(sched.phases[1], BCAST, "allgather")
         flows = rs + chain_allgather_after(rs, ag)
@@ -231,8 +239,9 @@ def phase_bound_time(rs: RouteSet, size: float, table: LinkTable | None = None) 
     table = table or LinkTable.of(rs.topology)
     total = 0.0
     for phase in dict.fromkeys(f.phase for f in rs.flows):
-        sub = RouteSet(rs.topology, rs.collective, rs.algorithm,
-                       tuple(f for f in rs.flows if f.phase == phase))
+        sub = RouteSet(
+            rs.topology, rs.collective, rs.algorithm, tuple(f for f in rs.flows if f.phase == phase)
+        )
         total += bandwidth_bound_time(sub, size, table)
     return total
 
