@@ -15,6 +15,7 @@ from fractions import Fraction
 
 from .csr import IndexedFabric
 from .errors import SolverError
+from .maxflow import MAX_CAPACITY, FlowNetwork
 
 
 def _fmt(x: Fraction) -> str:
@@ -22,47 +23,86 @@ def _fmt(x: Fraction) -> str:
 
 
 def balance_switches(fabric: IndexedFabric) -> tuple[IndexedFabric, list[str]]:
-    """A fabric whose switches are balanced, and one warning per switch that was trimmed."""
+    """A fabric whose switches are balanced, and one warning per switch that was trimmed.
+
+    First proportional scaling (a few rounds); if that does not settle (directed links between
+    switches can keep passing the imbalance around), the switch-incident bandwidths become a
+    maximum flow from the compute nodes through the switches back to compute nodes, which
+    conserves flow at every switch exactly.
+    """
     bw = dict(zip(fabric.edges, fabric.bandwidth))
     switches = [v for v in range(fabric.n) if not fabric.is_compute[v]]
+    ins: dict[int, list[tuple[int, int]]] = {w: [] for w in switches}
+    outs: dict[int, list[tuple[int, int]]] = {w: [] for w in switches}
+    for (u, v) in bw:
+        if v in ins:
+            ins[v].append((u, v))
+        if u in outs:
+            outs[u].append((u, v))
     trimmed: dict[int, tuple[Fraction, Fraction]] = {}
-    for _round in range(4 * len(switches) + 4):
+    for _round in range(_ROUNDS):
         changed = False
         for w in switches:
-            ins = [e for e in bw if e[1] == w]
-            outs = [e for e in bw if e[0] == w]
-            tin = sum((bw[e] for e in ins), Fraction(0))
-            tout = sum((bw[e] for e in outs), Fraction(0))
+            tin = sum((bw[e] for e in ins[w]), Fraction(0))
+            tout = sum((bw[e] for e in outs[w]), Fraction(0))
             if tin == tout:
                 continue
             trimmed.setdefault(w, (tin, tout))
             changed = True
-            side, factor = (outs, tin / tout) if tout > tin else (ins, tout / tin)
+            side, factor = (outs[w], tin / tout) if tout > tin else (ins[w], tout / tin)
             for e in side:
                 bw[e] *= factor
         if not changed:
             break
     else:
-        bad = next(iter(trimmed))
-        raise SolverError(
-            f"switch {fabric.names[bad]!r} is unbalanced (in != out bandwidth) and trimming "
-            "does not converge; make its links full duplex or balance its bandwidth"
-        )
+        bw = _flow_balance(fabric, ins, outs)
     if not trimmed:
         return fabric, []
     warnings = []
-    for w, (tin, tout) in trimmed.items():
-        kept = min(tin, tout)
-        side = "outgoing" if tout > tin else "incoming"
+    orig = dict(zip(fabric.edges, fabric.bandwidth))
+    for w in switches:
+        if all(bw[e] == orig[e] for e in ins[w] + outs[w]):
+            continue
+        tin = sum((orig[e] for e in ins[w]), Fraction(0))
+        tout = sum((orig[e] for e in outs[w]), Fraction(0))
+        kept = sum((bw[e] for e in ins[w]), Fraction(0))
+        what = "is unbalanced" if tin != tout else "is next to an unbalanced switch"
         warnings.append(
-            f"switch {fabric.names[w]!r} is unbalanced (in {_fmt(tin)} GB/s, out {_fmt(tout)} "
-            f"GB/s): its {side} links were scaled down to {_fmt(kept)} GB/s in total because a "
-            "switch cannot store or replicate data; the schedule is optimal for this trimmed fabric"
+            f"switch {fabric.names[w]!r} {what} (in {_fmt(tin)} GB/s, out {_fmt(tout)} GB/s): "
+            f"trimmed to {_fmt(kept)} GB/s each way because a switch cannot store or replicate "
+            "data; the schedule is optimal for this trimmed fabric"
         )
     new_bw = {e: b for e, b in bw.items() if b > 0}
     fixed = IndexedFabric.from_edges(fabric.names, fabric.is_compute, fabric.compute, new_bw)
     _check_reach(fixed, trimmed)
     return fixed, warnings
+
+
+_ROUNDS = 30
+
+
+def _flow_balance(fabric: IndexedFabric, ins, outs) -> dict[tuple[int, int], Fraction]:
+    """Switch-incident bandwidths replaced by a max flow compute -> switches -> compute."""
+    n = fabric.n
+    src, dst = n, n + 1
+    tails, heads, caps, index = [], [], [], []
+    for i, ((u, v), b) in enumerate(zip(fabric.edges, fabric.bw_int)):
+        if fabric.is_compute[u] and fabric.is_compute[v]:
+            continue
+        # compute endpoints are split: as a sender (fed by src) and as a receiver (to dst)
+        tails.append(src if fabric.is_compute[u] else u)
+        heads.append(dst if fabric.is_compute[v] else v)
+        caps.append(b)
+        index.append(i)
+    if max(caps, default=0) >= MAX_CAPACITY:
+        raise SolverError("unbalanced switches: bandwidths too fine-grained to trim exactly")
+    net = FlowNetwork(n + 2, tails, heads, caps)
+    net.max_flow(src, dst)
+    flow = net.edge_flow()
+    bw = dict(zip(fabric.edges, fabric.bandwidth))
+    for j, i in enumerate(index):
+        bw[fabric.edges[i]] = Fraction(int(flow[j]), fabric.scale)
+    return bw
 
 
 def _check_reach(fabric: IndexedFabric, trimmed: dict[int, tuple[Fraction, Fraction]]) -> None:
