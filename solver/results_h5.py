@@ -458,7 +458,11 @@ def _write_table(g: h5py.Group, table: ResultTable) -> None:
     g.attrs["source"] = table.source
     g.attrs["schedule"] = table.schedule
     try:
-        g.attrs["attrs_json"] = json.dumps(dict(table.attrs), sort_keys=True) if table.attrs else ""
+        g.attrs["attrs_json"] = (
+            json.dumps(dict(table.attrs), sort_keys=True, default=_numpy_json)
+            if table.attrs
+            else ""
+        )
     except (TypeError, ValueError):
         raise ResultsFileError(
             f"result table attrs must be JSON values: {dict(table.attrs)!r}"
@@ -468,6 +472,15 @@ def _write_table(g: h5py.Group, table: ResultTable) -> None:
     _dataset(g, "predicted_algbw", table.predicted_algbw, np.float64, "GB/s")
     _dataset(g, "measured_time", table.measured_time, np.float64, "s")
     _dataset(g, "measured_algbw", table.measured_algbw, np.float64, "GB/s")
+
+
+def _numpy_json(value: Any) -> Any:
+    """numpy scalars and arrays in table attrs become plain JSON values."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
 def _read_table(g: h5py.Group) -> ResultTable:

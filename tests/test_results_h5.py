@@ -267,3 +267,15 @@ def test_schedule_with_unknown_node_refused(tmp_path):
     with pytest.raises(ForestCollError, match="refers to node 'ghost'"):
         rh.write_schedule(tmp_path / "r.h5", bad)
     assert not (tmp_path / "r.h5").exists()
+
+
+def test_table_attrs_accept_numpy_values_and_refuse_objects(tmp_path):
+    path = tmp_path / "r.h5"
+    rh.write_schedule(path, bfs_schedule(ring(4)))
+    table = replace(
+        _table(), attrs={"chunk": np.int64(4096), "alpha": np.float32(0.5), "v": np.arange(2)}
+    )
+    rh.write_results(path, "np", table)
+    assert dict(rh.read_results(path)["np"].attrs) == {"chunk": 4096, "alpha": 0.5, "v": [0, 1]}
+    with pytest.raises(ForestCollError, match="must be JSON values"):
+        rh.write_results(path, "bad", replace(_table(), attrs={"x": object()}))
