@@ -9,6 +9,7 @@ trees; allreduce is reduce-scatter then allgather.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from fractions import Fraction
@@ -153,11 +154,15 @@ def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | N
     routed = route_classes(classes, split.paths, list(fabric.compute))
     names = fabric.names
     trees = []
+    edge_memo: dict[tuple[int, ...], TreeEdge] = {}  # identical routed edges share one object
     for root, mult, edges in routed:
-        tedges = tuple(
-            TreeEdge(names[u], names[v], tuple(names[x] for x in path)) for u, v, path in edges
-        )
-        trees.append(Tree(names[root], mult, Fraction(mult, k), tedges))
+        tedges = []
+        for u, v, path in edges:
+            te = edge_memo.get(path)
+            if te is None:
+                te = edge_memo[path] = TreeEdge(names[u], names[v], tuple(names[x] for x in path))
+            tedges.append(te)
+        trees.append(Tree(names[root], mult, Fraction(mult, k), tuple(tedges)))
     trees = _sorted_trees(trees, topology)
     loads, algbw = _link_loads(topology, [(trees, k)])
     timings["paths"] = time.perf_counter() - t0
@@ -211,11 +216,15 @@ def _link_loads(topology: Topology, parts: list[tuple[list[Tree], int]],
     bws = topology.directed_bandwidths()
     data: dict[tuple[str, str], Fraction] = {e: Fraction(0) for e in bws}
     for trees, k in parts:
-        usage: dict[tuple[str, str], int] = {}
+        per_path: dict[tuple[str, ...], int] = {}
         for t in trees:
+            m = t.multiplicity
             for e in t.edges:
-                for a, b in zip(e.path, e.path[1:]):
-                    usage[(a, b)] = usage.get((a, b), 0) + t.multiplicity
+                per_path[e.path] = per_path.get(e.path, 0) + m
+        usage: dict[tuple[str, str], int] = {}
+        for path, m in per_path.items():
+            for a, b in itertools.pairwise(path):
+                usage[(a, b)] = usage.get((a, b), 0) + m
         for e, u in usage.items():
             if e not in data:
                 raise SolverError(f"internal error: path uses missing link {e[0]}->{e[1]}")
