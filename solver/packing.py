@@ -38,7 +38,7 @@ class TreeClass:
 
 
 @njit
-def _change_all(indptr, head, rev, tail, cap, flows, sigma, a, delta, nodes, amounts,
+def _change_all(indptr, head, rev, tail, cap, flows, values, sigma, a, delta, nodes, amounts,
                 level, it, queue, stack):
     """Change arc ``a``'s capacity by ``delta`` and repair every stored flow (row z: sink z)."""
     cap[a] += delta
@@ -48,15 +48,17 @@ def _change_all(indptr, head, rev, tail, cap, flows, sigma, a, delta, nodes, amo
         if over > 0:
             m = _add_excess(nodes, amounts, 0, tail[a], over)
             m = _add_excess(nodes, amounts, m, head[a], -over)
-            if _repair(indptr, head, rev, cap, row, sigma, z, 0, nodes, amounts, m,
-                       level, it, queue, stack) < 0:
+            value = _repair(indptr, head, rev, cap, row, sigma, z, 0, nodes, amounts, m,
+                            level, it, queue, stack)
+            if value < 0:
                 return 1
+            values[z] = value
     return 0
 
 
 @njit
-def _grow(indptr, head, rev, tail, cap, res, flows, sigma, root_arc, nb_ptr, nb_y, nb_arc,
-          members, inflag, edges, state, nodes, amounts, level, it, queue, stack):
+def _grow(indptr, head, rev, tail, cap, res, flows, values, sigma, root_arc, nb_ptr, nb_y,
+          nb_arc, members, inflag, edges, state, nodes, amounts, level, it, queue, stack):
     """Grow one tree class breadth-first until it spans, or until it must split.
 
     ``state`` = [n_members, scan, mult, others, n_edges, rescanned, tests, split_rest,
@@ -89,25 +91,36 @@ def _grow(indptr, head, rev, tail, cap, res, flows, sigma, root_arc, nb_ptr, nb_
                 want = min(cxy, mult)
                 # stored flow to y in the network without the current class: top it up
                 row = flows[y]
-                value = 0
-                for b in range(indptr[sigma], indptr[sigma + 1]):
-                    value += cap[b] - row[b]
+                value = values[y]
                 if value < others:
                     value += _dinic(indptr, head, rev, row, sigma, y, others - value, level, it,
                                     queue, stack)
-                # then let x send without limit (a copy) and augment by what the edge needs
-                for b in range(res.shape[0]):
-                    res[b] = row[b]
-                ra = root_arc[x]
-                res[ra] += INF - cap[ra]
-                f = value + _dinic(indptr, head, rev, res, sigma, y, others + want - value,
-                                   level, it, queue, stack)
+                    values[y] = value
+                if value == others:
+                    # every finite source edge is saturated: the extra flow through x is just
+                    # an x -> y flow in the residual network (usually a short path); undo it
+                    got = _dinic(indptr, head, rev, row, x, y, want, level, it, queue, stack)
+                    if got > 0 and _dinic(indptr, head, rev, row, y, x, got, level, it, queue,
+                                          stack) != got:
+                        state[0] = nmem
+                        state[1] = scan
+                        state[4] = ne
+                        return 3
+                    f = others + got
+                else:
+                    # let x send without limit (on a copy) and augment by what the edge needs
+                    for b in range(res.shape[0]):
+                        res[b] = row[b]
+                    ra = root_arc[x]
+                    res[ra] += INF - cap[ra]
+                    f = value + _dinic(indptr, head, rev, res, sigma, y, others + want - value,
+                                       level, it, queue, stack)
                 state[6] += 1
                 mu = f - others
                 mu = min(mu, want)
                 if mu <= 0:
                     continue
-                if _change_all(indptr, head, rev, tail, cap, flows, sigma, a, -mu, nodes,
+                if _change_all(indptr, head, rev, tail, cap, flows, values, sigma, a, -mu, nodes,
                                amounts, level, it, queue, stack):
                     state[0] = nmem
                     state[1] = scan
@@ -208,10 +221,11 @@ def pack_trees(
         return np.ascontiguousarray(np.broadcast_to(net.cap, (N, net.cap.shape[0])))
 
     flows = zero_flows()
+    values = np.zeros(N, dtype=np.int64)  # flow value held by each row
 
     def change(a: int, delta: int) -> None:
         if delta and _change_all(net.indptr, net.head, net.rev, net.tail, net.cap, flows,
-                                 sigma, int(a), int(delta), nodes, amounts,
+                                 values, sigma, int(a), int(delta), nodes, amounts,
                                  net._level, net._it, net._queue, net._stack):
             raise SolverError("internal error: stored flow repair failed in tree packing")
 
@@ -240,6 +254,7 @@ def pack_trees(
                 net.cap[pn.slot_arc[c.slot]] = c.mult
                 net.cap[pn.member_arc[c.slot][c.members]] = INF
             flows = zero_flows()
+            values[:] = 0
             free_slots = list(range(pn.slots - 1, old_slots - 1, -1))
         cls.slot = free_slots.pop()
 
@@ -280,7 +295,7 @@ def pack_trees(
             while True:
                 state[3] = total_open - int(state[2])
                 status = _grow(net.indptr, net.head, net.rev, net.tail, net.cap, net.res, flows,
-                               sigma, pn.root_arc, nb[0], nb[1], nb[2], members, inflag, edges,
+                               values, sigma, pn.root_arc, nb[0], nb[1], nb[2], members, inflag, edges,
                                state, nodes, amounts, net._level, net._it, net._queue,
                                net._stack)
                 tests += int(state[6])
