@@ -4,9 +4,14 @@ Integer capacities ``c(e)`` (``U·b(e)``) plus a super source ``s`` with capacit
 compute node satisfy ``λ(s, v) >= N·k`` for every compute v. At a switch w an in-edge (u, w) and
 an out-edge (w, t) are replaced by γ units of a direct edge (u, t) (dropped when u = t), with γ
 as large as keeps the invariant. The cuts whose value drops are exactly s-v cuts, so after a
-*tentative* split of the full ``g = min(c(u,w), c(w,t))`` one cutoff max-flow per compute v gives
-the deficit ``N·k - λ'(s, v)`` and ``γ = g - max deficit`` exactly (each affected cut loses g).
-A balanced switch (in = out) can always be split off completely (Bang-Jensen, Frank, Jackson).
+*tentative* split of the full ``g = min(c(u,w), c(w,t))`` the deficits ``N·k - λ'(s, v)`` give
+``γ = g - max deficit`` exactly (each affected cut loses exactly g). A balanced switch (in = out)
+can always be split off completely (Bang-Jensen, Frank, Jackson).
+
+Speed: one s-v flow of value N·k per compute node v is stored (a residual network per row) and
+carried from split to split. A tentative split only touches the rows whose flow no longer fits;
+those are repaired locally (reroute, cancel, re-augment) instead of recomputed. Switches that are
+pairwise non-adjacent share one flow network (one batch).
 
 Each remaining edge keeps an ordered ``{physical path: units}`` record so step 4 can route the
 logical compute-to-compute edges back through the switches.

@@ -210,6 +210,24 @@ def test_unbalanced_switch_cycle_is_a_clear_error_or_a_valid_schedule():
         verify_schedule(s)
 
 
+def test_unbalanced_switch_cycle_falls_back_to_an_exact_flow_trim():
+    """Directed links between two switches keep passing the imbalance around (proportional
+    scaling never settles); the exact max-flow trim still gives a valid, warned schedule."""
+    nodes = (Node("a", "compute"), Node("b", "compute"), Node("w1", "switch"), Node("w2", "switch"))
+    links = (
+        Link("a", "w1", Fraction(10)),
+        Link("b", "w2", Fraction(10)),
+        Link("a", "w2", Fraction(3)),
+        Link("b", "w1", Fraction(3)),
+        Link("w1", "w2", Fraction(10), directed=True),
+        Link("w2", "w1", Fraction(5), directed=True),
+    )
+    s = solver.solve(Topology("cycle2", nodes, links))
+    verify_schedule(s)
+    assert any("'w1'" in w for w in s.warnings) and any("'w2'" in w for w in s.warnings)
+    assert 0 < s.algbw_exact <= s.optimal_algbw_exact == 22
+
+
 def test_cancel_event_and_callable():
     topo = templates.mi250(2)
     ev = threading.Event()
