@@ -332,3 +332,9 @@ def test_cli_simulate_errors(argv, message, capsys):
     assert main(["simulate", str(path), *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and message in err and "Traceback" not in err
+
+
+def test_warm_up_runs():
+    from solver.simulate import warm_up
+
+    assert warm_up() > 0
