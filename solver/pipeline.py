@@ -70,6 +70,17 @@ def solve(
     Schedule
         Exact optimum, bottleneck cut, trees on physical paths, per-link load and timings.
 
+    Notes
+    -----
+    - With ``max_trees_per_root=K`` the schedule uses the k <= K with the best exact fixed-k
+      rate (only k in (K/2, K] can win: doubling every tree never hurts), so results never
+      decrease with K; ``Schedule.k`` is that k. If the optimal k is <= K the optimum is returned.
+    - Unbalanced switches (in != out bandwidth) are trimmed (:mod:`solver.balance`) and the
+      schedule is optimal for the trimmed fabric; ``optimal_algbw_exact`` and ``bottleneck`` stay
+      the cut bound of the fabric as drawn (a true upper bound), and ``warnings`` say so.
+    - Reduce-scatter: ``bottleneck.links`` are the links *entering* the cut set S.
+    - Deterministic: the same input gives the same schedule.
+
     Raises
     ------
     TopologyError, SolverError, Cancelled
