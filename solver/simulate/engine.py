@@ -561,6 +561,10 @@ class _Prepared:
                 nch, np.minimum(min_chunks, np.floor(data / MIN_SLICE)).astype(np.int64)
             )
         nch[data <= 0] = 0
+        if nch.size and int(nch.max()) > _CMASK:
+            raise ForestCollError(
+                f"a flow would need {int(nch.max())} chunks (limit {_CMASK}); use a larger --chunk"
+            )
         cbytes = np.where(nch > 0, data / np.maximum(nch, 1), 0.0)
         # transmissions per link (for per-link queue capacities)
         per_edge = nch[self.e_flow]
