@@ -186,6 +186,14 @@ def run(args) -> int:
         + f"chunk {format_size(sw.chunk)} (>= {sw.min_chunks} slices per flow), "
         f"default hop latency {sw.latency_us:g} us\n"
     )
+    raised = sorted({(r.size, r.chunk) for r in sw.rows if r.chunk > sw.chunk})
+    if raised:
+        out.write(
+            "  chunk raised to keep the run small: "
+            + ", ".join(f"{format_size(sz)}: {format_size(int(c))}" for sz, c in raised[:6])
+            + (" ..." if len(raised) > 6 else "")
+            + "\n"
+        )
     for name, notes in sw.notes.items():
         if notes:
             out.write(f"  {name}: {'; '.join(notes)}\n")

@@ -117,6 +117,7 @@ class SweepRow:
     max_busy: float  # busiest link's busy fraction
     events: int
     wall: float
+    chunk: float = 0.0  # chunk size used (raised above the requested one for huge runs)
 
     @property
     def ratio_to_bound(self) -> float:
@@ -138,6 +139,7 @@ class SweepRow:
             "estimate_algbw": self.size / self.estimate_time / 1e9,
             "max_link_busy": self.max_busy,
             "events": self.events,
+            "chunk": self.chunk,
         }
 
 
@@ -240,6 +242,7 @@ def sweep(
                     max_busy=float(run.busy_fraction.max()) if run.busy_fraction.size else 0.0,
                     events=run.events,
                     wall=run.wall,
+                    chunk=run.chunk,
                 )
             )
             if keep_link_busy:

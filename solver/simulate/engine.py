@@ -561,10 +561,6 @@ class _Prepared:
                 nch, np.minimum(min_chunks, np.floor(data / MIN_SLICE)).astype(np.int64)
             )
         nch[data <= 0] = 0
-        if nch.size and int(nch.max()) > _CMASK:
-            raise ForestCollError(
-                f"a flow would need {int(nch.max())} chunks (limit {_CMASK}); use a larger --chunk"
-            )
         cbytes = np.where(nch > 0, data / np.maximum(nch, 1), 0.0)
         # transmissions per link (for per-link queue capacities)
         per_edge = nch[self.e_flow]
@@ -661,6 +657,8 @@ def simulate_prepared(
         else:
             eff_chunk *= 2.0
         a = prep.arrays_for(size, eff_chunk, min_chunks)
+    if a["nch"].size and int(a["nch"].max()) > _CMASK:  # cannot happen below MAX_TRANSMISSIONS
+        raise ForestCollError(f"a flow would need {int(a['nch'].max())} chunks (limit {_CMASK})")
     table = prep.table
     finish, busy, events, flow_done = _simulate_kernel(
         prep.n_nodes,
