@@ -338,3 +338,12 @@ def test_warm_up_runs():
     from solver.simulate import warm_up
 
     assert warm_up() > 0
+
+
+def test_cli_simulate_reads_nccl_xml_with_boxes(capsys):
+    from solver.cli import main
+
+    xml = ROOT / "tests" / "data" / "dgx_a100_nccl_topo.xml"
+    assert main(["simulate", str(xml), "--boxes", "2", "--sizes", "1M", "-a", "ring", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["num_compute_nodes"] == 16 and doc["rows"][0]["algorithm"] == "ring"

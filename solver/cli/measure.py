@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import ForestCollError
 from ._common import add_command
+from .info import add_fabric_options, load_fabric
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 
@@ -44,6 +45,7 @@ def register(subparsers):
     )
     imp.add_argument("log", metavar="LOG", help="nccl-tests / rccl-tests output (text or JSON)")
     imp.add_argument("--topology", "-t", required=True, metavar="TOPO", help="the fabric measured")
+    add_fabric_options(imp)
     imp.add_argument(
         "-o", "--output", required=True, metavar="RESULTS.h5", help="HDF5 results file"
     )
@@ -72,14 +74,13 @@ def _no_sub(parser) -> int:
 
 
 def run_import(args) -> int:
-    from ..formats import load
     from ..pipeline import solve
     from ..results import ResultTable
     from ..simulate.nccl_tests import load_log
 
     if not args.output.endswith((".h5", ".hdf5")):
         raise ForestCollError(f"{args.output}: results files end in .h5")
-    topo = load(args.topology)
+    topo = load_fabric(args.topology, args)
     meas = load_log(args.log, args.collective)
     n = len(topo.compute_ids)
     if meas.ranks and meas.ranks != n:

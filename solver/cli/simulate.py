@@ -8,6 +8,7 @@ import sys
 
 from ..errors import ForestCollError, SolverError
 from ._common import ProgressBar, add_command
+from .info import add_fabric_options, load_fabric
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 
@@ -37,6 +38,7 @@ def register(subparsers):
         "forestcoll simulate sample_topologies/mi250_2x.json --sizes 1M:4G:4 --algorithms forestcoll,ring",
     )
     p.add_argument("topology", metavar="TOPO", help="fabric file (.json, .graphml, NCCL .xml ...)")
+    add_fabric_options(p)
     p.add_argument(
         "--collective",
         "-c",
@@ -106,11 +108,10 @@ def register(subparsers):
 
 
 def run(args) -> int:
-    from ..formats import load
     from ..pipeline import solve
     from ..simulate import format_size, parse_size, parse_sizes, result_tables, sweep
 
-    topo = load(args.topology)
+    topo = load_fabric(args.topology, args)
     algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     if not algorithms:
         raise ForestCollError("--algorithms is empty")
