@@ -126,7 +126,12 @@ def _params(**values: Any) -> dict[str, Any]:
 
 def _box_origin(box: int, n_boxes: int, box_width: float, box_height: float) -> tuple[float, float]:
     """Top-left corner of box ``box`` when ``n_boxes`` boxes are laid out in a near-square grid."""
-    cols = max(1, math.ceil(math.sqrt(n_boxes * box_height / box_width))) if n_boxes > 1 else 1
+    # Up to three boxes sit side by side (the network row below them, no link crosses a box);
+    # more form a grid about as wide as a 16:9 screen.
+    if n_boxes <= 3:
+        cols = n_boxes
+    else:
+        cols = max(1, math.ceil(math.sqrt(n_boxes * box_height / box_width * 16 / 9)))
     cols = min(cols, n_boxes)
     row, col = divmod(box, cols)
     return col * (box_width + _BOX_GAP), row * (box_height + _ROW)
