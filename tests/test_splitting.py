@@ -33,11 +33,11 @@ def switched_fabric(seed: int) -> Topology:
     return Topology(f"switched{seed}", tuple(nodes), tuple(links))
 
 
-def check_split(topo: Topology):
+def check_split(topo: Topology, spread: bool = False):
     fabric, _ = balance_switches(IndexedFabric.from_topology(topo))
     opt = compute_optimum(fabric)
     caps = dict(zip(fabric.edges, opt.caps))
-    result = split_switches(fabric, caps, opt.k)
+    result = split_switches(fabric, caps, opt.k, spread=spread)
     comp = set(fabric.compute)
     N = fabric.num_compute
     # switch-free and the invariant holds (checked with networkx)
@@ -67,6 +67,17 @@ def check_split(topo: Topology):
 @pytest.mark.parametrize("seed", range(25))
 def test_random_switched_fabrics(seed):
     check_split(switched_fabric(seed))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_spread_mode_is_valid_too(seed):
+    check_split(switched_fabric(seed), spread=True)
+
+
+def test_spread_mode_gives_a_denser_graph():
+    _, greedy = check_split(templates.dgx_a100(2))
+    _, spread = check_split(templates.dgx_a100(2), spread=True)
+    assert len(spread.caps) > len(greedy.caps)
 
 
 @pytest.mark.parametrize("make", [lambda: templates.dgx_a100(2), lambda: templates.mi250(2),
