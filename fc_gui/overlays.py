@@ -128,9 +128,13 @@ def _pairs_xy(seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _curve(color, width: float, z: float, style=Qt.PenStyle.SolidLine) -> pg.PlotCurveItem:
+    """One batch of line segments. Dashed/dotted ones are not antialiased: Qt's raster engine
+    strokes antialiased dash patterns very slowly (≈15 ms per repaint for a few long lines)."""
     pen = pg.mkPen(color=color, width=width, style=style)
     pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-    item = pg.PlotCurveItem(pen=pen, connect="pairs", antialias=True)
+    item = pg.PlotCurveItem(
+        pen=pen, connect="pairs", antialias=style == Qt.PenStyle.SolidLine
+    )
     item.setZValue(z)
     return item
 
