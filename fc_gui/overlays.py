@@ -812,8 +812,3 @@ class PlotCanvasHost:
 
     def remove_overlay_item(self, item) -> None:
         self.plot_item.removeItem(item)
-
-
-def mouse_point(vb: pg.ViewBox, x: float, y: float) -> QPointF:
-    """Scene position of the data point (x, y) in ``vb`` (for tests that simulate hovering)."""
-    return vb.mapViewToScene(QPointF(x, y))

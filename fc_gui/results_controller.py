@@ -85,7 +85,6 @@ class ResultsController(QObject):
         self.batch = False
         self._revision = 0
         self._solve_revision = 0
-        self._what_if = False
         self._auto_solve = False
         self._elapsed: float | None = None
         self._link_users: dict | None = None
@@ -234,7 +233,6 @@ class ResultsController(QObject):
         except ForestCollError as exc:
             self._report_error(f"cannot solve: {exc}", quiet=auto)
             return False
-        self._what_if = what_if
         self._auto_solve = auto
         if what_if:
             if previous is not None:

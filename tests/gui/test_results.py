@@ -511,3 +511,20 @@ def test_opening_another_fabric_clears_the_result(qtbot, make_window):
     assert rc.schedule is None and not rc.stale
     assert "No result" in rc.summary.text()
     assert rc.canvas._link_colors is None and rc.cut_overlay.badge is None
+
+
+def test_hovering_a_link_on_the_canvas_shows_its_load(qtbot, make_window, monkeypatch):
+    from PySide6.QtCore import QPointF
+    from PySide6.QtWidgets import QToolTip
+
+    shown = []
+    monkeypatch.setattr(QToolTip, "showText", staticmethod(lambda pos, text, *a: shown.append(text)))
+    w = make_window()
+    rc = w.results_controller
+    solve_and_wait(qtbot, w)
+    w.canvas.fit_view()
+    qtbot.wait(20)
+    scene_pos = w.canvas.view_box.mapViewToScene(QPointF(0.5, 1.0))  # middle of gpu3-gpu2
+    w.canvas._on_mouse_moved(scene_pos)
+    assert shown, "no tooltip"
+    assert "gpu2 → gpu3:" in shown[-1] and "load 100.0% of bandwidth" in shown[-1]
