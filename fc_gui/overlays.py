@@ -586,7 +586,13 @@ class TreeOverlay(_Overlay):
         super().__init__(canvas)
         self.trees: list[tuple[str, Tree]] = []
 
+    @staticmethod
+    def color_of(i: int) -> tuple[int, int, int]:
+        """The colour of the ``i``-th shown tree (matches the swatch in the trees list)."""
+        return TREE_PALETTE[i % len(TREE_PALETTE)]
+
     def show_trees(self, trees: Sequence[tuple[str, Tree]]) -> None:
+        """Draw ``trees`` (tree ``i`` in :meth:`color_of` ``(i)``)."""
         self.clear()
         self.trees = list(trees)
         if not self.trees:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QColor, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -212,6 +213,12 @@ def tree_rows(schedule: Schedule) -> list[TreeRow]:
     return rows
 
 
+def _swatch(rgb: tuple[int, int, int]) -> QPixmap:
+    pix = QPixmap(12, 12)
+    pix.fill(QColor(*rgb))
+    return pix
+
+
 class TreesModel(QAbstractTableModel):
     """Table model of :class:`TreeRow` (sortable through a proxy)."""
 
@@ -230,9 +237,11 @@ class TreesModel(QAbstractTableModel):
         super().__init__(parent)
         self.rows: list[TreeRow] = []
         self.show_phase = False
+        self.swatches: dict[int, QPixmap] = {}
 
     def set_rows(self, rows: list[TreeRow], show_phase: bool) -> None:
         self.beginResetModel()
+        self.swatches = {}
         self.rows = rows
         self.show_phase = show_phase
         self.endResetModel()
@@ -280,7 +289,17 @@ class TreesModel(QAbstractTableModel):
             )[col]
         if role == Qt.ItemDataRole.TextAlignmentRole and col >= 2:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.DecorationRole and col == 1:
+            return self.swatches.get(index.row())
         return None
+
+    def set_swatches(self, colors: dict[int, tuple[int, int, int]]) -> None:
+        """Colour swatches (row -> RGB) in the root column: the trees' colours on the canvas."""
+        old = set(self.swatches)
+        self.swatches = {r: _swatch(c) for r, c in colors.items()}
+        for r in old | set(self.swatches):
+            idx = self.index(r, 1)
+            self.dataChanged.emit(idx, idx, [Qt.ItemDataRole.DecorationRole])
 
 
 class _TreesProxy(QSortFilterProxyModel):
@@ -423,11 +442,14 @@ class TreesView(QWidget):
         if not selection.isEmpty():
             self.table.scrollTo(selection.indexes()[0])
 
-    def selected_trees(self) -> list[tuple[str, Tree]]:
-        rows = sorted(
+    def selected_rows(self) -> list[int]:
+        """Model rows selected, in model order (the order trees are drawn and coloured)."""
+        return sorted(
             self.proxy.mapToSource(i).row() for i in self.table.selectionModel().selectedRows()
         )
-        return [(self.model.rows[r].phase, self.model.rows[r].tree) for r in rows]
+
+    def selected_trees(self) -> list[tuple[str, Tree]]:
+        return [(self.model.rows[r].phase, self.model.rows[r].tree) for r in self.selected_rows()]
 
     def sizeHint(self):
         from PySide6.QtCore import QSize

@@ -402,6 +402,15 @@ class ResultsController(QObject):
 
     def _on_trees_selected(self, trees: list) -> None:
         self.tree_overlay.show_trees(trees)
+        rows = self.trees_view.selected_rows()
+        swatches = {r: self.tree_overlay.color_of(i) for i, r in enumerate(rows)}
+        model, listed = self.trees_view.model, self.trees_view.model.rows
+
+        def apply() -> None:  # later: a selection change can come from inside a filter change
+            if model.rows is listed:
+                model.set_swatches(swatches)
+
+        QTimer.singleShot(0, apply)
         self.animation.set_trees(trees)
         self.trees_view.set_playing(False)
 

@@ -161,9 +161,17 @@ class SolvePanel(QWidget):
             self.phase_label.setText("starting…")
 
     def set_progress(self, phase: str, fraction: float) -> None:
+        """Show ``phase`` and its fraction; the bar shows the whole solve (phases in order)."""
         title = PHASE_TITLES.get(phase, phase.replace("_", " "))
-        self.progress_bar.setValue(int(round(1000 * max(0.0, min(1.0, fraction)))))
-        self.phase_label.setText(f"{title} — {100 * fraction:.0f}%")
+        fraction = max(0.0, min(1.0, fraction))
+        order = list(PHASE_TITLES)
+        if phase in order:
+            overall = (order.index(phase) + fraction) / len(order)
+            step = f" (step {order.index(phase) + 1}/{len(order)})"
+        else:
+            overall, step = fraction, ""
+        self.progress_bar.setValue(int(round(1000 * overall)))
+        self.phase_label.setText(f"{title}{step} — {100 * fraction:.0f}%")
 
     def set_status(self, text: str) -> None:
         self.phase_label.setText(text)

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QMessageBox
 from results_fixtures import FakeSolver, failing_solver, ring4, ring4_schedule
@@ -144,6 +144,11 @@ def test_selecting_trees_overlays_them_and_animation_plays_depth_by_depth(qtbot,
     assert tree.root == "gpu1" and phase == "allgather"
     assert rc.tree_overlay.trees == [(phase, tree)]
     assert len(rc.tree_overlay.items) == 2  # one curve (edges + arrowheads) + root star
+    # the row gets a swatch of the tree's colour on the canvas
+    qtbot.wait(10)
+    swatch = rc.trees_view.model.data(rc.trees_view.model.index(first, 1),
+                                      Qt.ItemDataRole.DecorationRole)
+    assert swatch.toImage().pixelColor(5, 5).getRgb()[:3] == rc.tree_overlay.color_of(0)
     assert rc.trees_view.play_button.isEnabled()
     anim = rc.animation
     assert anim.steps == 3  # a chain of 4 nodes has height 3

@@ -152,8 +152,10 @@ def test_panel_emits_options_and_tracks_state(qtbot):
     with qtbot.waitSignal(panel.cancel_requested):
         panel.cancel_button.click()
     panel.set_progress("switch_removal", 0.5)
-    assert panel.progress_bar.value() == 500
-    assert "removing switches" in panel.phase_label.text()
+    assert panel.progress_bar.value() == 375  # phase 2 of 4, half done
+    assert panel.phase_label.text() == "removing switches (step 2/4) — 50%"
+    panel.set_progress("something else", 0.25)
+    assert panel.progress_bar.value() == 250
     panel.set_running(False)
     assert panel.solve_button.isEnabled()
 
