@@ -6,8 +6,9 @@ With k fixed, capacities are ``⌊U·b(e)⌋`` and we need the smallest U for wh
 to the smallest value satisfying the worst of them (a step function with steps at
 ``integer / b(e)``). U only increases and every value tried is a lower bound, so the first
 feasible U is optimal; the rate is ``k/U`` and the algbw ``N·k/U``. If rounding unbalances a
-switch (in- and out-links of different bandwidths), the larger side is trimmed
-(:func:`solver.balance.balance_capacities`); U is then the smallest found, not proven minimal.
+switch (in- and out-links of different bandwidths), splitting drops the unusable excess; only if
+that fails is the larger side trimmed first (``balance=True``), and U is then the smallest found,
+not proven minimal.
 """
 
 from __future__ import annotations
@@ -38,9 +39,17 @@ def _smallest_U(bws: list[Fraction], target: int, start: Fraction) -> Fraction:
 
 
 def fixed_k_capacity(
-    fabric: IndexedFabric, k: int, rate: Fraction, check: Callable[[], None] | None = None
+    fabric: IndexedFabric,
+    k: int,
+    rate: Fraction,
+    check: Callable[[], None] | None = None,
+    balance: bool = False,
 ) -> tuple[Fraction, list[int]]:
-    """Smallest U (and the capacities ``⌊U·b(e)⌋``) admitting ``k`` trees per root."""
+    """Smallest U (and the capacities ``⌊U·b(e)⌋``) admitting ``k`` trees per root.
+
+    With ``balance`` the rounded capacities of every switch are first trimmed to in = out
+    (:func:`solver.balance.balance_capacities`), for when splitting the plain floors fails.
+    """
     if k < 1:
         raise SolverError(f"max_trees_per_root must be >= 1, got {k}")
     N = fabric.num_compute
@@ -50,7 +59,7 @@ def fixed_k_capacity(
     need = N * k
     for _ in range(10_000):
         floors = _floor_caps(fabric.bandwidth, U)
-        caps = balance_capacities(fabric, floors)
+        caps = balance_capacities(fabric, floors) if balance else floors
         if max(caps) >= MAX_CAPACITY:
             raise SolverError("too many trees per root for int64 arithmetic")
         if net is None:

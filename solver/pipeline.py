@@ -23,7 +23,7 @@ from .optimum import Optimum, compute_optimum
 from .packing import pack_trees
 from .paths import route_classes
 from .schedule import COLLECTIVES, BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
-from .splitting import split_switches
+from .splitting import IncompleteSplit, split_switches
 from .topology import Topology, validate
 
 ProgressFn = Callable[[str, float], None]
@@ -127,31 +127,54 @@ def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | N
             return None
         return lambda fraction: progress(phase, fraction)
 
-    t0 = time.perf_counter()
     if progress is not None:
         progress("optimum", 0.0)
-    full = IndexedFabric.from_topology(topology)
-    fabric, warnings = balance_switches(full)
-    opt = compute_optimum(fabric, check)
-    bound = opt
-    if fabric is not full:
-        # the cut bound of the fabric as drawn stays the honest upper bound
-        bound = compute_optimum(full, check)
-        warnings.append(
-            f"trimmed fabric optimum {float(opt.algbw):.6g} GB/s; the cut bound of the fabric as "
-            f"drawn is {float(bound.algbw):.6g} GB/s (it assumes switches could replicate data)"
-        )
-    k, caps = opt.k, list(opt.caps)
-    if K is not None and opt.k > K:
-        k, caps = _best_fixed_k(fabric, opt, K, check)
-    timings["optimum"] = time.perf_counter() - t0
-    if progress is not None:
-        progress("optimum", 1.0)
-
     t0 = time.perf_counter()
-    split = split_switches(fabric, dict(zip(fabric.edges, caps)), k, check,
-                           report("switch_removal"))
-    timings["switch_removal"] = time.perf_counter() - t0
+    full = IndexedFabric.from_topology(topology)
+    bound = compute_optimum(full, check)  # the cut bound of the fabric as drawn
+    timings["optimum"] = time.perf_counter() - t0
+    timings["switch_removal"] = 0.0
+
+    def attempt(fabric: IndexedFabric, balance_floors: bool):
+        t0 = time.perf_counter()
+        opt = bound if fabric is full else compute_optimum(fabric, check)
+        k, caps = opt.k, list(opt.caps)
+        if K is not None and opt.k > K:
+            k, caps = _best_fixed_k(fabric, opt, K, check, balance_floors)
+        timings["optimum"] += time.perf_counter() - t0
+        if progress is not None:
+            progress("optimum", 1.0)
+        t0 = time.perf_counter()
+        try:
+            split = split_switches(fabric, dict(zip(fabric.edges, caps)), k, check,
+                                   report("switch_removal"))
+        finally:
+            timings["switch_removal"] += time.perf_counter() - t0
+        return fabric, opt, k, split
+
+    notes = _imbalance_notes(full)
+    try:
+        # first the fabric as drawn: an unbalanced switch may still split off completely
+        fabric, opt, k, split = attempt(full, False)
+        warnings = notes
+    except IncompleteSplit:
+        try:
+            if K is None:
+                raise
+            # fixed k: rounding may have unbalanced a switch; trim the rounded capacities
+            fabric, opt, k, split = attempt(full, True)
+            warnings = notes
+        except IncompleteSplit:
+            trimmed, warnings = balance_switches(full)
+            if trimmed is full:
+                raise
+            fabric, opt, k, split = attempt(trimmed, True)
+            # the cut bound of the fabric as drawn stays the honest upper bound
+            warnings.append(
+                f"trimmed fabric optimum {float(opt.algbw):.6g} GB/s; the cut bound of the fabric "
+                f"as drawn is {float(bound.algbw):.6g} GB/s (it assumes switches could replicate "
+                "data)"
+            )
 
     t0 = time.perf_counter()
     rank = {v: i for i, v in enumerate(fabric.compute)}
@@ -179,7 +202,7 @@ def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | N
     timings["paths"] = time.perf_counter() - t0
     if progress is not None:
         progress("paths", 1.0)
-    if K is None and (algbw != opt.algbw if bound is opt else not opt.algbw <= algbw):
+    if K is None and (algbw != opt.algbw if fabric is full else not opt.algbw <= algbw):
         raise SolverError(
             f"internal error: schedule reaches {float(algbw):g} GB/s, optimum {float(opt.algbw):g}"
         )
@@ -199,15 +222,38 @@ def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | N
 
 
 def _best_fixed_k(fabric: IndexedFabric, opt: Optimum, K: int,
-                  check: Callable[[], None] | None) -> tuple[int, list[int]]:
+                  check: Callable[[], None] | None,
+                  balance_floors: bool = False) -> tuple[int, list[int]]:
     """Best k <= K: doubling a tree set never hurts, so only k in (K/2, K] can win."""
     best = None
     for k in range(K // 2 + 1, K + 1):
-        U, caps = fixed_k_capacity(fabric, k, opt.rate, check)
+        U, caps = fixed_k_capacity(fabric, k, opt.rate, check, balance=balance_floors)
         rate = Fraction(k) / U
         if best is None or rate > best[0]:
             best = (rate, k, caps)
     return best[1], best[2]
+
+
+def _imbalance_notes(fabric: IndexedFabric) -> list[str]:
+    """One note per switch whose in- and out-bandwidth differ (used when no trim was needed)."""
+    notes = []
+    tin: dict[int, Fraction] = {}
+    tout: dict[int, Fraction] = {}
+    for (u, v), b in zip(fabric.edges, fabric.bandwidth):
+        tout[u] = tout.get(u, Fraction(0)) + b
+        tin[v] = tin.get(v, Fraction(0)) + b
+    for w in range(fabric.n):
+        if fabric.is_compute[w]:
+            continue
+        a, b = tin.get(w, Fraction(0)), tout.get(w, Fraction(0))
+        if a != b:
+            side = "incoming" if a > b else "outgoing"
+            notes.append(
+                f"switch {fabric.names[w]!r} is unbalanced (in {float(a):g} GB/s, out "
+                f"{float(b):g} GB/s): its extra {side} bandwidth stays unused (a switch cannot "
+                "store or replicate data); the schedule still meets the cut bound"
+            )
+    return notes
 
 
 def _sorted_trees(trees: list[Tree], topology: Topology) -> list[Tree]:

@@ -32,6 +32,10 @@ from .maxflow import FlowNetwork, _add_excess, _cut_capacity, _dinic, _repair
 Path = tuple[int, ...]
 
 
+class IncompleteSplit(SolverError):
+    """A switch could not be split off completely (it cannot forward what its links promise)."""
+
+
 @dataclass
 class SplitResult:
     """Compute-to-compute capacities after splitting and the physical paths behind each edge."""
@@ -150,7 +154,7 @@ def _settle_split(indptr, head, rev, tail, cap, flows, s, targets, need, auw, aw
     """Undo ``g - gamma`` of a tentative split and restore every stored flow to value ``need``."""
     back = g - gamma
     if back == 0:
-        return 0
+        return 0  # the whole split was admissible: every processed row already holds need
     cap[auw] += back
     cap[awt] += back
     if aut >= 0:
@@ -169,6 +173,18 @@ def _settle_split(indptr, head, rev, tail, cap, flows, s, targets, need, auw, aw
                                 m, level, it, queue, stack)
                 if value < need:
                     return 1
+                continue
+        if touched[i] == 1:
+            # a repaired row may have lost value in the trial: top it up again (gamma is
+            # admissible, so every target can reach need again)
+            value = 0
+            for a in range(indptr[s], indptr[s + 1]):
+                value += cap[a] - res[a]
+            if value < need:
+                value += _dinic(indptr, head, rev, res, s, targets[i], need - value, level, it,
+                                queue, stack)
+            if value < need:
+                return 1
     return 0
 
 
@@ -227,13 +243,6 @@ def split_switches(
         extra = []
         for w in batch:
             ins, outs = sorted(graph.inn[w]), sorted(graph.out[w])
-            tot_in = sum(cur[(u, w)] for u in ins)
-            tot_out = sum(cur[(w, t)] for t in outs)
-            if tot_in != tot_out:
-                raise SolverError(
-                    f"switch {fabric.names[w]!r} is unbalanced after trimming "
-                    f"(in {tot_in}, out {tot_out} capacity units)"
-                )
             extra += [(u, t) for u in ins for t in outs if u != t and (u, t) not in cur]
         extra = list(dict.fromkeys(extra))
         all_pairs = pairs + extra
@@ -258,23 +267,40 @@ def split_switches(
         bufs = (net._level, net._it, net._queue, net._stack)
         for w in batch:
             ins, outs = sorted(graph.inn[w]), sorted(graph.out[w])
-            for u in ins:
-                # try partners t != u first (rotated to start after u), the self-pair last
-                rot = [t for t in outs if t > u] + [t for t in outs if t < u]
-                share = cur[(u, w)]
+            tot_in = sum(cur[(u, w)] for u in ins)
+            tot_out = sum(cur[(w, t)] for t in outs)
+            # split off every edge of the smaller side (both sides when balanced); whatever is
+            # left on the larger side afterwards carries no flow and is dropped
+            by_in = tot_in <= tot_out
+            primary, other = (ins, outs) if by_in else (outs, ins)
+            for p in primary:
+                edge = (p, w) if by_in else (w, p)
+                # partners q != p first (rotated to start after p), the self-pair last
+                rot = [q for q in other if q > p] + [q for q in other if q < p]
+                share = cur[edge]
                 if spread and rot:
                     share = -(-share // len(rot))  # first pass: spread over all partners
-                if u in outs:
-                    rot.append(u)
-                passes = [(t, share) for t in rot]
-                if share < cur[(u, w)]:
-                    passes += [(t, None) for t in rot]
-                for t, limit in passes:
+                if p in other:
+                    rot.append(p)
+                passes = [(q, share) for q in rot]
+                if share < cur[edge]:
+                    passes += [(q, None) for q in rot]
+                # a pair refused earlier can become admissible after other splits: keep cycling
+                # through the partners until the edge is gone or a whole round changes nothing
+                progress_mark = -1
+                i = 0
+                while i < len(passes):
+                    q, limit = passes[i]
+                    i += 1
+                    if i == len(passes) and cur.get(edge, 0) and progress_mark != num_splits:
+                        progress_mark = num_splits
+                        passes += [(x, None) for x in rot]
+                    u, t = (p, q) if by_in else (q, p)
                     a = cur.get((u, w), 0)
-                    if a == 0:
-                        break
                     b = cur.get((w, t), 0)
-                    if b == 0:
+                    if cur.get(edge, 0) == 0:
+                        break
+                    if a == 0 or b == 0:
                         continue
                     if check is not None:
                         check()
@@ -303,14 +329,18 @@ def split_switches(
                     if u != t:
                         graph.set((u, t), cur.get((u, t), 0) + gamma)
                         _join(first, second, paths.setdefault((u, t), {}))
-                if cur.get((u, w), 0):
-                    raise SolverError(
-                        f"internal error: could not split off edge {fabric.names[u]!r} -> "
-                        f"{fabric.names[w]!r} at switch {fabric.names[w]!r}"
+                if cur.get(edge, 0):
+                    side = "incoming" if by_in else "outgoing"
+                    raise IncompleteSplit(
+                        f"switch {fabric.names[w]!r} cannot forward all of its {side} capacity "
+                        f"(in {tot_in}, out {tot_out} units; switches cannot replicate data)"
                     )
-            if graph.out[w]:
+            # the larger side's remainder: no flow can use it any more
+            for q in other:
+                graph.set((q, w) if by_in is False else (w, q), 0)
+            if graph.out[w] or graph.inn[w]:
                 raise SolverError(
-                    f"internal error: switch {fabric.names[w]!r} keeps out-capacity after splitting"
+                    f"internal error: switch {fabric.names[w]!r} keeps capacity after splitting"
                 )
             for u in ins:
                 paths.pop((u, w), None)

@@ -146,19 +146,44 @@ def _unbalanced():
     return Topology("one-way uplinks", nodes, links)
 
 
-def test_unbalanced_switch_is_trimmed_with_a_warning():
+def test_unbalanced_switch_that_still_splits_reaches_the_cut_bound():
+    """Two one-way uplinks into a switch with one way out: the excess input is simply unused."""
     s = solver.solve(_unbalanced())
-    assert len(s.warnings) == 2
+    assert len(s.warnings) == 1
     assert "'up'" in s.warnings[0] and "unbalanced" in s.warnings[0]
-    assert "cut bound" in s.warnings[1]
-    # the optimum reported is the cut bound of the fabric as drawn (a true upper bound); the
-    # schedule is optimal for the trimmed fabric and cannot beat the bound
-    assert s.algbw_exact <= s.optimal_algbw_exact
+    assert s.algbw_exact == s.optimal_algbw_exact
     _check_trees(s)
     verify_schedule(s)
-    # the trimmed switch forwards at most 50 GB/s in total
-    through = sum(ll.load * ll.bandwidth for ll in s.link_load if ll.target == "up")
-    assert through <= 50
+    # data in = data out of the switch, so at most 50 GB/s of its 100 GB/s input is used
+    assert sum(ll.load * ll.bandwidth for ll in s.link_load if ll.target == "up") <= 50
+
+
+def _broadcast_switch():
+    """g0 -> bc -> {g1, g2}: the cut bound needs bc to copy g0's data, which switches cannot."""
+    nodes = tuple(Node(f"g{i}", "compute") for i in range(3)) + (Node("bc", "switch"),)
+    links = (
+        Link("g0", "bc", Fraction(10), directed=True),
+        Link("bc", "g1", Fraction(10), directed=True),
+        Link("bc", "g2", Fraction(10), directed=True),
+        Link("g1", "g0", Fraction(10), directed=True),
+        Link("g2", "g0", Fraction(10), directed=True),
+    )
+    return Topology("broadcast switch", nodes, links)
+
+
+def test_switch_that_would_need_to_replicate_is_trimmed_with_warnings():
+    s = solver.solve(_broadcast_switch())
+    verify_schedule(s)
+    _check_trees(s)
+    assert s.optimal_algbw_exact == 15  # the cut bound of the fabric as drawn
+    # every unit of g0->bc serves one receiver: 4 x <= 10 per node, so 3 * 2.5 GB/s
+    assert s.algbw_exact == Fraction(15, 2)
+    assert "'bc'" in s.warnings[0] and "trimmed" in s.warnings[0]
+    assert "cut bound" in s.warnings[-1]
+    for K in (1, 2):
+        fixed = solver.solve(_broadcast_switch(), max_trees_per_root=K)
+        verify_schedule(fixed)
+        assert fixed.algbw_exact <= s.optimal_algbw_exact
 
 
 def test_fixed_k_on_a_switch_unbalanced_by_rounding():
