@@ -11,7 +11,7 @@ from solver import templates
 from solver.balance import balance_switches
 from solver.csr import IndexedFabric
 from solver.optimum import compute_optimum
-from solver.splitting import split_switches
+from solver.splitting import IncompleteSplit, split_switches
 from solver.topology import Link, Node, Topology
 
 
@@ -93,3 +93,40 @@ def test_switch_to_switch_chain_is_routed_through_both():
     _opt, result = check_split(Topology("chain", nodes, links))
     (pieces,) = [p for (u, v), p in result.paths.items() if (u, v) == (0, 1)]
     assert list(pieces) == [(0, 2, 3, 1)]
+
+
+def test_switch_that_would_have_to_replicate_cannot_be_split():
+    """g0 -> w -> {g1, g2} one way: the cut bound counts w's output twice; splitting refuses."""
+    nodes = tuple(Node(f"g{i}", "compute") for i in range(3)) + (Node("w", "switch"),)
+    links = (
+        Link("g0", "w", Fraction(10), directed=True),
+        Link("w", "g1", Fraction(10), directed=True),
+        Link("w", "g2", Fraction(10), directed=True),
+        Link("g1", "g0", Fraction(10), directed=True),
+        Link("g2", "g0", Fraction(10), directed=True),
+    )
+    fabric = IndexedFabric.from_topology(Topology("bcast", nodes, links))
+    opt = compute_optimum(fabric)
+    with pytest.raises(IncompleteSplit, match="'w'"):
+        split_switches(fabric, dict(zip(fabric.edges, opt.caps)), opt.k)
+
+
+def test_unbalanced_switch_with_spare_input_splits_and_drops_the_excess():
+    nodes = tuple(Node(f"g{i}", "compute") for i in range(3)) + (Node("w", "switch"),)
+    links = tuple(Link(f"g{i}", f"g{(i + 1) % 3}", Fraction(4)) for i in range(3)) + (
+        Link("g0", "w", Fraction(2), directed=True),
+        Link("g1", "w", Fraction(2), directed=True),
+        Link("w", "g2", Fraction(2), directed=True),
+    )
+    fabric = IndexedFabric.from_topology(Topology("spare", nodes, links))
+    opt = compute_optimum(fabric)
+    result = split_switches(fabric, dict(zip(fabric.edges, opt.caps)), opt.k)
+    used_into_w = sum(units for pieces in result.paths.values() for path, units in pieces.items()
+                      if len(path) == 3)
+    assert used_into_w <= opt.caps[fabric.edges.index((3, 2))]  # only w's one way out is used
+    g = nx.DiGraph()
+    for (u, v), c in result.caps.items():
+        g.add_edge(u, v, capacity=c)
+    for v in fabric.compute:
+        g.add_edge("s", v, capacity=opt.k)
+    assert all(nx.maximum_flow_value(g, "s", v) >= 3 * opt.k for v in fabric.compute)
