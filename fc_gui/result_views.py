@@ -469,6 +469,9 @@ class TreesView(QWidget):
     # ------------------------------------------------------------------ slots
     def _root_changed(self) -> None:
         self.proxy.set_root_filter(self.root_box.currentData())
+        total = len(self.model.rows)
+        shown = self.proxy.rowCount()
+        self.count_label.setText(f"{total} trees" if shown == total else f"{shown} of {total} trees")
 
     def _selection_changed(self, *args) -> None:
         if self._updating:

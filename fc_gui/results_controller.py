@@ -121,6 +121,8 @@ class ResultsController(QObject):
         self.trees_dock = window.add_dock(self.trees_view, right, "Trees")
         window.tabifyDockWidget(self.summary_dock, self.trees_dock)
         self.summary_dock.raise_()
+        # the right-hand docks run down to the bottom; the plots sit under the canvas only
+        window.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         self.plots = PlotsDock()
         self.plots_dock = window.add_dock(self.plots, Qt.DockWidgetArea.BottomDockWidgetArea, "Plots")
         self.plots.simulate_requested.connect(self.simulate)

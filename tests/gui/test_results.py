@@ -170,6 +170,7 @@ def test_selecting_trees_overlays_them_and_animation_plays_depth_by_depth(qtbot,
     # filter by root and select all of its trees
     rc.trees_view.set_root_filter("gpu2")
     assert rc.trees_view.proxy.rowCount() == 2
+    assert rc.trees_view.count_label.text() == "2 of 8 trees"
     rc.trees_view.table.selectAll()
     assert {t.root for _, t in rc.trees_view.selected_trees()} == {"gpu2"}
     assert len(rc.tree_overlay.trees) == 2
