@@ -504,7 +504,7 @@ class ColorBarWidget(QWidget):
         self.setFont(font)
         fm = self.fontMetrics()
         width = max(fm.horizontalAdvance(title) + 14, 34 + fm.horizontalAdvance("100% (bottleneck)"))
-        self.resize(width + 6, 200)
+        self.resize(width + 6, 150)
         parent.installEventFilter(self)
         self._place()
         self.raise_()

@@ -93,7 +93,7 @@ def summary_html(
             if schedule.optimal_algbw_exact
             else 0.0
         )
-        label = f"Schedule algbw (≤ {limit} trees/root)" if limit is not None else "Schedule algbw"
+        label = f"algbw, K = {limit}" if limit is not None else "Schedule algbw"
         rows.append((label, f"{esc(frac_text(schedule.algbw_exact))} GB/s ({100 * ratio:.1f}%)"))
     trees = schedule.all_trees()
     rows.append(("Trees", f"k = {schedule.k} per root, {len(trees)} distinct"))

@@ -405,7 +405,7 @@ def test_summary_for_fixed_k_and_warnings():
     limited = replace(s, max_trees_per_root=1, k=1, algbw_exact=Fraction(200),
                       warnings=("trimmed 5 GB/s of unusable uplink at switch 'ib0'",))
     html = summary_html(limited, elapsed=1.5)
-    assert "Schedule algbw (≤ 1 trees/root)" in html and "200 GB/s (75.0%)" in html
+    assert "algbw, K = 1" in html and "200 GB/s (75.0%)" in html
     assert "trimmed 5 GB/s" in html and "1.50 s" in html
 
 
