@@ -127,14 +127,23 @@ def _pairs_xy(seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(flat[:, 0]), np.ascontiguousarray(flat[:, 1])
 
 
-def _curve(color, width: float, z: float, style=Qt.PenStyle.SolidLine) -> pg.PlotCurveItem:
-    """One batch of line segments. Dashed/dotted ones are not antialiased: Qt's raster engine
-    strokes antialiased dash patterns very slowly (≈15 ms per repaint for a few long lines)."""
+#: Above this many segments an overlay curve is drawn without antialiasing: antialiased wide
+#: lines cost ~0.1-0.2 ms per segment per repaint in Qt's raster engine (two trees of 16x DGX
+#: A100 = 540 segments took 90 ms per frame antialiased, 11 ms without).
+AA_SEGMENT_LIMIT = 250
+
+
+def _curve(color, width: float, z: float, style=Qt.PenStyle.SolidLine,
+           segments: int = 0) -> pg.PlotCurveItem:
+    """One batch of line segments (``segments``: how many, to choose antialiasing).
+
+    Dashed/dotted lines are never antialiased: Qt strokes antialiased dash patterns very slowly
+    (≈15 ms per repaint for a few long lines).
+    """
     pen = pg.mkPen(color=color, width=width, style=style)
-    pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-    item = pg.PlotCurveItem(
-        pen=pen, connect="pairs", antialias=style == Qt.PenStyle.SolidLine
-    )
+    pen.setCapStyle(Qt.PenCapStyle.FlatCap)
+    antialias = style == Qt.PenStyle.SolidLine and segments <= AA_SEGMENT_LIMIT
+    item = pg.PlotCurveItem(pen=pen, connect="pairs", antialias=antialias)
     item.setZValue(z)
     return item
 
@@ -274,8 +283,9 @@ class CutOverlay(_Overlay):
         curve = _curve(CUT_COLOR, 3.0, Z_TREES + 0.5, Qt.PenStyle.DashLine)
         curve.setData(*_pairs_xy(seg))
         self._add(curve)
-        heads = _curve(CUT_COLOR, 3.0, Z_TREES + 0.5)
-        heads.setData(*_pairs_xy(chevrons(seg, 2.0 * offset if offset else 0.1)))
+        heads_seg = chevrons(seg, 2.0 * offset if offset else 0.1)
+        heads = _curve(CUT_COLOR, 3.0, Z_TREES + 0.5, segments=len(heads_seg))
+        heads.setData(*_pairs_xy(heads_seg))
         self._add(heads)
 
         self.label_text = cut_caption(cut, list(pos), num_compute)
@@ -397,7 +407,8 @@ class HeatMapOverlay(_Overlay):
             for b in np.unique(bins[~idle]):
                 mask = (bins == b) & ~idle
                 level = b / HEAT_BINS
-                c = _curve(self.cmap.map(level, mode="qcolor"), 2.0 + 3.0 * level, Z_HEAT + level)
+                c = _curve(self.cmap.map(level, mode="qcolor"), 2.0 + 3.0 * level, Z_HEAT + level,
+                           segments=int(mask.sum()))
                 c.setData(*_pairs_xy(self.seg[mask]))
                 self._add(c)
             self._ensure_hover()
@@ -612,9 +623,9 @@ class TreeOverlay(_Overlay):
                 roots.append(pos[tree.root])
         width = 2.5 if len(self.trees) <= 4 else 1.8
         for ci, segs in by_color.items():
-            color = TREE_PALETTE[ci] + (230,)
-            c = _curve(color, width, Z_TREES)
-            c.setData(*_pairs_xy(np.concatenate(segs)))
+            seg = np.concatenate(segs)
+            c = _curve(TREE_PALETTE[ci] + (230,), width, Z_TREES, segments=len(seg))
+            c.setData(*_pairs_xy(seg))
             self._add(c)
         if roots:
             star = pg.ScatterPlotItem(
@@ -752,8 +763,9 @@ class BroadcastAnimation(QObject):
                 lane_segments(pos, last_hops(p for _, _, p in current), offset),
                 2.2 * offset or 0.1,
             )
-            c = _curve(ANIM_CURRENT, 4.5, Z_ANIM)
-            c.setData(*_pairs_xy(np.concatenate([seg, heads])))
+            seg = np.concatenate([seg, heads])
+            c = _curve(ANIM_CURRENT, 4.5, Z_ANIM, segments=len(seg))
+            c.setData(*_pairs_xy(seg))
             self.overlay._add(c)
         have = [pos[n] for n in self.holders() if n in pos]
         if have:
