@@ -251,7 +251,7 @@ def _imbalance_notes(fabric: IndexedFabric) -> list[str]:
             notes.append(
                 f"switch {fabric.names[w]!r} is unbalanced (in {float(a):g} GB/s, out "
                 f"{float(b):g} GB/s): its extra {side} bandwidth stays unused (a switch cannot "
-                "store or replicate data); the schedule still meets the cut bound"
+                "store or replicate data); no trimming was needed, the optimum is the cut bound"
             )
     return notes
 
