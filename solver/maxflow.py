@@ -27,12 +27,13 @@ MAX_CAPACITY = 1 << 56  # finite capacities must stay below this (room for sums 
 
 @njit
 def _dinic(indptr, head, rev, res, s, t, cutoff, level, it, queue, stack):
-    """Augment ``res`` in place from ``s`` to ``t`` until max flow or ``cutoff``; return the flow."""
-    n = indptr.shape[0] - 1
+    """Augment ``res`` in place from ``s`` to ``t`` until max flow or ``cutoff``; return the flow.
+
+    ``level`` must be all -1 on entry and is all -1 again on return (only the nodes a phase
+    discovers are touched, so a short reroute costs O(explored), not O(nodes)).
+    """
     flow = 0
     while flow < cutoff:
-        for i in range(n):
-            level[i] = -1
         level[s] = 0
         qh = 0
         qt = 1
@@ -50,9 +51,11 @@ def _dinic(indptr, head, rev, res, s, t, cutoff, level, it, queue, stack):
                     queue[qt] = v
                     qt += 1
         if level[t] < 0:
+            for i in range(qt):
+                level[queue[i]] = -1
             break
-        for i in range(n):
-            it[i] = indptr[i]
+        for i in range(qt):
+            it[queue[i]] = indptr[queue[i]]
         # blocking flow by repeated depth-first searches along level-increasing arcs
         while flow < cutoff:
             depth = 0
@@ -86,6 +89,8 @@ def _dinic(indptr, head, rev, res, s, t, cutoff, level, it, queue, stack):
                 res[a] -= push
                 res[rev[a]] += push
             flow += push
+        for i in range(qt):
+            level[queue[i]] = -1
     return flow
 
 
@@ -135,6 +140,15 @@ def _add_excess(nodes, amounts, m, x, amount):
 
 
 @njit
+def _inflow(indptr, cap, res, v):
+    """Net flow into ``v`` (the flow value when ``v`` is the sink and flow is conserved)."""
+    out = 0
+    for a in range(indptr[v], indptr[v + 1]):
+        out += cap[a] - res[a]  # forward arc: its flow; reverse arc: minus the incoming flow
+    return -out
+
+
+@njit
 def _repair(indptr, head, rev, cap, res, s, v, need, nodes, amounts, m,
             level, it, queue, stack):
     """Turn a flow with local excesses/deficits back into an s-v flow and top it up to ``need``.
@@ -173,9 +187,7 @@ def _repair(indptr, head, rev, cap, res, s, v, need, nodes, amounts, m,
                                      stack)
         if amounts[i] != 0:
             return -1
-    value = 0
-    for a in range(indptr[s], indptr[s + 1]):
-        value += cap[a] - res[a]
+    value = _inflow(indptr, cap, res, v)
     if value < need:
         value += _dinic(indptr, head, rev, res, s, v, need - value, level, it, queue, stack)
     return value
@@ -240,7 +252,7 @@ class FlowNetwork:
         self.cap = np.zeros(2 * m, dtype=np.int64)
         self.cap[self.edge_arc] = caps_arr
         self.res = np.empty(2 * m, dtype=np.int64)
-        self._level = np.empty(self.n, dtype=np.int64)
+        self._level = np.full(self.n, -1, dtype=np.int64)  # _dinic keeps it all -1
         self._it = np.empty(self.n, dtype=np.int64)
         self._queue = np.empty(self.n + 1, dtype=np.int64)
         self._stack = np.empty(self.n + 1, dtype=np.int64)

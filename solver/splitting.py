@@ -27,7 +27,7 @@ import numpy as np
 from ._jit import njit
 from .csr import IndexedFabric
 from .errors import SolverError
-from .maxflow import FlowNetwork, _add_excess, _cut_capacity, _dinic, _repair
+from .maxflow import FlowNetwork, _add_excess, _cut_capacity, _dinic, _inflow, _repair
 
 Path = tuple[int, ...]
 
@@ -177,9 +177,7 @@ def _settle_split(indptr, head, rev, tail, cap, flows, s, targets, need, auw, aw
         if touched[i] == 1:
             # a repaired row may have lost value in the trial: top it up again (gamma is
             # admissible, so every target can reach need again)
-            value = 0
-            for a in range(indptr[s], indptr[s + 1]):
-                value += cap[a] - res[a]
+            value = _inflow(indptr, cap, res, targets[i])
             if value < need:
                 value += _dinic(indptr, head, rev, res, s, targets[i], need - value, level, it,
                                 queue, stack)
