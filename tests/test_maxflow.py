@@ -96,3 +96,19 @@ def test_bad_source_sink_rejected():
     net = FlowNetwork(2, [0], [1], [1])
     with pytest.raises(SolverError):
         net.max_flow(0, 0)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_many_flows_on_one_network_reuse_buffers_correctly(seed):
+    """Dinic keeps its level buffer clean between calls; every (s, t) pair must still be exact."""
+    rng = random.Random(500 + seed)
+    n = rng.randint(3, 10)
+    edges, g = _random_graph(rng, n, 4 * n, 9)
+    net = _network(n, edges)
+    for _ in range(15):
+        s, t = rng.sample(range(n), 2)
+        cutoff = rng.choice([None, rng.randint(0, 20)])
+        want = nx.maximum_flow_value(g, s, t)
+        got = net.max_flow(s, t, cutoff=cutoff)
+        assert got == (want if cutoff is None else min(want, cutoff))
+        assert (net._level == -1).all()
