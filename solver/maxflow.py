@@ -140,6 +140,59 @@ def _add_excess(nodes, amounts, m, x, amount):
 
 
 @njit
+def _cancel_walk(indptr, head, rev, cap, res, x, target, amount, level, it, queue, stack):
+    """Push up to ``amount`` from ``x`` to ``target`` only along arcs that cancel existing flow.
+
+    Depth-first along arcs with ``res > cap`` (reverse arcs of edges carrying flow), so it walks
+    back along flow paths and explores only the flow's support, not the whole network. Uses
+    ``level`` as visited marks (all -1 on entry and on return). Returns the amount pushed.
+    """
+    pushed = 0
+    while pushed < amount:
+        nvis = 1
+        queue[0] = x
+        level[x] = 0
+        it[x] = indptr[x]
+        depth = 0
+        u = x
+        while u != target:
+            advanced = False
+            while it[u] < indptr[u + 1]:
+                a = it[u]
+                w = head[a]
+                if res[a] > cap[a] and level[w] < 0:
+                    level[w] = 0
+                    it[w] = indptr[w]
+                    queue[nvis] = w
+                    nvis += 1
+                    stack[depth] = a
+                    depth += 1
+                    u = w
+                    advanced = True
+                    break
+                it[u] += 1
+            if not advanced:
+                if depth == 0:
+                    break
+                depth -= 1
+                u = head[rev[stack[depth]]]
+                it[u] += 1
+        for i in range(nvis):
+            level[queue[i]] = -1
+        if u != target:
+            break
+        push = amount - pushed
+        for d in range(depth):
+            push = min(push, res[stack[d]] - cap[stack[d]])
+        for d in range(depth):
+            a = stack[d]
+            res[a] -= push
+            res[rev[a]] += push
+        pushed += push
+    return pushed
+
+
+@njit
 def _inflow(indptr, cap, res, v):
     """Net flow into ``v`` (the flow value when ``v`` is the sink and flow is conserved)."""
     out = 0
@@ -174,13 +227,18 @@ def _repair(indptr, head, rev, cap, res, s, v, need, nodes, amounts, m,
         x = nodes[i]
         if x == s or x == v or amounts[i] == 0:
             continue
-        # excess came from s or through v (flow may pass through the sink); deficit likewise
+        # excess came from s or through v (flow may pass through the sink); deficit likewise.
+        # Walking back along the existing flow is cheap; Dinic finishes whatever it leaves.
         if amounts[i] > 0:
+            amounts[i] -= _cancel_walk(indptr, head, rev, cap, res, x, s, amounts[i], level, it,
+                                       queue, stack)
             amounts[i] -= _dinic(indptr, head, rev, res, x, s, amounts[i], level, it, queue, stack)
             if amounts[i] > 0:
                 amounts[i] -= _dinic(indptr, head, rev, res, x, v, amounts[i], level, it, queue,
                                      stack)
         else:
+            amounts[i] += _cancel_walk(indptr, head, rev, cap, res, v, x, -amounts[i], level, it,
+                                       queue, stack)
             amounts[i] += _dinic(indptr, head, rev, res, v, x, -amounts[i], level, it, queue, stack)
             if amounts[i] < 0:
                 amounts[i] += _dinic(indptr, head, rev, res, s, x, -amounts[i], level, it, queue,
