@@ -112,3 +112,54 @@ def test_many_flows_on_one_network_reuse_buffers_correctly(seed):
         got = net.max_flow(s, t, cutoff=cutoff)
         assert got == (want if cutoff is None else min(want, cutoff))
         assert (net._level == -1).all()
+
+
+def _check_flow(net, edges, n, s, t):
+    flow = net.cap[net.edge_arc] - net.res[net.edge_arc]
+    assert np.all(flow >= 0) and np.all(flow <= net.cap[net.edge_arc])
+    bal = np.zeros(n, dtype=np.int64)
+    for (u, v, _), f in zip(edges, flow):
+        bal[u] -= f
+        bal[v] += f
+    assert np.all(np.delete(bal, [s, t]) == 0)
+    return int(bal[t])
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_repair_after_a_capacity_cut_matches_networkx(seed):
+    """Cut one edge under a max flow, repair locally: valid flow of value min(need, new max)."""
+    from solver.maxflow import _add_excess, _cut_capacity, _repair
+
+    rng = random.Random(900 + seed)
+    n = rng.randint(3, 10)
+    edges, _ = _random_graph(rng, n, 5 * n, 9)
+    if not edges:
+        return
+    net = _network(n, edges)
+    s, t = 0, n - 1
+    need = net.max_flow(s, t)
+    i = rng.randrange(len(edges))
+    cut = rng.randint(1, 9)
+    a = int(net.edge_arc[i])
+    net.cap[a] = max(0, net.cap[a] - cut)
+    delta = int(net.cap[a]) - edges[i][2]
+    nodes = np.zeros(8, dtype=np.int64)
+    amounts = np.zeros(8, dtype=np.int64)
+    m = 0
+    over = _cut_capacity(net.res, net.rev, a, delta)
+    if over:
+        m = _add_excess(nodes, amounts, m, net.tail[a], over)
+        m = _add_excess(nodes, amounts, m, net.head[a], -over)
+    value = _repair(net.indptr, net.head, net.rev, net.cap, net.res, s, t, need, nodes, amounts,
+                    m, net._level, net._it, net._queue, net._stack)
+    new_edges = [(u, v, int(net.cap[net.edge_arc[j]])) for j, (u, v, _) in enumerate(edges)]
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    for u, v, c in new_edges:
+        if g.has_edge(u, v):
+            g[u][v]["capacity"] += c
+        else:
+            g.add_edge(u, v, capacity=c)
+    assert value == min(need, nx.maximum_flow_value(g, s, t))
+    assert _check_flow(net, new_edges, n, s, t) == value
+    assert (net._level == -1).all()
