@@ -95,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     app = QApplication.instance() or QApplication(["forestcoll gui"])
     app.setApplicationName("ForestColl Designer")
     app.setOrganizationName("ForestColl")
+    # A clipboard still owning our QMimeData when Qt tears down can crash the exit.
+    app.aboutToQuit.connect(app.clipboard().clear)
     batch = bool(args.solve or args.screenshot)
     if args.topo:
         from .file_actions import FileActions
