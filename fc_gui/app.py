@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     app.setApplicationName("ForestColl Designer")
     app.setOrganizationName("ForestColl")
     # A clipboard still owning our QMimeData when Qt tears down can crash the exit.
-    app.aboutToQuit.connect(app.clipboard().clear)
+    app.aboutToQuit.connect(lambda: QApplication.clipboard().clear())
     batch = bool(args.solve or args.screenshot)
     if args.topo:
         from .file_actions import FileActions
