@@ -118,6 +118,24 @@ def solve(
 
 
 # ---------------------------------------------------------------------------- allgather
+SHALLOW = 3  # max tree height (logical hops) accepted from spread splitting without a second try
+SECOND_OPINION_MAX = 256  # compute nodes up to which greedy splitting is tried as well
+
+
+def _heights(classes) -> tuple[int, Fraction]:
+    """(max height, mean height weighted by multiplicity) of packed tree classes."""
+    tallest, total, count = 0, 0, 0
+    for cls in classes:
+        depth = {cls.root: 0}
+        for parent, child in cls.edges:
+            depth[child] = depth[parent] + 1
+        h = max(depth.values())
+        tallest = max(tallest, h)
+        total += h * cls.mult
+        count += cls.mult
+    return tallest, Fraction(total, max(count, 1))
+
+
 def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | None,
                      check: Callable[[], None] | None) -> Schedule:
     timings: dict[str, float] = {}
@@ -146,29 +164,35 @@ def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | N
             progress("optimum", 1.0)
         t0 = time.perf_counter()
         try:
-            split = split_switches(fabric, dict(zip(fabric.edges, caps)), k, check,
-                                   report("switch_removal"))
+            try:
+                split = split_switches(fabric, dict(zip(fabric.edges, caps)), k, check,
+                                       report("switch_removal"), spread=True)
+            except IncompleteSplit:
+                split = None
+            if split is None:
+                split = split_switches(fabric, dict(zip(fabric.edges, caps)), k, check,
+                                       report("switch_removal"))
         finally:
             timings["switch_removal"] += time.perf_counter() - t0
-        return fabric, opt, k, split
+        return fabric, opt, k, caps, split
 
     notes = _imbalance_notes(full)
     try:
         # first the fabric as drawn: an unbalanced switch may still split off completely
-        fabric, opt, k, split = attempt(full, False)
+        fabric, opt, k, caps, split = attempt(full, False)
         warnings = notes
     except IncompleteSplit:
         try:
             if K is None:
                 raise
             # fixed k: rounding may have unbalanced a switch; trim the rounded capacities
-            fabric, opt, k, split = attempt(full, True)
+            fabric, opt, k, caps, split = attempt(full, True)
             warnings = notes
         except IncompleteSplit:
             trimmed, warnings = balance_switches(full)
             if trimmed is full:
                 raise
-            fabric, opt, k, split = attempt(trimmed, True)
+            fabric, opt, k, caps, split = attempt(trimmed, True)
             # the cut bound of the fabric as drawn stays the honest upper bound
             warnings.append(
                 f"trimmed fabric optimum {float(opt.algbw):.6g} GB/s; the cut bound of the fabric "
@@ -176,11 +200,30 @@ def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | N
                 "data)"
             )
 
-    t0 = time.perf_counter()
     rank = {v: i for i, v in enumerate(fabric.compute)}
-    rank_caps = {(rank[u], rank[v]): c for (u, v), c in split.caps.items()}
-    classes, _flows = pack_trees(fabric.num_compute, rank_caps, k, check, report("trees"))
-    timings["trees"] = time.perf_counter() - t0
+
+    def pack(split):
+        t0 = time.perf_counter()
+        rank_caps = {(rank[u], rank[v]): c for (u, v), c in split.caps.items()}
+        classes, _flows = pack_trees(fabric.num_compute, rank_caps, k, check, report("trees"))
+        timings["trees"] = timings.get("trees", 0.0) + time.perf_counter() - t0
+        return classes
+
+    classes = pack(split)
+    shape = _heights(classes)
+    if shape[0] > SHALLOW and fabric.num_compute <= SECOND_OPINION_MAX and fabric.num_compute < fabric.n:
+        # spread splitting did not give shallow trees (e.g. a switch of thin links next to a
+        # sparse point-to-point fabric): try greedy splitting as well, keep the shallower forest
+        t0 = time.perf_counter()
+        try:
+            other = split_switches(fabric, dict(zip(fabric.edges, caps)), k, check)
+        except IncompleteSplit:
+            other = None
+        timings["switch_removal"] += time.perf_counter() - t0
+        if other is not None:
+            other_classes = pack(other)
+            if _heights(other_classes) < shape:
+                split, classes = other, other_classes
 
     t0 = time.perf_counter()
     if progress is not None:

@@ -19,6 +19,7 @@ logical compute-to-compute edges back through the switches.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -198,8 +199,9 @@ def split_switches(
 
     One s-v flow of value N·k per compute node v is kept across all splits (rows of a residual
     matrix); a tentative split only repairs the flows it breaks, so most checks cost no max-flow.
-    With ``spread`` each in-edge is first split in equal shares over all partners (denser
-    compute graph, shallower trees, shorter flows in tree packing), then greedily.
+    With ``spread`` each edge of the smaller side is first split in equal shares over the
+    partners farthest from it in the rest of the fabric (denser compute graph whose thin edges
+    reach other boxes: shallower trees), then greedily.
     """
     n = fabric.n
     N = fabric.num_compute
@@ -276,11 +278,16 @@ def split_switches(
                 # partners q != p first (rotated to start after p), the self-pair last
                 rot = [q for q in other if q > p] + [q for q in other if q < p]
                 share = cur[edge]
+                first = rot
                 if spread and rot:
-                    share = -(-share // len(rot))  # first pass: spread over all partners
+                    # first pass: equal shares (of at least k/4 units, so tree classes do not
+                    # shatter) to the partners farthest from p without w
+                    first = _far_first(graph, fabric.is_compute, p, w, rot, by_in,
+                                       share // max(1, k // 4))
+                    share = -(-share // len(first))
                 if p in other:
                     rot.append(p)
-                passes = [(q, share) for q in rot]
+                passes = [(q, share) for q in (first if share < cur[edge] else rot)]
                 if share < cur[edge]:
                     passes += [(q, None) for q in rot]
                 # a pair refused earlier can become admissible after other splits: keep cycling
@@ -351,6 +358,41 @@ def split_switches(
     out_caps = {e: c for e, c in cur.items() if c > 0 and e[0] in comp and e[1] in comp}
     out_paths = {e: paths[e] for e in out_caps}
     return SplitResult(out_caps, out_paths, num_splits, num_trials)
+
+
+def _far_first(graph, is_compute, p, w, partners, forward, units):
+    """At most ``units`` partners, the farthest from ``p`` (in logical hops avoiding ``w``) first.
+
+    Distances count compute nodes entered (switch hops are free), along edges ``p -> q`` when
+    ``forward`` else ``q -> p``; unreachable partners come first. Within the chosen distance tiers
+    the partners are picked evenly spaced in rotation order, so a thin edge reaches many regions.
+    """
+    adj = graph.out if forward else graph.inn
+    dist = {p: 0}
+    todo = deque([p])
+    while todo:
+        x = todo.popleft()
+        dx = dist[x]
+        for y in adj[x]:
+            if y == w:
+                continue
+            dy = dx + (1 if is_compute[y] else 0)
+            if dy < dist.get(y, dy + 1):
+                dist[y] = dy
+                if dy == dx:
+                    todo.appendleft(y)
+                else:
+                    todo.append(y)
+    inf = len(dist) + 1
+    pos = {q: i for i, q in enumerate(partners)}
+    ranked = sorted(partners, key=lambda q: (-dist.get(q, inf), pos[q]))
+    m = min(len(ranked), max(1, units))
+    # the whole tiers needed to hold m partners, then m of them evenly spaced (rotation order)
+    cut = m
+    while cut < len(ranked) and dist.get(ranked[cut], inf) == dist.get(ranked[m - 1], inf):
+        cut += 1
+    pool = sorted(ranked[:cut], key=pos.__getitem__)
+    return [pool[(i * len(pool)) // m] for i in range(m)]
 
 
 def _carry_flows(prev_net, prev_pairs, flows, net, all_pairs, N, index):

@@ -316,3 +316,36 @@ def test_tiny_solve_without_jit():
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "1200/7"
+
+
+@pytest.mark.parametrize("name, boxes, tallest", [
+    ("dgx_a100", 1, 1),  # one NVSwitch: every tree is a star
+    ("dgx_a100", 2, 4),  # greedy ring splitting gave heights 6..9
+    ("dgx_a100", 4, 4),  # greedy: 10
+    ("dgx_h100_rail", 2, 5),  # greedy: 8..10
+])
+def test_switched_fabrics_get_shallow_trees(name, boxes, tallest):
+    s = solver.solve(_fabric(name, boxes))
+    assert s.algbw_exact == s.optimal_algbw_exact
+    assert max(t.height for t in s.trees) <= tallest
+    _check_trees(s)
+
+
+def test_shallow_splitting_is_kept_only_when_it_is_no_taller():
+    # 2x MI250: spreading the IB switch gives taller trees than greedy splitting (the xGMI
+    # fabric dominates); the pipeline keeps the greedy forest there
+    from solver.balance import balance_switches
+    from solver.packing import pack_trees
+    from solver.pipeline import _heights
+    from solver.splitting import split_switches
+
+    fabric, _ = balance_switches(IndexedFabric.from_topology(templates.mi250(2)))
+    opt = compute_optimum(fabric)
+    rank = {v: i for i, v in enumerate(fabric.compute)}
+    shapes = []
+    for spread in (False, True):
+        split = split_switches(fabric, dict(zip(fabric.edges, opt.caps)), opt.k, spread=spread)
+        caps = {(rank[u], rank[v]): c for (u, v), c in split.caps.items()}
+        shapes.append(_heights(pack_trees(fabric.num_compute, caps, opt.k)[0]))
+    s = solver.solve(templates.mi250(2))
+    assert max(t.height for t in s.trees) == min(shapes)[0]
