@@ -7,7 +7,9 @@ fabric:
 - cached: first solve in a new process that finds the cache filled by the cold run;
 - warm:   best of ``--repeat`` further solves in that second process (its phase times are shown);
 - peak RSS: ``ru_maxrss`` of the cached process (Python + numba + the solve);
-- verify: time of :func:`solver.verify.verify_schedule` on the warm schedule.
+- verify: time of :func:`solver.verify.verify_schedule` on the warm schedule;
+- heights: tree heights in logical (compute-to-compute) hops, min..max (mean weighted by tree
+  weight); tall trees cost latency on small messages.
 
 Usage::
 
@@ -74,6 +76,7 @@ def child(args) -> None:
         "N": len(topo.compute_ids),
         "k": schedule.k,
         "trees": len(schedule.all_trees()),
+        "heights": _heights(schedule),
         "algbw": str(schedule.algbw_exact),
         "optimal": str(schedule.optimal_algbw_exact),
     }
@@ -99,6 +102,14 @@ def child(args) -> None:
         result["verify"] = time.perf_counter() - t0
     result["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(result))
+
+
+def _heights(schedule) -> str:
+    """Tree heights in logical hops: 'min..max (mean weighted by tree weight)'."""
+    pairs = [(t.height, t.weight) for _, t in schedule.all_trees()]
+    low, high = min(h for h, _ in pairs), max(h for h, _ in pairs)
+    mean = sum(h * w for h, w in pairs) / sum(w for _, w in pairs)
+    return f"{low}..{high} ({float(mean):.1f})"
 
 
 def run_child(name: str, args, cache_dir: str, repeat: int) -> dict:
@@ -177,7 +188,7 @@ def main(argv=None) -> int:
         f"python {sys.version.split()[0]}, {os.cpu_count()} cpus"
     )
     header = (
-        "| fabric | N | k | trees | algbw GB/s | ref algbw | optimum | switch_removal | "
+        "| fabric | N | k | trees | heights | algbw GB/s | ref algbw | optimum | switch_removal | "
         "trees | paths | warm total | cached 1st | cold 1st | ref time | verify | "
         "peak RSS |"
     )
@@ -206,7 +217,7 @@ def main(argv=None) -> int:
                 else f"MISMATCH {float(Fraction(ref_algbw)):.6g}"
             )
         print(
-            f"| {name} | {warm['N']} | {warm['k']} | {warm['trees']} | "
+            f"| {name} | {warm['N']} | {warm['k']} | {warm['trees']} | {warm['heights']} | "
             f"{float(Fraction(warm['algbw'])):.6g} | {ref} | "
             + " | ".join(fmt(ph[p]) for p in PHASES)
             + f" | {fmt(warm['warm'])} | {fmt(warm['first'])} | "
