@@ -327,3 +327,210 @@ def pack_trees(
             if cls is not None:
                 release(cls)
     return done, tests
+
+
+
+
+
+class _Shape:
+    """A tree as parent/children maps with depths and a depth histogram (for cheap moves)."""
+
+    __slots__ = ("root", "mult", "parent", "children", "depth", "hist")
+
+    def __init__(self, root: int, mult: int, parent: dict[int, int]):
+        self.root, self.mult, self.parent = root, mult, parent
+        self.children: dict[int, list[int]] = {}
+        for y, x in parent.items():
+            self.children.setdefault(x, []).append(y)
+        self.depth = {root: 0}
+        queue = [root]
+        for x in queue:
+            for y in self.children.get(x, ()):
+                self.depth[y] = self.depth[x] + 1
+                queue.append(y)
+        self.hist = [0] * (max(self.depth.values()) + 1)
+        for d in self.depth.values():
+            self.hist[d] += 1
+
+    def copy(self, mult: int) -> _Shape:
+        other = _Shape.__new__(_Shape)
+        other.root, other.mult, other.parent = self.root, mult, dict(self.parent)
+        other.children = {x: list(ys) for x, ys in self.children.items()}
+        other.depth, other.hist = dict(self.depth), list(self.hist)
+        return other
+
+    def height(self) -> int:
+        return len(self.hist) - 1
+
+    def below(self, y: int, v: int) -> bool:
+        """Whether v lies in y's subtree."""
+        dy = self.depth[y]
+        while self.depth[v] > dy:
+            v = self.parent[v]
+        return v == y
+
+    def subtree(self, y: int) -> list[int]:
+        out = [y]
+        for v in out:
+            out.extend(self.children.get(v, ()))
+        return out
+
+    def moved_hist(self, sub: list[int], delta: int) -> list[int]:
+        hist = list(self.hist)
+        top = len(hist) - 1
+        for v in sub:
+            top = max(top, self.depth[v] + delta)
+        hist += [0] * (top + 1 - len(hist))
+        for v in sub:
+            d = self.depth[v]
+            hist[d] -= 1
+            hist[d + delta] += 1
+        while len(hist) > 1 and hist[-1] == 0:
+            hist.pop()
+        return hist
+
+    def move(self, y: int, p: int, sub: list[int], delta: int, hist: list[int]) -> None:
+        x = self.parent[y]
+        self.children[x].remove(y)
+        self.children.setdefault(p, []).append(y)
+        self.parent[y] = p
+        for v in sub:
+            self.depth[v] += delta
+        self.hist = hist
+
+
+def _key(*hists: list[int]) -> tuple[int, int, int]:
+    """(tallest height, vertices at that depth, sum of depths) of a few trees."""
+    h = max(len(hist) - 1 for hist in hists)
+    at = sum(hist[h] for hist in hists if len(hist) > h)
+    return h, at, sum(d * c for hist in hists for d, c in enumerate(hist))
+
+
+def shorten_trees(classes: list[TreeClass], caps: dict[tuple[int, int], int],
+                  budget: int | None = None) -> list[TreeClass]:
+    """Make the tallest trees shorter by exchanging parents between trees (edge loads unchanged).
+
+    For a vertex y of a tallest tree A (parent x) and a vertex z at least two levels above y in
+    A, another tree B that uses (z, y) and does not have x below y can give (z, y) to A and take
+    (x, y): A's y-subtree moves up, every edge carries what it carried before, so the schedule
+    keeps its rate. Unused capacity of (z, y) is taken directly when there is some. A move is
+    kept if it lowers (taller height of A and B, vertices at that depth, sum of depths); classes
+    of different multiplicity exchange the smaller one (the larger class splits). Stops when no
+    tallest tree improves or after ``budget`` tried moves (default 2M / N: deterministic, no
+    clock). Edges stay in breadth-first order.
+    """
+    if not classes:
+        return classes
+    n_ranks = len(classes[0].edges) + 1
+    if budget is None:
+        budget = 2_000_000 // max(n_ranks, 1)
+    trees = [_Shape(c.root, c.mult, {y: x for x, y in c.edges}) for c in classes]
+    free = dict(caps)
+    users: dict[tuple[int, int], set[int]] = {}
+    for i, t in enumerate(trees):
+        for y, x in t.parent.items():
+            free[(x, y)] -= t.mult
+            users.setdefault((x, y), set()).add(i)
+    into: dict[int, list[int]] = {}
+    for (z, y) in sorted(caps):
+        into.setdefault(y, []).append(z)
+
+    def split_off(i: int, part: int) -> int:
+        t = trees[i]
+        if part == t.mult:
+            return i
+        t.mult -= part
+        trees.append(t.copy(part))
+        j = len(trees) - 1
+        for y, x in t.parent.items():
+            users[(x, y)].add(j)
+        return j
+
+    tried = 0
+    while tried < budget:
+        tallest = max(t.height() for t in trees)
+        if tallest < 2:
+            break
+        moved = False
+        for a in [i for i, t in enumerate(trees) if t.height() == tallest]:
+            ta = trees[a]
+            # the ancestors (depth >= 2) of A's deepest vertices, shallowest first
+            cand = set()
+            for v, d in ta.depth.items():
+                if d == tallest:
+                    while ta.depth[v] >= 2 and v not in cand:
+                        cand.add(v)
+                        v = ta.parent[v]
+            for y in sorted(cand, key=lambda v: (ta.depth[v], v)):
+                d_y = ta.depth[y]
+                x = ta.parent[y]
+                sub_a = ta.subtree(y)
+                for z in into.get(y, ()):
+                    if ta.depth.get(z, d_y) > d_y - 2 or tried >= budget:
+                        continue
+                    tried += 1
+                    delta_a = ta.depth[z] + 1 - d_y
+                    hist_a = ta.moved_hist(sub_a, delta_a)
+                    if free.get((z, y), 0) > 0:
+                        if _key(hist_a) < _key(ta.hist):
+                            part = min(free[(z, y)], ta.mult)
+                            a2 = split_off(a, part)
+                            trees[a2].move(y, z, sub_a, delta_a, hist_a)
+                            users[(x, y)].discard(a2)
+                            users.setdefault((z, y), set()).add(a2)
+                            free[(x, y)] += part
+                            free[(z, y)] -= part
+                            moved = True
+                            break
+                        continue
+                    best = None
+                    for b in sorted(users.get((z, y), ())):
+                        tb = trees[b]
+                        if tb.below(y, x):
+                            continue
+                        tried += 1
+                        sub_b = tb.subtree(y)
+                        delta_b = tb.depth[x] + 1 - tb.depth[y]
+                        hist_b = tb.moved_hist(sub_b, delta_b)
+                        new = _key(hist_a, hist_b)
+                        if new < _key(ta.hist, tb.hist) and (best is None or new < best[0]):
+                            best = (new, b, sub_b, delta_b, hist_b)
+                    if best is None:
+                        continue
+                    _, b, sub_b, delta_b, hist_b = best
+                    part = min(ta.mult, trees[b].mult)
+                    a2 = split_off(a, part)
+                    b2 = split_off(b, part)
+                    trees[a2].move(y, z, sub_a, delta_a, hist_a)
+                    trees[b2].move(y, x, sub_b, delta_b, hist_b)
+                    users[(x, y)].discard(a2)
+                    users[(x, y)].add(b2)
+                    users[(z, y)].discard(b2)
+                    users[(z, y)].add(a2)
+                    moved = True
+                    break
+                if moved:
+                    break
+            if moved:
+                break
+        if not moved:
+            break
+    out = []
+    for t in trees:
+        edges = _bfs_edges(t.root, t.parent)
+        out.append(TreeClass(t.root, t.mult, edges, [t.root] + [v for _, v in edges],
+                             len(edges) + 1))
+    return out
+
+
+def _bfs_edges(root: int, parent: dict[int, int]) -> list[tuple[int, int]]:
+    children: dict[int, list[int]] = {}
+    for y, x in parent.items():
+        children.setdefault(x, []).append(y)
+    edges = []
+    queue = [root]
+    for x in queue:
+        for y in sorted(children.get(x, ())):
+            edges.append((x, y))
+            queue.append(y)
+    return edges

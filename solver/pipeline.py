@@ -20,7 +20,7 @@ from .csr import IndexedFabric
 from .errors import Cancelled, SolverError, TopologyError
 from .fixed_k import fixed_k_capacity
 from .optimum import Optimum, compute_optimum
-from .packing import pack_trees
+from .packing import pack_trees, shorten_trees
 from .paths import route_classes
 from .schedule import COLLECTIVES, BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
 from .splitting import IncompleteSplit, split_switches
@@ -206,6 +206,9 @@ def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | N
         t0 = time.perf_counter()
         rank_caps = {(rank[u], rank[v]): c for (u, v), c in split.caps.items()}
         classes, _flows = pack_trees(fabric.num_compute, rank_caps, k, check, report("trees"))
+        if check is not None:
+            check()
+        classes = shorten_trees(classes, rank_caps)
         timings["trees"] = timings.get("trees", 0.0) + time.perf_counter() - t0
         return classes
 

@@ -10,12 +10,13 @@ from test_splitting import switched_fabric
 
 from solver.csr import IndexedFabric
 from solver.optimum import compute_optimum
-from solver.packing import pack_trees
+from solver.packing import pack_trees, shorten_trees
 from solver.splitting import split_switches
 
 
-def check_packing(N, caps, k):
-    classes, _flows = pack_trees(N, caps, k)
+def check_packing(N, caps, k, classes=None):
+    if classes is None:
+        classes, _flows = pack_trees(N, caps, k)
     per_root = Counter()
     used = Counter()
     for cls in classes:
@@ -80,3 +81,41 @@ def test_dense_graphs_at_their_largest_k(seed):
         k += 1
     classes = check_packing(N, caps, k)
     assert len(classes) >= N
+
+
+def _tallest(classes):
+    def height(cls):
+        depth = {cls.root: 0}
+        for x, y in cls.edges:
+            depth[y] = depth[x] + 1
+        return max(depth.values())
+
+    return max(height(c) for c in classes)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_shortened_trees_stay_a_valid_packing(seed):
+    topo = random_fabric(seed, n_compute=4 + seed % 5, n_switch=0) if seed % 2 else \
+        switched_fabric(seed)
+    N, caps, opt = _compute_graph(topo)
+    classes = check_packing(N, caps, opt.k)
+    before = _tallest(classes)
+    shorter = shorten_trees([c for c in classes], caps)
+    check_packing(N, caps, opt.k, shorter)  # spanning, BFS order, k per root, within caps
+    assert _tallest(shorter) <= before
+
+
+def test_shortening_a_ring_and_a_torus():
+    # greedy packing on a bidirectional ring of 8 leaves trees of height 7; the optimum is 4
+    from pathlib import Path
+
+    from solver.formats import load
+
+    samples = Path(__file__).resolve().parent.parent / "sample_topologies"
+    for name, tallest in (("ring_8", 4), ("torus_4x4x2", 6)):
+        topo = load(samples / f"{name}.json")
+        N, caps, opt = _compute_graph(topo)
+        classes = check_packing(N, caps, opt.k)
+        shorter = shorten_trees(classes, caps)
+        check_packing(N, caps, opt.k, shorter)
+        assert _tallest(shorter) <= tallest < _tallest(classes)
