@@ -112,6 +112,8 @@ class PlotsDock(QWidget):
         self.plot_item.getAxis("bottom").enableAutoSIPrefix(False)
         self.legend = self.plot_item.addLegend(offset=(10, 10), labelTextSize="8pt")
         self.plot.setMinimumHeight(160)
+        # Before any data: the sizes the tool sweeps (1 KiB .. 4 GiB), not pyqtgraph's 1..10 B.
+        self.plot_item.setXRange(3.0, 9.65, padding=0)
 
         self.simulate_button = QPushButton("Simulate")
         self.simulate_button.setToolTip("Simulate ForestColl and baselines over message sizes")

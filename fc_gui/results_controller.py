@@ -187,7 +187,7 @@ class ResultsController(QObject):
     def _build_menus(self) -> None:
         m = self.window.solve_menu
         self.solve_action = QAction("&Solve", self)
-        self.solve_action.setShortcut(QKeySequence("Ctrl+R"))
+        self.solve_action.setShortcuts([QKeySequence("Ctrl+R"), QKeySequence("F5")])
         self.solve_action.triggered.connect(lambda: self.solve())
         self.cancel_action = QAction("&Cancel solve", self)
         self.cancel_action.setShortcut(QKeySequence("Ctrl+."))
