@@ -126,4 +126,4 @@ def save(topo: Topology, path: str | os.PathLike) -> None:
     atomic_write_text(path, dumps(topo, format_for(path)))
 
 
-__all__ = ["load", "save", "dumps", "format_for", "MAX_FILE_BYTES"]
+__all__ = ["MAX_FILE_BYTES", "dumps", "format_for", "load", "save"]

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import TopologyError
 from ..topology import COMPUTE, SWITCH, Link, Node, Topology, fraction_to_json, to_fraction
-from .v1 import parse_json_exact, plain
+from .v1 import node_to_dict, parse_json_exact, plain
 
 _NODE_KEYS = {"id", "kind", "compute", "role", "x", "y", "group"}
 _EDGE_KEYS = {"source", "target", "bandwidth", "capacity", "latency", "key"}
@@ -166,27 +166,10 @@ def loads(text: str, where: str = "<string>") -> Topology:
     return from_data(parse_json_exact(text, where), where)
 
 
-def _num(value: float) -> int | float:
-    return int(value) if float(value).is_integer() else value
-
-
 def to_data(topo: Topology) -> dict[str, Any]:
     """The node-link document for ``topo`` (readable by ``networkx.node_link_graph``)."""
     directed = any(link.directed for link in topo.links)
-    nodes = []
-    for n in topo.nodes:
-        d: dict[str, Any] = {"id": n.id, "kind": n.kind}
-        if n.role:
-            d["role"] = n.role
-        if n.x is not None:
-            d["x"] = _num(n.x)
-        if n.y is not None:
-            d["y"] = _num(n.y)
-        if n.group is not None:
-            d["group"] = n.group
-        for k, v in n.extra.items():
-            d.setdefault(k, v)
-        nodes.append(d)
+    nodes = [node_to_dict(n) for n in topo.nodes]
     edges = []
     seen_pairs: set[tuple[str, str]] = set()
     multigraph = False

@@ -155,21 +155,25 @@ def _num(value: float) -> int | float:
     return int(value) if float(value).is_integer() else value
 
 
+def node_to_dict(n: Node) -> dict[str, Any]:
+    """One node as a JSON object: the v1 keys, then its unknown keys (shared with node-link)."""
+    d: dict[str, Any] = {"id": n.id, "kind": n.kind}
+    if n.role:
+        d["role"] = n.role
+    if n.x is not None:
+        d["x"] = _num(n.x)
+    if n.y is not None:
+        d["y"] = _num(n.y)
+    if n.group is not None:
+        d["group"] = n.group
+    for k, v in n.extra.items():
+        d.setdefault(k, v)
+    return d
+
+
 def to_dict(topo: Topology) -> dict[str, Any]:
     """The v1 document for ``topo`` (bandwidths written so they read back exactly)."""
-    nodes = []
-    for n in topo.nodes:
-        d: dict[str, Any] = {"id": n.id, "kind": n.kind}
-        if n.role:
-            d["role"] = n.role
-        if n.x is not None:
-            d["x"] = _num(n.x)
-        if n.y is not None:
-            d["y"] = _num(n.y)
-        if n.group is not None:
-            d["group"] = n.group
-        d.update(n.extra)
-        nodes.append(d)
+    nodes = [node_to_dict(n) for n in topo.nodes]
     links = []
     for link in topo.links:
         d = {"source": link.source, "target": link.target, "bandwidth": fraction_to_json(link.bandwidth)}
@@ -208,4 +212,4 @@ def is_v1_document(data: Any) -> bool:
     return isinstance(data, dict) and data.get("format") == FORMAT_NAME
 
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "loads", "dumps", "from_dict", "to_dict", "Fraction"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "Fraction", "dumps", "from_dict", "loads", "to_dict"]
