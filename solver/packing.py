@@ -416,14 +416,14 @@ def shorten_trees(classes: list[TreeClass], caps: dict[tuple[int, int], int],
     keeps its rate. Unused capacity of (z, y) is taken directly when there is some. A move is
     kept if it lowers (taller height of A and B, vertices at that depth, sum of depths); classes
     of different multiplicity exchange the smaller one (the larger class splits). Stops when no
-    tallest tree improves or after ``budget`` tried moves (default 2M / N: deterministic, no
+    tallest tree improves or after ``budget`` tried moves (default 400k / N: deterministic, no
     clock). Edges stay in breadth-first order.
     """
     if not classes:
         return classes
     n_ranks = len(classes[0].edges) + 1
     if budget is None:
-        budget = 2_000_000 // max(n_ranks, 1)
+        budget = 400_000 // max(n_ranks, 1)
     trees = [_Shape(c.root, c.mult, {y: x for x, y in c.edges}) for c in classes]
     free = dict(caps)
     users: dict[tuple[int, int], set[int]] = {}

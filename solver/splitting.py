@@ -370,8 +370,14 @@ def _far_first(graph, is_compute, p, w, partners, forward, units):
     adj = graph.out if forward else graph.inn
     dist = {p: 0}
     todo = deque([p])
-    while todo:
+    wanted = set(partners)
+    done: set[int] = set()
+    while todo and wanted:
         x = todo.popleft()
+        if x in done:
+            continue
+        done.add(x)
+        wanted.discard(x)  # popped in order of distance: x's distance is final
         dx = dist[x]
         for y in adj[x]:
             if y == w:
