@@ -364,8 +364,8 @@ def _far_first(graph, is_compute, p, w, partners, forward, units):
     """At most ``units`` partners, the farthest from ``p`` (in logical hops avoiding ``w``) first.
 
     Distances count compute nodes entered (switch hops are free), along edges ``p -> q`` when
-    ``forward`` else ``q -> p``; unreachable partners come first. Within the chosen distance tiers
-    the partners are picked evenly spaced in rotation order, so a thin edge reaches many regions.
+    ``forward`` else ``q -> p``; unreachable partners come first. In the nearest tier needed the
+    partners are picked evenly spaced in rotation order, so a thin edge reaches many regions.
     """
     adj = graph.out if forward else graph.inn
     dist = {p: 0}
@@ -393,12 +393,14 @@ def _far_first(graph, is_compute, p, w, partners, forward, units):
     pos = {q: i for i, q in enumerate(partners)}
     ranked = sorted(partners, key=lambda q: (-dist.get(q, inf), pos[q]))
     m = min(len(ranked), max(1, units))
-    # the whole tiers needed to hold m partners, then m of them evenly spaced (rotation order)
-    cut = m
-    while cut < len(ranked) and dist.get(ranked[cut], inf) == dist.get(ranked[m - 1], inf):
-        cut += 1
-    pool = sorted(ranked[:cut], key=pos.__getitem__)
-    return [pool[(i * len(pool)) // m] for i in range(m)]
+    # every partner of the tiers farther than the m-th one, the rest evenly spaced (in rotation
+    # order) within the m-th one's tier
+    last = dist.get(ranked[m - 1], inf)
+    full = [q for q in ranked[:m] if dist.get(q, inf) != last]
+    tier = [q for q in ranked if dist.get(q, inf) == last]  # already in rotation order
+    more = m - len(full)
+    chosen = full + [tier[(i * len(tier)) // more] for i in range(more)]
+    return sorted(chosen, key=pos.__getitem__)
 
 
 def _carry_flows(prev_net, prev_pairs, flows, net, all_pairs, N, index):

@@ -130,3 +130,19 @@ def test_unbalanced_switch_with_spare_input_splits_and_drops_the_excess():
     for v in fabric.compute:
         g.add_edge("s", v, capacity=opt.k)
     assert all(nx.maximum_flow_value(g, "s", v) >= 3 * opt.k for v in fabric.compute)
+
+
+def test_spreading_prefers_partners_the_fabric_does_not_reach_otherwise():
+    from solver.splitting import _Adjacency, _far_first
+
+    # c0 -> switch 9 -> c1..c6; c0 also reaches c1 and c2 directly (c1 -> c2 too)
+    caps = {(0, 9): 6, (0, 1): 1, (0, 2): 1, (1, 2): 1}
+    caps.update({(9, t): 1 for t in range(1, 7)})
+    graph = _Adjacency(dict(caps))
+    is_compute = [True] * 7 + [False] * 3
+    partners = [1, 2, 3, 4, 5, 6]
+    # 2 units: the unreachable tier {3, 4, 5, 6}, evenly spaced
+    assert _far_first(graph, is_compute, 0, 9, partners, True, 2) == [3, 5]
+    # 5 units: the whole unreachable tier and one of the two partners at distance 1
+    assert _far_first(graph, is_compute, 0, 9, partners, True, 5) == [1, 3, 4, 5, 6]
+    assert _far_first(graph, is_compute, 0, 9, partners, True, 99) == partners
