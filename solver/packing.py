@@ -11,6 +11,9 @@ other partial class j (edge σ -> a_j of m_j, uncuttable edges a_j -> V_j). Comp
 left out. μ < m splits the class; the rest continues later as its own class. This keeps Edmonds'
 condition ``ρ_res(Z) >= Σ_j m_j [Z ∩ V_j = ∅]`` for every set Z of compute nodes, so every class
 can always be completed (Lovász's proof of Edmonds' branching theorem).
+
+Afterwards :func:`shorten_trees` lowers the tallest trees by exchanging parents between trees
+(every edge keeps its load, so the packing stays exact): tall trees cost latency.
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ carried from split to split. A tentative split only touches the rows whose flow 
 those are repaired locally (reroute, cancel, re-augment) instead of recomputed. Switches that are
 pairwise non-adjacent share one flow network (one batch).
 
+Tree depth: greedy splitting turns a switch into a ring-like set of logical edges (tall trees).
+With ``spread`` every edge is first split in equal shares over the partners the rest of the
+fabric reaches worst (other boxes), so each compute node gets in-edges from many sources.
+
 Each remaining edge keeps an ordered ``{physical path: units}`` record so step 4 can route the
 logical compute-to-compute edges back through the switches.
 """
