@@ -410,7 +410,8 @@ def _key(*hists: list[int]) -> tuple[int, int, int]:
 
 
 def shorten_trees(classes: list[TreeClass], caps: dict[tuple[int, int], int],
-                  budget: int | None = None) -> list[TreeClass]:
+                  budget: int | None = None,
+                  check: Callable[[], None] | None = None) -> list[TreeClass]:
     """Make the tallest trees shorter by exchanging parents between trees (edge loads unchanged).
 
     For a vertex y of a tallest tree A (parent x) and a vertex z at least two levels above y in
@@ -420,7 +421,7 @@ def shorten_trees(classes: list[TreeClass], caps: dict[tuple[int, int], int],
     kept if it lowers (taller height of A and B, vertices at that depth, sum of depths); classes
     of different multiplicity exchange the smaller one (the larger class splits). Stops when no
     tallest tree improves or after ``budget`` tried moves (default 400k / N: deterministic, no
-    clock). Edges stay in breadth-first order.
+    clock). Edges stay in breadth-first order. ``check`` (cancellation) runs every 500 moves.
     """
     if not classes:
         return classes
@@ -472,6 +473,8 @@ def shorten_trees(classes: list[TreeClass], caps: dict[tuple[int, int], int],
                     if ta.depth.get(z, d_y) > d_y - 2 or tried >= budget:
                         continue
                     tried += 1
+                    if check is not None and tried % 500 == 0:
+                        check()
                     delta_a = ta.depth[z] + 1 - d_y
                     hist_a = ta.moved_hist(sub_a, delta_a)
                     if free.get((z, y), 0) > 0:

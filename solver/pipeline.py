@@ -213,7 +213,7 @@ def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | N
         classes, _flows = pack_trees(fabric.num_compute, rank_caps, k, check, report("trees"))
         if check is not None:
             check()
-        classes = shorten_trees(classes, rank_caps)
+        classes = shorten_trees(classes, rank_caps, check=check)
         timings["trees"] = timings.get("trees", 0.0) + time.perf_counter() - t0
         return classes
 
