@@ -13,4 +13,7 @@ settings.register_profile(
 settings.register_profile(
     "long", max_examples=10_000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
+settings.register_profile(
+    "soak", max_examples=2_000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
