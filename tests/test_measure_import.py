@@ -103,7 +103,6 @@ def test_malformed_json():
 
 
 def test_measure_import_cli(tmp_path, capsys):
-    pytest.importorskip("h5py")
     from solver.cli import main
     from solver.results_h5 import read_results, read_schedules
 
@@ -180,7 +179,6 @@ def test_measure_help_and_missing_subcommand(capsys):
 
 
 def test_rank_count_mismatch_warns(tmp_path, capsys):
-    pytest.importorskip("h5py")
     from solver.cli import main
 
     assert load_log(AG_LOG).ranks == 32 and load_log(AR_OLD).ranks == 8

@@ -296,7 +296,6 @@ def test_cli_simulate_json_and_table(capsys, tmp_path):
 
 
 def test_cli_simulate_writes_h5(tmp_path, capsys):
-    pytest.importorskip("h5py")
     from solver.cli import main
     from solver.results_h5 import read_results
 

@@ -386,7 +386,6 @@ def test_plots_bound_and_imported_measurements(qtbot, make_window, tmp_path, err
 
 
 def test_real_solver_end_to_end(qtbot, make_window):
-    pytest.importorskip("solver.pipeline", reason="solver.pipeline has not landed")
     import solver
     from solver.templates import dgx_a100
 
@@ -471,8 +470,7 @@ def _distinct_colors(img: QImage) -> int:
 def test_simulate_plots_forestcoll_and_baselines(qtbot, make_window):
     from fc_gui.plots_dock import find_simulator
 
-    if find_simulator() is None:
-        pytest.importorskip("solver.simulate.missing", reason="solver.simulate has not landed")
+    assert find_simulator() is not None
     w = make_window()
     rc = w.results_controller
     solve_and_wait(qtbot, w)

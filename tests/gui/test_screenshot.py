@@ -40,7 +40,6 @@ def image_stats(path: Path) -> tuple[int, int, int]:
 
 
 def test_cli_solve_and_screenshot(tmp_path):
-    pytest.importorskip("solver.pipeline", reason="solver.pipeline has not landed")
     out = tmp_path / "shot.png"
     proc = run_gui(str(SAMPLE), "--solve", "--screenshot", str(out))
     assert proc.returncode == 0, proc.stderr

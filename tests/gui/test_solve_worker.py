@@ -123,7 +123,6 @@ def test_jit_warmup_reports_failure(qtbot):
 
 
 def test_jit_warmup_with_the_real_solver(qtbot):
-    pytest.importorskip("solver.pipeline", reason="solver.pipeline has not landed")
     warm = JitWarmup()
     with qtbot.waitSignal(warm.done, timeout=55000):
         warm.start()
@@ -172,7 +171,6 @@ def test_panel_emits_options_and_tracks_state(qtbot):
 
 
 def test_real_solver_reports_phases_and_cancels(qtbot):
-    pytest.importorskip("solver.pipeline", reason="solver.pipeline has not landed")
     import time
 
     from solver.templates import mi250
