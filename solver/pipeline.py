@@ -75,6 +75,9 @@ def solve(
     - With ``max_trees_per_root=K`` the schedule uses the k <= K with the best exact fixed-k
       rate (only k in (K/2, K] can win: doubling every tree never hurts), so results never
       decrease with K; ``Schedule.k`` is that k. If the optimal k is <= K the optimum is returned.
+      With switches, rounding capacities to whole trees can unbalance a switch; the search then
+      trims the rounded capacities, and if the result falls short of the cut bound for <= K
+      trees, ``warnings`` gives both figures (packing Steiner trees is not decided by cuts alone).
     - Unbalanced switches (in != out bandwidth) are trimmed (:mod:`solver.balance`) and the
       schedule is optimal for the trimmed fabric; ``optimal_algbw_exact`` and ``bottleneck`` stay
       the cut bound of the fabric as drawn (a true upper bound), and ``warnings`` say so.
@@ -157,12 +160,16 @@ def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | N
     timings["optimum"] = time.perf_counter() - t0
     timings["switch_removal"] = 0.0
 
+    fixed_k_cut_bound: list[Fraction] = []  # algbw bound with <= K trees (plain floors)
+
     def attempt(fabric: IndexedFabric, balance_floors: bool):
         t0 = time.perf_counter()
         opt = bound if fabric is full else compute_optimum(fabric, check)
         k, caps = opt.k, list(opt.caps)
         if K is not None and opt.k > K:
-            k, caps = _best_fixed_k(fabric, opt, K, check, balance_floors)
+            k, caps, rate = _best_fixed_k(fabric, opt, K, check, balance_floors)
+            if fabric is full and not balance_floors:
+                fixed_k_cut_bound.append(fabric.num_compute * rate)
         timings["optimum"] += time.perf_counter() - t0
         if progress is not None:
             progress("optimum", 1.0)
@@ -253,6 +260,13 @@ def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | N
     timings["paths"] = time.perf_counter() - t0
     if progress is not None:
         progress("paths", 1.0)
+    if fixed_k_cut_bound and algbw < fixed_k_cut_bound[0]:
+        cut = fixed_k_cut_bound[0]
+        warnings = [*warnings, (
+            f"with at most {K} trees per root the cut bound is {float(cut):.6g} GB/s, but rounding "
+            f"bandwidths to whole trees left a switch unbalanced; this schedule reaches "
+            f"{float(algbw):.6g} GB/s ({100 * float(algbw / cut):.1f}% of that bound)"
+        )]
     if K is None and (algbw != opt.algbw if fabric is full else not opt.algbw <= algbw):
         raise SolverError(
             f"internal error: schedule reaches {float(algbw):g} GB/s, optimum {float(opt.algbw):g}"
@@ -274,7 +288,7 @@ def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | N
 
 def _best_fixed_k(fabric: IndexedFabric, opt: Optimum, K: int,
                   check: Callable[[], None] | None,
-                  balance_floors: bool = False) -> tuple[int, list[int]]:
+                  balance_floors: bool = False) -> tuple[int, list[int], Fraction]:
     """Best k <= K: doubling a tree set never hurts, so only k in (K/2, K] can win."""
     best = None
     for k in range(K // 2 + 1, K + 1):
@@ -282,7 +296,7 @@ def _best_fixed_k(fabric: IndexedFabric, opt: Optimum, K: int,
         rate = Fraction(k) / U
         if best is None or rate > best[0]:
             best = (rate, k, caps)
-    return best[1], best[2]
+    return best[1], best[2], best[0]
 
 
 def _imbalance_notes(fabric: IndexedFabric) -> list[str]:

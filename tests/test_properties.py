@@ -8,7 +8,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from hypothesis import event, given
+from hypothesis import event, example, given
 from hypothesis import strategies as st
 from naive import best_algbw_at_most, exhaustive_optimum
 from strategies import fabrics, switch_balance, unbalanced_fabrics
@@ -58,7 +58,7 @@ def test_schedule_verifies_and_is_optimal(topo, collective):
         assert s.optimal_algbw_exact == 1 / (1 / ag.algbw + 1 / rs.algbw)
 
 
-def check_fixed_k(topo):
+def check_fixed_k(topo, *, switches: bool):
     optimum = solver.solve(topo).optimal_algbw_exact
     previous = Fraction(0)
     for max_k in (1, 2, 3):
@@ -67,18 +67,131 @@ def check_fixed_k(topo):
         assert s.k <= max_k
         assert s.optimal_algbw_exact == optimum
         assert previous <= s.algbw_exact <= optimum
-        assert s.algbw_exact == best_algbw_at_most(topo, max_k)
+        cut_bound = best_algbw_at_most(topo, max_k)
+        if not switches:
+            # switch-free: Edmonds' theorem makes the cut bound of <= K trees reachable
+            assert s.algbw_exact == cut_bound
+        else:
+            # with switches the rounded capacities may leave a switch unbalanced, and packing
+            # Steiner trees is then no longer guaranteed by cuts: never above the bound, and
+            # the user is told when the schedule falls short of it
+            assert s.algbw_exact <= cut_bound
+            if s.algbw_exact < cut_bound:
+                assert any("cut bound" in w for w in s.warnings), s.warnings
         previous = s.algbw_exact
 
 
 @given(fabrics(max_compute=5, switches=False, max_extra=6))
 def test_fixed_k_switch_free(topo):
-    check_fixed_k(topo)
+    check_fixed_k(topo, switches=False)
 
 
 @given(fabrics(max_compute=5, max_switches=3, min_switches=1))
+@example(
+    topo=Topology(
+        name="hypothesis",
+        nodes=(
+            Node(id="c0", kind="compute", role="gpu", x=None, y=None, group=None, extra={}),
+            Node(id="c1", kind="compute", role="gpu", x=None, y=None, group=None, extra={}),
+            Node(id="c2", kind="compute", role="gpu", x=None, y=None, group=None, extra={}),
+            Node(id="s0", kind="switch", role="nvswitch", x=None, y=None, group=None, extra={}),
+            Node(id="s1", kind="switch", role="nvswitch", x=None, y=None, group=None, extra={}),
+        ),
+        links=(
+            Link(
+                source="c2",
+                target="c0",
+                bandwidth=Fraction(25, 2),
+                latency=None,
+                directed=True,
+                extra={},
+            ),
+            Link(
+                source="c0",
+                target="c1",
+                bandwidth=Fraction(25, 2),
+                latency=None,
+                directed=False,
+                extra={},
+            ),
+            Link(
+                source="c1",
+                target="s0",
+                bandwidth=Fraction(1, 1),
+                latency=None,
+                directed=True,
+                extra={},
+            ),
+            Link(
+                source="s0",
+                target="c2",
+                bandwidth=Fraction(1, 1),
+                latency=None,
+                directed=True,
+                extra={},
+            ),
+            Link(
+                source="c0",
+                target="s0",
+                bandwidth=Fraction(25, 2),
+                latency=None,
+                directed=True,
+                extra={},
+            ),
+            Link(
+                source="s0",
+                target="c2",
+                bandwidth=Fraction(25, 2),
+                latency=None,
+                directed=True,
+                extra={},
+            ),
+            Link(
+                source="c0",
+                target="s0",
+                bandwidth=Fraction(2, 1),
+                latency=None,
+                directed=True,
+                extra={},
+            ),
+            Link(
+                source="s0",
+                target="c1",
+                bandwidth=Fraction(2, 1),
+                latency=None,
+                directed=True,
+                extra={},
+            ),
+            Link(
+                source="c0",
+                target="c2",
+                bandwidth=Fraction(1, 1),
+                latency=None,
+                directed=False,
+                extra={},
+            ),
+            Link(
+                source="c0",
+                target="s0",
+                bandwidth=Fraction(1, 1),
+                latency=None,
+                directed=True,
+                extra={},
+            ),
+            Link(
+                source="s0",
+                target="c1",
+                bandwidth=Fraction(1, 1),
+                latency=None,
+                directed=True,
+                extra={},
+            ),
+        ),
+        extra={},
+    ),
+).via("discovered failure")
 def test_fixed_k_with_switches(topo):
-    check_fixed_k(topo)
+    check_fixed_k(topo, switches=True)
 
 
 def test_fixed_k_regression_floor_imbalance():
@@ -99,7 +212,7 @@ def test_fixed_k_regression_floor_imbalance():
         )
     )
     assert best_algbw_at_most(topo, 1) == 4  # the twin reaches it (tests/test_verify.py)
-    check_fixed_k(topo)
+    check_fixed_k(topo, switches=True)
 
 
 @given(fabrics(max_compute=5, max_switches=3))
