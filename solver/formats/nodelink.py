@@ -16,12 +16,11 @@ fabric with one-way links is written as a directed graph, its full-duplex links 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..errors import TopologyError
 from ..topology import COMPUTE, SWITCH, Link, Node, Topology, fraction_to_json, to_fraction
-from .v1 import node_to_dict, parse_json_exact, plain
+from .v1 import dumps_one_per_line, node_to_dict, parse_json_exact, plain
 
 _NODE_KEYS = {"id", "kind", "compute", "role", "x", "y", "group"}
 _EDGE_KEYS = {"source", "target", "bandwidth", "capacity", "latency", "key"}
@@ -200,21 +199,7 @@ def to_data(topo: Topology) -> dict[str, Any]:
 
 def dumps(topo: Topology) -> str:
     """Node-link JSON text for ``topo``: one node or edge per line."""
-    doc = to_data(topo)
-    lines = ["{"]
-    for k, v in doc.items():
-        if k in ("nodes", "edges"):
-            continue
-        lines.append(f"  {json.dumps(k)}: {json.dumps(v)},")
-    for key in ("nodes", "edges"):
-        items = doc[key]
-        lines.append(f'  "{key}": [')
-        for j, item in enumerate(items):
-            comma = "," if j < len(items) - 1 else ""
-            lines.append(f"    {json.dumps(item)}{comma}")
-        lines.append("  ]," if key == "nodes" else "  ]")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    return dumps_one_per_line(to_data(topo), "nodes", "edges")
 
 
 __all__ = ["dumps", "from_data", "loads", "to_data"]

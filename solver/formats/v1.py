@@ -190,22 +190,29 @@ def to_dict(topo: Topology) -> dict[str, Any]:
     return doc
 
 
-def dumps(topo: Topology) -> str:
-    """v1 JSON text: one node or link per line, easy to diff and edit by hand."""
-    doc = to_dict(topo)
-    head = {k: v for k, v in doc.items() if k not in ("nodes", "links")}
+def dumps_one_per_line(doc: dict[str, Any], nodes_key: str, links_key: str) -> str:
+    """JSON text of ``doc`` with one node or link object per line (easy to diff and edit).
+
+    Shared by v1 and node-link: every other top-level key goes first, one per line.
+    """
     lines = ["{"]
-    for k, v in head.items():
-        lines.append(f"  {json.dumps(k)}: {json.dumps(v)},")
-    for key in ("nodes", "links"):
+    for k, v in doc.items():
+        if k not in (nodes_key, links_key):
+            lines.append(f"  {json.dumps(k)}: {json.dumps(v)},")
+    for key in (nodes_key, links_key):
         items = doc[key]
         lines.append(f'  "{key}": [')
         for j, item in enumerate(items):
             comma = "," if j < len(items) - 1 else ""
             lines.append(f"    {json.dumps(item)}{comma}")
-        lines.append("  ]," if key == "nodes" else "  ]")
+        lines.append("  ]," if key == nodes_key else "  ]")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def dumps(topo: Topology) -> str:
+    """v1 JSON text: one node or link per line, easy to diff and edit by hand."""
+    return dumps_one_per_line(to_dict(topo), "nodes", "links")
 
 
 def is_v1_document(data: Any) -> bool:
