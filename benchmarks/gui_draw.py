@@ -33,7 +33,7 @@ def main() -> None:
 
     from fc_gui.canvas import FabricCanvas
     from fc_gui.document import TopologyDocument
-    from solver.templates import dgx_a100
+    from solver.io.templates import dgx_a100
 
     app = QApplication.instance() or QApplication([])
     topo = dgx_a100(args.boxes)

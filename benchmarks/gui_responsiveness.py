@@ -170,7 +170,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="solves per fabric (last reported)")
     args = parser.parse_args()
     app = QApplication.instance() or QApplication(["gui-bench"])
-    from solver.templates import dgx_a100, dgx_h100_rail, mi250
+    from solver.io.templates import dgx_a100, dgx_h100_rail, mi250
 
     cases = [("2x MI250", mi250(2)), ("4x MI250", mi250(4))]
     if not args.quick:

@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solver import solve  # noqa: E402
-from solver import templates as T  # noqa: E402
+from solver.io import templates as T  # noqa: E402
 from solver.simulate import parse_size, parse_sizes, route_sets  # noqa: E402
 from solver.simulate.engine import prepare, simulate_prepared  # noqa: E402
 

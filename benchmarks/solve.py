@@ -7,7 +7,7 @@ fabric:
 - cached: first solve in a new process that finds the cache filled by the cold run;
 - warm:   best of ``--repeat`` further solves in that second process (its phase times are shown);
 - peak RSS: ``ru_maxrss`` of the cached process (Python + numba + the solve);
-- verify: time of :func:`solver.verify.verify_schedule` on the warm schedule;
+- verify: time of :func:`solver.algorithm.verify.verify_schedule` on the warm schedule;
 - heights: tree heights in logical (compute-to-compute) hops, min..max (mean weighted by tree
   weight); tall trees cost latency on small messages.
 
@@ -57,7 +57,7 @@ def child(args) -> None:
     from fractions import Fraction
 
     from solver import solve, templates
-    from solver.verify import verify_schedule
+    from solver.algorithm.verify import verify_schedule
 
     template, boxes, *_ = {**FABRICS, **LARGE}[args.child]
     topo = getattr(templates, template)(boxes)

@@ -49,7 +49,7 @@ def install_error_hook(window, batch: bool) -> None:
 
     from PySide6.QtWidgets import QApplication, QMessageBox
 
-    from solver.errors import ForestCollError
+    from solver.model.errors import ForestCollError
 
     def hook(kind, value, tb) -> None:
         if isinstance(value, ForestCollError):
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from solver.errors import ForestCollError
+    from solver.model.errors import ForestCollError
 
     from .main_window import MainWindow
 

@@ -35,7 +35,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QPainterPath, QPen, QTransform, QUndoStack
 from PySide6.QtWidgets import QGraphicsRectItem, QMenu, QToolTip
 
-from solver.topology import COMPUTE, SWITCH
+from solver.model.topology import COMPUTE, SWITCH
 
 from . import style
 from .commands import (

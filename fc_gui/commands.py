@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from PySide6.QtGui import QUndoCommand
 
-from solver.topology import Link, Node, Topology
+from solver.model.topology import Link, Node, Topology
 
 from .document import Position, TopologyDocument
 

@@ -1,7 +1,7 @@
 """The editable fabric model of the designer: nodes, links, positions and what-if switches.
 
 :class:`TopologyDocument` is the single source of truth the canvas, the inspector and the solve
-side read. It holds :class:`solver.topology.Node` / :class:`~solver.topology.Link` values (exact
+side read. It holds :class:`solver.model.topology.Node` / :class:`~solver.model.topology.Link` values (exact
 ``Fraction`` bandwidths) and never touches a widget. Every user edit goes through an undoable
 command (``fc_gui.commands``) that calls the primitive mutators below; views redraw from signals.
 
@@ -29,8 +29,8 @@ from fractions import Fraction
 
 from PySide6.QtCore import QObject, Signal
 
-from solver.errors import TopologyError
-from solver.topology import COMPUTE, SWITCH, Link, Node, Topology
+from solver.model.errors import TopologyError
+from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
 
 Position = tuple[float, float]
 
@@ -382,7 +382,7 @@ def make_link(
     source: str, target: str, bandwidth: Fraction | int | str, latency=None, directed: bool = False
 ) -> Link:
     """A new link with an exact bandwidth (> 0)."""
-    from solver.topology import to_fraction
+    from solver.model.topology import to_fraction
 
     bw = to_fraction(bandwidth, "bandwidth")
     if bw <= 0:

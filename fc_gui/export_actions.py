@@ -1,6 +1,6 @@
 """The Export menu: results HDF5, MSCCL XML (with a runtime choice), and PNG/SVG of the canvas.
 
-Every export writes atomically (``solver.fileio``) and reports problems as a one-line error
+Every export writes atomically (``solver.io.files``) and reports problems as a one-line error
 dialog. Functions take an explicit path so tests and scripts skip the file dialogs.
 """
 
@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
-from solver.errors import ForestCollError
-from solver.fileio import atomic_path
+from solver.model.errors import ForestCollError
+from solver.io.files import atomic_path
 
 MSCCL_RUNTIMES = ("msccl-executor", "rccl", "msccl-legacy")
 
@@ -178,7 +178,7 @@ class ExportActions(QObject):
         if path is None:
             return None
         try:
-            from solver.results_h5 import write_schedule
+            from solver.io.results_h5 import write_schedule
 
             name = write_schedule(path, schedule)
         except ForestCollError as exc:

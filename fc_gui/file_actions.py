@@ -2,7 +2,7 @@
 
 Every method that a dialog drives also exists without the dialog (``open_path``, ``save_to``,
 ``export_to``...) so tests and scripts can call it. Errors become a one-line dialog, never a
-traceback. Saving writes atomically (``solver.formats.save``). While there are unsaved changes,
+traceback. Saving writes atomically (``solver.io.formats.save``). While there are unsaved changes,
 the fabric is written every ``autosave_interval_ms`` to ``<state dir>/recovery.json``; a window
 opened with ``check_recovery=True`` offers it back after a crash; a clean close deletes it.
 """
@@ -17,10 +17,11 @@ from PySide6.QtCore import QStandardPaths, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
-from solver.errors import ForestCollError, TopologyError
-from solver.fileio import atomic_write_text
-from solver.formats import format_for, load, save, v1
-from solver.topology import Topology, validate
+from solver.model.errors import ForestCollError, TopologyError
+from solver.io.files import atomic_write_text
+from solver.io import v1
+from solver.io.formats import format_for, load, save
+from solver.model.topology import Topology, validate
 
 from .commands import ReplaceTopologyCommand
 from .layouts import layered, needs_layout

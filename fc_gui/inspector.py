@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from solver.errors import ForestCollError
-from solver.topology import COMPUTE, NODE_KINDS, SWITCH, to_fraction
+from solver.model.errors import ForestCollError
+from solver.model.topology import COMPUTE, NODE_KINDS, SWITCH, to_fraction
 
 from . import style
 from .commands import SetLinkPropsCommand, SetNameCommand, SetNodePropsCommand

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from solver.topology import COMPUTE, Topology
+from solver.model.topology import COMPUTE, Topology
 
 Positions = dict[str, tuple[float, float]]
 

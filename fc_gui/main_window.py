@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from solver.topology import Topology
+from solver.model.topology import Topology
 
 from .canvas import FabricCanvas, Tool
 from .document import TopologyDocument
@@ -42,7 +42,7 @@ APP_NAME = "ForestColl Designer"
 
 def default_topology() -> Topology:
     """The fabric a new window starts with (2x DGX A100)."""
-    from solver.templates import default_topology as make
+    from solver.io.templates import default_topology as make
 
     return make()
 
@@ -71,7 +71,7 @@ class ClipboardActions:
         from PySide6.QtCore import QMimeData
         from PySide6.QtWidgets import QApplication
 
-        from solver.formats import v1
+        from solver.io import v1
 
         doc = self.window.document
         ids = [i for i in doc.nodes if i in doc.selected_nodes]
@@ -98,8 +98,8 @@ class ClipboardActions:
         """Paste clipboard nodes with fresh ids, offset; one undoable command. Returns count."""
         from PySide6.QtWidgets import QApplication
 
-        from solver.errors import ForestCollError
-        from solver.formats import v1
+        from solver.model.errors import ForestCollError
+        from solver.io import v1
 
         from .commands import PasteCommand, renamed_copies
 
@@ -312,8 +312,8 @@ class MainWindow(QMainWindow):
             self.document.set_selection()
 
     def _set_default_bandwidth(self) -> None:
-        from solver.errors import ForestCollError
-        from solver.topology import to_fraction
+        from solver.model.errors import ForestCollError
+        from solver.model.topology import to_fraction
 
         text = self.bandwidth_edit.text().strip()
         try:

@@ -21,7 +21,7 @@ from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QCursor, QFont, QLinearGradient, QPainter, QPen
 from PySide6.QtWidgets import QLabel, QToolTip, QWidget
 
-from solver.schedule import BottleneckCut, Schedule, Tree
+from solver.model.schedule import BottleneckCut, Schedule, Tree
 
 Positions = Mapping[str, tuple[float, float]]
 

@@ -1,7 +1,7 @@
 """The plots dock: algbw versus message size for the solved schedule.
 
 Lines: the throughput bound (M / optimal algbw: flat), an alpha-aware estimate of this schedule
-(bandwidth term + the latency of its deepest tree path, from ``solver.results_h5.model_tables``),
+(bandwidth term + the latency of its deepest tree path, from ``solver.io.results_h5.model_tables``),
 simulated ForestColl and baselines when a simulator is available (run in the background), and
 measurements imported from an HDF5 results file (``/results`` tables with measured columns).
 """
@@ -18,8 +18,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from solver.results import ResultTable
-from solver.schedule import Schedule
+from solver.model.results import ResultTable
+from solver.model.schedule import Schedule
 
 BOUND_PEN = dict(color=(211, 47, 47), width=2, style=pg.QtCore.Qt.PenStyle.DashLine)
 ESTIMATE_PEN = dict(color=(0, 114, 178), width=2)
@@ -48,8 +48,8 @@ class SizeAxis(pg.AxisItem):
 
 
 def model_tables(schedule: Schedule) -> dict[str, ResultTable]:
-    """The bound and alpha-aware estimate tables of ``schedule`` (solver.results_h5)."""
-    from solver.results_h5 import model_tables as tables
+    """The bound and alpha-aware estimate tables of ``schedule`` (solver.io.results_h5)."""
+    from solver.io.results_h5 import model_tables as tables
 
     return tables(schedule, schedule.collective)
 
@@ -203,7 +203,7 @@ class PlotsDock(QWidget):
 
         Raises ForestCollError (e.g. not a results file) with a one-line message.
         """
-        from solver.results_h5 import read_results
+        from solver.io.results_h5 import read_results
 
         tables = read_results(path)
         count = self.add_tables(tables, kind="imported")

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from solver.schedule import Schedule, Tree
+from solver.model.schedule import Schedule, Tree
 
 
 def frac_text(value: Fraction, digits: int = 3) -> str:

@@ -20,9 +20,9 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog
 
-from solver.errors import ForestCollError
-from solver.schedule import Schedule
-from solver.topology import validate
+from solver.model.errors import ForestCollError
+from solver.model.schedule import Schedule
+from solver.model.topology import validate
 
 from .overlays import (
     BroadcastAnimation,
@@ -586,7 +586,7 @@ class ResultsController(QObject):
 
     def save_screenshot(self, path: str | Path) -> Path:
         """Render the whole window to a PNG (atomically); raise ForestCollError on failure."""
-        from solver.fileio import atomic_path
+        from solver.io.files import atomic_path
 
         path = Path(path)
         self.canvas.fit_view()

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from solver.schedule import COLLECTIVES
+from solver.model.schedule import COLLECTIVES
 
 #: "Re-solve on edit" is offered only for fabrics up to this many nodes (solves stay sub-second).
 AUTO_RESOLVE_MAX_NODES = 64

@@ -5,7 +5,7 @@ worker thread leaves the GUI thread free to repaint and answer input. Each solve
 :class:`QThread`; results come back through queued signals, so slots always run in the GUI thread.
 
 Cancelling sets a :class:`threading.Event` that ``solver.solve(cancel=...)`` polls between kernel
-calls; the solver then raises :class:`solver.errors.Cancelled` and the worker emits ``cancelled``.
+calls; the solver then raises :class:`solver.model.errors.Cancelled` and the worker emits ``cancelled``.
 A result of a solve that was superseded (a new ``start`` while one runs) is dropped.
 """
 
@@ -21,8 +21,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal
 
-from solver.errors import Cancelled, ForestCollError
-from solver.topology import COMPUTE, SWITCH, Link, Node, Topology
+from solver.model.errors import Cancelled, ForestCollError
+from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
 
 SolveFn = Callable[..., Any]
 
@@ -378,7 +378,7 @@ class JitWarmup(QObject):
         lower_thread_priority()
         t0 = time.perf_counter()
         try:
-            import solver.results_h5
+            import solver.io.results_h5
 
             for collective in ("allgather", "reduce-scatter"):
                 self._solve_fn(topology=warmup_topology(), collective=collective)

@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from solver.topology import COMPUTE
+from solver.model.topology import COMPUTE
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""New-from-template dialog: the gallery of ``solver.templates.TEMPLATES`` with a parameter form,
+"""New-from-template dialog: the gallery of ``solver.io.templates.TEMPLATES`` with a parameter form,
 a live node/link count and a preview canvas."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from solver.errors import ForestCollError
-from solver.templates import TEMPLATES
-from solver.topology import Topology
+from solver.model.errors import ForestCollError
+from solver.io.templates import TEMPLATES
+from solver.model.topology import Topology
 
 from .canvas import FabricCanvas
 from .document import TopologyDocument

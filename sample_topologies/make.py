@@ -1,6 +1,6 @@
 """Regenerate the sample fabrics and the table in README.md: ``python sample_topologies/make.py``.
 
-The fabrics come from :data:`solver.templates.SAMPLES`. The optimum column is computed here
+The fabrics come from :data:`solver.io.templates.SAMPLES`. The optimum column is computed here
 independently of the solver (exact Dinkelbach iterations on networkx min cuts), so the table
 doubles as a cross-check of ``forestcoll solve``.
 """
@@ -17,8 +17,8 @@ import networkx as nx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # the repository's solver package, not an installed copy
 
-from solver.formats import load, save
-from solver.templates import SAMPLES, write_samples
+from solver.io.formats import load, save
+from solver.io.templates import SAMPLES, write_samples
 
 # Optima that ALGORITHM.md states (published ForestColl figures), GB/s.
 PUBLISHED = {

@@ -2,25 +2,25 @@
 
 Public API
 ----------
-- :class:`Topology`, :class:`Node`, :class:`Link` and :func:`validate` (``solver.topology``)
-- :func:`load_topology`, :func:`save_topology` (``solver.formats``)
-- :func:`solve` -> :class:`Schedule` (``solver.pipeline``, ``solver.schedule``)
+- :class:`Topology`, :class:`Node`, :class:`Link` and :func:`validate` (``solver.model.topology``)
+- :func:`load_topology`, :func:`save_topology` (``solver.io.formats``)
+- :func:`solve` -> :class:`Schedule` (``solver.algorithm.pipeline``, ``solver.model.schedule``)
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .errors import Cancelled, ForestCollError, SolverError, TopologyError
-from .formats import load as load_topology
-from .formats import save as save_topology
-from .schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
-from .topology import Link, Node, Topology, validate
+from solver.model.errors import Cancelled, ForestCollError, SolverError, TopologyError
+from solver.io.formats import load as load_topology
+from solver.io.formats import save as save_topology
+from solver.model.schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
+from solver.model.topology import Link, Node, Topology, validate
 
 
 def solve(topology, collective="allgather", max_trees_per_root=None, progress=None, cancel=None):
-    """Compute a ForestColl schedule; see :func:`solver.pipeline.solve`."""
-    from .pipeline import solve as _solve
+    """Compute a ForestColl schedule; see :func:`solver.algorithm.pipeline.solve`."""
+    from solver.algorithm.pipeline import solve as _solve
 
     return _solve(
         topology,

@@ -24,9 +24,9 @@ from itertools import pairwise
 
 import networkx as nx
 
-from solver.errors import SolverError
-from solver.schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
-from solver.topology import Topology
+from solver.model.errors import SolverError
+from solver.model.schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
+from solver.model.topology import Topology
 
 SOURCE = ("__twin_source__",)
 

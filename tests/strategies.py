@@ -14,7 +14,7 @@ from fractions import Fraction
 
 from hypothesis import strategies as st
 
-from solver.topology import Link, Node, Topology, validate
+from solver.model.topology import Link, Node, Topology, validate
 
 BANDWIDTHS = tuple(
     Fraction(v) for v in ("1", "2", "3.2", "12.5", "25", "50", "100", "300", "0.5", "1/3")

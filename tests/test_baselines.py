@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from solver import solve
-from solver.errors import ForestCollError
+from solver.model.errors import ForestCollError
 from solver.simulate import baselines as B
 from solver.simulate import sweep
 from solver.simulate.engine import simulate_routes
 from solver.simulate.routes import BCAST, REDUCE, LinkTable, bandwidth_bound_time, link_bytes
-from solver.templates import dgx_a100, fully_connected, mi250, ring
+from solver.io.templates import dgx_a100, fully_connected, mi250, ring
 
 GIB = 1 << 30
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,7 +155,7 @@ def test_forestcoll_beats_rings_on_2x_mi250():
     "path", sorted((ROOT / "sample_topologies").glob("*.json")), ids=lambda p: p.stem
 )
 def test_no_baseline_beats_the_optimum(path):
-    from solver.formats import load
+    from solver.io.formats import load
 
     topo = load(path)
     for coll in ("allgather", "allreduce"):

@@ -11,8 +11,8 @@ from test_msccl_support import bfs_schedule
 
 from solver import save_topology
 from solver.cli import main
-from solver.results_h5 import read_schedules, write_schedule
-from solver.templates import dgx_a100, ring
+from solver.io.results_h5 import read_schedules, write_schedule
+from solver.io.templates import dgx_a100, ring
 
 DATA = Path(__file__).parent / "data"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from solver.cli import main
-from solver.formats import load
+from solver.io.formats import load
 
 ROOT = Path(__file__).resolve().parent.parent
 DGX_XML = ROOT / "tests" / "data" / "dgx_a100_nccl_topo.xml"

@@ -14,7 +14,7 @@ from strategies import small_ring
 
 import solver
 from solver.cli import main
-from solver.topology import Link, Node, Topology
+from solver.model.topology import Link, Node, Topology
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,10 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from solver import templates as T
-from solver.errors import TopologyError
-from solver.formats import dumps, format_for, graphml, load, nodelink, save, v1
-from solver.topology import COMPUTE, SWITCH, Link, Node, Topology, validate
+from solver.io import templates as T
+from solver.model.errors import TopologyError
+from solver.io import graphml, nodelink, v1
+from solver.io.formats import dumps, format_for, load, save
+from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology, validate
 
 
 def same_fabric(a: Topology, b: Topology) -> None:

@@ -6,8 +6,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from solver.errors import SolverError
-from solver.maxflow import INF, FlowNetwork, max_flow_value
+from solver.model.errors import SolverError
+from solver.flow.maxflow import INF, FlowNetwork, max_flow_value
 
 
 def _random_graph(rng: random.Random, n: int, m: int, cmax: int):
@@ -128,7 +128,7 @@ def _check_flow(net, edges, n, s, t):
 @pytest.mark.parametrize("seed", range(30))
 def test_repair_after_a_capacity_cut_matches_networkx(seed):
     """Cut one edge under a max flow, repair locally: valid flow of value min(need, new max)."""
-    from solver.maxflow import _add_excess, _cut_capacity, _repair
+    from solver.flow.maxflow import _add_excess, _cut_capacity, _repair
 
     rng = random.Random(900 + seed)
     n = rng.randint(3, 10)

@@ -21,7 +21,7 @@ from solver.msccl import (
     write_xml,
 )
 from solver.msccl.runtimes import RUNTIMES
-from solver.templates import dgx_a100, mi250, ring
+from solver.io.templates import dgx_a100, mi250, ring
 
 DATA = Path(__file__).parent / "data"
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import solver
 from solver.msccl import check_xml, export_xml
 from solver.msccl.runtimes import RUNTIMES
-from solver.topology import Link, Node, Topology
+from solver.model.topology import Link, Node, Topology
 
 BANDWIDTHS = (Fraction(1), Fraction(2), Fraction(5, 2), Fraction(4))
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import deque
 from fractions import Fraction
 
-from solver.schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
-from solver.templates import dgx_a100, ring
+from solver.model.schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
+from solver.io.templates import dgx_a100, ring
 
 
 def _switch_paths(topo, start):

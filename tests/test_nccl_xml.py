@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from naive import maxflow_optimum
 
-from solver.errors import TopologyError
-from solver.formats import load
-from solver.formats.nccl_xml import cpu_link_bandwidth, loads, nvlink_bandwidth, pci_bandwidth
-from solver.topology import validate
+from solver.model.errors import TopologyError
+from solver.io.formats import load
+from solver.io.nccl_xml import cpu_link_bandwidth, loads, nvlink_bandwidth, pci_bandwidth
+from solver.model.topology import validate
 
 DGX = Path(__file__).resolve().parent / "data" / "dgx_a100_nccl_topo.xml"
 

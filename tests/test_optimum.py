@@ -6,10 +6,10 @@ from fractions import Fraction
 
 import pytest
 
-from solver import templates
-from solver.csr import IndexedFabric
-from solver.optimum import compute_optimum, packing_integers
-from solver.topology import Link, Node, Topology
+from solver.io import templates
+from solver.flow.csr import IndexedFabric
+from solver.algorithm.optimum import compute_optimum, packing_integers
+from solver.model.topology import Link, Node, Topology
 
 
 def random_fabric(seed: int, n_compute: int = 4, n_switch: int = 2, directed: bool = False):

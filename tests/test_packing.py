@@ -8,10 +8,10 @@ import pytest
 from test_optimum import random_fabric
 from test_splitting import switched_fabric
 
-from solver.csr import IndexedFabric
-from solver.optimum import compute_optimum
-from solver.packing import pack_trees, shorten_trees
-from solver.splitting import split_switches
+from solver.flow.csr import IndexedFabric
+from solver.algorithm.optimum import compute_optimum
+from solver.algorithm.packing import pack_trees, shorten_trees
+from solver.algorithm.splitting import split_switches
 
 
 def check_packing(N, caps, k, classes=None):
@@ -109,7 +109,7 @@ def test_shortening_a_ring_and_a_torus():
     # greedy packing on a bidirectional ring of 8 leaves trees of height 7; the optimum is 4
     from pathlib import Path
 
-    from solver.formats import load
+    from solver.io.formats import load
 
     samples = Path(__file__).resolve().parent.parent / "sample_topologies"
     for name, tallest in (("ring_8", 4), ("torus_4x4x2", 6)):

@@ -9,13 +9,13 @@ from fractions import Fraction
 import pytest
 
 import solver
-from solver import templates
-from solver.csr import IndexedFabric
-from solver.errors import Cancelled, SolverError, TopologyError
-from solver.fixed_k import fixed_k_capacity
-from solver.optimum import compute_optimum
-from solver.topology import Link, Node, Topology
-from solver.verify import verify_schedule
+from solver.io import templates
+from solver.flow.csr import IndexedFabric
+from solver.model.errors import Cancelled, SolverError, TopologyError
+from solver.algorithm.fixed_k import fixed_k_capacity
+from solver.algorithm.optimum import compute_optimum
+from solver.model.topology import Link, Node, Topology
+from solver.algorithm.verify import verify_schedule
 
 FIGURES = [
     ("dgx_a100", 1, Fraction(2400, 7), 1),
@@ -32,7 +32,7 @@ def _fabric(name, boxes):
 
 
 def _check_trees(s):
-    """Structure independent of solver.verify: spanning, BFS order, physical switch-only paths."""
+    """Structure independent of solver.algorithm.verify: spanning, BFS order, physical switch-only paths."""
     topo = s.topology
     links = topo.directed_bandwidths()
     kinds = {n.id: n.kind for n in topo.nodes}
@@ -304,7 +304,7 @@ def test_invalid_topology_is_a_topology_error():
 
 def test_tiny_solve_without_jit():
     code = (
-        "import solver; from solver import templates; from solver.verify import verify_schedule\n"
+        "import solver; from solver.io import templates; from solver.algorithm.verify import verify_schedule\n"
         "s = solver.solve(templates.dgx_a100(2)); verify_schedule(s)\n"
         "s = solver.solve(templates.mi250(1), collective='allreduce'); verify_schedule(s)\n"
         "print(s.algbw_exact)\n"
@@ -334,10 +334,10 @@ def test_switched_fabrics_get_shallow_trees(name, boxes, tallest):
 def test_the_shallower_of_spread_and_greedy_splitting_is_kept():
     # 2x MI250: the xGMI fabric dominates the heights, so spread splitting of the IB switch is
     # not automatically shallower; the pipeline packs both and keeps the shallower forest
-    from solver.balance import balance_switches
-    from solver.packing import pack_trees, shorten_trees
-    from solver.pipeline import _heights
-    from solver.splitting import split_switches
+    from solver.algorithm.balance import balance_switches
+    from solver.algorithm.packing import pack_trees, shorten_trees
+    from solver.algorithm.pipeline import _heights
+    from solver.algorithm.splitting import split_switches
 
     fabric, _ = balance_switches(IndexedFabric.from_topology(templates.mi250(2)))
     opt = compute_optimum(fabric)

@@ -14,9 +14,9 @@ from naive import best_algbw_at_most, exhaustive_optimum
 from strategies import fabrics, switch_balance, unbalanced_fabrics
 
 import solver
-from solver.errors import SolverError
-from solver.topology import Link, Node, Topology, validate
-from solver.verify import verify_schedule
+from solver.model.errors import SolverError
+from solver.model.topology import Link, Node, Topology, validate
+from solver.algorithm.verify import verify_schedule
 
 F = Fraction
 COLLECTIVES = st.sampled_from(["allgather", "reduce-scatter", "allreduce"])
@@ -295,7 +295,7 @@ def test_bad_max_trees_is_a_one_line_error(bad):
     ],
 )
 def test_reference_optima(template, boxes, optimum):
-    from solver import templates
+    from solver.io import templates
 
     topo = getattr(templates, template)(boxes)
     s = solver.solve(topo)
@@ -308,7 +308,7 @@ def test_reference_fixed_k_on_2x_mi250():
     the twin's cut bound agrees, and at most 8 trees allows k = 7 at 350 GB/s."""
     from naive import fixed_k_algbw
 
-    from solver import templates
+    from solver.io import templates
 
     topo = templates.mi250(2)
     assert [fixed_k_algbw(topo, k) for k in (1, 2, 7, 8)] == [320, F(1024, 3), 350, F(12800, 37)]
@@ -319,7 +319,7 @@ def test_reference_fixed_k_on_2x_mi250():
 
 
 def _template_cases():
-    from solver import templates
+    from solver.io import templates
 
     return sorted(templates.TEMPLATES)
 
@@ -329,7 +329,7 @@ def test_templates_match_the_twin(name):
     """Every built-in template at its defaults: verified, optimal, same optimum as the twin."""
     from naive import maxflow_optimum
 
-    from solver import templates
+    from solver.io import templates
 
     topo = templates.make(name)
     x, _cut = maxflow_optimum(topo)

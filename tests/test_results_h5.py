@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from test_msccl_support import bfs_schedule
 
-from solver import results_h5 as rh
-from solver.errors import ForestCollError
-from solver.results import ResultTable
-from solver.templates import dgx_a100, mi250, ring
-from solver.topology import Link
+from solver.io import results_h5 as rh
+from solver.model.errors import ForestCollError
+from solver.model.results import ResultTable
+from solver.io.templates import dgx_a100, mi250, ring
+from solver.model.topology import Link
 
 
 @pytest.fixture()

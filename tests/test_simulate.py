@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solver.errors import ForestCollError
+from solver.model.errors import ForestCollError
 from solver.simulate import parse_size, parse_sizes, sweep
 from solver.simulate.engine import simulate_routes
 from solver.simulate.routes import (
@@ -25,7 +25,7 @@ from solver.simulate.routes import (
     bandwidth_bound_time,
     check_route_set,
 )
-from solver.topology import Link, Node, Topology
+from solver.model.topology import Link, Node, Topology
 
 ROOT = Path(__file__).resolve().parents[1]
 GB = 1e9
@@ -195,14 +195,14 @@ def test_parse_sizes():
 def test_kernel_runs_without_jit():
     code = (
         "from fractions import Fraction as F\n"
-        "from solver.topology import Topology, Node, Link\n"
+        "from solver.model.topology import Topology, Node, Link\n"
         "from solver.simulate.routes import RouteSet, Flow\n"
         "from solver.simulate.engine import simulate_routes\n"
         "t = Topology('t', (Node('a','compute'), Node('b','compute')), (Link('a','b',F(10)),))\n"
         "rs = RouteSet(t, 'x', 'x', (Flow('bcast','a',1.0,(('a','b',('a','b')),)),))\n"
         "print(simulate_routes(rs, 4 << 20, 1 << 20).time)\n"
         "from solver.simulate.baselines import build\n"
-        "from solver.templates import ring\n"
+        "from solver.io.templates import ring\n"
         "assert len(build('blink', ring(4), 'allreduce').flows) == 8\n"
     )
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
@@ -229,7 +229,7 @@ def _samples():
 @pytest.mark.parametrize("path", _samples(), ids=lambda p: p.stem)
 def test_forestcoll_reaches_095_of_optimum_at_1gib(path, collective):
     from solver import solve
-    from solver.formats import load
+    from solver.io.formats import load
 
     topo = load(path)
     sched = solve(topo, collective)
@@ -245,7 +245,7 @@ def test_forestcoll_reaches_095_of_optimum_at_1gib(path, collective):
 
 def test_forestcoll_allreduce_on_small_fabric():
     from solver import solve
-    from solver.templates import dgx_a100
+    from solver.io.templates import dgx_a100
 
     topo = dgx_a100(1)
     sched = solve(topo, "allreduce")
@@ -297,7 +297,7 @@ def test_cli_simulate_json_and_table(capsys, tmp_path):
 
 def test_cli_simulate_writes_h5(tmp_path, capsys):
     from solver.cli import main
-    from solver.results_h5 import read_results
+    from solver.io.results_h5 import read_results
 
     out = tmp_path / "r.h5"
     path = ROOT / "sample_topologies" / "ring_8.json"

@@ -7,12 +7,12 @@ from fractions import Fraction
 import networkx as nx
 import pytest
 
-from solver import templates
-from solver.balance import balance_switches
-from solver.csr import IndexedFabric
-from solver.optimum import compute_optimum
-from solver.splitting import IncompleteSplit, split_switches
-from solver.topology import Link, Node, Topology
+from solver.io import templates
+from solver.algorithm.balance import balance_switches
+from solver.flow.csr import IndexedFabric
+from solver.algorithm.optimum import compute_optimum
+from solver.algorithm.splitting import IncompleteSplit, split_switches
+from solver.model.topology import Link, Node, Topology
 
 
 def switched_fabric(seed: int) -> Topology:
@@ -133,7 +133,7 @@ def test_unbalanced_switch_with_spare_input_splits_and_drops_the_excess():
 
 
 def test_spreading_prefers_partners_the_fabric_does_not_reach_otherwise():
-    from solver.splitting import _Adjacency, _far_first
+    from solver.algorithm.splitting import _Adjacency, _far_first
 
     # c0 -> switch 9 -> c1..c6; c0 also reaches c1 and c2 directly (c1 -> c2 too)
     caps = {(0, 9): 6, (0, 1): 1, (0, 2): 1, (1, 2): 1}

@@ -12,11 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from naive import maxflow_optimum
 
-from solver import templates as T
-from solver.errors import TopologyError
-from solver.formats import load
-from solver.formats.v1 import dumps as v1_dumps
-from solver.topology import validate
+from solver.io import templates as T
+from solver.model.errors import TopologyError
+from solver.io.formats import load
+from solver.io.v1 import dumps as v1_dumps
+from solver.model.topology import validate
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "sample_topologies"
 

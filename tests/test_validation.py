@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from solver.errors import ForestCollError, TopologyError
-from solver.formats import MAX_FILE_BYTES, load
+from solver.model.errors import ForestCollError, TopologyError
+from solver.io.formats import MAX_FILE_BYTES, load
 
 GOOD_NODES = [
     {"id": "a", "kind": "compute"},

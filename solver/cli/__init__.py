@@ -2,7 +2,7 @@
 
 A subcommand module defines ``register(subparsers) -> argparse.ArgumentParser`` and sets
 ``func=run`` on its parser with ``run(args) -> int``. User errors are raised as
-:class:`solver.errors.ForestCollError` and printed here as one line ``error: ...`` (exit 2).
+:class:`solver.model.errors.ForestCollError` and printed here as one line ``error: ...`` (exit 2).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import argparse
 import importlib
 import sys
 
-from ..errors import Cancelled, ForestCollError
+from solver.model.errors import Cancelled, ForestCollError
 
 # Subcommands in the order ``--help`` lists them (module names under solver.cli).
 COMMANDS = ["info", "convert", "solve", "export", "show", "check_xml", "simulate", "measure", "gui"]
@@ -25,7 +25,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
+    from solver import __version__
 
     parser = _Parser(
         prog="forestcoll",

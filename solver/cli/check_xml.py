@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_command
+from solver.cli._common import add_command
 
 
 def register(subparsers) -> argparse.ArgumentParser:
-    from ..msccl import RUNTIMES
+    from solver.msccl import RUNTIMES
 
     parser = add_command(
         subparsers,
@@ -41,7 +41,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from ..msccl import MscclError, check_file
+    from solver.msccl import MscclError, check_file
 
     if args.fifo_capacity < 1:
         raise MscclError(f"--fifo-capacity must be >= 1, got {args.fifo_capacity}")

@@ -6,9 +6,9 @@ instead of reading a file; ``--list-templates`` shows the templates and their pa
 
 from __future__ import annotations
 
-from ..errors import TopologyError
-from ._common import add_command
-from .info import add_fabric_options, load_fabric
+from solver.model.errors import TopologyError
+from solver.cli._common import add_command
+from solver.cli.info import add_fabric_options, load_fabric
 
 
 def register(subparsers):
@@ -50,7 +50,7 @@ def register(subparsers):
 
 
 def list_templates() -> str:
-    from ..templates import TEMPLATES
+    from solver.io.templates import TEMPLATES
 
     lines = []
     for name, spec in TEMPLATES.items():
@@ -80,7 +80,7 @@ def _template_values(pairs: list[str]) -> dict[str, object]:
 
 
 def run(args) -> int:
-    from ..formats import format_for, save
+    from solver.io.formats import format_for, save
 
     if args.list_templates:
         print(list_templates())
@@ -98,7 +98,7 @@ def run(args) -> int:
             f"{output}: cannot write NCCL XML (import only); use .json, .nodelink.json or .graphml"
         )
     if args.template:
-        from ..templates import make
+        from solver.io.templates import make
 
         if args.boxes != 1:
             raise TopologyError("--boxes applies to NCCL XML files; use --param n=N for templates")

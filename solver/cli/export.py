@@ -7,11 +7,11 @@ import json
 import sys
 from pathlib import Path
 
-from ..errors import ForestCollError
-from ..fileio import atomic_write_text
-from ..schedule import COLLECTIVES, Schedule
-from ._common import ProgressBar, add_command
-from .info import add_fabric_options, load_fabric
+from solver.model.errors import ForestCollError
+from solver.io.files import atomic_write_text
+from solver.model.schedule import COLLECTIVES, Schedule
+from solver.cli._common import ProgressBar, add_command
+from solver.cli.info import add_fabric_options, load_fabric
 
 FORMATS = ("msccl-xml", "json")
 
@@ -24,7 +24,7 @@ ENABLE_HINT = {
 
 
 def register(subparsers) -> argparse.ArgumentParser:
-    from ..msccl import PROTOCOLS, RUNTIMES
+    from solver.msccl import PROTOCOLS, RUNTIMES
 
     parser = add_command(
         subparsers,
@@ -125,7 +125,7 @@ def load_schedule(args) -> Schedule:
     if k is not None and k < 1:
         raise ForestCollError(f"--max-trees-per-root must be >= 1, got {k}")
     if Path(args.source).suffix.lower() in (".h5", ".hdf5"):
-        from ..results_h5 import read_schedules
+        from solver.io.results_h5 import read_schedules
 
         stored = read_schedules(args.source)
         if args.schedule:
@@ -147,7 +147,7 @@ def load_schedule(args) -> Schedule:
             )
         return stored[min(matches)]
     topo = load_fabric(args.source, args)
-    from .. import solve
+    from solver import solve
 
     bar = ProgressBar()
     try:
@@ -158,7 +158,7 @@ def load_schedule(args) -> Schedule:
 
 def run(args) -> int:
     fmt = _format(args)
-    from .. import msccl
+    from solver import msccl
 
     order = msccl.read_rank_order(args.rank_order) if args.rank_order else None
     schedule = load_schedule(args)

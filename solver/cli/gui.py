@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from ._common import add_command
+from solver.cli._common import add_command
 
 
 def register(subparsers):
@@ -41,7 +41,7 @@ def run(args) -> int:
     try:
         app = importlib.import_module("fc_gui.app")
     except ImportError as exc:  # Qt missing or broken: one-line error, no traceback
-        from ..errors import ForestCollError
+        from solver.model.errors import ForestCollError
 
         raise ForestCollError(f"the designer needs PySide6 and pyqtgraph: {exc}") from None
     return app.run(args)

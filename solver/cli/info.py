@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from ..errors import TopologyError
-from ..topology import Topology, validate
-from ._common import add_command
+from solver.model.errors import TopologyError
+from solver.model.topology import Topology, validate
+from solver.cli._common import add_command
 
 
 def add_fabric_options(parser) -> None:
@@ -34,7 +34,7 @@ def add_fabric_options(parser) -> None:
 
 def load_fabric(path: str, args, *, check: bool = True) -> Topology:
     """Load ``path`` with the NCCL options of ``args`` (which must exist for XML only)."""
-    from ..formats import format_for, load
+    from solver.io.formats import format_for, load
 
     options = {}
     if format_for(path) == "nccl-xml":

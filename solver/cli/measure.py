@@ -7,9 +7,9 @@ import sys
 
 import numpy as np
 
-from ..errors import ForestCollError
-from ._common import add_command
-from .info import add_fabric_options, load_fabric
+from solver.model.errors import ForestCollError
+from solver.cli._common import add_command
+from solver.cli.info import add_fabric_options, load_fabric
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 
@@ -74,9 +74,9 @@ def _no_sub(parser) -> int:
 
 
 def run_import(args) -> int:
-    from ..pipeline import solve
-    from ..results import ResultTable
-    from ..simulate.nccl_tests import load_log
+    from solver.algorithm.pipeline import solve
+    from solver.model.results import ResultTable
+    from solver.simulate.nccl_tests import load_log
 
     if not args.output.endswith((".h5", ".hdf5")):
         raise ForestCollError(f"{args.output}: results files end in .h5")
@@ -89,10 +89,10 @@ def run_import(args) -> int:
             file=sys.stderr,
         )
     try:
-        h5 = importlib.import_module("solver.results_h5")
+        h5 = importlib.import_module("solver.io.results_h5")
     except ModuleNotFoundError:
         raise ForestCollError(
-            "HDF5 results are not available (solver.results_h5 missing)"
+            "HDF5 results are not available (solver.io.results_h5 missing)"
         ) from None
     from pathlib import Path
 

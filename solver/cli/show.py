@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import ForestCollError
-from ._common import add_command
+from solver.model.errors import ForestCollError
+from solver.cli._common import add_command
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -26,7 +26,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from ..results_h5 import read_schedules, summarize
+    from solver.io.results_h5 import read_schedules, summarize
 
     print(summarize(args.results))
     if args.trees:

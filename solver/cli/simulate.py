@@ -6,15 +6,15 @@ import importlib
 import json
 import sys
 
-from ..errors import ForestCollError, SolverError
-from ._common import ProgressBar, add_command
-from .info import add_fabric_options, load_fabric
+from solver.model.errors import ForestCollError, SolverError
+from solver.cli._common import ProgressBar, add_command
+from solver.cli.info import add_fabric_options, load_fabric
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 
 
 def register(subparsers):
-    from ..simulate import (
+    from solver.simulate import (
         ALGORITHMS,
         DEFAULT_CHUNK,
         DEFAULT_LATENCY_US,
@@ -108,8 +108,8 @@ def register(subparsers):
 
 
 def run(args) -> int:
-    from ..pipeline import solve
-    from ..simulate import format_size, parse_size, parse_sizes, result_tables, sweep
+    from solver.algorithm.pipeline import solve
+    from solver.simulate import format_size, parse_size, parse_sizes, result_tables, sweep
 
     topo = load_fabric(args.topology, args)
     algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
@@ -154,10 +154,10 @@ def run(args) -> int:
         if not args.output.endswith((".h5", ".hdf5")):
             raise ForestCollError(f"{args.output}: results files end in .h5")
         try:
-            h5 = importlib.import_module("solver.results_h5")
+            h5 = importlib.import_module("solver.io.results_h5")
         except ModuleNotFoundError:
             raise ForestCollError(
-                "HDF5 results are not available (solver.results_h5 missing)"
+                "HDF5 results are not available (solver.io.results_h5 missing)"
             ) from None
         name = h5.write_schedule(args.output, schedule)
         for tname, table in result_tables(sw, name).items():

@@ -10,12 +10,12 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-from ..errors import ForestCollError, SolverError
-from ..fileio import atomic_write_text
-from ..schedule import COLLECTIVES, BottleneckCut, Schedule
-from ..topology import Topology
-from ._common import ProgressBar, add_command
-from .info import add_fabric_options, load_fabric
+from solver.model.errors import ForestCollError, SolverError
+from solver.io.files import atomic_write_text
+from solver.model.schedule import COLLECTIVES, BottleneckCut, Schedule
+from solver.model.topology import Topology
+from solver.cli._common import ProgressBar, add_command
+from solver.cli.info import add_fabric_options, load_fabric
 
 PHASES = ("optimum", "switch_removal", "trees", "paths")
 
@@ -73,7 +73,7 @@ def run(args) -> int:
     if args.output:
         _output_kind(args.output)  # refuse an unknown extension before the (long) solve
     topo = load_fabric(args.topology, args)
-    from .. import solve
+    from solver import solve
 
     bar = ProgressBar()
     started = time.perf_counter()
@@ -89,7 +89,7 @@ def run(args) -> int:
     elapsed = time.perf_counter() - started
     verified = False
     if args.verify:
-        from ..verify import verify_schedule
+        from solver.algorithm.verify import verify_schedule
 
         try:
             verify_schedule(schedule)
@@ -127,11 +127,11 @@ def save_schedule(path: str, schedule: Schedule) -> None:
             raise ForestCollError(f"{path}: cannot write: {exc.strerror}") from None
         return
     try:
-        results_h5 = importlib.import_module("solver.results_h5")
+        results_h5 = importlib.import_module("solver.io.results_h5")
     except ModuleNotFoundError:
         raise ForestCollError(
             f"{path}: HDF5 results files are not available in this build "
-            "(solver.results_h5 is missing); use .json"
+            "(solver.io.results_h5 is missing); use .json"
         ) from None
     try:
         results_h5.write_schedule(path, schedule)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 
-from ..fileio import atomic_write_text
-from ..schedule import Schedule
-from .generate import build_program, rank_order
-from .interpreter import CheckReport, check_file, check_program, check_xml
-from .program import Program, parse_xml, to_xml
-from .runtimes import PROTOCOLS, RUNTIMES, MscclError
+from solver.io.files import atomic_write_text
+from solver.model.schedule import Schedule
+from solver.msccl.generate import build_program, rank_order
+from solver.msccl.interpreter import CheckReport, check_file, check_program, check_xml
+from solver.msccl.program import Program, parse_xml, to_xml
+from solver.msccl.runtimes import PROTOCOLS, RUNTIMES, MscclError
 
 
 def export_xml(

@@ -1,4 +1,4 @@
-"""Turn a :class:`solver.schedule.Schedule` into an MSCCL XML :class:`Program`.
+"""Turn a :class:`solver.model.schedule.Schedule` into an MSCCL XML :class:`Program`.
 
 Chunks. Each rank's shard is split into ``C`` chunks, ``C`` = the lcm of the trees-per-root counts
 of the phases (= k for allgather and reduce-scatter); a tree of multiplicity ``m`` (out of ``k``)
@@ -36,9 +36,9 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..schedule import Schedule, Tree
-from .program import Gpu, Program, Step, Threadblock
-from .runtimes import PROTOCOLS, MscclError, Runtime, runtime
+from solver.model.schedule import Schedule, Tree
+from solver.msccl.program import Gpu, Program, Step, Threadblock
+from solver.msccl.runtimes import PROTOCOLS, MscclError, Runtime, runtime
 
 
 @dataclass(eq=False)
@@ -636,7 +636,7 @@ def _assemble(
 
 
 def _comments(schedule: Schedule, rt: Runtime, C: int, instances: int, ids: list[str]) -> list[str]:
-    from .. import __version__
+    from solver import __version__
 
     return [
         (

@@ -35,8 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .program import Program, check_rules, parse_xml
-from .runtimes import RECVS, SENDS, MscclError, runtime
+from solver.msccl.program import Program, check_rules, parse_xml
+from solver.msccl.runtimes import RECVS, SENDS, MscclError, runtime
 
 MAX_REPORTED = 4
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-from .runtimes import PROTOCOLS, RECVS, SENDS, STEP_TYPES, MscclError, Runtime
+from solver.msccl.runtimes import PROTOCOLS, RECVS, SENDS, STEP_TYPES, MscclError, Runtime
 
 BUFFERS = ("i", "o", "s")
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import ForestCollError
+from solver.model.errors import ForestCollError
 
 
 class MscclError(ForestCollError):

@@ -7,7 +7,7 @@
 - :mod:`.nccl_tests`: importers of nccl-tests / rccl-tests logs.
 
 :func:`sweep` runs several algorithms over a range of sizes and returns :class:`SweepRow` rows;
-:func:`result_tables` turns them into :class:`~solver.results.ResultTable` objects for HDF5.
+:func:`result_tables` turns them into :class:`~solver.model.results.ResultTable` objects for HDF5.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import Cancelled, ForestCollError
-from ..results import ResultTable
-from ..schedule import Schedule
-from ..topology import Topology
-from . import baselines
-from .engine import DEFAULT_MIN_CHUNKS, SimRun, prepare, simulate_prepared, simulate_routes
-from .routes import (
+from solver.model.errors import Cancelled, ForestCollError
+from solver.model.results import ResultTable
+from solver.model.schedule import Schedule
+from solver.model.topology import Topology
+from solver.simulate import baselines
+from solver.simulate.engine import DEFAULT_MIN_CHUNKS, SimRun, prepare, simulate_prepared, simulate_routes
+from solver.simulate.routes import (
     DEFAULT_LATENCY_US,
     LinkTable,
     RouteSet,
@@ -261,7 +261,7 @@ def warm_up() -> float:
     """
     import time
 
-    from ..templates import ring
+    from solver.io.templates import ring
 
     t0 = time.perf_counter()
     sweep(ring(3), "allreduce", ["ring", "blink"], [1 << 16])

@@ -36,10 +36,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import ForestCollError
-from ..topology import Topology
-from .engine import njit
-from .routes import BCAST, REDUCE, Flow, LinkTable, RouteSet
+from solver.model.errors import ForestCollError
+from solver.model.topology import Topology
+from solver.simulate.engine import njit
+from solver.simulate.routes import BCAST, REDUCE, Flow, LinkTable, RouteSet
 
 ALGORITHMS = ("ring", "ring1", "tree", "direct", "blink")
 

@@ -44,11 +44,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ForestCollError
-from .routes import BCAST, DEFAULT_LATENCY_US, LinkTable, RouteSet
+from solver.model.errors import ForestCollError
+from solver.simulate.routes import BCAST, DEFAULT_LATENCY_US, LinkTable, RouteSet
 
 try:  # one place for numba flags (created by the solver engineer)
-    from .._jit import njit
+    from solver.flow.jit import njit
 except ImportError:  # pragma: no cover - until solver/_jit.py exists
     import functools
 

@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ForestCollError
-from ..results import ResultTable
+from solver.model.errors import ForestCollError
+from solver.model.results import ResultTable
 
 _BINARIES = {
     "all_gather": "allgather",

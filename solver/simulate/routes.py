@@ -1,6 +1,6 @@
 """Route sets: what the simulator runs (ForestColl schedules and baselines alike).
 
-A :class:`RouteSet` is a list of :class:`Flow` objects on a :class:`~solver.topology.Topology`.
+A :class:`RouteSet` is a list of :class:`Flow` objects on a :class:`~solver.model.topology.Topology`.
 A flow carries ``share`` x M bytes (M = the nccl-tests message size) over a tree whose edges join
 compute nodes along physical paths:
 
@@ -12,7 +12,7 @@ compute nodes along physical paths:
 Dependencies (allreduce): a flow may wait for other flows to finish at its root, either all of
 their chunks (``after``) or chunk by chunk (``after_chunkwise``, same byte count required).
 
-:func:`from_schedule` turns a :class:`~solver.schedule.Schedule` into a route set; identical
+:func:`from_schedule` turns a :class:`~solver.model.schedule.Schedule` into a route set; identical
 trees (same root, same edges and paths) are merged so that a tree with multiplicity c is one flow.
 """
 
@@ -24,9 +24,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import ForestCollError
-from ..schedule import Schedule
-from ..topology import Topology
+from solver.model.errors import ForestCollError
+from solver.model.schedule import Schedule
+from solver.model.topology import Topology
 
 #: Latency of a link hop when the topology gives none (microseconds).
 DEFAULT_LATENCY_US = 1.0

@@ -6,9 +6,9 @@ import threading
 import time
 from fractions import Fraction
 
-from solver.errors import Cancelled, SolverError
-from solver.schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
-from solver.topology import COMPUTE, Link, Node, Topology
+from solver.model.errors import Cancelled, SolverError
+from solver.model.schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
+from solver.model.topology import COMPUTE, Link, Node, Topology
 
 
 def ring4() -> Topology:

@@ -8,7 +8,7 @@ from PySide6.QtTest import QTest
 
 from fc_gui.canvas import LABEL_LIMIT, FabricCanvas, Tool
 from fc_gui.document import TopologyDocument
-from solver.templates import dgx_a100, ring
+from solver.io.templates import dgx_a100, ring
 
 
 @pytest.fixture

@@ -23,9 +23,9 @@ from fc_gui.commands import (
 )
 from fc_gui.document import TopologyDocument, make_link, make_node
 from fc_gui.layouts import compute_layout
-from solver.formats import v1
-from solver.templates import dgx_a100, ring
-from solver.topology import validate
+from solver.io import v1
+from solver.io.templates import dgx_a100, ring
+from solver.model.topology import validate
 
 
 def state(doc: TopologyDocument):
@@ -44,7 +44,7 @@ def stack(qapp):
 
 
 def test_build_a_fabric_then_undo_and_redo_everything(qapp, stack):
-    from solver.topology import Topology
+    from solver.model.topology import Topology
 
     doc = TopologyDocument(Topology("empty", (), ()))
     empty = state(doc)

@@ -5,10 +5,10 @@ from fractions import Fraction
 import pytest
 
 from fc_gui.document import TopologyDocument, make_link, make_node
-from solver.errors import TopologyError
-from solver.formats import v1
-from solver.templates import dgx_a100, ring
-from solver.topology import validate
+from solver.model.errors import TopologyError
+from solver.io import v1
+from solver.io.templates import dgx_a100, ring
+from solver.model.topology import validate
 
 
 @pytest.fixture

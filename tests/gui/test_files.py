@@ -14,8 +14,9 @@ from PySide6.QtWidgets import QMessageBox
 from fc_gui.commands import AddNodeCommand
 from fc_gui.document import make_node
 from fc_gui.main_window import MainWindow
-from solver.formats import load, v1
-from solver.templates import dgx_a100, mi250, ring
+from solver.io import v1
+from solver.io.formats import load
+from solver.io.templates import dgx_a100, mi250, ring
 
 
 @pytest.fixture
@@ -273,7 +274,7 @@ def test_bad_file_error_goes_to_a_message_box(make_window, tmp_path, monkeypatch
 
 def test_unexpected_errors_in_slots_become_a_dialog(make_window, monkeypatch, capsys):
     from fc_gui.app import install_error_hook
-    from solver.errors import TopologyError
+    from solver.model.errors import TopologyError
 
     w = make_window()
     shown = []

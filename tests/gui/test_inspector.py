@@ -8,7 +8,7 @@ from PySide6.QtGui import QUndoStack
 
 from fc_gui.document import TopologyDocument
 from fc_gui.inspector import Inspector
-from solver.templates import dgx_a100
+from solver.io.templates import dgx_a100
 
 
 @pytest.fixture

@@ -247,7 +247,7 @@ def test_resolve_on_edit(qtbot, make_window):
 
 
 def test_resolve_on_edit_not_offered_for_big_fabrics(qtbot, make_window):
-    from solver.templates import dgx_a100
+    from solver.io.templates import dgx_a100
 
     w = make_window(topology=dgx_a100(4))  # 70 nodes
     rc = w.results_controller
@@ -311,7 +311,7 @@ def test_cancel_from_the_panel(qtbot, make_window):
 
 # ---------------------------------------------------------------------- exports and plots
 def test_exports_h5_png_svg(qtbot, make_window, tmp_path, errors):
-    from solver.results_h5 import read_schedules
+    from solver.io.results_h5 import read_schedules
 
     w = make_window()
     rc = w.results_controller
@@ -354,8 +354,8 @@ def test_msccl_export(qtbot, make_window, tmp_path, errors):
 
 
 def test_plots_bound_and_imported_measurements(qtbot, make_window, tmp_path, errors):
-    from solver.results import ResultTable
-    from solver.results_h5 import write_results, write_schedule
+    from solver.model.results import ResultTable
+    from solver.io.results_h5 import write_results, write_schedule
 
     w = make_window()
     rc = w.results_controller
@@ -387,7 +387,7 @@ def test_plots_bound_and_imported_measurements(qtbot, make_window, tmp_path, err
 
 def test_real_solver_end_to_end(qtbot, make_window):
     import solver
-    from solver.templates import dgx_a100
+    from solver.io.templates import dgx_a100
 
     w = make_window(topology=dgx_a100(1), solve_fn=solver.solve)
     rc = w.results_controller
@@ -506,7 +506,7 @@ def test_staged_display_ends_in_the_same_state_and_yields_to_the_loop(qtbot, mak
 
 
 def test_opening_another_fabric_clears_the_result(qtbot, make_window):
-    from solver.templates import mi250
+    from solver.io.templates import mi250
 
     w = make_window()
     rc = w.results_controller

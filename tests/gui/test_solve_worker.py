@@ -9,9 +9,9 @@ from results_fixtures import FakeSolver, failing_solver, ring4, ring4_schedule
 
 from fc_gui.solve_panel import SolvePanel
 from fc_gui.solve_worker import JitWarmup, SolveWorker, one_line, warmup_topology
-from solver.errors import SolverError, TopologyError
-from solver.schedule import Schedule
-from solver.topology import validate
+from solver.model.errors import SolverError, TopologyError
+from solver.model.schedule import Schedule
+from solver.model.topology import validate
 
 
 def test_finished_carries_schedule_and_runs_off_the_gui_thread(qtbot):
@@ -98,7 +98,7 @@ def test_shutdown_stops_a_running_solve(qtbot):
 def test_one_line_messages():
     assert one_line(TopologyError("bad\nsecond")) == "bad"
     assert one_line(SolverError("")) == "SolverError"
-    err = ModuleNotFoundError("No module named 'solver.pipeline'", name="solver.pipeline")
+    err = ModuleNotFoundError("No module named 'solver.algorithm.pipeline'", name="solver.algorithm.pipeline")
     assert "solver is not available" in one_line(err)
 
 
@@ -173,7 +173,7 @@ def test_panel_emits_options_and_tracks_state(qtbot):
 def test_real_solver_reports_phases_and_cancels(qtbot):
     import time
 
-    from solver.templates import mi250
+    from solver.io.templates import mi250
 
     worker = SolveWorker()
     phases = []

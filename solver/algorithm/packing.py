@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._jit import njit
-from .errors import SolverError
-from .maxflow import INF, FlowNetwork, _add_excess, _cut_capacity, _dinic, _repair
+from solver.flow.jit import njit
+from solver.model.errors import SolverError
+from solver.flow.maxflow import INF, FlowNetwork, _add_excess, _cut_capacity, _dinic, _repair
 
 
 @dataclass

@@ -30,8 +30,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from ..errors import TopologyError
-from ..topology import COMPUTE, SWITCH, Link, Node, Topology
+from solver.model.errors import TopologyError
+from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
 
 FABRICS = ("ib", "rail")
 MAX_BOXES = 4096
@@ -385,7 +385,7 @@ def _layout(box: _Box) -> tuple[dict[str, tuple[float, float]], float, float]:
 def loads(text: str, where: str = "<string>", boxes: int = 1, fabric: str = "ib") -> Topology:
     """Read an NCCL topology dump; ``boxes`` copies joined by ``fabric`` ('ib' or 'rail').
 
-    The result is not validated here; :func:`solver.formats.load` validates it.
+    The result is not validated here; :func:`solver.io.formats.load` validates it.
     """
     if isinstance(boxes, bool) or not isinstance(boxes, int) or not 1 <= boxes <= MAX_BOXES:
         raise TopologyError(f"--boxes must be a whole number from 1 to {MAX_BOXES}, got {boxes!r}")

@@ -19,10 +19,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import TopologyError
-from ..fileio import atomic_write_text
-from ..topology import Topology, validate
-from . import v1
+from solver.model.errors import TopologyError
+from solver.io.files import atomic_write_text
+from solver.model.topology import Topology, validate
+from solver.io import v1
 
 MAX_FILE_BYTES = 100 * 1024 * 1024
 
@@ -87,15 +87,15 @@ def load(path: str | os.PathLike, *, check: bool = True, **options) -> Topology:
         data = v1.parse_json_exact(text, where)
         if fmt == "v1" and not _looks_like_nodelink(data):
             return v1.from_dict(data, where, check=check)  # names a missing/wrong format
-        from . import nodelink
+        from solver.io import nodelink
 
         topo = nodelink.from_data(data, where)
     elif fmt == "graphml":
-        from . import graphml
+        from solver.io import graphml
 
         topo = graphml.loads(text, where)
     else:
-        from . import nccl_xml
+        from solver.io import nccl_xml
 
         topo = nccl_xml.loads(text, where, **options)
     if check:
@@ -111,11 +111,11 @@ def dumps(topo: Topology, fmt: str) -> str:
     if fmt == "v1":
         return v1.dumps(topo)
     if fmt == "nodelink":
-        from . import nodelink
+        from solver.io import nodelink
 
         return nodelink.dumps(topo)
     if fmt == "graphml":
-        from . import graphml
+        from solver.io import graphml
 
         return graphml.dumps(topo)
     raise TopologyError(f"cannot write format {fmt!r} (NCCL XML is import-only)")

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._jit import njit
-from .errors import SolverError
+from solver.flow.jit import njit
+from solver.model.errors import SolverError
 
 INF = 1 << 60
 MAX_CAPACITY = 1 << 56  # finite capacities must stay below this (room for sums without overflow)

@@ -17,10 +17,10 @@ import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 
-from .balance import balance_capacities
-from .csr import IndexedFabric, flow_network
-from .errors import SolverError
-from .maxflow import MAX_CAPACITY
+from solver.algorithm.balance import balance_capacities
+from solver.flow.csr import IndexedFabric, flow_network
+from solver.model.errors import SolverError
+from solver.flow.maxflow import MAX_CAPACITY
 
 
 def _floor_caps(bandwidth: Sequence[Fraction], U: Fraction) -> list[int]:
@@ -48,7 +48,7 @@ def fixed_k_capacity(
     """Smallest U (and the capacities ``⌊U·b(e)⌋``) admitting ``k`` trees per root.
 
     With ``balance`` the rounded capacities of every switch are first trimmed to in = out
-    (:func:`solver.balance.balance_capacities`), for when splitting the plain floors fails.
+    (:func:`solver.algorithm.balance.balance_capacities`), for when splitting the plain floors fails.
     """
     if k < 1:
         raise SolverError(f"max_trees_per_root must be >= 1, got {k}")

@@ -1,9 +1,9 @@
-"""``solve()``: the ForestColl pipeline from a fabric to a :class:`~solver.schedule.Schedule`.
+"""``solve()``: the ForestColl pipeline from a fabric to a :class:`~solver.model.schedule.Schedule`.
 
-Steps (ALGORITHM.md): balance switches (:mod:`solver.balance`), exact optimum and bottleneck cut
-(:mod:`solver.optimum`) or the fixed-k capacities (:mod:`solver.fixed_k`), switch removal by edge
-splitting (:mod:`solver.splitting`), tree packing (:mod:`solver.packing`), mapping back to
-physical paths (:mod:`solver.paths`). Reduce-scatter solves the reversed fabric and reverses the
+Steps (ALGORITHM.md): balance switches (:mod:`solver.algorithm.balance`), exact optimum and bottleneck cut
+(:mod:`solver.algorithm.optimum`) or the fixed-k capacities (:mod:`solver.algorithm.fixed_k`), switch removal by edge
+splitting (:mod:`solver.algorithm.splitting`), tree packing (:mod:`solver.algorithm.packing`), mapping back to
+physical paths (:mod:`solver.algorithm.paths`). Reduce-scatter solves the reversed fabric and reverses the
 trees; allreduce is reduce-scatter then allgather.
 """
 
@@ -15,16 +15,16 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from .balance import balance_switches
-from .csr import IndexedFabric
-from .errors import Cancelled, SolverError, TopologyError
-from .fixed_k import fixed_k_capacity
-from .optimum import Optimum, compute_optimum
-from .packing import pack_trees, shorten_trees
-from .paths import route_classes
-from .schedule import COLLECTIVES, BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
-from .splitting import IncompleteSplit, split_switches
-from .topology import Topology, validate
+from solver.algorithm.balance import balance_switches
+from solver.flow.csr import IndexedFabric
+from solver.model.errors import Cancelled, SolverError, TopologyError
+from solver.algorithm.fixed_k import fixed_k_capacity
+from solver.algorithm.optimum import Optimum, compute_optimum
+from solver.algorithm.packing import pack_trees, shorten_trees
+from solver.algorithm.paths import route_classes
+from solver.model.schedule import COLLECTIVES, BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
+from solver.algorithm.splitting import IncompleteSplit, split_switches
+from solver.model.topology import Topology, validate
 
 ProgressFn = Callable[[str, float], None]
 
@@ -63,7 +63,7 @@ def solve(
     progress : callable(phase, fraction), optional
         Called with phases "optimum", "switch_removal", "trees", "paths".
     cancel : threading.Event-like or zero-argument callable, optional
-        When set/true, the solve stops with :class:`~solver.errors.Cancelled`.
+        When set/true, the solve stops with :class:`~solver.model.errors.Cancelled`.
 
     Returns
     -------
@@ -78,7 +78,7 @@ def solve(
       With switches, rounding capacities to whole trees can unbalance a switch; the search then
       trims the rounded capacities, and if the result falls short of the cut bound for <= K
       trees, ``warnings`` gives both figures (packing Steiner trees is not decided by cuts alone).
-    - Unbalanced switches (in != out bandwidth) are trimmed (:mod:`solver.balance`) and the
+    - Unbalanced switches (in != out bandwidth) are trimmed (:mod:`solver.algorithm.balance`) and the
       schedule is optimal for the trimmed fabric; ``optimal_algbw_exact`` and ``bottleneck`` stay
       the cut bound of the fabric as drawn (a true upper bound), and ``warnings`` say so.
     - Reduce-scatter: ``bottleneck.links`` are the links *entering* the cut set S.

@@ -8,8 +8,8 @@ resulting tree has exactly one physical path per edge and the units on each path
 
 from __future__ import annotations
 
-from .packing import TreeClass
-from .splitting import Path, _take
+from solver.algorithm.packing import TreeClass
+from solver.algorithm.splitting import Path, _take
 
 
 def route_classes(

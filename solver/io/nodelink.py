@@ -9,7 +9,7 @@ Reading accepts what networkx and other tools write:
 - a multigraph's parallel edges add up (they stay separate links).
 
 Node ids that are numbers become strings. Numbers are read exactly (the caller parses the JSON
-with :func:`solver.formats.v1.parse_json_exact`). Writing produces ``"edges"`` with ``bandwidth``
+with :func:`solver.io.v1.parse_json_exact`). Writing produces ``"edges"`` with ``bandwidth``
 and ``kind``; exact bandwidths that are not short decimals are written as ``"p/q"`` strings. A
 fabric with one-way links is written as a directed graph, its full-duplex links as two edges.
 """
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import TopologyError
-from ..topology import COMPUTE, SWITCH, Link, Node, Topology, fraction_to_json, to_fraction
-from .v1 import dumps_one_per_line, node_to_dict, parse_json_exact, plain
+from solver.model.errors import TopologyError
+from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology, fraction_to_json, to_fraction
+from solver.io.v1 import dumps_one_per_line, node_to_dict, parse_json_exact, plain
 
 _NODE_KEYS = {"id", "kind", "compute", "role", "x", "y", "group"}
 _EDGE_KEYS = {"source", "target", "bandwidth", "capacity", "latency", "key"}
@@ -73,7 +73,7 @@ def _coord(raw: dict, key: str, node_id: str, where: str) -> float | None:
 def from_data(data: Any, where: str = "<node-link>") -> Topology:
     """Build a Topology from parsed node-link JSON (``where`` names the source in errors).
 
-    The result is not validated here; :func:`solver.formats.load` validates it.
+    The result is not validated here; :func:`solver.io.formats.load` validates it.
     """
     if not isinstance(data, dict):
         raise TopologyError(f"{where}: expected a JSON object at the top level (node-link graph)")

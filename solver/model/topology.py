@@ -15,7 +15,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
-from .errors import TopologyError
+from solver.model.errors import TopologyError
 
 COMPUTE = "compute"
 SWITCH = "switch"

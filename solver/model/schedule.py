@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from .topology import Topology, fraction_to_json
+from solver.model.topology import Topology, fraction_to_json
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 

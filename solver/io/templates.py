@@ -1,6 +1,6 @@
 """Ready-made fabrics: DGX A100, MI250, DGX H100 (rail-optimized), ring, torus, fat tree, full mesh.
 
-Every template is a function returning a validated :class:`~solver.topology.Topology` whose nodes
+Every template is a function returning a validated :class:`~solver.model.topology.Topology` whose nodes
 carry ``x``/``y``/``group`` layout hints (scene units, about 100 per GPU column; ``y`` grows
 downward: switches above, NICs and network switches below). Node ids follow one scheme:
 ``b<box>.gpu<j>``, ``b<box>.nvsw``, ``b<box>.nic<j>``, ``ib<i>``, ``rail<i>``...
@@ -23,8 +23,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from .errors import TopologyError
-from .topology import (
+from solver.model.errors import TopologyError
+from solver.model.topology import (
     COMPUTE,
     SWITCH,
     Link,
@@ -601,7 +601,7 @@ SAMPLES: dict[str, tuple[str, dict[str, Any], str]] = {
 
 def write_samples(folder: str | Path) -> list[Path]:
     """Write every :data:`SAMPLES` fabric as a v1 file into ``folder``; return the paths."""
-    from .formats import save
+    from solver.io.formats import save
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

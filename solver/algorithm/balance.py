@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .csr import IndexedFabric
-from .errors import SolverError
-from .maxflow import MAX_CAPACITY, FlowNetwork
+from solver.flow.csr import IndexedFabric
+from solver.model.errors import SolverError
+from solver.flow.maxflow import MAX_CAPACITY, FlowNetwork
 
 
 def _fmt(x: Fraction) -> str:

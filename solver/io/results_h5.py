@@ -27,7 +27,7 @@ Layout (schema ``forestcoll-results``, version 1.0)::
       <schedule name>      attrs options_json, timings_json, written
 
 Every write goes to a copy of the file that replaces the original only once complete
-(:func:`solver.fileio.atomic_path`), so a failed write never damages what was there.
+(:func:`solver.io.files.atomic_path`), so a failed write never damages what was there.
 Datasets larger than :data:`COMPRESS_MIN` elements are gzip + shuffle compressed.
 """
 
@@ -47,11 +47,11 @@ from typing import Any
 import h5py
 import numpy as np
 
-from .errors import ForestCollError
-from .fileio import atomic_path
-from .results import ResultTable
-from .schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
-from .topology import Link, Node, Topology
+from solver.model.errors import ForestCollError
+from solver.io.files import atomic_path
+from solver.model.results import ResultTable
+from solver.model.schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
+from solver.model.topology import Link, Node, Topology
 
 SCHEMA = "forestcoll-results"
 SCHEMA_VERSION = "1.0"
@@ -83,7 +83,7 @@ def _parse_frac(text: str) -> Fraction:
 
 
 def _version() -> str:
-    from . import __version__
+    from solver import __version__
 
     return __version__
 

@@ -1,4 +1,4 @@
-"""Integer views of a :class:`~solver.topology.Topology` for the flow kernels.
+"""Integer views of a :class:`~solver.model.topology.Topology` for the flow kernels.
 
 :class:`IndexedFabric` numbers the nodes (topology order), lists the directed edges (parallel
 links merged) with exact :class:`~fractions.Fraction` bandwidths, and scales the bandwidths to
@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .maxflow import FlowNetwork
-from .topology import Topology
+from solver.flow.maxflow import FlowNetwork
+from solver.model.topology import Topology
 
 
 @dataclass(frozen=True)

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._jit import njit
-from .csr import IndexedFabric
-from .errors import SolverError
-from .maxflow import FlowNetwork, _add_excess, _cut_capacity, _dinic, _inflow, _repair
+from solver.flow.jit import njit
+from solver.flow.csr import IndexedFabric
+from solver.model.errors import SolverError
+from solver.flow.maxflow import FlowNetwork, _add_excess, _cut_capacity, _dinic, _inflow, _repair
 
 Path = tuple[int, ...]
 

@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .csr import IndexedFabric, flow_network
-from .errors import SolverError
-from .maxflow import MAX_CAPACITY
+from solver.flow.csr import IndexedFabric, flow_network
+from solver.model.errors import SolverError
+from solver.flow.maxflow import MAX_CAPACITY
 
 
 @dataclass(frozen=True)

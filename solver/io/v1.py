@@ -11,8 +11,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from ..errors import TopologyError
-from ..topology import Link, Node, Topology, fraction_to_json, to_fraction, validate
+from solver.model.errors import TopologyError
+from solver.model.topology import Link, Node, Topology, fraction_to_json, to_fraction, validate
 
 FORMAT_NAME = "forestcoll-topology"
 FORMAT_VERSION = 1

@@ -17,8 +17,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from ..errors import TopologyError
-from ..topology import COMPUTE, SWITCH, Link, Node, Topology, fraction_to_json, to_fraction
+from solver.model.errors import TopologyError
+from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology, fraction_to_json, to_fraction
 
 NS = "http://graphml.graphdrawing.org/xmlns"
 _Q = "{" + NS + "}"
@@ -76,7 +76,7 @@ class _Keys:
 
 
 def loads(text: str, where: str = "<string>") -> Topology:
-    """Parse GraphML text into a Topology (not validated; :func:`solver.formats.load` does that)."""
+    """Parse GraphML text into a Topology (not validated; :func:`solver.io.formats.load` does that)."""
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:

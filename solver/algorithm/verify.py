@@ -1,7 +1,7 @@
-"""Independent, exact checking of a :class:`~solver.schedule.Schedule`.
+"""Independent, exact checking of a :class:`~solver.model.schedule.Schedule`.
 
 :func:`verify_schedule` re-derives everything a schedule claims from its trees and the fabric alone
-(it shares no code with the solver) and raises :class:`~solver.errors.SolverError` with a message
+(it shares no code with the solver) and raises :class:`~solver.model.errors.SolverError` with a message
 naming the tree, edge or link at fault. :func:`recompute_algbw` returns the algorithmic bandwidth
 implied by the trees.
 
@@ -24,9 +24,9 @@ from collections import Counter
 from fractions import Fraction
 from itertools import pairwise
 
-from .errors import SolverError
-from .schedule import COLLECTIVES, Schedule
-from .topology import COMPUTE, SWITCH
+from solver.model.errors import SolverError
+from solver.model.schedule import COLLECTIVES, Schedule
+from solver.model.topology import COMPUTE, SWITCH
 
 __all__ = ["link_data", "recompute_algbw", "verify_schedule"]
 
