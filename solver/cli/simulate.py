@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 
@@ -153,12 +152,8 @@ def run(args) -> int:
     if args.output:
         if not args.output.endswith((".h5", ".hdf5")):
             raise ForestCollError(f"{args.output}: results files end in .h5")
-        try:
-            h5 = importlib.import_module("solver.io.results_h5")
-        except ModuleNotFoundError:
-            raise ForestCollError(
-                "HDF5 results are not available (solver.io.results_h5 missing)"
-            ) from None
+        from solver.io import results_h5 as h5
+
         name = h5.write_schedule(args.output, schedule)
         for tname, table in result_tables(sw, name).items():
             h5.write_results(args.output, tname, table)

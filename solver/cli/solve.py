@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 import time
@@ -126,13 +125,8 @@ def save_schedule(path: str, schedule: Schedule) -> None:
         except OSError as exc:
             raise ForestCollError(f"{path}: cannot write: {exc.strerror}") from None
         return
-    try:
-        results_h5 = importlib.import_module("solver.io.results_h5")
-    except ModuleNotFoundError:
-        raise ForestCollError(
-            f"{path}: HDF5 results files are not available in this build "
-            "(solver.io.results_h5 is missing); use .json"
-        ) from None
+    from solver.io import results_h5
+
     try:
         results_h5.write_schedule(path, schedule)
     except OSError as exc:
