@@ -7,8 +7,7 @@ import sys
 import numpy as np
 
 from solver.model.errors import ForestCollError
-from solver.cli._common import add_command
-from solver.cli.info import add_fabric_options, load_fabric
+from solver.cli._common import add_command, add_fabric_options, load_fabric
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 

@@ -6,8 +6,8 @@ import json
 import sys
 
 from solver.model.errors import ForestCollError, SolverError
-from solver.cli._common import ProgressBar, add_command
-from solver.cli.info import add_fabric_options, load_fabric
+from solver.model.units import format_size
+from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 
@@ -19,7 +19,6 @@ def register(subparsers):
         DEFAULT_LATENCY_US,
         DEFAULT_MIN_CHUNKS,
         DEFAULT_SIZES,
-        format_size,
     )
 
     p = add_command(
@@ -108,7 +107,7 @@ def register(subparsers):
 
 def run(args) -> int:
     from solver.algorithm.pipeline import solve
-    from solver.simulate import format_size, parse_size, parse_sizes, result_tables, sweep
+    from solver.simulate import parse_size, parse_sizes, result_tables, sweep
 
     topo = load_fabric(args.topology, args)
     algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]

@@ -13,8 +13,7 @@ from solver.model.errors import ForestCollError, SolverError
 from solver.io.files import atomic_write_text
 from solver.model.schedule import COLLECTIVES, BottleneckCut, Schedule
 from solver.model.topology import Topology
-from solver.cli._common import ProgressBar, add_command
-from solver.cli.info import add_fabric_options, load_fabric
+from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
 
 PHASES = ("optimum", "switch_removal", "trees", "paths")
 
