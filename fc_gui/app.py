@@ -57,9 +57,8 @@ def run(args: argparse.Namespace) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from solver.model.errors import ForestCollError
-
     from fc_gui.main_window import MainWindow
+    from solver.model.errors import ForestCollError
 
     app = QApplication.instance() or QApplication(["forestcoll gui"])
     app.setApplicationName("ForestColl Designer")

@@ -20,10 +20,6 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog
 
-from solver.model.errors import ForestCollError
-from solver.model.schedule import Schedule
-from solver.model.topology import validate
-
 from fc_gui.controllers.export_actions import ExportActions, make_readable
 from fc_gui.controllers.simulation import simulate_schedule
 from fc_gui.controllers.solve_worker import BackgroundTask, JitWarmup, SolveWorker
@@ -34,6 +30,9 @@ from fc_gui.views.overlays import CutOverlay, DisabledLinksOverlay, HeatMapOverl
 from fc_gui.views.plots_dock import PlotsDock, model_tables
 from fc_gui.views.result_views import SummaryView, TreesView
 from fc_gui.views.solve_panel import AUTO_RESOLVE_MAX_NODES, SolvePanel
+from solver.model.errors import ForestCollError
+from solver.model.schedule import Schedule
+from solver.model.topology import validate
 
 #: Delay after start-up before the JIT warm-up solve (ms): the window paints first.
 WARMUP_DELAY_MS = 400

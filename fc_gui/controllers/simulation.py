@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-
-from PySide6.QtCore import QObject
-
-from fc_gui.controllers.solve_worker import BackgroundTask
 from solver.model.results import ResultTable
 from solver.model.schedule import Schedule
 from solver.simulate import parse_sizes, result_tables, sweep

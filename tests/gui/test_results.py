@@ -8,15 +8,15 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from canvas_double import PlotCanvasHost
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QMessageBox
 from results_fixtures import FakeSolver, failing_solver, ring4, ring4_schedule
 
-from fc_gui.model.commands import MoveNodesCommand, SetLinkPropsCommand
-from fc_gui.main_window import MainWindow
-from canvas_double import PlotCanvasHost
 from fc_gui.controllers.results import install
+from fc_gui.main_window import MainWindow
+from fc_gui.model.commands import MoveNodesCommand, SetLinkPropsCommand
 from fc_gui.model.lanes import chevrons, lane_segments, segment_distance_px
 from fc_gui.model.result_text import cut_caption, summary_html
 from fc_gui.model.trees import tree_hops, tree_rows, trees_using_links
@@ -343,8 +343,8 @@ def test_msccl_export(qtbot, make_window, tmp_path, errors):
 
 
 def test_plots_bound_and_imported_measurements(qtbot, make_window, tmp_path, errors):
-    from solver.model.results import ResultTable
     from solver.io.results_h5 import write_results, write_schedule
+    from solver.model.results import ResultTable
 
     w = make_window()
     rc = w.results_controller
