@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from solver.model.errors import TopologyError
 from solver.cli._common import add_command
-from solver.cli.info import add_fabric_options, load_fabric
+from solver.cli.fabric_args import add_fabric_options, load_fabric
 
 
 def register(subparsers):

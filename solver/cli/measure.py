@@ -9,7 +9,7 @@ import numpy as np
 
 from solver.model.errors import ForestCollError
 from solver.cli._common import add_command
-from solver.cli.info import add_fabric_options, load_fabric
+from solver.cli.fabric_args import add_fabric_options, load_fabric
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 

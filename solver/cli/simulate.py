@@ -8,7 +8,7 @@ import sys
 
 from solver.model.errors import ForestCollError, SolverError
 from solver.cli._common import ProgressBar, add_command
-from solver.cli.info import add_fabric_options, load_fabric
+from solver.cli.fabric_args import add_fabric_options, load_fabric
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 
