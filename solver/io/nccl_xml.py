@@ -347,20 +347,27 @@ def _rename(box: _Box) -> None:
     box.children = {names.get(k, k): [names.get(c, c) for c in v] for k, v in box.children.items()}
 
 
-def _host_groups(root: ET.Element, where: str) -> list[list[ET.Element]]:
-    """The <cpu> elements grouped by host_hash (NCCL topo.cc:713-723), in order of appearance."""
+def _host_groups(root: ET.Element, where: str, notes: list[str]) -> list[list[ET.Element]]:
+    """The <cpu> elements grouped by host_hash (NCCL topo.cc:713-723), in order of appearance.
+
+    NCCL reads the hash as hexadecimal (missing = 0). Published dumps often redact it
+    (``0xHOSTHASH_A``); such values are told apart by their text, with a note.
+    """
     cpus = [c for c in root if _local(c.tag) == "cpu"]
     if not cpus:
         raise TopologyError(f"{where}: no <cpu> element in <system>")
-    hosts: dict[int, list[ET.Element]] = {}
+    hosts: dict[object, list[ET.Element]] = {}
     for cpu in cpus:
         text = (cpu.get("host_hash") or "0").strip()
+        digits = text[2:] if text.lower().startswith("0x") else text
         try:
-            key = int(text[2:] if text.lower().startswith("0x") else text, 16)
+            key: object = int(digits, 16)
         except ValueError:
-            raise TopologyError(
-                f"{where}: <cpu host_hash={text!r}> is not a hexadecimal number"
-            ) from None
+            key = text
+            notes.append(
+                f"{where}: host_hash {text!r} is not hexadecimal (redacted?); hosts are told "
+                "apart by its text"
+            )
         hosts.setdefault(key, []).append(cpu)
     return list(hosts.values())
 
@@ -432,7 +439,7 @@ def _parse(
             f"{where}: --intra applies to skeleton dumps only; this dump lists its <gpu> links"
         )
     notes: list[str] = []
-    hosts = _host_groups(root, where)
+    hosts = _host_groups(root, where, notes)
     boxes = []
     for h, cpus in enumerate(hosts):
         label = where if len(hosts) == 1 else f"{where} (host {h})"
