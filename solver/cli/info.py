@@ -12,8 +12,7 @@ from typing import Any
 from solver.model.errors import TopologyError
 from solver.model.scale_up import scale_up_warnings
 from solver.model.topology import Topology, validate
-from solver.cli._common import add_command
-from solver.cli.fabric_args import add_fabric_options, load_fabric
+from solver.cli._common import add_command, add_fabric_options, load_fabric
 
 
 @dataclass(frozen=True)
