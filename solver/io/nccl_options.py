@@ -53,7 +53,7 @@ class IntraFabric:
 
 
 def parse_intra(text: str | IntraFabric | None) -> IntraFabric | None:
-    """``'nvswitch:450'``, ``'mesh:48'``, ``'nvswitch:h100'``, ``'none'`` -> :class:`IntraFabric`."""
+    """``'nvswitch:450'``, ``'mesh:48'``, ``'nvswitch:h100'``, ``'none'`` -> IntraFabric."""
     if text is None or isinstance(text, IntraFabric):
         return text
     kind, sep, value = str(text).strip().lower().partition(":")

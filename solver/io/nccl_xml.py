@@ -1,4 +1,4 @@
-"""Import NCCL/RCCL topology dumps (the XML ``NCCL_TOPO_DUMP_FILE`` writes) as the runtimes read them.
+"""Import NCCL/RCCL topology dumps (``NCCL_TOPO_DUMP_FILE``) the way the runtimes read them.
 
 Bandwidths follow :mod:`solver.io.nccl_rates` (NCCL's rules, or RCCL's for AMD dumps); node ids
 are prefixed with ``b<box>.`` and every node carries its box as ``group`` and a ``role``:
@@ -13,7 +13,7 @@ are prefixed with ``b<box>.`` and every node carries its box as ``group`` and a 
   NVS node per system (topo.cc:849-853), so in a multi-host (multi-node NVLink) dump all hosts share
   it; targets that name no GPU of the host, and a GPU's link to itself, are skipped as the runtime
   skips them and reported in ``extra["import_notes"]``;
-- ``<c2c bw count>`` -> GPU<->CPU link of ``bw*count/1000`` GB/s (topo.cc:905-955);
+- ``<c2c bw count>`` -> GPU<->CPU link of ``bw*count/1000`` GB/s (topo.cc:905-956);
 - ``<cpu>`` -> switch ``cpu<numaid>`` (role ``cpu``); CPUs of one host are joined pairwise
   (SYS, topo.cc:270-283), each direction at the sending CPU's figure;
 - ``<pci>`` bridges -> switch ``pcie<k>`` (role ``pcie``); every device links to its parent at
@@ -101,7 +101,7 @@ class _Box:
 
 
 def _walk(box: _Box, elem: ET.Element, parent: str, cpu: str) -> None:
-    """Add the devices below ``elem`` (a <pci> or <nic> child of a CPU or bridge) under ``parent``."""
+    """Add the devices below ``elem`` (a <pci> or <nic> of a CPU or bridge) under ``parent``."""
     tag = _local(elem.tag)
     if tag == "nic":  # a NIC without PCI information, directly under a CPU (LOC_BW link)
         for net in elem:
@@ -127,7 +127,7 @@ def _walk(box: _Box, elem: ET.Element, parent: str, cpu: str) -> None:
         bw = box.pci_bw(elem, what)
         if len(nets) == 1:
             _add_net(box, nets[0], parent, bw, busid, "pcie")
-        elif nets:  # a multi-port NIC: its ports share the PCIe link (topo.cc:683-690)
+        elif nets:  # a multi-port NIC: its ports share the PCIe link (topo.cc:674-683)
             dev = box.add(box.new_id("pcie"), SWITCH, "pcie", parent, busid=busid)
             box.links.append((dev, parent, bw, False, "pcie"))
             for net in nets:
@@ -168,7 +168,7 @@ def _add_gpu(box: _Box, elem: ET.Element, parent: str, cpu: str, bw: Fraction, b
             raise TopologyError(f"{what}: missing 'dev'")
         if value is not None:
             attrs[key] = value
-    if "rank" not in attrs:  # the runtime skips such a GPU (topo.cc:662)
+    if "rank" not in attrs:  # the runtime skips such a GPU (topo.cc:664-665)
         box.notes.append(f"{what}: no 'rank', so the runtime does not use it; skipped")
         return
     if elem.get("gcn"):
@@ -386,7 +386,8 @@ def _parse_root(text: str, where: str) -> ET.Element:
         )
     if _local(root.tag) != "system":
         raise TopologyError(
-            f"{where}: not an NCCL topology dump (root element <{_local(root.tag)}>, expected <system>)"
+            f"{where}: not an NCCL topology dump "
+            f"(root element <{_local(root.tag)}>, expected <system>)"
         )
     return root
 
@@ -443,7 +444,9 @@ def _parse(
     boxes = []
     for h, cpus in enumerate(hosts):
         label = where if len(hosts) == 1 else f"{where} (host {h})"
-        box = _Box(where=label, runtime=runtime, overrides=overrides, skeleton=skeleton, notes=notes)
+        box = _Box(
+            where=label, runtime=runtime, overrides=overrides, skeleton=skeleton, notes=notes
+        )
         for i, cpu_elem in enumerate(cpus):
             numa = cpu_elem.get("numaid", str(i))
             cpu = box.add(f"cpu{numa}", SWITCH, "cpu", None, numaid=numa)
@@ -573,8 +576,12 @@ def loads(
             x0 += width + 2 * _COL
     total_width = max(x0 - 2 * _COL, 0.0)
     if shared_nvsw:
-        nodes.append(Node("nvsw", SWITCH, "nvswitch", x=round(total_width / 2, 1), y=-_ROW,
-                          group="nvlink-domain"))
+        nodes.append(
+            Node(
+                "nvsw", SWITCH, "nvswitch", x=round(total_width / 2, 1), y=-_ROW,
+                group="nvlink-domain",
+            )
+        )
     net_y = height + 3 * _ROW
     if total > 1 and any(box_nets):
         if fabric == "ib":

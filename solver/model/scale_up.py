@@ -6,7 +6,9 @@ reach each other only through host devices, so ``info``, ``solve`` and the GUI c
 
 A *scale-up path* between two compute nodes of a box uses only links that are not host or network
 links (``link_class`` pcie, sys, loc, c2c, net) and passes only through compute nodes and switches
-whose role is not a host or network role (cpu, pcie, nic, ib, leaf, spine, rail, ...).
+whose role is not a host or network role (cpu, pcie, nic / ib, leaf, spine, rail, ...). GPUs that
+are joined through host devices but by no scale-up path are what a truncated dump looks like;
+GPUs that meet only through the scale-out network (a fat tree's leaf) are a design, not a warning.
 """
 
 from __future__ import annotations
@@ -52,28 +54,39 @@ def _short(ids: list[str]) -> str:
     return ", ".join(names) if len(names) <= 4 else f"{names[0]} .. {names[-1]} ({len(names)})"
 
 
-def scale_up_warnings(topo: Topology) -> list[str]:
-    """One warning per box whose compute nodes reach each other only through PCIe/CPU.
-
-    Boxes are the nodes' ``group`` values (a fabric without groups is one box). A box with at
-    most one compute node needs no fabric and gets no warning. Returns ``[]`` when every box's
-    compute nodes are joined by scale-up paths (see the module docstring).
-    """
+def _adjacency(topo: Topology, host_too: bool) -> dict[str, set[str]]:
+    """Scale-up links (or, with ``host_too``, every link but the scale-out network's)."""
     nodes = {n.id: n for n in topo.nodes}
 
     def passable(nid: str) -> bool:
         n = nodes[nid]
         role = (n.role or "").lower()
-        return n.is_compute or not (role in HOST_ROLES or role in NETWORK_ROLES)
+        if n.is_compute:
+            return True
+        return role not in NETWORK_ROLES and (host_too or role not in HOST_ROLES)
 
     adjacency: dict[str, set[str]] = {}
     for link in topo.links:
-        if link.extra.get("link_class") in HOST_LINK_CLASSES:
+        cls = link.extra.get("link_class")
+        if cls == "net" or (cls in HOST_LINK_CLASSES and not host_too):
             continue
         a, b = link.source, link.target
         if passable(a) and passable(b):
             adjacency.setdefault(a, set()).add(b)
             adjacency.setdefault(b, set()).add(a)
+    return adjacency
+
+
+def scale_up_warnings(topo: Topology) -> list[str]:
+    """One warning per box whose compute nodes reach each other only through PCIe/CPU.
+
+    Boxes are the nodes' ``group`` values (a fabric without groups is one box). GPUs of a box
+    that meet through host devices (PCIe switches, CPUs) but not through a scale-up path are
+    reported; GPUs that meet only through the scale-out network (a fat tree's leaf) are not,
+    and neither is a box with one compute node. Returns ``[]`` when nothing is to be said.
+    """
+    strict = _adjacency(topo, host_too=False)
+    relaxed = _adjacency(topo, host_too=True)
     boxes: dict[str | None, list[str]] = {}
     for n in topo.nodes:
         if n.is_compute:
@@ -82,11 +95,16 @@ def scale_up_warnings(topo: Topology) -> list[str]:
     for group, members in boxes.items():
         if len(members) < 2:
             continue
-        comps = _components(members, adjacency)
-        if len(comps) == 1:
+        split = []  # scale-up groups of each host-connected group that falls apart
+        for host_group in _components(members, relaxed):
+            comps = _components(host_group, strict)
+            if len(comps) > 1:
+                split.append(comps)
+        if not split:
             continue
         where = _box_label(group)
-        if len(comps) == len(members):
+        comps = [c for s in split for c in s]
+        if len(split) == 1 and len(comps) == len(members):
             warnings.append(
                 f"no NVLink/xGMI links found in {where} — its {len(members)} GPUs reach each "
                 "other only through PCIe/CPU; is this dump complete?"
