@@ -14,7 +14,9 @@ import sys
 from solver.model.errors import Cancelled, ForestCollError
 
 # Subcommands in the order ``--help`` lists them (module names under solver.cli).
-COMMANDS = ["info", "convert", "solve", "export", "show", "check_xml", "simulate", "measure", "gui"]
+COMMANDS = [
+    "info", "convert", "solve", "export", "show", "check_xml", "simulate", "measure", "study", "gui"
+]
 
 
 class _Parser(argparse.ArgumentParser):
