@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from solver.cli._common import add_command
-from solver.cli.info import add_fabric_options, load_fabric
+from solver.cli._common import add_fabric_options, load_fabric
 from solver.model.errors import ForestCollError
 from solver.model.schedule import COLLECTIVES
 
