@@ -49,7 +49,7 @@ def main() -> None:
         for w in counts:
             t0 = time.perf_counter()
             cluster = LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
+                                   dashboard_address=":0", silence_logs=logging.ERROR)
             client = Client(cluster)
             client.run(_warm)  # compile (or load from cache) the kernels in every worker
             start = time.perf_counter() - t0

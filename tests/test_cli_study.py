@@ -140,7 +140,7 @@ def test_a_worker_killed_halfway_costs_its_tasks_not_the_study(tmp_path):
         assert workers[killed["name"]] not in survivors and len(survivors) == 1
         assert len(result.rows) == len(plan.keys) == 68
         # the same study computed in this process, without the cluster, gives the same rows
-        with Client(processes=False, n_workers=1, dashboard_address=None) as local:
+        with Client(processes=False, n_workers=1, dashboard_address=":0") as local:
             with DaskEngine(client=local) as inline:
                 reference = run_study(failure_plan(topo, ["links", "switches", "nics"]), inline)
         expected = {r["element"]: r["algbw_exact"] for r in reference.rows}

@@ -21,7 +21,7 @@ from solver.studies.symmetry import box_swaps
 
 @pytest.fixture(scope="module")
 def engine():
-    client = Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None)
+    client = Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0")
     with DaskEngine(client=client) as eng:
         yield eng
     client.close()

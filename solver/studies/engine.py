@@ -67,7 +67,7 @@ class DaskEngine:
             return self
         n = self.workers or os.cpu_count() or 1
         self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                     dashboard_address=None, silence_logs=logging.ERROR)
+                                     dashboard_address=":0", silence_logs=logging.ERROR)
         self.client = Client(self._cluster)
         return self
 
