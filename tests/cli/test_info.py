@@ -13,7 +13,7 @@ import pytest
 from solver.cli import main
 from solver.io.formats import load
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DGX_XML = ROOT / "tests" / "data" / "dgx_a100_nccl_topo.xml"
 SAMPLE = ROOT / "sample_topologies" / "dgx_a100_2x.json"
 
@@ -143,7 +143,7 @@ def test_info_on_nccl_xml_with_boxes(capsys):
 
 def test_boxes_only_for_xml(capsys):
     code, _, err = run(["info", SAMPLE, "--boxes", "2"], capsys)
-    assert code == 2 and "--boxes applies to NCCL XML files only" in one_line_error(err)
+    assert code == 2 and "--boxes applies to NCCL/RCCL .xml dumps only" in one_line_error(err)
 
 
 def test_convert_xml_to_every_format(tmp_path, capsys):
