@@ -7,9 +7,10 @@ Layout::
                            ...), parameters_json (all of them), base_algbw (+ _exact; units in
                            algbw_units = "GB/s"), symmetry, orbits, rows_total, rows, complete,
                            created, modified
-      <column>             one 1-D dataset per column of :mod:`solver.studies.columns`, all of
-                           length ``rows``; attr ``units`` where the column has units; strings
-                           UTF-8; ``cut_links`` holds the space-separated "u->v" pairs
+      <column>             one 1-D dataset per column (the study's columns), all of length
+                           ``rows``; attrs ``column_type`` (str, links, float, int, bool) and
+                           ``units`` where the column has units; strings UTF-8; a ``links``
+                           column holds space-separated "u->v" pairs
 
 Rows are appended one batch at a time, each batch in one atomic rewrite of the file
 (:func:`solver.io.results_h5` writes to a copy and renames it), so an interrupted study keeps
@@ -117,6 +118,7 @@ def write_study_rows(path: str | os.PathLike, topology: Topology | None, name: s
             if col not in g:
                 ds = g.create_dataset(col, shape=(count,), maxshape=(None,),
                                       dtype=_DTYPES[kind], chunks=(256,))
+                ds.attrs["column_type"] = kind
                 if units:
                     ds.attrs["units"] = units
             ds = g[col]
@@ -149,11 +151,8 @@ def has_study(path: str | os.PathLike, name: str) -> bool:
     return name in list_studies(path)
 
 
-def read_study(path: str | os.PathLike, name: str,
-               columns: Sequence[tuple[str, str, str]] | None = None) -> StoredStudy:
-    """Read ``/studies/<name>``; ``columns`` default to those of its study kind."""
-    from solver.studies.columns import columns as study_columns
-
+def read_study(path: str | os.PathLike, name: str) -> StoredStudy:
+    """Read ``/studies/<name>``: every column, decoded by its ``column_type`` attribute."""
     with _reading(path) as f:
         sg = f.get("studies")
         if sg is None or name not in sg:
@@ -163,10 +162,8 @@ def read_study(path: str | os.PathLike, name: str,
         attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in g.attrs.items()}
         attrs = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in attrs.items()}
         parameters = json.loads(_attr_str(g, "parameters_json", "{}") or "{}")
-        if columns is None:
-            columns = study_columns(str(attrs["study"]), parameters.get("param_names", ()))
         count = int(g.attrs.get("rows", 0))
-        data = {col: _decode(kind, g[col]) for col, kind, _ in columns if col in g}
+        data = {col: _decode(_attr_str(g[col], "column_type", "str"), g[col]) for col in g}
         rows = [{col: values[i] for col, values in data.items()} for i in range(count)]
         if attrs.get("study") == "sweep":
             for row in rows:

@@ -72,7 +72,7 @@ def _element_row(ctx: TaskContext, element: Element) -> dict[str, Any]:
 
 
 def _sweep_row(ctx: TaskContext, point: SweepPoint) -> dict[str, Any]:
-    from solver import solve
+    from solver.algorithm.pipeline import solve
     from solver.io.templates import make
 
     row: dict[str, Any] = {"point": point.key, "kind": "template" if point.template else "file"}

@@ -18,7 +18,7 @@ from solver.io.studies_h5 import read_study
 from solver.io.templates import dgx_a100
 from solver.studies import DaskEngine, failure_plan, run_study
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_topologies" / "dgx_a100_2x.json"
 
 
