@@ -591,7 +591,7 @@ def _step(s: int, kind: str, op: _Op | None, dep: _Op | None) -> Step:
 
 
 def _comments(schedule: Schedule, rt: Runtime, C: int, instances: int, ids: list[str]) -> list[str]:
-    from solver import __version__
+    from solver._version import __version__
 
     return [
         (
