@@ -15,7 +15,7 @@ import argparse
 import sys
 from importlib.metadata import entry_points
 
-from solver import __version__
+from solver._version import __version__
 from solver.cli import check_xml, convert, export, info, measure, show, simulate, solve
 from solver.model.errors import Cancelled, ForestCollError
 

@@ -84,7 +84,7 @@ def _parse_frac(text: str) -> Fraction:
 
 
 def _version() -> str:
-    from solver import __version__
+    from solver._version import __version__
 
     return __version__
 

@@ -14,7 +14,7 @@ from solver.cli import main
 from solver.io.results_h5 import read_schedules, write_schedule
 from solver.io.templates import dgx_a100, ring
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 @pytest.fixture()
