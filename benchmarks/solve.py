@@ -56,7 +56,8 @@ def child(args) -> None:
     """Run in a fresh process: solve, time it, print one JSON line."""
     from fractions import Fraction
 
-    from solver import solve, templates
+    from solver import solve
+    from solver.io import templates
     from solver.algorithm.verify import verify_schedule
 
     template, boxes, *_ = {**FABRICS, **LARGE}[args.child]
