@@ -192,20 +192,45 @@ class _PlanSplitter:
 
     # ------------------------------------------------------------------ applying a plan
     def _apply(self, w: int, plan: list[tuple[int, int, int]]) -> bool:
-        cur, graph, paths = self.cur, self.graph, self.paths
+        """Move the planned units onto direct edges (joining the path records); the switch must
+        end with no capacity left."""
+        cur, paths = self.cur, self.paths
+        inn, out = self.graph.inn, self.graph.out
         for u, t, x in plan:
             a, b = cur.get((u, w), 0), cur.get((w, t), 0)
             if x > a or x > b or u == t:
                 return False
             head = _take(paths[(u, w)], x)
             tail = _take(paths[(w, t)], x)
-            graph.set((u, w), a - x)
-            graph.set((w, t), b - x)
-            graph.set((u, t), cur.get((u, t), 0) + x)
-            _join(head, tail, paths.setdefault((u, t), {}))
+            cur[(u, w)] = a - x
+            cur[(w, t)] = b - x
+            if (u, t) in cur:
+                cur[(u, t)] += x
+            else:
+                cur[(u, t)] = x
+                out[u].add(t)
+                inn[t].add(u)
+            record = paths.setdefault((u, t), {})
+            if len(head) == 1 and len(tail) == 1:
+                joined = head[0][0] + tail[0][0][1:]
+                record[joined] = record.get(joined, 0) + x
+            else:
+                _join(head, tail, record)
             self.num_splits += 1
-        if graph.inn[w] or graph.out[w]:
-            return False  # the plan did not use up the switch
+        for u in list(inn[w]):
+            if cur[(u, w)]:
+                return False  # the plan did not use up the switch
+            del cur[(u, w)]
+            out[u].discard(w)
+            paths.pop((u, w), None)
+        for t in list(out[w]):
+            if cur[(w, t)]:
+                return False
+            del cur[(w, t)]
+            inn[t].discard(w)
+            paths.pop((w, t), None)
+        inn[w].clear()
+        out[w].clear()
         return True
 
     def result(self) -> SplitResult:

@@ -55,6 +55,13 @@ class SplitResult:
 
 def _take(pieces: dict[Path, int], amount: int) -> list[tuple[Path, int]]:
     """Remove ``amount`` units from the front of an ordered path record."""
+    if amount <= 0:
+        return []
+    path = next(iter(pieces))
+    have = pieces[path]
+    if have > amount:  # the common case: the front path has enough
+        pieces[path] = have - amount
+        return [(path, amount)]
     out = []
     while amount > 0:
         path = next(iter(pieces))
