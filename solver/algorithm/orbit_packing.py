@@ -30,8 +30,12 @@ Orbit = tuple[int, int, int]  # (position of x, position of y, box offset of y f
 
 
 def pack_by_orbits(fabric: IndexedFabric, sym: BoxSymmetry, caps: dict[tuple[int, int], int],
-                   k: int, check: Callable[[], None] | None = None) -> list[TreeClass] | None:
-    """k out-trees per compute node (as rank classes, translates included), or ``None``."""
+                   k: int, check: Callable[[], None] | None = None
+                   ) -> list[tuple[int, int, list[tuple[int, int]]]] | None:
+    """k out-trees for every box-0 root as (root, multiplicity, node edges), or ``None``.
+
+    Their translates by σ^b are the trees of box b (:func:`translated_classes`).
+    """
     packer = _OrbitPacker(fabric, sym, caps)
     reps: list[tuple[int, int, list[tuple[int, int]]]] = []
     for root in sym.representatives(fabric):
@@ -48,15 +52,22 @@ def pack_by_orbits(fabric: IndexedFabric, sym: BoxSymmetry, caps: dict[tuple[int
                 return None
             reps.append((root, mult, edges))
             left -= mult
+    return reps
+
+
+def translated_classes(fabric: IndexedFabric, sym: BoxSymmetry,
+                       reps: list[tuple[int, int, list[tuple[int, int]]]]) -> list[TreeClass]:
+    """The box-0 trees and all their translates as rank classes, ordered by root."""
     rank_of = np.full(fabric.n, -1, dtype=np.int64)
     rank_of[list(fabric.compute)] = np.arange(fabric.num_compute)
     classes = []
     for b in range(sym.boxes):
         node_rank = rank_of[sym.power(b)]  # rank of σ^b(v), by v
         for root, mult, edges in reps:
-            pairs = list(map(tuple, node_rank[np.asarray(edges, dtype=np.int64)].tolist()))
+            arr = node_rank[np.asarray(edges, dtype=np.int64)]
+            pairs = list(zip(arr[:, 0].tolist(), arr[:, 1].tolist()))
             r = int(node_rank[root])
-            classes.append(TreeClass(r, mult, pairs, [r] + [y for _, y in pairs], len(pairs) + 1))
+            classes.append(TreeClass(r, mult, pairs, [r] + arr[:, 1].tolist(), len(pairs) + 1))
     classes.sort(key=lambda c: c.root)  # stable: a root's classes keep their order
     return classes
 

@@ -24,6 +24,7 @@ from solver.algorithm.packing import pack_trees, shorten_trees
 from solver.algorithm.paths import route_classes
 from solver.model.schedule import COLLECTIVES, BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
 from solver.algorithm.orbit_packing import pack_by_orbits
+from solver.algorithm.orbit_routes import routed_forest
 from solver.algorithm.plan_split import split_by_plans
 from solver.algorithm.splitting import IncompleteSplit, split_switches
 from solver.algorithm.symmetry import BoxSymmetry, find_box_symmetry
@@ -200,9 +201,10 @@ def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | N
     fast = None
     if sym is not None and (K is None or bound.k <= K):
         fast = _symmetric_forest(full, sym, bound, check, timings)
+    reps = None  # box-0 trees of the symmetric path (then classes is None)
     if fast is not None:
         fabric, opt, k, caps = full, bound, bound.k, list(bound.caps)
-        split, classes = fast
+        split, classes, reps = fast
         warnings = notes
     else:
         try:
@@ -259,20 +261,14 @@ def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | N
     t0 = time.perf_counter()
     if progress is not None:
         progress("paths", 0.0)
-    routed = route_classes(classes, split.paths, list(fabric.compute))
-    names = fabric.names
-    trees = []
-    edge_memo: dict[tuple[int, ...], TreeEdge] = {}  # identical routed edges share one object
-    for root, mult, edges in routed:
-        tedges = []
-        for u, v, path in edges:
-            te = edge_memo.get(path)
-            if te is None:
-                te = edge_memo[path] = TreeEdge(names[u], names[v], tuple(names[x] for x in path))
-            tedges.append(te)
-        trees.append(Tree(names[root], mult, Fraction(mult, k), tuple(tedges)))
-    trees = _sorted_trees(trees, topology)
-    loads, algbw = _link_loads(topology, [(trees, k)])
+    if reps is not None:
+        trees, per_path = routed_forest(fabric, sym, reps, split.paths, k)
+        trees = _sorted_trees(trees, topology)
+        loads, algbw = _link_loads(topology, [(per_path, k)])
+    else:
+        trees = _routed_trees(fabric, classes, split, k)
+        trees = _sorted_trees(trees, topology)
+        loads, algbw = _link_loads(topology, [(_path_multiplicities(trees), k)])
     timings["paths"] = time.perf_counter() - t0
     if progress is not None:
         progress("paths", 1.0)
@@ -324,14 +320,14 @@ def _symmetric_forest(fabric: IndexedFabric, sym: BoxSymmetry, opt: Optimum,
     if split is None:
         return None
     t0 = time.perf_counter()
-    classes = pack_by_orbits(fabric, sym, split.caps, opt.k, check)
-    if classes is None:
+    reps = pack_by_orbits(fabric, sym, split.caps, opt.k, check)
+    if reps is None:
         rank = {v: i for i, v in enumerate(fabric.compute)}
         rank_caps = {(rank[u], rank[v]): c for (u, v), c in split.caps.items()}
         classes, _flows = pack_trees(fabric.num_compute, rank_caps, opt.k, check)
         classes = shorten_trees(classes, rank_caps, check=check)
     timings["trees"] = timings.get("trees", 0.0) + time.perf_counter() - t0
-    return split, classes
+    return split, (classes if reps is None else None), reps
 
 
 def _best_fixed_k(fabric: IndexedFabric, opt: Optimum, K: int,
@@ -374,23 +370,46 @@ def _sorted_trees(trees: list[Tree], topology: Topology) -> list[Tree]:
     return sorted(trees, key=lambda t: order[t.root])  # stable: keeps packing order per root
 
 
-def _link_loads(topology: Topology, parts: list[tuple[list[Tree], int]],
+def _routed_trees(fabric: IndexedFabric, classes, split, k: int) -> list[Tree]:
+    """Tree classes routed onto physical paths (step 4) as schedule trees."""
+    routed = route_classes(classes, split.paths, list(fabric.compute))
+    names = fabric.names
+    trees = []
+    edge_memo: dict[tuple[int, ...], TreeEdge] = {}  # identical routed edges share one object
+    for root, mult, edges in routed:
+        tedges = []
+        for u, v, path in edges:
+            te = edge_memo.get(path)
+            if te is None:
+                te = edge_memo[path] = TreeEdge(names[u], names[v], tuple(names[x] for x in path))
+            tedges.append(te)
+        trees.append(Tree(names[root], mult, Fraction(mult, k), tuple(tedges)))
+    return trees
+
+
+def _path_multiplicities(trees) -> dict[tuple[str, ...], int]:
+    """Trees crossing each physical path (by multiplicity)."""
+    per_path: dict[tuple[str, ...], int] = {}
+    for t in trees:
+        m = t.multiplicity
+        for e in t.edges:
+            per_path[e.path] = per_path.get(e.path, 0) + m
+    return per_path
+
+
+def _link_loads(topology: Topology, parts: list[tuple[dict[tuple[str, ...], int], int]],
                 times: list[Fraction] | None = None) -> tuple[list[LinkLoad], Fraction]:
     """Per-link loads and the algbw of one schedule (or of a sequence of phases).
 
-    ``parts`` are (trees, k) of the phases; ``times`` the phase times per unit message (1/algbw)
-    for a multi-phase schedule. For one phase: data on link e (per unit message) is
-    ``usage(e)/(N·k)``, the time is the max of data/bandwidth and algbw = 1/time.
+    ``parts`` are (multiplicity per physical path, k) of the phases; ``times`` the phase times
+    per unit message (1/algbw) for a multi-phase schedule. For one phase: data on link e (per
+    unit message) is ``usage(e)/(N·k)``, the time is the max of data/bandwidth and
+    algbw = 1/time.
     """
     N = len(topology.compute_ids)
     bws = topology.directed_bandwidths()
     data: dict[tuple[str, str], Fraction] = {e: Fraction(0) for e in bws}
-    for trees, k in parts:
-        per_path: dict[tuple[str, ...], int] = {}
-        for t in trees:
-            m = t.multiplicity
-            for e in t.edges:
-                per_path[e.path] = per_path.get(e.path, 0) + m
+    for per_path, k in parts:
         usage: dict[tuple[str, str], int] = {}
         for path, m in per_path.items():
             for a, b in itertools.pairwise(path):
@@ -433,7 +452,7 @@ def _reverse_schedule(sched: Schedule, topology: Topology, source: Schedule) -> 
     for t in sched.trees:
         edges = tuple(TreeEdge(e.dst, e.src, tuple(reversed(e.path))) for e in t.edges)
         trees.append(Tree(t.root, t.multiplicity, t.weight, edges))
-    loads, algbw = _link_loads(topology, [(trees, sched.k)])
+    loads, algbw = _link_loads(topology, [(_path_multiplicities(trees), sched.k)])
     cut = sched.bottleneck
     links = tuple((v, u, b) for u, v, b in cut.links)
     return Schedule(
@@ -453,7 +472,11 @@ def _reverse_schedule(sched: Schedule, topology: Topology, source: Schedule) -> 
 
 def _allreduce(topology: Topology, rs: Schedule, ag: Schedule, K: int | None) -> Schedule:
     times = [1 / rs.algbw_exact, 1 / ag.algbw_exact]
-    loads, algbw = _link_loads(topology, [(list(rs.trees), rs.k), (list(ag.trees), ag.k)], times)
+    loads, algbw = _link_loads(
+        topology,
+        [(_path_multiplicities(rs.trees), rs.k), (_path_multiplicities(ag.trees), ag.k)],
+        times,
+    )
     optimal = 1 / (1 / rs.optimal_algbw_exact + 1 / ag.optimal_algbw_exact)
     timings = {key: rs.timings.get(key, 0.0) + ag.timings.get(key, 0.0)
                for key in ("optimum", "switch_removal", "trees", "paths")}

@@ -142,22 +142,33 @@ class _PlanSplitter:
         supply = sum(cur[(u, w)] for u in rows)
         if supply != sum(class_demand.values()):
             return None  # unbalanced (per orbit): the general splitting trims or reports it
-        total_out = sum(cur[(w, t)] for t in self.graph.out[w])
+        ins, outs = self.graph.inn[w], self.graph.out[w]
+        total_in = sum(cur[(u, w)] for u in ins)
+        total_out = sum(cur[(w, t)] for t in outs)
+        switch_in = sum(cur[(u, w)] for u in ins if not is_compute[u])
+        switch_out = sum(cur[(w, t)] for t in outs if not is_compute[t])
         for attempt in range(3):
+            no_s2s = attempt == 0
             pairs = []
             for u in rows:
                 cu = cur[(u, w)]
-                rest = total_out - cur.get((w, u), 0)
+                # capacity of u's allowed partners; the share of t is proportional to c(w, t)
+                rest_u = max(1, total_out - cur.get((w, u), 0)
+                             - (switch_out if no_s2s and not is_compute[u] else 0))
                 for t in sorted(cols, key=lambda t: self._offset(u, t)):
-                    if t == u or (attempt == 0 and not is_compute[u] and not is_compute[t]):
+                    if t == u or (no_s2s and not is_compute[u] and not is_compute[t]):
                         continue
                     ct = cur[(w, t)]
                     if attempt == 2:
-                        cap = low = min(cu, ct)
-                    else:  # the proportional share, rounded, but never below k units
-                        cap = min(cu, ct, max(self.k, -(-cu * ct // rest)))
-                        low = min(cap, max(self.k, cu * ct // rest))
-                    pairs.append((u, t, low, cap))
+                        pairs.append((u, t, min(cu, ct), min(cu, ct)))
+                        continue
+                    # the proportional share seen from both ends, rounded, never below k units
+                    rest_t = max(1, total_in - cur.get((t, w), 0)
+                                 - (switch_in if no_s2s and not is_compute[t] else 0))
+                    big = max(-(-cu * ct // rest_u), -(-cu * ct // rest_t))
+                    small = min(cu * ct // rest_u, cu * ct // rest_t)
+                    cap = min(cu, ct, max(self.k, big))
+                    pairs.append((u, t, min(cap, max(self.k, small)), cap))
             plan = self._solve_plan(w, rows, cols, col_class, class_demand, pairs, supply)
             if plan is not None:
                 return plan
