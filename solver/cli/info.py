@@ -10,38 +10,9 @@ from fractions import Fraction
 from typing import Any
 
 from solver.model.errors import TopologyError
+from solver.model.scale_up import scale_up_warnings
 from solver.model.topology import Topology, validate
-from solver.cli._common import add_command
-
-
-def add_fabric_options(parser) -> None:
-    """``--boxes``/``--fabric`` for NCCL XML inputs (ignored for other formats)."""
-    parser.add_argument(
-        "--boxes",
-        type=int,
-        default=1,
-        metavar="N",
-        help="NCCL XML only: replicate the box N times and join the NICs (default 1)",
-    )
-    parser.add_argument(
-        "--fabric",
-        choices=("ib", "rail"),
-        default="ib",
-        help="NCCL XML only, with --boxes > 1: one IB switch for all NICs (ib, default) or one "
-        "switch per NIC index (rail)",
-    )
-
-
-def load_fabric(path: str, args, *, check: bool = True) -> Topology:
-    """Load ``path`` with the NCCL options of ``args`` (which must exist for XML only)."""
-    from solver.io.formats import format_for, load
-
-    options = {}
-    if format_for(path) == "nccl-xml":
-        options = {"boxes": args.boxes, "fabric": args.fabric}
-    elif args.boxes != 1:
-        raise TopologyError(f"--boxes applies to NCCL XML files only, not {path}")
-    return load(path, check=check, **options)
+from solver.cli._common import add_command, add_fabric_options, load_fabric
 
 
 @dataclass(frozen=True)
@@ -58,6 +29,8 @@ class FabricSummary:
     egress: tuple[Fraction, Fraction]
     unbalanced: tuple[tuple[str, Fraction, Fraction], ...]  # switch id, in, out
     connectivity_error: str | None
+    warnings: tuple[str, ...] = ()  # boxes whose GPUs meet only over PCIe/CPU
+    notes: tuple[str, ...] = ()  # what the importer skipped, as the runtime does
 
     @property
     def balanced(self) -> bool:
@@ -80,6 +53,8 @@ class FabricSummary:
             ],
             "connected": self.connectivity_error is None,
             "connectivity_error": self.connectivity_error,
+            "warnings": list(self.warnings),
+            "import_notes": list(self.notes),
         }
 
 
@@ -112,6 +87,8 @@ def summarize(topo: Topology) -> FabricSummary:
         egress=(min(egress), max(egress)),
         unbalanced=unbalanced,
         connectivity_error=problem,
+        warnings=tuple(scale_up_warnings(topo)),
+        notes=tuple(topo.extra.get("import_notes", ())),
     )
 
 
@@ -151,6 +128,10 @@ def format_text(s: FabricSummary, path: str) -> str:
         lines.append("connectivity:     every compute node reaches every other")
     else:
         lines.append(f"connectivity:     NO: {s.connectivity_error}")
+    for note in s.notes:
+        lines.append(f"note:             {note}")
+    for w in s.warnings:
+        lines.append(f"warning:          {w}")
     return "\n".join(lines)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 import time
@@ -13,9 +12,9 @@ from pathlib import Path
 from solver.model.errors import ForestCollError, SolverError
 from solver.io.files import atomic_write_text
 from solver.model.schedule import COLLECTIVES, BottleneckCut, Schedule
+from solver.model.scale_up import scale_up_warnings
 from solver.model.topology import Topology
-from solver.cli._common import ProgressBar, add_command
-from solver.cli.info import add_fabric_options, load_fabric
+from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
 
 PHASES = ("optimum", "switch_removal", "trees", "paths")
 
@@ -73,6 +72,10 @@ def run(args) -> int:
     if args.output:
         _output_kind(args.output)  # refuse an unknown extension before the (long) solve
     topo = load_fabric(args.topology, args)
+    fabric_warnings = scale_up_warnings(topo)
+    if args.json:  # stdout holds the document: warn on stderr
+        for w in fabric_warnings:
+            print(f"warning: {w}", file=sys.stderr)
     from solver import solve
 
     bar = ProgressBar()
@@ -103,6 +106,8 @@ def run(args) -> int:
         sys.stdout.write("\n")
     else:
         print(format_report(schedule, verified=verified, elapsed=elapsed, source=args.topology))
+        for w in fabric_warnings:
+            print(f"  warning: {w}")
         if args.output:
             print(f"saved: {args.output}")
     return 0
@@ -126,13 +131,8 @@ def save_schedule(path: str, schedule: Schedule) -> None:
         except OSError as exc:
             raise ForestCollError(f"{path}: cannot write: {exc.strerror}") from None
         return
-    try:
-        results_h5 = importlib.import_module("solver.io.results_h5")
-    except ModuleNotFoundError:
-        raise ForestCollError(
-            f"{path}: HDF5 results files are not available in this build "
-            "(solver.io.results_h5 is missing); use .json"
-        ) from None
+    from solver.io import results_h5
+
     try:
         results_h5.write_schedule(path, schedule)
     except OSError as exc:
