@@ -68,11 +68,15 @@ def cut_ratio(fabric: IndexedFabric, mask: Sequence[bool]) -> tuple[int, int]:
 def compute_optimum(
     fabric: IndexedFabric,
     check: Callable[[], None] | None = None,
+    start: Sequence[Sequence[bool]] = (),
     sinks: Sequence[int] | None = None,
 ) -> Optimum:
     """Exact optimum, bottleneck cut, ``k`` and ``U`` (see module docstring).
 
-    ``check`` is called between max-flows (cancellation). ``sinks``: the compute nodes to run
+    ``check`` is called between max-flows (cancellation). ``start`` offers extra starting sets
+    (node masks, e.g. the bottleneck cut of a similar fabric): the search starts from the one
+    with the largest ratio. Any start is exact, since the search only stops when no max-flow
+    finds a better set; a good one saves iterations. ``sinks``: the compute nodes to run
     max-flows to, one per orbit of an automorphism group of the fabric (default: all of them);
     the flow values of a node and of its images are equal, so the result is the same.
     Raises :class:`SolverError` when the compute nodes are not strongly connected or the numbers
@@ -94,6 +98,10 @@ def compute_optimum(
             mask = [True] * n
             mask[t] = False
             best = (Fraction(N - 1, into[t]), mask)
+    for mask in start:
+        inside, out = cut_ratio(fabric, mask)
+        if 0 < inside < N and out > 0 and Fraction(inside, out) > best[0]:
+            best = (Fraction(inside, out), list(mask))
     ratio, mask = best
     net = None
     iterations = 0
