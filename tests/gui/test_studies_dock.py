@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 from distributed import Client
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QItemSelectionModel, QSettings
 from PySide6.QtWidgets import QMessageBox
 
 from fc_gui.controllers.studies import StudiesController
@@ -103,8 +103,20 @@ def test_failure_study_fills_table_and_colours_links_by_drop(qtbot, make_window,
     ctl.dock.map_check.setChecked(True)
     assert w.canvas._link_colors is not None
     # a row selects its element on the canvas
-    ctl.dock.table.selectRow(0)
-    assert w.document.selected_links or w.document.selected_nodes
+    with qtbot.waitSignal(ctl.dock.row_selected, timeout=2000) as picked:
+        # explicit command: selectRow() follows the (test-global) keyboard modifier state
+        table = ctl.dock.table
+        flags = (QItemSelectionModel.SelectionFlag.ClearAndSelect
+                 | QItemSelectionModel.SelectionFlag.Rows)
+        table.selectionModel().select(table.model().index(0, 0), flags)
+    key = picked.args[0]
+    assert key == _table(ctl)[0][0]
+    if key in w.document.nodes:
+        assert w.document.selected_nodes == {key}
+    else:
+        (uid,) = w.document.selected_links
+        link = w.document.links[uid]
+        assert key.split("#")[0] in (f"{link.source}--{link.target}", f"{link.target}--{link.source}")
     assert rows and not errors
 
 
