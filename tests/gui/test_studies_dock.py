@@ -46,6 +46,7 @@ def make_window(qtbot, tmp_path, dask_client):
         settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
         w = MainWindow(topology, settings=settings, state_dir=tmp_path, install_results=False)
         ctl = install_studies(w, engine_factory=lambda workers: DaskEngine(client=dask_client))
+        _record_link_colors(w.canvas)
         w.resize(1200, 800)
         w.show()
         windows.append((w, ctl))
@@ -57,6 +58,18 @@ def make_window(qtbot, tmp_path, dask_client):
         w.undo_stack.setClean()
         w.close()
         w.deleteLater()
+
+
+def _record_link_colors(canvas) -> None:
+    """Keep what the canvas was last asked to colour in ``canvas.shown_colors`` (then draw it)."""
+    draw = canvas.set_link_colors
+    canvas.shown_colors = None
+
+    def record(colors):
+        canvas.shown_colors = None if colors is None else dict(colors)
+        draw(colors)
+
+    canvas.set_link_colors = record
 
 
 def _run(qtbot, ctl: StudiesController, **options):
@@ -83,7 +96,7 @@ def test_failure_study_fills_table_and_colours_links_by_drop(qtbot, make_window,
     assert changes == sorted(changes)  # worst first
     assert table[0][4] == "no"  # a GPU's only link: it gets cut off
     # the canvas: each link coloured by its drop, the worst dark red, a free one green
-    colors = w.canvas._link_colors
+    colors = w.canvas.shown_colors
     worst = next(r for r in result.rows if not r["connected"] and r["kind"] == "link")
     u, v = worst["element"].split("--")
     assert colors[(u, v)] == colors[(v, u)] == ctl.overlay.color_of(1.0)
@@ -99,9 +112,9 @@ def test_failure_study_fills_table_and_colours_links_by_drop(qtbot, make_window,
     assert "if it fails: optimum" in ctl.tooltip("spine0", None)
     # the map can be switched off and on
     ctl.dock.map_check.setChecked(False)
-    assert w.canvas._link_colors is None and not ctl.overlay.bar.isVisible()
+    assert w.canvas.shown_colors is None and not ctl.overlay.bar.isVisible()
     ctl.dock.map_check.setChecked(True)
-    assert w.canvas._link_colors is not None
+    assert w.canvas.shown_colors is not None
     # a row selects its element on the canvas
     with qtbot.waitSignal(ctl.dock.row_selected, timeout=2000) as picked:
         # explicit command: selectRow() follows the (test-global) keyboard modifier state
@@ -128,7 +141,7 @@ def test_upgrade_by_class_and_sweep_curves(qtbot, make_window, errors):
     # a GPU's own 50 GB/s binds (4/3 x 50 = 66.7 GB/s), not the 2:1 uplinks (100 GB/s)
     assert best[0] == "gpu--leaf@50" and float(best[3]) == pytest.approx(50.0)
     assert _table(ctl)[1][0] == "leaf--spine@25" and float(_table(ctl)[1][3]) == 0
-    colors = w.canvas._link_colors
+    colors = w.canvas.shown_colors
     for ln in w.document.links.values():
         gain = 1.0 if ln.target.startswith("leaf") else 0.0
         assert colors[(ln.source, ln.target)] == ctl.overlay.color_of(gain)
@@ -185,7 +198,7 @@ def test_save_and_load_through_the_results_file(qtbot, make_window, tmp_path, er
     with qtbot.waitSignal(ctl2.finished):
         ctl2.load(path, result.name)
     assert sorted(_table(ctl2)) == sorted(_table(ctl))
-    assert w2.canvas._link_colors == w.canvas._link_colors
+    assert w2.canvas.shown_colors == w.canvas.shown_colors
     worst = min(result.rows, key=lambda r: r["algbw"])
     assert Fraction(worst["algbw_exact"]) == Fraction(80, 3)
     assert math.isclose(float(_table(ctl2)[0][2]), 80 / 3, rel_tol=1e-5)
