@@ -15,7 +15,9 @@ dock into docks, holds the shown result, and delegates each concern to one helpe
   --screenshot out.png``.
 
 Derived results are never on the undo stack: an edit that the solver can see marks the shown
-result stale (it stays visible, marked), and the next solve replaces it.
+result stale (it stays visible, greyed and marked), and the next solve replaces it. A fabric that
+is replaced as a whole (open, import, new from template, recovery) drops the result, the solve
+and the simulation under way: nothing of the old fabric is ever drawn on the new one.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ class ResultsController(QObject):
         self.exports = ExportActions(self, window.export_menu)
         self.batch = BatchRun(self)
         self.solving.update_auto_allowed()
+        self.doc.replaced.connect(self.on_fabric_replaced)
 
         app = QApplication.instance()
         if app is not None:
@@ -158,12 +161,22 @@ class ResultsController(QObject):
         self.set_stale(False)
         self.schedule_changed.emit(None)
 
+    def on_fabric_replaced(self) -> None:
+        """Another fabric: drop the result and stop (and ignore) work on the old one."""
+        self.solving.abandon()
+        self.simulation.cancel()
+        self.clear_results()
+        self.panel.set_status("")
+
     def set_stale(self, stale: bool) -> None:
+        """Mark the shown result stale: every view and overlay of it is greyed (or restored)."""
         stale = bool(stale and self.schedule is not None)
         changed = stale != self.stale
         self.stale = stale
         self.panel.set_stale(stale)
         self.summary.set_stale(stale)
+        self.overlays.set_greyed(stale)
+        self.plots.set_greyed(stale)
         if changed:
             self.stale_changed.emit(stale)
 

@@ -203,6 +203,13 @@ class SolveWorker(QObject):
         if self.is_running():
             self._cancel_current(silent=False)
 
+    def abandon(self) -> bool:
+        """Cancel the running solve and drop its result: no signal follows. True if one ran."""
+        if self._thread is None:
+            return False
+        self._cancel_current(silent=True)
+        return True
+
     def is_running(self) -> bool:
         return self._thread is not None and self._cancel is not None and not self._cancel.is_set()
 
