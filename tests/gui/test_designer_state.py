@@ -221,3 +221,87 @@ def test_counts_and_captions_use_singular_for_one(qtbot, make_window):
     text = w2.results_controller.summary.text()
     assert "over 1 link" in text and "1 links" not in text
     assert "on 1 link leaving" in w2.results_controller.overlays.cut.label_text
+
+
+# ---------------------------------------------------------------------- item 3: unsaved work
+def bandwidth_edit(window, value: int) -> None:
+    uid = next(iter(window.document.links))
+    window.undo_stack.push(SetLinkPropsCommand(
+        window.document, {uid: replace(window.document.links[uid], bandwidth=Fraction(value))}))
+
+
+def test_edits_are_autosaved_once_they_pause_and_undo_to_clean_forgets(qtbot, make_window):
+    w = make_window()
+    fa = w.file_actions
+    fa.autosave_delay_ms = 80
+    path = fa.recovery_path()
+    bandwidth_edit(w, 33)
+    assert not path.exists()  # debounced: nothing written during the edit itself
+    qtbot.waitUntil(path.exists, timeout=3000)
+    assert Fraction(33) in {ln.bandwidth for ln in v1.loads(path.read_text()).links}
+    bandwidth_edit(w, 34)
+    qtbot.waitUntil(
+        lambda: Fraction(34) in {ln.bandwidth for ln in v1.loads(path.read_text()).links},
+        timeout=3000)
+    w.undo_stack.undo()
+    w.undo_stack.undo()  # back at the opened state: no unsaved work left to recover
+    assert not w.is_modified() and not path.exists()
+
+
+def test_recovery_offers_the_newest_autosave(qtbot, make_window, tmp_path):
+    old, new = make_window(), make_window()
+    bandwidth_edit(old, 11)
+    assert old.file_actions.autosave()
+    bandwidth_edit(new, 77)
+    assert new.file_actions.autosave()
+    # the OLDER file written last must not win: the time inside the file decides
+    import json
+    import os
+
+    data = json.loads(old.file_actions.recovery_path().read_text())
+    data["forestcoll_recovered_from"]["saved_at"] -= 180
+    old.file_actions.recovery_path().write_text(json.dumps(data))
+    os.utime(new.file_actions.recovery_path(), (1, 1))  # mtime is not what decides
+    asked = []
+    w = make_window()
+    assert w.file_actions.offer_recovery(ask=lambda text: asked.append(text) or True)
+    assert {ln.bandwidth for ln in w.document.links.values()} >= {Fraction(77)}
+    assert Fraction(11) not in {ln.bandwidth for ln in w.document.links.values()}
+    assert "1 older autosave will be discarded" in asked[0]
+    # both crash files are gone; the restored work is autosaved by its new window at once
+    assert sorted(p.name for p in w.file_actions.recovery_dir().iterdir()) == [
+        w.file_actions.recovery_path().name]
+
+
+def test_recovery_leaves_the_files_of_running_designers_alone(make_window):
+    import json
+    import os
+    import socket
+
+    other = make_window()
+    bandwidth_edit(other, 55)
+    assert other.file_actions.autosave()
+    path = other.file_actions.recovery_path()
+    data = json.loads(path.read_text())
+    data["forestcoll_recovered_from"].update(pid=os.getppid(), host=socket.gethostname())
+    path.write_text(json.dumps(data))  # as if another running designer (the parent) wrote it
+    w = make_window()
+    assert not w.file_actions.offer_recovery(ask=lambda text: True)
+    assert path.exists()
+
+
+def test_import_and_template_ask_before_replacing_an_edited_fabric(make_window, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    w = make_window()
+    asked = []
+    w.file_actions.confirm_discard = lambda reason="": asked.append(reason) or False
+    opened = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileName",
+                        staticmethod(lambda *a, **k: opened.append(a) or ("", "")))
+    bandwidth_edit(w, 9)
+    before = w.document.to_topology()
+    w.file_actions.import_dialog()
+    w.file_actions.new_from_template()
+    assert len(asked) == 2 and "import" in asked[0] and "template" in asked[1]
+    assert opened == [] and w.document.to_topology() == before
