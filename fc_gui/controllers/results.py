@@ -38,6 +38,11 @@ from fc_gui.views.solve_panel import SolvePanel
 from solver.model.schedule import Schedule
 
 
+#: How long closing the window waits for a cancelled solve/simulation to end (ms); the exit
+#: waits a little more for all worker threads (fc_gui.app.leave).
+CLOSE_WAIT_MS = 500
+
+
 def install(window, solve_fn=None, warmup: bool = True) -> ResultsController:
     """Build the results side of ``window`` (see module docstring); returns the controller."""
     return ResultsController(window, solve_fn=solve_fn, warmup=warmup)
@@ -78,7 +83,7 @@ class ResultsController(QObject):
 
         app = QApplication.instance()
         if app is not None:
-            app.aboutToQuit.connect(self.shutdown)
+            app.aboutToQuit.connect(self._on_quit)
         window.installEventFilter(self)
 
     def _build_docks(self) -> None:
@@ -195,11 +200,16 @@ class ResultsController(QObject):
         self.window.statusBar().showMessage(text, msecs)
 
     # ================================================================== lifetime
-    def shutdown(self) -> None:
+    def shutdown(self, wait_ms: int = 3000) -> None:
+        """Stop the animation, cancel the solve and the simulation, wait up to ``wait_ms`` for
+        their threads (the application's exit waits for stragglers: fc_gui.app.leave)."""
         self.overlays.animation.pause()
+        self.solving.shutdown(wait_ms)
+        self.simulation.task.stop(wait_ms)
         self.simulation.cancel()
-        self.solving.shutdown()
-        self.simulation.task.wait(3000)
+
+    def _on_quit(self) -> None:
+        self.shutdown(CLOSE_WAIT_MS)
 
     def eventFilter(self, obj, event) -> bool:
         if obj is self.window and event.type() == QEvent.Type.Close:
@@ -208,4 +218,4 @@ class ResultsController(QObject):
 
     def _after_close(self) -> None:
         if not self.window.isVisible():
-            self.shutdown()
+            self.shutdown(CLOSE_WAIT_MS)

@@ -204,5 +204,6 @@ class SolveController(QObject):
 
         act.triggered.connect(run)
 
-    def shutdown(self) -> None:
-        self.worker.shutdown(3000)
+    def shutdown(self, wait_ms: int = 3000) -> None:
+        self._auto_timer.stop()
+        self.worker.shutdown(wait_ms)

@@ -305,3 +305,167 @@ def test_import_and_template_ask_before_replacing_an_edited_fabric(make_window, 
     w.file_actions.new_from_template()
     assert len(asked) == 2 and "import" in asked[0] and "template" in asked[1]
     assert opened == [] and w.document.to_topology() == before
+
+
+# ---------------------------------------------------------------------- item 8: results file
+def test_results_file_keeps_the_simulated_baselines_shown(qtbot, make_window, tmp_path, errors):
+    from solver.io.results_h5 import read_results, read_schedules
+
+    w = make_window()
+    rc = w.results_controller
+    solve_and_wait(qtbot, w)
+    with qtbot.waitSignal(rc.simulation.task.done, timeout=60000):
+        rc.plots.simulate_button.click()
+    shown = {label.split()[-1] for label in rc.plots.labels() if label.startswith("simulated")}
+    assert {"forestcoll", "ring"} <= shown
+    path = rc.exports.export_h5(tmp_path / "what_is_shown.h5")
+    assert path is not None and errors == []
+    (name, _), = read_schedules(path).items()
+    tables = read_results(path)
+    simulated = {t.algorithm: t for t in tables.values() if t.source == "simulator"}
+    assert set(simulated) == shown  # every simulated line on the plot is in the file
+    assert simulated["forestcoll"].schedule == name  # linked to the stored schedule
+    plotted = rc.plots.series["simulated ring"]
+    assert list(simulated["ring"].predicted_algbw) == pytest.approx(list(plotted.yData))
+    # a new result drops the simulated lines from the plot, and from the next file
+    solve_and_wait(qtbot, w)
+    again = rc.exports.export_h5(tmp_path / "after_resolve.h5")
+    assert not any(t.source == "simulator" for t in read_results(again).values())
+
+
+# ---------------------------------------------------------------------- item 4: background work
+def fake_sweep(seconds: float, honour_cancel: bool, calls: list):
+    """A stand-in for solver.simulate.sweep: ``seconds`` of work; polls cancel if told to."""
+    import time
+
+    from solver.model.errors import Cancelled
+    from solver.simulate import sweep
+
+    def run(topo, collective, algorithms, sizes, schedule=None, cancel=None, **kw):
+        calls.append(time.monotonic())
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if honour_cancel and cancel is not None and cancel.is_set():
+                raise Cancelled("cancelled")
+            time.sleep(0.01)
+        return sweep(topo, collective, ["ring"], [1 << 20], schedule=schedule)
+
+    return run
+
+
+def test_cancel_stops_a_simulation_at_once(qtbot, make_window, monkeypatch):
+    import time
+
+    from fc_gui.controllers import simulation
+    from fc_gui.controllers.solve_worker import running_workers
+
+    calls = []
+    monkeypatch.setattr(simulation, "sweep", fake_sweep(30.0, True, calls))
+    w = make_window()
+    rc = w.results_controller
+    solve_and_wait(qtbot, w)
+    rc.plots.simulate_button.click()
+    qtbot.waitUntil(lambda: bool(calls), timeout=3000)
+    assert rc.plots.simulate_button.text() == "Cancel simulation"
+    t0 = time.monotonic()
+    rc.plots.simulate_button.click()  # Cancel
+    assert rc.plots.simulate_button.text() == "Simulate"  # at once, not when the thread ends
+    assert rc.plots.status.text() == "simulation cancelled"
+    qtbot.waitUntil(lambda: running_workers() == 0, timeout=1000)  # the worker stopped too
+    assert time.monotonic() - t0 < 1.0
+    qtbot.wait(100)
+    assert not any(label.startswith("simulated") for label in rc.plots.labels())
+    assert rc.simulation.tables == {}
+
+
+def test_a_cancelled_simulation_that_runs_on_never_reaches_the_plot(qtbot, make_window,
+                                                                     monkeypatch):
+    from fc_gui.controllers import simulation
+
+    calls = []
+    monkeypatch.setattr(simulation, "sweep", fake_sweep(0.6, False, calls))  # deaf to cancel
+    w = make_window()
+    rc = w.results_controller
+    solve_and_wait(qtbot, w)
+    rc.plots.simulate_button.click()
+    qtbot.waitUntil(lambda: bool(calls), timeout=3000)
+    rc.simulation.cancel()
+    rc.plots.simulate_button.click()  # a new simulation may start while the old one winds down
+    assert rc.plots.simulate_button.text() == "Cancel simulation"
+    with qtbot.waitSignal(rc.simulation.task.done, timeout=5000) as blocker:
+        pass
+    assert len(calls) == 2 and list(blocker.args[0]) == ["sim_allgather_ring"]
+    assert rc.plots.labels().count("simulated ring") == 1
+
+
+def test_stop_workers_cancels_every_solve_within_a_second(qtbot):
+    import time
+
+    from fc_gui.controllers.solve_worker import SolveWorker, running_workers, stop_workers
+    from solver.model.errors import Cancelled
+
+    def long_solve(topology, cancel=None, **kwargs):
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            if cancel.is_set():
+                raise Cancelled("cancelled")
+            time.sleep(0.01)
+
+    workers = [SolveWorker(long_solve) for _ in range(2)]
+    for worker in workers:
+        worker.start(ring4())
+    qtbot.wait(100)
+    assert running_workers() == 2
+    t0 = time.monotonic()
+    assert stop_workers(1000)
+    assert time.monotonic() - t0 < 1.0 and running_workers() == 0
+
+
+QUIT_PROBE = r"""
+import argparse, sys, time
+import solver
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+real = solver.solve
+def solve(*args, **kwargs):
+    if kwargs["topology"].name == "jit-warmup":
+        return real(*args, **kwargs)
+    end = time.monotonic() + 30
+    while time.monotonic() < end:  # a long solve
+        if sys.argv[1] == "cancellable" and kwargs["cancel"].is_set():
+            raise solver.Cancelled("cancelled")
+        time.sleep(0.01)
+solver.solve = solve
+
+from fc_gui.app import run
+app = QApplication(["probe"])
+
+def start():
+    w = next(x for x in app.topLevelWidgets() if type(x).__name__ == "MainWindow")
+    assert w.results_controller.solving.solve()
+    QTimer.singleShot(300, w.close)  # quit while it runs
+QTimer.singleShot(500, start)
+sys.exit(run(argparse.Namespace(topo=None, solve=False, screenshot=None, no_recovery=True)))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["cancellable", "deaf"])
+def test_quitting_during_a_solve_exits_cleanly(tmp_path, kind):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path),
+               XDG_DATA_HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path))
+    t0 = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", QUIT_PROBE, kind], capture_output=True,
+                         text=True, timeout=60, env=env, check=False)
+    elapsed = time.monotonic() - t0
+    assert out.returncode == 0, out.stderr[-800:]  # was 134: QThread destroyed while running
+    assert "QThread" not in out.stderr and "Traceback" not in out.stderr
+    assert elapsed < 20  # the 30 s solve was not waited for
+    stuck = "still running at exit" in out.stderr
+    assert stuck == (kind == "deaf"), out.stderr[-800:]
