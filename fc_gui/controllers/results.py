@@ -37,7 +37,6 @@ from fc_gui.views.result_views import SummaryView, TreesView
 from fc_gui.views.solve_panel import SolvePanel
 from solver.model.schedule import Schedule
 
-
 #: How long closing the window waits for a cancelled solve/simulation to end (ms); the exit
 #: waits a little more for all worker threads (fc_gui.app.leave).
 CLOSE_WAIT_MS = 500
