@@ -469,3 +469,25 @@ def test_quitting_during_a_solve_exits_cleanly(tmp_path, kind):
     assert elapsed < 20  # the 30 s solve was not waited for
     stuck = "still running at exit" in out.stderr
     assert stuck == (kind == "deaf"), out.stderr[-800:]
+
+
+# ---------------------------------------------------------------------- item 11: the Solve dock
+def test_the_stale_banner_never_squeezes_the_solve_fields(qtbot, make_window, tmp_path):
+    w = make_window()
+    rc = w.results_controller
+    p = rc.panel
+    w.resize(w.minimumSizeHint())  # the shortest the window gets
+    qtbot.wait(50)
+    fields = (p.collective_box, p.trees_box, p.solve_button, p.progress_bar, p.auto_box)
+    before = [f.geometry() for f in fields]
+    assert all(f.height() >= f.minimumSizeHint().height() for f in fields if f is not p.progress_bar)
+    solve_and_wait(qtbot, w)
+    bandwidth_edit(w, 20)
+    assert rc.stale and p.stale_label.isVisible()
+    qtbot.wait(50)
+    assert [f.geometry() for f in fields] == before  # nothing moved or shrank
+    label = p.stale_label
+    assert label.height() >= label.heightForWidth(label.width())  # its text is not clipped
+    # opening another fabric leaves no progress or status of the old solve
+    assert w.file_actions.open_path(ring4_file(tmp_path))
+    assert p.progress_bar.value() == 0 and p.phase_label.text() == "" and not p.stale
