@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from solver.algorithm.optimum import compute_optimum
+from solver.algorithm.symmetry import find_box_symmetry
 from solver.flow.csr import IndexedFabric
 from solver.model.topology import Topology
 
@@ -66,14 +67,21 @@ def strongly_connected(fabric: IndexedFabric) -> bool:
     return True
 
 
-def _phase(topo: Topology, start: Sequence[str], entering: bool):
-    """(algbw, Bottleneck, S) of an allgather on ``topo``; None when disconnected."""
+def _phase(topo: Topology, start: Sequence[str], entering: bool, symmetry: bool = False):
+    """(algbw, Bottleneck, S) of an allgather on ``topo``; None when disconnected.
+
+    ``symmetry``: look for the box translation and run one max-flow per orbit of sinks.
+    """
     fabric = IndexedFabric.from_topology(topo)
     if not strongly_connected(fabric):
         return None
     inside = set(start)
     starts = [[name in inside for name in fabric.names]] if start else []
-    opt = compute_optimum(fabric, start=starts)
+    sinks = None
+    if symmetry:
+        sym = find_box_symmetry(fabric, [node.group for node in topo.nodes])
+        sinks = None if sym is None else sym.representatives(fabric)
+    opt = compute_optimum(fabric, start=starts, sinks=sinks)
     names = fabric.names
     links = []
     for (u, v) in fabric.edges:
@@ -84,10 +92,12 @@ def _phase(topo: Topology, start: Sequence[str], entering: bool):
 
 
 def fabric_optimum(topo: Topology, collective: str = "allgather",
-                   starts: Sequence[Sequence[str]] = ()) -> FabricOptimum:
+                   starts: Sequence[Sequence[str]] = (), symmetry: bool = False) -> FabricOptimum:
     """Exact optimum of ``topo`` for ``collective`` (the ``optimal_algbw_exact`` of a solve).
 
     ``starts``: (allgather S, reduce-scatter S) node-id sets to start the searches from.
+    ``symmetry``: use the fabric's box translation, if it has one, to run fewer max-flows (for
+    the intact fabric; a study's modified fabrics have lost that symmetry).
     Reduce-scatter is the allgather of the reversed fabric; allreduce takes both phases in turn
     (``1 / (1/rs + 1/ag)``), and its bottleneck is the slower phase's cut.
     """
@@ -96,7 +106,7 @@ def fabric_optimum(topo: Topology, collective: str = "allgather",
     symmetric = all(not link.directed for link in topo.links)
     ag = rs = None
     if collective in ("allgather", "allreduce") or symmetric:
-        ag = _phase(topo, ag_start, entering=False)
+        ag = _phase(topo, ag_start, entering=False, symmetry=symmetry)
         if ag is None:
             return FabricOptimum(Fraction(0), False, None)
     if collective in ("reduce-scatter", "allreduce"):
@@ -104,7 +114,7 @@ def fabric_optimum(topo: Topology, collective: str = "allgather",
             rs = (ag[0], Bottleneck(ag[1].nodes, ag[1].compute_inside, ag[1].bandwidth,
                                     tuple(_flip(x) for x in ag[1].links)), ag[2])
         else:
-            rs = _phase(topo.reversed(), rs_start, entering=True)
+            rs = _phase(topo.reversed(), rs_start, entering=True, symmetry=symmetry)
             if rs is None:
                 return FabricOptimum(Fraction(0), False, None)
     if collective == "allgather":

@@ -16,7 +16,7 @@ from solver.model.errors import Cancelled, ForestCollError, TopologyError
 from solver.model.topology import Link, Node, Topology
 from solver.studies import DaskEngine, failure_plan, run_study, sweep_plan, upgrade_plan
 from solver.studies.elements import upgraded, without_element
-from solver.studies.symmetry import box_swaps
+from solver.studies.symmetry import box_swaps, box_translation
 
 
 @pytest.fixture(scope="module")
@@ -107,8 +107,8 @@ def test_a_swap_that_is_no_automorphism_is_refused():
     i = next(i for i, lk in enumerate(links) if lk.source == "b1.gpu0" and lk.target == "b1.nvsw")
     links[i] = Link("b1.gpu0", "b1.nvsw", Fraction(100))
     odd = Topology(topo.name, topo.nodes, tuple(links))
-    assert len(box_swaps(topo)) == 1
-    assert box_swaps(odd) == []
+    assert len(box_swaps(topo)) == 1 and len(box_translation(topo)) == 1
+    assert box_swaps(odd) == [] and box_translation(odd) == []
     plan = failure_plan(odd, ["links"])
     assert len(plan.items) == len(odd.links)
 
