@@ -101,7 +101,7 @@ class DaskEngine:
         if not batches:
             return
         client = self.client
-        shared = client.scatter(context, broadcast=True)
+        shared = client.scatter(context, broadcast=True, hash=False)  # a key of its own
         pending = {client.submit(fn, shared, list(batch), pure=False) for batch in batches}
         try:
             while pending:
