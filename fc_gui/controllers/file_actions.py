@@ -26,7 +26,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
 from fc_gui.model.commands import ReplaceTopologyCommand
-from fc_gui.model.layouts import layered, needs_layout
+from fc_gui.model.layouts import needs_layout
+from fc_gui.model.structure_layout import structural
 from fc_gui.model.result_text import plural
 from solver.io import v1
 from solver.io.files import atomic_write_text
@@ -45,15 +46,19 @@ RECOVERY_KEY = "forestcoll_recovered_from"
 AUTOSAVE_DELAY_MS = 1500
 
 
-def with_positions(topo: Topology) -> Topology:
-    """``topo`` with a layered layout for nodes that have no position."""
-    if not needs_layout(topo):
+def with_positions(topo: Topology, restructure: bool = False) -> Topology:
+    """``topo`` with the structural layout (:mod:`fc_gui.model.structure_layout`) for nodes
+    that have no position, or for every node when ``restructure`` (a runtime's topology dump,
+    whose importer only writes a tree of its PCI hierarchy)."""
+    if not restructure and not needs_layout(topo):
         return topo
     from dataclasses import replace
 
-    pos = layered(topo)
+    pos = structural(topo)
     nodes = tuple(
-        n if n.x is not None and n.y is not None else replace(n, x=pos[n.id][0], y=pos[n.id][1])
+        n
+        if n.x is not None and n.y is not None and not restructure
+        else replace(n, x=round(pos[n.id][0], 1), y=round(pos[n.id][1], 1))
         for n in topo.nodes
     )
     return replace(topo, nodes=nodes)
@@ -76,7 +81,7 @@ def read_fabric(path: str | Path, **options) -> tuple[Topology, str | None]:
         validate(topo)
     except TopologyError as exc:
         warning = str(exc)
-    return with_positions(topo), warning
+    return with_positions(topo, restructure=format_for(path) == "nccl-xml"), warning
 
 
 class FileActions:

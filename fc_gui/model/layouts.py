@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from fc_gui.model.structure_layout import structural
 from solver.model.topology import COMPUTE, Topology
 
 Positions = dict[str, tuple[float, float]]
@@ -159,6 +160,7 @@ def spring(topo: Topology, seed: int = 7) -> Positions:
 
 
 LAYOUTS: dict[str, tuple[str, Callable[[Topology], Positions]]] = {
+    "structural": ("Structural (boxes, GPU rings, switches below)", structural),
     "layered": ("Layered (by group and role)", layered),
     "spring": ("Spring (force-directed)", spring),
     "circular": ("Circular", circular),

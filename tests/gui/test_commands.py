@@ -151,7 +151,7 @@ def test_paste_copies_only_inner_links_with_fresh_ids(qapp, stack):
     assert state(doc) == before
 
 
-@pytest.mark.parametrize("key", ["layered", "spring", "circular"])
+@pytest.mark.parametrize("key", ["structural", "layered", "spring", "circular"])
 def test_layouts_are_one_undoable_command(qapp, stack, key):
     doc = TopologyDocument(dgx_a100(2))
     before = state(doc)

@@ -1,0 +1,111 @@
+"""The structural layout of imported dumps: package pairs together, distinct links distinct lines."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+
+import pytest
+
+from fc_gui.controllers.file_actions import read_fabric
+from fc_gui.model.structure_layout import circle_order, structural
+from solver.io.formats import load
+from solver.io.templates import dgx_a100
+from solver.model.topology import COMPUTE
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "real" / "topo"
+MI250 = REAL / "rccl_topo_16p1h.xml"  # 16 MI250 GCDs: 8 packages of two, 144 GB/s inside
+
+
+def _on_segment(p, a, b, tol=1.0) -> bool:
+    """p lies on the segment a-b (within ``tol`` scene units), strictly between its ends."""
+    (px, py), (ax, ay), (bx, by) = p, a, b
+    length = math.dist(a, b)
+    if length == 0:
+        return False
+    t = ((px - ax) * (bx - ax) + (py - ay) * (by - ay)) / length**2
+    if not 0.0 < t < 1.0:
+        return False
+    return math.dist(p, (ax + t * (bx - ax), ay + t * (by - ay))) < tol
+
+
+def test_mi250_packages_sit_together_and_no_gpu_link_runs_through_a_gpu():
+    topo = load(MI250, check=False)
+    pos = structural(topo)
+    assert set(pos) == {n.id for n in topo.nodes}
+    assert len({(round(x, 1), round(y, 1)) for x, y in pos.values()}) == len(pos)
+    gpus = {n.id for n in topo.nodes if n.kind == COMPUTE}
+    gpu_links = {
+        frozenset((ln.source, ln.target)): float(ln.bandwidth)
+        for ln in topo.links
+        if ln.source in gpus and ln.target in gpus
+    }
+    pairs = [tuple(k) for k, bw in gpu_links.items() if bw == 144]
+    assert len(pairs) == 8
+    pair_dist = max(math.dist(pos[a], pos[b]) for a, b in pairs)
+    others = min(
+        math.dist(pos[a], pos[b])
+        for a, b in itertools.combinations(sorted(gpus), 2)
+        if frozenset((a, b)) not in {frozenset(p) for p in pairs}
+    )
+    assert pair_dist < others  # each package's two GCDs are nearer than any other two GPUs
+    for link in gpu_links:
+        a, b = tuple(link)
+        for g in gpus - {a, b}:
+            assert not _on_segment(pos[g], pos[a], pos[b]), (g, a, b)
+
+
+def test_circle_order_keeps_a_ring_a_ring():
+    # a ring 0-1-2-3-4-5 given in scrambled order comes out in ring order
+    ring = ["g0", "g3", "g1", "g5", "g2", "g4"]
+    adj = {g: {} for g in ring}
+    for i in range(6):
+        a, b = f"g{i}", f"g{(i + 1) % 6}"
+        adj[a][b] = adj[b][a] = 50.0
+    order = circle_order(ring, adj)
+    for i in range(6):
+        j = order.index(f"g{i}")
+        assert order[(j + 1) % 6] in {f"g{(i + 1) % 6}", f"g{(i - 1) % 6}"}
+
+
+def test_nvswitch_star_has_its_switch_inside_the_gpu_circle():
+    topo = dgx_a100(1)
+    pos = structural(topo)
+    gpus = [n.id for n in topo.nodes if n.kind == COMPUTE]
+    nvsw = [n.id for n in topo.nodes if n.role.startswith("nvswitch")]
+    assert nvsw
+    cx = sum(pos[g][0] for g in gpus) / len(gpus)
+    cy = sum(pos[g][1] for g in gpus) / len(gpus)
+    radius = min(math.dist(pos[g], (cx, cy)) for g in gpus)
+    for s in nvsw:
+        assert math.dist(pos[s], (cx, cy)) < radius
+
+
+def test_imported_dump_is_laid_out_by_structure(qapp):
+    topo, _ = read_fabric(MI250)
+    want = structural(load(MI250, check=False))
+    got = {n.id: (n.x, n.y) for n in topo.nodes}
+    for nid, (x, y) in want.items():
+        assert got[nid] == pytest.approx((x, y), abs=0.1)
+    # the GPUs are not on one row (the old failure: every xGMI link drawn over the others)
+    ys = {round(n.y) for n in topo.nodes if n.kind == COMPUTE}
+    assert len(ys) > 3
+
+
+def test_graphml_without_coordinates_gets_positions(tmp_path, qapp):
+    import networkx as nx
+
+    g = nx.Graph()
+    for i in range(4):
+        g.add_node(f"gpu{i}", kind="compute")
+    g.add_node("sw", kind="switch")
+    for i in range(4):
+        g.add_edge(f"gpu{i}", "sw", bandwidth=100)
+        g.add_edge(f"gpu{i}", f"gpu{(i + 1) % 4}", bandwidth=50)
+    path = tmp_path / "ring.graphml"
+    nx.write_graphml(g, path)
+    topo, _ = read_fabric(path)
+    assert all(n.x is not None and n.y is not None for n in topo.nodes)
+    xy = [(n.x, n.y) for n in topo.nodes]
+    assert len(set(xy)) == len(xy)
