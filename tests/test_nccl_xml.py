@@ -209,7 +209,7 @@ def test_multi_box_from_three_nics():
                 "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80'/></pci>"
                 "<nic><net name='ib0' speed='0'/></nic></cpu></system>"
             ),
-            "speed must be > 0",
+            "speed (Mb/s) must be at least 1",
         ),
     ],
 )

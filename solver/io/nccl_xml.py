@@ -30,6 +30,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from solver.io.untrusted import bounded_int, parse_xml
 from solver.model.errors import TopologyError
 from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
 
@@ -55,20 +56,21 @@ NVSWITCH_CLASS = "0x068000"
 CPU_CLASS = "0x068001"
 BRIDGE_CLASS = "0x060400"
 
+MAX_PCI_WIDTH = 64  # lanes; PCIe links have at most 32
+MAX_NVLINK_COUNT = 1024  # links to one peer (NVSwitch systems have 18)
+MAX_NET_MBPS = 10**9  # 1 Pb/s per NIC
+
 _COL = 100.0
 _ROW = 120.0
 
 
 def pci_bandwidth(link_speed: str | None, link_width: str | None, what: str) -> Fraction:
     """NCCL's bandwidth (GB/s) of a PCIe link from its ``link_speed``/``link_width`` attributes."""
-    try:
-        width = int(link_width) if link_width not in (None, "") else 0
-    except ValueError:
-        raise TopologyError(
-            f"{what}: link_width must be a whole number, got {link_width!r}"
-        ) from None
-    if width < 0:
-        raise TopologyError(f"{what}: link_width must be >= 0, got {width}")
+    width = (
+        bounded_int(link_width, f"{what}: link_width", minimum=0, maximum=MAX_PCI_WIDTH)
+        if link_width not in (None, "")
+        else 0
+    )
     if width == 0:
         width = 16
     rate = PCI_LANE_RATE.get((link_speed or "").strip(), PCI_LANE_RATE_DEFAULT)
@@ -184,10 +186,7 @@ def _add_gpu(box: _Box, elem: ET.Element, parent: str, cpu: str, bw: Fraction, b
             if key == "rank":
                 continue
             raise TopologyError(f"{what}: missing '{key}'")
-        try:
-            attrs[key] = int(value)
-        except ValueError:
-            raise TopologyError(f"{what}: '{key}' must be a whole number, got {value!r}") from None
+        attrs[key] = bounded_int(value, f"{what}: '{key}'", minimum=0, maximum=10**6)
     gpu = box.add(f"gpu@{busid or attrs['dev']}", COMPUTE, "gpu", parent, busid=busid, **attrs)
     box.links.append((gpu, parent, bw, False, {}))
     if busid:
@@ -198,14 +197,10 @@ def _add_gpu(box: _Box, elem: ET.Element, parent: str, cpu: str, bw: Fraction, b
             continue
         target = (nv.get("target") or "").lower()
         tclass = (nv.get("tclass") or "").lower()
-        try:
-            count = int(nv.get("count", "1"))
-        except ValueError:
-            raise TopologyError(
-                f"{what}: <nvlink target={target!r}> count must be a whole number"
-            ) from None
-        if count <= 0:
-            raise TopologyError(f"{what}: <nvlink target={target!r}> count must be > 0")
+        count = bounded_int(
+            nv.get("count", "1"), f"{what}: <nvlink target={target!r}> count",
+            minimum=1, maximum=MAX_NVLINK_COUNT,
+        )
         box.nvlinks.append((gpu, target, tclass, count, nv))
 
 
@@ -215,26 +210,16 @@ def _add_net(box: _Box, net: ET.Element, parent: str, bw: Fraction | None, busid
     speed_text = net.get("speed")
     if speed_text is None:
         raise TopologyError(f"{what}: missing 'speed' (Mb/s)")
-    try:
-        speed = Fraction(int(speed_text), 8000)
-    except ValueError:
-        raise TopologyError(
-            f"{what}: speed must be a whole number of Mb/s, got {speed_text!r}"
-        ) from None
-    if speed <= 0:
-        raise TopologyError(f"{what}: speed must be > 0 Mb/s, got {speed_text}")
+    speed = Fraction(
+        bounded_int(speed_text, f"{what}: speed (Mb/s)", minimum=1, maximum=MAX_NET_MBPS), 8000
+    )
     nic = box.add(box.new_id("nic"), SWITCH, "nic", parent, name=name, busid=busid)
     box.links.append((nic, parent, speed if bw is None else bw, False, {}))
     box.nets.append((nic, speed))
 
 
 def _parse_box(text: str, where: str) -> _Box:
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        line, col = exc.position
-        msg = str(exc).split(":")[0]
-        raise TopologyError(f"{where}:{line}:{col + 1}: invalid XML: {msg}") from None
+    root = parse_xml(text, where)
     if _local(root.tag) != "system":
         raise TopologyError(
             f"{where}: not an NCCL topology dump (root element <{_local(root.tag)}>, expected <system>)"
