@@ -57,6 +57,7 @@ from solver.io.untrusted import exact_number, json_value, parse_json
 from solver.model.results import ResultTable
 from solver.model.schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
 from solver.model.topology import Link, Node, Topology, validate
+from solver.model.units import format_size
 
 SCHEMA = "forestcoll-results"
 SCHEMA_VERSION = "1.0"
@@ -896,7 +897,7 @@ def summarize(path: str | os.PathLike) -> str:
             sizes = table.size_bytes
             measured = int(np.count_nonzero(~np.isnan(table.measured_time)))
             span = (
-                f"{_fmt_bytes(int(sizes.min()))}..{_fmt_bytes(int(sizes.max()))}"
+                f"{format_size(int(sizes.min()))}..{format_size(int(sizes.max()))}"
                 if len(sizes)
                 else "empty"
             )
@@ -905,12 +906,3 @@ def summarize(path: str | os.PathLike) -> str:
                 f"{measured} measured"
             )
     return "\n".join(lines)
-
-
-def _fmt_bytes(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024:
-            return f"{value:g}{unit}"
-        value /= 1024
-    return f"{value:g}TiB"
