@@ -36,7 +36,15 @@ TEMP_SUFFIX = ".fctmp"
 
 
 class OutputError(ForestCollError, OSError):
-    """An output file could not be written (one line naming the file and the reason)."""
+    """An output file could not be written (one line naming the file and the reason).
+
+    It is an :class:`OSError` too, whose ``strerror`` is the reason alone, so callers that
+    format ``f"{path}: cannot write: {exc.strerror}"`` keep working.
+    """
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.strerror = reason or message
 
 
 def _reason(exc: OSError) -> str:
@@ -196,7 +204,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     except OutputError:
         raise
     except OSError as exc:
-        raise OutputError(f"{path}: cannot write: {_reason(exc)}") from None
+        raise OutputError(f"{path}: cannot write: {_reason(exc)}", _reason(exc)) from None
     try:
         yield tmp
         _finish(tmp, target)
@@ -205,7 +213,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
             tmp.unlink()
         if isinstance(exc, OutputError):
             raise
-        raise OutputError(f"{path}: cannot write: {_reason(exc)}") from None
+        raise OutputError(f"{path}: cannot write: {_reason(exc)}", _reason(exc)) from None
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()

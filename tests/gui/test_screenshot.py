@@ -121,7 +121,8 @@ def test_run_batch_failed_solve_exits_2_without_dialog(qtbot, tmp_path, batch_wi
 def test_run_batch_unwritable_screenshot_exits_2(qtbot, tmp_path, batch_window, capsys):
     make, exits = batch_window
     w = make(FakeSolver(0.01))
-    w.results_controller.run_batch(solve=False, screenshot=str(tmp_path / "no" / "dir.png"))
+    (tmp_path / "plain").write_text("a file, not a folder")
+    w.results_controller.run_batch(solve=False, screenshot=str(tmp_path / "plain" / "x.png"))
     qtbot.waitUntil(lambda: bool(exits), timeout=5000)
     assert exits == [2]
     assert "error: cannot write" in capsys.readouterr().err
