@@ -9,7 +9,7 @@ Public API
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from solver._version import __version__
 
 # The public names are imported on first use (PEP 562), so ``import solver.cli`` stays light:
 # the command line can catch Ctrl-C while the heavy modules (numpy, numba, h5py) load.

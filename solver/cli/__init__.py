@@ -15,7 +15,7 @@ import argparse
 import importlib
 import sys
 
-from solver import __version__
+from solver._version import __version__
 from solver.model.errors import Cancelled, ForestCollError
 
 # Built-in subcommands (modules of this package) in the order ``--help`` lists them; plugin

@@ -91,7 +91,7 @@ def _parse_frac(text: str, what: str = "exact value") -> Fraction:
 
 
 def _version() -> str:
-    from solver import __version__
+    from solver._version import __version__
 
     return __version__
 

@@ -636,7 +636,7 @@ def _assemble(
 
 
 def _comments(schedule: Schedule, rt: Runtime, C: int, instances: int, ids: list[str]) -> list[str]:
-    from solver import __version__
+    from solver._version import __version__
 
     return [
         (

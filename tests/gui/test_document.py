@@ -4,10 +4,10 @@ from fractions import Fraction
 
 import pytest
 
-from fc_gui.document import TopologyDocument, make_link, make_node
-from solver.model.errors import TopologyError
+from fc_gui.model.document import TopologyDocument, make_link, make_node
 from solver.io import v1
 from solver.io.templates import dgx_a100, ring
+from solver.model.errors import TopologyError
 from solver.model.topology import validate
 
 

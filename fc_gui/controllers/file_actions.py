@@ -1,0 +1,400 @@
+"""File menu: new from template, open, save, import/export, recent files, autosave/recovery.
+
+Every method that a dialog drives also exists without the dialog (``open_path``, ``save_to``,
+``export_to``...) so tests and scripts can call it. Errors become a one-line dialog, never a
+traceback. Saving writes atomically (``solver.io.formats.save``). While there are unsaved changes,
+the fabric is written every ``autosave_interval_ms`` to ``<state dir>/recovery.json``; a window
+opened with ``check_recovery=True`` offers it back after a crash; a clean close deletes it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QStandardPaths, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
+
+from fc_gui.model.commands import ReplaceTopologyCommand
+from fc_gui.model.layouts import layered, needs_layout
+from solver.io import v1
+from solver.io.files import atomic_write_text
+from solver.io.formats import format_for, load, save
+from solver.model.errors import ForestCollError, TopologyError
+from solver.model.topology import Topology, validate
+
+OPEN_FILTER = (
+    "Fabric files (*.json *.graphml *.xml);;ForestColl v1 (*.json);;"
+    "networkx node-link (*.nodelink.json *.json);;GraphML (*.graphml);;NCCL topology XML (*.xml)"
+)
+MAX_RECENT = 8
+RECOVERY_KEY = "forestcoll_recovered_from"
+
+
+def with_positions(topo: Topology) -> Topology:
+    """``topo`` with a layered layout for nodes that have no position."""
+    if not needs_layout(topo):
+        return topo
+    from dataclasses import replace
+
+    pos = layered(topo)
+    nodes = tuple(
+        n if n.x is not None and n.y is not None else replace(n, x=pos[n.id][0], y=pos[n.id][1])
+        for n in topo.nodes
+    )
+    return replace(topo, nodes=nodes)
+
+
+def read_fabric(path: str | Path, **options) -> tuple[Topology, str | None]:
+    """Read any supported fabric file for editing: (topology with positions, warning or None).
+
+    Structural errors (syntax, ids, bandwidths...) raise TopologyError; a fabric that is valid
+    but not solvable yet (one compute node, disconnected) loads with a warning.
+    """
+    topo = load(path, check=False, **options)
+    try:
+        validate(topo, check_connectivity=False)
+    except TopologyError as exc:
+        if "at least two compute nodes" not in str(exc):
+            raise TopologyError(f"{path}: {exc}") from None
+    warning = None
+    try:
+        validate(topo)
+    except TopologyError as exc:
+        warning = str(exc)
+    return with_positions(topo), warning
+
+
+class FileActions:
+    """Builds the File menu of a MainWindow and implements its actions."""
+
+    def __init__(self, window) -> None:
+        self.window = window
+        self.autosave_interval_ms = 30_000
+        m = window.file_menu
+
+        def act(text, slot, shortcut=None):
+            a = QAction(text, window)
+            if shortcut is not None:
+                a.setShortcut(shortcut)
+            a.triggered.connect(lambda *_: slot())
+            m.addAction(a)
+            return a
+
+        self.new_action = act(
+            "&New from template…", self.new_from_template, QKeySequence.StandardKey.New
+        )
+        self.open_action = act("&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
+        self.recent_menu = m.addMenu("Open &recent")
+        m.addSeparator()
+        self.save_action = act("&Save", self.save, QKeySequence.StandardKey.Save)
+        self.save_as_action = act("Save &as…", self.save_as, QKeySequence("Ctrl+Shift+S"))
+        m.addSeparator()
+        self.import_action = act("&Import (node-link, GraphML, NCCL XML)…", self.import_dialog)
+        export = m.addMenu("&Export fabric as")
+        export.addAction("networkx node-link JSON…", lambda: self.export_dialog("nodelink"))
+        export.addAction("GraphML…", lambda: self.export_dialog("graphml"))
+        m.addSeparator()
+        self.quit_action = act("&Quit", window.close, QKeySequence.StandardKey.Quit)
+        self._update_recent_menu()
+
+        self.autosave_timer = QTimer(window)
+        self.autosave_timer.setInterval(self.autosave_interval_ms)
+        self.autosave_timer.timeout.connect(self.autosave)
+        self.autosave_timer.start()
+
+    # ------------------------------------------------------------------ helpers
+    def _error(self, message: str) -> None:
+        self.window.show_error(message)
+
+    def state_dir(self) -> Path:
+        if self.window.state_dir is not None:
+            return Path(self.window.state_dir)
+        base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
+        return Path(base or Path.home() / ".forestcoll")
+
+    def recovery_path(self) -> Path:
+        return self.state_dir() / "recovery.json"
+
+    def _status(self, text: str) -> None:
+        self.window.statusBar().showMessage(text, 8000)
+
+    # ------------------------------------------------------------------ open
+    @staticmethod
+    def read_quiet(path: str | Path, **options) -> Topology:
+        """:func:`read_fabric` without the warning (for start-up)."""
+        return read_fabric(path, **options)[0]
+
+    def read(self, path: str | Path, **options) -> Topology:
+        """:func:`read_fabric`, showing its warning in the status bar."""
+        topo, warning = read_fabric(path, **options)
+        if warning:
+            self._status(f"warning: {warning}")
+        return topo
+
+    def open_path(self, path: str | Path, *, replace_undoable: bool = False, **options) -> bool:
+        """Open ``path`` (any supported format); returns False (after an error dialog) on failure.
+
+        A v1 file becomes the window's file; other formats are imports (saving asks for a name).
+        """
+        path = Path(path)
+        try:
+            topo = self.read(path, **options)
+        except ForestCollError as exc:
+            self._error(str(exc))
+            return False
+        except OSError as exc:
+            self._error(f"{path}: {exc.strerror or exc}")
+            return False
+        w = self.window
+        if replace_undoable:
+            w.undo_stack.push(ReplaceTopologyCommand(w.document, topo, f"Import {path.name}"))
+        else:
+            w.document.load_topology(topo)
+            w.undo_stack.clear()
+            w.undo_stack.setClean()
+        self.after_open(path)
+        return True
+
+    def after_open(self, path: Path) -> None:
+        """Bookkeeping once ``path`` is in the document: file name, recent list, view."""
+        w = self.window
+        path = Path(path)
+        w.file_path = path if format_for(path) == "v1" and _is_v1_file(path) else None
+        w.canvas.fit_view()
+        w._update_title()
+        self.add_recent(path)
+        self._status(f"opened {path}")
+
+    def open_dialog(self) -> None:
+        if not self.confirm_discard("opening another file"):
+            return
+        path, _ = QFileDialog.getOpenFileName(
+            self.window, "Open fabric", self._last_dir(), OPEN_FILTER
+        )
+        if path:
+            self.open_path(path)
+
+    def import_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self.window, "Import fabric", self._last_dir(), OPEN_FILTER
+        )
+        if not path:
+            return
+        options = {}
+        if format_for(path) == "nccl-xml":
+            boxes, ok = QInputDialog.getInt(
+                self.window,
+                "NCCL topology import",
+                "Number of boxes (joined by an IB switch):",
+                1,
+                1,
+                512,
+            )
+            if not ok:
+                return
+            options["boxes"] = boxes
+        self.open_path(path, replace_undoable=True, **options)
+
+    def new_from_template(self) -> None:
+        from fc_gui.views.template_gallery import TemplateGallery
+
+        dialog = TemplateGallery(self.window)
+        if dialog.exec() and dialog.topology is not None:
+            self.new_fabric(dialog.topology)
+
+    def new_fabric(self, topo: Topology) -> None:
+        """Replace the fabric by ``topo`` as one undoable command (the file becomes untitled)."""
+        w = self.window
+        w.undo_stack.push(
+            ReplaceTopologyCommand(w.document, with_positions(topo), f"New {topo.name}")
+        )
+        w.file_path = None
+        w.canvas.fit_view()
+        w._update_title()
+
+    # ------------------------------------------------------------------ save
+    def save(self) -> bool:
+        w = self.window
+        if w.file_path is None:
+            return self.save_as()
+        return self.save_to(w.file_path)
+
+    def save_as(self) -> bool:
+        start = str(
+            self.window.file_path
+            or Path(self._last_dir()) / f"{_slug(self.window.document.name)}.json"
+        )
+        path, _ = QFileDialog.getSaveFileName(
+            self.window, "Save fabric", start, "ForestColl v1 (*.json)"
+        )
+        if not path:
+            return False
+        if not path.lower().endswith(".json"):
+            path += ".json"
+        return self.save_to(path)
+
+    def save_to(self, path: str | Path) -> bool:
+        """Write the whole fabric (disabled items included) as v1 JSON; mark clean."""
+        path = Path(path)
+        w = self.window
+        try:
+            text = v1.dumps(w.document.to_topology(include_disabled=True))
+            atomic_write_text(path, text)
+        except (OSError, ForestCollError) as exc:
+            self._error(f"cannot save {path}: {getattr(exc, 'strerror', None) or exc}")
+            return False
+        w.file_path = path
+        w.undo_stack.setClean()
+        w._update_title()
+        self.add_recent(path)
+        self.remove_recovery()
+        self._status(f"saved {path}")
+        return True
+
+    def export_to(self, path: str | Path) -> bool:
+        """Write the fabric in the format the extension names (node-link, GraphML)."""
+        try:
+            save(self.window.document.to_topology(include_disabled=True), path)
+        except (OSError, ForestCollError) as exc:
+            self._error(f"cannot export {path}: {getattr(exc, 'strerror', None) or exc}")
+            return False
+        self._status(f"exported {path}")
+        return True
+
+    def export_dialog(self, fmt: str) -> None:
+        ext = {"nodelink": ".nodelink.json", "graphml": ".graphml"}[fmt]
+        name = Path(self._last_dir()) / f"{_slug(self.window.document.name)}{ext}"
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export fabric", str(name), f"*{ext}")
+        if path:
+            if not path.lower().endswith(ext):
+                path += ext
+            self.export_to(path)
+
+    def confirm_discard(self, reason: str = "") -> bool:
+        """True if there are no unsaved changes, or the user saved or discarded them."""
+        if not self.window.is_modified():
+            return True
+        box = QMessageBox(self.window)
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("Unsaved changes")
+        box.setText(f"The fabric {self.window.document.name!r} has unsaved changes.")
+        box.setInformativeText("Save them before " + (reason or "continuing") + "?")
+        box.setStandardButtons(
+            QMessageBox.StandardButton.Save
+            | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel
+        )
+        box.setDefaultButton(QMessageBox.StandardButton.Save)
+        answer = box.exec()
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        return answer == QMessageBox.StandardButton.Discard
+
+    # ------------------------------------------------------------------ recent files
+    def recent_files(self) -> list[str]:
+        value = self.window.settings.value("recent_files", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in (value or [])]
+
+    def add_recent(self, path: str | Path) -> None:
+        p = str(Path(path).resolve())
+        files = [p] + [f for f in self.recent_files() if f != p]
+        self.window.settings.setValue("recent_files", files[:MAX_RECENT])
+        self.window.settings.setValue("last_dir", str(Path(p).parent))
+        self._update_recent_menu()
+
+    def _update_recent_menu(self) -> None:
+        menu = self.recent_menu
+        menu.clear()
+        files = self.recent_files()
+        for f in files:
+            menu.addAction(
+                f, lambda f=f: self.confirm_discard("opening another file") and self.open_path(f)
+            )
+        menu.setEnabled(bool(files))
+
+    def _last_dir(self) -> str:
+        return str(self.window.settings.value("last_dir", str(Path.cwd())))
+
+    # ------------------------------------------------------------------ autosave / recovery
+    def autosave(self) -> bool:
+        """Write the recovery file if there are unsaved changes; returns True if written."""
+        w = self.window
+        if not w.is_modified():
+            return False
+        topo = w.document.to_topology(include_disabled=True)
+        data = v1.to_dict(topo)
+        data[RECOVERY_KEY] = {
+            "file": str(w.file_path) if w.file_path else None,
+            "time": time.strftime("%Y-%m-%d %H:%M:%S"),
+        }
+        try:
+            self.state_dir().mkdir(parents=True, exist_ok=True)
+            atomic_write_text(self.recovery_path(), json.dumps(data, indent=1))
+        except OSError as exc:
+            self._status(f"autosave failed: {exc.strerror or exc}")
+            return False
+        return True
+
+    def remove_recovery(self) -> None:
+        try:
+            self.recovery_path().unlink()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            pass
+
+    def offer_recovery(self, ask=None) -> bool:
+        """If a recovery file exists (a crash), offer to restore it. ``ask(text) -> bool``
+        replaces the question dialog (tests). Returns True if the fabric was restored."""
+        path = self.recovery_path()
+        if not path.exists():
+            return False
+        try:
+            data = v1.parse_json_exact(path.read_text(encoding="utf-8"), str(path))
+            meta = data.pop(RECOVERY_KEY, {}) if isinstance(data, dict) else {}
+            topo = v1.from_dict(data, str(path), check=False)
+        except (ForestCollError, OSError, ValueError) as exc:
+            self._status(f"recovery file unreadable, ignored: {exc}")
+            self.remove_recovery()
+            return False
+        meta = v1.plain(meta) if isinstance(meta, dict) else {}
+        text = (
+            f"ForestColl Designer did not close properly. Restore the unsaved fabric "
+            f"{topo.name!r} from {meta.get('time', 'the last autosave')}?"
+        )
+        if ask is None:
+            answer = QMessageBox.question(self.window, "Recover unsaved work", text)
+            restore = answer == QMessageBox.StandardButton.Yes
+        else:
+            restore = ask(text)
+        if not restore:
+            self.remove_recovery()
+            return False
+        w = self.window
+        w.undo_stack.push(
+            ReplaceTopologyCommand(w.document, with_positions(topo), "Recover unsaved work")
+        )
+        original = meta.get("file")
+        w.file_path = Path(original) if original else None
+        w.canvas.fit_view()
+        w._update_title()
+        return True
+
+
+def _is_v1_file(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return '"forestcoll-topology"' in head
+
+
+def _slug(name: str) -> str:
+    out = "".join(c if c.isalnum() or c in "-_." else "_" for c in name.strip())
+    return out or "fabric"

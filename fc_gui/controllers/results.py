@@ -1,0 +1,198 @@
+"""Wires the solve/results side into the main window.
+
+:func:`install` (called by :class:`fc_gui.main_window.MainWindow`) builds a
+:class:`ResultsController`: it puts the solve panel, the summary, the trees list and the plots
+dock into docks, holds the shown result, and delegates each concern to one helper:
+
+- ``solving`` (:class:`~fc_gui.controllers.solving.SolveController`): worker thread, JIT warm-up,
+  stale marking, re-solve on edit, "what if this fails";
+- ``overlays`` (:class:`~fc_gui.controllers.result_overlays.ResultOverlays`): the result drawn
+  on the canvas, the broadcast animation, hover tips;
+- ``menu`` (:class:`~fc_gui.controllers.solve_menu.SolveMenu`), ``exports``
+  (:class:`~fc_gui.controllers.export_actions.ExportActions`);
+- ``simulation`` and ``measurements``: the plots dock's buttons;
+- ``batch`` (:class:`~fc_gui.controllers.batch.BatchRun`): ``forestcoll gui TOPO --solve
+  --screenshot out.png``.
+
+Derived results are never on the undo stack: an edit that the solver can see marks the shown
+result stale (it stays visible, marked), and the next solve replaces it.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QApplication
+
+from fc_gui.controllers.batch import BatchRun
+from fc_gui.controllers.export_actions import ExportActions
+from fc_gui.controllers.measurements import MeasurementImport
+from fc_gui.controllers.result_overlays import ResultOverlays
+from fc_gui.controllers.simulation import SimulationController
+from fc_gui.controllers.solve_menu import SolveMenu
+from fc_gui.controllers.solving import SolveController
+from fc_gui.views.plots_dock import PlotsDock
+from fc_gui.views.result_views import SummaryView, TreesView
+from fc_gui.views.solve_panel import SolvePanel
+from solver.model.schedule import Schedule
+
+
+def install(window, solve_fn=None, warmup: bool = True) -> ResultsController:
+    """Build the results side of ``window`` (see module docstring); returns the controller."""
+    return ResultsController(window, solve_fn=solve_fn, warmup=warmup)
+
+
+class ResultsController(QObject):
+    """The solve/results side of one main window.
+
+    Signals
+    -------
+    schedule_changed(object)
+        A new schedule is shown (or None when cleared).
+    stale_changed(bool)
+    """
+
+    schedule_changed = Signal(object)
+    stale_changed = Signal(bool)
+
+    def __init__(self, window, solve_fn=None, warmup: bool = True) -> None:
+        super().__init__(window)
+        self.window = window
+        self.doc = window.document
+        self.canvas = window.canvas
+        self.schedule: Schedule | None = None
+        self.previous: Schedule | None = None  # the result before a what-if solve
+        self.stale = False
+        self._show_token = 0
+        self._build_docks()
+        self.overlays = ResultOverlays(self)
+        self.menu = SolveMenu(self)
+        self.solving = SolveController(self, solve_fn=solve_fn, warmup=warmup)
+        self.simulation = SimulationController(self)
+        self.measurements = MeasurementImport(self)
+        self.exports = ExportActions(self, window.export_menu)
+        self.batch = BatchRun(self)
+        self.solving.update_auto_allowed()
+
+        app = QApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+        window.installEventFilter(self)
+
+    def _build_docks(self) -> None:
+        window = self.window
+        right = Qt.DockWidgetArea.RightDockWidgetArea
+        self.panel = SolvePanel()
+        self.solve_dock = window.add_dock(self.panel, right, "Solve")
+        self.summary = SummaryView()
+        self.summary_dock = window.add_dock(self.summary, right, "Results")
+        self.trees_view = TreesView()
+        self.trees_dock = window.add_dock(self.trees_view, right, "Trees")
+        window.tabifyDockWidget(self.summary_dock, self.trees_dock)
+        self.summary_dock.raise_()
+        # the right-hand docks run down to the bottom; the plots sit under the canvas only
+        window.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.plots = PlotsDock()
+        self.plots_dock = window.add_dock(self.plots, Qt.DockWidgetArea.BottomDockWidgetArea, "Plots")
+        QTimer.singleShot(0, self._size_docks)
+
+    def _size_docks(self) -> None:
+        """Give the results more room than the inspector (once the window has its size)."""
+        window = self.window
+        inspector = window.docks.get("Inspector")
+        if inspector is not None:
+            window.resizeDocks([inspector, self.solve_dock, self.summary_dock], [190, 170, 420],
+                               Qt.Orientation.Vertical)
+        window.resizeDocks([self.plots_dock], [230], Qt.Orientation.Vertical)
+
+    # ================================================================== showing results
+    def show_schedule(self, schedule: Schedule, elapsed: float | None = None,
+                      stale: bool = False, prepared: dict | None = None,
+                      staged: bool = False) -> None:
+        """Show ``schedule`` in every view and overlay (``prepared``: :func:`prepare_display`
+        of :mod:`fc_gui.controllers.solving`).
+
+        ``staged``: one view per event-loop turn, so the GUI thread is never blocked for the
+        whole display of a big result; ``schedule_changed`` is emitted when all are done.
+        """
+        prepared = prepared or {}
+        self.schedule = schedule
+        self.overlays.link_users = prepared.get("link_users")
+        self._show_token += 1
+        token = self._show_token
+
+        def first() -> None:
+            self.summary.set_schedule(schedule, elapsed, previous=self.previous)
+            self.set_stale(stale)
+            self.overlays.drop_trees()
+
+        steps = [
+            first,
+            self.overlays.show_cut,
+            self.overlays.show_heat,
+            lambda: self.trees_view.set_schedule(schedule, prepared.get("tree_rows")),
+            lambda: self.plots.set_schedule(schedule, prepared.get("model_tables")),
+            lambda: self.schedule_changed.emit(schedule),
+        ]
+        if not staged:
+            for step in steps:
+                step()
+            return
+
+        def run(i: int) -> None:
+            if token != self._show_token:
+                return  # a newer result (or a clear) took over
+            steps[i]()
+            if i + 1 < len(steps):
+                QTimer.singleShot(0, lambda: run(i + 1))
+
+        run(0)
+
+    def clear_results(self) -> None:
+        self._show_token += 1
+        self.schedule = None
+        self.previous = None
+        self.summary.clear()
+        self.trees_view.set_schedule(None)
+        self.plots.set_schedule(None)
+        self.overlays.clear()
+        self.set_stale(False)
+        self.schedule_changed.emit(None)
+
+    def set_stale(self, stale: bool) -> None:
+        stale = bool(stale and self.schedule is not None)
+        changed = stale != self.stale
+        self.stale = stale
+        self.panel.set_stale(stale)
+        self.summary.set_stale(stale)
+        if changed:
+            self.stale_changed.emit(stale)
+
+    # ================================================================== messages
+    def report_error(self, message: str, quiet: bool = False, title: str = "Error") -> None:
+        """A one-line error: a dialog, a status message (``quiet``), or exit 2 in a batch run."""
+        if self.batch.enabled:
+            self.batch.fail(message)
+        elif quiet:
+            self.panel.set_status(message)
+            self.status(message, 8000)
+        else:
+            self.window.show_error(message, title)
+
+    def status(self, text: str, msecs: int = 0) -> None:
+        self.window.statusBar().showMessage(text, msecs)
+
+    # ================================================================== lifetime
+    def shutdown(self) -> None:
+        self.overlays.animation.pause()
+        self.simulation.cancel()
+        self.solving.shutdown()
+        self.simulation.task.wait(3000)
+
+    def eventFilter(self, obj, event) -> bool:
+        if obj is self.window and event.type() == QEvent.Type.Close:
+            QTimer.singleShot(0, self._after_close)
+        return False
+
+    def _after_close(self) -> None:
+        if not self.window.isVisible():
+            self.shutdown()

@@ -1,0 +1,812 @@
+"""The fabric canvas: draws a :class:`TopologyDocument` with batched pyqtgraph items, and maps
+mouse gestures (select, rubber band, move, add node, add link, context menu) to undo commands.
+
+Drawing is batched so a 1000+ node fabric pans smoothly: one ``ScatterPlotItem`` for all nodes,
+one ``PlotCurveItem(connect='pairs')`` per link width class and state, one scatter for arrow
+heads, one item for all group frames. Labels appear only when few nodes are in view.
+
+Overlay API (:class:`fc_gui.views.overlays.OverlayHost`)
+-------------------------------------------------------
+- ``node_positions()`` -> ``{node_id: (x, y)}``; ``directed_links()``; ``overlay_parent()``
+  (this widget: floating captions sit on it).
+- ``add_overlay_item(item)`` / ``remove_overlay_item(item)``: any pyqtgraph item in data
+  coordinates, drawn above links and below nodes unless it has its own z value. (A plain
+  ScatterPlotItem takes clicks on its points away from the tools: use ``PassiveScatter``.)
+- ``set_link_colors(colors)``: per directed link colours (heat map). ``colors`` is a dict
+  ``{(source, target): (r, g, b, a)}`` (0-255; missing pairs keep the default look) or an
+  ``(n, 4)`` array aligned with ``directed_links()``; ``None`` restores the normal drawing. A
+  full-duplex link is drawn as two halves, each coloured by the direction leaving its end.
+- ``highlight_nodes(ids, brush, key='default')``: a halo behind the given nodes (empty = clear).
+- ``context_menu_hooks``: callables ``f(menu, node_id, link_uid)`` adding entries to the canvas
+  context menu; ``tooltip_providers``: callables ``f(node_id, link_uid) -> str | None`` whose
+  first non-None answer is the hover tip.
+- signals ``node_clicked(str)``, ``link_clicked(int)``, ``hovered(object, object)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import ClassVar
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QUndoStack
+from PySide6.QtWidgets import QMenu, QToolTip
+
+from fc_gui.model.commands import DeleteCommand, MoveNodesCommand, SetDisabledCommand
+from fc_gui.model.document import TopologyDocument
+from fc_gui.model.lanes import segment_distance_px
+from fc_gui.views import style
+from fc_gui.views.canvas_items import ARROWS, GroupFramesItem, LabelsItem, PassiveScatter
+from fc_gui.views.canvas_tools import Tool, ToolHandler, make_tools
+
+LABEL_LIMIT = 150  # draw node labels only when at most this many nodes are in view
+LABEL_SPACING_PX = 42  # ... and when nodes are at least this far apart on screen
+LOD_NODES = 700  # with more nodes in view, links are drawn thin (wide pens are slow to stroke)
+
+
+class FabricViewBox(pg.ViewBox):
+    """A ViewBox that hands mouse gestures to its canvas (tools) instead of always panning."""
+
+    def __init__(self, canvas: FabricCanvas) -> None:
+        super().__init__(lockAspect=True, enableMenu=False, invertY=True)
+        self.canvas = canvas
+
+    def mouseClickEvent(self, ev) -> None:
+        if not self.canvas._on_click(ev):
+            super().mouseClickEvent(ev)
+
+    def mouseDragEvent(self, ev, axis=None) -> None:
+        if ev.button() == Qt.MouseButton.MiddleButton or (
+            self.canvas.handler.pans and ev.button() == Qt.MouseButton.LeftButton
+        ):
+            super().mouseDragEvent(ev, axis)
+            return
+        if ev.button() == Qt.MouseButton.LeftButton:
+            self.canvas._on_drag(ev)
+            return
+        ev.ignore()
+
+
+class FabricCanvas(pg.GraphicsView):
+    """Draws the document and turns gestures into commands (see module docstring)."""
+
+    node_clicked = Signal(str)
+    link_clicked = Signal(int)
+    hovered = Signal(object, object)  # node id or None, link uid or None
+    tool_changed = Signal(object)
+
+    def __init__(
+        self, document: TopologyDocument, undo_stack: QUndoStack | None = None, parent=None
+    ) -> None:
+        super().__init__(parent, background=pg.mkColor(*style.BACKGROUND))
+        self.doc = document
+        self.undo_stack = undo_stack if undo_stack is not None else QUndoStack(self)
+        self.view_box = FabricViewBox(self)
+        self.setCentralItem(self.view_box)
+        self.tool = Tool.SELECT
+        self.snap_to_grid = False
+        self.grid_size = 25.0
+        self.default_bandwidth = "100"
+        self.context_menu_hooks: list[Callable] = []
+        self.tooltip_providers: list[Callable] = []
+
+        # model arrays (rebuilt on structure change)
+        self._ids: list[str] = []
+        self._index: dict[str, int] = {}
+        self._pos = np.zeros((0, 2))
+        self._link_uids: list[int] = []
+        self._link_row: dict[int, int] = {}
+        self._ends = np.zeros((0, 2), dtype=np.int64)
+        self._link_groups: list[tuple[pg.PlotCurveItem, np.ndarray]] = []
+        self._color_groups: list[tuple[pg.PlotCurveItem, np.ndarray, np.ndarray]] = []
+        self._link_colors = None
+        self._half_cache = None
+        self._directed_rows = np.zeros(0, dtype=np.int64)
+        self._highlights: dict[str, pg.ScatterPlotItem] = {}
+        self._highlight_args: dict[str, tuple] = {}
+        self._symbols: list = []
+        self._brushes: list = []
+        self._sizes = np.zeros(0)
+        self._overlays: list = []
+        self._groups: list[tuple[str, np.ndarray]] = []
+        self._group_rects: list[QRectF] = []
+        self._closed = False
+        self._unit = 1.0
+        self._nn = 1.0
+        self._thin = False
+        self._node_scale = 1.0
+
+        vb = self.view_box
+        self.grid_item = pg.GridItem()
+        self.grid_item.setVisible(False)
+        self.grid_item.setZValue(-20)
+        vb.addItem(self.grid_item, ignoreBounds=True)
+        self.groups_item = GroupFramesItem()
+        self.groups_item.setZValue(-10)
+        vb.addItem(self.groups_item)
+        self.arrows_item = PassiveScatter(pxMode=True, pen=None)
+        self.arrows_item.setZValue(2)
+        vb.addItem(self.arrows_item)
+        self.selected_links_item = pg.PlotCurveItem(
+            connect="pairs", pen=pg.mkPen(*style.SELECTION_COLOR, width=7)
+        )
+        self.selected_links_item.setZValue(-1)
+        vb.addItem(self.selected_links_item)
+        self.selected_nodes_item = PassiveScatter(
+            pxMode=True, pen=None, brush=pg.mkBrush(*style.SELECTION_COLOR, 210), size=30
+        )
+        self.selected_nodes_item.setZValue(8)
+        vb.addItem(self.selected_nodes_item)
+        self.nodes_item = PassiveScatter(pxMode=True, hoverable=False)
+        self.nodes_item.setZValue(10)
+        vb.addItem(self.nodes_item)
+        self.labels_item = LabelsItem(style.LABEL_COLOR)
+        self.labels_item.setZValue(20)
+        vb.addItem(self.labels_item, ignoreBounds=True)
+        self.group_labels_item = LabelsItem((96, 110, 120), below=False)
+        self.group_labels_item.setZValue(19)
+        vb.addItem(self.group_labels_item, ignoreBounds=True)
+        self.legend = pg.LegendItem(
+            offset=(8, -8),
+            brush=pg.mkBrush(255, 255, 255, 215),
+            pen=pg.mkPen(200, 200, 200),
+            labelTextSize="8pt",
+            labelTextColor=(50, 50, 50),
+            verSpacing=-4,
+        )
+        self.legend.setParentItem(vb)
+        self._legend_key: tuple = ()
+        self._label_timer = QTimer(self)
+        self._label_timer.setSingleShot(True)
+        self._label_timer.setInterval(40)
+        self._label_timer.timeout.connect(self._update_labels)
+        vb.sigRangeChanged.connect(lambda *_: self._label_timer.start())
+        self.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self.tools = make_tools(self)
+
+        document.structure_changed.connect(self.rebuild)
+        document.positions_changed.connect(self._on_positions_changed)
+        document.disabled_changed.connect(self.rebuild)
+        document.selection_changed.connect(self._update_selection)
+        self.rebuild()
+        self.fit_view()
+
+    # ================================================================== public API
+    def node_positions(self) -> dict[str, tuple[float, float]]:
+        """{node id: (x, y)} in data coordinates."""
+        return {i: (float(p[0]), float(p[1])) for i, p in zip(self._ids, self._pos)}
+
+    def directed_links(self) -> list[tuple[str, str]]:
+        """(source, target) of every drawn direction, in the order ``set_link_colors`` arrays use:
+        for each link in document order, (s, t) and then (t, s) unless the link is directed."""
+        return list(self._halves()[3])
+
+    def overlay_parent(self) -> FabricCanvas:
+        """The widget floating captions (cut badge, colour bar) are placed on: this canvas."""
+        return self
+
+    def add_overlay_item(self, item, z: float | None = None) -> None:
+        """Add a pyqtgraph item drawn in data coordinates (default z: above links, below nodes)."""
+        if z is not None:
+            item.setZValue(z)
+        elif item.zValue() == 0:
+            item.setZValue(5)
+        self.view_box.addItem(item, ignoreBounds=True)
+        self._overlays.append(item)
+
+    def remove_overlay_item(self, item) -> None:
+        if item in self._overlays:
+            self._overlays.remove(item)
+            self.view_box.removeItem(item)
+
+    def set_link_colors(self, colors) -> None:
+        """Colour links per direction (dict or array, see module docstring); None = normal."""
+        if colors is not None and not isinstance(colors, Mapping):
+            colors = np.asarray(colors, dtype=float)
+            if colors.ndim != 2 or colors.shape[1] not in (3, 4):
+                raise ValueError("link colours must be an (n, 3) or (n, 4) array")
+            n = len(self._halves()[3])
+            if len(colors) != n:
+                raise ValueError(f"{len(colors)} link colours for {n} directed links")
+        self._link_colors = colors
+        self._build_color_links()
+
+    def highlight_nodes(
+        self, ids: Iterable[str], brush=None, key: str = "default", size: float = 34
+    ) -> None:
+        """Draw a halo (``brush``: anything pg.mkBrush takes) behind nodes; empty ids clear it."""
+        ids = [i for i in ids if i in self._index]
+        self._highlight_args[key] = (ids, brush, size)
+        item = self._highlights.get(key)
+        if not ids:
+            if item is not None:
+                item.setData([])
+            return
+        if item is None:
+            item = PassiveScatter(pxMode=True, pen=None)
+            item.setZValue(7)
+            self.view_box.addItem(item, ignoreBounds=True)
+            self._highlights[key] = item
+        rows = [self._index[i] for i in ids]
+        item.setData(
+            pos=self._pos[rows],
+            size=size,
+            brush=pg.mkBrush(brush or (255, 235, 59, 160)),
+            data=ids,
+        )
+
+    @property
+    def handler(self) -> ToolHandler:
+        """The handler of the current tool (left clicks and drags go to it)."""
+        return self.tools[self.tool]
+
+    def set_tool(self, tool: Tool) -> None:
+        self.handler.deactivate()
+        self.tool = tool
+        self.tool_changed.emit(tool)
+
+    def fit_view(self) -> None:
+        """Zoom so the whole fabric is in view."""
+        if len(self._pos) == 0:
+            self.view_box.setRange(QRectF(-1, -1, 2, 2))
+            return
+        lo = self._pos.min(axis=0)
+        hi = self._pos.max(axis=0)
+        span = np.maximum(hi - lo, self._unit * 2)
+        self.view_box.setRange(
+            QRectF(lo[0], lo[1], span[0], span[1]).adjusted(
+                -self._unit, -self._unit, self._unit, self._unit
+            ),
+            padding=0.05,
+        )
+
+    def zoom(self, factor: float) -> None:
+        self.view_box.scaleBy((1 / factor, 1 / factor))
+
+    def set_grid(self, on: bool, size: float | None = None) -> None:
+        self.snap_to_grid = on
+        if size:
+            self.grid_size = size
+        self.grid_item.setVisible(on)
+
+    def node_at(self, x: float, y: float, tolerance_px: float = 4.0) -> str | None:
+        """The node under data point (x, y), or None."""
+        if len(self._pos) == 0:
+            return None
+        px, py = self._pixel_size()
+        d = np.hypot((self._pos[:, 0] - x) / px, (self._pos[:, 1] - y) / py)
+        i = int(np.argmin(d))
+        radius = self._sizes[i] * self._node_scale / 2 + tolerance_px
+        return self._ids[i] if d[i] <= radius else None
+
+    def link_at(self, x: float, y: float, tolerance_px: float = 5.0) -> int | None:
+        """The link uid under data point (x, y), or None."""
+        if len(self._ends) == 0:
+            return None
+        seg = np.stack([self._pos[self._ends[:, 0]], self._pos[self._ends[:, 1]]], axis=1)
+        d = segment_distance_px(seg, x, y, self._pixel_size())
+        i = int(np.argmin(d))
+        return self._link_uids[i] if d[i] <= tolerance_px else None
+
+    def links_among(self, node_ids) -> list[int]:
+        """Uids of links with both ends in ``node_ids``."""
+        ids = set(node_ids)
+        return [u for u, ln in self.doc.links.items() if ln.source in ids and ln.target in ids]
+
+    def nodes_in_rect(self, rect: QRectF) -> list[str]:
+        if len(self._pos) == 0:
+            return []
+        r = rect.normalized()
+        m = (
+            (self._pos[:, 0] >= r.left())
+            & (self._pos[:, 0] <= r.right())
+            & (self._pos[:, 1] >= r.top())
+            & (self._pos[:, 1] <= r.bottom())
+        )
+        return [self._ids[i] for i in np.nonzero(m)[0]]
+
+    # ================================================================== drawing
+    def rebuild(self) -> None:
+        """Rebuild every batch item from the document (after structural changes)."""
+        doc = self.doc
+        nodes = list(doc.nodes.values())
+        self._ids = [n.id for n in nodes]
+        self._index = {n: i for i, n in enumerate(self._ids)}
+        self._pos = np.array([[n.x or 0.0, n.y or 0.0] for n in nodes], dtype=float).reshape(-1, 2)
+        self._link_uids = list(doc.links)
+        self._link_row = {u: i for i, u in enumerate(self._link_uids)}
+        self._half_cache = None
+        links = [doc.links[u] for u in self._link_uids]
+        bw_cache: dict = {}
+        bws = np.array(
+            [bw_cache.setdefault(ln.bandwidth, float(ln.bandwidth)) for ln in links], dtype=float
+        )
+        self._width_classes = style.width_classes(bws)
+        self._ends = np.array(
+            [[self._index[ln.source], self._index[ln.target]] for ln in links], dtype=np.int64
+        ).reshape(-1, 2)
+        self._directed_rows = np.array(
+            [i for i, ln in enumerate(links) if ln.directed], dtype=np.int64
+        )
+        if len(self._ends):
+            lengths = np.hypot(*(self._pos[self._ends[:, 1]] - self._pos[self._ends[:, 0]]).T)
+            lengths = lengths[lengths > 0]
+            self._unit = float(np.median(lengths)) * 0.3 if len(lengths) else 1.0
+        else:
+            self._unit = 1.0
+
+        self._nn = _typical_spacing(self._pos, self._unit)
+
+        # ---- nodes: one scatter
+        disabled = doc.disabled_nodes
+        symbols, brushes, sizes = [], [], []
+        brush_cache: dict = {}
+        for n in nodes:
+            st = style.role_style_cached(n.kind, n.role)
+            color = style.DISABLED_NODE_COLOR if n.id in disabled else st.color
+            if color not in brush_cache:
+                brush_cache[color] = pg.mkBrush(*color)
+            symbols.append(st.symbol)
+            brushes.append(brush_cache[color])
+            sizes.append(st.size)
+        self._sizes = np.array(sizes, dtype=float)
+        self._symbols, self._brushes = symbols, brushes
+        self._update_legend(nodes)
+        self._draw_nodes()
+
+        # ---- links: one curve per (width class, state)
+        for item, _ in self._link_groups:
+            self.view_box.removeItem(item)
+        self._link_groups = []
+        if links:
+            wcs = self._width_classes
+            classes: dict[tuple[int, str], list[int]] = {}
+            for i, (uid, ln) in enumerate(zip(self._link_uids, links)):
+                state = (
+                    "disabled"
+                    if doc.is_link_disabled(uid)
+                    else "directed"
+                    if ln.directed
+                    else "normal"
+                )
+                classes.setdefault((int(wcs[i]), state), []).append(i)
+            for (wc, state), rows in sorted(classes.items()):
+                color = {
+                    "normal": style.LINK_COLOR,
+                    "directed": style.DIRECTED_LINK_COLOR,
+                    "disabled": style.DISABLED_LINK_COLOR,
+                }[state]
+                dashed = state == "disabled"
+                item = pg.PlotCurveItem(
+                    connect="pairs", pen=self._link_pen(color, wc, dashed, self._thin)
+                )
+                item._fc_style = (color, wc, dashed)
+                item.setZValue(0)
+                self.view_box.addItem(item)
+                self._link_groups.append((item, np.array(rows, dtype=np.int64)))
+        if isinstance(self._link_colors, np.ndarray):
+            self._link_colors = None  # array no longer aligned with the links
+        self._build_groups()
+        self._build_color_links(update=False)
+        self._update_geometry()
+        self._update_selection()
+
+    _NODE_PEN = None
+
+    def _update_legend(self, nodes) -> None:
+        """One legend row per node look present (role label, shape and colour)."""
+        seen: dict[str, style.RoleStyle] = {}
+        for n in nodes:
+            st = style.role_style_cached(n.kind, n.role)
+            seen.setdefault(st.label, st)
+        key = tuple(sorted(seen))
+        if key == self._legend_key:
+            return
+        self._legend_key = key
+        self.legend.clear()
+        for label, st in seen.items():
+            sample = pg.ScatterPlotItem(
+                symbol=st.symbol,
+                brush=pg.mkBrush(*st.color),
+                pen=pg.mkPen(255, 255, 255),
+                size=min(st.size, 14),
+            )
+            self.legend.addItem(sample, label)
+
+    def _link_pen(self, color, width_class: int, dashed: bool, thin: bool):
+        width = style.LINK_WIDTH_CLASSES[width_class]
+        if thin:  # zoomed far out: hairlines, lighter so the mesh does not turn into a blot
+            width = 1.0 if width_class < len(style.LINK_WIDTH_CLASSES) - 2 else 2.0
+            color = (*color[:3], min(color[3] if len(color) > 3 else 255, 120))
+        if dashed:  # a disabled (what-if) link must stand out even when thin
+            width = max(width, 2.0)
+        pen = pg.mkPen(*color, width=width)
+        if dashed:
+            pen.setStyle(Qt.PenStyle.DashLine)
+        return pen
+
+    def _set_detail(self, thin: bool, scale: float = 1.0) -> None:
+        """Level of detail: thin link pens when zoomed far out (instead of widths by
+        bandwidth), and smaller node symbols when nodes crowd on screen."""
+        if scale != self._node_scale:
+            self._node_scale = scale
+            self.nodes_item.setSize(self._sizes * scale)
+        if thin == self._thin:
+            return
+        self._thin = thin
+        for item, _ in self._link_groups:
+            color, wc, dashed = item._fc_style
+            item.setPen(self._link_pen(color, wc, dashed, thin))
+        if self._link_colors is not None:
+            self._build_color_links()
+
+    def _draw_nodes(self) -> None:
+        if FabricCanvas._NODE_PEN is None:
+            FabricCanvas._NODE_PEN = pg.mkPen(255, 255, 255, width=1.2)
+        self.nodes_item.setData(
+            pos=self._pos,
+            symbol=self._symbols,
+            brush=self._brushes,
+            size=self._sizes * self._node_scale,
+            pen=FabricCanvas._NODE_PEN,
+            data=self._ids,
+        )
+
+    def _build_groups(self) -> None:
+        groups: dict[str, list[int]] = {}
+        for i, n in enumerate(self.doc.nodes.values()):
+            if n.group:
+                groups.setdefault(n.group, []).append(i)
+        self._groups = [(g, np.array(rows, dtype=np.int64)) for g, rows in groups.items()]
+
+    def _halves(self):
+        """Per drawn direction: (link row, from end 0/1, whole segment?, (s, t), width class)."""
+        if self._half_cache is None:
+            rows, ends, whole, keys = [], [], [], []
+            for i, uid in enumerate(self._link_uids):
+                ln = self.doc.links[uid]
+                rows.append(i)
+                ends.append(0)
+                whole.append(ln.directed)
+                keys.append((ln.source, ln.target))
+                if not ln.directed:
+                    rows.append(i)
+                    ends.append(1)
+                    whole.append(False)
+                    keys.append((ln.target, ln.source))
+            wc_link = self._width_classes
+            rows_a = np.array(rows, dtype=np.int64)
+            self._half_cache = (
+                rows_a,
+                np.array(ends, dtype=np.int64),
+                np.array(whole, dtype=bool),
+                keys,
+                wc_link[rows_a] if len(rows_a) else rows_a,
+            )
+        return self._half_cache
+
+    def _build_color_links(self, update: bool = True) -> None:
+        colors = self._link_colors
+        for item, _ in self._link_groups:
+            item.setVisible(colors is None)
+        for item, _, _ in self._color_groups:
+            item.setVisible(False)
+        used = 0
+        if colors is not None and self._link_uids:
+            rows, ends, whole, keys, wcs = self._halves()
+            if isinstance(colors, Mapping):
+                default = tuple(style.LINK_COLOR)
+                rgba = np.array([_rgba(colors.get(k, default)) for k in keys], dtype=float)
+            else:
+                rgba = (
+                    colors
+                    if colors.shape[1] == 4
+                    else np.hstack([colors, np.full((len(colors), 1), 255.0)])
+                )
+            # bounded palette: 16 levels per channel, grouped with the width class
+            q = np.clip(np.round(rgba / 17.0), 0, 15).astype(np.int64)
+            code = ((q[:, 0] * 16 + q[:, 1]) * 16 + q[:, 2]) * 16 + q[:, 3]
+            code = code * len(style.LINK_WIDTH_CLASSES) + wcs
+            uniq, inverse = np.unique(code, return_inverse=True)
+            order = np.argsort(inverse, kind="stable")
+            splits = np.cumsum(np.bincount(inverse, minlength=len(uniq)))[:-1]
+            for g, js in enumerate(np.split(order, splits)):
+                c = q[js[0]] * 17
+                wc = int(wcs[js[0]])
+                width = 1.5 if self._thin else style.LINK_WIDTH_CLASSES[wc] + 1.5
+                pen = pg.mkPen(*(int(v) for v in c), width=width)
+                if used < len(self._color_groups):
+                    item = self._color_groups[used][0]
+                    item.setPen(pen)
+                    item.setVisible(True)
+                else:
+                    item = pg.PlotCurveItem(connect="pairs", pen=pen)
+                    item.setZValue(1)
+                    self.view_box.addItem(item)
+                    self._color_groups.append((item, None, None))
+                self._color_groups[used] = (item, rows[js], np.stack([ends[js], whole[js]], 1))
+                used += 1
+        for item, _, _ in self._color_groups[used:]:
+            self.view_box.removeItem(item)
+        del self._color_groups[used:]
+        if update:
+            self._update_geometry()
+
+    def _segments(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        a = self._pos[self._ends[rows, 0]]
+        b = self._pos[self._ends[rows, 1]]
+        xy = np.empty((2 * len(rows), 2))
+        xy[0::2] = a
+        xy[1::2] = b
+        return xy[:, 0], xy[:, 1]
+
+    def _update_geometry(self) -> None:
+        """Recompute every batch item's coordinates from ``self._pos`` (cheap: numpy only)."""
+        for item, rows in self._link_groups:
+            item.setData(*self._segments(rows))
+        for item, rows, info in self._color_groups:
+            a = self._pos[self._ends[rows, 0]]
+            b = self._pos[self._ends[rows, 1]]
+            mid = (a + b) / 2
+            start = np.where(info[:, 0:1] == 0, a, b)
+            stop = np.where(info[:, 1:2].astype(bool), b, mid)
+            xy = np.empty((2 * len(rows), 2))
+            xy[0::2] = start
+            xy[1::2] = stop
+            item.setData(xy[:, 0], xy[:, 1])
+        # arrow heads at 62 % of every directed link
+        if len(self._directed_rows):
+            a = self._pos[self._ends[self._directed_rows, 0]]
+            b = self._pos[self._ends[self._directed_rows, 1]]
+            at = a + (b - a) * 0.62
+            sign = 1.0 if self.view_box.yInverted() else -1.0
+            ang = np.degrees(np.arctan2(sign * (b[:, 1] - a[:, 1]), b[:, 0] - a[:, 0])) % 360
+            symbols = [ARROWS[round(x / 10) % 36] for x in ang]
+            self.arrows_item.setData(
+                pos=at, symbol=symbols, size=13, brush=pg.mkBrush(*style.DIRECTED_LINK_COLOR[:3])
+            )
+        else:
+            self.arrows_item.setData([])
+        # group frames
+        rects = []
+        pad = self._unit * 0.8
+        for _, rows in self._groups:
+            p = self._pos[rows]
+            lo, hi = p.min(axis=0), p.max(axis=0)
+            rects.append(
+                QRectF(lo[0] - pad, lo[1] - pad, hi[0] - lo[0] + 2 * pad, hi[1] - lo[1] + 2 * pad)
+            )
+        self.groups_item.set_rects(rects)
+        self._group_rects = rects
+        for key, (ids, brush, size) in list(self._highlight_args.items()):
+            self.highlight_nodes(ids, brush, key, size)
+        self._label_timer.start()
+
+    def _on_positions_changed(self, ids: list[str]) -> None:
+        rows = []
+        for node_id in ids:
+            n = self.doc.nodes[node_id]
+            i = self._index[node_id]
+            self._pos[i] = (n.x or 0.0, n.y or 0.0)
+            rows.append(i)
+        item = self.nodes_item  # move the points in place: no per-spot rebuild
+        item.data["x"][rows] = self._pos[rows, 0]
+        item.data["y"][rows] = self._pos[rows, 1]
+        item.prepareGeometryChange()
+        item.informViewBoundsChanged()
+        item.bounds = [None, None]
+        item.invalidate()
+        self._update_geometry()
+        self._update_selection()
+
+    def _update_selection(self) -> None:
+        sel = [self._index[i] for i in self.doc.selected_nodes if i in self._index]
+        self.selected_nodes_item.setData(pos=self._pos[sel] if sel else np.zeros((0, 2)))
+        rows = np.array(
+            [self._link_row[u] for u in self.doc.selected_links if u in self._link_row],
+            dtype=np.int64,
+        )
+        if len(rows):
+            self.selected_links_item.setData(*self._segments(rows))
+        else:
+            self.selected_links_item.setData([], [])
+
+    def _pixel_size(self) -> tuple[float, float]:
+        px, py = self.view_box.viewPixelSize()
+        return (px or 1.0, py or 1.0)
+
+    def close(self) -> bool:
+        """pyqtgraph clears the scene on close: stop the label timer first."""
+        self._label_timer.stop()
+        self._closed = True
+        return super().close()
+
+    def _update_labels(self) -> None:
+        if self._closed:
+            return
+        rect = self.view_box.viewRect()
+        inside = (
+            (self._pos[:, 0] >= rect.left())
+            & (self._pos[:, 0] <= rect.right())
+            & (self._pos[:, 1] >= rect.top())
+            & (self._pos[:, 1] <= rect.bottom())
+        )
+        visible = np.nonzero(inside)[0]
+        px, _ = self._pixel_size()
+        spacing_px = self._nn / abs(px) if px else 0.0  # typical node distance on screen
+        self._set_detail(
+            thin=len(visible) > LOD_NODES,
+            scale=float(np.clip(round(spacing_px / 30 * 4) / 4, 0.5, 1.0)),
+        )
+        show = visible if len(visible) <= LABEL_LIMIT and spacing_px >= LABEL_SPACING_PX else []
+        self.labels_item.set_labels(self._pos[show], [self._ids[i] for i in show])
+        # group names: when few groups are in view
+        groups = [
+            (g, r)
+            for (g, _), r in zip(self._groups, self._group_rects)
+            if rect.intersects(r)
+        ]
+        groups = groups if len(groups) <= 40 else []
+        self.group_labels_item.set_labels(
+            [(r.left(), r.top()) for _, r in groups], [g for g, _ in groups]
+        )
+
+    # ================================================================== gestures
+    def snap(self, x: float, y: float) -> tuple[float, float]:
+        """(x, y) on the grid when snapping is on."""
+        if not self.snap_to_grid or self.grid_size <= 0:
+            return x, y
+        g = self.grid_size
+        return round(x / g) * g, round(y / g) * g
+
+    def view_point(self, scene_pos) -> tuple[float, float]:
+        """Data coordinates of a scene position."""
+        p = self.view_box.mapSceneToView(scene_pos)
+        return p.x(), p.y()
+
+    def _on_click(self, ev) -> bool:
+        x, y = self.view_point(ev.scenePos())
+        if ev.button() == Qt.MouseButton.RightButton:
+            ev.accept()
+            self._context_menu(ev.screenPos(), x, y)
+            return True
+        if ev.button() != Qt.MouseButton.LeftButton:
+            return False
+        ev.accept()
+        self.handler.click(x, y, bool(ev.modifiers() & Qt.KeyboardModifier.ShiftModifier))
+        return True
+
+    def _on_drag(self, ev) -> None:
+        ev.accept()
+        self.handler.drag(ev, *self.view_point(ev.scenePos()))
+
+    _NUDGE_KEYS: ClassVar[dict] = {
+        Qt.Key.Key_Left: (-1, 0),
+        Qt.Key.Key_Right: (1, 0),
+        Qt.Key.Key_Up: (0, -1),
+        Qt.Key.Key_Down: (0, 1),
+    }
+
+    def keyPressEvent(self, ev) -> None:
+        """Arrow keys nudge the selected nodes (grid step, or 5 units; Shift: 5x); a run of
+        nudges is one undo step."""
+        step = self._NUDGE_KEYS.get(ev.key())
+        if step is None or not self.doc.selected_nodes:
+            super().keyPressEvent(ev)
+            return
+        unit = self.grid_size if self.snap_to_grid else 5.0
+        if ev.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+            unit *= 5
+        self.nudge(step[0] * unit, step[1] * unit)
+        ev.accept()
+
+    def nudge(self, dx: float, dy: float) -> None:
+        """Move the selected nodes by (dx, dy); consecutive nudges merge into one command."""
+        ids = list(self.doc.selected_nodes)
+        old = {i: self.doc.position(i) for i in ids}
+        new = {i: self.snap(x + dx, y + dy) for i, (x, y) in old.items()}
+        self.undo_stack.push(MoveNodesCommand(self.doc, old, new, drag_id=-1))
+
+    def delete_selection(self) -> None:
+        nodes, links = self.doc.selected_nodes, self.doc.selected_links
+        if nodes or links:
+            self.undo_stack.push(DeleteCommand(self.doc, nodes, links))
+
+    def _context_menu(self, screen_pos, x: float, y: float) -> None:
+        menu = self.build_context_menu(x, y)
+        menu.popup(screen_pos.toPoint() if hasattr(screen_pos, "toPoint") else screen_pos)
+        self._menu = menu
+
+    def build_context_menu(self, x: float, y: float) -> QMenu:
+        """The context menu for the item under (x, y) (separate for tests)."""
+        node = self.node_at(x, y)
+        link = None if node else self.link_at(x, y)
+        menu = QMenu(self)
+        doc = self.doc
+        if node is not None:
+            if node not in doc.selected_nodes:
+                doc.set_selection([node])
+            off = node in doc.disabled_nodes
+            act = menu.addAction(
+                f"Enable node {node}" if off else f"Disable node {node} (what if it fails)"
+            )
+            act.triggered.connect(
+                lambda: self.undo_stack.push(SetDisabledCommand(doc, [node], (), not off))
+            )
+        elif link is not None:
+            if link not in doc.selected_links:
+                doc.set_selection((), [link])
+            off = link in doc.disabled_links
+            label = doc.links[link].label
+            act = menu.addAction(
+                f"Enable link {label}" if off else f"Disable link {label} (what if it fails)"
+            )
+            act.triggered.connect(
+                lambda: self.undo_stack.push(SetDisabledCommand(doc, (), [link], not off))
+            )
+        if node is not None or link is not None:
+            menu.addAction("Delete").triggered.connect(self.delete_selection)
+            menu.addSeparator()
+        if doc.disabled_nodes or doc.disabled_links:
+            menu.addAction("Enable all disabled items").triggered.connect(
+                lambda: self.undo_stack.push(
+                    SetDisabledCommand(doc, doc.disabled_nodes, doc.disabled_links, False)
+                )
+            )
+        menu.addAction("Fit to view").triggered.connect(self.fit_view)
+        for hook in self.context_menu_hooks:
+            hook(menu, node, link)
+        return menu
+
+    def _on_mouse_moved(self, scene_pos) -> None:
+        if self.handler.dragging or not self.view_box.sceneBoundingRect().contains(scene_pos):
+            return
+        x, y = self.view_point(scene_pos)
+        node = self.node_at(x, y)
+        link = None if node else self.link_at(x, y)
+        self.hovered.emit(node, link)
+        text = None
+        for provider in self.tooltip_providers:
+            text = provider(node, link)
+            if text:
+                break
+        if text is None:
+            text = self.describe(node, link)
+        if text:
+            QToolTip.showText(self.mapToGlobal(self.mapFromScene(scene_pos)), text, self)
+        else:
+            QToolTip.hideText()
+
+    def describe(self, node: str | None, link: int | None) -> str | None:
+        """Default hover text for a node or link."""
+        if node is not None:
+            n = self.doc.nodes[node]
+            off = " (disabled)" if node in self.doc.disabled_nodes else ""
+            grp = f", group {n.group}" if n.group else ""
+            return f"{n.id}: {n.kind} {n.role}{grp}{off}"
+        if link is not None:
+            ln = self.doc.links[link]
+            lat = f", {float(ln.latency):g} µs" if ln.latency is not None else ""
+            way = "one-way" if ln.directed else "full duplex"
+            off = " (disabled)" if self.doc.is_link_disabled(link) else ""
+            return f"{ln.label}: {float(ln.bandwidth):g} GB/s {way}{lat}{off}"
+        return None
+
+
+def _typical_spacing(pos: np.ndarray, fallback: float) -> float:
+    """Median distance from a node to its nearest neighbour (on a sample of ~120 nodes)."""
+    if len(pos) < 2:
+        return fallback
+    sample = pos[:: max(1, len(pos) // 120)]
+    d = np.hypot(sample[:, None, 0] - pos[None, :, 0], sample[:, None, 1] - pos[None, :, 1])
+    d[d == 0] = np.inf
+    nearest = d.min(axis=1)
+    nearest = nearest[np.isfinite(nearest)]
+    return float(np.median(nearest)) if len(nearest) else fallback
+
+
+def _rgba(color) -> tuple:
+    c = tuple(color)
+    return c + (255,) if len(c) == 3 else c

@@ -1,0 +1,261 @@
+"""Templates: structure, registry, layout hints, samples, and the published optima (via tests/naive)."""
+
+from __future__ import annotations
+
+import inspect
+from collections import Counter
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from naive import maxflow_optimum
+
+from solver.io import templates as T
+from solver.model.errors import TopologyError
+from solver.io.formats import load
+from solver.io.v1 import dumps as v1_dumps
+from solver.model.topology import validate
+
+SAMPLES_DIR = Path(__file__).resolve().parents[2] / "sample_topologies"
+
+
+def optimum_algbw(topo):
+    x, _ = maxflow_optimum(topo)
+    return len(topo.compute_ids) * x
+
+
+def degree_bw(topo):
+    into, out = Counter(), Counter()
+    for (u, v), bw in topo.directed_bandwidths().items():
+        out[u] += bw
+        into[v] += bw
+    return into, out
+
+
+# ----------------------------------------------------------------------------- published optima
+@pytest.mark.parametrize(
+    "build, n, algbw",
+    [
+        (lambda: T.dgx_a100(1), 8, Fraction(2400, 7)),
+        (lambda: T.dgx_a100(2), 16, Fraction(1040, 3)),
+        (lambda: T.dgx_a100(4), 32, Fraction(800, 3)),
+        (lambda: T.mi250(1), 16, Fraction(2400, 7)),
+        (lambda: T.mi250(2), 32, Fraction(5312, 15)),
+    ],
+    ids=["1xA100", "2xA100", "4xA100", "1xMI250", "2xMI250"],
+)
+def test_templates_reach_published_optima(build, n, algbw):
+    topo = build()
+    assert len(topo.compute_ids) == n
+    assert optimum_algbw(topo) == algbw
+
+
+def test_ring_and_full_mesh_optima_match_closed_forms():
+    # ring of n, b per direction: the cut V - {v} gives x = 2b/(n-1)
+    assert optimum_algbw(T.ring(8, 100)) == Fraction(8 * 200, 7)
+    # full mesh: ingress (n-1)b over n-1 others: x = b, algbw = n b
+    assert optimum_algbw(T.fully_connected(6, 50)) == 300
+
+
+# ----------------------------------------------------------------------------- structure
+def test_dgx_a100_single_box_has_no_network():
+    topo = T.dgx_a100(1)
+    assert topo.switch_ids == ("b0.nvsw",)
+    assert all(link.bandwidth == 300 for link in topo.links)
+
+
+def test_dgx_a100_two_boxes_structure():
+    topo = T.dgx_a100(2)
+    caps = topo.directed_bandwidths()
+    assert len(topo.compute_ids) == 16
+    assert sorted(topo.switch_ids)[:2] == ["b0.nic0", "b0.nic1"]
+    assert {"ib0", "ib1", "b0.nvsw", "b1.nvsw"} <= set(topo.switch_ids)
+    for b in range(2):
+        for j in range(8):
+            assert caps[(f"b{b}.gpu{j}", f"b{b}.nvsw")] == 300
+            assert caps[(f"b{b}.gpu{j}", f"b{b}.nic{j}")] == 25
+            assert caps[(f"b{b}.nic{j}", f"ib{j % 2}")] == 25
+            assert (f"b{b}.nic{j}", f"ib{1 - j % 2}") not in caps
+
+
+def test_dgx_h100_rail_structure():
+    topo = T.dgx_h100_rail(3)
+    caps = topo.directed_bandwidths()
+    assert len(topo.compute_ids) == 24
+    for b in range(3):
+        for j in range(8):
+            assert caps[(f"b{b}.gpu{j}", f"b{b}.nvsw")] == 450
+            assert caps[(f"b{b}.nic{j}", f"rail{j}")] == 50
+    assert sum(1 for s in topo.switch_ids if s.startswith("rail")) == 8
+    assert T.dgx_h100_rail(1).switch_ids == ("b0.nvsw",)
+
+
+def test_mi250_xgmi_matrix_is_symmetric_with_seven_links_per_gcd():
+    m = T.MI250_XGMI
+    assert all(m[i][j] == m[j][i] for i in range(16) for j in range(16))
+    assert all(sum(row) == 7 for row in m)
+    topo = T.mi250(2)
+    into, _out = degree_bw(topo)
+    assert all(into[c] == 7 * 50 + 16 for c in topo.compute_ids)
+    assert topo.switch_ids == ("ib0",)
+    assert T.mi250(1).switch_ids == ()
+
+
+def test_torus_degrees_and_bandwidth_per_dimension():
+    topo = T.torus((4, 3, 2), (100, 40, Fraction(25, 2)))
+    _into, out = degree_bw(topo)
+    # size >= 3 dims: 2 neighbours each; the size-2 dim: one neighbour
+    assert all(out[c] == 2 * 100 + 2 * 40 + Fraction(25, 2) for c in topo.compute_ids)
+    assert len(topo.compute_ids) == 24
+    assert len(topo.links) == 24 * 2 // 2 * 2 + 24 // 2  # x and y rings + z pairs
+    with pytest.raises(TopologyError, match="one bandwidth per dimension"):
+        T.torus((4, 4), (100,))
+    with pytest.raises(TopologyError, match="1 to 3 dimensions"):
+        T.torus((2, 2, 2, 2), (1, 1, 1, 1))
+
+
+def test_fat_tree_uplinks_follow_oversubscription():
+    topo = T.fat_tree(leaves=3, spines=2, gpus_per_leaf=4, gpu_bw=50, oversubscription=2)
+    _into, _out = degree_bw(topo)
+    caps = topo.directed_bandwidths()
+    assert caps[("leaf0", "spine1")] == Fraction(4 * 50, 2 * 2)
+    for i in range(3):
+        down = sum(bw for (u, v), bw in caps.items() if u == f"leaf{i}" and v.startswith("l"))
+        up = sum(bw for (u, v), bw in caps.items() if u == f"leaf{i}" and v.startswith("spine"))
+        assert down == 2 * up
+
+
+def test_directed_ring_is_one_way():
+    topo = T.ring(5, 10, directed=True)
+    caps = topo.directed_bandwidths()
+    assert ("gpu0", "gpu1") in caps and ("gpu1", "gpu0") not in caps
+    assert len(caps) == 5
+
+
+def test_bad_parameters_are_named():
+    with pytest.raises(TopologyError, match="number of boxes"):
+        T.dgx_a100(0)
+    with pytest.raises(TopologyError, match="NIC bandwidth must be > 0"):
+        T.dgx_a100(2, nic_bw=0)
+    with pytest.raises(TopologyError, match="finite"):
+        T.ring(4, float("nan"))
+    with pytest.raises(TopologyError, match="whole number"):
+        T.ring(2.5)
+
+
+# ----------------------------------------------------------------------------- registry
+@pytest.mark.parametrize("name", list(T.TEMPLATES))
+def test_registry_entry_builds_a_drawable_fabric(name):
+    spec = T.TEMPLATES[name]
+    signature = inspect.signature(spec.function)
+    assert [p.name for p in spec.params] == [
+        n for n in signature.parameters if n in {p.name for p in spec.params}
+    ]
+    for p in spec.params:
+        assert p.name in signature.parameters
+        assert p.type in (int, float)
+        assert p.min <= p.default and (p.max is None or p.default <= p.max)
+        assert isinstance(p.default, p.type) or (p.type is float and isinstance(p.default, int))
+    topo = spec.function(**spec.defaults())
+    assert validate(topo) is topo
+    positions = set()
+    for node in topo.nodes:
+        assert node.x is not None and node.y is not None and node.group
+        positions.add((node.x, node.y))
+    assert len(positions) == len(topo.nodes), "two nodes drawn at the same place"
+    assert spec.title and spec.description
+    # the file remembers how it was made: the same call rebuilds the same fabric
+    assert topo.extra["template"] == name
+    assert spec.function(**topo.extra["template_params"]) == topo
+
+
+def test_default_fabric_is_two_dgx_a100():
+    assert T.DEFAULT_TEMPLATE == "dgx_a100"
+    assert T.TEMPLATES["dgx_a100"].defaults()["n"] == 2
+    assert T.default_topology() == T.dgx_a100(2)
+
+
+def test_make_checks_ranges_and_names():
+    assert len(T.make("ring", n=5).compute_ids) == 5
+    with pytest.raises(TopologyError, match="unknown template"):
+        T.make("hypercube")
+    with pytest.raises(TopologyError, match="no parameter 'm'"):
+        T.make("ring", m=3)
+    with pytest.raises(TopologyError, match="between 2 and 256"):
+        T.make("ring", n=1)
+    with pytest.raises(TopologyError, match="between"):
+        T.make("ring", bandwidth=0)
+
+
+@pytest.mark.parametrize(
+    "name, values, message",
+    [
+        ("fat_tree", {"leaves": 1024, "spines": 256, "gpus_per_leaf": 256}, "262144 compute nodes"),
+        ("fat_tree", {"leaves": 64, "spines": 256, "gpus_per_leaf": 65}, "4160 compute nodes"),
+        ("torus_3d", {"x": 64, "y": 64, "z": 64}, "262144 compute nodes"),
+        ("mi250", {"n": 512}, "8192 compute nodes"),
+    ],
+)
+def test_templates_stay_within_what_the_tool_reads(name, values, message):
+    """Every template the CLI accepts gives a fabric under the file cap (the 1024x256x256 fat
+    tree was a 113 MB GraphML that 'info' refused)."""
+    with pytest.raises(TopologyError, match=message):
+        T.make(name, **values)
+
+
+def test_largest_templates_fit_the_fabric_file_cap():
+    from solver.io.formats import MAX_FILE_BYTES, dumps
+
+    biggest = T.make("fat_tree", leaves=64, spines=256, gpus_per_leaf=64)
+    assert len(biggest.compute_ids) == T.MAX_TEMPLATE_COMPUTE
+    assert len(dumps(biggest, "graphml").encode()) < MAX_FILE_BYTES
+
+
+@given(
+    name=st.sampled_from(sorted(T.TEMPLATES)),
+    data=st.data(),
+)
+def test_random_small_parameters_give_valid_fabrics(name, data):
+    spec = T.TEMPLATES[name]
+    values = {}
+    for p in spec.params:
+        if p.type is int:
+            values[p.name] = data.draw(st.integers(int(p.min), min(int(p.min) + 3, int(p.max))))
+        else:
+            values[p.name] = data.draw(
+                st.decimals(min_value=max(p.min, 0.5), max_value=500, places=2).map(float)
+            )
+    if name == "fat_tree" and values["leaves"] * values["gpus_per_leaf"] < 2:
+        with pytest.raises(TopologyError, match="at least two GPUs"):
+            T.make(name, **values)
+        return
+    topo = T.make(name, **values)
+    validate(topo)
+    assert len(set(topo.node_ids)) == len(topo.nodes)
+
+
+def test_large_template_is_quick_to_build():
+    topo = T.dgx_a100(128)
+    assert len(topo.compute_ids) == 1024
+    assert len(topo.nodes) == 128 * 17 + 2
+
+
+# ----------------------------------------------------------------------------- samples
+def test_write_samples_round_trips(tmp_path):
+    paths = T.write_samples(tmp_path)
+    assert len(paths) >= 8
+    for path in paths:
+        template, params, _ = T.SAMPLES[path.name]
+        assert load(path).directed_bandwidths() == T.make(template, **params).directed_bandwidths()
+
+
+def test_committed_samples_are_current():
+    for file_name, (template, params, _) in T.SAMPLES.items():
+        text = (SAMPLES_DIR / file_name).read_text(encoding="utf-8")
+        assert text == v1_dumps(T.make(template, **params)), f"regenerate {file_name} (make.py)"
+    readme = (SAMPLES_DIR / "README.md").read_text(encoding="utf-8")
+    for file_name in T.SAMPLES:
+        assert f"`{file_name}`" in readme
+    assert "354.133 (= 5312/15)" in readme and "266.667" in readme
