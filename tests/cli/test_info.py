@@ -222,7 +222,7 @@ def test_convert_writes_templates(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv, pattern",
     [
-        (["--template", "ring", "--param", "n=1"], "between 2 and 4096"),
+        (["--template", "ring", "--param", "n=1"], "between 2 and 256"),
         (["--template", "ring", "--param", "n"], "KEY=VALUE"),
         (["--template", "ring", "--param", "n=four"], "is not a number"),
         (["--template", "torus"], "unknown template 'torus'"),
