@@ -53,11 +53,17 @@ def work():
     folder = Path(tempfile.mkdtemp(prefix="fc-fuzz-"))
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _report():
+    """With FC_FUZZ_REPORT=FILE, the counts so far are written after every test."""
+    yield
     report = os.environ.get("FC_FUZZ_REPORT")
     if report:
-        old = json.loads(Path(report).read_text()) if Path(report).exists() else {}
-        old.update({fmt: dict(c) for fmt, c in OUTCOMES.items()})
-        Path(report).write_text(json.dumps(old, indent=1, sort_keys=True))
+        Path(report).write_text(
+            json.dumps({fmt: dict(c) for fmt, c in OUTCOMES.items()}, indent=1, sort_keys=True)
+        )
 
 
 def _fabric_round_trip(path: Path, fmt: str, work: Path, ext: str) -> None:
