@@ -197,6 +197,10 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     folder = target.parent if str(target.parent) else Path(".")
     if target.is_dir():
         raise OutputError(f"{path}: is a folder; give a file name")
+    blocker = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        reason = f"{blocker} is a file, not a folder"
+        raise OutputError(f"{path}: cannot write: {reason}", reason)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         clean_stale_temps(folder, target.name)
