@@ -273,7 +273,7 @@ class MainWindow(QMainWindow):
         self.add_dock(self.inspector, Qt.DockWidgetArea.RightDockWidgetArea, "Inspector")
 
     def apply_layout(self, key: str) -> None:
-        """Run auto-layout ``key`` (see fc_gui.layouts.LAYOUTS) as one undoable command."""
+        """Run auto-layout ``key`` (see fc_gui.model.layouts.LAYOUTS) as one undoable command."""
         from PySide6.QtWidgets import QApplication
 
         from fc_gui.model.commands import ApplyLayoutCommand
