@@ -125,6 +125,38 @@ def read_text(
         raise error(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
+@contextlib.contextmanager
+def memory_headroom(extra_bytes: int) -> Iterator[None]:
+    """Cap this process's address space at its current size plus ``extra_bytes`` while a
+    library that trusts sizes in a file (HDF5: a forged string length makes it allocate up to
+    4 GiB before it notices the damage) reads it; the allocation then fails and becomes an
+    ordinary error.
+
+    Address-space limits are per process, so the cap is applied only when this is the only
+    thread (the command line); with other threads running (the designer) it does nothing.
+    """
+    import resource
+    import threading
+
+    if threading.active_count() != 1 or not os.path.exists("/proc/self/statm"):
+        yield
+        return
+    with open("/proc/self/statm") as fh:
+        current = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = current + extra_bytes
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    if soft != resource.RLIM_INFINITY and soft <= cap:
+        yield
+        return
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 # ------------------------------------------------------------------------------ writing
 
 
@@ -266,6 +298,7 @@ __all__ = [
     "atomic_write_text",
     "check_input_file",
     "clean_stale_temps",
+    "memory_headroom",
     "read_bytes",
     "read_text",
 ]

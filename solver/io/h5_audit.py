@@ -13,7 +13,11 @@ The walk never follows a link to find out what it is (``getlink=True``) and is i
 
 from __future__ import annotations
 
+import mmap
+import zlib
+
 import h5py
+import numpy as np
 
 from solver.model.errors import ForestCollError
 
@@ -24,6 +28,7 @@ MAX_ITEMSIZE = 1 << 16  # bytes of one element (fixed-length strings)
 MAX_ATTR_ELEMENTS = 1 << 16
 MAX_OBJECTS = 1 << 20  # groups + datasets
 MAX_DEPTH = 12  # /schedules/<name>/phases/0/trees/x is 6
+MAX_CHUNK_BYTES = 1 << 26  # decoded bytes of one chunk of string references
 ALLOWED_FILTERS = {
     h5py.h5z.FILTER_DEFLATE: "gzip",
     h5py.h5z.FILTER_SHUFFLE: "shuffle",
@@ -34,6 +39,71 @@ ALLOWED_FILTERS = {
 def audit(f: h5py.File, where: str, error: type[ForestCollError]) -> None:
     """Raise ``error`` (one line naming ``where`` and the object) unless the whole file is
     self-contained and within the caps above."""
+    with open(f.filename, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as raw:
+        _check_heaps(raw, where, error)
+        _walk(f, raw, where, error)
+
+
+def _check_heaps(raw: mmap.mmap, where: str, error) -> None:
+    """Every global heap collection (where variable-length strings live) must fit in the file:
+    HDF5 allocates a collection's declared size before it notices that the file is shorter (a
+    flipped byte made a 48 KB file ask for 1.4 GB)."""
+    size = len(raw)
+    pos = raw.find(b"GCOL")
+    while pos >= 0:
+        if raw[pos + 4 : pos + 8] == b"\x01\x00\x00\x00" and pos + 16 <= size:
+            declared = int.from_bytes(raw[pos + 8 : pos + 16], "little")
+            if declared > size - pos:
+                raise error(
+                    f"{where}: a string heap at byte {pos} declares {declared} bytes, more than "
+                    "the file holds (damaged or forged)"
+                )
+        pos = raw.find(b"GCOL", pos + 4)
+
+
+_VLEN = np.dtype([("length", "<u4"), ("heap", "<u8"), ("index", "<u4")])
+
+
+def _check_vlen_refs(ds: h5py.Dataset, raw: mmap.mmap, path: str, where: str, error) -> None:
+    """The stored references of a variable-length string dataset must point inside the file and
+    name lengths the file can hold (HDF5 allocates the length before reading)."""
+    info = h5py.check_string_dtype(ds.dtype)
+    if info is None or info.length is not None or not ds.size:
+        return
+    offset = ds.id.get_offset()
+    layout = ds.id.get_create_plist().get_layout()
+    if offset is not None:
+        data = raw[offset : offset + _VLEN.itemsize * ds.size]
+    elif layout == h5py.h5d.CHUNKED:
+        data = b"".join(_chunk_bytes(ds, i) for i in range(ds.id.get_num_chunks()))
+    elif layout == h5py.h5d.COMPACT:
+        raise error(f"{where}: {path}: compact string storage is not written by this program")
+    else:
+        return  # never written: nothing to read
+    refs = np.frombuffer(data[: len(data) // _VLEN.itemsize * _VLEN.itemsize], dtype=_VLEN)
+    size = len(raw)
+    if refs.size and (refs["length"].max() > size or refs["heap"].max() > size):
+        raise error(f"{where}: {path}: a string reference points outside the file (damaged)")
+
+
+def _chunk_bytes(ds: h5py.Dataset, i: int) -> bytes:
+    """The decoded bytes of chunk ``i`` (gzip and shuffle are the only filters audit allows)."""
+    info = ds.id.get_chunk_info(i)
+    mask, data = ds.id.read_direct_chunk(info.chunk_offset)
+    dcpl = ds.id.get_create_plist()
+    codes = [dcpl.get_filter(k)[0] for k in range(dcpl.get_nfilters())]
+    for k in reversed(range(len(codes))):
+        if mask & (1 << k):
+            continue
+        if codes[k] == h5py.h5z.FILTER_DEFLATE:
+            data = zlib.decompressobj().decompress(data, MAX_CHUNK_BYTES)
+        elif codes[k] == h5py.h5z.FILTER_SHUFFLE:
+            n = len(data) // _VLEN.itemsize * _VLEN.itemsize
+            data = np.frombuffer(data[:n], np.uint8).reshape(_VLEN.itemsize, -1).T.tobytes()
+    return data
+
+
+def _walk(f: h5py.File, raw: mmap.mmap, where: str, error) -> None:
     stack: list[tuple[h5py.Group, str, int]] = [(f, "/", 0)]
     count = 0
     while stack:
@@ -55,6 +125,7 @@ def audit(f: h5py.File, where: str, error: type[ForestCollError]) -> None:
             obj = group[name]
             if isinstance(obj, h5py.Dataset):
                 _check_dataset(obj, full, where, error)
+                _check_vlen_refs(obj, raw, full, where, error)
             elif isinstance(obj, h5py.Group):
                 if depth + 1 > MAX_DEPTH:
                     raise error(f"{where}: {full}: groups nested more than {MAX_DEPTH} deep")

@@ -52,7 +52,7 @@ import h5py
 import numpy as np
 
 from solver.model.errors import ForestCollError, TopologyError
-from solver.io.files import atomic_write_bytes, check_input_file
+from solver.io.files import atomic_write_bytes, check_input_file, memory_headroom
 from solver.io.h5_audit import audit
 from solver.io.untrusted import exact_number, json_value, parse_json
 from solver.model.results import ResultTable
@@ -219,9 +219,11 @@ def _open_read(path: str | os.PathLike) -> h5py.File:
     try:
         try:
             audit(f, str(p), ResultsFileError)
-        except (OSError, KeyError, ValueError, RuntimeError) as exc:
+            _check_schema(f, p)
+        except ForestCollError:
+            raise
+        except _DAMAGE as exc:  # a corrupt header, heap or attribute
             raise ResultsFileError(f"{p}: damaged results file ({_why(exc)})") from None
-        _check_schema(f, p)
     except BaseException:
         f.close()
         raise
@@ -238,12 +240,30 @@ _DAMAGE = (
     OverflowError,
     OSError,  # a corrupt chunk or heap
     RuntimeError,
+    MemoryError,  # a forged size met the memory_headroom cap
 )
+
+
+def _read_headroom(path: str | os.PathLike) -> int:
+    """Address space a read may add: 64 bytes per file byte (gzip'd data expands, the reader
+    builds Python objects), at least 256 MiB, at most 2 GiB (the largest dataset is 1 GiB)."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0
+    return min(max(64 * size, 256 * 2**20), 2 * 2**30)
 
 
 @contextlib.contextmanager
 def _reading(path: str | os.PathLike):
     """Open a results file for reading; a missing or malformed part is a one-line error."""
+    with memory_headroom(_read_headroom(path)):
+        with _reading_unbounded(path) as f:
+            yield f
+
+
+@contextlib.contextmanager
+def _reading_unbounded(path: str | os.PathLike):
     f = _open_read(path)
     try:
         yield f

@@ -183,3 +183,36 @@ def test_writing_to_a_forged_file_is_refused_and_leaves_it(valid, tmp_path):
     with pytest.raises(ForestCollError, match="soft link"):
         rh.write_schedule(valid, bfs_schedule(ring(4)), name="again")
     assert valid.read_bytes() == before
+
+
+def test_forged_string_length_in_an_attribute_is_bounded(valid, tmp_path):
+    """A flipped length in a variable-length string attribute made HDF5 allocate 1.4 GB before
+    noticing the damage (found by the soak run). The command line caps the address space while
+    it reads (solver.io.files.memory_headroom), so the allocation fails into one error line."""
+    import os
+    import struct
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    data = bytearray(valid.read_bytes())
+    heap = data.find(b"GCOL")
+    ref = struct.pack("<IQ", len("forestcoll-results"), heap)  # the 'schema' attribute's value
+    at = data.find(ref)
+    assert heap > 0 and at > 0
+    data[at : at + 4] = struct.pack("<I", 0x7FFF_FFFF)  # a 2 GiB string
+    valid.write_bytes(bytes(data))
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "solver.cli", "show", str(valid)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, PYTHONPATH=str(root)),
+    )
+    err = proc.stderr.read()  # small outputs: read to the end, then reap with its own usage
+    proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "damaged" in lines[0], err
+    assert usage.ru_maxrss < 1024 * 1024, f"peak RSS {usage.ru_maxrss // 1024} MB"
