@@ -1,5 +1,6 @@
-"""The fabric canvas: draws a :class:`TopologyDocument` with batched pyqtgraph items, and maps
-mouse gestures (select, rubber band, move, add node, add link, context menu) to undo commands.
+"""The fabric canvas: draws a :class:`TopologyDocument` with batched pyqtgraph items; left clicks
+and drags go to the current tool's handler (:mod:`fc_gui.views.canvas_tools`), which pushes undo
+commands; the canvas itself handles the context menu, hover tips, arrow-key nudges and zoom.
 
 Drawing is batched so a 1000+ node fabric pans smoothly: one ``ScatterPlotItem`` for all nodes,
 one ``PlotCurveItem(connect='pairs')`` per link width class and state, one scatter for arrow
