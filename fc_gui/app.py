@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         and not os.environ.get("QT_QPA_PLATFORM")
     )
     if headless:
-        if not args.screenshot:
+        if not args.screenshot and not figure:
             print(
                 "error: no display to open the designer on (DISPLAY is not set); run it in a "
                 "desktop session, under xvfb-run, or use --screenshot PNG to render headless",
@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     app.setOrganizationName("ForestColl")
     # A clipboard still owning our QMimeData when Qt tears down can crash the exit.
     app.aboutToQuit.connect(lambda: QApplication.clipboard().clear())
-    batch = bool(args.solve or args.screenshot)
+    figure = args.figure
+    batch = bool(args.solve or args.screenshot or figure)
     if args.topo:
         from fc_gui.controllers.file_actions import FileActions
 
@@ -101,7 +102,10 @@ def run(args: argparse.Namespace) -> int:
     if batch:
         controller = window.results_controller
         QTimer.singleShot(
-            0, lambda: controller.batch.run(solve=args.solve, screenshot=args.screenshot)
+            0,
+            lambda: controller.batch.run(
+                solve=args.solve, screenshot=args.screenshot, figure=figure, width=args.width
+            ),
         )
     return leave(int(app.exec()))
 

@@ -32,8 +32,9 @@ def register(subparsers) -> argparse.ArgumentParser:
         "Open the ForestColl Designer window on TOPO (v1 JSON, node-link JSON, GraphML or NCCL\n"
         "topology XML) or, without TOPO, on the built-in 2x DGX A100 fabric. With --solve the\n"
         "fabric is solved at once; with --screenshot the window is rendered to a PNG and the\n"
-        "program exits (works headless).",
-        "forestcoll gui sample_topologies/dgx_a100_2x.json --solve --screenshot out.png",
+        "program exits (works headless); with --figure the fabric and its result are written as\n"
+        "a slide figure (vector SVG, or PNG --width pixels wide) and the program exits.",
+        "forestcoll gui sample_topologies/dgx_a100_2x.json --solve --figure fig.svg",
     )
     parser.add_argument(
         "topo",
@@ -44,6 +45,14 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--solve", action="store_true", help="solve right after opening")
     parser.add_argument(
         "--screenshot", metavar="PNG", help="render the window to PNG (after --solve) and exit"
+    )
+    parser.add_argument(
+        "--figure",
+        metavar="OUT",
+        help="write the figure (fabric, cut, heat map, legend) to OUT.svg or OUT.png and exit",
+    )
+    parser.add_argument(
+        "--width", type=int, default=None, metavar="PX", help="figure width in pixels (PNG)"
     )
     parser.add_argument(
         "--no-recovery",

@@ -27,11 +27,22 @@ class BatchRun(QObject):
         self.enabled = False  # errors go to stderr instead of dialogs
         self.active = False  # the run has not ended yet
         self.screenshot: str | None = None
+        self.figure: str | None = None
+        self.width: int | None = None
 
-    def run(self, solve: bool = False, screenshot: str | None = None) -> None:
-        """Solve (``solve``), render the whole window to ``screenshot``, exit (code 0 or 2)."""
+    def run(
+        self,
+        solve: bool = False,
+        screenshot: str | None = None,
+        figure: str | None = None,
+        width: int | None = None,
+    ) -> None:
+        """Solve (``solve``), render the whole window to ``screenshot`` and/or the figure to
+        ``figure`` (``width`` pixels), exit (code 0 or 2)."""
         self.enabled = self.active = True
         self.screenshot = screenshot
+        self.figure = figure
+        self.width = width
         if solve:
             self.results.schedule_changed.connect(self._after_solve)
             self.results.solving.solve()  # an invalid fabric ends the run through fail()
@@ -54,13 +65,22 @@ class BatchRun(QObject):
             return
         self.active = False
         code = 0
+        if self.figure:
+            from fc_gui.controllers.figure import DEFAULT_WIDTH, save_figure
+
+            try:
+                save_figure(self.results.window, self.figure, self.width or DEFAULT_WIDTH)
+            except ForestCollError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                QApplication.exit(2)
+                return
         if self.screenshot:
             try:
                 save_window_png(self.results.window, self.screenshot)
             except (ForestCollError, OSError) as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 code = 2
-        else:
+        elif not self.figure:
             s = self.results.schedule
             if s is not None:
                 print(f"optimal algbw {s.optimal_algbw:.6g} GB/s, k = {s.k}")

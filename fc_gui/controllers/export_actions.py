@@ -109,11 +109,14 @@ class ExportActions(QObject):
         self.svg_action.triggered.connect(lambda: self.export_svg())
         self.window_png_action = QAction("&Window as PNG…", self)
         self.window_png_action.triggered.connect(lambda: self.export_window_png())
+        self.figure_action = QAction("&Figure (vector SVG or PNG of any width)…", self)
+        self.figure_action.triggered.connect(lambda: self.export_figure())
         if not menu.isEmpty():
             menu.addSeparator()
         for act in (self.h5_action, self.msccl_action):
             menu.addAction(act)
         menu.addSeparator()
+        menu.addAction(self.figure_action)
         for act in (self.png_action, self.svg_action, self.window_png_action):
             menu.addAction(act)
         controller.schedule_changed.connect(lambda *_: self.update_enabled())
@@ -238,6 +241,36 @@ class ExportActions(QObject):
             return None
         self._done(path, "window PNG")
         return path
+
+    def export_figure(self, path: str | Path | None = None, width: int | None = None):
+        """The fabric and the shown result as a slide figure (.svg vector, .png ``width`` px)."""
+        from fc_gui.controllers.figure import DEFAULT_WIDTH, MAX_WIDTH, save_figure
+
+        if path is None:
+            path, chosen = QFileDialog.getSaveFileName(
+                self.window, "Export figure", "", "SVG figure (*.svg);;PNG figure (*.png)"
+            )
+            if not path:
+                return None
+            path = Path(path)
+            if path.suffix.lower() not in (".svg", ".png"):
+                path = path.with_suffix(".png" if "PNG" in chosen else ".svg")
+            if path.suffix.lower() == ".png" and width is None:
+                from PySide6.QtWidgets import QInputDialog
+
+                width, ok = QInputDialog.getInt(
+                    self.window, "Figure width", "Width (pixels):", DEFAULT_WIDTH, 100, MAX_WIDTH
+                )
+                if not ok:
+                    return None
+        try:
+            out = save_figure(self.window, path, width or DEFAULT_WIDTH)
+        except ForestCollError as exc:
+            self._fail(str(exc))
+            return None
+        make_readable(out)
+        self._done(out, "figure")
+        return out
 
     def export_svg(self, path: str | Path | None = None) -> Path | None:
         """The visible canvas as SVG (vector: links, nodes, overlays, labels, cut caption)."""

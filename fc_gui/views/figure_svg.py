@@ -1,0 +1,211 @@
+"""Slide-ready figures: the fabric (with the shown result) as a true vector SVG.
+
+Everything is drawn as SVG shapes -- nodes as circles/polygons in their role's colour, links as
+lines (width by bandwidth class, heat-map colour when the heat map is shown), the cut's shaded
+nodes and dashed links, group frames, a legend *with* the role symbols and the congestion colour
+bar -- no embedded bitmaps. PNG figures are this SVG rendered at any width
+(:func:`fc_gui.controllers.figure.save_figure`). No Qt here: the text is built from plain data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from xml.sax.saxutils import escape
+
+import numpy as np
+
+from fc_gui.views.style import (
+    BACKGROUND,
+    GROUP_EDGE,
+    GROUP_FILL,
+    LINK_COLOR,
+    LINK_WIDTH_CLASSES,
+    RoleStyle,
+    role_style_cached,
+    width_classes,
+)
+
+CUT_RGB = (183, 28, 28)
+NODE_SCALE = 1.0  # figure pixels per style pixel
+MARGIN = 30.0
+LEGEND_W = 190.0
+
+
+@dataclass
+class FigureData:
+    """What a figure shows, in scene units (y down)."""
+
+    title: str
+    nodes: list[tuple[str, str, str, float, float, str | None]]  # id, kind, role, x, y, group
+    links: list[tuple[str, str, float]]  # source, target, bandwidth
+    link_colors: Mapping[tuple[str, str], Sequence[int]] = field(default_factory=dict)
+    cut_nodes: frozenset[str] = frozenset()
+    cut_links: list[tuple[str, str]] = field(default_factory=list)
+    caption: str = ""
+    color_bar: list[tuple[float, Sequence[int]]] | None = None  # (position 0..1, rgb) stops
+    color_bar_title: str = "link load ÷ bandwidth"
+    show_labels: bool = True
+
+
+def _rgb(c: Sequence[int]) -> str:
+    return f"rgb({int(c[0])},{int(c[1])},{int(c[2])})"
+
+
+def _alpha(c: Sequence[int]) -> str:
+    return f"{(c[3] if len(c) > 3 else 255) / 255:.3g}"
+
+
+def node_shape(style: RoleStyle, x: float, y: float, extra: str = "") -> str:
+    """One node as an SVG shape: circle, square, diamond, triangle or hexagon."""
+    r = style.size * NODE_SCALE / 2
+    fill = f'fill="{_rgb(style.color)}" stroke="white" stroke-width="1"{extra}'
+    sym = style.symbol
+    if sym == "o":
+        return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r:.1f}" {fill}/>'
+    if sym == "s":
+        return f'<rect x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r:.1f}" height="{2 * r:.1f}" {fill}/>'
+    if sym == "d":
+        pts = [(x, y - r), (x + r, y), (x, y + r), (x - r, y)]
+    elif sym.startswith("t"):
+        pts = [(x, y - r), (x + r, y + r * 0.8), (x - r, y + r * 0.8)]
+    else:  # hexagon
+        pts = [(x + r * math.cos(a), y + r * math.sin(a)) for a in np.linspace(0, 2 * math.pi, 7)[:-1]]
+    p = " ".join(f"{px:.1f},{py:.1f}" for px, py in pts)
+    return f'<polygon points="{p}" {fill}/>'
+
+
+def build_svg(data: FigureData, width: float = 1200.0) -> str:
+    """The figure as SVG text, ``width`` pixels wide (height follows the fabric's aspect)."""
+    xy = {nid: (x, y) for nid, _, _, x, y, _ in data.nodes}
+    if xy:
+        xs = [p[0] for p in xy.values()]
+        ys = [p[1] for p in xy.values()]
+        x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+    else:
+        x0 = x1 = y0 = y1 = 0.0
+    span_x, span_y = max(x1 - x0, 1.0), max(y1 - y0, 1.0)
+    plot_w = max(width - LEGEND_W - 3 * MARGIN, 100.0)
+    scale = plot_w / span_x
+    lines = len(data.caption.splitlines())
+    top = MARGIN + 40 + 18 * lines + 36
+    plot_h = span_y * scale
+    legend_h = 40 + 22 * len({(k, r) for _, k, r, *_ in data.nodes}) + (90 if data.color_bar else 0)
+    height = max(top + plot_h + 2 * MARGIN, top + legend_h + MARGIN)
+
+    def at(nid: str) -> tuple[float, float]:
+        x, y = xy[nid]
+        return MARGIN + (x - x0) * scale, top + (y - y0) * scale
+
+    out = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="DejaVu Sans, Arial, sans-serif">',
+        f"<title>{escape(data.title)}</title>",
+        f'<rect width="100%" height="100%" fill="{_rgb(BACKGROUND)}"/>',
+        f'<text x="{MARGIN}" y="{MARGIN + 14}" font-size="20" font-weight="bold">'
+        f"{escape(data.title)}</text>",
+    ]
+    for i, line in enumerate(data.caption.splitlines()):
+        out.append(
+            f'<text x="{MARGIN}" y="{MARGIN + 40 + 18 * i}" font-size="14" '
+            f'fill="{_rgb(CUT_RGB)}">{escape(line)}</text>'
+        )
+    # group frames
+    groups: dict[str, list[tuple[float, float]]] = {}
+    for nid, _, _, _, _, g in data.nodes:
+        if g:
+            groups.setdefault(g, []).append(at(nid))
+    out.append('<g id="groups">')
+    for g, pts in groups.items():
+        gx0 = min(p[0] for p in pts) - 16
+        gy0 = min(p[1] for p in pts) - 16
+        gx1 = max(p[0] for p in pts) + 16
+        gy1 = max(p[1] for p in pts) + 16
+        out.append(
+            f'<rect x="{gx0:.1f}" y="{gy0:.1f}" width="{gx1 - gx0:.1f}" height="{gy1 - gy0:.1f}" '
+            f'rx="6" fill="{_rgb(GROUP_FILL)}" stroke="{_rgb(GROUP_EDGE)}"/>'
+            f'<text x="{gx0:.1f}" y="{gy0 - 4:.1f}" font-size="12" fill="#555">{escape(g)}</text>'
+        )
+    out.append("</g>")
+    # links
+    shown = [(u, v, bw) for u, v, bw in data.links if u in xy and v in xy]
+    classes = width_classes(np.array([bw for *_, bw in shown], dtype=float))
+    out.append('<g id="links" stroke-linecap="round">')
+    for (u, v, _), cls in zip(shown, classes, strict=True):
+        color = data.link_colors.get((u, v)) or data.link_colors.get((v, u)) or LINK_COLOR
+        (ax, ay), (bx, by) = at(u), at(v)
+        out.append(
+            f'<line x1="{ax:.1f}" y1="{ay:.1f}" x2="{bx:.1f}" y2="{by:.1f}" '
+            f'stroke="{_rgb(color)}" stroke-opacity="{_alpha(color)}" '
+            f'stroke-width="{LINK_WIDTH_CLASSES[int(cls)]:.1f}"/>'
+        )
+    out.append("</g>")
+    if data.cut_nodes or data.cut_links:
+        out.append('<g id="cut">')
+        for nid in data.cut_nodes:
+            if nid in xy:
+                cx, cy = at(nid)
+                out.append(
+                    f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="17" fill="{_rgb(CUT_RGB)}" '
+                    f'fill-opacity="0.18" stroke="{_rgb(CUT_RGB)}" stroke-opacity="0.35"/>'
+                )
+        for u, v in data.cut_links:
+            if u in xy and v in xy:
+                (ax, ay), (bx, by) = at(u), at(v)
+                out.append(
+                    f'<line x1="{ax:.1f}" y1="{ay:.1f}" x2="{bx:.1f}" y2="{by:.1f}" '
+                    f'stroke="{_rgb(CUT_RGB)}" stroke-width="3" stroke-dasharray="8 5"/>'
+                )
+        out.append("</g>")
+    out.append('<g id="nodes">')
+    for nid, kind, role, *_ in data.nodes:
+        x, y = at(nid)
+        out.append(node_shape(role_style_cached(kind, role), x, y, f' data-node="{escape(nid)}"'))
+    out.append("</g>")
+    if data.show_labels and len(data.nodes) <= 64:
+        out.append('<g id="labels" font-size="11" fill="#333" text-anchor="middle">')
+        for nid, *_ in data.nodes:
+            x, y = at(nid)
+            out.append(f'<text x="{x:.1f}" y="{y + 20:.1f}">{escape(nid)}</text>')
+        out.append("</g>")
+    out.extend(_legend(data, width - LEGEND_W - MARGIN, top))
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _legend(data: FigureData, lx: float, ly: float) -> list[str]:
+    roles: dict[str, RoleStyle] = {}
+    for _, kind, role, *_ in data.nodes:
+        st = role_style_cached(kind, role)
+        roles.setdefault(st.label, st)
+    out = ['<g id="legend">']
+    h = 16 + 22 * len(roles)
+    out.append(
+        f'<rect x="{lx:.1f}" y="{ly:.1f}" width="{LEGEND_W:.0f}" height="{h:.0f}" fill="white" '
+        'stroke="#bbb"/>'
+    )
+    for i, (label, st) in enumerate(roles.items()):
+        y = ly + 18 + 22 * i
+        out.append(node_shape(st, lx + 18, y))
+        out.append(f'<text x="{lx + 36:.1f}" y="{y + 4:.1f}" font-size="13">{escape(label)}</text>')
+    if data.color_bar:
+        by = ly + h + 20
+        out.append(
+            '<defs><linearGradient id="heat" x1="0" y1="0" x2="1" y2="0">'
+            + "".join(
+                f'<stop offset="{p:.3f}" stop-color="{_rgb(c)}"/>' for p, c in data.color_bar
+            )
+            + "</linearGradient></defs>"
+        )
+        out.append(
+            f'<text x="{lx:.1f}" y="{by:.1f}" font-size="12">{escape(data.color_bar_title)}</text>'
+            f'<rect x="{lx:.1f}" y="{by + 8:.1f}" width="{LEGEND_W:.0f}" height="14" '
+            'fill="url(#heat)" stroke="#888"/>'
+            f'<text x="{lx:.1f}" y="{by + 38:.1f}" font-size="11">0</text>'
+            f'<text x="{lx + LEGEND_W:.1f}" y="{by + 38:.1f}" font-size="11" '
+            'text-anchor="end">1</text>'
+        )
+    out.append("</g>")
+    return out

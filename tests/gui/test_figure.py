@@ -1,0 +1,89 @@
+"""Export > Figure… and ``--figure``: a true vector SVG and a PNG of any width."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication
+from results_fixtures import FakeSolver, ring4
+from test_screenshot import SAMPLE, run_gui
+
+from fc_gui.controllers.figure import save_figure
+from fc_gui.controllers.results import install
+from fc_gui.main_window import MainWindow
+from solver.model.errors import ForestCollError
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture
+def solved(qtbot, tmp_path):
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    w = MainWindow(ring4(), settings=settings, state_dir=tmp_path, install_results=False)
+    w.results_controller = install(w, solve_fn=FakeSolver(0.01), warmup=False)
+    w.resize(1000, 700)
+    w.show()
+    w.results_controller.solving.solve()
+    overlays = w.results_controller.overlays
+    qtbot.waitUntil(lambda: overlays.heat.active and overlays.cut.cut is not None, timeout=5000)
+    yield w
+    w.results_controller.shutdown()
+    w.undo_stack.setClean()
+    w.close()
+
+
+def test_svg_figure_is_vector_with_legend_symbols_and_color_bar(solved, tmp_path):
+    out = save_figure(solved, tmp_path / "fig.svg", 1200)
+    root = ET.parse(out).getroot()
+    assert root.get("width") == "1200"
+    assert not list(root.iter(f"{SVG}image")), "no embedded bitmaps"
+    nodes = root.find(f".//{SVG}g[@id='nodes']")
+    assert len(list(nodes)) == len(solved.document.nodes)  # one vector shape per node
+    legend = root.find(f".//{SVG}g[@id='legend']")
+    shapes = [e for e in legend if e.tag in (f"{SVG}circle", f"{SVG}polygon")]
+    texts = [e.text for e in legend.iter(f"{SVG}text")]
+    assert shapes and "link load ÷ bandwidth" in texts  # legend symbols and the colour bar
+    assert root.find(f".//{SVG}linearGradient") is not None
+    heat = {e.get("stroke") for e in root.find(f".//{SVG}g[@id='links']")}
+    assert len(heat) > 1 or heat != {"rgb(90,100,120)"}  # links carry the heat map's colours
+    cut = root.find(f".//{SVG}g[@id='cut']")
+    assert cut is not None and len(list(cut)) > 0
+    assert any("Bottleneck" in (e.text or "") for e in root.iter(f"{SVG}text"))
+
+
+def test_png_figure_any_width_and_bad_input(solved, tmp_path):
+    for width in (640, 3000):
+        out = save_figure(solved, tmp_path / f"fig{width}.png", width)
+        img = QImage(str(out))
+        assert img.width() == width
+        colors = {img.pixel(x, y) for x in range(0, width, 11) for y in range(0, img.height(), 11)}
+        assert len(colors) > 20
+    with pytest.raises(ForestCollError, match="width"):
+        save_figure(solved, tmp_path / "x.png", 5)
+    with pytest.raises(ForestCollError, match=r"\.svg or \.png"):
+        save_figure(solved, tmp_path / "x.pdf", 800)
+    (tmp_path / "plain").write_text("a file, not a folder")
+    with pytest.raises(ForestCollError, match="cannot write"):
+        save_figure(solved, tmp_path / "plain" / "x.png", 800)
+
+
+def test_figure_in_export_menu(solved, tmp_path):
+    exports = solved.results_controller.exports
+    assert exports.figure_action.text().startswith("&Figure")
+    out = exports.export_figure(tmp_path / "menu.svg")
+    assert out is not None and out.read_text().count("<circle") >= 4
+    QApplication.processEvents()
+
+
+def test_cli_figure_flag(tmp_path):
+    out = tmp_path / "cli.png"
+    proc = run_gui(str(SAMPLE), "--solve", "--figure", str(out), "--width", "900")
+    assert proc.returncode == 0, proc.stderr
+    assert QImage(str(out)).width() == 900
+    bad = run_gui(str(SAMPLE), "--figure", str(tmp_path / "x.gif"))
+    assert bad.returncode == 2
+    assert [ln for ln in bad.stderr.splitlines() if ln.startswith("error:")]
+    assert "Traceback" not in bad.stderr
