@@ -447,7 +447,8 @@ def start():
     assert w.results_controller.solving.solve()
     QTimer.singleShot(300, w.close)  # quit while it runs
 QTimer.singleShot(500, start)
-sys.exit(run(argparse.Namespace(topo=None, solve=False, screenshot=None, no_recovery=True)))
+sys.exit(run(argparse.Namespace(topo=None, solve=False, screenshot=None, figure=None, width=None,
+                                  no_recovery=True)))
 """
 
 
