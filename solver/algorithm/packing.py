@@ -161,24 +161,31 @@ def _expand(g, stored, sigma, root_arc, nb, tree, ex, work):
     """Try every edge out of the member at the scan position; 0 done, 1 split, 3 repair bug."""
     state = tree.state
     x = tree.members[state[ST_SCAN]]
+    mult, others = state[ST_MULT], state[ST_OTHERS]  # fixed until the class splits
+    tests = 0
+    status = 0
     for j in range(nb.ptr[x], nb.ptr[x + 1]):
         y = nb.y[j]
         a = nb.arc[j]
         if tree.inflag[y] != 0 or g.cap[a] == 0:
             continue
-        want = min(g.cap[a], state[ST_MULT])
-        mu = _edge_room(g, stored, sigma, root_arc, x, y, want, state[ST_OTHERS], work)
-        state[ST_TESTS] += 1
+        want = min(g.cap[a], mult)
+        mu = _edge_room(g, stored, sigma, root_arc, x, y, want, others, work)
+        tests += 1
         if mu == _BROKEN:
-            return 3
+            status = 3
+            break
         mu = min(mu, want)
         if mu <= 0:
             continue
         if _change_all(g, stored, sigma, a, -mu, ex, work):
-            return 3
+            status = 3
+            break
         if _add_edge(tree, x, y, mu):
-            return 1
-    return 0
+            status = 1
+            break
+    state[ST_TESTS] += tests
+    return status
 
 
 @njit
