@@ -36,7 +36,7 @@ def register(subparsers):
             "file does not hold one for that collective."
         ),
         epilog=(
-            "example:\n  forestcoll measure import all_gather.log "
+            "example:\n  forestcoll measure import tests/data/nccl_tests_allgather_2xmi250.log "
             "--topology sample_topologies/mi250_2x.json -o results.h5"
         ),
         formatter_class=p.formatter_class,
