@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from solver.flow.jit import njit
+from solver.flow.jit import njit_noalloc
 from solver.model.errors import SolverError
 from solver.flow.maxflow import INF, FlowNetwork, augment
 from solver.flow.repair import new_excess, reduce_arc, repair_flow
@@ -82,7 +82,7 @@ ST_SPLIT_SCAN = 10  # ... its scan position
 _BROKEN = -(1 << 62)  # _edge_room: a stored flow could not be restored
 
 
-@njit
+@njit_noalloc
 def _change_all(g, stored, sigma, a, delta, ex, work):
     """Change arc ``a``'s capacity by ``delta`` and repair every stored flow (row z: sink z)."""
     g.cap[a] += delta
@@ -97,7 +97,7 @@ def _change_all(g, stored, sigma, a, delta, ex, work):
     return 0
 
 
-@njit
+@njit_noalloc
 def _change_arcs(g, stored, sigma, arcs, delta, ex, work):
     """:func:`_change_all` for several arcs (one call from Python instead of one per arc)."""
     for a in arcs:
@@ -106,7 +106,7 @@ def _change_arcs(g, stored, sigma, arcs, delta, ex, work):
     return 0
 
 
-@njit(inline="always")
+@njit_noalloc(inline="always")
 def _edge_room(g, stored, sigma, root_arc, x, y, want, others, work):
     """How many copies (<= ``want``) of edge (x, y) the class may take; ``_BROKEN`` on a bug.
 
@@ -135,7 +135,7 @@ def _edge_room(g, stored, sigma, root_arc, x, y, want, others, work):
     return value + augment(g, res, sigma, y, others + want - value, work) - others
 
 
-@njit(inline="always")
+@njit_noalloc(inline="always")
 def _add_edge(tree, x, y, mu):
     """Add (x, y) with ``mu`` copies; on a split (mu < mult) remember the rest's extent first."""
     state = tree.state
@@ -156,7 +156,7 @@ def _add_edge(tree, x, y, mu):
     return split
 
 
-@njit(inline="always")
+@njit_noalloc(inline="always")
 def _expand(g, stored, sigma, root_arc, nb, tree, ex, work):
     """Try every edge out of the member at the scan position; 0 done, 1 split, 3 repair bug."""
     state = tree.state
@@ -188,7 +188,7 @@ def _expand(g, stored, sigma, root_arc, nb, tree, ex, work):
     return status
 
 
-@njit
+@njit_noalloc
 def _grow(g, stored, sigma, root_arc, nb, tree, ex, work):
     """Grow one tree class breadth-first until it spans, or until it must split.
 

@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from solver.flow.jit import njit
+from solver.flow.jit import njit_noalloc
 from solver.flow.csr import IndexedFabric
 from solver.model.errors import SolverError
 from solver.flow.maxflow import FlowNetwork, augment, flow_into
@@ -116,7 +116,7 @@ class SplitMove(NamedTuple):
     units: int
 
 
-@njit
+@njit_noalloc
 def _initial_flows(g, flows, s, need, work):
     """One s-v flow of value ``need`` per row; return the first row that falls short, or -1."""
     for i in range(flows.sinks.shape[0]):
@@ -128,7 +128,7 @@ def _initial_flows(g, flows, s, need, work):
     return -1
 
 
-@njit(inline="always")
+@njit_noalloc(inline="always")
 def _apply_move(g, move, units):
     """Move ``units`` (negative: back) in the capacities."""
     g.cap[move.uw] -= units
@@ -137,7 +137,7 @@ def _apply_move(g, move, units):
         g.cap[move.ut] += units
 
 
-@njit
+@njit_noalloc
 def _trial_split(g, flows, s, need, move, ex, work):
     """Tentatively split ``move.units`` onto (u,t) and repair every stored s-v flow.
 
@@ -177,7 +177,7 @@ def _trial_split(g, flows, s, need, move, ex, work):
     return worst, processed, 0
 
 
-@njit
+@njit_noalloc
 def _settle_split(g, flows, s, need, move, gamma, processed, ex, work):
     """Undo all but ``gamma`` units of a tentative split; restore every stored flow to ``need``.
 
@@ -209,7 +209,7 @@ def _settle_split(g, flows, s, need, move, gamma, processed, ex, work):
     return 0
 
 
-@njit
+@njit_noalloc
 def _split_once(g, flows, s, need, move, ex, work):
     """Trial and settlement of one split in one call: (units split, error flag)."""
     deficit, processed, err = _trial_split(g, flows, s, need, move, ex, work)

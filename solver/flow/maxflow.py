@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from solver.flow.jit import njit
+from solver.flow.jit import njit_noalloc
 from solver.model.errors import SolverError
 
 INF = 1 << 60
@@ -75,7 +75,7 @@ def new_workspace(n: int) -> Workspace:
     )
 
 
-@njit
+@njit_noalloc
 def augment(g, res, s, t, cutoff, work):
     """Augment the flow in ``res`` from ``s`` to ``t`` until maximal or ``cutoff``; return the gain.
 
@@ -148,7 +148,7 @@ def augment(g, res, s, t, cutoff, work):
     return flow
 
 
-@njit
+@njit_noalloc
 def mark_reachable(g, res, s, work):
     """Set ``work.mark`` to 1 on every node reachable from ``s`` along positive residual arcs.
 
@@ -173,7 +173,7 @@ def mark_reachable(g, res, s, work):
     return qt
 
 
-@njit
+@njit_noalloc
 def flow_into(g, res, v):
     """Net flow into ``v`` (the flow value when ``v`` is the sink and flow is conserved)."""
     out = 0
