@@ -4,6 +4,8 @@
   baseline; link-load bound and alpha-aware estimate.
 - :mod:`.engine`: the discrete-event simulator (model in its docstring).
 - :mod:`.baselines`: NCCL-style rings, double binary tree, direct, Blink-style trees.
+- :mod:`.library`: what NCCL/RCCL would run (their tuner's model): the ``nccl`` baseline.
+- :mod:`.calibration`: real logs, their fabrics, and the library model's error on them.
 - :mod:`.nccl_tests`: importers of nccl-tests / rccl-tests logs.
 
 :func:`sweep` runs several algorithms over a range of sizes and returns :class:`SweepRow` rows;
@@ -25,6 +27,7 @@ from solver.model.results import ResultTable
 from solver.model.schedule import Schedule
 from solver.model.topology import Topology
 from solver.simulate import baselines
+from solver.simulate import library as _library
 from solver.simulate.engine import DEFAULT_MIN_CHUNKS, SimRun, prepare, simulate_prepared, simulate_routes
 from solver.simulate.routes import (
     DEFAULT_LATENCY_US,
@@ -38,7 +41,9 @@ from solver.simulate.routes import (
 #: Default chunk size (bytes): small enough that pipelines fill quickly at 1 GiB.
 DEFAULT_CHUNK = 256 * 1024
 DEFAULT_SIZES = "1K:4G"
-ALGORITHMS = ("forestcoll",) + baselines.ALGORITHMS
+#: ``nccl``: the library's own choice (see :mod:`solver.simulate.library`), not a simulated route set.
+LIBRARY = "nccl"
+ALGORITHMS = ("forestcoll", LIBRARY) + baselines.ALGORITHMS
 
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -118,6 +123,7 @@ class SweepRow:
     events: int
     wall: float
     chunk: float = 0.0  # chunk size used (raised above the requested one for huge runs)
+    choice: str = ""  # nccl: the library's algorithm/protocol at this size
 
     @property
     def ratio_to_bound(self) -> float:
@@ -140,6 +146,7 @@ class SweepRow:
             "max_link_busy": self.max_busy,
             "events": self.events,
             "chunk": self.chunk,
+            "choice": self.choice,
         }
 
 
@@ -156,9 +163,24 @@ class Sweep:
     rows: list[SweepRow] = field(default_factory=list)
     notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     link_busy: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
+    library: _library.Library | None = None  # links derated to what this library reaches
 
     def table(self, algorithm: str) -> list[SweepRow]:
         return [r for r in self.rows if r.algorithm == algorithm]
+
+    def in_switch_note(self) -> str:
+        """A sentence when the library's in-switch reduction (NVLS) beats the ForestColl bound,
+        which assumes switches only forward; '' otherwise."""
+        rows = [r for r in self.table(LIBRARY) if r.choice.startswith("NVLS")]
+        over = [r for r in rows if r.algbw > self.optimal_algbw * (1 + 1e-9)]
+        if not over:
+            return ""
+        best = max(over, key=lambda r: r.algbw)
+        return (
+            f"{best.choice} reduces inside the NVSwitch: {best.algbw:.1f} GB/s at "
+            f"{format_size(best.size)} beats the ForestColl bound {self.optimal_algbw:.1f} GB/s, "
+            "which assumes switches only forward"
+        )
 
 
 def route_sets(
@@ -176,6 +198,8 @@ def route_sets(
             raise ForestCollError(
                 f"unknown algorithm {name!r} (choose from {', '.join(ALGORITHMS)})"
             )
+        if name == LIBRARY:
+            continue
         if name == "forestcoll":
             if schedule is None:
                 skipped[name] = "no schedule"
@@ -205,24 +229,37 @@ def sweep(
     cancel: Any = None,
     keep_link_busy: bool = False,
     min_chunks: int = DEFAULT_MIN_CHUNKS,
+    library: _library.Library | None = None,
 ) -> Sweep:
-    """Simulate every algorithm at every size (``schedule``: the ForestColl schedule to use)."""
+    """Simulate every algorithm at every size (``schedule``: the ForestColl schedule to use).
+
+    ``library``: run the simulated algorithms on links derated to what that library's transfers
+    reach (:func:`solver.simulate.library.derated`), as the ``nccl`` row is; None = line rate.
+    """
     sizes = list(sizes) or parse_sizes(DEFAULT_SIZES)
     if chunk <= 0:
         raise ForestCollError(f"chunk must be > 0 bytes, got {chunk}")
     built, skipped = route_sets(topo, collective, algorithms, schedule)
     opt = float(schedule.optimal_algbw_exact) if schedule is not None else float("nan")
-    result = Sweep(topo, collective, int(chunk), float(latency_us), opt, min_chunks=min_chunks)
+    result = Sweep(
+        topo, collective, int(chunk), float(latency_us), opt, min_chunks=min_chunks, library=library
+    )
     for name, why in skipped.items():
         result.notes[name] = (f"skipped: {why}",)
     n = len(topo.compute_ids)
     factor = busbw_factor(collective, n)
-    total = max(1, len(built) * len(sizes))
+    with_library = LIBRARY in algorithms
+    total = max(1, len(built) * len(sizes) + (len(sizes) if with_library else 0))
     done = 0
+    if with_library:
+        done = _library_rows(result, sizes, factor, opt)
+        if progress is not None:
+            progress("library model", done / total)
+    link_topo = _library.derated(topo, library) if library is not None else topo
     for name, rs in built.items():
         result.notes[name] = rs.notes
-        table = LinkTable.of(topo, latency_us)
-        prep = prepare(rs, latency_us)
+        table = LinkTable.of(link_topo, latency_us)
+        prep = prepare(rs, latency_us, link_topo)
         for size in sizes:
             if cancel is not None and (cancel() if callable(cancel) else cancel.is_set()):
                 raise Cancelled("cancelled")
@@ -251,6 +288,38 @@ def sweep(
             if progress is not None:
                 progress(f"simulate {name}", done / total)
     return result
+
+
+def _library_rows(sw: Sweep, sizes: list[int], factor: float, opt: float) -> int:
+    """Append the ``nccl`` rows (the library tuner's pick and time per size); returns the count."""
+    tuner = _library.tuner(sw.topology, sw.collective, sw.library)
+    lib = tuner.library
+    notes = [f"{lib.name} {lib.generation}{' with NVLS' if lib.nvls else ''} tuner model"]
+    picks: dict[str, list[int]] = {}
+    for size in sizes:
+        choice, t = tuner.best(size)
+        picks.setdefault(choice.label, []).append(size)
+        sw.rows.append(
+            SweepRow(
+                algorithm=LIBRARY,
+                collective=sw.collective,
+                size=size,
+                time=t,
+                algbw=size / t / 1e9,
+                busbw=size / t / 1e9 * factor,
+                bound_time=float("nan") if math.isnan(opt) else size / (opt * 1e9),
+                route_bound_time=float("nan"),
+                estimate_time=t,
+                max_busy=float("nan"),
+                events=0,
+                wall=0.0,
+                choice=choice.label,
+            )
+        )
+    for label, at in picks.items():
+        notes.append(f"{label} at {format_size(min(at))}..{format_size(max(at))}")
+    sw.notes[LIBRARY] = tuple(notes)
+    return len(sizes)
 
 
 def warm_up() -> float:
@@ -303,6 +372,7 @@ __all__ = [
     "DEFAULT_CHUNK",
     "DEFAULT_MIN_CHUNKS",
     "DEFAULT_LATENCY_US",
+    "LIBRARY",
     "RouteSet",
     "SimRun",
     "Sweep",

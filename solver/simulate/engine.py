@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver.model.errors import ForestCollError
+from solver.model.topology import Topology
 from solver.simulate.routes import BCAST, DEFAULT_LATENCY_US, LinkTable, RouteSet
 
 try:  # one place for numba flags (created by the solver engineer)
@@ -631,9 +632,12 @@ class _Prepared:
         )
 
 
-def prepare(rs: RouteSet, latency_us: float = DEFAULT_LATENCY_US) -> _Prepared:
-    """Build the size-independent arrays of ``rs`` (reuse it for a sweep of sizes)."""
-    return _Prepared(rs, LinkTable.of(rs.topology, latency_us))
+def prepare(
+    rs: RouteSet, latency_us: float = DEFAULT_LATENCY_US, links: Topology | None = None
+) -> _Prepared:
+    """Build the size-independent arrays of ``rs`` (reuse it for a sweep of sizes); ``links``: the
+    fabric whose link bandwidths/latencies to use (default ``rs.topology``; same node ids)."""
+    return _Prepared(rs, LinkTable.of(links if links is not None else rs.topology, latency_us))
 
 
 def simulate_prepared(
