@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 
 from solver.model.results import ResultTable
 from solver.model.schedule import Schedule
+from solver.model.units import format_size
 
 BOUND_PEN = dict(color=(211, 47, 47), width=2, style=pg.QtCore.Qt.PenStyle.DashLine)
 ESTIMATE_PEN = dict(color=(0, 114, 178), width=2)
@@ -30,21 +32,28 @@ SERIES_COLORS = (
 SYMBOLS = ("o", "s", "t", "d", "+", "x", "star", "p")
 
 
-def size_text(nbytes: float) -> str:
-    """1000 -> '1 kB', 4.3e9 -> '4.3 GB' (decimal units, as the axis is log10)."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:g} {unit}"
-    return f"{nbytes:g} B"
-
-
 class SizeAxis(pg.AxisItem):
-    """A log-x axis labelled in bytes (1 kB, 1 MB, ...)."""
+    """A log-x axis labelled in bytes the way the CLI writes them (1K, 1M, 1G: binary units).
+
+    Ticks sit on powers of two, as the swept sizes do: every 2**10 (1K, 1M, ...) labelled
+    first, the other even powers (4K, 16K, ...) as the finer level.
+    """
+
+    def tickValues(self, minVal, maxVal, size):
+        if not self.logMode:
+            return super().tickValues(minVal, maxVal, size)
+        lo, hi = sorted((minVal, maxVal))
+        first = max(0, math.ceil(lo / math.log10(2)))
+        last = math.floor(hi / math.log10(2))
+        powers = range(first, last + 1)
+        major = [p * math.log10(2) for p in powers if p % 10 == 0]
+        minor = [p * math.log10(2) for p in powers if p % 2 == 0 and p % 10 != 0]
+        return [(10 * math.log10(2), major), (2 * math.log10(2), minor)]
 
     def tickStrings(self, values, scale, spacing):
         if self.logMode:
-            return [size_text(10.0**v) for v in values]
-        return [size_text(v) for v in values]
+            return [format_size(round(10.0**v)) for v in values]
+        return [format_size(round(v)) for v in values]
 
 
 def model_tables(schedule: Schedule) -> dict[str, ResultTable]:

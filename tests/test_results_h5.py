@@ -215,7 +215,7 @@ def test_summarize_mentions_schedules_and_tables(tmp_path):
     text = rh.summarize(path)
     assert "2x DGX A100" in text
     assert "allreduce_k1: allreduce" in text
-    assert "measured: nccl-tests / ring, 4 sizes 1KiB..64KiB, 4 measured" in text
+    assert "measured: nccl-tests / ring, 4 sizes 1K..64K, 4 measured" in text
     assert "32 trees" in text
 
 

@@ -3,18 +3,27 @@
 A subcommand module defines ``register(subparsers) -> argparse.ArgumentParser`` and sets
 ``func=run`` on its parser with ``run(args) -> int``. User errors are raised as
 :class:`solver.model.errors.ForestCollError` and printed here as one line ``error: ...`` (exit 2).
+
+Other installed packages add subcommands through the entry point group ``forestcoll.commands``
+(:data:`COMMAND_ENTRY_POINTS`): each entry point names a ``register(subparsers)`` function. The
+desktop designer contributes ``gui`` this way, so the solver never names the GUI package.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
+from importlib.metadata import entry_points
 
+from solver import __version__
+from solver.cli import check_xml, convert, export, info, measure, show, simulate, solve
 from solver.model.errors import Cancelled, ForestCollError
 
-# Subcommands in the order ``--help`` lists them (module names under solver.cli).
-COMMANDS = ["info", "convert", "solve", "export", "show", "check_xml", "simulate", "measure", "gui"]
+# Built-in subcommands in the order ``--help`` lists them; plugin commands follow.
+COMMANDS = [info, convert, solve, export, show, check_xml, simulate, measure]
+
+#: Entry point group through which installed packages contribute subcommands.
+COMMAND_ENTRY_POINTS = "forestcoll.commands"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,8 +34,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from solver import __version__
-
     parser = _Parser(
         prog="forestcoll",
         description=(
@@ -36,22 +43,19 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.set_defaults(func=None)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"{__name__}.{name}":
-                continue  # subcommand not built yet
-            raise
+    for module in COMMANDS:
         module.register(sub)
+    for entry_point in sorted(entry_points(group=COMMAND_ENTRY_POINTS), key=lambda ep: ep.name):
+        entry_point.load()(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
+    if args.func is None:
         parser.print_help()
         return 2
     try:

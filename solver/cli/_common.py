@@ -6,6 +6,9 @@ import argparse
 import sys
 import time
 
+from solver.model.errors import TopologyError
+from solver.model.topology import Topology
+
 
 def add_command(subparsers, name: str, summary: str, description: str, example: str):
     """Add a subcommand parser whose help ends with an example."""
@@ -16,6 +19,36 @@ def add_command(subparsers, name: str, summary: str, description: str, example: 
         epilog=f"example:\n  {example}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+
+
+def add_fabric_options(parser) -> None:
+    """``--boxes``/``--fabric`` for NCCL XML inputs (ignored for other formats)."""
+    parser.add_argument(
+        "--boxes",
+        type=int,
+        default=1,
+        metavar="N",
+        help="NCCL XML only: replicate the box N times and join the NICs (default 1)",
+    )
+    parser.add_argument(
+        "--fabric",
+        choices=("ib", "rail"),
+        default="ib",
+        help="NCCL XML only, with --boxes > 1: one IB switch for all NICs (ib, default) or one "
+        "switch per NIC index (rail)",
+    )
+
+
+def load_fabric(path: str, args, *, check: bool = True) -> Topology:
+    """Load ``path`` with the NCCL options of ``args`` (which must exist for XML only)."""
+    from solver.io.formats import format_for, load
+
+    options = {}
+    if format_for(path) == "nccl-xml":
+        options = {"boxes": args.boxes, "fabric": args.fabric}
+    elif args.boxes != 1:
+        raise TopologyError(f"--boxes applies to NCCL XML files only, not {path}")
+    return load(path, check=check, **options)
 
 
 class ProgressBar:

@@ -7,8 +7,7 @@ instead of reading a file; ``--list-templates`` shows the templates and their pa
 from __future__ import annotations
 
 from solver.model.errors import TopologyError
-from solver.cli._common import add_command
-from solver.cli.info import add_fabric_options, load_fabric
+from solver.cli._common import add_command, add_fabric_options, load_fabric
 
 
 def register(subparsers):

@@ -10,8 +10,7 @@ from pathlib import Path
 from solver.model.errors import ForestCollError
 from solver.io.files import atomic_write_text
 from solver.model.schedule import COLLECTIVES, Schedule
-from solver.cli._common import ProgressBar, add_command
-from solver.cli.info import add_fabric_options, load_fabric
+from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
 
 FORMATS = ("msccl-xml", "json")
 

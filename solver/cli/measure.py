@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 import numpy as np
 
 from solver.model.errors import ForestCollError
-from solver.cli._common import add_command
-from solver.cli.info import add_fabric_options, load_fabric
+from solver.cli._common import add_command, add_fabric_options, load_fabric
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 
@@ -95,13 +93,9 @@ def run_import(args) -> int:
             f"warning: {args.log} lists no '#  Rank' lines; cannot check it ran on {n} ranks",
             file=sys.stderr,
         )
-    try:
-        h5 = importlib.import_module("solver.io.results_h5")
-    except ModuleNotFoundError:
-        raise ForestCollError(
-            "HDF5 results are not available (solver.io.results_h5 missing)"
-        ) from None
     from pathlib import Path
+
+    from solver.io import results_h5 as h5
 
     schedule = None
     sched_name = ""

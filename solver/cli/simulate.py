@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 
 from solver.model.errors import ForestCollError, SolverError
-from solver.cli._common import ProgressBar, add_command
-from solver.cli.info import add_fabric_options, load_fabric
+from solver.model.units import format_size
+from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 
@@ -20,7 +19,6 @@ def register(subparsers):
         DEFAULT_LATENCY_US,
         DEFAULT_MIN_CHUNKS,
         DEFAULT_SIZES,
-        format_size,
     )
 
     p = add_command(
@@ -109,7 +107,7 @@ def register(subparsers):
 
 def run(args) -> int:
     from solver.algorithm.pipeline import solve
-    from solver.simulate import format_size, parse_size, parse_sizes, result_tables, sweep
+    from solver.simulate import parse_size, parse_sizes, result_tables, sweep
 
     topo = load_fabric(args.topology, args)
     algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
@@ -153,12 +151,8 @@ def run(args) -> int:
     if args.output:
         if not args.output.endswith((".h5", ".hdf5")):
             raise ForestCollError(f"{args.output}: results files end in .h5")
-        try:
-            h5 = importlib.import_module("solver.io.results_h5")
-        except ModuleNotFoundError:
-            raise ForestCollError(
-                "HDF5 results are not available (solver.io.results_h5 missing)"
-            ) from None
+        from solver.io import results_h5 as h5
+
         name = h5.write_schedule(args.output, schedule)
         for tname, table in result_tables(sw, name).items():
             h5.write_results(args.output, tname, table)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 import time
@@ -14,8 +13,7 @@ from solver.model.errors import ForestCollError, SolverError
 from solver.io.files import atomic_write_text
 from solver.model.schedule import COLLECTIVES, BottleneckCut, Schedule
 from solver.model.topology import Topology
-from solver.cli._common import ProgressBar, add_command
-from solver.cli.info import add_fabric_options, load_fabric
+from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
 
 PHASES = ("optimum", "switch_removal", "trees", "paths")
 
@@ -126,13 +124,8 @@ def save_schedule(path: str, schedule: Schedule) -> None:
         except OSError as exc:
             raise ForestCollError(f"{path}: cannot write: {exc.strerror}") from None
         return
-    try:
-        results_h5 = importlib.import_module("solver.io.results_h5")
-    except ModuleNotFoundError:
-        raise ForestCollError(
-            f"{path}: HDF5 results files are not available in this build "
-            "(solver.io.results_h5 is missing); use .json"
-        ) from None
+    from solver.io import results_h5
+
     try:
         results_h5.write_schedule(path, schedule)
     except OSError as exc:

@@ -52,6 +52,7 @@ from solver.io.files import atomic_path
 from solver.model.results import ResultTable
 from solver.model.schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
 from solver.model.topology import Link, Node, Topology
+from solver.model.units import format_size
 
 SCHEMA = "forestcoll-results"
 SCHEMA_VERSION = "1.0"
@@ -765,7 +766,7 @@ def summarize(path: str | os.PathLike) -> str:
             sizes = g["size_bytes"][()]
             measured = int(np.count_nonzero(~np.isnan(g["measured_time"][()])))
             span = (
-                f"{_fmt_bytes(int(sizes.min()))}..{_fmt_bytes(int(sizes.max()))}"
+                f"{format_size(int(sizes.min()))}..{format_size(int(sizes.max()))}"
                 if len(sizes)
                 else "empty"
             )
@@ -774,12 +775,3 @@ def summarize(path: str | os.PathLike) -> str:
                 f"{measured} measured"
             )
     return "\n".join(lines)
-
-
-def _fmt_bytes(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024:
-            return f"{value:g}{unit}"
-        value /= 1024
-    return f"{value:g}TiB"

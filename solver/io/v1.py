@@ -215,8 +215,4 @@ def dumps(topo: Topology) -> str:
     return dumps_one_per_line(to_dict(topo), "nodes", "links")
 
 
-def is_v1_document(data: Any) -> bool:
-    return isinstance(data, dict) and data.get("format") == FORMAT_NAME
-
-
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "Fraction", "dumps", "from_dict", "loads", "to_dict"]

@@ -26,6 +26,7 @@ from solver.model.errors import Cancelled, ForestCollError
 from solver.model.results import ResultTable
 from solver.model.schedule import Schedule
 from solver.model.topology import Topology
+from solver.model.units import format_size
 from solver.simulate import baselines
 from solver.simulate import library as _library
 from solver.simulate.engine import DEFAULT_MIN_CHUNKS, SimRun, prepare, simulate_prepared, simulate_routes
@@ -90,13 +91,6 @@ def parse_sizes(spec: str) -> list[int]:
     if not sizes:
         raise ForestCollError("no sizes given")
     return sizes
-
-
-def format_size(n: int) -> str:
-    for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if n >= scale and n % scale == 0:
-            return f"{n // scale}{unit}"
-    return str(n)
 
 
 def busbw_factor(collective: str, n: int) -> float:
