@@ -346,3 +346,31 @@ def test_cli_simulate_reads_nccl_xml_with_boxes(capsys):
     assert main(["simulate", str(xml), "--boxes", "2", "--sizes", "1M", "-a", "ring", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["num_compute_nodes"] == 16 and doc["rows"][0]["algorithm"] == "ring"
+
+
+def test_cli_simulate_from_results_h5_without_solving(tmp_path, capsys, monkeypatch):
+    from solver.algorithm import pipeline
+    from solver.cli import main
+
+    path = ROOT / "sample_topologies" / "dgx_a100_2x.json"
+    out = tmp_path / "r.h5"
+    assert main(["simulate", str(path), "-c", "allreduce", "-s", "1M", "-a", "forestcoll", "-o", str(out)]) == 0
+    capsys.readouterr()
+
+    def no_solve(*a, **k):
+        raise AssertionError("simulate solved again instead of using the stored schedule")
+
+    monkeypatch.setattr(pipeline, "solve", no_solve)
+    assert main(["simulate", str(out), "-c", "allreduce", "-s", "1G", "-a", "forestcoll,nccl", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = {r["algorithm"]: r for r in doc["rows"]}
+    assert rows["nccl"]["choice"] == "Ring/Simple"  # A100: no NVLS; Ring beats Tree at 1 GiB
+    assert doc["library"]["generation"] == "ampere"
+    # the stored schedule, run on links derated like the library's: below the line-rate bound
+    assert 0.7 < rows["forestcoll"]["ratio_to_bound"] < 0.85
+    assert main(["simulate", str(out), "-c", "allgather", "-s", "1G"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and "holds no allgather schedule" in err
+    assert main(["simulate", str(out), "-c", "allreduce", "-s", "1G", "-a", "forestcoll", "--line-rate", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert row["ratio_to_bound"] > 0.95
