@@ -31,8 +31,8 @@ def main() -> None:
     from PySide6.QtGui import QUndoStack
     from PySide6.QtWidgets import QApplication
 
-    from fc_gui.canvas import FabricCanvas
-    from fc_gui.document import TopologyDocument
+    from fc_gui.views.canvas import FabricCanvas
+    from fc_gui.model.document import TopologyDocument
     from solver.io.templates import dgx_a100
 
     app = QApplication.instance() or QApplication([])
@@ -101,7 +101,7 @@ def main() -> None:
             timed(lambda i: doc.move_nodes({n: (p[0] + i, p[1] + i) for n, p in base.items()})),
         )
     )
-    from fc_gui.document import make_link
+    from fc_gui.model.document import make_link
 
     def add_link(i):
         uid = doc.new_link_uid()

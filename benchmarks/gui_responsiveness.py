@@ -185,7 +185,7 @@ def main() -> int:
         rows.append(row)
     print(f"event-loop delay while solving in the worker (tick {TICK_MS} ms"
           f"{', canvas panned at 20 Hz' if not args.no_pan else ''}); goal: max < 100 ms")
-    from fc_gui.solve_worker import WORKER_NICE
+    from fc_gui.controllers.solve_worker import WORKER_NICE
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"GIL switch interval {1000 * sys.getswitchinterval():g} ms, worker nice +{WORKER_NICE}, "

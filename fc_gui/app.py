@@ -2,44 +2,13 @@
 
 The window appears at once on TOPO (any supported format) or the built-in 2x DGX A100 fabric.
 ``--solve`` and ``--screenshot`` are carried out by the results controller
-(``window.results_controller.run_batch``); without one, ``--screenshot`` still renders the editor.
+(``window.results_controller.run_batch``). The arguments are declared in ``solver/cli/gui.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-
-
-def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """Add the gui arguments to ``parser`` (a new one if None)."""
-    if parser is None:
-        parser = argparse.ArgumentParser(prog="forestcoll gui", description=__doc__)
-    parser.add_argument(
-        "topo",
-        nargs="?",
-        metavar="TOPO",
-        help="fabric file to open (.json v1/node-link, .graphml, NCCL .xml); "
-        "default: the built-in 2x DGX A100 fabric",
-    )
-    parser.add_argument("--solve", action="store_true", help="solve the fabric right after opening")
-    parser.add_argument(
-        "--screenshot",
-        metavar="PNG",
-        help="render the window to PNG (after solving with --solve) and exit",
-    )
-    parser.add_argument(
-        "--no-recovery",
-        action="store_true",
-        help="do not offer autosaved work from a previous crash",
-    )
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run the designer; returns the exit code."""
-    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
-    return run(args)
 
 
 def install_error_hook(window, batch: bool) -> None:
@@ -90,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
     from solver.model.errors import ForestCollError
 
-    from .main_window import MainWindow
+    from fc_gui.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(["forestcoll gui"])
     app.setApplicationName("ForestColl Designer")
@@ -99,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     app.aboutToQuit.connect(lambda: QApplication.clipboard().clear())
     batch = bool(args.solve or args.screenshot)
     if args.topo:
-        from .file_actions import FileActions
+        from fc_gui.controllers.file_actions import FileActions
 
         # read before building the window so a bad file in batch mode fails with exit code 2
         try:
@@ -123,25 +92,7 @@ def run(args: argparse.Namespace) -> int:
         QTimer.singleShot(0, lambda: window.show_error(error))
     if batch:
         controller = window.results_controller
-        if controller is not None and hasattr(controller, "run_batch"):
-            QTimer.singleShot(
-                0, lambda: controller.run_batch(solve=args.solve, screenshot=args.screenshot)
-            )
-        elif args.solve:
-            print("error: solving is not available in this build", file=sys.stderr)
-            return 2
-        else:
-
-            def shoot() -> None:
-                window.canvas.fit_view()
-                ok = window.grab().save(str(args.screenshot))
-                if not ok:
-                    print(f"error: cannot write {args.screenshot}", file=sys.stderr)
-                app.exit(0 if ok else 2)
-
-            QTimer.singleShot(300, shoot)
+        QTimer.singleShot(
+            0, lambda: controller.run_batch(solve=args.solve, screenshot=args.screenshot)
+        )
     return int(app.exec())
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

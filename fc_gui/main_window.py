@@ -1,23 +1,19 @@
-"""The designer's main window: canvas in the middle, inspector and other panels in docks.
+"""The designer's main window: canvas in the middle, inspector and result panels in docks.
 
-Extension points for the solve/results side (GUI B)
-----------------------------------------------------
+What the controllers use
+------------------------
 - ``window.document`` (TopologyDocument), ``window.undo_stack``, ``window.canvas`` (FabricCanvas).
 - ``window.menus``: dict "file", "edit", "view", "solve", "export", "help" -> QMenu
   (also ``window.solve_menu``, ``window.export_menu``...).
 - ``window.add_dock(widget, area, title)`` -> QDockWidget (its toggle goes into View > Panels).
-- ``window.results_controller``: at construction the window calls
-  ``fc_gui.results_controller.install(window)`` if that module exists and keeps what it returns
-  here (None otherwise). ``fc_gui.app.main`` then calls
-  ``window.results_controller.run_batch(solve=bool, screenshot=str | None)`` for
-  ``--solve``/``--screenshot``; that method must end with ``QApplication.exit(code)``.
+- ``window.results_controller``: the :class:`fc_gui.controllers.results.ResultsController`
+  (None when built with ``install_results=False``, as tests that install their own do).
 - ``window.file_path`` is the open file (None for a new fabric); ``window.show_error(msg)`` shows
   a one-line error dialog.
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import ClassVar
 
@@ -34,8 +30,9 @@ from PySide6.QtWidgets import (
 
 from solver.model.topology import Topology
 
-from .canvas import FabricCanvas, Tool
-from .document import TopologyDocument
+from fc_gui.controllers.clipboard import ClipboardActions
+from fc_gui.views.canvas import FabricCanvas, Tool
+from fc_gui.model.document import TopologyDocument
 
 APP_NAME = "ForestColl Designer"
 
@@ -45,83 +42,6 @@ def default_topology() -> Topology:
     from solver.io.templates import default_topology as make
 
     return make()
-
-
-class ClipboardActions:
-    """Cut/copy/paste of the selected nodes and the links among them (the system clipboard
-    gets the v1 JSON text too, so a selection can be pasted into another window)."""
-
-    MIME = "application/x-forestcoll-topology"
-
-    def __init__(self, window: MainWindow) -> None:
-        self.window = window
-        self.copy_action = QAction("&Copy", window)
-        self.copy_action.setShortcut(QKeySequence.StandardKey.Copy)
-        self.copy_action.triggered.connect(self.copy)
-        self.cut_action = QAction("Cu&t", window)
-        self.cut_action.setShortcut(QKeySequence.StandardKey.Cut)
-        self.cut_action.triggered.connect(self.cut)
-        self.paste_action = QAction("&Paste", window)
-        self.paste_action.setShortcut(QKeySequence.StandardKey.Paste)
-        self.paste_action.triggered.connect(self.paste)
-        self._pastes = 0
-
-    def copy(self) -> int:
-        """Copy the selected nodes (and the links among them); returns the node count."""
-        from PySide6.QtCore import QMimeData
-        from PySide6.QtWidgets import QApplication
-
-        from solver.io import v1
-
-        doc = self.window.document
-        ids = [i for i in doc.nodes if i in doc.selected_nodes]
-        if not ids:
-            return 0
-        idset = set(ids)
-        links = [ln for ln in doc.links.values() if ln.source in idset and ln.target in idset]
-        topo = Topology(
-            name="clipboard", nodes=tuple(doc.nodes[i] for i in ids), links=tuple(links)
-        )
-        text = v1.dumps(topo)
-        mime = QMimeData()
-        mime.setData(self.MIME, text.encode("utf-8"))
-        mime.setText(text)
-        QApplication.clipboard().setMimeData(mime)
-        self._pastes = 0
-        return len(ids)
-
-    def cut(self) -> None:
-        if self.copy():
-            self.window.canvas.delete_selection()
-
-    def paste(self) -> int:
-        """Paste clipboard nodes with fresh ids, offset; one undoable command. Returns count."""
-        from PySide6.QtWidgets import QApplication
-
-        from solver.model.errors import ForestCollError
-        from solver.io import v1
-
-        from .commands import PasteCommand, renamed_copies
-
-        mime = QApplication.clipboard().mimeData()
-        if mime is None:
-            return 0
-        if mime.hasFormat(self.MIME):
-            text = bytes(mime.data(self.MIME)).decode("utf-8")
-        elif mime.hasText() and "forestcoll-topology" in mime.text():
-            text = mime.text()
-        else:
-            return 0
-        try:
-            topo = v1.loads(text, "clipboard", check=False)
-        except ForestCollError as exc:
-            self.window.show_error(str(exc))
-            return 0
-        self._pastes += 1
-        step = 40.0 * self._pastes
-        nodes, links = renamed_copies(self.window.document, topo.nodes, topo.links, (step, step))
-        self.window.undo_stack.push(PasteCommand(self.window.document, nodes, links))
-        return len(nodes)
 
 
 class MainWindow(QMainWindow):
@@ -204,19 +124,13 @@ class MainWindow(QMainWindow):
         QMessageBox.critical(self, title, message)
 
     def _install_results(self) -> None:
-        try:
-            module = importlib.import_module("fc_gui.results_controller")
-        except ModuleNotFoundError as exc:
-            if exc.name != "fc_gui.results_controller":
-                raise
-            return
-        install = getattr(module, "install", None)
-        if install is not None:
-            self.results_controller = install(self)
+        from fc_gui.controllers.results import install
+
+        self.results_controller = install(self)
 
     # ------------------------------------------------------------------ menus
     def _build_file_menu(self) -> None:
-        from .file_actions import FileActions
+        from fc_gui.controllers.file_actions import FileActions
 
         self.file_actions = FileActions(self)
 
@@ -344,7 +258,7 @@ class MainWindow(QMainWindow):
         self.snap_action.toggled.connect(lambda on: self.canvas.set_grid(on))
         m.addSeparator()
         layout_menu = m.addMenu("Auto-&layout")
-        from .layouts import LAYOUTS
+        from fc_gui.model.layouts import LAYOUTS
 
         for key, (title, _) in LAYOUTS.items():
             layout_menu.addAction(title, lambda k=key: self.apply_layout(k))
@@ -354,7 +268,7 @@ class MainWindow(QMainWindow):
         self.panels_menu.addAction(self.tools_toolbar.toggleViewAction())
 
     def _build_panels(self) -> None:
-        from .inspector import Inspector
+        from fc_gui.views.inspector import Inspector
 
         self.inspector = Inspector(self.document, self.undo_stack)
         self.add_dock(self.inspector, Qt.DockWidgetArea.RightDockWidgetArea, "Inspector")
@@ -363,8 +277,8 @@ class MainWindow(QMainWindow):
         """Run auto-layout ``key`` (see fc_gui.layouts.LAYOUTS) as one undoable command."""
         from PySide6.QtWidgets import QApplication
 
-        from .commands import ApplyLayoutCommand
-        from .layouts import LAYOUTS, compute_layout
+        from fc_gui.model.commands import ApplyLayoutCommand
+        from fc_gui.model.layouts import LAYOUTS, compute_layout
 
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:

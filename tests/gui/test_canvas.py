@@ -6,8 +6,8 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QUndoStack
 from PySide6.QtTest import QTest
 
-from fc_gui.canvas import LABEL_LIMIT, FabricCanvas, Tool
-from fc_gui.document import TopologyDocument
+from fc_gui.views.canvas import LABEL_LIMIT, FabricCanvas, Tool
+from fc_gui.model.document import TopologyDocument
 from solver.io.templates import dgx_a100, ring
 
 
@@ -267,7 +267,7 @@ def test_hover_describes_nodes_and_links_and_takes_providers(canvas):
 
 
 def test_vectorised_width_classes_match_the_scalar_rule():
-    from fc_gui import style
+    from fc_gui.views import style
 
     bws = np.array([0.5, 1, 12.5, 16, 25, 50, 100, 300, 450, 450])
     expected = [style.width_class(b, bws.min(), bws.max()) for b in bws]

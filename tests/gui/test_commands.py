@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PySide6.QtGui import QUndoStack
 
-from fc_gui.commands import (
+from fc_gui.model.commands import (
     AddLinkCommand,
     AddNodeCommand,
     ApplyLayoutCommand,
@@ -21,8 +21,8 @@ from fc_gui.commands import (
     SetNodePropsCommand,
     renamed_copies,
 )
-from fc_gui.document import TopologyDocument, make_link, make_node
-from fc_gui.layouts import compute_layout
+from fc_gui.model.document import TopologyDocument, make_link, make_node
+from fc_gui.model.layouts import compute_layout
 from solver.io import v1
 from solver.io.templates import dgx_a100, ring
 from solver.model.topology import validate
@@ -243,7 +243,7 @@ def test_any_edit_sequence_undoes_and_redoes_exactly(qapp, sequence):
 
 
 def test_spring_layout_of_a_big_fabric_goes_box_by_box():
-    from fc_gui.layouts import SPRING_DIRECT_LIMIT, spring
+    from fc_gui.model.layouts import SPRING_DIRECT_LIMIT, spring
 
     topo = dgx_a100(30)
     assert len(topo.nodes) > SPRING_DIRECT_LIMIT

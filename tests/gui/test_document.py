@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import pytest
 
-from fc_gui.document import TopologyDocument, make_link, make_node
+from fc_gui.model.document import TopologyDocument, make_link, make_node
 from solver.model.errors import TopologyError
 from solver.io import v1
 from solver.io.templates import dgx_a100, ring

@@ -11,8 +11,8 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
 
-from fc_gui.commands import AddNodeCommand
-from fc_gui.document import make_node
+from fc_gui.model.commands import AddNodeCommand
+from fc_gui.model.document import make_node
 from fc_gui.main_window import MainWindow
 from solver.io import v1
 from solver.io.formats import load
@@ -142,7 +142,7 @@ def test_autosave_and_recovery_after_a_crash(make_window, tmp_path, monkeypatch)
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
     w2 = make_window(dgx_a100(1), check_recovery=True)
     assert "late" in w2.document.nodes and w2.is_modified()
-    from fc_gui.file_actions import RECOVERY_KEY
+    from fc_gui.controllers.file_actions import RECOVERY_KEY
 
     assert RECOVERY_KEY not in w2.document.to_topology().extra
     assert w2.document.to_topology().extra == ring(5).extra
@@ -153,7 +153,7 @@ def test_autosave_and_recovery_after_a_crash(make_window, tmp_path, monkeypatch)
 
 
 def test_template_gallery_builds_and_counts(make_window, qtbot):
-    from fc_gui.template_gallery import TemplateGallery
+    from fc_gui.views.template_gallery import TemplateGallery
 
     w = make_window(ring(4))
     g = TemplateGallery(w)

@@ -6,8 +6,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QUndoStack
 
-from fc_gui.document import TopologyDocument
-from fc_gui.inspector import Inspector
+from fc_gui.model.document import TopologyDocument
+from fc_gui.views.inspector import Inspector
 from solver.io.templates import dgx_a100
 
 

@@ -13,19 +13,14 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QMessageBox
 from results_fixtures import FakeSolver, failing_solver, ring4, ring4_schedule
 
-from fc_gui.commands import MoveNodesCommand, SetLinkPropsCommand
+from fc_gui.model.commands import MoveNodesCommand, SetLinkPropsCommand
 from fc_gui.main_window import MainWindow
-from fc_gui.overlays import (
-    HeatMapOverlay,
-    PlotCanvasHost,
-    chevrons,
-    cut_caption,
-    lane_segments,
-    segment_distance_px,
-    trees_using_links,
-)
-from fc_gui.result_views import summary_html, tree_hops, tree_rows
-from fc_gui.results_controller import install
+from canvas_double import PlotCanvasHost
+from fc_gui.controllers.results import install
+from fc_gui.model.lanes import chevrons, lane_segments, segment_distance_px
+from fc_gui.model.result_text import cut_caption, summary_html
+from fc_gui.model.trees import tree_hops, tree_rows, trees_using_links
+from fc_gui.views.overlays import HeatMapOverlay
 
 
 @pytest.fixture
@@ -185,11 +180,11 @@ def test_reduce_scatter_animation_runs_from_leaves_to_root(qtbot):
     agg = replace(tree, edges=reversed_edges)
     import pyqtgraph as pg
 
-    from fc_gui.overlays import BroadcastAnimation
+    from fc_gui.views.animation import BroadcastAnimation
 
     plot = pg.PlotWidget()
     qtbot.addWidget(plot)
-    host = PlotCanvasHost(plot.getPlotItem(), {n.id: (n.x, n.y) for n in s.topology.nodes})
+    host = PlotCanvasHost(plot, s.topology)
     anim = BroadcastAnimation(host)
     anim.set_trees([("reduce-scatter", agg)])
     anim.advance()
@@ -286,7 +281,7 @@ def test_failed_solve_shows_a_one_line_error_dialog(qtbot, make_window, errors):
 
 
 def test_invalid_fabric_is_refused_before_solving(qtbot, make_window, errors):
-    from fc_gui.commands import DeleteCommand
+    from fc_gui.model.commands import DeleteCommand
 
     fake = FakeSolver(0.01)
     w = make_window(solve_fn=fake)
@@ -332,25 +327,19 @@ def test_exports_h5_png_svg(qtbot, make_window, tmp_path, errors):
 
 
 def test_msccl_export(qtbot, make_window, tmp_path, errors):
-    from fc_gui.export_actions import find_msccl_writer
+    from solver.msccl.interpreter import check_file
 
     w = make_window()
     rc = w.results_controller
     solve_and_wait(qtbot, w)
     out = rc.exports.export_msccl(tmp_path / "algo.xml", runtime="msccl-executor")
-    if find_msccl_writer() is None:
-        assert out is None
-        assert "not available" in errors[-1][1]
-    else:
-        from solver.msccl.interpreter import check_file
-
-        assert out is not None and errors == []
-        report = check_file(out, "msccl-executor")  # raises MscclError if the XML is wrong
-        assert report.ngpus == 4 and report.collective == "allgather"
-        # a runtime limit the schedule cannot meet is a one-line error, not a file
-        assert rc.exports.export_msccl(tmp_path / "bad.xml", runtime="no-such-runtime") is None
-        assert errors and "\n" not in errors[-1][1]
-        assert not (tmp_path / "bad.xml").exists()
+    assert errors == [] and out is not None
+    report = check_file(out, "msccl-executor")  # raises MscclError if the XML is wrong
+    assert report.ngpus == 4 and report.collective == "allgather"
+    # a runtime limit the schedule cannot meet is a one-line error, not a file
+    assert rc.exports.export_msccl(tmp_path / "bad.xml", runtime="no-such-runtime") is None
+    assert errors and "\n" not in errors[-1][1]
+    assert not (tmp_path / "bad.xml").exists()
 
 
 def test_plots_bound_and_imported_measurements(qtbot, make_window, tmp_path, errors):
@@ -441,23 +430,28 @@ def test_lane_geometry_and_hit_testing():
     assert heads[0, 1, 0] > heads[0, 0, 0]  # pointing along +x
 
 
-def test_heat_overlay_on_a_plain_plot_draws_lanes_and_tips(qtbot):
+def test_heat_overlay_on_a_plain_plot_recolours_links_and_gives_tips(qtbot):
     import pyqtgraph as pg
 
     s = ring4_schedule()
     plot = pg.PlotWidget()
     qtbot.addWidget(plot)
-    host = PlotCanvasHost(plot.getPlotItem(), {n.id: (n.x, n.y) for n in s.topology.nodes})
+    host = PlotCanvasHost(plot, s.topology)
     heat = HeatMapOverlay(host)
+    heat.attach_color_bar()
     heat.show_schedule(s)
-    assert heat.items, "no lane curves drawn"
-    i = heat.index[("gpu0", "gpu1")]
-    mid = heat.seg[i].mean(axis=0)
-    tip = heat.tooltip_at(mid[0], mid[1], (0.01, 0.01))
-    assert tip.startswith("link gpu0 → gpu1")
-    assert heat.tooltip_at(0.5, 0.5, (0.01, 0.01)) is None
+    assert heat.active and heat.color_bar.parentWidget() is plot
+    assert set(host.link_colors) == set(heat.index) and len(host.link_colors) == 8
+    assert host.link_colors[("gpu2", "gpu3")] == heat.color_of(1.0)
+    tip = heat.tooltip_for_pair("gpu0", "gpu1")
+    assert tip.startswith("link gpu0 — gpu1") and "gpu0 → gpu1:" in tip and "gpu1 → gpu0:" in tip
+    assert heat.tooltip_for_pair("gpu0", "gpu2") is None
+    heat.set_visible(False)
+    assert host.link_colors is None
+    heat.set_visible(True)
+    assert len(host.link_colors) == 8
     heat.clear()
-    assert heat.items == [] and not heat.active
+    assert not heat.active and host.link_colors is None
 
 
 def _distinct_colors(img: QImage) -> int:
@@ -468,9 +462,6 @@ def _distinct_colors(img: QImage) -> int:
 
 
 def test_simulate_plots_forestcoll_and_baselines(qtbot, make_window):
-    from fc_gui.plots_dock import find_simulator
-
-    assert find_simulator() is not None
     w = make_window()
     rc = w.results_controller
     solve_and_wait(qtbot, w)

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication
 from results_fixtures import FakeSolver, failing_solver, ring4
 
 from fc_gui.main_window import MainWindow
-from fc_gui.results_controller import install
+from fc_gui.controllers.results import install
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_topologies" / "dgx_a100_1x.json"

@@ -2,7 +2,7 @@
 
 import math
 
-from fc_gui.plots_dock import SizeAxis
+from fc_gui.views.plots_dock import SizeAxis
 
 
 def test_log_axis_ticks_on_powers_of_two(qapp):

@@ -2,16 +2,14 @@
 
 Lines: the throughput bound (M / optimal algbw: flat), an alpha-aware estimate of this schedule
 (bandwidth term + the latency of its deepest tree path, from ``solver.io.results_h5.model_tables``),
-simulated ForestColl and baselines when a simulator is available (run in the background), and
+simulated ForestColl and baselines (run in the background by the results controller), and
 measurements imported from an HDF5 results file (``/results`` tables with measured columns).
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -58,41 +56,9 @@ class SizeAxis(pg.AxisItem):
 
 def model_tables(schedule: Schedule) -> dict[str, ResultTable]:
     """The bound and alpha-aware estimate tables of ``schedule`` (solver.io.results_h5)."""
-    from solver.io.results_h5 import model_tables as tables
+    from solver.io import results_h5  # h5py is imported on first use (0.1 s off the start-up)
 
-    return tables(schedule, schedule.collective)
-
-
-#: Message sizes simulated for the plot (factor 4 keeps a sweep to seconds) and algorithms.
-SIM_SIZES = "1K:1G:4"
-SIM_ALGORITHMS = ("forestcoll", "ring", "tree", "direct", "blink")
-
-
-def find_simulator() -> Callable[..., Mapping[str, ResultTable]] | None:
-    """``simulate(schedule, cancel=None) -> {name: ResultTable}`` using ``solver.simulate``.
-
-    Simulates the schedule and the baselines the simulator knows, over :data:`SIM_SIZES`.
-    None when the simulator is not part of this build.
-    """
-    if importlib.util.find_spec("solver.simulate") is None:
-        return None
-    try:
-        sim = importlib.import_module("solver.simulate")
-    except ImportError:
-        return None
-    if not all(hasattr(sim, n) for n in ("sweep", "result_tables", "parse_sizes")):
-        return None
-
-    def simulate(schedule: Schedule, cancel=None) -> Mapping[str, ResultTable]:
-        known = getattr(sim, "ALGORITHMS", SIM_ALGORITHMS)
-        algorithms = [a for a in SIM_ALGORITHMS if a in known]
-        sw = sim.sweep(
-            schedule.topology, schedule.collective, algorithms, sim.parse_sizes(SIM_SIZES),
-            schedule=schedule, cancel=cancel,
-        )
-        return sim.result_tables(sw)
-
-    return simulate
+    return results_h5.model_tables(schedule, schedule.collective)
 
 
 class PlotsDock(QWidget):
@@ -148,7 +114,6 @@ class PlotsDock(QWidget):
         self._model: list[str] = []
         self._simulated: list[str] = []
         self._imported: list[str] = []
-        self.simulator = find_simulator()
         self.simulating = False
         self._update_buttons()
 
@@ -212,9 +177,9 @@ class PlotsDock(QWidget):
 
         Raises ForestCollError (e.g. not a results file) with a one-line message.
         """
-        from solver.io.results_h5 import read_results
+        from solver.io import results_h5
 
-        tables = read_results(path)
+        tables = results_h5.read_results(path)
         count = self.add_tables(tables, kind="imported")
         self.status.setText(f"{count} series from {Path(path).name}")
         return count
@@ -239,12 +204,10 @@ class PlotsDock(QWidget):
 
     # ------------------------------------------------------------------ internals
     def _can_simulate(self) -> bool:
-        return self.simulator is not None and self.schedule is not None
+        return self.schedule is not None
 
     def _update_buttons(self) -> None:
         self.simulate_button.setEnabled(self.simulating or self._can_simulate())
-        if self.simulator is None:
-            self.simulate_button.setToolTip("The simulator is not available in this build")
 
     def _add_line(self, label: str, x, y, **kwargs) -> None:
         if label in self.series:

@@ -23,8 +23,8 @@ from solver.io import v1
 from solver.io.formats import format_for, load, save
 from solver.model.topology import Topology, validate
 
-from .commands import ReplaceTopologyCommand
-from .layouts import layered, needs_layout
+from fc_gui.model.commands import ReplaceTopologyCommand
+from fc_gui.model.layouts import layered, needs_layout
 
 OPEN_FILTER = (
     "Fabric files (*.json *.graphml *.xml);;ForestColl v1 (*.json);;"
@@ -200,7 +200,7 @@ class FileActions:
         self.open_path(path, replace_undoable=True, **options)
 
     def new_from_template(self) -> None:
-        from .template_gallery import TemplateGallery
+        from fc_gui.views.template_gallery import TemplateGallery
 
         dialog = TemplateGallery(self.window)
         if dialog.exec() and dialog.topology is not None:

@@ -61,8 +61,6 @@ def one_line(exc: BaseException) -> str:
     line = text.splitlines()[0] if text else ""
     if isinstance(exc, ForestCollError):
         return line or type(exc).__name__
-    if isinstance(exc, ModuleNotFoundError) and exc.name and exc.name.startswith("solver"):
-        return f"the solver is not available in this build ({exc.name} is missing)"
     return f"internal error: {type(exc).__name__}: {line}" if line else f"internal error: {type(exc).__name__}"
 
 

@@ -99,13 +99,6 @@ def width_classes(bandwidths: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(t * (n - 1)), 0, n - 1).astype(np.int64)
 
 
-def legend_entries() -> list[tuple[str, RoleStyle]]:
-    """(role, style) pairs for a legend, compute roles first."""
-    return [(k, v) for k, v in _COMPUTE_ROLES.items() if k in ("gpu", "gcd")] + [
-        (k, v) for k, v in _SWITCH_ROLES.items()
-    ]
-
-
 def width_class(bandwidth: Fraction | float, lo: float, hi: float) -> int:
     """Index into :data:`LINK_WIDTH_CLASSES` for ``bandwidth`` on a log scale from lo to hi."""
     n = len(LINK_WIDTH_CLASSES)

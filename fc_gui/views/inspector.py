@@ -27,9 +27,9 @@ from PySide6.QtWidgets import (
 from solver.model.errors import ForestCollError
 from solver.model.topology import COMPUTE, NODE_KINDS, SWITCH, to_fraction
 
-from . import style
-from .commands import SetLinkPropsCommand, SetNameCommand, SetNodePropsCommand
-from .document import TopologyDocument
+from fc_gui.views import style
+from fc_gui.model.commands import SetLinkPropsCommand, SetNameCommand, SetNodePropsCommand
+from fc_gui.model.document import TopologyDocument
 
 _BAD = "QLineEdit { border: 2px solid #d32f2f; background: #fff0f0; }"
 

@@ -5,9 +5,10 @@ Drawing is batched so a 1000+ node fabric pans smoothly: one ``ScatterPlotItem``
 one ``PlotCurveItem(connect='pairs')`` per link width class and state, one scatter for arrow
 heads, one item for all group frames. Labels appear only when few nodes are in view.
 
-Public API used by the results side (GUI B)
--------------------------------------------
-- ``node_positions()`` -> ``{node_id: (x, y)}``
+Overlay API (:class:`fc_gui.views.overlays.OverlayHost`)
+-------------------------------------------------------
+- ``node_positions()`` -> ``{node_id: (x, y)}``; ``directed_links()``; ``overlay_parent()``
+  (this widget: floating captions sit on it).
 - ``add_overlay_item(item)`` / ``remove_overlay_item(item)``: any pyqtgraph item in data
   coordinates, drawn above links and below nodes unless it has its own z value. (A plain
   ScatterPlotItem takes clicks on its points away from the tools: use ``PassiveScatter``.)
@@ -25,7 +26,6 @@ Public API used by the results side (GUI B)
 from __future__ import annotations
 
 import enum
-import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import ClassVar
 
@@ -37,15 +37,16 @@ from PySide6.QtWidgets import QGraphicsRectItem, QMenu, QToolTip
 
 from solver.model.topology import COMPUTE, SWITCH
 
-from . import style
-from .commands import (
+from fc_gui.views import style
+from fc_gui.model.commands import (
     AddLinkCommand,
     AddNodeCommand,
     DeleteCommand,
     MoveNodesCommand,
     SetDisabledCommand,
 )
-from .document import TopologyDocument, make_link, make_node
+from fc_gui.model.document import TopologyDocument, make_link, make_node
+from fc_gui.model.lanes import segment_distance_px
 
 LABEL_LIMIT = 150  # draw node labels only when at most this many nodes are in view
 LABEL_SPACING_PX = 42  # ... and when nodes are at least this far apart on screen
@@ -244,6 +245,8 @@ class FabricCanvas(pg.GraphicsView):
         self._sizes = np.zeros(0)
         self._overlays: list = []
         self._groups: list[tuple[str, np.ndarray]] = []
+        self._group_rects: list[QRectF] = []
+        self._closed = False
         self._unit = 1.0
         self._nn = 1.0
         self._thin = False
@@ -327,6 +330,10 @@ class FabricCanvas(pg.GraphicsView):
         """(source, target) of every drawn direction, in the order ``set_link_colors`` arrays use:
         for each link in document order, (s, t) and then (t, s) unless the link is directed."""
         return list(self._halves()[3])
+
+    def overlay_parent(self) -> FabricCanvas:
+        """The widget floating captions (cut badge, colour bar) are placed on: this canvas."""
+        return self
 
     def add_overlay_item(self, item, z: float | None = None) -> None:
         """Add a pyqtgraph item drawn in data coordinates (default z: above links, below nodes)."""
@@ -421,15 +428,8 @@ class FabricCanvas(pg.GraphicsView):
         """The link uid under data point (x, y), or None."""
         if len(self._ends) == 0:
             return None
-        px, py = self._pixel_size()
-        a = self._pos[self._ends[:, 0]] / (px, py)
-        b = self._pos[self._ends[:, 1]] / (px, py)
-        p = np.array([x / px, y / py])
-        ab = b - a
-        denom = np.maximum((ab * ab).sum(axis=1), 1e-12)
-        t = np.clip(((p - a) * ab).sum(axis=1) / denom, 0.0, 1.0)
-        closest = a + ab * t[:, None]
-        d = np.hypot(*(closest - p).T)
+        seg = np.stack([self._pos[self._ends[:, 0]], self._pos[self._ends[:, 1]]], axis=1)
+        d = segment_distance_px(seg, x, y, self._pixel_size())
         i = int(np.argmin(d))
         return self._link_uids[i] if d[i] <= tolerance_px else None
 
@@ -767,7 +767,7 @@ class FabricCanvas(pg.GraphicsView):
         return super().close()
 
     def _update_labels(self) -> None:
-        if getattr(self, "_closed", False):
+        if self._closed:
             return
         rect = self.view_box.viewRect()
         inside = (
@@ -788,7 +788,7 @@ class FabricCanvas(pg.GraphicsView):
         # group names: when few groups are in view
         groups = [
             (g, r)
-            for (g, _), r in zip(self._groups, getattr(self, "_group_rects", []))
+            for (g, _), r in zip(self._groups, self._group_rects)
             if rect.intersects(r)
         ]
         groups = groups if len(groups) <= 40 else []
@@ -1054,9 +1054,3 @@ def _typical_spacing(pos: np.ndarray, fallback: float) -> float:
 def _rgba(color) -> tuple:
     c = tuple(color)
     return c + (255,) if len(c) == 3 else c
-
-
-def distance_px(canvas: FabricCanvas, a: tuple[float, float], b: tuple[float, float]) -> float:
-    """Distance in screen pixels between two data points (handy for tests)."""
-    px, py = canvas._pixel_size()
-    return math.hypot((a[0] - b[0]) / px, (a[1] - b[1]) / py)

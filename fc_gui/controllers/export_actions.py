@@ -6,8 +6,7 @@ dialog. Functions take an explicit path so tests and scripts skip the file dialo
 
 from __future__ import annotations
 
-import importlib
-import inspect
+import os
 from pathlib import Path
 
 from PySide6.QtCore import QObject
@@ -22,60 +21,19 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
-from solver.model.errors import ForestCollError
 from solver.io.files import atomic_path
-
-MSCCL_RUNTIMES = ("msccl-executor", "rccl", "msccl-legacy")
+from solver.model.errors import ForestCollError
+from solver.msccl import PROTOCOLS, RUNTIMES, export_xml
 
 
 def make_readable(path: str | Path) -> None:
     """Give an exported file the usual permissions (atomic writes create it private, 0600)."""
-    import os
-
     mask = os.umask(0)
     os.umask(mask)
     try:
         os.chmod(path, 0o666 & ~mask)
     except OSError:
         pass
-MSCCL_PROTOCOLS = ("Simple", "LL", "LL128")
-
-
-def find_msccl_writer():
-    """The export engineer's schedule -> MSCCL XML text function, or None if not available.
-
-    Looked up by name in ``solver.msccl`` (and its ``export``/``generate`` modules), so the GUI
-    keeps working while that package is written.
-    """
-    candidates = ("solver.msccl", "solver.msccl.export", "solver.msccl.generate",
-                  "solver.msccl.builder")
-    names = ("schedule_to_xml", "export_xml", "to_msccl_xml", "generate_xml", "build_xml")
-    for mod_name in candidates:
-        try:
-            module = importlib.import_module(mod_name)
-        except ImportError:
-            continue
-        for name in names:
-            fn = getattr(module, name, None)
-            if callable(fn):
-                return fn
-    return None
-
-
-def call_msccl_writer(fn, schedule, runtime: str, proto: str, instances: int) -> str:
-    """Call ``fn`` with the options it accepts (keyword names vary: runtime, proto, instances)."""
-    params = inspect.signature(fn).parameters
-    kwargs = {}
-    for key, value in (("runtime", runtime), ("runtime_name", runtime), ("proto", proto),
-                       ("protocol", proto), ("instances", instances)):
-        if key in params:
-            kwargs[key] = value
-    out = fn(schedule, **kwargs)
-    if not isinstance(out, str):
-        from solver.msccl.program import to_xml
-
-        out = to_xml(out)
-    return out
 
 
 class MscclOptionsDialog(QDialog):
@@ -85,13 +43,13 @@ class MscclOptionsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Export MSCCL XML")
         self.runtime_box = QComboBox()
-        self.runtime_box.addItems(list(MSCCL_RUNTIMES))
+        self.runtime_box.addItems(list(RUNTIMES))
         self.runtime_box.setToolTip(
             "msccl-executor: NCCL with msccl-executor-nccl; rccl: ROCm RCCL's MSCCL;"
             " msccl-legacy: microsoft/msccl"
         )
         self.proto_box = QComboBox()
-        self.proto_box.addItems(list(MSCCL_PROTOCOLS))
+        self.proto_box.addItems(list(PROTOCOLS))
         self.instances_box = QSpinBox()
         self.instances_box.setRange(1, 32)
         self.instances_box.setValue(1)
@@ -201,10 +159,6 @@ class ExportActions(QObject):
         schedule = self._schedule()
         if schedule is None:
             return None
-        writer = find_msccl_writer()
-        if writer is None:
-            self._fail("MSCCL XML export is not available in this build (solver.msccl)")
-            return None
         if runtime is None:
             dialog = MscclOptionsDialog(self.window, schedule.collective)
             if dialog.exec() != QDialog.DialogCode.Accepted:
@@ -216,7 +170,7 @@ class ExportActions(QObject):
                 return None
         path = Path(path)
         try:
-            text = call_msccl_writer(writer, schedule, runtime, proto, instances)
+            text = export_xml(schedule, runtime, proto, instances)
             with atomic_path(path) as tmp:
                 tmp.write_text(text, encoding="utf-8")
         except ForestCollError as exc:
@@ -280,7 +234,7 @@ class ExportActions(QObject):
                 target = QRectF(0, 0, view_rect.width(), view_rect.height())
                 painter.fillRect(target, canvas.backgroundBrush())
                 canvas.scene().render(painter, target, source)
-                caption = getattr(self.controller.cut_overlay, "badge", None)
+                caption = self.controller.cut_overlay.badge
                 if caption is not None and caption.isVisible():
                     painter.setPen(QColor(183, 28, 28))
                     painter.drawText(QRectF(12, 10, target.width() - 24, 80), caption.text())

@@ -21,8 +21,8 @@ from solver.model.errors import ForestCollError
 from solver.io.templates import TEMPLATES
 from solver.model.topology import Topology
 
-from .canvas import FabricCanvas
-from .document import TopologyDocument
+from fc_gui.views.canvas import FabricCanvas
+from fc_gui.model.document import TopologyDocument
 
 PREVIEW_LIMIT = 3000  # nodes; bigger fabrics only show their counts
 

@@ -15,7 +15,7 @@ from PySide6.QtGui import QUndoCommand
 
 from solver.model.topology import Link, Node, Topology
 
-from .document import Position, TopologyDocument
+from fc_gui.model.document import Position, TopologyDocument
 
 _MOVE_ID = 1001
 

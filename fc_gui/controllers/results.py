@@ -24,17 +24,16 @@ from solver.model.errors import ForestCollError
 from solver.model.schedule import Schedule
 from solver.model.topology import validate
 
-from .overlays import (
-    BroadcastAnimation,
-    CutOverlay,
-    DisabledLinksOverlay,
-    HeatMapOverlay,
-    TreeOverlay,
-)
-from .plots_dock import PlotsDock
-from .result_views import SummaryView, TreesView
-from .solve_panel import AUTO_RESOLVE_MAX_NODES, SolvePanel
-from .solve_worker import BackgroundTask, JitWarmup, SolveWorker
+from fc_gui.controllers.export_actions import ExportActions, make_readable
+from fc_gui.controllers.simulation import simulate_schedule
+from fc_gui.controllers.solve_worker import BackgroundTask, JitWarmup, SolveWorker
+from fc_gui.model.commands import SetDisabledCommand
+from fc_gui.model.trees import tree_rows, trees_using_links
+from fc_gui.views.animation import BroadcastAnimation
+from fc_gui.views.overlays import CutOverlay, DisabledLinksOverlay, HeatMapOverlay, TreeOverlay
+from fc_gui.views.plots_dock import PlotsDock, model_tables
+from fc_gui.views.result_views import SummaryView, TreesView
+from fc_gui.views.solve_panel import AUTO_RESOLVE_MAX_NODES, SolvePanel
 
 #: Delay after start-up before the JIT warm-up solve (ms): the window paints first.
 WARMUP_DELAY_MS = 400
@@ -45,10 +44,6 @@ AUTO_RESOLVE_DELAY_MS = 400
 
 def prepare_display(schedule: Schedule) -> dict:
     """Derived display data, computed in the worker thread so showing a result stays quick."""
-    from .overlays import trees_using_links
-    from .plots_dock import model_tables
-    from .result_views import tree_rows
-
     return {
         "tree_rows": tree_rows(schedule),
         "link_users": trees_using_links(schedule),
@@ -132,7 +127,7 @@ class ResultsController(QObject):
         # ---- overlays
         self.cut_overlay = CutOverlay(self.canvas)
         self.heat_overlay = HeatMapOverlay(self.canvas)
-        self.heat_overlay.attach_color_bar(self.canvas)
+        self.heat_overlay.attach_color_bar()
         self.tree_overlay = TreeOverlay(self.canvas)
         self.disabled_overlay = DisabledLinksOverlay(self.canvas)
         self.animation = BroadcastAnimation(self.canvas, parent=self)
@@ -145,8 +140,6 @@ class ResultsController(QObject):
         self.animation.playing_changed.connect(self.trees_view.set_playing)
 
         self._build_menus()
-        from .export_actions import ExportActions
-
         self.exports = ExportActions(self, window.export_menu)
 
         # ---- document and canvas hooks
@@ -376,8 +369,6 @@ class ResultsController(QObject):
         if s is None:
             return
         if self._link_users is None:
-            from .overlays import trees_using_links
-
             self._link_users = trees_using_links(s)
         self.heat_overlay.show_schedule(s, self._link_users)
         self._mark_disabled()
@@ -400,7 +391,7 @@ class ResultsController(QObject):
         if self.tree_overlay.trees:
             self.tree_overlay.show_trees(self.tree_overlay.trees)
         if self.animation.trees:
-            self.animation._render()
+            self.animation.render()
 
     def _on_trees_selected(self, trees: list) -> None:
         self.tree_overlay.show_trees(trees)
@@ -480,8 +471,6 @@ class ResultsController(QObject):
 
     def extend_context_menu(self, menu, node: str | None, link: int | None) -> None:
         """Add "what if it fails" entries: disable the item and show the new optimum."""
-        from .commands import SetDisabledCommand
-
         if node is None and link is None:
             return
         if node is not None:
@@ -508,14 +497,13 @@ class ResultsController(QObject):
         if self.sim_task.is_running():
             self._sim_cancel.set()
             return
-        fn = self.plots.simulator
-        if fn is None or self.schedule is None:
+        if self.schedule is None:
             return
         schedule = self._sim_schedule = self.schedule
         self._sim_cancel = threading.Event()
         cancel = self._sim_cancel
         self.plots.set_simulating(True)
-        self.sim_task.start(lambda: fn(schedule, cancel=cancel))
+        self.sim_task.start(lambda: simulate_schedule(schedule, cancel=cancel))
 
     def _on_simulated(self, tables) -> None:
         self.plots.set_simulating(False)
@@ -600,8 +588,6 @@ class ResultsController(QObject):
                     raise ForestCollError(f"cannot write {path}")
         except FileNotFoundError:
             raise ForestCollError(f"cannot write {path}: no such folder") from None
-        from .export_actions import make_readable
-
         make_readable(path)
         return path
 

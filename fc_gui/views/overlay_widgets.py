@@ -1,0 +1,78 @@
+"""Captions floating over the canvas widget (they do not pan or zoom): the cut's corner badge and
+the congestion colour bar."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QLinearGradient, QPainter, QPen
+from PySide6.QtWidgets import QLabel, QWidget
+
+
+class CornerBadge(QLabel):
+    """A caption floating at the top-left corner of a widget (does not pan or zoom)."""
+
+    def __init__(self, text: str, parent: QWidget) -> None:
+        super().__init__(text, parent)
+        self.setStyleSheet(
+            "QLabel { background: rgba(255,255,255,230); color: rgb(183,28,28);"
+            " border: 1px solid rgba(211,47,47,150); border-radius: 4px; padding: 3px 6px; }"
+        )
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.adjustSize()
+        self.move(10, 10)
+        self.raise_()
+
+
+class ColorBarWidget(QWidget):
+    """A small vertical colour bar with ticks, floating in a corner of its parent widget."""
+
+    def __init__(self, cmap: pg.ColorMap, title: str, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.cmap = cmap
+        self.title = title
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        font = QFont(self.font())
+        font.setPointSizeF(8)
+        self.setFont(font)
+        fm = self.fontMetrics()
+        width = max(fm.horizontalAdvance(title) + 14, 34 + fm.horizontalAdvance("100% (bottleneck)"))
+        self.resize(width + 6, 150)
+        parent.installEventFilter(self)
+        self._place()
+        self.raise_()
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() == QEvent.Type.Resize:
+            self._place()
+        return False
+
+    def _place(self) -> None:
+        parent = self.parentWidget()
+        if parent is not None:
+            self.move(parent.width() - self.width() - 12, 12)
+
+    def paintEvent(self, event) -> None:
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.setPen(QPen(QColor(160, 160, 160)))
+        p.setBrush(QColor(255, 255, 255, 225))
+        p.drawRoundedRect(self.rect().adjusted(0, 0, -1, -1), 4, 4)
+        p.setFont(self.font())
+        p.setPen(QColor(40, 40, 40))
+        p.drawText(QRectF(6, 4, self.width() - 12, 16), Qt.AlignmentFlag.AlignLeft, self.title)
+        top, bottom, x0, w = 26.0, float(self.height() - 12), 10.0, 16.0
+        grad = QLinearGradient(0, bottom, 0, top)
+        for t in np.linspace(0, 1, 11):
+            grad.setColorAt(float(t), self.cmap.map(float(t), mode="qcolor"))
+        p.fillRect(QRectF(x0, top, w, bottom - top), grad)
+        p.setPen(QColor(90, 90, 90))
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawRect(QRectF(x0, top, w, bottom - top))
+        for t in (0.0, 0.25, 0.5, 0.75, 1.0):
+            y = bottom - t * (bottom - top)
+            p.drawLine(QPointF(x0 + w, y), QPointF(x0 + w + 4, y))
+            label = f"{int(100 * t)}%" + (" (bottleneck)" if t == 1.0 else "")
+            p.drawText(QPointF(x0 + w + 7, y + 4), label)
+        p.end()
