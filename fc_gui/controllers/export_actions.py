@@ -137,8 +137,9 @@ class ExportActions(QObject):
             return None
         try:
             from solver.io.results_h5 import write_schedule
+            from solver.simulate.estimate import model_tables
 
-            name = write_schedule(path, schedule)
+            name = write_schedule(path, schedule, tables=model_tables)
         except ForestCollError as exc:
             self._fail(str(exc))
             return None

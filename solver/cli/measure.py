@@ -109,7 +109,9 @@ def run_import(args) -> int:
                 break
     if schedule is None:
         schedule = solve(topo, meas.collective)
-        sched_name = h5.write_schedule(args.output, schedule)
+        from solver.simulate.estimate import model_tables
+
+        sched_name = h5.write_schedule(args.output, schedule, tables=model_tables)
     opt = float(schedule.optimal_algbw_exact)
     sizes = meas.size_bytes.astype(np.float64)
     bound_t = sizes / (opt * 1e9)

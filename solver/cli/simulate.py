@@ -177,7 +177,9 @@ def run(args) -> int:
             raise ForestCollError(f"{args.output}: results files end in .h5")
         from solver.io import results_h5 as h5
 
-        name = h5.write_schedule(args.output, schedule)
+        from solver.simulate.estimate import model_tables
+
+        name = h5.write_schedule(args.output, schedule, tables=model_tables)
         for tname, table in result_tables(sw, name).items():
             h5.write_results(args.output, tname, table)
     pairs = list(topo.directed_bandwidths())

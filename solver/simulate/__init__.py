@@ -29,6 +29,7 @@ from solver.model.topology import Topology
 from solver.model.units import format_size
 from solver.simulate import baselines
 from solver.simulate import library as _library
+from solver.simulate.estimate import DEFAULT_CHUNK
 from solver.simulate.engine import DEFAULT_MIN_CHUNKS, SimRun, prepare, simulate_prepared, simulate_routes
 from solver.simulate.routes import (
     DEFAULT_LATENCY_US,
@@ -39,8 +40,6 @@ from solver.simulate.routes import (
     from_schedule,
 )
 
-#: Default chunk size (bytes): small enough that pipelines fill quickly at 1 GiB.
-DEFAULT_CHUNK = 256 * 1024
 DEFAULT_SIZES = "1K:4G"
 #: ``nccl``: the library's own choice (see :mod:`solver.simulate.library`), not a simulated route set.
 LIBRARY = "nccl"

@@ -48,14 +48,7 @@ from solver.model.errors import ForestCollError
 from solver.model.topology import Topology
 from solver.simulate.routes import BCAST, DEFAULT_LATENCY_US, LinkTable, RouteSet
 
-try:  # one place for numba flags (created by the solver engineer)
-    from solver.flow.jit import njit
-except ImportError:  # pragma: no cover - until solver/_jit.py exists
-    import functools
-
-    import numba
-
-    njit = functools.partial(numba.njit, nogil=True, cache=True)
+from solver.flow.jit import njit
 
 #: Every flow is cut into at least this many slices when it holds enough data, so that schedules
 #: with many small trees still pipeline (NCCL/MSCCL also move every transfer in many small steps).
