@@ -143,7 +143,7 @@ def test_info_on_nccl_xml_with_boxes(capsys):
 
 def test_boxes_only_for_xml(capsys):
     code, _, err = run(["info", SAMPLE, "--boxes", "2"], capsys)
-    assert code == 2 and "--boxes applies to NCCL XML files only" in one_line_error(err)
+    assert code == 2 and "--boxes applies to NCCL/RCCL .xml dumps only" in one_line_error(err)
 
 
 def test_convert_xml_to_every_format(tmp_path, capsys):

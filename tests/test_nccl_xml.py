@@ -37,14 +37,25 @@ def test_pci_rates_follow_nccl():
 
 
 def test_nvlink_and_cpu_rates():
-    assert nvlink_bandwidth(80) * 12 == 300  # A100: 12 links
-    assert nvlink_bandwidth(90) * 18 == 450  # H100: 18 links
-    assert nvlink_bandwidth(70) * 6 == 150  # V100
-    assert nvlink_bandwidth(60) == 20 and nvlink_bandwidth(100) == 50
-    assert cpu_link_bandwidth({"vendor": "AuthenticAMD"}) == 16
-    assert cpu_link_bandwidth({"vendor": "GenuineIntel", "familyid": "6", "modelid": "85"}) == 10
-    assert cpu_link_bandwidth({"vendor": "GenuineIntel", "familyid": "6", "modelid": "63"}) == 6
+    # NCCL topo.h:19-24: SM60 18, SM70/SM80 20, SM86 12, SM90 20.6, SM100 40.1 GB/s per link
+    assert nvlink_bandwidth(80) * 12 == 240  # A100: 12 links
+    assert nvlink_bandwidth(90) * 18 == Fraction(3708, 10)  # H100: 18 links
+    assert nvlink_bandwidth(70) * 6 == 120  # V100
+    assert nvlink_bandwidth(86) == 12 and nvlink_bandwidth(60) == 18
+    assert nvlink_bandwidth(100) == Fraction(401, 10)
+    assert nvlink_bandwidth(100, "rccl") == Fraction(206, 10)  # RCCL has no SM100 figure
+    assert nvlink_bandwidth(50) == 20  # below sm 60: SM80's figure
+    x86 = {"arch": "x86_64"}
+    assert cpu_link_bandwidth({**x86, "vendor": "AuthenticAMD"}) == 16
+    intel = {**x86, "vendor": "GenuineIntel", "familyid": "6"}
+    assert cpu_link_bandwidth({**intel, "modelid": "85"}) == 10  # Skylake
+    assert cpu_link_bandwidth({**intel, "modelid": "63"}) == 6  # Broadwell
+    assert cpu_link_bandwidth({**intel, "modelid": "143"}) == 22  # Sapphire Rapids (NCCL)
+    assert cpu_link_bandwidth({**intel, "modelid": "143"}, "rccl") == 10  # RCCL: Skylake
+    assert cpu_link_bandwidth({**intel, "modelid": "207"}) == 40  # Emerald Rapids
+    assert cpu_link_bandwidth({**x86, "vendor": "AMD"}) == 5000  # unknown vendor: LOC_BW
     assert cpu_link_bandwidth({"arch": "ppc64"}) == 32
+    assert cpu_link_bandwidth({"arch": "arm64"}) == 6
 
 
 def test_dgx_a100_dump_one_box():
@@ -53,7 +64,7 @@ def test_dgx_a100_dump_one_box():
     assert roles(topo) == {"cpu": 2, "pcie": 12, "gpu": 8, "nic": 8, "nvswitch": 1}
     caps = topo.directed_bandwidths()
     for i in range(8):
-        assert caps[(f"b0.gpu{i}", "b0.nvsw")] == 300  # six NVSwitches x 2 links x 25 GB/s
+        assert caps[(f"b0.gpu{i}", "b0.nvsw")] == 240  # six NVSwitches x 2 links x 20 GB/s
     assert caps[("b0.gpu0", "b0.pcie1")] == 24  # PCIe Gen4 x16
     assert caps[("b0.cpu3", "b0.cpu7")] == 16  # AMD inter-socket
     # the NVMe drive and the NVSwitches' own PCI functions are not nodes
@@ -61,9 +72,9 @@ def test_dgx_a100_dump_one_box():
     assert "0000:09:00.0" not in busids and "0000:c4:00.0" not in busids
     assert topo.node("b0.gpu3").extra == {"busid": "0000:4e:00.0", "dev": 3, "rank": 3, "sm": 80}
     assert topo.node("b0.nic5").extra["name"] == "mlx5_5"
-    # every GPU ingress: 300 NVLink + 24 PCIe, so the bound is 8 * 324 / 7
+    # every GPU ingress: 240 NVLink + 24 PCIe, so the bound is 8 * 264 / 7
     x, _ = maxflow_optimum(topo)
-    assert 8 * x == Fraction(8 * 324, 7)
+    assert 8 * x == Fraction(8 * 264, 7)
 
 
 def test_dgx_a100_dump_replicated_on_ib():
@@ -135,17 +146,17 @@ def test_gpu_to_gpu_nvlinks_pcie_and_nics():
     # GPUs are numbered in rank order
     assert [topo.node(c).extra["dev"] for c in topo.compute_ids] == [0, 1, 2]
     caps = topo.directed_bandwidths()
-    # both sides list the 2-link NVLink: one full-duplex link of 2 x 25 GB/s
-    assert caps[("b0.gpu0", "b0.gpu1")] == caps[("b0.gpu1", "b0.gpu0")] == 50
+    # both sides list the 2-link NVLink: one full-duplex link of 2 x 20 GB/s (sm 70)
+    assert caps[("b0.gpu0", "b0.gpu1")] == caps[("b0.gpu1", "b0.gpu0")] == 40
     duplex = [l for l in topo.links if {l.source, l.target} == {"b0.gpu0", "b0.gpu1"}]
     assert len(duplex) == 1 and not duplex[0].directed
     # only gpu1 lists its link to gpu2: one way
-    assert caps[("b0.gpu1", "b0.gpu2")] == 25 and ("b0.gpu2", "b0.gpu1") not in caps
+    assert caps[("b0.gpu1", "b0.gpu2")] == 20 and ("b0.gpu2", "b0.gpu1") not in caps
     # PCIe Gen3 x8 for gpu2, Skylake UPI between the sockets
     assert caps[("b0.gpu2", "b0.pcie0")] == 6
     assert caps[("b0.cpu0", "b0.cpu1")] == 10
-    # a NIC without PCI info hangs off its CPU at its own speed; a dual-port NIC shares its PCIe
-    assert caps[("b0.nic0", "b0.cpu0")] == Fraction(100000, 8000)
+    # a NIC without PCI info hangs off its CPU at LOC_BW; a dual-port NIC shares its PCIe
+    assert caps[("b0.nic0", "b0.cpu0")] == 5000
     assert topo.node("b0.nic1").role == "nic" and topo.node("b0.nic2").role == "nic"
     port_parent = {v for (u, v) in caps if u == "b0.nic1"}
     assert port_parent == {"b0.pcie1"}
@@ -166,50 +177,59 @@ def test_multi_box_from_three_nics():
         ("<system/>", "no <cpu> element"),
         ("<system><cpu numaid='0'/></system>", "no <gpu> element found"),
         (
-            "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu sm='80'/></pci></cpu></system>",
+            "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu sm='80' rank='0'/></pci></cpu></system>",
             "<gpu> at busid '0000:01:00.0': missing 'dev'",
         ),
         (
             (
-                "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='eighty'/>"
+                "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='eighty' rank='0'/>"
                 "</pci></cpu></system>"
             ),
             "'sm' must be a whole number",
         ),
         (
             (
-                "<system><cpu><pci busid='0000:01:00.0' class='0x030200' link_width='x'><gpu dev='0' sm='80'/>"
+                "<system><cpu><pci busid='0000:01:00.0' class='0x030200' link_width='x'><gpu dev='0' sm='80' rank='0'/>"
                 "</pci></cpu></system>"
             ),
             "<pci busid='0000:01:00.0'>: link_width must be a whole number",
         ),
         (
             (
-                "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80'>"
-                "<nvlink target='0000:99:00.0' count='2' tclass='0x030200'/></gpu></pci></cpu></system>"
-            ),
-            "<nvlink target='0000:99:00.0'>: no GPU with that busid",
-        ),
-        (
-            (
-                "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80'>"
+                "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80' rank='0'>"
                 "<nvlink target='0000:99:00.0' count='two' tclass='0x068000'/></gpu></pci></cpu></system>"
             ),
-            "count must be a whole number",
+            "'count' must be a whole number",
         ),
         (
             (
-                "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80'/></pci>"
-                "<nic><net name='ib0'/></nic></cpu></system>"
+                "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80' rank='0'/></pci>"
+                "<nic><net name='ib0' speed='fast'/></nic></cpu></system>"
             ),
-            "<net name='ib0'>: missing 'speed'",
+            "<net name='ib0'>: speed must be a whole number of Mb/s",
         ),
         (
             (
-                "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80'/></pci>"
-                "<nic><net name='ib0' speed='0'/></nic></cpu></system>"
+                "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' rank='0'>"
+                "<nvlink target='0000:02:00.0' count='2' tclass='0x068000'/></gpu></pci></cpu></system>"
             ),
-            "speed must be > 0",
+            "has <nvlink> links but no 'sm' attribute to pick the NVLink speed; give it with --nvlink-bw",
+        ),
+        (
+            (
+                "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' rank='0'>"
+                "<xgmi target='0000:02:00.0' count='2' tclass='0x038000'/></gpu></pci></cpu></system>"
+            ),
+            "has <xgmi> links but no 'gcn' attribute to pick the xGMI speed; give it with --xgmi-bw",
+        ),
+        ("<graphs version='1'/>", "an NCCL graph dump (NCCL_GRAPH_DUMP_FILE, <graphs>)"),
+        (
+            (
+                "<system><cpu><pci busid='0000:01:00.0' class='0x030200' link_speed='16 GT/s'/>"
+                "<pci busid='0000:02:00.0' class='0x030200'/></cpu></system>"
+            ),
+            "skeleton dump (2 GPUs by PCI class, no <gpu>/<nvlink> elements): the GPU-to-GPU "
+            "fabric is missing; give it with --intra nvswitch:GBPS, mesh:GBPS or none",
         ),
     ],
 )
@@ -226,7 +246,7 @@ def test_bad_options():
         loads(text, "x.xml", boxes=0)
     with pytest.raises(TopologyError, match="--fabric must be one of ib, rail"):
         loads(text, "x.xml", boxes=2, fabric="ethernet")
-    no_nic = "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80'/></pci></cpu></system>"
+    no_nic = "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80' rank='0'/></pci></cpu></system>"
     with pytest.raises(TopologyError, match="has no <net>"):
         loads(no_nic, "x.xml", boxes=2)
 
@@ -234,7 +254,7 @@ def test_bad_options():
 def test_single_gpu_box_is_rejected_by_validation(tmp_path):
     path = tmp_path / "one.xml"
     path.write_text(
-        "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80'/></pci></cpu></system>"
+        "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80' rank='0'/></pci></cpu></system>"
     )
     with pytest.raises(TopologyError, match="at least two compute nodes"):
         load(path)

@@ -10,6 +10,7 @@ from fractions import Fraction
 from typing import Any
 
 from solver.model.errors import TopologyError
+from solver.model.scale_up import scale_up_warnings
 from solver.model.topology import Topology, validate
 from solver.cli._common import add_command, add_fabric_options, load_fabric
 
@@ -28,6 +29,8 @@ class FabricSummary:
     egress: tuple[Fraction, Fraction]
     unbalanced: tuple[tuple[str, Fraction, Fraction], ...]  # switch id, in, out
     connectivity_error: str | None
+    warnings: tuple[str, ...] = ()  # boxes whose GPUs meet only over PCIe/CPU
+    notes: tuple[str, ...] = ()  # what the importer skipped, as the runtime does
 
     @property
     def balanced(self) -> bool:
@@ -50,6 +53,8 @@ class FabricSummary:
             ],
             "connected": self.connectivity_error is None,
             "connectivity_error": self.connectivity_error,
+            "warnings": list(self.warnings),
+            "import_notes": list(self.notes),
         }
 
 
@@ -82,6 +87,8 @@ def summarize(topo: Topology) -> FabricSummary:
         egress=(min(egress), max(egress)),
         unbalanced=unbalanced,
         connectivity_error=problem,
+        warnings=tuple(scale_up_warnings(topo)),
+        notes=tuple(topo.extra.get("import_notes", ())),
     )
 
 
@@ -121,6 +128,10 @@ def format_text(s: FabricSummary, path: str) -> str:
         lines.append("connectivity:     every compute node reaches every other")
     else:
         lines.append(f"connectivity:     NO: {s.connectivity_error}")
+    for note in s.notes:
+        lines.append(f"note:             {note}")
+    for w in s.warnings:
+        lines.append(f"warning:          {w}")
     return "\n".join(lines)
 
 

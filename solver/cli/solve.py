@@ -12,6 +12,7 @@ from pathlib import Path
 from solver.model.errors import ForestCollError, SolverError
 from solver.io.files import atomic_write_text
 from solver.model.schedule import COLLECTIVES, BottleneckCut, Schedule
+from solver.model.scale_up import scale_up_warnings
 from solver.model.topology import Topology
 from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
 
@@ -71,6 +72,10 @@ def run(args) -> int:
     if args.output:
         _output_kind(args.output)  # refuse an unknown extension before the (long) solve
     topo = load_fabric(args.topology, args)
+    fabric_warnings = scale_up_warnings(topo)
+    if args.json:  # stdout holds the document: warn on stderr
+        for w in fabric_warnings:
+            print(f"warning: {w}", file=sys.stderr)
     from solver import solve
 
     bar = ProgressBar()
@@ -101,6 +106,8 @@ def run(args) -> int:
         sys.stdout.write("\n")
     else:
         print(format_report(schedule, verified=verified, elapsed=elapsed, source=args.topology))
+        for w in fabric_warnings:
+            print(f"  warning: {w}")
         if args.output:
             print(f"saved: {args.output}")
     return 0

@@ -1,109 +1,59 @@
-"""Import NCCL topology dumps (the XML that ``NCCL_TOPO_DUMP_FILE`` writes), one box per file.
+"""Import NCCL/RCCL topology dumps (``NCCL_TOPO_DUMP_FILE``) the way the runtimes read them.
 
-What becomes what (node ids are prefixed with ``b<box>.``):
+Bandwidths follow :mod:`solver.io.nccl_rates` (NCCL's rules, or RCCL's for AMD dumps); node ids
+are prefixed with ``b<box>.`` and every node carries its box as ``group`` and a ``role``:
 
-- ``<gpu>`` -> compute node ``gpu<i>`` (i = position in rank order; ``dev``/``rank``/``busid`` kept);
-- ``<nvlink tclass="0x068000">`` (to an NVSwitch) -> all NVSwitches of the box are one switch node
-  ``nvsw``; the GPU's link to it is ``count`` x the per-link NVLink rate of its generation
-  (``sm``: 20 GB/s before Volta, 25 GB/s Volta/Ampere/Hopper, 14.0625 GB/s sm86, 50 GB/s
-  Blackwell, each direction). NVLinks between GPUs (``tclass`` 0x03...) link the two GPUs directly
-  (full duplex when both sides agree, else one-way per side); ``tclass`` 0x068001 (POWER9) links
-  to the GPU's CPU;
-- ``<cpu>`` -> switch ``cpu<numaid>``; CPUs are joined by an inter-socket link with NCCL's figure
-  for the architecture (Intel QPI 6, Skylake+ UPI 10, AMD 16, POWER9 32, ARM 6 GB/s);
-- ``<pci>`` bridges (class 0x060400) -> switch ``pcie<k>``; every ``<pci>`` element links to its
-  parent at NCCL's PCIe rate: ``link_width`` x per-lane rate / 80 GB/s, per lane 15/30/60/120/240/
-  480 (x100 Mb/s) for 2.5/5/8/16/32/64 GT/s (width 0 -> 16, unknown speed -> 60, as NCCL does);
-  bridges with no GPU or NIC below them are dropped;
-- ``<net>`` (inside ``<nic>``) -> switch ``nic<k>`` whose network link has the net's ``speed``
-  (Mb/s / 8000 = GB/s).
+- ``<gpu>`` -> compute node ``gpu<i>`` (role ``gpu``; i = rank order within the box; ``dev``,
+  ``rank``, ``sm``, ``gcn``, ``busid`` kept); a ``<pci>`` holding no ``<gpu>`` is not a GPU for the
+  runtime (it has no rank) unless the whole dump is a skeleton (below);
+- ``<nvlink>`` / ``<xgmi>`` (NCCL topo.cc:811-871, RCCL topo.cc:557-606): to a GPU (``tclass``
+  0x03..., or 0x120000 for RCCL) one way, ``count`` x the per-link figure; to the CPU
+  (0x068001) both ways; anything else (0x068000 NVSwitch, or the bridge class a VM shows for an
+  invisible switch) both ways to the box's one NVSwitch node ``nvsw`` -- the runtime keeps a single
+  NVS node per system (topo.cc:849-853), so in a multi-host (multi-node NVLink) dump all hosts share
+  it; targets that name no GPU of the host, and a GPU's link to itself, are skipped as the runtime
+  skips them and reported in ``extra["import_notes"]``;
+- ``<c2c bw count>`` -> GPU<->CPU link of ``bw*count/1000`` GB/s (topo.cc:905-956);
+- ``<cpu>`` -> switch ``cpu<numaid>`` (role ``cpu``); CPUs of one host are joined pairwise
+  (SYS, topo.cc:270-283), each direction at the sending CPU's figure;
+- ``<pci>`` bridges -> switch ``pcie<k>`` (role ``pcie``); every device links to its parent at
+  ``link_width`` x lane rate / 80 GB/s; bridges with no GPU or NIC below them are dropped, as are
+  CPUs with nothing attached;
+- ``<net>`` -> switch ``nic<k>`` (role ``nic``); its network link has ``speed`` Mb/s / 8000.
 
-``boxes`` > 1 replicates the box and joins the NICs to the network: ``fabric="ib"`` one IB switch
-``ib0`` for every NIC, ``fabric="rail"`` one switch ``rail<k>`` per NIC index k (rail-optimized).
+Hosts: ``<cpu>`` elements are grouped by ``host_hash`` (NCCL topo.cc:713-723; missing = 0), one box
+per host. ``boxes`` > 1 repeats the whole dump. Several boxes are joined through their NICs:
+``fabric="ib"`` one switch ``ib0``, ``fabric="rail"`` one switch ``rail<k>`` per NIC index.
+
+Skeleton dumps (PCI devices only, e.g. cloud images' ``NCCL_TOPO_FILE``): GPUs and NICs are taken
+from the PCI class (0x03... / 0x02...), in file order, and the GPU-to-GPU fabric must be given
+(``intra``, see :mod:`solver.io.nccl_options`); NIC speeds come from ``bandwidth={"net": ...}``.
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from solver.io import nccl_rates as rates
+from solver.io.nccl_options import IntraFabric, parse_intra, parse_overrides
 from solver.model.errors import TopologyError
 from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
+
+# Re-exported: the rules live in nccl_rates.
+cpu_link_bandwidth = rates.cpu_link_bandwidth
+nvlink_bandwidth = rates.nvlink_bandwidth
+pci_bandwidth = rates.pci_bandwidth
 
 FABRICS = ("ib", "rail")
 MAX_BOXES = 4096
 
-# NCCL's per-lane PCIe rates in units of 100 Mb/s (bandwidth GB/s = width * rate / 80).
-PCI_LANE_RATE = {
-    "2.5 GT/s": 15,
-    "5 GT/s": 30,
-    "8 GT/s": 60,
-    "16 GT/s": 120,
-    "32 GT/s": 240,
-    "2.5 GT/s PCIe": 15,
-    "5.0 GT/s PCIe": 30,
-    "8.0 GT/s PCIe": 60,
-    "16.0 GT/s PCIe": 120,
-    "32.0 GT/s PCIe": 240,
-    "64.0 GT/s PCIe": 480,
-}
-PCI_LANE_RATE_DEFAULT = 60
-NVSWITCH_CLASS = "0x068000"
-CPU_CLASS = "0x068001"
-BRIDGE_CLASS = "0x060400"
-
 _COL = 100.0
 _ROW = 120.0
-
-
-def pci_bandwidth(link_speed: str | None, link_width: str | None, what: str) -> Fraction:
-    """NCCL's bandwidth (GB/s) of a PCIe link from its ``link_speed``/``link_width`` attributes."""
-    try:
-        width = int(link_width) if link_width not in (None, "") else 0
-    except ValueError:
-        raise TopologyError(
-            f"{what}: link_width must be a whole number, got {link_width!r}"
-        ) from None
-    if width < 0:
-        raise TopologyError(f"{what}: link_width must be >= 0, got {width}")
-    if width == 0:
-        width = 16
-    rate = PCI_LANE_RATE.get((link_speed or "").strip(), PCI_LANE_RATE_DEFAULT)
-    return Fraction(width * rate, 80)
-
-
-def nvlink_bandwidth(sm: int) -> Fraction:
-    """Per-link, per-direction NVLink bandwidth (GB/s) for a GPU of compute capability ``sm``."""
-    if sm < 70:
-        return Fraction(20)
-    if sm == 86:
-        return Fraction(225, 16)
-    if sm >= 100:
-        return Fraction(50)
-    return Fraction(25)
-
-
-def cpu_link_bandwidth(attrs: dict[str, str]) -> Fraction:
-    """NCCL's figure (GB/s) for the link between two CPU sockets of this kind."""
-    arch = attrs.get("arch", "").lower()
-    vendor = attrs.get("vendor", "")
-    if arch == "ppc64":
-        return Fraction(32)
-    if arch == "arm64":
-        return Fraction(6)
-    if vendor == "AuthenticAMD":
-        return Fraction(16)
-    if vendor == "GenuineIntel":
-        try:
-            family = int(attrs.get("familyid", "0"), 0)
-            model = int(attrs.get("modelid", "0"), 0)
-        except ValueError:
-            family = model = 0
-        return Fraction(10) if family == 6 and model >= 0x55 else Fraction(6)
-    return Fraction(6)
 
 
 def _local(tag: str) -> str:
@@ -112,18 +62,24 @@ def _local(tag: str) -> str:
 
 @dataclass
 class _Box:
-    """One box being built: local node ids, kinds, links, tree for the layout."""
+    """One host being built: local node ids, links, the tree for the layout."""
 
     where: str
+    runtime: str
+    overrides: dict[str, Fraction]
+    skeleton: bool
+    notes: list[str]
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> attrs
-    links: list[tuple[str, str, Fraction, bool, dict]] = field(default_factory=list)
+    links: list[tuple[str, str, Fraction, bool, str]] = field(default_factory=list)
     children: dict[str, list[str]] = field(default_factory=dict)  # layout tree
     gpu_busid: dict[str, str] = field(default_factory=dict)  # pci busid -> gpu id
     gpu_cpu: dict[str, str] = field(default_factory=dict)
-    nvlinks: list[tuple[str, str, str, int, ET.Element]] = field(default_factory=list)
-    nets: list[tuple[str, Fraction]] = field(default_factory=list)  # nic id, net speed
+    nvlinks: list[tuple[str, str, str, int, str]] = field(default_factory=list)
+    c2c: list[tuple[str, Fraction]] = field(default_factory=list)
+    nets: list[tuple[str, Fraction | None]] = field(default_factory=list)  # nic id, speed
     cpus: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     counter: dict[str, int] = field(default_factory=dict)
+    nvswitch: bool = False
 
     def new_id(self, prefix: str) -> str:
         k = self.counter.get(prefix, 0)
@@ -139,164 +95,187 @@ class _Box:
             self.children.setdefault(parent, []).append(node_id)
         return node_id
 
+    def pci_bw(self, elem: ET.Element, what: str) -> Fraction:
+        bw = rates.pci_bandwidth(elem.get("link_speed"), elem.get("link_width"), what)
+        return self.overrides.get("pcie", bw)
+
 
 def _walk(box: _Box, elem: ET.Element, parent: str, cpu: str) -> None:
-    """Add the devices below ``elem`` (a <pci>, <nic> or <cpu> child) under node ``parent``."""
+    """Add the devices below ``elem`` (a <pci> or <nic> of a CPU or bridge) under ``parent``."""
     tag = _local(elem.tag)
-    if tag == "pci":
-        busid = (elem.get("busid") or "").lower()
-        what = f"{box.where}: <pci busid={busid!r}>"
-        cls = (elem.get("class") or "").lower()
-        if cls == NVSWITCH_CLASS:
-            return  # NVSwitches are reached through the GPUs' <nvlink> entries
-        bw = pci_bandwidth(elem.get("link_speed"), elem.get("link_width"), what)
-        gpus = [c for c in elem if _local(c.tag) == "gpu"]
-        nics = [c for c in elem if _local(c.tag) == "nic"]
-        subs = [c for c in elem if _local(c.tag) == "pci"]
-        if gpus:
-            _add_gpu(box, gpus[0], parent, cpu, bw, busid)
-        elif nics:
-            nets = [n for nic in nics for n in nic if _local(n.tag) == "net"]
-            if len(nets) == 1:
-                _add_net(box, nets[0], parent, bw, busid)
-            elif nets:  # a multi-port NIC: its ports share the PCIe link
-                dev = box.add(box.new_id("pcie"), SWITCH, "pcie", parent, busid=busid)
-                box.links.append((dev, parent, bw, False, {}))
-                for net in nets:
-                    _add_net(box, net, dev, None, busid)
-        elif subs:
-            bridge = box.add(box.new_id("pcie"), SWITCH, "pcie", parent, busid=busid)
-            box.links.append((bridge, parent, bw, False, {}))
-            for sub in subs:
-                _walk(box, sub, bridge, cpu)
-    elif tag == "nic":  # a NIC without PCI information, directly under a CPU
+    if tag == "nic":  # a NIC without PCI information, directly under a CPU (LOC_BW link)
         for net in elem:
             if _local(net.tag) == "net":
-                _add_net(box, net, parent, None, "")
+                _add_net(box, net, parent, rates.LOC_BW, "", "loc")
+        return
+    if tag != "pci":
+        return
+    busid = (elem.get("busid") or "").lower()
+    what = f"{box.where}: <pci busid={busid!r}>"
+    gpus = [c for c in elem if _local(c.tag) == "gpu"]
+    nics = [c for c in elem if _local(c.tag) == "nic"]
+    subs = [c for c in elem if _local(c.tag) == "pci"]
+    kind = rates.pci_class_type(elem.get("class"), box.runtime)
+    if gpus:
+        if len(gpus) > 1:
+            raise TopologyError(
+                f"{what}: {len(gpus)} <gpu> elements in one PCI device (MLOPart) are not supported"
+            )
+        _add_gpu(box, gpus[0], parent, cpu, box.pci_bw(elem, what), busid)
+    elif nics:
+        nets = [n for nic in nics for n in nic if _local(n.tag) == "net"]
+        bw = box.pci_bw(elem, what)
+        if len(nets) == 1:
+            _add_net(box, nets[0], parent, bw, busid, "pcie")
+        elif nets:  # a multi-port NIC: its ports share the PCIe link (topo.cc:674-683)
+            dev = box.add(box.new_id("pcie"), SWITCH, "pcie", parent, busid=busid)
+            box.links.append((dev, parent, bw, False, "pcie"))
+            for net in nets:
+                _add_net(box, net, dev, None, busid, "loc")
+    elif box.skeleton and kind == rates.GPU and not subs:
+        gpu = box.add(box.new_id("skelgpu"), COMPUTE, "gpu", parent, busid=busid)
+        box.links.append((gpu, parent, box.pci_bw(elem, what), False, "pcie"))
+        box.gpu_busid[busid] = gpu
+        box.gpu_cpu[gpu] = cpu
+    elif box.skeleton and kind == rates.NIC and not subs:
+        nic = box.add(box.new_id("nic"), SWITCH, "nic", parent, busid=busid)
+        box.links.append((nic, parent, box.pci_bw(elem, what), False, "pcie"))
+        box.nets.append((nic, box.overrides.get("net")))
+    elif kind == rates.PCI and subs:
+        bridge = box.add(box.new_id("pcie"), SWITCH, "pcie", parent, busid=busid)
+        box.links.append((bridge, parent, box.pci_bw(elem, what), False, "pcie"))
+        for sub in subs:
+            _walk(box, sub, bridge, cpu)
+    # anything else (an NVSwitch's own PCI function, a GPU without rank, a drive) is no node
+
+
+def _int(elem: ET.Element, key: str, what: str) -> int | None:
+    value = elem.get(key)
+    if value is None:
+        return None
+    try:
+        return int(value, 0)
+    except ValueError:
+        raise TopologyError(f"{what}: '{key}' must be a whole number, got {value!r}") from None
 
 
 def _add_gpu(box: _Box, elem: ET.Element, parent: str, cpu: str, bw: Fraction, busid: str) -> None:
     what = f"{box.where}: <gpu> at busid {busid!r}"
-    attrs = {}
+    attrs: dict[str, Any] = {}
     for key in ("dev", "rank", "sm"):
-        value = elem.get(key)
-        if value is None:
-            if key == "rank":
-                continue
-            raise TopologyError(f"{what}: missing '{key}'")
-        try:
-            attrs[key] = int(value)
-        except ValueError:
-            raise TopologyError(f"{what}: '{key}' must be a whole number, got {value!r}") from None
+        value = _int(elem, key, what)
+        if value is None and key == "dev":
+            raise TopologyError(f"{what}: missing 'dev'")
+        if value is not None:
+            attrs[key] = value
+    if "rank" not in attrs:  # the runtime skips such a GPU (topo.cc:664-665)
+        box.notes.append(f"{what}: no 'rank', so the runtime does not use it; skipped")
+        return
+    if elem.get("gcn"):
+        attrs["gcn"] = elem.get("gcn")
     gpu = box.add(f"gpu@{busid or attrs['dev']}", COMPUTE, "gpu", parent, busid=busid, **attrs)
-    box.links.append((gpu, parent, bw, False, {}))
+    box.links.append((gpu, parent, bw, False, "pcie"))
     if busid:
         box.gpu_busid[busid] = gpu
     box.gpu_cpu[gpu] = cpu
-    for nv in elem:
-        if _local(nv.tag) != "nvlink":
-            continue
-        target = (nv.get("target") or "").lower()
-        tclass = (nv.get("tclass") or "").lower()
-        try:
-            count = int(nv.get("count", "1"))
-        except ValueError:
-            raise TopologyError(
-                f"{what}: <nvlink target={target!r}> count must be a whole number"
-            ) from None
-        if count <= 0:
-            raise TopologyError(f"{what}: <nvlink target={target!r}> count must be > 0")
-        box.nvlinks.append((gpu, target, tclass, count, nv))
+    for sub in elem:
+        tag = _local(sub.tag)
+        if tag in ("nvlink", "xgmi"):
+            target = (sub.get("target") or "").lower()
+            count = _int(sub, "count", f"{what}: <{tag} target={target!r}>")
+            if count is None or count <= 0:
+                raise TopologyError(f"{what}: <{tag} target={target!r}> count must be > 0")
+            box.nvlinks.append((gpu, target, (sub.get("tclass") or "").lower(), count, tag))
+        elif tag == "c2c":
+            bw_c2c = rates.c2c_bandwidth(sub.get("bw"), sub.get("count"), what)
+            box.c2c.append((gpu, box.overrides.get("c2c", bw_c2c)))
 
 
-def _add_net(box: _Box, net: ET.Element, parent: str, bw: Fraction | None, busid: str) -> None:
+def _add_net(
+    box: _Box, net: ET.Element, parent: str, bw: Fraction | None, busid: str, cls: str
+) -> None:
     name = net.get("name") or f"net{len(box.nets)}"
     what = f"{box.where}: <net name={name!r}>"
-    speed_text = net.get("speed")
-    if speed_text is None:
-        raise TopologyError(f"{what}: missing 'speed' (Mb/s)")
-    try:
-        speed = Fraction(int(speed_text), 8000)
-    except ValueError:
-        raise TopologyError(
-            f"{what}: speed must be a whole number of Mb/s, got {speed_text!r}"
-        ) from None
-    if speed <= 0:
-        raise TopologyError(f"{what}: speed must be > 0 Mb/s, got {speed_text}")
+    speed = box.overrides.get("net", rates.net_bandwidth(net.get("speed"), what))
     nic = box.add(box.new_id("nic"), SWITCH, "nic", parent, name=name, busid=busid)
-    box.links.append((nic, parent, speed if bw is None else bw, False, {}))
+    box.links.append((nic, parent, speed if bw is None else bw, False, cls))
     box.nets.append((nic, speed))
 
 
-def _parse_box(text: str, where: str) -> _Box:
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        line, col = exc.position
-        msg = str(exc).split(":")[0]
-        raise TopologyError(f"{where}:{line}:{col + 1}: invalid XML: {msg}") from None
-    if _local(root.tag) != "system":
+def _link_rate(box: _Box, gpu: str, tag: str) -> Fraction:
+    """Per-link figure of a GPU's <nvlink>/<xgmi> (or the user's override)."""
+    extra = box.nodes[gpu]["extra"]
+    if tag == "xgmi":
+        if "xgmi" in box.overrides:
+            return box.overrides["xgmi"]
+        if "gcn" not in extra:
+            raise TopologyError(
+                f"{box.where}: <gpu> at busid {extra['busid']!r} has <xgmi> links but no 'gcn' "
+                "attribute to pick the xGMI speed; give it with --xgmi-bw"
+            )
+        return rates.xgmi_bandwidth(extra["gcn"])
+    if "nvlink" in box.overrides:
+        return box.overrides["nvlink"]
+    if "sm" not in extra:
         raise TopologyError(
-            f"{where}: not an NCCL topology dump (root element <{_local(root.tag)}>, expected <system>)"
+            f"{box.where}: <gpu> at busid {extra['busid']!r} has <nvlink> links but no 'sm' "
+            "attribute to pick the NVLink speed; give it with --nvlink-bw"
         )
-    box = _Box(where=where)
-    cpus = [c for c in root if _local(c.tag) == "cpu"]
-    if not cpus:
-        raise TopologyError(f"{where}: no <cpu> element in <system>")
-    for i, cpu_elem in enumerate(cpus):
-        numa = cpu_elem.get("numaid", str(i))
-        cpu = box.add(f"cpu{numa}", SWITCH, "cpu", None, numaid=numa)
-        box.cpus.append((cpu, dict(cpu_elem.attrib)))
-        for child in cpu_elem:
-            _walk(box, child, cpu, cpu)
-    gpus = [nid for nid, a in box.nodes.items() if a["kind"] == COMPUTE]
-    if not gpus:
-        raise TopologyError(f"{where}: no <gpu> element found")
-    _add_nvlinks(box)
-    _prune(box)
-    _add_cpu_links(box)
-    _rename(box)
-    return box
+    return rates.nvlink_bandwidth(extra["sm"], box.runtime)
 
 
 def _add_nvlinks(box: _Box) -> None:
     to_nvsw: dict[str, Fraction] = {}
-    gpu_pairs: dict[tuple[str, str], Fraction] = {}
-    for gpu, target, tclass, count, _ in box.nvlinks:
-        bw = count * nvlink_bandwidth(box.nodes[gpu]["extra"]["sm"])
+    pairs: dict[tuple[str, str], Fraction] = {}
+    classes: dict[tuple[str, str], str] = {}
+    for gpu, target, tclass, count, tag in box.nvlinks:
+        bw = count * _link_rate(box, gpu, tag)
         what = f"{box.where}: <gpu> at busid {box.nodes[gpu]['extra']['busid']!r}"
-        if tclass == NVSWITCH_CLASS:
-            to_nvsw[gpu] = to_nvsw.get(gpu, Fraction(0)) + bw
-        elif tclass == CPU_CLASS:
-            pair = (gpu, box.gpu_cpu[gpu])
-            gpu_pairs[pair] = gpu_pairs.get(pair, Fraction(0)) + bw
-            gpu_pairs[pair[::-1]] = gpu_pairs.get(pair[::-1], Fraction(0)) + bw
-        elif tclass.startswith("0x03"):
+        kind = rates.pci_class_type(tclass, box.runtime)
+        if kind == rates.GPU:
             other = box.gpu_busid.get(target)
             if other is None:
-                raise TopologyError(f"{what}: <nvlink target={target!r}>: no GPU with that busid")
+                box.notes.append(f"{what}: <{tag} target={target!r}> names no GPU; skipped")
+                continue
             if other == gpu:
-                raise TopologyError(f"{what}: <nvlink> to itself")
-            pair = (gpu, other)
-            gpu_pairs[pair] = gpu_pairs.get(pair, Fraction(0)) + bw
+                box.notes.append(f"{what}: <{tag}> to itself; skipped")
+                continue
+            ends = [(gpu, other)]  # one way: the other GPU lists its own links
+        elif kind == rates.CPU:
+            cpu = box.gpu_cpu[gpu]
+            ends = [(gpu, cpu), (cpu, gpu)]
         else:
-            raise TopologyError(
-                f"{what}: <nvlink target={target!r}> has unsupported tclass {tclass!r}"
-            )
+            to_nvsw[gpu] = to_nvsw.get(gpu, Fraction(0)) + bw
+            classes[(gpu, "nvsw")] = tag
+            continue
+        for pair in ends:
+            pairs[pair] = pairs.get(pair, Fraction(0)) + bw
+            classes[pair] = tag
     if to_nvsw:
-        box.add("nvsw", SWITCH, "nvswitch", None)
+        box.nvswitch = True
         for gpu, bw in to_nvsw.items():
-            box.links.append((gpu, "nvsw", bw, False, {"nvlink": True}))
+            box.links.append((gpu, "nvsw", bw, False, classes[(gpu, "nvsw")]))
+    for gpu, bw in box.c2c:
+        cpu = box.gpu_cpu[gpu]
+        for pair in ((gpu, cpu), (cpu, gpu)):
+            pairs[pair] = pairs.get(pair, Fraction(0)) + bw
+            classes[pair] = "c2c"
+    _add_pairs(box, pairs, classes)
+
+
+def _add_pairs(
+    box: _Box, pairs: dict[tuple[str, str], Fraction], classes: dict[tuple[str, str], str]
+) -> None:
+    """One full-duplex link where both directions agree, one-way links otherwise."""
     done: set[tuple[str, str]] = set()
-    for (a, b), bw in gpu_pairs.items():
+    for (a, b), bw in pairs.items():
         if (a, b) in done:
             continue
-        back = gpu_pairs.get((b, a))
-        if back == bw:
-            box.links.append((a, b, bw, False, {"nvlink": True}))
+        if pairs.get((b, a)) == bw:
+            box.links.append((a, b, bw, False, classes[(a, b)]))
             done.add((b, a))
         else:
-            box.links.append((a, b, bw, True, {"nvlink": True}))
+            box.links.append((a, b, bw, True, classes[(a, b)]))
         done.add((a, b))
 
 
@@ -304,6 +283,7 @@ def _prune(box: _Box) -> None:
     """Drop PCIe bridges and CPUs that lead to no GPU or NIC (dead ends)."""
     while True:
         degree: dict[str, int] = {nid: 0 for nid in box.nodes}
+        degree["nvsw"] = 0
         for a, b, *_ in box.links:
             degree[a] += 1
             degree[b] += 1
@@ -324,10 +304,25 @@ def _prune(box: _Box) -> None:
 
 
 def _add_cpu_links(box: _Box) -> None:
-    for i, (a, attrs_a) in enumerate(box.cpus):
-        for b, attrs_b in box.cpus[i + 1 :]:
-            bw = min(cpu_link_bandwidth(attrs_a), cpu_link_bandwidth(attrs_b))
-            box.links.append((a, b, bw, False, {}))
+    pairs: dict[tuple[str, str], Fraction] = {}
+    for a, attrs_a in box.cpus:
+        bw = box.overrides.get("sys", rates.cpu_link_bandwidth(attrs_a, box.runtime))
+        for b, _ in box.cpus:
+            if a != b:
+                pairs[(a, b)] = bw
+    _add_pairs(box, pairs, {pair: "sys" for pair in pairs})
+
+
+def _add_intra(box: _Box, intra: IntraFabric) -> None:
+    gpus = [nid for nid, a in box.nodes.items() if a["kind"] == COMPUTE]
+    if intra.kind == "nvswitch":
+        box.nvswitch = True
+        for gpu in gpus:
+            box.links.append((gpu, "nvsw", intra.bandwidth, False, "intra"))
+    elif intra.kind == "mesh":
+        for i, a in enumerate(gpus):
+            for b in gpus[i + 1 :]:
+                box.links.append((a, b, intra.bandwidth, False, "intra"))
 
 
 def _rename(box: _Box) -> None:
@@ -336,26 +331,142 @@ def _rename(box: _Box) -> None:
 
     def order(nid: str) -> tuple[int, int]:
         extra = box.nodes[nid]["extra"]
-        return (extra.get("rank", extra["dev"]), extra["dev"])
+        return (extra.get("rank", extra.get("dev", 0)), extra.get("dev", 0))
 
-    gpus.sort(key=order)
-    names = {old: f"gpu{i}" for i, old in enumerate(gpus)}
-    if len(names) != len(gpus):  # pragma: no cover - ids are unique by construction
-        raise TopologyError(f"{box.where}: GPU numbering failed")
-    ranked = iter(gpus)  # GPU slots in file order receive the GPUs in rank order
+    ranked = sorted(gpus, key=order)  # stable: file order breaks ties (skeleton GPUs)
+    names = {old: f"gpu{i}" for i, old in enumerate(ranked)}
+    slots = iter(ranked)  # GPU slots in file order receive the GPUs in rank order
     old_nodes = box.nodes
     box.nodes = {}
     for k, v in old_nodes.items():
         if v["kind"] == COMPUTE:
-            k = next(ranked)
+            k = next(slots)
             v = old_nodes[k]
         box.nodes[names.get(k, k)] = v
-    box.links = [(names.get(a, a), names.get(b, b), bw, d, e) for a, b, bw, d, e in box.links]
+    box.links = [(names.get(a, a), names.get(b, b), bw, d, c) for a, b, bw, d, c in box.links]
     box.children = {names.get(k, k): [names.get(c, c) for c in v] for k, v in box.children.items()}
 
 
+def _host_groups(root: ET.Element, where: str, notes: list[str]) -> list[list[ET.Element]]:
+    """The <cpu> elements grouped by host_hash (NCCL topo.cc:713-723), in order of appearance.
+
+    NCCL reads the hash as hexadecimal (missing = 0). Published dumps often redact it
+    (``0xHOSTHASH_A``); such values are told apart by their text, with a note.
+    """
+    cpus = [c for c in root if _local(c.tag) == "cpu"]
+    if not cpus:
+        raise TopologyError(f"{where}: no <cpu> element in <system>")
+    hosts: dict[object, list[ET.Element]] = {}
+    for cpu in cpus:
+        text = (cpu.get("host_hash") or "0").strip()
+        digits = text[2:] if text.lower().startswith("0x") else text
+        try:
+            key: object = int(digits, 16)
+        except ValueError:
+            key = text
+            notes.append(
+                f"{where}: host_hash {text!r} is not hexadecimal (redacted?); hosts are told "
+                "apart by its text"
+            )
+        hosts.setdefault(key, []).append(cpu)
+    return list(hosts.values())
+
+
+def _parse_root(text: str, where: str) -> ET.Element:
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        line, col = exc.position
+        msg = str(exc).split(":")[0]
+        raise TopologyError(f"{where}:{line}:{col + 1}: invalid XML: {msg}") from None
+    if _local(root.tag) == "graphs":
+        raise TopologyError(
+            f"{where}: an NCCL graph dump (NCCL_GRAPH_DUMP_FILE, <graphs>), not a topology dump "
+            "(NCCL_TOPO_DUMP_FILE, <system>)"
+        )
+    if _local(root.tag) != "system":
+        raise TopologyError(
+            f"{where}: not an NCCL topology dump "
+            f"(root element <{_local(root.tag)}>, expected <system>)"
+        )
+    return root
+
+
+def _runtime(root: ET.Element) -> str:
+    """RCCL's rules for AMD dumps (a ``gcn`` attribute or ``<xgmi>`` links), NCCL's otherwise."""
+    for elem in root.iter():
+        tag = _local(elem.tag)
+        if tag == "xgmi" or (tag == "gpu" and elem.get("gcn") is not None):
+            return rates.RCCL
+    return rates.NCCL
+
+
+def _is_skeleton(root: ET.Element, runtime: str) -> bool:
+    """No <gpu> element, but PCI devices whose class says GPU."""
+    if any(_local(e.tag) == "gpu" for e in root.iter()):
+        return False
+    return any(
+        _local(e.tag) == "pci" and rates.pci_class_type(e.get("class"), runtime) == rates.GPU
+        for e in root.iter()
+    )
+
+
+@dataclass
+class _Parsed:
+    boxes: list[_Box]
+    runtime: str
+    skeleton: bool
+    notes: list[str]
+
+
+def _parse(
+    text: str, where: str, overrides: dict[str, Fraction], intra: IntraFabric | None
+) -> _Parsed:
+    root = _parse_root(text, where)
+    runtime = _runtime(root)
+    skeleton = _is_skeleton(root, runtime)
+    if skeleton and intra is None:
+        n = sum(
+            1
+            for e in root.iter()
+            if _local(e.tag) == "pci" and rates.pci_class_type(e.get("class"), runtime) == rates.GPU
+        )
+        raise TopologyError(
+            f"{where}: skeleton dump ({n} GPUs by PCI class, no <gpu>/<nvlink> elements): the "
+            "GPU-to-GPU fabric is missing; give it with --intra nvswitch:GBPS, mesh:GBPS or none"
+        )
+    if intra is not None and not skeleton:
+        raise TopologyError(
+            f"{where}: --intra applies to skeleton dumps only; this dump lists its <gpu> links"
+        )
+    notes: list[str] = []
+    hosts = _host_groups(root, where, notes)
+    boxes = []
+    for h, cpus in enumerate(hosts):
+        label = where if len(hosts) == 1 else f"{where} (host {h})"
+        box = _Box(
+            where=label, runtime=runtime, overrides=overrides, skeleton=skeleton, notes=notes
+        )
+        for i, cpu_elem in enumerate(cpus):
+            numa = cpu_elem.get("numaid", str(i))
+            cpu = box.add(f"cpu{numa}", SWITCH, "cpu", None, numaid=numa)
+            box.cpus.append((cpu, dict(cpu_elem.attrib)))
+            for child in cpu_elem:
+                _walk(box, child, cpu, cpu)
+        if not any(a["kind"] == COMPUTE for a in box.nodes.values()):
+            raise TopologyError(f"{label}: no <gpu> element found")
+        _add_nvlinks(box)
+        if intra is not None:
+            _add_intra(box, intra)
+        _prune(box)
+        _add_cpu_links(box)
+        _rename(box)
+        boxes.append(box)
+    return _Parsed(boxes, runtime, skeleton, notes)
+
+
 def _layout(box: _Box) -> tuple[dict[str, tuple[float, float]], float, float]:
-    """Tree layout of one box: CPUs on top row 1, devices below, leaves in file order."""
+    """Tree layout of one box: NVSwitch on top, CPUs below, devices below them, file order."""
     pos: dict[str, tuple[float, float]] = {}
     next_x = [0.0]
 
@@ -372,93 +483,142 @@ def _layout(box: _Box) -> tuple[dict[str, tuple[float, float]], float, float]:
 
     for cpu, _ in box.cpus:
         place(cpu, 0)
-    for nid in box.nodes:  # anything outside the tree (e.g. the NVSwitch)
-        if nid not in pos and nid != "nvsw":
+    for nid in box.nodes:
+        if nid not in pos:
             place(nid, 0)
     width = max(next_x[0] - _COL, 0.0)
-    if "nvsw" in box.nodes:
-        pos["nvsw"] = (width / 2, 0.0)
     height = max(y for _, y in pos.values())
     return pos, width, height
 
 
-def loads(text: str, where: str = "<string>", boxes: int = 1, fabric: str = "ib") -> Topology:
-    """Read an NCCL topology dump; ``boxes`` copies joined by ``fabric`` ('ib' or 'rail').
-
-    The result is not validated here; :func:`solver.io.formats.load` validates it.
-    """
+def _check_options(boxes: int, fabric: str) -> None:
     if isinstance(boxes, bool) or not isinstance(boxes, int) or not 1 <= boxes <= MAX_BOXES:
         raise TopologyError(f"--boxes must be a whole number from 1 to {MAX_BOXES}, got {boxes!r}")
     if fabric not in FABRICS:
         raise TopologyError(f"--fabric must be one of {', '.join(FABRICS)}, got {fabric!r}")
-    box = _parse_box(text, where)
-    if boxes > 1 and not box.nets:
-        raise TopologyError(
-            f"{where}: the box has no <net> (NIC), so {boxes} boxes cannot be connected"
-        )
-    pos, width, height = _layout(box)
+
+
+def loads(
+    text: str,
+    where: str = "<string>",
+    boxes: int = 1,
+    fabric: str = "ib",
+    intra: str | IntraFabric | None = None,
+    bandwidth: Mapping[str, object] | None = None,
+) -> Topology:
+    """Read an NCCL/RCCL topology dump.
+
+    Parameters
+    ----------
+    text, where
+        The XML and where it came from (for messages and the fabric's name).
+    boxes
+        Copies of the dump (each host of the dump is one box per copy).
+    fabric
+        How several boxes are joined through their NICs: ``'ib'`` or ``'rail'``.
+    intra
+        Skeleton dumps only: the GPU-to-GPU fabric (``'nvswitch:450'``, ``'mesh:48'``, ``'none'``).
+    bandwidth
+        Per-class overrides in GB/s (``{"xgmi": 50}``), see :data:`nccl_options.OVERRIDE_CLASSES`.
+
+    The result is not validated here; :func:`solver.io.formats.load` validates it.
+    """
+    _check_options(boxes, fabric)
+    overrides = parse_overrides(bandwidth)
+    parsed = _parse(text, where, overrides, parse_intra(intra))
+    hosts = parsed.boxes
+    total = boxes * len(hosts)
+    shared_nvsw = len(hosts) > 1 and any(h.nvswitch for h in hosts)
+    if total > 1:
+        for h, box in enumerate(hosts):
+            if not box.nets and not shared_nvsw:
+                raise TopologyError(
+                    f"{box.where}: the box has no <net> (NIC), so {total} boxes cannot be connected"
+                )
+            if any(speed is None for _, speed in box.nets):
+                raise TopologyError(
+                    f"{where}: the skeleton's NICs have no speed; give it with --net-bw GBPS"
+                )
     nodes: list[Node] = []
     links: list[Link] = []
-    box_gap = width + 2 * _COL
-    for b in range(boxes):
-        prefix = f"b{b}."
-        for nid, attrs in box.nodes.items():
-            x, y = pos[nid]
-            nodes.append(
-                Node(
-                    id=prefix + nid,
-                    kind=attrs["kind"],
-                    role=attrs["role"],
-                    x=round(x + b * box_gap, 1),
-                    y=round(y, 1),
-                    group=f"b{b}",
-                    extra={k: v for k, v in attrs["extra"].items() if v not in ("", None)},
-                )
-            )
-        for a, c, bw, directed, extra in box.links:
-            links.append(Link(prefix + a, prefix + c, bw, directed=directed, extra=dict(extra)))
-    if boxes > 1:
-        total = boxes * box_gap - 2 * _COL
-        if fabric == "ib":
-            nodes.append(
-                Node(
-                    "ib0", SWITCH, "ib", x=round(total / 2, 1), y=height + 2 * _ROW, group="network"
-                )
-            )
-            for b in range(boxes):
-                for nic, speed in box.nets:
-                    links.append(Link(f"b{b}.{nic}", "ib0", speed))
-        else:
-            rails = len(box.nets)
-            for k in range(rails):
-                x = total * (k + 0.5) / rails
+    x0 = 0.0
+    height = 0.0
+    box_nets: list[list[tuple[str, Fraction]]] = []
+    for copy in range(boxes):
+        for h, box in enumerate(hosts):
+            b = copy * len(hosts) + h
+            prefix = f"b{b}."
+            pos, width, box_height = _layout(box)
+            height = max(height, box_height)
+            for nid, attrs in box.nodes.items():
+                x, y = pos[nid]
                 nodes.append(
                     Node(
-                        f"rail{k}",
-                        SWITCH,
-                        "ib",
-                        x=round(x, 1),
-                        y=height + 2 * _ROW,
-                        group="network",
+                        id=prefix + nid,
+                        kind=attrs["kind"],
+                        role=attrs["role"],
+                        x=round(x0 + x, 1),
+                        y=round(y + _ROW, 1),
+                        group=f"b{b}",
+                        extra={k: v for k, v in attrs["extra"].items() if v not in ("", None)},
                     )
                 )
-            for b in range(boxes):
-                for k, (nic, speed) in enumerate(box.nets):
-                    links.append(Link(f"b{b}.{nic}", f"rail{k}", speed))
+            nvsw = "nvsw" if shared_nvsw else prefix + "nvsw"
+            if box.nvswitch and not shared_nvsw:
+                nodes.append(
+                    Node(nvsw, SWITCH, "nvswitch", x=round(x0 + width / 2, 1), y=0.0, group=f"b{b}")
+                )
+            for a, c, bw, directed, cls in box.links:
+                a = nvsw if a == "nvsw" else prefix + a
+                c = nvsw if c == "nvsw" else prefix + c
+                links.append(Link(a, c, bw, directed=directed, extra={"link_class": cls}))
+            box_nets.append([(prefix + nic, speed) for nic, speed in box.nets])
+            x0 += width + 2 * _COL
+    total_width = max(x0 - 2 * _COL, 0.0)
+    if shared_nvsw:
+        nodes.append(
+            Node(
+                "nvsw", SWITCH, "nvswitch", x=round(total_width / 2, 1), y=-_ROW,
+                group="nvlink-domain",
+            )
+        )
+    net_y = height + 3 * _ROW
+    if total > 1 and any(box_nets):
+        if fabric == "ib":
+            nodes.append(
+                Node("ib0", SWITCH, "ib", x=round(total_width / 2, 1), y=net_y, group="network")
+            )
+            for nets in box_nets:
+                for nic, speed in nets:
+                    links.append(Link(nic, "ib0", speed, extra={"link_class": "net"}))
+        else:
+            rails = max(len(nets) for nets in box_nets)
+            for k in range(rails):
+                x = total_width * (k + 0.5) / rails
+                nodes.append(
+                    Node(f"rail{k}", SWITCH, "ib", x=round(x, 1), y=net_y, group="network")
+                )
+            for nets in box_nets:
+                for k, (nic, speed) in enumerate(nets):
+                    links.append(Link(nic, f"rail{k}", speed, extra={"link_class": "net"}))
     stem = (
         Path(where).name.split(".")[0] if where and not where.startswith("<") else "NCCL topology"
     )
-    n_gpus = sum(1 for a in box.nodes.values() if a["kind"] == COMPUTE)
+    n_gpus = sum(1 for n in nodes if n.kind == COMPUTE) // boxes
     name = f"{stem} ({n_gpus} GPUs)" if boxes == 1 else f"{boxes}x {stem} ({n_gpus} GPUs each)"
-    extra: dict[str, Any] = {"imported_from": "nccl-xml", "boxes": boxes}
-    if boxes > 1:
+    extra: dict[str, Any] = {
+        "imported_from": "nccl-xml",
+        "runtime": parsed.runtime,
+        "boxes": total,
+        "hosts": len(hosts),
+    }
+    if total > 1:
         extra["fabric"] = fabric
-    return Topology(
-        name=name,
-        nodes=tuple(nodes),
-        links=tuple(links),
-        extra=extra,
-    )
+    if parsed.skeleton:
+        extra["skeleton"] = True
+    if parsed.notes:
+        extra["import_notes"] = list(dict.fromkeys(parsed.notes))
+    return Topology(name=name, nodes=tuple(nodes), links=tuple(links), extra=extra)
 
 
 __all__ = ["FABRICS", "cpu_link_bandwidth", "loads", "nvlink_bandwidth", "pci_bandwidth"]

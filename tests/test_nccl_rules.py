@@ -1,0 +1,107 @@
+"""The runtimes' bandwidth rules (solver/io/nccl_rates.py) and the importer options around them."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from solver.io import nccl_rates as rates
+from solver.io.nccl_options import IntraFabric, parse_intra, parse_overrides
+from solver.model.errors import TopologyError
+
+
+@pytest.mark.parametrize(
+    "gcn, per_link",
+    [
+        ("gfx942", 48),  # MI300X: GFX94X_XGMI_WIDTH
+        ("gfx940", 48),
+        ("gfx90a", 36),  # MI200_XGMI_WIDTH
+        ("gfx90a:sramecc+:xnack-", 36),  # prefix match (IsArchMatch)
+        ("910", 36),  # numeric gcnArch 910 is gfx90a for RCCL (archinfo.cc:43-44)
+        ("940", 48),
+        ("942", 48),
+        ("908", 24),  # MI100: VEGA_XGMI_WIDTH
+        ("906", 24),
+        ("gfx1100", 24),
+        ("21943", 24),  # an unknown number stays itself: the default
+    ],
+)
+def test_xgmi_speed_by_arch(gcn, per_link):
+    assert rates.xgmi_bandwidth(gcn) == per_link
+
+
+def test_gcn_names():
+    assert rates.gcn_arch_name("910") == "gfx90a"
+    assert rates.gcn_arch_name("gfx942") == "gfx942"
+
+
+@pytest.mark.parametrize(
+    "speed, width, gbps",
+    [
+        ("8.0 GT/s PCIe", "16", 12),
+        ("16.0 GT/s PCIe", "16", 24),
+        ("32 GT/s", "16", 48),
+        ("64.0 GT/s PCIe", "16", 96),
+        ("16 GT/s PCIe", "16", 24),  # prefix "16 GT/s" matches first
+        ("16.0 GT/s PCIe", "1", Fraction(3, 2)),
+        ("", "0", 12),  # empty speed: 60 per lane; width 0 -> 16
+        (None, None, 12),
+        ("Unknown", "4", 3),
+        ("2.5 GT/s PCIe", "1", Fraction(15, 80)),
+    ],
+)
+def test_pcie_speed_times_width(speed, width, gbps):
+    assert rates.pci_bandwidth(speed, width, "x") == gbps
+
+
+def test_pci_classes_by_prefix_and_runtime():
+    assert rates.pci_class_type("0x030200") == rates.GPU
+    assert rates.pci_class_type("0x038000") == rates.GPU
+    assert rates.pci_class_type("0x120000", "rccl") == rates.GPU
+    assert rates.pci_class_type("0x120000", "nccl") == rates.PCI
+    assert rates.pci_class_type("0x020700") == rates.NIC
+    assert rates.pci_class_type("0x068000") == rates.NVS
+    assert rates.pci_class_type("0x068001") == rates.CPU
+    assert rates.pci_class_type("0x060400") == rates.PCI
+    assert rates.pci_class_type("0x010802") == rates.PCI  # fallback
+
+
+def test_net_and_c2c():
+    assert rates.net_bandwidth("400000", "x") == 50
+    assert rates.net_bandwidth("-1", "x") == Fraction(10000, 8000)  # "Some NICs define speed = -1"
+    assert rates.net_bandwidth(None, "x") == Fraction(10000, 8000)
+    with pytest.raises(TopologyError, match="speed must be a whole number of Mb/s"):
+        rates.net_bandwidth("fast", "x")
+    assert rates.c2c_bandwidth("44712", "5", "x") == Fraction(22356, 100)
+    with pytest.raises(TopologyError, match="whole numbers"):
+        rates.c2c_bandwidth("a", "5", "x")
+
+
+def test_intra_specs():
+    assert parse_intra("nvswitch:450") == IntraFabric("nvswitch", Fraction(450))
+    assert parse_intra("mesh:48.5") == IntraFabric("mesh", Fraction(97, 2))
+    assert parse_intra("NVSwitch:h100").bandwidth == Fraction(3708, 10)
+    assert parse_intra("mesh:mi300x").bandwidth == 48
+    assert parse_intra("none") == IntraFabric("none")
+    assert parse_intra(None) is None
+    for bad, msg in [
+        ("ring:4", "--intra must be nvswitch:BW, mesh:BW or none"),
+        ("nvswitch", "--intra nvswitch needs a bandwidth"),
+        ("mesh:0", "must be > 0"),
+        ("mesh:abc", "must be a number"),
+        ("none:3", "takes no bandwidth"),
+    ]:
+        with pytest.raises(TopologyError, match=msg):
+            parse_intra(bad)
+
+
+def test_overrides():
+    assert parse_overrides({"xgmi": "50", "pcie": 32, "net": None}) == {
+        "xgmi": Fraction(50),
+        "pcie": Fraction(32),
+    }
+    with pytest.raises(TopologyError, match="unknown link class 'infinity'"):
+        parse_overrides({"infinity": 1})
+    with pytest.raises(TopologyError, match="--sys-bw must be > 0"):
+        parse_overrides({"sys": -1})

@@ -1,0 +1,137 @@
+"""Public NCCL/RCCL topology dumps (tests/data/real/topo/, sources in tests/data/real/README.md).
+
+Every file imports into a valid fabric whose nodes all carry a box (``group``) and a role, and
+whose links all carry their class; for a handful the allgather optimum is checked against a value
+derived by hand from the file (each test's docstring holds the derivation). The optimum is the
+minimum over cuts S of N·B⁺(S)/|S∩Vc| (ForestColl); ``naive.maxflow_optimum`` computes it
+independently of the solver (x* per compute node, algbw = N·x*).
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from naive import maxflow_optimum
+
+from solver.io.formats import load
+from solver.model.scale_up import scale_up_warnings
+from solver.model.topology import validate
+
+REAL = Path(__file__).resolve().parent / "data" / "real" / "topo"
+OPTIONS = json.loads((REAL / "import_options.json").read_text())
+FILES = sorted(p.name for p in REAL.glob("*.xml"))
+LINK_CLASSES = {"nvlink", "xgmi", "c2c", "intra", "pcie", "sys", "loc", "net"}
+
+
+def real(name: str, **extra):
+    return load(REAL / name, **{**OPTIONS.get(name, {}), **extra})
+
+
+def algbw(topo) -> Fraction:
+    x, _ = maxflow_optimum(topo)
+    return len(topo.compute_ids) * x
+
+
+def test_corpus_is_listed_with_its_source():
+    readme = (REAL.parent / "README.md").read_text()
+    assert len(FILES) >= 60
+    missing = [name for name in FILES if name not in readme]
+    assert missing == []
+    assert set(OPTIONS) <= set(FILES)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_every_dump_imports(name):
+    topo = real(name)
+    validate(topo)
+    assert len(topo.compute_ids) >= 2
+    assert all(n.group and n.role for n in topo.nodes)
+    assert {link.extra["link_class"] for link in topo.links} <= LINK_CLASSES
+    assert topo.extra["runtime"] == ("rccl" if name.startswith("rccl_") else "nccl")
+
+
+def test_mi300x_xgmi_mesh():
+    """8x MI300X (rccl_topo_8p_940.xml): 3072/7 GB/s.
+
+    Each GPU (gcn="gfx942") lists one <xgmi> (count 1) to each of the 7 others: 48 GB/s per link
+    (GFX94X_XGMI_WIDTH). Every PCIe link is "32.0 GT/s PCIe" x16 = 16·240/80 = 48 GB/s.
+    A cut S holding k ≤ 6 GPUs loses at least the xGMI links k(8-k)·48, so its bound is
+    8(8-k)·48 ≥ 768. With k = 7 (all but GPU g) S must send g its 7·48 = 336 xGMI plus, at
+    least, g's own 48 GB/s PCIe link (every PCIe link is 48, the socket link is wider in total):
+    B⁺(S) = 384, bound 8/7·384 = 3072/7 ≈ 438.9 -- above the issue's 384 (the xGMI mesh alone).
+    """
+    topo = real("rccl_topo_8p_940.xml")
+    caps = topo.directed_bandwidths()
+    assert caps[("b0.gpu0", "b0.gpu1")] == 48
+    assert algbw(topo) == Fraction(3072, 7) >= 384
+    assert scale_up_warnings(topo) == []
+
+
+def test_mi250_16_gcds_reads_numeric_gcn_as_gfx90a():
+    """16-GCD MI250 (rccl_topo_16p1h.xml, gcn="910"): at least 160 GB/s.
+
+    RCCL maps the numeric gcn 910 to gfx90a (archinfo.cc:43-44) and so uses 36 GB/s per xGMI link
+    (MI200_XGMI_WIDTH): GCD 0 lists count 4 to 0000:51, 1 to 0000:56, 2 to 0000:0e = 7·36 = 252
+    GB/s out. The issue's figure for this dump is >= 160 (it solved to 12.8 without xGMI).
+    """
+    topo = real("rccl_topo_16p1h.xml")
+    caps = topo.directed_bandwidths()
+    out = sum(bw for (u, v), bw in caps.items() if u == "b0.gpu0" and v.startswith("b0.gpu"))
+    assert out == 7 * 36
+    assert algbw(topo) >= 160
+
+
+def test_gb300_two_host_mnnvl_dump():
+    """2x GB300 tray (nccl_ebpf_gb300_mnnvl_topo_2tray_0405.xml): 189372/175 GB/s.
+
+    Two host_hash values -> two boxes of 4 GPUs. Each GPU (sm 103) has count 18 NVLinks to the
+    one NVSwitch both hosts share: 18·40.1 = 721.8 GB/s (SM100_NVLINK_BW); <c2c bw=44712 count=5>
+    to its CPU: 223.56 GB/s; its PCIe parent bridge (64 GT/s x16 = 96) reaches the root only
+    through a "16.0 GT/s" x1 bridge: 1.5 GB/s. For k ≤ 6 GPUs in S the NVSwitch links alone give
+    a bound ≥ 8·2·721.8/6 > 1900. For S = all but GPU g and its private bridge:
+    B⁺(S) = 721.8 + 223.56 + 1.5 = 946.86 (any other complement costs more: the CPU side of g's
+    C2C also feeds the other GPU's 223.56 C2C), bound 8/7·946.86 = 189372/175 ≈ 1082.1.
+    """
+    topo = real("nccl_ebpf_gb300_mnnvl_topo_2tray_0405.xml")
+    assert topo.extra["boxes"] == 2 and topo.extra["hosts"] == 2
+    assert {n.group for n in topo.nodes if n.is_compute} == {"b0", "b1"}
+    caps = topo.directed_bandwidths()
+    assert caps[("b1.gpu3", "nvsw")] == Fraction(7218, 10)
+    assert caps[("b0.gpu0", "b0.cpu0")] == Fraction(22356, 100)
+    assert algbw(topo) == Fraction(189372, 175)
+    assert scale_up_warnings(topo) == []
+
+
+def test_azure_ndv4_skeleton_with_nvswitch_flag():
+    """Azure ND A100 v4 skeleton (azhpc_ndv4-topo.xml) with --intra nvswitch:a100: 2112/7 GB/s.
+
+    8 GPUs by class 0x030200, 8 NICs by 0x020700, no <gpu>. nvswitch:a100 = 12 NVLinks · 20
+    (SM80_NVLINK_BW) = 240 GB/s per GPU. Each GPU: "16 GT/s" x16 = 16·120/80 = 24 GB/s to its
+    bridge. For S = all but one GPU: B⁺(S) = 240 + 24 = 264; leaving the bridge out of S too
+    costs 4 more 24 GB/s links; k ≤ 6 GPUs lose ≥ 2·240 over NVSwitch (bound ≥ 640).
+    Optimum 8/7·264 = 2112/7 ≈ 301.7.
+    """
+    topo = real("azhpc_ndv4-topo.xml")
+    assert topo.extra["skeleton"] is True
+    assert algbw(topo) == Fraction(2112, 7)
+
+
+def test_azure_ncv4_is_pcie_only_and_says_so():
+    """Azure NC A100 v4 (azhpc_ncv4-topo.xml): 16 GB/s, with the PCIe-only warning.
+
+    4 GPUs, one per CPU socket, whose only <nvlink> points at the GPU itself (skipped, as NCCL
+    skips it). PCIe link_speed="" link_width="0": width 16, default 60 per lane -> 12 GB/s.
+    CPUs (AMD) are meshed at 16 GB/s each way. For S = all but one GPU: B⁺(S) = 12, bound
+    4/3·12 = 16; S with k ≤ 3 GPUs and their sockets loses ≥ k(4-k)·16 SYS bandwidth, bound
+    4(4-k)·16 ≥ 64; leaving a GPU's socket out of S costs its GPU link and SYS links more.
+    """
+    topo = real("azhpc_ncv4-topo.xml")
+    assert algbw(topo) == 16
+    assert len(topo.extra["import_notes"]) == 4
+    assert scale_up_warnings(topo) == [
+        "no NVLink/xGMI links found in box b0 — its 4 GPUs reach each other only through "
+        "PCIe/CPU; is this dump complete?"
+    ]
