@@ -374,3 +374,48 @@ def test_cli_simulate_from_results_h5_without_solving(tmp_path, capsys, monkeypa
     assert main(["simulate", str(out), "-c", "allreduce", "-s", "1G", "-a", "forestcoll", "--line-rate", "--json"]) == 0
     row = json.loads(capsys.readouterr().out)["rows"][0]
     assert row["ratio_to_bound"] > 0.95
+
+
+def test_cancel_stops_a_running_simulation_and_progress_reports_within_it():
+    from solver.io.templates import dgx_a100
+    from solver.model.errors import Cancelled
+
+    topo = dgx_a100(4)
+    calls = {"cancel": 0}
+    seen: list[float] = []
+
+    def cancel() -> bool:
+        # False for the check before the run starts; True once the kernel's watcher asks
+        calls["cancel"] += 1
+        return calls["cancel"] > 1
+
+    with pytest.raises(Cancelled):
+        sweep(topo, "allgather", ["direct"], [4 << 30], cancel=cancel,
+              progress=lambda text, f: seen.append(f))
+    assert calls["cancel"] >= 2  # the watcher polled the flag while the kernel ran
+    assert seen and all(0.0 <= f < 1.0 for f in seen)
+    # without cancel, progress arrives during the run too and the run completes
+    seen.clear()
+    sw = sweep(topo, "allgather", ["direct"], [4 << 30], progress=lambda text, f: seen.append(f))
+    assert sw.rows[0].algbw > 0 and len(seen) >= 2 and seen[-1] == pytest.approx(1.0)
+    assert any(0.0 < f < 1.0 for f in seen[:-1])
+
+
+@pytest.mark.slow
+def test_cli_simulate_ctrl_c_stops_the_kernel():
+    import signal
+    import time
+
+    # a run of minutes; SIGINT after the kernel started must end it with exit 130, no traceback
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "solver.cli", "simulate", "sample_topologies/dgx_a100_4x.json",
+         "-a", "direct", "-s", "16G,16G,16G,16G,16G", "--line-rate"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    time.sleep(15)
+    assert proc.poll() is None, "the run ended before the interrupt"
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "cancelled" in err

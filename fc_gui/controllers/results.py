@@ -102,6 +102,7 @@ class ResultsController(QObject):
         self._sim_schedule: Schedule | None = None
         self.sim_task.done.connect(self._on_simulated)
         self.sim_task.failed.connect(self._on_simulate_failed)
+        self.sim_task.progress.connect(self._on_simulate_progress)
 
         # ---- panels
         right = Qt.DockWidgetArea.RightDockWidgetArea
@@ -503,7 +504,12 @@ class ResultsController(QObject):
         self._sim_cancel = threading.Event()
         cancel = self._sim_cancel
         self.plots.set_simulating(True)
-        self.sim_task.start(lambda: simulate_schedule(schedule, cancel=cancel))
+        report = self.sim_task.report
+        self.sim_task.start(lambda: simulate_schedule(schedule, cancel=cancel, progress=report))
+
+    def _on_simulate_progress(self, text: str, fraction: float) -> None:
+        if self.sim_task.is_running() and not self._sim_cancel.is_set():
+            self.plots.set_status(f"{text}: {100 * fraction:.0f} %")
 
     def _on_simulated(self, tables) -> None:
         self.plots.set_simulating(False)

@@ -293,11 +293,17 @@ class _TaskThread(QThread):
 class BackgroundTask(QObject):
     """Runs one zero-argument callable in a worker thread (simulations for the plots dock).
 
-    Signals ``done(result)`` and ``failed(message)`` arrive in the GUI thread.
+    Signals ``done(result)`` and ``failed(message)`` arrive in the GUI thread; so does
+    ``progress(text, fraction)``, emitted by :meth:`report` from the worker thread.
     """
 
     done = Signal(object)
     failed = Signal(str)
+    progress = Signal(str, float)
+
+    def report(self, text: str, fraction: float) -> None:
+        """A ``progress(text, fraction)`` callback for the task's callable (any thread)."""
+        self.progress.emit(text, float(fraction))
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)

@@ -228,6 +228,8 @@ def sweep(
 
     ``library``: run the simulated algorithms on links derated to what that library's transfers
     reach (:func:`solver.simulate.library.derated`), as the ``nccl`` row is; None = line rate.
+    ``progress(text, fraction)`` is called every ~0.1 s, also during one long run; ``cancel``
+    (an Event or a callable) stops a running simulation within ~10 ms (:class:`Cancelled`).
     """
     sizes = list(sizes) or parse_sizes(DEFAULT_SIZES)
     if chunk <= 0:
@@ -254,9 +256,11 @@ def sweep(
         table = LinkTable.of(link_topo, latency_us)
         prep = prepare(rs, latency_us, link_topo)
         for size in sizes:
-            if cancel is not None and (cancel() if callable(cancel) else cancel.is_set()):
+            if _cancelled(cancel):
                 raise Cancelled("cancelled")
-            run = simulate_prepared(prep, size, chunk, min_chunks)
+            run = simulate_prepared(
+                prep, size, chunk, min_chunks, watch=_watch(progress, cancel, name, size, done, total)
+            )
             bound = float("nan") if math.isnan(opt) else size / (opt * 1e9)
             result.rows.append(
                 SweepRow(
@@ -281,6 +285,24 @@ def sweep(
             if progress is not None:
                 progress(f"simulate {name}", done / total)
     return result
+
+
+def _cancelled(cancel: Any) -> bool:
+    return cancel is not None and bool(cancel() if callable(cancel) else cancel.is_set())
+
+
+def _watch(progress, cancel, name: str, size: int, done: int, total: int):
+    """The kernel watcher of one (algorithm, size) run: reports progress within the run and
+    answers True (stop) once ``cancel`` is set; None when nobody listens."""
+    if progress is None and cancel is None:
+        return None
+
+    def watch(fraction: float) -> bool:
+        if progress is not None:
+            progress(f"simulate {name} {format_size(size)}", (done + fraction) / total)
+        return _cancelled(cancel)
+
+    return watch
 
 
 def _library_rows(sw: Sweep, sizes: list[int], factor: float, opt: float) -> int:

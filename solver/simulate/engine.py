@@ -39,12 +39,14 @@ The kernel takes prepared int64/float64 arrays; :func:`simulate_routes` builds t
 from __future__ import annotations
 
 import math
+import threading
 import time as _time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from solver.model.errors import ForestCollError
+from solver.model.errors import Cancelled, ForestCollError
 from solver.model.topology import Topology
 from solver.simulate.routes import BCAST, DEFAULT_LATENCY_US, LinkTable, RouteSet
 
@@ -198,7 +200,9 @@ def _simulate_kernel(
     link_bw,
     link_lat,
     q_off,
+    control,
 ):
+    """``control``: [stop flag set by another thread, events done so far (written here)]."""
     n_links = link_bw.shape[0]
     n_flows = kind.shape[0]
     cnt = cnt_init.copy()
@@ -270,6 +274,10 @@ def _simulate_kernel(
         seq += 1
 
     while n > 0:
+        if events & 0xFFFF == 0:  # every 65 536 events (~10 ms): report, obey a stop request
+            control[1] = events
+            if control[0] != 0:
+                return -1.0, busy_time, events, flow_done
         if n + n_links + 8 > ht.shape[0]:  # room for one event's pushes (<= one kick per link)
             cap = 2 * ht.shape[0] + n_links + 8
             ht2 = np.empty(cap, np.float64)
@@ -625,6 +633,28 @@ class _Prepared:
         )
 
 
+class _Watcher:
+    """A thread that reports a running kernel's progress and passes on a stop request."""
+
+    def __init__(self, watch: Callable[[float], bool], control: np.ndarray, expected: int) -> None:
+        self._watch = watch
+        self._control = control
+        self._expected = expected
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="simulate-watch", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._done.wait(0.1):
+            if self._watch(min(1.0, float(self._control[1]) / self._expected)):
+                self._control[0] = 1
+                return
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+
 def prepare(
     rs: RouteSet, latency_us: float = DEFAULT_LATENCY_US, links: Topology | None = None
 ) -> _Prepared:
@@ -634,9 +664,18 @@ def prepare(
 
 
 def simulate_prepared(
-    prep: _Prepared, size: int, chunk: float, min_chunks: int = DEFAULT_MIN_CHUNKS
+    prep: _Prepared,
+    size: int,
+    chunk: float,
+    min_chunks: int = DEFAULT_MIN_CHUNKS,
+    watch: Callable[[float], bool] | None = None,
 ) -> SimRun:
-    """Simulate one message size on prepared arrays."""
+    """Simulate one message size on prepared arrays.
+
+    ``watch(fraction)`` is called about every 0.1 s from a helper thread while the kernel runs
+    (fraction = events so far / an estimate of the events of the run); when it returns True the
+    kernel stops within ~10 ms and :class:`~solver.model.errors.Cancelled` is raised.
+    """
     if size <= 0:
         raise ForestCollError(f"message size must be > 0 bytes, got {size}")
     if not (chunk > 0):
@@ -657,6 +696,9 @@ def simulate_prepared(
     if a["nch"].size and int(a["nch"].max()) > _CMASK:  # cannot happen below MAX_TRANSMISSIONS
         raise ForestCollError(f"a flow would need {int(a['nch'].max())} chunks (limit {_CMASK})")
     table = prep.table
+    control = np.zeros(2, np.int64)
+    expected = max(1, 2 * a["total_tx"] + 1)  # a READY/ARRIVE and a KICK per transmission
+    watcher = _Watcher(watch, control, expected) if watch is not None else None
     finish, busy, events, flow_done = _simulate_kernel(
         prep.n_nodes,
         prep.kind,
@@ -682,7 +724,12 @@ def simulate_prepared(
         table.bandwidth,
         table.latency,
         a["q_off"],
+        control,
     )
+    if watcher is not None:
+        watcher.stop()
+    if finish < 0:
+        raise Cancelled("simulation cancelled")
     busy_frac = busy / finish if finish > 0 else np.zeros_like(busy)
     return SimRun(
         int(size),
