@@ -99,7 +99,7 @@ def measure(app, name: str, topology, pan: bool) -> dict:
     rc = w.results_controller
     w.resize(1400, 860)
     w.show()
-    wait(app, lambda: not rc.warmup.is_running(), 300)
+    wait(app, lambda: not rc.solving.warmup.is_running(), 300)
     probe = LoopProbe(w.canvas if pan else None)
 
     # idle baseline
@@ -119,14 +119,14 @@ def measure(app, name: str, topology, pan: bool) -> dict:
         if schedule is not None and "t_finished" in done:
             shown.append((done["t_finished"], time.perf_counter()))
 
-    rc.worker.finished.disconnect(rc._on_finished)
-    rc.worker.finished.connect(on_finished)
-    rc.worker.finished.connect(rc._on_finished)
+    rc.solving.worker.finished.disconnect(rc.solving._on_finished)
+    rc.solving.worker.finished.connect(on_finished)
+    rc.solving.worker.finished.connect(rc.solving._on_finished)
     rc.schedule_changed.connect(on_shown)
-    rc.worker.failed.connect(lambda m: done.setdefault("error", m))
+    rc.solving.worker.failed.connect(lambda m: done.setdefault("error", m))
     probe.start()
     t0 = time.perf_counter()
-    rc.solve()
+    rc.solving.solve()
     wait(app, lambda: shown or "error" in done, 900)
     solve_s = time.perf_counter() - t0
     # let the first repaint of the result happen, then stop

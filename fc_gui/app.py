@@ -2,7 +2,7 @@
 
 The window appears at once on TOPO (any supported format) or the built-in 2x DGX A100 fabric.
 ``--solve`` and ``--screenshot`` are carried out by the results controller
-(``window.results_controller.run_batch``). The arguments are declared in ``solver/cli/gui.py``.
+(``window.results_controller.batch``). The arguments are declared in ``solver/cli/gui.py``.
 """
 
 from __future__ import annotations
@@ -57,9 +57,8 @@ def run(args: argparse.Namespace) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from solver.model.errors import ForestCollError
-
     from fc_gui.main_window import MainWindow
+    from solver.model.errors import ForestCollError
 
     app = QApplication.instance() or QApplication(["forestcoll gui"])
     app.setApplicationName("ForestColl Designer")
@@ -93,6 +92,6 @@ def run(args: argparse.Namespace) -> int:
     if batch:
         controller = window.results_controller
         QTimer.singleShot(
-            0, lambda: controller.run_batch(solve=args.solve, screenshot=args.screenshot)
+            0, lambda: controller.batch.run(solve=args.solve, screenshot=args.screenshot)
         )
     return int(app.exec())

@@ -28,11 +28,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from solver.model.topology import Topology
-
 from fc_gui.controllers.clipboard import ClipboardActions
-from fc_gui.views.canvas import FabricCanvas, Tool
 from fc_gui.model.document import TopologyDocument
+from fc_gui.views.canvas import FabricCanvas, Tool
+from solver.model.topology import Topology
 
 APP_NAME = "ForestColl Designer"
 

@@ -9,8 +9,7 @@ Public API
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
+from solver._version import __version__
 from solver.model.errors import Cancelled, ForestCollError, SolverError, TopologyError
 from solver.io.formats import load as load_topology
 from solver.io.formats import save as save_topology

@@ -48,7 +48,8 @@ def test_solved_k1_exports_pass_checker(fabric, collective, runtime):
     root = ET.fromstring(text)
     n = len(s.topology.compute_ids)
     assert report.ngpus == n and root.get("ngpus") == str(n)
-    assert report.modes == ("out-of-place", "in-place")
+    legacy = RUNTIMES[runtime].legacy  # reads only inplace= (src/graph/tuning.cc:356)
+    assert report.modes == (("in-place",) if legacy else ("out-of-place", "in-place"))
     assert root.get("coll") == RUNTIMES[runtime].coll_name(collective)
     for attr in (
         "name",
@@ -125,34 +126,44 @@ def test_rank_order_is_applied_and_checked(tmp_path):
 
 
 def test_limits_are_named_when_the_schedule_cannot_fit(monkeypatch):
+    from dataclasses import replace
+
     from solver.msccl import runtimes
 
     # few steps per threadblock: connections spread over more channels, until channels run out
-    tiny = runtimes.Runtime("msccl-executor", max_steps=4, max_threadblocks=108, max_channels=3)
+    real = runtimes.RUNTIMES["msccl-executor"]
+    tiny = replace(real, max_steps=4, max_channels=3)
     monkeypatch.setitem(runtimes.RUNTIMES, "msccl-executor", tiny)
     s = solved("dgx2", "allreduce", None)
     with pytest.raises(
         MscclError,
-        match=r"channels, more than the msccl-executor limit 3; export a schedule with fewer trees "
-        r"\(--max-trees-per-root 1; this one has k=13\)",
+        match=r"channels, more than the msccl-executor limit 3 \(MAXCHANNELS, src/include/device.h:65 "
+        r".*\); export a schedule with fewer trees \(--max-trees-per-root 1; this one has k=13\)",
     ):
         build_program(s, "msccl-executor")
-    roomy = runtimes.Runtime("msccl-executor", max_steps=4, max_threadblocks=1000)
+    roomy = replace(real, max_steps=4)
     monkeypatch.setitem(runtimes.RUNTIMES, "msccl-executor", roomy)
     report = check_xml(to_xml(build_program(s, "msccl-executor")), "msccl-executor")
     assert report.max_steps <= 4 and report.nchannels > 3
-    few_tbs = runtimes.Runtime("msccl-executor", max_steps=64, max_threadblocks=2)
+    few_tbs = replace(real, max_threadblocks=2)
     monkeypatch.setitem(runtimes.RUNTIMES, "msccl-executor", few_tbs)
-    with pytest.raises(MscclError, match="threadblocks, more than the msccl-executor limit 2"):
+    with pytest.raises(
+        MscclError,
+        match=r"threadblocks, more than the msccl-executor limit 2 \(MSCCL_MAX_NUM_THREAD_BLOCKS",
+    ):
         build_program(solved("dgx2", "allgather", 1), "msccl-executor")
 
 
 def test_xml_element_limit_is_named(monkeypatch):
+    from dataclasses import replace
+
     from solver.msccl import runtimes
 
-    small = runtimes.Runtime("rccl", max_steps=64, max_threadblocks=104, max_xml_nodes=20)
+    small = replace(runtimes.RUNTIMES["rccl"], max_nodes=20)
     monkeypatch.setitem(runtimes.RUNTIMES, "rccl", small)
-    with pytest.raises(MscclError, match=r"XML elements, more than the rccl reader keeps \(20\)"):
+    with pytest.raises(
+        MscclError, match=r"XML elements, more than the rccl reader keeps \(19; MAX_NODES"
+    ):
         build_program(solved("dgx2", "allreduce", 1), "rccl")
 
 
@@ -190,7 +201,8 @@ def test_hand_written_good_xmls_pass(name):
     [
         (
             "msccl_wrong_peer.xml",
-            r"gpu 1 tb 0 sends to 0 on channel 0 but gpu 0 has no threadblock receiving from 1",
+            r"gpu 1 tb 0: sends to 0 on channel 0 but gpu 0 has no threadblock receiving from 1 "
+            r".*\[msccl_setup.cc:110-117\]",
         ),
         # depending on the interleaving the read comes before the write or races with it
         (
@@ -204,8 +216,15 @@ def test_hand_written_good_xmls_pass(name):
             "msccl_deadlock.xml",
             r"deadlock after 2 steps: rank 0 tb 0 step 0 \(r\) waits for a message from rank 1",
         ),
-        ("msccl_self_send.xml", r"gpu 0 tb 0: send peer is the rank itself"),
-        ("msccl_cnt_too_big.xml", r"cnt 72 must be between 1 and 71"),
+        (
+            "msccl_self_send.xml",
+            r"gpu 0 tb 0: send peer is the rank itself \(0\) \[msccl_parser.cc:431\]",
+        ),
+        (
+            "msccl_cnt_too_big.xml",
+            r"cnt 72 must be between 0 and 71 \[src/include/msccl/msccl_struct.h:19, "
+            r"msccl_parser.cc:577\] \(and 14 more like it\)",
+        ),
         (
             "msccl_wrong_result.xml",
             r"wrong result: rank 1 output chunk 1 holds nothing, allgather needs \{r1c0\}",
@@ -231,22 +250,52 @@ def good_text():
 
 
 def test_checker_rules_on_mutations(good_text):
+    """Each rule names its element and cites the runtime source it mirrors."""
     cases = [
-        (r'coll="allreduce"', 'coll="alltoall"', "not a msccl-executor collective"),
-        (r'proto="Simple"', 'proto="Fast"', "proto 'Fast'"),
-        (r'<tb id="1"', '<tb id="5"', "threadblock ids must be 0.."),
-        (r'hasdep="1"', 'hasdep="0"', "the runtime never signals it"),
-        (r'chan="0"', 'chan="40"', "chan 40 must be between 0 and 31"),
-        (r' s="1" ', ' s="7" ', "numbered 0, 1, 2"),
-        (r'type="rrc"', 'type="xx"', "unknown type 'xx'"),
-        (r'cnt="1"', 'cnt="0"', "cnt 0 must be between 1 and 71"),
-        (r'minBytes="0"', 'minBytes="-5"', "minBytes -5"),
-        (r'o_chunks="4"', 'o_chunks="3"', "do not match nchunksperloop 4 for allreduce"),
-        (r'send="1"', 'send="9"', "send peer 9 must be -1 or a rank 0..3"),
+        ('coll="allreduce"', 'coll="allfoo"', "coll 'allfoo' is not a msccl-executor collective"),
+        ('proto="Simple"', 'proto="Fast"', "proto 'Fast' is not one of Simple, LL, LL128 [msccl_parser.cc:290-301]"),
+        ('<tb id="1"', '<tb id="5"', "threadblock 4 is missing (ids must be 0, 1, 2...) [msccl_parser.cc:684-696]"),
+        ('chan="0"', 'chan="40"', "chan 40 must be between 0 and 31"),
+        (' s="1" ', ' s="64" ', "s=64 must be between 0 and 63 (MSCCL_MAX_NUM_STEPS 64) [makefiles/common.mk:19"),
+        ('type="rrc"', 'type="xx"', "unknown type 'xx' [msccl_parser.cc:499-543]"),
+        ('cnt="1"', 'cnt="72"', "cnt 72 must be between 0 and 71 [src/include/msccl/msccl_struct.h:19, msccl_parser.cc:577]"),
+        ('o_chunks="4"', 'o_chunks="3"', "outside buffer 'o', which declares 3 chunks [msccl_parser.cc:270-288, 610-611]"),
+        ('send="1"', 'send="9"', "send peer 9 is not a rank 0..3"),
+        ('depid="-1"', 'depid="200"', "do not fit the int8/int16 fields dependentBid/dependentStep [msccl_struct.h:58-59]"),
+        ('srcoff="0"', 'srcoff="010"', "srcoff='010' has a leading zero, which strtol base 0 reads as octal"),
+        ('srcoff="0"', 'srcoff="0x1"', "srcoff='0x1' is not a decimal integer"),
+        ('ngpus="4"', 'ngpus="99999999999"', "ngpus=99999999999 does not fit the runtime's 32-bit integer"),
+        ('ngpus="4"', 'ngpus="5000"', "ngpus 5000 must be between 1 and 1024"),
+        ('nchunksperloop="4"', 'nchunksperloop="0"', "nchunksperloop 0 must be >= 1 (the runtime divides by it)"),
+        ('maxBytes="0"', 'maxBytes="99999999999999999999"', "does not fit the runtime's 64-bit integer"),
+        ('<gpu id="3"', '<gpu id="2"', "no <gpu> for rank 3"),
+        ('send="1"', 'send="-2"', "send peer -2 must be -1 or a rank [msccl_parser.cc:437]"),
     ]
     for pattern, repl, message in cases:
-        with pytest.raises(MscclError, match=re.escape(message)):
+        with pytest.raises(MscclError, match=re.escape(message)) as info:
             check_xml(_mutate(good_text, pattern, repl), "msccl-executor")
+        assert str(info.value).startswith("<xml>: ")
+
+
+def test_what_the_runtime_accepts_passes(good_text):
+    """maxBytes 0 = no upper limit, any minBytes, one mode only, unused scratch: all loadable."""
+    for pattern, repl in [
+        ('maxBytes="0"', 'maxBytes="0"'),
+        ('minBytes="0"', 'minBytes="-5"'),
+        ('inplace="1"', 'inplace="0"'),
+        ('s_chunks="0"', 's_chunks="1000000000"'),  # never allocated: memory is sparse
+    ]:
+        report = check_xml(_mutate(good_text, pattern, repl), "msccl-executor")
+        assert report.notes == []
+    both_off = _mutate(_mutate(good_text, 'inplace="1"', 'inplace="0"'), 'outofplace="1"', 'outofplace="0"')
+    report = check_xml(both_off, "msccl-executor")
+    assert report.modes == () and "never picks this algorithm" in report.notes[0]
+    moved = _mutate(good_text, ' s="1" ', ' s="7" ')
+    assert "the kernel numbers steps by position" in check_xml(moved).notes[0]
+    # legacy: minBytes < 0 is refused by its loader
+    legacy = _mutate(good_text.replace('coll="allreduce"', 'coll="allreduce"'), 'minBytes="0"', 'minBytes="-5"')
+    with pytest.raises(MscclError, match=re.escape("minBytes -5 is negative [src/graph/topo.cc:811]")):
+        check_xml(legacy, "msccl-legacy")
 
 
 def test_checker_rejects_malformed_and_missing_attributes(tmp_path):
@@ -266,7 +315,7 @@ def test_legacy_allows_more_steps_than_executor():
     legacy = build_program(s, "msccl-legacy")
     executor = build_program(s, "msccl-executor")
     assert legacy.max_steps() > 64 >= executor.max_steps()
-    with pytest.raises(MscclError, match="more than the msccl-executor limit 64"):
+    with pytest.raises(MscclError, match=r"s=64 must be between 0 and 63 \(MSCCL_MAX_NUM_STEPS 64\)"):
         check_xml(to_xml(legacy).replace('coll="allreduce"', 'coll="allreduce"'), "msccl-executor")
 
 

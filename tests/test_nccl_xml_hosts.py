@@ -137,3 +137,14 @@ def test_solve_prints_the_pcie_only_warning(capsys):
     assert "warning:          no NVLink/xGMI links found in box b0" in out
     code, out, err = run(["solve", MI300X], capsys)
     assert "warning" not in out + err
+
+
+def test_meshed_gpus_are_not_drawn_on_one_line():
+    """No three GPUs of an xGMI mesh share a line, so no link is drawn over another GPU."""
+    topo = load(MI300X)
+    pts = [(n.x, n.y) for n in topo.nodes if n.is_compute]
+    for i, (ax, ay) in enumerate(pts):
+        for j in range(i + 1, len(pts)):
+            for k in range(j + 1, len(pts)):
+                (bx, by), (cx, cy) = pts[j], pts[k]
+                assert abs((bx - ax) * (cy - ay) - (by - ay) * (cx - ax)) > 1.0

@@ -211,7 +211,7 @@ def test_fixed_k_regression_floor_imbalance():
             ),
         )
     )
-    assert best_algbw_at_most(topo, 1) == 4  # the twin reaches it (tests/test_verify.py)
+    assert best_algbw_at_most(topo, 1) == 4  # the twin reaches it (tests/algorithm/test_verify.py)
     check_fixed_k(topo, switches=True)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -34,6 +35,25 @@ def make_readable(path: str | Path) -> None:
         os.chmod(path, 0o666 & ~mask)
     except OSError:
         pass
+
+
+def save_window_png(window, path: str | Path) -> Path:
+    """Render the whole window (canvas fitted to the view) to a PNG, atomically and readable;
+    raise ForestCollError on failure."""
+    path = Path(path)
+    window.canvas.fit_view()
+    QApplication.processEvents()
+    pixmap = window.grab()
+    if pixmap.isNull():
+        raise ForestCollError(f"cannot render the window for {path}")
+    try:
+        with atomic_path(path) as tmp:
+            if not pixmap.save(str(tmp), "PNG"):
+                raise ForestCollError(f"cannot write {path}")
+    except FileNotFoundError:
+        raise ForestCollError(f"cannot write {path}: no such folder") from None
+    make_readable(path)
+    return path
 
 
 class MscclOptionsDialog(QDialog):
@@ -71,7 +91,7 @@ class MscclOptionsDialog(QDialog):
 
 
 class ExportActions(QObject):
-    """Export menu entries bound to a :class:`~fc_gui.results_controller.ResultsController`."""
+    """Export menu entries bound to a :class:`~fc_gui.controllers.results.ResultsController`."""
 
     def __init__(self, controller, menu) -> None:
         super().__init__(controller)
@@ -204,7 +224,7 @@ class ExportActions(QObject):
         if path is None:
             return None
         try:
-            self.controller.save_screenshot(path)
+            save_window_png(self.window, path)
         except (ForestCollError, OSError) as exc:
             self._fail(str(exc))
             return None
@@ -235,7 +255,7 @@ class ExportActions(QObject):
                 target = QRectF(0, 0, view_rect.width(), view_rect.height())
                 painter.fillRect(target, canvas.backgroundBrush())
                 canvas.scene().render(painter, target, source)
-                caption = self.controller.cut_overlay.badge
+                caption = self.controller.overlays.cut.badge
                 if caption is not None and caption.isVisible():
                     painter.setPen(QColor(183, 28, 28))
                     painter.drawText(QRectF(12, 10, target.width() - 24, 80), caption.text())

@@ -17,14 +17,13 @@ from PySide6.QtCore import QStandardPaths, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
-from solver.model.errors import ForestCollError, TopologyError
-from solver.io.files import atomic_write_text
-from solver.io import v1
-from solver.io.formats import format_for, load, save
-from solver.model.topology import Topology, validate
-
 from fc_gui.model.commands import ReplaceTopologyCommand
 from fc_gui.model.layouts import layered, needs_layout
+from solver.io import v1
+from solver.io.files import atomic_write_text
+from solver.io.formats import format_for, load, save
+from solver.model.errors import ForestCollError, TopologyError
+from solver.model.topology import Topology, validate
 
 OPEN_FILTER = (
     "Fabric files (*.json *.graphml *.xml);;ForestColl v1 (*.json);;"

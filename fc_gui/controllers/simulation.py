@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
@@ -10,6 +11,9 @@ from fc_gui.controllers.solve_worker import BackgroundTask
 from solver.model.results import ResultTable
 from solver.model.schedule import Schedule
 from solver.simulate import parse_sizes, result_tables, sweep
+
+if TYPE_CHECKING:
+    from fc_gui.controllers.results import ResultsController
 
 #: Message sizes simulated for the plot (factor 4 keeps a sweep to seconds) and algorithms.
 SIM_SIZES = "1K:1G:4"
@@ -24,3 +28,57 @@ def simulate_schedule(schedule: Schedule, cancel=None, progress=None) -> dict[st
         schedule=schedule, cancel=cancel, progress=progress,
     )
     return result_tables(sw)
+
+
+class SimulationController(QObject):
+    """The plots dock's Simulate button: simulates the shown schedule in the background; a second
+    press cancels. Tables of a result replaced meanwhile are dropped."""
+
+    def __init__(self, results: ResultsController) -> None:
+        super().__init__(results)
+        self.results = results
+        self.plots = results.plots
+        self.task = BackgroundTask(self)
+        self._cancel = threading.Event()
+        self._schedule: Schedule | None = None
+        self.task.done.connect(self._on_simulated)
+        self.task.failed.connect(self._on_failed)
+        self.task.progress.connect(self._on_progress)
+        self.plots.simulate_requested.connect(self.simulate)
+
+    def simulate(self) -> None:
+        """Simulate the shown schedule and the baselines (background); a second call cancels."""
+        if self.task.is_running():
+            self._cancel.set()
+            return
+        schedule = self._schedule = self.results.schedule
+        if schedule is None:
+            return
+        self._cancel = threading.Event()
+        cancel = self._cancel
+        self.plots.set_simulating(True)
+        report = self.task.report
+        self.task.start(lambda: simulate_schedule(schedule, cancel=cancel, progress=report))
+
+    def _on_progress(self, text: str, fraction: float) -> None:
+        if self.task.is_running() and not self._cancel.is_set():
+            self.plots.set_status(f"{text}: {100 * fraction:.0f} %")
+
+    def _on_simulated(self, tables) -> None:
+        self.plots.set_simulating(False)
+        if self._schedule is not self.results.schedule:
+            self.plots.set_status("simulation dropped: the result changed meanwhile")
+            return
+        n = self.plots.add_tables(tables, kind="simulated")
+        self.plots.set_status(f"{n} simulated series")
+
+    def _on_failed(self, message: str) -> None:
+        self.plots.set_simulating(False)
+        if self._cancel.is_set():
+            self.plots.set_status("simulation cancelled")
+            return
+        self.plots.set_status("simulation failed")
+        self.results.report_error(message, title="Simulation failed")
+
+    def cancel(self) -> None:
+        self._cancel.set()

@@ -382,7 +382,6 @@ class JitWarmup(QObject):
         lower_thread_priority()
         t0 = time.perf_counter()
         try:
-            import solver.io.results_h5
 
             for collective in ("allgather", "reduce-scatter"):
                 self._solve_fn(topology=warmup_topology(), collective=collective)

@@ -13,9 +13,8 @@ from dataclasses import replace
 
 from PySide6.QtGui import QUndoCommand
 
-from solver.model.topology import Link, Node, Topology
-
 from fc_gui.model.document import Position, TopologyDocument
+from solver.model.topology import Link, Node, Topology
 
 _MOVE_ID = 1001
 

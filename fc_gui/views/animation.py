@@ -21,7 +21,7 @@ from fc_gui.model.trees import (
     last_hops,
     path_hops,
 )
-from fc_gui.views.overlays import CanvasOverlay, OverlayHost, Z_ANIM, pairs_xy, segments_curve
+from fc_gui.views.overlays import Z_ANIM, CanvasOverlay, OverlayHost, pairs_xy, segments_curve
 from solver.model.schedule import Tree
 
 ANIM_CURRENT = (216, 27, 96, 255)

@@ -25,159 +25,25 @@ Overlay API (:class:`fc_gui.views.overlays.OverlayHost`)
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Iterable, Mapping
 from typing import ClassVar
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QPainterPath, QPen, QTransform, QUndoStack
-from PySide6.QtWidgets import QGraphicsRectItem, QMenu, QToolTip
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QUndoStack
+from PySide6.QtWidgets import QMenu, QToolTip
 
-from solver.model.topology import COMPUTE, SWITCH
-
-from fc_gui.views import style
-from fc_gui.model.commands import (
-    AddLinkCommand,
-    AddNodeCommand,
-    DeleteCommand,
-    MoveNodesCommand,
-    SetDisabledCommand,
-)
-from fc_gui.model.document import TopologyDocument, make_link, make_node
+from fc_gui.model.commands import DeleteCommand, MoveNodesCommand, SetDisabledCommand
+from fc_gui.model.document import TopologyDocument
 from fc_gui.model.lanes import segment_distance_px
+from fc_gui.views import style
+from fc_gui.views.canvas_items import ARROWS, GroupFramesItem, LabelsItem, PassiveScatter
+from fc_gui.views.canvas_tools import Tool, ToolHandler, make_tools
 
 LABEL_LIMIT = 150  # draw node labels only when at most this many nodes are in view
 LABEL_SPACING_PX = 42  # ... and when nodes are at least this far apart on screen
 LOD_NODES = 700  # with more nodes in view, links are drawn thin (wide pens are slow to stroke)
-
-
-class Tool(enum.Enum):
-    SELECT = "select"
-    PAN = "pan"
-    ADD_COMPUTE = "add compute node"
-    ADD_SWITCH = "add switch"
-    ADD_LINK = "add link"
-
-
-def _arrow_path(angle_deg: float) -> QPainterPath:
-    """A triangle pointing along ``angle_deg`` (screen frame: y down, clockwise), unit size."""
-    path = QPainterPath()
-    path.moveTo(0.5, 0.0)
-    path.lineTo(-0.5, 0.38)
-    path.lineTo(-0.5, -0.38)
-    path.closeSubpath()
-    # pyqtgraph draws scatter symbols in the screen frame (y down)
-    return QTransform().rotate(angle_deg).map(path)
-
-
-_ARROWS = [_arrow_path(a) for a in range(0, 360, 10)]
-
-
-class PassiveScatter(pg.ScatterPlotItem):
-    """A scatter that never takes clicks (pyqtgraph would give a click on a point to the
-    scatter; the canvas's tools handle them in the ViewBox)."""
-
-    def mouseClickEvent(self, ev) -> None:
-        ev.ignore()
-
-
-class GroupFramesItem(pg.GraphicsObject):
-    """All group frames (light filled rectangles) in one item."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._path = QPainterPath()
-        self._bounds = QRectF()
-        self._pen = QPen(QColor(*style.GROUP_EDGE))
-        self._pen.setCosmetic(True)
-        self._pen.setWidthF(1.0)
-        self._brush = pg.mkBrush(*style.GROUP_FILL)  # opaque: no alpha blending per frame
-
-    def set_rects(self, rects: list[QRectF]) -> None:
-        self.prepareGeometryChange()
-        path = QPainterPath()
-        for r in rects:
-            path.addRect(r)
-        self._path = path
-        self._bounds = path.boundingRect()
-        self.update()
-
-    def boundingRect(self) -> QRectF:
-        return self._bounds
-
-    def paint(self, painter, *args) -> None:
-        painter.setPen(self._pen)
-        painter.setBrush(self._brush)
-        painter.drawPath(self._path)
-
-
-class LabelsItem(pg.GraphicsObject):
-    """Many short texts at data points, drawn in one paint call at a fixed pixel size
-    (pyqtgraph's TextItem costs a Python callback per item on every view change)."""
-
-    def __init__(self, color, below: bool = True, font_px: int = 11) -> None:
-        super().__init__()
-        self._xy = np.zeros((0, 2))
-        self._texts: list[str] = []
-        self._pen = QPen(QColor(*color))
-        self._halo = QColor(*style.BACKGROUND, 190)
-        self._below = below
-        self._font = QFont()
-        self._font.setPixelSize(font_px)
-        self._bounds = QRectF()
-
-    def set_labels(self, xy: np.ndarray, texts: list[str]) -> None:
-        self.prepareGeometryChange()
-        self._xy = np.asarray(xy, dtype=float).reshape(-1, 2)
-        self._texts = list(texts)
-        self._update_bounds()
-        self.update()
-
-    def texts(self) -> list[str]:
-        return list(self._texts)
-
-    def _update_bounds(self) -> None:
-        if not len(self._xy):
-            self._bounds = QRectF()
-            return
-        lo, hi = self._xy.min(axis=0), self._xy.max(axis=0)
-        px, py = self.pixelSize() if self.getViewBox() is not None else (1.0, 1.0)
-        px, py = abs(px or 1.0), abs(py or 1.0)
-        self._bounds = QRectF(
-            lo[0] - 90 * px, lo[1] - 40 * py, hi[0] - lo[0] + 180 * px, hi[1] - lo[1] + 80 * py
-        )
-
-    def viewTransformChanged(self) -> None:
-        self.prepareGeometryChange()
-        self._update_bounds()
-
-    def boundingRect(self) -> QRectF:
-        return self._bounds
-
-    def paint(self, painter, *args) -> None:
-        if not self._texts:
-            return
-        tr = painter.transform()
-        painter.resetTransform()
-        painter.setPen(self._pen)
-        painter.setFont(self._font)
-        flags = (
-            int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
-            if self._below
-            else int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        )
-        metrics = painter.fontMetrics()
-        for (x, y), text in zip(self._xy, self._texts):
-            p = tr.map(QPointF(x, y))
-            if self._below:
-                rect = QRectF(p.x() - 80, p.y() + 9, 160, 16)
-            else:
-                rect = QRectF(p.x() + 2, p.y() - 17, 300, 16)
-            back = QRectF(metrics.boundingRect(rect.toRect(), flags, text)).adjusted(-2, 0, 2, 0)
-            painter.fillRect(back, self._halo)
-            painter.drawText(rect, flags, text)
 
 
 class FabricViewBox(pg.ViewBox):
@@ -193,7 +59,7 @@ class FabricViewBox(pg.ViewBox):
 
     def mouseDragEvent(self, ev, axis=None) -> None:
         if ev.button() == Qt.MouseButton.MiddleButton or (
-            self.canvas.tool is Tool.PAN and ev.button() == Qt.MouseButton.LeftButton
+            self.canvas.handler.pans and ev.button() == Qt.MouseButton.LeftButton
         ):
             super().mouseDragEvent(ev, axis)
             return
@@ -292,27 +158,13 @@ class FabricCanvas(pg.GraphicsView):
         )
         self.legend.setParentItem(vb)
         self._legend_key: tuple = ()
-        self._rubber = QGraphicsRectItem()
-        self._rubber.setPen(pg.mkPen(30, 120, 220, width=1, style=Qt.PenStyle.DashLine))
-        self._rubber.setBrush(pg.mkBrush(30, 120, 220, 30))
-        self._rubber.setZValue(100)
-        self._rubber.setVisible(False)
-        vb.addItem(self._rubber, ignoreBounds=True)
-        self._temp_link = pg.PlotCurveItem(
-            pen=pg.mkPen(30, 120, 220, width=2, style=Qt.PenStyle.DashLine)
-        )
-        self._temp_link.setZValue(100)
-        self._temp_link.setVisible(False)
-        vb.addItem(self._temp_link, ignoreBounds=True)
-
-        self._drag_serial = 0
-        self._drag: dict | None = None
         self._label_timer = QTimer(self)
         self._label_timer.setSingleShot(True)
         self._label_timer.setInterval(40)
         self._label_timer.timeout.connect(self._update_labels)
         vb.sigRangeChanged.connect(lambda *_: self._label_timer.start())
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self.tools = make_tools(self)
 
         document.structure_changed.connect(self.rebuild)
         document.positions_changed.connect(self._on_positions_changed)
@@ -385,9 +237,14 @@ class FabricCanvas(pg.GraphicsView):
             data=ids,
         )
 
+    @property
+    def handler(self) -> ToolHandler:
+        """The handler of the current tool (left clicks and drags go to it)."""
+        return self.tools[self.tool]
+
     def set_tool(self, tool: Tool) -> None:
+        self.handler.deactivate()
         self.tool = tool
-        self._temp_link.setVisible(False)
         self.tool_changed.emit(tool)
 
     def fit_view(self) -> None:
@@ -706,7 +563,7 @@ class FabricCanvas(pg.GraphicsView):
             at = a + (b - a) * 0.62
             sign = 1.0 if self.view_box.yInverted() else -1.0
             ang = np.degrees(np.arctan2(sign * (b[:, 1] - a[:, 1]), b[:, 0] - a[:, 0])) % 360
-            symbols = [_ARROWS[round(x / 10) % 36] for x in ang]
+            symbols = [ARROWS[round(x / 10) % 36] for x in ang]
             self.arrows_item.setData(
                 pos=at, symbol=symbols, size=13, brush=pg.mkBrush(*style.DIRECTED_LINK_COLOR[:3])
             )
@@ -797,19 +654,20 @@ class FabricCanvas(pg.GraphicsView):
         )
 
     # ================================================================== gestures
-    def _snap(self, x: float, y: float) -> tuple[float, float]:
+    def snap(self, x: float, y: float) -> tuple[float, float]:
+        """(x, y) on the grid when snapping is on."""
         if not self.snap_to_grid or self.grid_size <= 0:
             return x, y
         g = self.grid_size
         return round(x / g) * g, round(y / g) * g
 
-    def _view_point(self, scene_pos) -> tuple[float, float]:
+    def view_point(self, scene_pos) -> tuple[float, float]:
+        """Data coordinates of a scene position."""
         p = self.view_box.mapSceneToView(scene_pos)
         return p.x(), p.y()
 
     def _on_click(self, ev) -> bool:
-        x, y = self._view_point(ev.scenePos())
-        shift = bool(ev.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        x, y = self.view_point(ev.scenePos())
         if ev.button() == Qt.MouseButton.RightButton:
             ev.accept()
             self._context_menu(ev.screenPos(), x, y)
@@ -817,105 +675,12 @@ class FabricCanvas(pg.GraphicsView):
         if ev.button() != Qt.MouseButton.LeftButton:
             return False
         ev.accept()
-        if self.tool in (Tool.ADD_COMPUTE, Tool.ADD_SWITCH):
-            self.add_node_at(x, y, COMPUTE if self.tool is Tool.ADD_COMPUTE else SWITCH)
-            return True
-        node = self.node_at(x, y)
-        link = None if node else self.link_at(x, y)
-        if self.tool is Tool.ADD_LINK:
-            if node is not None:
-                self.node_clicked.emit(node)
-            return True
-        self.click_select(node, link, shift)
+        self.handler.click(x, y, bool(ev.modifiers() & Qt.KeyboardModifier.ShiftModifier))
         return True
-
-    def click_select(self, node: str | None, link: int | None, shift: bool) -> None:
-        """Selection logic of a click (shift toggles the item in the selection)."""
-        nodes, links = set(self.doc.selected_nodes), set(self.doc.selected_links)
-        if node is not None:
-            self.node_clicked.emit(node)
-            if shift:
-                nodes ^= {node}
-            else:
-                nodes, links = {node}, set()
-        elif link is not None:
-            self.link_clicked.emit(link)
-            if shift:
-                links ^= {link}
-            else:
-                nodes, links = set(), {link}
-        elif not shift:
-            nodes, links = set(), set()
-        self.doc.set_selection(nodes, links)
-
-    def add_node_at(self, x: float, y: float, kind: str) -> str:
-        x, y = self._snap(x, y)
-        role = "gpu" if kind == COMPUTE else "switch"
-        node_id = self.doc.unique_id("gpu" if kind == COMPUTE else "sw")
-        self.undo_stack.push(AddNodeCommand(self.doc, make_node(node_id, kind, role, x, y)))
-        return node_id
 
     def _on_drag(self, ev) -> None:
         ev.accept()
-        x, y = self._view_point(ev.scenePos())
-        if ev.isStart():
-            x0, y0 = self._view_point(ev.buttonDownScenePos())
-            node = self.node_at(x0, y0)
-            shift = bool(ev.modifiers() & Qt.KeyboardModifier.ShiftModifier)
-            if self.tool is Tool.ADD_LINK:
-                self._drag = {"mode": "link", "source": node} if node else None
-            elif self.tool is Tool.SELECT and node is not None:
-                if node not in self.doc.selected_nodes:
-                    if shift:
-                        self.doc.set_selection(
-                            self.doc.selected_nodes | {node}, self.doc.selected_links
-                        )
-                    else:
-                        self.doc.set_selection([node])
-                self._drag_serial += 1
-                ids = list(self.doc.selected_nodes)
-                self._drag = {
-                    "mode": "move",
-                    "id": self._drag_serial,
-                    "anchor": (x0, y0),
-                    "old": {i: self.doc.position(i) for i in ids},
-                }
-            elif self.tool is Tool.SELECT:
-                self._drag = {"mode": "rubber", "anchor": (x0, y0), "shift": shift}
-            else:
-                self._drag = None
-        d = self._drag
-        if d is None:
-            return
-        if d["mode"] == "move":
-            dx, dy = x - d["anchor"][0], y - d["anchor"][1]
-            new = {i: self._snap(px + dx, py + dy) for i, (px, py) in d["old"].items()}
-            cur = {i: self.doc.position(i) for i in new}
-            if new != cur:
-                old = {i: cur[i] for i in new}
-                self.undo_stack.push(MoveNodesCommand(self.doc, old, new, drag_id=d["id"]))
-        elif d["mode"] == "rubber":
-            x0, y0 = d["anchor"]
-            rect = QRectF(QPointF(x0, y0), QPointF(x, y)).normalized()
-            self._rubber.setRect(rect)
-            self._rubber.setVisible(not ev.isFinish())
-            if ev.isFinish():
-                ids = set(self.nodes_in_rect(rect))
-                links = set(self.links_among(ids))
-                if d["shift"]:
-                    ids |= self.doc.selected_nodes
-                    links = set(self.doc.selected_links)
-                self.doc.set_selection(ids, links)
-        elif d["mode"] == "link":
-            s = self._pos[self._index[d["source"]]]
-            self._temp_link.setData([s[0], x], [s[1], y])
-            self._temp_link.setVisible(not ev.isFinish())
-            if ev.isFinish():
-                target = self.node_at(x, y)
-                if target is not None and target != d["source"]:
-                    self.add_link(d["source"], target)
-        if ev.isFinish():
-            self._drag = None
+        self.handler.drag(ev, *self.view_point(ev.scenePos()))
 
     _NUDGE_KEYS: ClassVar[dict] = {
         Qt.Key.Key_Left: (-1, 0),
@@ -941,17 +706,8 @@ class FabricCanvas(pg.GraphicsView):
         """Move the selected nodes by (dx, dy); consecutive nudges merge into one command."""
         ids = list(self.doc.selected_nodes)
         old = {i: self.doc.position(i) for i in ids}
-        new = {i: self._snap(x + dx, y + dy) for i, (x, y) in old.items()}
+        new = {i: self.snap(x + dx, y + dy) for i, (x, y) in old.items()}
         self.undo_stack.push(MoveNodesCommand(self.doc, old, new, drag_id=-1))
-
-    def add_link(self, source: str, target: str, bandwidth=None, directed: bool = False) -> int:
-        """Push an AddLinkCommand; returns the new link's uid."""
-        cmd = AddLinkCommand(
-            self.doc,
-            make_link(source, target, bandwidth or self.default_bandwidth, directed=directed),
-        )
-        self.undo_stack.push(cmd)
-        return cmd.uid
 
     def delete_selection(self) -> None:
         nodes, links = self.doc.selected_nodes, self.doc.selected_links
@@ -1005,9 +761,9 @@ class FabricCanvas(pg.GraphicsView):
         return menu
 
     def _on_mouse_moved(self, scene_pos) -> None:
-        if self._drag is not None or not self.view_box.sceneBoundingRect().contains(scene_pos):
+        if self.handler.dragging or not self.view_box.sceneBoundingRect().contains(scene_pos):
             return
-        x, y = self._view_point(scene_pos)
+        x, y = self.view_point(scene_pos)
         node = self.node_at(x, y)
         link = None if node else self.link_at(x, y)
         self.hovered.emit(node, link)

@@ -24,12 +24,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from solver.model.errors import ForestCollError
-from solver.model.topology import COMPUTE, NODE_KINDS, SWITCH, to_fraction
-
-from fc_gui.views import style
 from fc_gui.model.commands import SetLinkPropsCommand, SetNameCommand, SetNodePropsCommand
 from fc_gui.model.document import TopologyDocument
+from fc_gui.views import style
+from solver.model.errors import ForestCollError
+from solver.model.topology import COMPUTE, NODE_KINDS, SWITCH, to_fraction
 
 _BAD = "QLineEdit { border: 2px solid #d32f2f; background: #fff0f0; }"
 

@@ -18,7 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from fc_gui.model.lanes import Positions, chevrons, lane_offset, lane_segments
+from fc_gui.model.lanes import chevrons, lane_offset, lane_segments
 from fc_gui.model.result_text import bw_text, cut_caption
 from fc_gui.model.trees import last_hops, tree_hop_pairs, trees_using_links
 from fc_gui.views.overlay_widgets import ColorBarWidget, CornerBadge

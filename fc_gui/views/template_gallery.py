@@ -17,12 +17,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from solver.model.errors import ForestCollError
-from solver.io.templates import TEMPLATES
-from solver.model.topology import Topology
-
-from fc_gui.views.canvas import FabricCanvas
 from fc_gui.model.document import TopologyDocument
+from fc_gui.views.canvas import FabricCanvas
+from solver.io.templates import TEMPLATES
+from solver.model.errors import ForestCollError
+from solver.model.topology import Topology
 
 PREVIEW_LIMIT = 3000  # nodes; bigger fabrics only show their counts
 

@@ -66,11 +66,16 @@ def cut_ratio(fabric: IndexedFabric, mask: Sequence[bool]) -> tuple[int, int]:
 
 
 def compute_optimum(
-    fabric: IndexedFabric, check: Callable[[], None] | None = None
+    fabric: IndexedFabric,
+    check: Callable[[], None] | None = None,
+    start: Sequence[Sequence[bool]] = (),
 ) -> Optimum:
     """Exact optimum, bottleneck cut, ``k`` and ``U`` (see module docstring).
 
-    ``check`` is called between max-flows (cancellation). Raises :class:`SolverError` when the
+    ``check`` is called between max-flows (cancellation). ``start`` offers extra starting sets
+    (node masks, e.g. the bottleneck cut of a similar fabric): the search starts from the one
+    with the largest ratio. Any start is exact, since the search only stops when no max-flow
+    finds a better set; a good one saves iterations. Raises :class:`SolverError` when the
     compute nodes are not strongly connected or the numbers overflow int64.
     """
     n = fabric.n
@@ -86,6 +91,10 @@ def compute_optimum(
             raise SolverError(f"compute node {fabric.names[t]!r} receives no bandwidth")
         if best is None or Fraction(inside, out) > best[0]:
             best = (Fraction(inside, out), mask)
+    for mask in start:
+        inside, out = cut_ratio(fabric, mask)
+        if 0 < inside < N and out > 0 and Fraction(inside, out) > best[0]:
+            best = (Fraction(inside, out), list(mask))
     ratio, mask = best
     net = None
     iterations = 0

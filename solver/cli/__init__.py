@@ -15,12 +15,12 @@ import argparse
 import sys
 from importlib.metadata import entry_points
 
-from solver import __version__
-from solver.cli import check_xml, convert, export, info, measure, show, simulate, solve
+from solver._version import __version__
+from solver.cli import check_xml, convert, export, info, measure, show, simulate, solve, study
 from solver.model.errors import Cancelled, ForestCollError
 
 # Built-in subcommands in the order ``--help`` lists them; plugin commands follow.
-COMMANDS = [info, convert, solve, export, show, check_xml, simulate, measure]
+COMMANDS = [info, convert, solve, export, show, check_xml, simulate, measure, study]
 
 #: Entry point group through which installed packages contribute subcommands.
 COMMAND_ENTRY_POINTS = "forestcoll.commands"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from solver.cli._common import add_command
 
@@ -14,12 +15,16 @@ def register(subparsers) -> argparse.ArgumentParser:
         subparsers,
         "check-xml",
         "check an MSCCL XML algorithm by executing it",
-        "Check an MSCCL XML algorithm file: the rules of the runtime's parser (attributes, peers,\n"
-        "channels, steps per threadblock, cnt < 72, dependencies...), then run it on symbolic\n"
-        "buffers (threadblocks in order, sends and receives matched FIFO per sender, receiver and\n"
-        "channel, dependencies honoured) in every mode it declares (in-place, out-of-place), and\n"
-        "verify the final buffers implement the collective. A deadlock names the ranks and steps\n"
-        "involved. Exit code 0 when it passes, 2 with a one-line error when not.",
+        "Check an MSCCL XML algorithm file: the checks of the runtime's own loader, one rule per\n"
+        "check of its source, each message citing file:line (attributes, peers, channels, steps,\n"
+        "cnt < 72, dependencies, XML element limits...); then lower each threadblock as the loader\n"
+        "does (nops carry dependencies, consecutive reductions fuse), run it on symbolic buffers\n"
+        "in every mode it declares (in-place, out-of-place) and verify the result: allreduce,\n"
+        "allgather, reducescatter, alltoall, broadcast, reduce, gather and scatter (send, recv and\n"
+        "alltoallv are executed but their sizes are only known at run time). A deadlock names the\n"
+        "ranks and steps waiting on each other; a wrong result the step that wrote it. Warnings\n"
+        "(the runtime loads the file but never picks it, or refuses it at launch) go to stderr.\n"
+        "Exit code 0 when it passes, 2 with a one-line error when not.",
         "forestcoll check-xml algos/allreduce.xml --runtime rccl",
     )
     parser.add_argument("xml", metavar="ALGO.xml", help="MSCCL XML algorithm file")
@@ -32,9 +37,10 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--fifo-capacity",
         type=int,
-        default=1,
+        default=None,
         metavar="N",
-        help="messages a connection buffers before a send waits (default 1: strict)",
+        help="chunks a connection buffers before a send waits (default: the runtime's, 2 for "
+        "Simple and 8 for LL/LL128)",
     )
     parser.set_defaults(func=run)
     return parser
@@ -43,8 +49,10 @@ def register(subparsers) -> argparse.ArgumentParser:
 def run(args) -> int:
     from solver.msccl import MscclError, check_file
 
-    if args.fifo_capacity < 1:
+    if args.fifo_capacity is not None and args.fifo_capacity < 1:
         raise MscclError(f"--fifo-capacity must be >= 1, got {args.fifo_capacity}")
     report = check_file(args.xml, args.runtime, args.fifo_capacity)
+    for note in report.notes:
+        print(f"warning: {note}", file=sys.stderr)
     print(f"{args.xml}: {report.summary()}")
     return 0

@@ -94,8 +94,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-bytes",
         type=int,
-        default=2**40,
-        help="largest message size for this algorithm (default 2^40)",
+        default=None,
+        help="largest message size for this algorithm (default: none, written as maxBytes=\"0\"; "
+        "the legacy runtime's own default 134217728); at most 2^63-1, the runtimes' int64",
     )
     parser.add_argument(
         "-o", "--output", required=True, metavar="FILE", help="output file ('-' for stdout)"

@@ -487,8 +487,26 @@ def _layout(box: _Box) -> tuple[dict[str, tuple[float, float]], float, float]:
         if nid not in pos:
             place(nid, 0)
     width = max(next_x[0] - _COL, 0.0)
+    _arc_gpus(box, pos, width)
     height = max(y for _, y in pos.values())
     return pos, width, height
+
+
+def _arc_gpus(box: _Box, pos: dict[str, tuple[float, float]], width: float) -> None:
+    """GPUs joined directly (xGMI/NVLink meshes) go on one parabola below the tree.
+
+    On a strictly convex curve no three GPUs are collinear, so no GPU-to-GPU link is drawn
+    through another GPU or over another link (on one row, a mesh's links all overlap).
+    """
+    gpus = {nid for nid, a in box.nodes.items() if a["kind"] == COMPUTE}
+    if not any(a in gpus and b in gpus for a, b, *_ in box.links) or width <= 0:
+        return
+    base = max(pos[g][1] for g in gpus)
+    half = width / 2
+    for g in gpus:
+        x = pos[g][0]
+        u = (x - half) / half  # -1 .. 1 across the box
+        pos[g] = (x, base + max(1.5 * _ROW, 0.4 * width) * (1 - u * u))
 
 
 def _check_options(boxes: int, fabric: str) -> None:

@@ -1,6 +1,6 @@
 """The HDF5 results file: one fabric, many schedules and predicted-vs-measured tables.
 
-Layout (schema ``forestcoll-results``, version 1.0)::
+Layout (schema ``forestcoll-results``, version 1.1; 1.1 added ``/studies``)::
 
     /                      attrs schema, schema_version, creator, creator_version, created, modified
     /topology              attrs name, extra_json
@@ -23,6 +23,7 @@ Layout (schema ``forestcoll-results``, version 1.0)::
     /results/<name>        size_bytes (units B), predicted_time, measured_time (units s),
                            predicted_algbw, measured_algbw (units GB/s); attrs collective,
                            algorithm, source, schedule, attrs_json
+    /studies/<name>        design-study rows, one dataset per column (:mod:`solver.io.studies_h5`)
     /provenance            attrs program, program_version, python, numpy, numba, networkx, h5py;
       <schedule name>      attrs options_json, timings_json, written
 
@@ -56,7 +57,7 @@ from solver.model.topology import Link, Node, Topology
 from solver.model.units import format_size
 
 SCHEMA = "forestcoll-results"
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 CREATOR = "ForestColl Designer"
 COMPRESS_MIN = 4096  # elements; smaller datasets are stored contiguous
 
@@ -83,7 +84,7 @@ def _parse_frac(text: str) -> Fraction:
 
 
 def _version() -> str:
-    from solver import __version__
+    from solver._version import __version__
 
     return __version__
 
@@ -704,5 +705,15 @@ def summarize(path: str | os.PathLike) -> str:
             lines.append(
                 f"  {name}: {_attr_str(g, 'source')} / {_attr_str(g, 'algorithm')}, {len(sizes)} sizes {span}, "
                 f"{measured} measured"
+            )
+        studies = f.get("studies", {})
+        if len(studies):
+            lines.append(f"studies ({len(studies)}):")
+        for name in studies.keys() if studies else []:
+            g = studies[name]
+            state = "complete" if bool(g.attrs.get("complete", False)) else "incomplete"
+            lines.append(
+                f"  {name}: {_attr_str(g, 'study')} ({_attr_str(g, 'collective')}), "
+                f"{int(g.attrs.get('rows', 0))} of {int(g.attrs.get('rows_total', 0))} rows, {state}"
             )
     return "\n".join(lines)

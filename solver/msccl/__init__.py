@@ -18,6 +18,7 @@ from solver.model.schedule import Schedule
 from solver.msccl.generate import build_program, rank_order
 from solver.msccl.interpreter import CheckReport, check_file, check_program, check_xml
 from solver.msccl.program import Program, parse_xml, to_xml
+from solver.msccl.rules import check_rules
 from solver.msccl.runtimes import PROTOCOLS, RUNTIMES, MscclError
 
 
@@ -28,7 +29,7 @@ def export_xml(
     instances: int = 1,
     order: list[str] | None = None,
     min_bytes: int = 0,
-    max_bytes: int = 2**40,
+    max_bytes: int | None = None,
     name: str | None = None,
     check: bool = True,
 ) -> str:
@@ -53,7 +54,7 @@ def write_xml(
     instances: int = 1,
     order: list[str] | None = None,
     min_bytes: int = 0,
-    max_bytes: int = 2**40,
+    max_bytes: int | None = None,
     name: str | None = None,
 ) -> CheckReport:
     """Export, check, then write ``path`` atomically; returns the check report."""
@@ -88,6 +89,7 @@ __all__ = [
     "build_program",
     "check_file",
     "check_program",
+    "check_rules",
     "check_xml",
     "export_xml",
     "parse_xml",

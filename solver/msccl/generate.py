@@ -3,7 +3,7 @@
 Chunks. Each rank's shard is split into ``C`` chunks, ``C`` = the lcm of the trees-per-root counts
 of the phases (= k for allgather and reduce-scatter); a tree of multiplicity ``m`` (out of ``k``)
 carries ``m*C/k`` consecutive chunks of its root's shard, sent as one step (split into steps of
-at most 71 chunks: ``cnt < 72``). ``--instances N`` repeats the program on fresh channels with
+at most 71 chunks: ``cnt < 72``, MSCCL_MAX_COUNT). ``--instances N`` repeats the program on fresh channels with
 N times as many chunks.
 
 Buffers (C' = C x instances, rank r's block = chunks r*C' .. r*C'+C'-1):
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from solver.model.schedule import Schedule, Tree
 from solver.msccl.program import Gpu, Program, Step, Threadblock
-from solver.msccl.runtimes import PROTOCOLS, MscclError, Runtime, runtime
+from solver.msccl.runtimes import INT8_MAX, INT16_MAX, INT64, PROTOCOLS, MscclError, Runtime, runtime
 
 
 @dataclass(eq=False)
@@ -130,6 +130,98 @@ def _first_hops(schedule: Schedule) -> dict[str, list[str]]:
     return hops
 
 
+def default_max_bytes(runtime_name: str) -> int:
+    """maxBytes when none is given: 0 = no upper limit (msccl_lifecycle.cc:334); the legacy
+    runtime has no such value and defaults to 128 MiB itself (src/graph/topo.cc:805)."""
+    return 2**27 if runtime(runtime_name).legacy else 0
+
+
+@dataclass(frozen=True)
+class Options:
+    proto: str = "Simple"
+    instances: int = 1
+    min_bytes: int = 0
+    max_bytes: int | None = None  # None: default_max_bytes(runtime)
+    name: str | None = None
+
+
+@dataclass
+class _Build:
+    """Everything one export works on: the schedule, the target and the ops made so far."""
+
+    schedule: Schedule
+    rt: Runtime
+    opts: Options
+    ids: list[str]
+    C: int  # chunks per rank shard
+    ops: list[_Op] = field(default_factory=list)
+    transfers: list[_Transfer] = field(default_factory=list)
+    s_chunks: list[int] = field(default_factory=list)
+    hops: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    @property
+    def Cp(self) -> int:
+        return self.C * self.opts.instances
+
+    rank: dict[str, int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rank = {v: i for i, v in enumerate(self.ids)}
+
+    @property
+    def k_hint(self) -> str:
+        if self.C > 1:
+            return f"export a schedule with fewer trees (--max-trees-per-root 1; this one has k={self.C})"
+        return "this fabric needs too many peers per rank for this runtime"
+
+    def add_transfer(self, u, v, path, key, sides, deps) -> _Transfer:
+        """A send at ``u`` and its receive at ``v``; ``sides``/``deps`` are (send, recv) pairs."""
+        rank = self.rank
+        ru, rv = rank[u], rank[v]
+        s_op = _Op(ru, rv, "send", key=key, deps=list(deps[0]), **sides[0])
+        r_op = _Op(rv, ru, "recv", key=key, deps=list(deps[1]), **sides[1])
+        self.ops.extend((s_op, r_op))
+        src, first = path[0], path[1]
+        base = self.hops[src].index(first) if first in self.hops[src] else 0
+        tr = _Transfer(s_op, r_op, ru, rv, base, key)
+        self.transfers.append(tr)
+        return tr
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """A run of at most 71 consecutive chunks of one tree, the unit of one step."""
+
+    tree: Tree
+    depth: dict
+    prefix: tuple  # (instance, phase index)
+    t_index: int
+    piece: int
+    cnt: int
+    local: int  # offset inside a rank's block
+    g: int  # offset of the root's chunk in a full buffer
+
+
+def _check_options(rt: Runtime, opts: Options) -> None:
+    if opts.proto not in PROTOCOLS:
+        raise MscclError(f"unknown protocol {opts.proto!r} (choose {', '.join(PROTOCOLS)})")
+    if opts.instances < 1:
+        raise MscclError(f"--instances must be >= 1, got {opts.instances}")
+    high = INT64[1]
+    for flag, value in (("--min-bytes", opts.min_bytes), ("--max-bytes", opts.max_bytes)):
+        if value is not None and not 0 <= value <= high:
+            raise MscclError(
+                f"{flag} {value} must be between 0 and {high}: the runtimes read it with strtoll "
+                "into an int64_t (msccl_parser.h:82-87)"
+            )
+    if opts.max_bytes and opts.min_bytes > opts.max_bytes:
+        raise MscclError(f"--min-bytes {opts.min_bytes} is more than --max-bytes {opts.max_bytes}")
+
+
 def build_program(
     schedule: Schedule,
     runtime_name: str = "msccl-executor",
@@ -137,119 +229,59 @@ def build_program(
     instances: int = 1,
     order: list[str] | None = None,
     min_bytes: int = 0,
-    max_bytes: int = 2**40,
+    max_bytes: int | None = None,
     name: str | None = None,
 ) -> Program:
-    """The MSCCL program of ``schedule``; raises :class:`MscclError` if it cannot fit ``runtime``."""
+    """The MSCCL program of ``schedule``; raises :class:`MscclError` if it cannot fit ``runtime``.
+
+    ``max_bytes`` None is the runtime's "no limit" (:func:`default_max_bytes`).
+    """
     rt = runtime(runtime_name)
-    if proto not in PROTOCOLS:
-        raise MscclError(f"unknown protocol {proto!r} (choose {', '.join(PROTOCOLS)})")
-    if instances < 1:
-        raise MscclError(f"--instances must be >= 1, got {instances}")
+    opts = Options(proto, instances, min_bytes, max_bytes, name)
+    _check_options(rt, opts)
     ids = rank_order(schedule, order)
     rank = {v: i for i, v in enumerate(ids)}
-    n = len(ids)
     phases = _phases(schedule)
-    for _, ph in phases:
-        _check_trees(ph, rank)
     C = 1
     for _, ph in phases:
+        _check_trees(ph, rank)
         totals: dict[str, int] = defaultdict(int)
         for t in ph.trees:
             totals[t.root] += t.multiplicity
         for tot in totals.values():
             C = math.lcm(C, tot)
-    Cp = C * instances
-    max_piece = rt.max_count - 1
-    if Cp * n > 32767:
+    b = _Build(schedule, rt, opts, ids, C, s_chunks=[0] * len(ids), hops=_first_hops(schedule))
+    if b.Cp * b.n > INT16_MAX:
         raise MscclError(
-            f"the schedule needs {Cp * n} chunks per loop, more than the runtimes' 16-bit offsets allow; "
-            f"export with a smaller --max-trees-per-root (k={C})"
+            f"the schedule needs {b.Cp * b.n} chunks per loop, more than the runtimes' int16 offsets "
+            f"reach (msccl_struct.h:44-45); export with a smaller --max-trees-per-root (k={C})"
         )
-    hops = _first_hops(schedule)
-    coll = schedule.collective
+    _emit_ops(b, phases)
+    return _assemble(b)
 
-    ops: list[_Op] = []
-    transfers: list[_Transfer] = []
-    s_chunks = [0] * n
 
-    def base_channel(edge_path: tuple[str, ...]) -> int:
-        src, first = edge_path[0], edge_path[1]
-        if first in hops[src]:
-            return hops[src].index(first)
-        return 0  # a direct link between compute nodes
-
-    def add_transfer(u, v, path, key, send_kw, recv_kw, send_deps, recv_deps) -> _Transfer:
-        ru, rv = rank[u], rank[v]
-        s_op = _Op(ru, rv, "send", key=key, deps=list(send_deps), **send_kw)
-        r_op = _Op(rv, ru, "recv", key=key, deps=list(recv_deps), **recv_kw)
-        ops.extend((s_op, r_op))
-        tr = _Transfer(s_op, r_op, ru, rv, base_channel(path), key)
-        transfers.append(tr)
-        return tr
-
-    for inst in range(instances):
+def _emit_ops(b: _Build, phases: list[tuple[str, Schedule]]) -> None:
+    """The sends, receives and copies of every piece of every tree, phase and instance."""
+    max_piece = b.rt.max_count - 1
+    rank = b.rank
+    for inst in range(b.opts.instances):
         # reduction results (allreduce): (root rank, chunk) -> op that completes it
         done: dict[tuple[int, int], _Op] = {}
         for ph_index, (kind, ph) in enumerate(phases):
-            ranges = _chunk_ranges(ph, C)
+            ranges = _chunk_ranges(ph, b.C)
             for t_index, (tree, (first, count)) in enumerate(zip(ph.trees, ranges)):
                 r = rank[tree.root]
                 depth = _depths(tree)
                 for piece, a in enumerate(range(first, first + count, max_piece)):
-                    cnt = min(max_piece, first + count - a)
-                    local = inst * C + a  # offset inside a rank's block
-                    g = r * Cp + local  # offset of the root's chunk in a full buffer
-                    prefix = (inst, ph_index)
+                    local = inst * b.C + a
+                    pc = _Piece(
+                        tree, depth, (inst, ph_index), t_index, piece,
+                        min(max_piece, first + count - a), local, r * b.Cp + local,
+                    )
                     if kind == "ag":
-                        _allgather_piece(
-                            tree,
-                            depth,
-                            rank,
-                            prefix,
-                            t_index,
-                            piece,
-                            cnt,
-                            local,
-                            g,
-                            coll,
-                            done,
-                            ops,
-                            add_transfer,
-                        )
+                        _allgather_piece(b, pc, done)
                     else:
-                        _reduce_piece(
-                            tree,
-                            depth,
-                            rank,
-                            prefix,
-                            t_index,
-                            piece,
-                            cnt,
-                            local,
-                            g,
-                            coll,
-                            done,
-                            s_chunks,
-                            add_transfer,
-                        )
-    program = _assemble(
-        schedule,
-        rt,
-        proto,
-        instances,
-        n,
-        C,
-        Cp,
-        ops,
-        transfers,
-        s_chunks,
-        min_bytes,
-        max_bytes,
-        name,
-        ids,
-    )
-    return program
+                        _reduce_piece(b, pc, done)
 
 
 def _depths(tree: Tree) -> dict[str, int]:
@@ -295,83 +327,34 @@ def _check_trees(phase: Schedule, rank: dict[str, int]) -> None:
                 )
 
 
-def _allgather_piece(
-    tree: Tree, depth, rank, prefix, t_index, piece, cnt, local, g, coll, done, ops, add_transfer
-):
+def _allgather_piece(b: _Build, pc: _Piece, done: dict) -> None:
+    rank, coll, tree = b.rank, b.schedule.collective, pc.tree
     r = rank[tree.root]
     received: dict[str, _Op] = {}
     if coll == "allgather":
-        ops.append(
-            _Op(
-                r,
-                -1,
-                "local",
-                "cpy",
-                "i",
-                local,
-                "o",
-                g,
-                cnt,
-                key=(-1,) + prefix + (t_index, piece),
-            )
-        )
-        root_src = ("i", local)
+        key = (-1,) + pc.prefix + (pc.t_index, pc.piece)
+        b.ops.append(_Op(r, -1, "local", "cpy", "i", pc.local, "o", pc.g, pc.cnt, key=key))
+        root_src: tuple[str, int] = ("i", pc.local)
         root_deps: list[_Op] = []
     else:  # allreduce: the root's reduced chunks are in its output
-        root_src = ("o", g)
-        root_deps = list(dict.fromkeys(done[(r, g + j)] for j in range(cnt)))
-    for e in sorted(tree.edges, key=lambda e: depth[e.dst]):  # parents before children
+        root_src = ("o", pc.g)
+        root_deps = list(dict.fromkeys(done[(r, pc.g + j)] for j in range(pc.cnt)))
+    for e in sorted(tree.edges, key=lambda e: pc.depth[e.dst]):  # parents before children
         parent, child = e.src, e.dst
-        key = prefix + (depth[child], t_index, piece, 0, rank[parent])
+        key = pc.prefix + (pc.depth[child], pc.t_index, pc.piece, 0, rank[parent])
         if parent == tree.root:
-            srcbuf, srcoff = root_src
-            deps = root_deps
+            (srcbuf, srcoff), deps = root_src, root_deps
         else:
-            srcbuf, srcoff = "o", g
-            deps = [received[parent]]
-        tr = add_transfer(
-            parent,
-            child,
-            e.path,
-            key,
-            {
-                "type": "s",
-                "srcbuf": srcbuf,
-                "srcoff": srcoff,
-                "dstbuf": "o",
-                "dstoff": g,
-                "cnt": cnt,
-            },
-            {
-                "type": "r",
-                "srcbuf": srcbuf,
-                "srcoff": srcoff,
-                "dstbuf": "o",
-                "dstoff": g,
-                "cnt": cnt,
-            },
-            deps,
-            [],
+            (srcbuf, srcoff), deps = ("o", pc.g), [received[parent]]
+        side = {"srcbuf": srcbuf, "srcoff": srcoff, "dstbuf": "o", "dstoff": pc.g, "cnt": pc.cnt}
+        tr = b.add_transfer(
+            parent, child, e.path, key, ({"type": "s", **side}, {"type": "r", **side}), (deps, [])
         )
         received[child] = tr.recv
 
 
-def _reduce_piece(
-    tree: Tree,
-    depth,
-    rank,
-    prefix,
-    t_index,
-    piece,
-    cnt,
-    local,
-    g,
-    coll,
-    done,
-    s_chunks,
-    add_transfer,
-):
-    r = rank[tree.root]
+def _reduce_piece(b: _Build, pc: _Piece, done: dict) -> None:
+    rank, coll, tree = b.rank, b.schedule.collective, pc.tree
     children: dict[str, list] = defaultdict(list)
     for e in tree.edges:
         children[e.dst].append(e)
@@ -380,263 +363,235 @@ def _reduce_piece(
 
     def accumulator(v: str) -> tuple[str, int]:
         if v not in acc:
-            rv = rank[v]
             if v == tree.root:
-                acc[v] = ("o", local if coll == "reduce-scatter" else g)
+                acc[v] = ("o", pc.local if coll == "reduce-scatter" else pc.g)
             elif coll == "allreduce":
-                acc[v] = ("o", g)
+                acc[v] = ("o", pc.g)
             else:
-                acc[v] = ("s", s_chunks[rv])
-                s_chunks[rv] += cnt
+                acc[v] = ("s", b.s_chunks[rank[v]])
+                b.s_chunks[rank[v]] += pc.cnt
         return acc[v]
 
-    def receive_children(v: str) -> None:
+    # a node's children must all have their sums before it sends: walk parents deepest first
+    for v in sorted(children, key=lambda v: -pc.depth[v]):
         prev = None
-        for j, e in enumerate(children.get(v, [])):
+        for j, e in enumerate(children[v]):
             child = e.src
-            key = prefix + (-depth[child], t_index, piece, j, rank[child])
+            key = pc.prefix + (-pc.depth[child], pc.t_index, pc.piece, j, rank[child])
             dbuf, doff = accumulator(v)
-            sbuf, soff = ("i", g) if j == 0 else (dbuf, doff)
-            if child in last:
-                cs_buf, cs_off = acc[child]
-                send_deps = [last[child]]
-            else:
-                cs_buf, cs_off = "i", g
-                send_deps = []
-            tr = add_transfer(
-                child,
-                v,
-                e.path,
-                key,
-                {
-                    "type": "s",
-                    "srcbuf": cs_buf,
-                    "srcoff": cs_off,
-                    "dstbuf": dbuf,
-                    "dstoff": doff,
-                    "cnt": cnt,
-                },
-                {
-                    "type": "rrc",
-                    "srcbuf": sbuf,
-                    "srcoff": soff,
-                    "dstbuf": dbuf,
-                    "dstoff": doff,
-                    "cnt": cnt,
-                },
-                send_deps,
-                [prev] if prev is not None else [],
+            sbuf, soff = ("i", pc.g) if j == 0 else (dbuf, doff)
+            cs_buf, cs_off = acc[child] if child in last else ("i", pc.g)
+            send = {"type": "s", "srcbuf": cs_buf, "srcoff": cs_off, "dstbuf": dbuf, "dstoff": doff}
+            recv = {"type": "rrc", "srcbuf": sbuf, "srcoff": soff, "dstbuf": dbuf, "dstoff": doff}
+            deps = ([last[child]] if child in last else [], [prev] if prev is not None else [])
+            tr = b.add_transfer(
+                child, v, e.path, key, ({**send, "cnt": pc.cnt}, {**recv, "cnt": pc.cnt}), deps
             )
             prev = tr.recv
         if prev is not None:
             last[v] = prev
-
-    # a node's children must all have their sums before it sends: walk parents deepest first
-    parents = sorted(children, key=lambda v: -depth[v])
-    for v in parents:
-        receive_children(v)
     if coll == "allreduce":
-        for j in range(cnt):
-            done[(r, g + j)] = last[tree.root]
+        for j in range(pc.cnt):
+            done[(rank[tree.root], pc.g + j)] = last[tree.root]
 
 
-def _assemble(
-    schedule,
-    rt: Runtime,
-    proto,
-    instances,
-    n,
-    C,
-    Cp,
-    ops,
-    transfers,
-    s_chunks,
-    min_bytes,
-    max_bytes,
-    name,
-    ids,
-):
-    half = rt.max_steps // 2
-    k_hint = (
-        f"export a schedule with fewer trees (--max-trees-per-root 1; this one has k={C})"
-        if C > 1
-        else "this fabric needs too many peers per rank for this runtime"
-    )
+def _weight(op: _Op) -> int:
+    """Steps an op takes: itself and a nop for each dependency beyond the first."""
+    return 1 + max(0, len(op.deps) - 1)
 
-    def weight(op: _Op) -> int:
-        return 1 + max(0, len(op.deps) - 1)
 
-    # lanes: split connections whose steps would pass half the step limit
+def _assemble(b: _Build) -> Program:
+    groups = _assign_lanes(b)
+    nchannels = _assign_channels(b, groups)
+    blocks = _threadblocks(b)
+    placed = _place_steps(b, blocks)
+    return _program(b, nchannels, blocks, placed)
+
+
+def _assign_lanes(b: _Build) -> dict[tuple[int, int, int], list[_Transfer]]:
+    """Split connections whose steps would pass half the step limit into lanes."""
+    half = b.rt.max_steps // 2
     groups: dict[tuple[int, int, int], list[_Transfer]] = defaultdict(list)
-    for tr in transfers:
+    for tr in b.transfers:
         groups[(tr.src, tr.dst, tr.base)].append(tr)
-    for (src, dst, base), trs in groups.items():
+    for (_src, _dst, base), trs in groups.items():
         trs.sort(key=lambda t: t.key)
-        lane = 0
-        ws = wr = 0
+        lane = ws = wr = 0
         for tr in trs:
-            a, b = weight(tr.send), weight(tr.recv)
-            if ws + a > half or wr + b > half:
+            a, c = _weight(tr.send), _weight(tr.recv)
+            if ws + a > half or wr + c > half:
                 lane += 1
                 ws = wr = 0
             ws += a
-            wr += b
-            inst = tr.key[0]
-            tr.send.channel_class = tr.recv.channel_class = (inst, lane, base)
+            wr += c
+            tr.send.channel_class = tr.recv.channel_class = (tr.key[0], lane, base)
+    return groups
 
-    # channels: per class, a list of channels; a rank's peers per channel stay below the limit
-    limit = rt.max_peers_per_channel - 1  # room for the local block on channel 0
+
+def _assign_channels(b: _Build, groups: dict) -> int:
+    """Channels per class, keeping a rank's peers per channel below the runtime's limit."""
+    limit = b.rt.max_peers_per_channel - 1  # room for the local block on channel 0
     class_channels: dict[tuple, list[dict[int, set[int]]]] = defaultdict(list)
     assignment: dict[tuple[int, int, tuple], int] = {}
     for (src, dst, _base), trs in sorted(groups.items()):
         for tr in trs:
             cls = tr.send.channel_class
             pair = (min(src, dst), max(src, dst), cls)
-            if pair in assignment:
-                idx = assignment[pair]
-            else:
-                chans = class_channels[cls]
-                idx = None
-                for i, peers in enumerate(chans):
-                    ok_src = dst in peers.get(src, set()) or len(peers.get(src, set())) < limit
-                    ok_dst = src in peers.get(dst, set()) or len(peers.get(dst, set())) < limit
-                    if ok_src and ok_dst:
-                        idx = i
-                        break
-                if idx is None:
-                    chans.append({})
-                    idx = len(chans) - 1
-                peers = chans[idx]
-                peers.setdefault(src, set()).add(dst)
-                peers.setdefault(dst, set()).add(src)
-                assignment[pair] = idx
-            tr.send.channel_class = tr.recv.channel_class = cls + (idx,)
-    classes = sorted(
-        {op.channel_class for op in ops if op.role != "local"},
-        key=lambda c: (c[0], c[1], c[2], c[3]),
-    )
+            if pair not in assignment:
+                assignment[pair] = _free_channel(class_channels[cls], src, dst, limit)
+            tr.send.channel_class = tr.recv.channel_class = cls + (assignment[pair],)
+    classes = sorted({op.channel_class for op in b.ops if op.role != "local"})
     channel_id = {cls: i for i, cls in enumerate(classes)}
     nchannels = max(1, len(classes))
-    if nchannels > rt.max_channels:
+    if nchannels > b.rt.max_channels:
         raise MscclError(
-            f"the schedule needs {nchannels} channels, more than the {rt.name} limit {rt.max_channels}; {k_hint}"
+            f"the schedule needs {nchannels} channels, more than the {b.rt.name} limit "
+            f"{b.rt.max_channels} (MAXCHANNELS, {b.rt.where('max_channels')}); {b.k_hint}"
         )
-    for op in ops:
+    for op in b.ops:
         op.channel = channel_id[op.channel_class] if op.role != "local" else 0
+    return nchannels
 
-    # threadblocks per rank
-    per_rank: list[dict[tuple, list[_Op]]] = [defaultdict(list) for _ in range(n)]
-    for op in ops:
-        if op.role == "local":
-            per_rank[op.rank][("local",)].append(op)
-        else:
-            per_rank[op.rank][(op.channel, op.peer)].append(op)
-    gpus = []
-    for r in range(n):
+
+def _free_channel(chans: list[dict[int, set[int]]], src: int, dst: int, limit: int) -> int:
+    """The first channel of a class where both ranks have room for the other as a peer."""
+    for i, peers in enumerate(chans):
+        ok_src = dst in peers.get(src, set()) or len(peers.get(src, set())) < limit
+        ok_dst = src in peers.get(dst, set()) or len(peers.get(dst, set())) < limit
+        if ok_src and ok_dst:
+            break
+    else:
+        chans.append({})
+        i = len(chans) - 1
+    chans[i].setdefault(src, set()).add(dst)
+    chans[i].setdefault(dst, set()).add(src)
+    return i
+
+
+def _threadblocks(b: _Build) -> list[list[tuple[Threadblock, list[_Op]]]]:
+    """Per rank: one threadblock per (channel, peer), split by direction when too long."""
+    rt = b.rt
+    per_rank: list[dict[tuple, list[_Op]]] = [defaultdict(list) for _ in range(b.n)]
+    for op in b.ops:
+        key = ("local",) if op.role == "local" else (op.channel, op.peer)
+        per_rank[op.rank][key].append(op)
+    targets = {id(d) for op in b.ops for d in op.deps}
+    out = []
+    for r in range(b.n):
         blocks: list[tuple[int, int, int, list[_Op]]] = []  # (send, recv, chan, ops)
         for key in sorted(k for k in per_rank[r] if k != ("local",)):
             chan, peer = key
             group = sorted(per_rank[r][key], key=lambda o: o.key)
-            total = sum(weight(o) for o in group)
             sends = [o for o in group if o.role == "send"]
             recvs = [o for o in group if o.role == "recv"]
-            if total <= rt.max_steps or not sends or not recvs:
+            if sum(_weight(o) for o in group) <= rt.max_steps or not sends or not recvs:
                 blocks.append((peer if sends else -1, peer if recvs else -1, chan, group))
             else:
                 blocks.append((peer, -1, chan, sends))
                 blocks.append((-1, peer, chan, recvs))
         if ("local",) in per_rank[r]:
             blocks.append((-1, -1, 0, sorted(per_rank[r][("local",)], key=lambda o: o.key)))
+        blocks = _targets_first(b, r, blocks, targets)
         if len(blocks) > rt.max_threadblocks:
             raise MscclError(
-                f"rank {r} needs {len(blocks)} threadblocks, more than the {rt.name} limit {rt.max_threadblocks}; {k_hint}"
+                f"rank {r} needs {len(blocks)} threadblocks, more than the {rt.name} limit "
+                f"{rt.max_threadblocks} (MSCCL_MAX_NUM_THREAD_BLOCKS, {rt.where('max_threadblocks')}); "
+                f"{b.k_hint}"
             )
-        tbs = []
+        rank_blocks = []
         for tb_id, (send, recv, chan, group) in enumerate(blocks):
             for op in group:
                 op.tb = tb_id
-            tbs.append(Threadblock(tb_id, send, recv, chan))
-        gpus.append(tbs)
+            rank_blocks.append((Threadblock(tb_id, send, recv, chan), group))
+        out.append(rank_blocks)
+    return out
 
-    # steps: nops for extra dependencies; then resolve (tb, s) of each dependency
-    placed: list[
-        list[list[tuple[str, _Op | None, _Op | None]]]
-    ] = []  # per rank, per tb: (kind, op, dep)
-    for r in range(n):
-        rank_tbs = []
-        for tb in gpus[r]:
-            rank_tbs.append([])
-        placed.append(rank_tbs)
-    for op in ops:
+
+def _targets_first(b: _Build, r: int, blocks: list[tuple], targets: set[int]) -> list[tuple]:
+    """Blocks others wait on get ids the int8 ``dependentBid`` can hold (msccl_struct.h:58)."""
+    is_target = [any(id(op) in targets for op in blk[3]) for blk in blocks]
+    if not any(t and i > INT8_MAX for i, t in enumerate(is_target)):
+        return blocks
+    ordered = [blk for blk, t in zip(blocks, is_target) if t]
+    if len(ordered) > INT8_MAX + 1:
+        raise MscclError(
+            f"rank {r} has {len(ordered)} threadblocks other threadblocks wait on; dependentBid is an "
+            f"int8 (msccl_struct.h:58), so at most {INT8_MAX + 1}; {b.k_hint}"
+        )
+    return ordered + [blk for blk, t in zip(blocks, is_target) if not t]
+
+
+def _place_steps(b: _Build, blocks) -> list[list[list[tuple]]]:
+    """Per rank and threadblock, the step sequence: (kind, op, dependency) with nops for extra
+    dependencies; marks the ops others depend on (hasdep)."""
+    placed = [[[] for _ in rank_blocks] for rank_blocks in blocks]
+    for op in b.ops:
         # a dependency on an earlier step of the same threadblock holds by program order
         op.deps = [d for d in op.deps if d.tb != op.tb]
-    for op in sorted(ops, key=lambda o: o.key):
+    for op in sorted(b.ops, key=lambda o: o.key):
         seq = placed[op.rank][op.tb]
         for dep in op.deps[:-1]:
             seq.append(("nop", None, dep))
         op.s = len(seq)
         seq.append(("op", op, op.deps[-1] if op.deps else None))
-    for op in ops:
+    for op in b.ops:
         for dep in op.deps:
             if dep.rank != op.rank:
                 raise MscclError("internal error: a dependency crosses ranks")
             dep.hasdep = True
+    return placed
 
-    i_chunks = {"allgather": Cp, "reduce-scatter": n * Cp, "allreduce": n * Cp}[schedule.collective]
-    o_chunks = {"allgather": n * Cp, "reduce-scatter": Cp, "allreduce": n * Cp}[schedule.collective]
+
+def _program(b: _Build, nchannels: int, blocks, placed) -> Program:
+    rt, coll, n, Cp = b.rt, b.schedule.collective, b.n, b.Cp
+    i_chunks = {"allgather": Cp, "reduce-scatter": n * Cp, "allreduce": n * Cp}[coll]
+    o_chunks = {"allgather": n * Cp, "reduce-scatter": Cp, "allreduce": n * Cp}[coll]
+    max_bytes = b.opts.max_bytes if b.opts.max_bytes is not None else default_max_bytes(rt.name)
     program = Program(
-        name=name or f"forestcoll {schedule.collective} {schedule.topology.name} k={C}",
-        proto=proto,
+        name=b.opts.name or f"forestcoll {coll} {b.schedule.topology.name} k={b.C}",
+        proto=b.opts.proto,
         nchannels=nchannels,
         nchunksperloop=n * Cp,
         ngpus=n,
-        coll=rt.coll_name(schedule.collective),
+        coll=rt.coll_name(coll),
         inplace=1,
         outofplace=1,
-        min_bytes=min_bytes,
+        min_bytes=b.opts.min_bytes,
         max_bytes=max_bytes,
-        comments=_comments(schedule, rt, C, instances, ids),
+        comments=_comments(b.schedule, rt, b.C, b.opts.instances, b.ids),
     )
     for r in range(n):
-        g = Gpu(r, i_chunks, o_chunks, s_chunks[r])
-        for tb, seq in zip(gpus[r], placed[r]):
+        g = Gpu(r, i_chunks, o_chunks, b.s_chunks[r])
+        for (tb, _group), seq in zip(blocks[r], placed[r]):
             if len(seq) > rt.max_steps:
                 raise MscclError(
-                    f"rank {r} threadblock {tb.id} needs {len(seq)} steps, more than the {rt.name} limit "
-                    f"{rt.max_steps}; {k_hint}"
+                    f"rank {r} threadblock {tb.id} needs {len(seq)} steps, more than the {rt.name} "
+                    f"limit {rt.max_steps} (MSCCL_MAX_NUM_STEPS, {rt.where('max_steps')}); {b.k_hint}"
                 )
-            for s, (kind, op, dep) in enumerate(seq):
-                depid, deps = (dep.tb, dep.s) if dep is not None else (-1, -1)
-                if kind == "nop":
-                    tb.steps.append(Step(s, "nop", "i", -1, "o", -1, 0, depid, deps, 0))
-                else:
-                    tb.steps.append(
-                        Step(
-                            s,
-                            op.type,
-                            op.srcbuf,
-                            op.srcoff,
-                            op.dstbuf,
-                            op.dstoff,
-                            op.cnt,
-                            depid,
-                            deps,
-                            int(op.hasdep),
-                        )
-                    )
+            tb.steps.extend(_step(s, kind, op, dep) for s, (kind, op, dep) in enumerate(seq))
             g.tbs.append(tb)
-        nodes = 2 + len(g.tbs) + sum(len(tb.steps) for tb in g.tbs)
-        if nodes > rt.max_xml_nodes:
-            raise MscclError(
-                f"rank {r} needs {nodes} XML elements, more than the {rt.name} reader keeps "
-                f"({rt.max_xml_nodes}); {k_hint}"
-            )
         program.gpus.append(g)
+    for g in program.gpus:
+        nodes = 1 + n + len(g.tbs) + sum(len(tb.steps) for tb in g.tbs)
+        if nodes >= rt.max_nodes:
+            raise MscclError(
+                f"rank {g.id} needs {nodes} XML elements, more than the {rt.name} reader keeps "
+                f"({rt.max_nodes - 1}; MAX_NODES, {rt.where('max_nodes')}); {b.k_hint}"
+            )
     return program
 
 
+def _step(s: int, kind: str, op: _Op | None, dep: _Op | None) -> Step:
+    depid, deps = (dep.tb, dep.s) if dep is not None else (-1, -1)
+    if kind == "nop":
+        return Step(s, "nop", "i", -1, "o", -1, 0, depid, deps, 0)
+    return Step(
+        s, op.type, op.srcbuf, op.srcoff, op.dstbuf, op.dstoff, op.cnt, depid, deps, int(op.hasdep)
+    )
+
+
 def _comments(schedule: Schedule, rt: Runtime, C: int, instances: int, ids: list[str]) -> list[str]:
-    from solver import __version__
+    from solver._version import __version__
 
     return [
         (

@@ -1,44 +1,57 @@
 """Execute an MSCCL XML program on symbolic buffers and check it implements its collective.
 
-Model (what the runtimes do, made symbolic):
+Steps:
 
-- every chunk slot holds the *set of contributions* it carries: input chunk ``j`` of rank ``r``
-  is ``{(r, j)}``; a reduction is the union of two disjoint sets (overlap = double counting,
-  an error); an unwritten slot is ``None`` and reading it is an error;
-- each threadblock runs its steps in order; a step waits for its dependency
-  (``depid``/``deps``: that threadblock has completed a step with ``hasdep=1`` and ``s >= deps``,
-  like the runtime's flags), a receive waits for a message, a send waits for room in the
-  connection; nops carry extra dependencies;
-- messages are FIFO per (sender, receiver, channel); a connection holds ``fifo_capacity``
-  messages (default 1: stricter than the runtime's buffers, so a pass here is a pass there);
-- step semantics: s send src; r dst = msg; rcs dst = msg and forward; rrs send src + msg;
-  rrc dst = src + msg; rrcs dst = src + msg and forward; cpy dst = src; re dst = dst + src;
-- races: vector clocks order the steps (program order, dependencies, messages); a step that reads
-  a chunk whose last write is not ordered before it, or overwrites a chunk another threadblock may
-  still read, is an error (the runtime gives no ordering there), whatever the interleaving;
-- connections: every threadblock sending to a peer on a channel needs the peer's threadblock
-  receiving on it (checked with the parser rules);
-- in-place runs alias the input into the output (allgather: input = output block of the rank;
-  reduce-scatter: output = input block of the rank; allreduce: input = output); the program is run
-  once per mode it declares (``inplace`` / ``outofplace``).
+1. :func:`solver.msccl.program.parse_xml` reads the file (bounded: at most ``MAX_FILE_BYTES``);
+2. :func:`solver.msccl.rules.check_rules` applies the runtime's own checks, each citing its source;
+3. every threadblock's steps are lowered into the runtime's transmissions
+   (:mod:`solver.msccl.lowering`: nops carry dependencies, consecutive ``re`` steps fuse);
+4. the transmissions run on symbolic buffers (:mod:`solver.msccl.collectives`), once per mode the
+   algorithm declares (in-place, out-of-place);
+5. the output buffers are compared with the collective's postcondition.
 
-Final check: allgather -> output chunk ``q*C + j`` of every rank is ``{(q, j)}``;
-reduce-scatter -> output chunk ``j`` of rank ``r`` is ``{(q, r*C + j) for all q}``;
-allreduce -> output chunk ``g`` of every rank is ``{(q, g) for all q}``.
+Execution model (what the kernel does, made symbolic):
+
+- a threadblock runs its transmissions in order; one waits until each dependency's flag has
+  reached its step (the flag is the kernel's step counter, published by ``hasdep``
+  transmissions), a receive waits for a message, a send for room in the connection;
+- messages are FIFO per (sender, receiver, channel). A connection buffers NCCL_STEPS = 8 steps
+  (device.h:32) and one piece of a transmission fills ``chunkSteps`` of them: 8 / 4 = 2 pieces
+  for the Simple protocol (4 for most collectives, 1 for broadcast and reduce:
+  collectives.h:16-24, msccl_struct.h:24), 8 for LL and LL128 (msccl_setup.cc:52). A
+  transmission of ``cnt`` chunks is ``cnt`` pieces when the message is large (maxAllowedCount 1,
+  msccl_setup.cc:60). So a send waits until its ``cnt`` pieces fit in what the receiver has not
+  yet taken; a send larger than the whole buffer streams, and is let through when the connection
+  is empty. ``fifo_capacity`` overrides the number of pieces;
+- ``s`` sends src; ``r`` dst = message; ``rcs`` dst = message, forwarded; ``rrs`` sends src +
+  message; ``rrc`` dst = src + message; ``rrcs`` dst = src + message, forwarded; ``cpy`` dst =
+  src; ``re`` dst = dst + every fused source. A transmission with ``cnt`` 0 moves nothing;
+- vector clocks order the transmissions (program order, flags, messages): reading a chunk whose
+  last write is not ordered before the read, or overwriting one another threadblock may still
+  read, is a race (the runtime gives no ordering there), whatever the interleaving;
+- a reduction adding a contribution twice, or reading a chunk nothing wrote, is an error.
 """
 
 from __future__ import annotations
 
+import os
+from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from solver.msccl.program import Program, check_rules, parse_xml
-from solver.msccl.runtimes import RECVS, SENDS, MscclError, runtime
+from solver.msccl import collectives as colls
+from solver.msccl.lowering import Transmission, lower
+from solver.msccl.program import Program, parse_xml
+from solver.msccl.rules import check_rules
+from solver.msccl.runtimes import INT16_MAX, RECVS, SENDS, MscclError, runtime
 
 MAX_REPORTED = 4
+MAX_FILE_BYTES = 64 * 2**20  # check-xml reads at most this much
+WORK_BUDGET = 30_000_000  # chunk x contribution operations one check may do
+CLOCK_BUDGET = 40_000_000  # vector-clock entries (threadblocks x transmissions)
 
 
 @dataclass
@@ -50,14 +63,16 @@ class CheckReport:
     max_steps: int  # max per threadblock
     steps_executed: int
     modes: tuple[str, ...]
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # warnings: the runtime loads it, but...
+    verified: bool = True
 
     def summary(self) -> str:
+        result = "result verified" if self.verified else "result not verified (run-time sizes)"
         return (
             f"ok: {self.collective} on {self.ngpus} ranks ({'/'.join(self.modes)}): "
             f"{self.nchannels} channel(s), up to {self.threadblocks} threadblocks per rank and "
             f"{self.max_steps} steps per threadblock; {self.steps_executed} steps executed; "
-            f"result verified"
+            f"{result}"
         )
 
 
@@ -65,329 +80,452 @@ class _Fail(Exception):
     pass
 
 
-def check_file(
-    path: str | Path, runtime_name: str = "msccl-executor", fifo_capacity: int = 1
-) -> CheckReport:
+def read_text(path: str | Path) -> str:
+    """The text of an MSCCL XML file, refusing files over ``MAX_FILE_BYTES`` before reading."""
     p = Path(path)
+    too_big = MscclError(
+        f"{p}: larger than {MAX_FILE_BYTES // 2**20} MiB, the most check-xml reads "
+        "(RCCL's largest shipped algorithm is 1.4 MB)"
+    )
     try:
-        text = p.read_text(encoding="utf-8")
+        with open(p, "rb") as fh:
+            if os.fstat(fh.fileno()).st_size > MAX_FILE_BYTES:
+                raise too_big
+            data = fh.read(MAX_FILE_BYTES + 1)  # a pipe or device has no size: read a bounded amount
     except FileNotFoundError:
         raise MscclError(f"{p}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MscclError(f"{p}: cannot read: {exc}") from None
-    return check_xml(text, runtime_name, fifo_capacity, where=str(p))
+    except IsADirectoryError:
+        raise MscclError(f"{p}: is a directory, not an MSCCL XML file") from None
+    except OSError as exc:
+        raise MscclError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise too_big
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MscclError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def connection_pieces(proto: str, collective: str) -> int:
+    """Pieces a connection buffers (see the module docstring)."""
+    if proto != "Simple":
+        return 8
+    return 8 if collective in ("broadcast", "reduce") else 2
+
+
+def check_file(
+    path: str | Path, runtime_name: str = "msccl-executor", fifo_capacity: int | None = None
+) -> CheckReport:
+    return check_xml(read_text(path), runtime_name, fifo_capacity, where=str(path))
 
 
 def check_xml(
-    text: str, runtime_name: str = "msccl-executor", fifo_capacity: int = 1, where: str = "<xml>"
+    text: str,
+    runtime_name: str = "msccl-executor",
+    fifo_capacity: int | None = None,
+    where: str = "<xml>",
 ) -> CheckReport:
-    """Parse, check the parser rules of ``runtime_name``, execute and verify. Raises MscclError."""
+    """Parse, check the rules of ``runtime_name``, execute and verify. Raises MscclError."""
+    rt = runtime(runtime_name)
     program = parse_xml(text, where)
-    return check_program(program, runtime_name, fifo_capacity, where)
+    return check_program(program, rt.name, fifo_capacity, where)
 
 
 def check_program(
     program: Program,
     runtime_name: str = "msccl-executor",
-    fifo_capacity: int = 1,
+    fifo_capacity: int | None = None,
     where: str = "<xml>",
 ) -> CheckReport:
     rt = runtime(runtime_name)
-    errors = check_rules(program, rt)
-    if errors:
+    findings = check_rules(program, rt)
+    if findings.errors:
+        errors = findings.errors
         more = f" (+{len(errors) - MAX_REPORTED} more)" if len(errors) > MAX_REPORTED else ""
-        raise MscclError(
-            f"{where}: breaks {rt.name} rules: " + "; ".join(errors[:MAX_REPORTED]) + more
-        )
+        raise MscclError(f"{where}: breaks {rt.name} rules: " + "; ".join(errors[:MAX_REPORTED]) + more)
     collective = rt.collective_of(program.coll)
-    n = program.ngpus
-    if program.nchunksperloop % n and collective != "allreduce":
-        raise MscclError(
-            f"{where}: nchunksperloop {program.nchunksperloop} is not a multiple of ngpus {n}"
+    _check_shape(program, collective, where)
+    if rt.legacy:  # the legacy runtime reads only 'inplace' (src/graph/tuning.cc:356)
+        modes = ("in-place",) if program.inplace else ("out-of-place",)
+    else:
+        modes = tuple(
+            m for m, on in (("out-of-place", program.outofplace), ("in-place", program.inplace)) if on
         )
-    modes = tuple(
-        m for m, on in (("out-of-place", program.outofplace), ("in-place", program.inplace)) if on
-    )
+    capacity = fifo_capacity or connection_pieces(program.proto, collective)
     executed = 0
+    verified = colls.postcondition(collective, program.ngpus, program.nchunksperloop) is not None
     for mode in modes:
         try:
-            executed = _run(program, collective, mode == "in-place", fifo_capacity)
+            machine = _Machine(program, collective, mode == "in-place", capacity)
+            executed = machine.run()
+            if verified:
+                machine.verify()
         except _Fail as exc:
             raise MscclError(f"{where}: {mode}: {exc}") from None
     return CheckReport(
         collective=collective,
-        ngpus=n,
+        ngpus=program.ngpus,
         nchannels=program.nchannels,
         threadblocks=program.num_threadblocks(),
         max_steps=program.max_steps(),
         steps_executed=executed,
         modes=modes,
+        notes=list(findings.warnings),
+        verified=verified,
     )
 
 
+def _check_shape(p: Program, collective: str, where: str) -> None:
+    """Sizes the execution needs, checked before anything is allocated."""
+    n, C = p.ngpus, p.nchunksperloop
+    if colls.needs_blocks(collective) and C % n:
+        raise MscclError(
+            f"{where}: nchunksperloop {C} is not a multiple of ngpus {n}, which {collective} needs "
+            "(its chunks are split into one block per rank, msccl_parser.cc:348-367)"
+        )
+    lay = colls.layout(collective, n, C)
+    addressable = INT16_MAX + 71  # last offset + largest cnt (msccl_struct.h:19, 44-45)
+    if lay is not None and max(lay.n_in, lay.n_out) > addressable:
+        raise MscclError(
+            f"{where}: {collective} with nchunksperloop {C} on {n} ranks needs buffers of "
+            f"{max(lay.n_in, lay.n_out)} chunks; offsets are int16 (msccl_struct.h:44-45), so at most "
+            f"{addressable} chunks can be reached"
+        )
+    steps = sum(len(tb.steps) for g in p.gpus for tb in g.tbs)
+    tbs = sum(len(g.tbs) for g in p.gpus)
+    width = n if colls.reduces(collective) else 1
+    work = sum(st.cnt for g in p.gpus for tb in g.tbs for st in tb.steps) * width
+    if work > WORK_BUDGET or max(steps, tbs) * tbs > CLOCK_BUDGET:
+        raise MscclError(
+            f"{where}: too large to execute here ({steps} steps on {tbs} threadblocks moving "
+            f"{work} chunk contributions; check-xml's limits are {WORK_BUDGET} contributions and "
+            f"{CLOCK_BUDGET} steps x threadblocks)"
+        )
+
+
 # ----------------------------------------------------------------------------- execution
-def _expected_sizes(p: Program, collective: str) -> tuple[int, int, int]:
-    """(input chunks, output chunks, chunks per rank block) the collective needs."""
-    n, total = p.ngpus, p.nchunksperloop
-    if collective == "allgather":
-        return total // n, total, total // n
-    if collective == "reduce-scatter":
-        return total, total // n, total // n
-    return total, total, total // n if total % n == 0 else 0
+@dataclass
+class _Block:
+    index: int
+    rank: int
+    id: int
+    send: int
+    recv: int
+    chan: int
+    txs: list[Transmission]
+    pc: int = 0
+    flag: int = -1
+    snapshots: list = field(default_factory=list)  # (flag, clock) of each hasdep transmission
 
 
-def _run(p: Program, collective: str, inplace: bool, capacity: int) -> int:
-    n = p.ngpus
-    n_in, n_out, block = _expected_sizes(p, collective)
-    gpus = sorted(p.gpus, key=lambda g: g.id)
-    for g in gpus:
-        if g.o_chunks < n_out or (not inplace and g.i_chunks < n_in):
-            raise _Fail(
-                f"gpu {g.id}: {collective} with nchunksperloop={p.nchunksperloop} needs i_chunks >= {n_in} "
-                f"and o_chunks >= {n_out}, got {g.i_chunks} and {g.o_chunks}"
-            )
+class _Slot:
+    __slots__ = ("value", "writer", "readers")
 
-    # in-place runs alias one buffer into another: (rank, buffer) -> (buffer, offset added)
-    def alias(rank: int, buf: str) -> tuple[str, int]:
-        if inplace:
-            if collective == "allgather" and buf == "i":
-                return "o", rank * block
-            if collective == "reduce-scatter" and buf == "o":
-                return "i", rank * block
-            if collective == "allreduce" and buf == "i":
-                return "o", 0
+    def __init__(self, value, writer):
+        self.value = value
+        self.writer = writer  # event (block index, clock count, name) or None (initial input)
+        self.readers: list = []
+
+
+class _Machine:
+    """One run of a program in one mode (in-place or out-of-place)."""
+
+    def __init__(self, p: Program, collective: str, inplace: bool, capacity: int):
+        self.p, self.collective, self.inplace, self.capacity = p, collective, inplace, capacity
+        self.n = p.ngpus
+        self.lay = colls.layout(collective, self.n, p.nchunksperloop)
+        gpus = sorted(p.gpus, key=lambda g: g.id)
+        self.blocks = [
+            _Block(0, g.id, tb.id, tb.send, tb.recv, tb.chan, lower(tb).transmissions)
+            for g in gpus
+            for tb in sorted(g.tbs, key=lambda t: t.id)
+        ]
+        for i, b in enumerate(self.blocks):
+            b.index = i
+        self.by_id = {(b.rank, b.id): b for b in self.blocks}
+        self.sizes = [self._sizes(g) for g in gpus]
+        self.clocks = np.zeros((len(self.blocks), len(self.blocks)), dtype=np.int32)
+        self.fifos: dict[tuple[int, int, int], deque] = {}
+        self.mem: list[dict[str, dict[int, _Slot]]] = [{"i": {}, "o": {}, "s": {}} for _ in gpus]
+        self.executed = 0
+        self._fill_inputs()
+
+    # ------------------------------------------------------------------ buffers
+    def _sizes(self, g) -> dict[str, int]:
+        if self.lay is None:  # sizes known at run time only: trust the declaration
+            return {"i": g.i_chunks, "o": g.o_chunks, "s": g.s_chunks}
+        return {"i": self.lay.n_in, "o": self.lay.n_out, "s": g.s_chunks}
+
+    def _alias(self, rank: int, buf: str) -> tuple[str, int]:
+        """Where ``buf`` of ``rank`` lives: in place, input and output share memory."""
+        if not self.inplace or buf == "s":
+            return buf, 0
+        shift = self.lay.inplace_shift if self.lay is not None else ""
+        if shift == "" and buf == "i":
+            return "o", 0
+        if shift == "i" and buf == "i":
+            return "o", rank * self.lay.block
+        if shift == "o" and buf == "o":
+            return "i", rank * self.lay.block
         return buf, 0
 
-    def canon(rank: int, buf: str, off: int) -> tuple[str, int]:
-        target, add = alias(rank, buf)
-        return target, add + off
+    def _fill_inputs(self) -> None:
+        for r in range(self.n):
+            target, add = self._alias(r, "i")
+            for j in range(self.sizes[r]["i"]):
+                self.mem[r][target][j + add] = _Slot(frozenset({(r, j)}), None)
 
-    aliases = [{b: alias(r, b) for b in "ios"} for r in range(n)]
-    # memory: per rank and buffer, a list of slots [value, writer event or None, reads since]
-    # an event is (threadblock index, its clock count, rank, tb id, step)
-    mem: list[dict[str, list]] = []
-    for g in gpus:
-        size = max(g.i_chunks, g.o_chunks, g.s_chunks, n_in, n_out, p.nchunksperloop)
-        mem.append({"i": [None] * size, "o": [None] * size, "s": [None] * max(g.s_chunks, 1)})
-    for r in range(n):
-        for j in range(n_in):
-            target, off = canon(r, "i", j)
-            mem[r][target][off] = [frozenset({(r, j)}), None, []]
+    def _slots(self, b: _Block, tx: Transmission, buf: str, off: int) -> tuple[dict, int]:
+        size = self.sizes[b.rank][buf]
+        if off < 0 or off + tx.cnt > size:
+            raise _Fail(
+                f"{self._who(b, tx)} uses {buf}[{off}..{off + tx.cnt - 1}], outside the {size} chunks "
+                f"of buffer {buf!r} in this collective"
+            )
+        target, add = self._alias(b.rank, buf)
+        return self.mem[b.rank][target], add
 
-    def name(event) -> str:
-        return f"rank {event[2]} tb {event[3]} step {event[4]}"
-
-    def read(rank, buf, off, cnt, who, event, clock) -> list[frozenset]:
-        target, add = aliases[rank][buf]
-        arr = mem[rank][target]
+    def _read(self, b: _Block, tx: Transmission, buf: str, off: int, event) -> list:
+        arr, add = self._slots(b, tx, buf, off)
+        clock = self.clocks[b.index]
         out = []
-        for j in range(off, off + cnt):
-            slot = arr[j + add]
+        for j in range(off, off + tx.cnt):
+            slot = arr.get(j + add)
             if slot is None:
-                raise _Fail(f"{who()} reads {buf}[{j}] before anything was written there")
-            w = slot[1]
+                raise _Fail(f"{self._who(b, tx)} reads {buf}[{j}] before anything was written there")
+            w = slot.writer
             if w is not None and clock[w[0]] < w[1]:
                 raise _Fail(
-                    f"{who()} reads {buf}[{j}] written by {name(w)} with no dependency or message "
-                    "ordering the two (a race: add a dependency)"
+                    f"{self._who(b, tx)} reads {buf}[{j}] written by {w[2]} with no dependency or "
+                    "message ordering the two (a race: add a dependency)"
                 )
-            slot[2].append(event)
-            out.append(slot[0])
+            slot.readers.append(event)
+            out.append(slot.value)
         return out
 
-    def write(rank, buf, off, values, who, event, clock) -> None:
-        target, add = aliases[rank][buf]
-        arr = mem[rank][target]
+    def _write(self, b: _Block, tx: Transmission, buf: str, off: int, values: list, event) -> None:
+        arr, add = self._slots(b, tx, buf, off)
+        clock = self.clocks[b.index]
         for j, value in enumerate(values):
-            slot = arr[off + j + add]
+            slot = arr.get(off + j + add)
             if slot is not None:
-                w = slot[1]
-                if w is not None and clock[w[0]] < w[1]:
-                    raise _Fail(
-                        f"{who()} overwrites {buf}[{off + j}] written by {name(w)} without ordering (a race)"
-                    )
-                for other in slot[2]:
-                    if other[0] != event[0] and clock[other[0]] < other[1]:
-                        raise _Fail(
-                            f"{who()} overwrites {buf}[{off + j}] while {name(other)} may still read it (a race)"
-                        )
-            arr[off + j + add] = [value, event, []]
+                self._check_overwrite(b, tx, slot, f"{buf}[{off + j}]", clock)
+            arr[off + j + add] = _Slot(value, event)
 
-    def reduce(a: list[frozenset], b: list[frozenset], who: str) -> list[frozenset]:
+    def _check_overwrite(self, b, tx, slot: _Slot, what: str, clock) -> None:
+        w = slot.writer
+        if w is not None and clock[w[0]] < w[1]:
+            raise _Fail(f"{self._who(b, tx)} overwrites {what} written by {w[2]} without ordering (a race)")
+        for other in slot.readers:
+            if other[0] != b.index and clock[other[0]] < other[1]:
+                raise _Fail(f"{self._who(b, tx)} overwrites {what} while {other[2]} may still read it (a race)")
+
+    def _reduce(self, b, tx, a: list, c: list) -> list:
         out = []
-        for x, y in zip(a, b):
+        for x, y in zip(a, c):
             both = x & y
             if both:
                 q, j = min(both)
-                raise _Fail(f"{who()} adds the contribution of rank {q} chunk {j} twice")
+                raise _Fail(f"{self._who(b, tx)} adds the contribution of rank {q} chunk {j} twice")
             out.append(x | y)
         return out
 
-    # threadblock state; vector clocks give the happens-before order of steps
-    tbs = [(g.id, tb) for g in gpus for tb in sorted(g.tbs, key=lambda t: t.id)]
-    clocks = [np.zeros(len(tbs), dtype=np.int64) for _ in tbs]
-    snapshots: dict[tuple[int, int, int], np.ndarray] = {}  # (rank, tb, s) of hasdep steps
-    pc = {(r, tb.id): 0 for r, tb in tbs}
-    flag = {(r, tb.id): -1 for r, tb in tbs}
-    fifos: dict[tuple[int, int, int], deque] = {}
-    executed = 0
+    @staticmethod
+    def _who(b: _Block, tx: Transmission) -> str:
+        return f"rank {b.rank} tb {b.id} step {tx.first.s} ({tx.type})"
 
-    def blocked_on(r: int, tb):
-        """What the next step of ``tb`` waits for: None, or (kind, key) to be woken on."""
-        st = tb.steps[pc[(r, tb.id)]]
-        if st.depid >= 0 and flag[(r, st.depid)] < st.deps:
-            return "flag", (r, st.depid)
-        if st.type in RECVS and not fifos.get((tb.recv, r, tb.chan)):
-            return "msg", (tb.recv, r, tb.chan)
-        if st.type in SENDS:
-            q = fifos.get((r, tb.send, tb.chan))
-            if q is not None and len(q) >= capacity:
-                return "room", (r, tb.send, tb.chan)
+    # ------------------------------------------------------------------ scheduling
+    def _blocked_on(self, b: _Block):
+        """What the next transmission of ``b`` waits for: None, or a key to be woken on."""
+        tx = b.txs[b.pc]
+        for bid, step in tx.deps:
+            target = self.by_id.get((b.rank, bid))
+            if target is None or target.flag < step:
+                return ("flag", b.rank, bid)
+        if tx.cnt and tx.type in RECVS and not self.fifos.get((b.recv, b.rank, b.chan)):
+            return ("msg", b.recv, b.rank, b.chan)
+        if tx.cnt and tx.type in SENDS:
+            q = self.fifos.get((b.rank, b.send, b.chan))
+            held = sum(m[0] for m in q) if q else 0
+            if held and held + tx.cnt > self.capacity:
+                return ("room", b.rank, b.send, b.chan)
         return None
 
-    def blocked_reason(r: int, tb) -> str | None:
-        why = blocked_on(r, tb)
-        if why is None:
-            return None
-        kind = why[0]
-        st = tb.steps[pc[(r, tb.id)]]
-        if kind == "flag":
-            return f"waits for tb {st.depid} step {st.deps}"
-        if kind == "msg":
-            return f"waits for a message from rank {tb.recv} on channel {tb.chan}"
-        return f"waits for rank {tb.send} to receive on channel {tb.chan}"
-
-    # event-driven: a blocked threadblock sleeps on what it waits for and is woken when it changes
-    waiting: dict[tuple, list[int]] = {}
-    ready = deque(range(len(tbs)))
-    queued = [True] * len(tbs)
-
-    def wake(kind: str, key) -> None:
-        for w in waiting.pop((kind, key), ()):
-            if not queued[w]:
-                queued[w] = True
-                ready.append(w)
-
-    while ready:
-        me = ready.popleft()
-        queued[me] = False
-        r, tb = tbs[me]
-        key = (r, tb.id)
-        clock = clocks[me]
-        while pc[key] < len(tb.steps):
-            why = blocked_on(r, tb)
-            if why is not None:
-                waiting.setdefault(why, []).append(me)
-                break
-            st = tb.steps[pc[key]]
-
-            def who(r=r, tb=tb, st=st) -> str:
-                return f"rank {r} tb {tb.id} step {st.s} ({st.type})"
-
-            if st.depid >= 0:
-                np.maximum(clock, snapshots[(r, st.depid, st.deps)], out=clock)
-            msg = None
-            if st.type in RECVS:
-                fkey = (tb.recv, r, tb.chan)
-                sender_cnt, msg, msg_clock = fifos[fkey].popleft()
-                wake("room", fkey)
-                if sender_cnt != st.cnt:
-                    raise _Fail(
-                        f"{who()} receives cnt={st.cnt} but rank {tb.recv} sent cnt={sender_cnt}"
-                    )
-                np.maximum(clock, msg_clock, out=clock)
-            clock[me] += 1
-            ev = (me, int(clock[me]), r, tb.id, st.s)
-            out = None
-            t = st.type
-            if t == "s":
-                out = read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock)
-            elif t == "r":
-                write(r, st.dstbuf, st.dstoff, msg, who, ev, clock)
-            elif t == "rcs":
-                write(r, st.dstbuf, st.dstoff, msg, who, ev, clock)
-                out = msg
-            elif t == "rrs":
-                out = reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock), msg, who)
-            elif t == "rrc":
-                total = reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock), msg, who)
-                write(r, st.dstbuf, st.dstoff, total, who, ev, clock)
-            elif t == "rrcs":
-                out = reduce(read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock), msg, who)
-                write(r, st.dstbuf, st.dstoff, out, who, ev, clock)
-            elif t == "cpy":
-                values = read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock)
-                for j, value in enumerate(values):
-                    # in-place, a copy of a chunk onto itself is a no-op
-                    if canon(r, st.srcbuf, st.srcoff + j) != canon(r, st.dstbuf, st.dstoff + j):
-                        write(r, st.dstbuf, st.dstoff + j, [value], who, ev, clock)
-            elif t == "re":
-                src = read(r, st.srcbuf, st.srcoff, st.cnt, who, ev, clock)
-                dst = read(r, st.dstbuf, st.dstoff, st.cnt, who, ev, clock)
-                write(r, st.dstbuf, st.dstoff, reduce(dst, src, who), who, ev, clock)
-            if out is not None:
-                fkey = (r, tb.send, tb.chan)
-                fifos.setdefault(fkey, deque()).append((st.cnt, out, clock.copy()))
-                wake("msg", fkey)
-            if st.hasdep:
-                flag[key] = st.s
-                snapshots[(r, tb.id, st.s)] = clock.copy()
-                wake("flag", key)
-            pc[key] += 1
-            executed += 1
-
-    stuck = [(r, tb) for r, tb in tbs if pc[(r, tb.id)] < len(tb.steps)]
-    if stuck:
-        parts = []
-        for r, tb in stuck[:MAX_REPORTED]:
-            st = tb.steps[pc[(r, tb.id)]]
-            parts.append(f"rank {r} tb {tb.id} step {st.s} ({st.type}) {blocked_reason(r, tb)}")
-        more = (
-            f" (+{len(stuck) - MAX_REPORTED} more threadblocks)"
-            if len(stuck) > MAX_REPORTED
-            else ""
-        )
-        raise _Fail(f"deadlock after {executed} steps: " + "; ".join(parts) + more)
-    for (src, dst, chan), q in fifos.items():
-        if q:
-            raise _Fail(
-                f"rank {src} sent {len(q)} message(s) to rank {dst} on channel {chan} that were never received"
-            )
-
-    # verify the collective
-    everyone = range(n)
-    problems = []
-    if collective == "allgather":
-        same = [frozenset({(j // block, j % block)}) for j in range(n_out)]
-    elif collective == "allreduce":
-        same = [frozenset((q, j) for q in everyone) for j in range(n_out)]
-    for r in everyone:
-        for j in range(n_out):
-            target, off = canon(r, "o", j)
-            slot = mem[r][target][off]
-            got = slot[0] if slot is not None else None
-            if collective == "reduce-scatter":
-                want = frozenset((q, r * block + j) for q in everyone)
-            else:
-                want = same[j]
-            if got != want:
-                problems.append(
-                    f"rank {r} output chunk {j} holds {_show(got)}, {collective} needs {_show(want)}"
-                )
-                if len(problems) >= 2:
+    def run(self) -> int:
+        waiting: dict[tuple, list[_Block]] = {}
+        ready = deque(self.blocks)
+        queued = {b.index for b in self.blocks}
+        while ready:
+            b = ready.popleft()
+            queued.discard(b.index)
+            while b.pc < len(b.txs):
+                why = self._blocked_on(b)
+                if why is not None:
+                    waiting.setdefault(why, []).append(b)
                     break
-        if len(problems) >= 2:
-            break
-    if problems:
-        raise _Fail("wrong result: " + "; ".join(problems))
-    return executed
+                for key in self._execute(b, b.txs[b.pc]):
+                    for w in waiting.pop(key, ()):
+                        if w.index not in queued:
+                            queued.add(w.index)
+                            ready.append(w)
+                b.pc += 1
+                self.executed += 1
+        self._check_finished()
+        return self.executed
 
+    def _execute(self, b: _Block, tx: Transmission) -> list[tuple]:
+        """Run one transmission; returns the wait keys it may have released."""
+        clock = self.clocks[b.index]
+        woken = []
+        for bid, step in tx.deps:
+            target = self.by_id[(b.rank, bid)]
+            flags = [f for f, _ in target.snapshots]
+            np.maximum(clock, target.snapshots[bisect_left(flags, step)][1], out=clock)
+        msg = None
+        if tx.cnt and tx.type in RECVS:
+            key = (b.recv, b.rank, b.chan)
+            sent_cnt, msg, msg_clock = self.fifos[key].popleft()
+            woken.append(("room",) + key)
+            if sent_cnt != tx.cnt:
+                raise _Fail(f"{self._who(b, tx)} receives cnt={tx.cnt} but rank {b.recv} sent cnt={sent_cnt}")
+            np.maximum(clock, msg_clock, out=clock)
+        clock[b.index] += 1
+        event = (b.index, int(clock[b.index]), self._who(b, tx))
+        out = self._apply(b, tx, msg, event) if tx.cnt else None
+        if out is not None:
+            key = (b.rank, b.send, b.chan)
+            self.fifos.setdefault(key, deque()).append((tx.cnt, out, clock.copy()))
+            woken.append(("msg",) + key)
+        if tx.hasdep:
+            b.flag = tx.flag
+            b.snapshots.append((tx.flag, clock.copy()))
+            woken.append(("flag", b.rank, b.id))
+        return woken
 
-def _show(value: frozenset | None) -> str:
-    if value is None:
-        return "nothing"
-    items = sorted(value)
-    text = ", ".join(f"r{q}c{j}" for q, j in items[:4])
-    if len(items) > 4:
-        text += f", ... ({len(items)} contributions)"
-    return "{" + text + "}"
+    def _apply(self, b: _Block, tx: Transmission, msg, event):
+        """The data movement of ``tx``; returns what it sends (or None)."""
+        t = tx.type
+        src = lambda: self._read(b, tx, tx.srcbuf, tx.srcoff, event)  # noqa: E731
+        if t == "s":
+            return src()
+        if t in ("r", "rcs"):
+            self._write(b, tx, tx.dstbuf, tx.dstoff, msg, event)
+            return msg if t == "rcs" else None
+        if t in ("rrs", "rrc", "rrcs"):
+            total = self._reduce(b, tx, src(), msg)
+            if t != "rrs":
+                self._write(b, tx, tx.dstbuf, tx.dstoff, total, event)
+            return total if t != "rrc" else None
+        if t == "cpy":
+            self._copy(b, tx, src(), event)
+            return None
+        # re (and legacy ra): dst += every fused source
+        total = self._read(b, tx, tx.dstbuf, tx.dstoff, event)
+        for off in tx.reductions or [tx.srcoff]:
+            total = self._reduce(b, tx, total, self._read(b, tx, tx.srcbuf, off, event))
+        self._write(b, tx, tx.dstbuf, tx.dstoff, total, event)
+        return None
+
+    def _copy(self, b: _Block, tx: Transmission, values: list, event) -> None:
+        # in place, a copy of a range onto itself moves nothing
+        src, dst = self._alias(b.rank, tx.srcbuf), self._alias(b.rank, tx.dstbuf)
+        if src[0] == dst[0] and src[1] + tx.srcoff == dst[1] + tx.dstoff:
+            return
+        self._write(b, tx, tx.dstbuf, tx.dstoff, values, event)
+
+    def _check_finished(self) -> None:
+        stuck = [b for b in self.blocks if b.pc < len(b.txs)]
+        if stuck:
+            cycle = self._wait_cycle(stuck)
+            first = cycle + [b for b in stuck if b not in cycle]
+            parts = [self._stuck_reason(b) for b in first[:MAX_REPORTED]]
+            more = f" (+{len(stuck) - MAX_REPORTED} more threadblocks)" if len(stuck) > MAX_REPORTED else ""
+            raise _Fail(f"deadlock after {self.executed} steps: " + "; ".join(parts) + more)
+        for (src, dst, chan), q in self.fifos.items():
+            if q:
+                raise _Fail(
+                    f"rank {src} sent {len(q)} message(s) to rank {dst} on channel {chan} that were never received"
+                )
+
+    def _waits_for(self, b: _Block) -> _Block | None:
+        """The threadblock ``b`` is blocked on (None when it is not one threadblock)."""
+        why = self._blocked_on(b)
+        if why[0] == "flag":
+            return self.by_id.get((b.rank, why[2]))
+        for other in self.blocks:
+            if why[0] == "msg" and (other.rank, other.send, other.chan) == why[1:]:
+                return other
+            if why[0] == "room" and (other.recv, other.rank, other.chan) == why[1:]:
+                return other
+        return None
+
+    def _wait_cycle(self, stuck: list[_Block]) -> list[_Block]:
+        """A cycle of threadblocks each waiting for the next, if there is one."""
+        target = {b.index: self._waits_for(b) for b in stuck}
+        for start in stuck:
+            path: list[_Block] = []
+            b = start
+            while b is not None and b.index in target and b not in path:
+                path.append(b)
+                b = target[b.index]
+            if b is not None and b in path:
+                return path[path.index(b):]
+        return []
+
+    def _stuck_reason(self, b: _Block) -> str:
+        tx = b.txs[b.pc]
+        why = self._blocked_on(b)
+        if why[0] == "flag":
+            step = next(s for bid, s in tx.deps if bid == why[2])
+            have = "" if (b.rank, why[2]) in self.by_id else f", which rank {b.rank} does not have"
+            reason = f"waits for tb {why[2]} step {step}{have}"
+        elif why[0] == "msg":
+            reason = f"waits for a message from rank {b.recv} on channel {b.chan}"
+        else:
+            reason = f"waits for rank {b.send} to receive on channel {b.chan}"
+        return f"{self._who(b, tx)} {reason}"
+
+    # ------------------------------------------------------------------ result
+    def verify(self) -> None:
+        want, rooted = colls.postcondition(self.collective, self.n, self.p.nchunksperloop)
+        root = self._find_root(want) if rooted else 0
+        problems = []
+        for r in range(self.n):
+            for j in range(self.lay.n_out):
+                need = want(r, j, root)
+                if need is None:
+                    continue
+                slot = self._output_slot(r, j)
+                got = None if slot is None else slot.value
+                if got != need:
+                    problems.append(
+                        f"rank {r} output chunk {j} holds {colls.show(got)}, {self.collective} "
+                        f"needs {colls.show(need)} ({self._provenance(slot)})"
+                    )
+                    if len(problems) >= 2:
+                        raise _Fail("wrong result: " + "; ".join(problems))
+        if problems:
+            raise _Fail("wrong result: " + "; ".join(problems))
+
+    def _output_slot(self, r: int, j: int) -> _Slot | None:
+        target, add = self._alias(r, "o")
+        return self.mem[r][target].get(j + add)
+
+    def _output(self, r: int, j: int):
+        slot = self._output_slot(r, j)
+        return None if slot is None else slot.value
+
+    @staticmethod
+    def _provenance(slot: _Slot | None) -> str:
+        if slot is None:
+            return "no step writes it"
+        if slot.writer is None:
+            return "no step writes it; it still holds the input"
+        return f"last written by {slot.writer[2]}"
+
+    def _find_root(self, want) -> int:
+        for root in range(self.n):
+            probe = colls.probe_rank(self.collective, root)
+            if self._output(probe, 0) == want(probe, 0, root):
+                return root
+        return 0

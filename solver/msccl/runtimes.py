@@ -1,26 +1,22 @@
-"""What each MSCCL runtime accepts: collective names and the limits its XML parser enforces.
+"""What each MSCCL runtime accepts: its collectives and the constants its loader and kernel use.
 
-Facts from the runtimes' parsers (msccl-executor-nccl and RCCL ``src/misc/msccl/msccl_parser.cc``,
-``msccl_struct.h``; legacy microsoft/msccl ``graph/topo.cc``):
+Every number here is a constant of the runtime's source, cited as ``file:line`` of these commits
+(read with ``git show COMMIT:FILE``):
 
-- every <step> ``s`` must be < MSCCL_MAX_NUM_STEPS (64 in msccl-executor-nccl and RCCL, 256 in
-  the legacy runtime); ``cnt`` must be < MSCCL_MAX_COUNT = 72;
-- at most 32 thread blocks with a send peer and 32 with a receive peer per channel
-  (MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL; the legacy runtime counts every block of the channel);
-- ``chan`` in [0, MAXCHANNELS = 32);
-- the XML reader keeps at most MAX_NODES = 4096 elements per rank (<algo>, its <gpu>, <tb>s and
-  <step>s) in msccl-executor-nccl/RCCL; for the legacy runtime we assume 1024 (conservative);
-- legacy: i_chunks x N (allgather) / o_chunks x N (reduce_scatter) must equal nchunksperloop;
-- reduce-scatter is ``reducescatter`` for msccl-executor-nccl/RCCL, ``reduce_scatter`` legacy.
+- ``rccl``: ROCm/rccl 0cbce2a7571c907554199fad7e905f16ec0a565c (2024-10-24);
+- ``msccl-executor``: Azure/msccl-executor-nccl c6f6b36d1a4c7ae44916fcc5c8e32c95cce2ae54
+  (2024-12-13); its ``src/misc/msccl/msccl_parser.cc`` is RCCL's file with the same line numbers up
+  to line 710 (only line 576, RCCL's ``typeMask``, differs);
+- ``msccl-legacy``: microsoft/msccl b23e9cd5dd63f82ee1c5aae7e0a2042079be903a (2023-09-20), whose
+  MSCCL loader is ``src/graph/topo.cc`` and XML reader ``src/graph/xml.cc``.
 
-Thread blocks of one rank spin-wait on each other, so they must all be resident at once: we
-keep them within one block per compute unit of the target (A100: 108 SMs; MI250 GCD: 104 CUs)
-for the executors, and within the legacy parser's limit (2 x 108).
+The rules that use these constants, one per check of the source, are in
+:mod:`solver.msccl.rules`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from solver.model.errors import ForestCollError
 
@@ -29,54 +25,165 @@ class MscclError(ForestCollError):
     """An MSCCL XML cannot be produced, parsed or checked (one-line message)."""
 
 
+# collective kinds this package interprets (the keys of solver.msccl.collectives.COLLECTIVES)
+OURS_BY_XML_RCCL = {
+    # msccl_parser.cc:335-373 (RCCL and msccl-executor): every name the parser accepts
+    "reduce": "reduce",
+    "broadcast": "broadcast",
+    "allreduce": "allreduce",
+    "reducescatter": "reduce-scatter",
+    "allgather": "allgather",
+    "send": "send",
+    "recv": "recv",
+    "gather": "gather",
+    "scatter": "scatter",
+    "alltoall": "alltoall",
+    "alltoallv": "alltoallv",
+}
+OURS_BY_XML_LEGACY = {
+    # microsoft/msccl src/graph/topo.cc:826-845
+    "allreduce": "allreduce",
+    "allgather": "allgather",
+    "reduce": "reduce",
+    "broadcast": "broadcast",
+    "alltoall": "alltoall",
+    "reduce_scatter": "reduce-scatter",
+    "custom": "custom",
+}
+
+
 @dataclass(frozen=True)
 class Runtime:
+    """One runtime's constants; ``cite`` maps each constant's name to where it is defined."""
+
     name: str
-    max_steps: int  # steps per thread block
-    max_threadblocks: int  # per rank
-    max_channels: int = 32
-    max_peers_per_channel: int = 32
-    max_count: int = 72  # cnt must be < this
-    max_xml_nodes: int = 4096  # <algo> + <gpu> + <tb> + <step> elements the parser loads per rank
+    source: str  # repository@commit
+    max_steps: int  # MSCCL_MAX_NUM_STEPS: <step s> must be < this
+    max_threadblocks: int  # MSCCL_MAX_NUM_THREAD_BLOCKS: <tb id> must be < this
+    max_channels: int  # MAXCHANNELS: size of mscclChannels[]
+    max_peers_per_channel: int  # MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL
+    max_count: int  # MSCCL_MAX_COUNT: cnt must be < this
+    max_nodes: int  # MAX_NODES of the XML reader
+    max_subs: int  # MAX_SUBS: children per XML element
+    max_str_len: int  # MAX_STR_LEN: attribute value buffer
+    xml_colls: dict[str, str]
+    step_types: tuple[str, ...]
     legacy: bool = False
-    coll_names: tuple[tuple[str, str], ...] = (
-        ("allgather", "allgather"),
-        ("reduce-scatter", "reducescatter"),
-        ("allreduce", "allreduce"),
-    )
+    full_ops_at_launch: bool = True  # whether rcs/rrs/rrc/rrcs kernels are built
+    cite: dict[str, str] = field(default_factory=dict)
 
     def coll_name(self, collective: str) -> str:
-        return dict(self.coll_names)[collective]
+        """The XML ``coll`` name of one of our collectives for this runtime."""
+        for theirs, ours in self.xml_colls.items():
+            if ours == collective:
+                return theirs
+        raise MscclError(f"{self.name} has no collective {collective!r}")
 
     def collective_of(self, coll: str) -> str | None:
-        for ours, theirs in self.coll_names:
-            if theirs == coll:
-                return ours
-        return None
+        return self.xml_colls.get(coll)
 
+    def where(self, constant: str) -> str:
+        return f"{self.cite[constant]}"
+
+
+_STEP_TYPES = ("s", "r", "rcs", "rrs", "rrc", "rrcs", "cpy", "re", "nop")
 
 RUNTIMES: dict[str, Runtime] = {
-    "msccl-executor": Runtime("msccl-executor", max_steps=64, max_threadblocks=108),
-    "rccl": Runtime("rccl", max_steps=64, max_threadblocks=104),
+    "msccl-executor": Runtime(
+        "msccl-executor",
+        source="Azure/msccl-executor-nccl@c6f6b36d",
+        max_steps=64,
+        max_threadblocks=32 * 32,
+        max_channels=32,
+        max_peers_per_channel=32,
+        max_count=72,
+        max_nodes=4096,
+        max_subs=1024,
+        max_str_len=255,
+        xml_colls=OURS_BY_XML_RCCL,
+        step_types=_STEP_TYPES,
+        cite={
+            "max_steps": "makefiles/common.mk:19 (MSCCL_MAX_NUM_STEPS ?= 64)",
+            "max_threadblocks": "src/include/msccl/msccl_struct.h:18 (MSCCL_MAX_NUM_THREAD_BLOCKS "
+            "= 32 per channel x MAXCHANNELS 32, src/include/device.h:65)",
+            "max_channels": "src/include/device.h:65 (MAXCHANNELS 32)",
+            "max_peers_per_channel": "src/include/msccl/msccl_struct.h:17",
+            "max_count": "src/include/msccl/msccl_struct.h:19",
+            "max_nodes": "src/include/msccl/msccl_parser.h:23",
+            "max_subs": "src/include/msccl/msccl_parser.h:22",
+            "max_str_len": "src/include/msccl/msccl_parser.h:20",
+        },
+    ),
+    "rccl": Runtime(
+        "rccl",
+        source="ROCm/rccl@0cbce2a7",
+        max_steps=64,
+        max_threadblocks=64,
+        max_channels=128,
+        max_peers_per_channel=32,
+        max_count=72,
+        max_nodes=4096,
+        max_subs=1024,
+        max_str_len=255,
+        xml_colls=OURS_BY_XML_RCCL,
+        step_types=_STEP_TYPES,
+        full_ops_at_launch=False,
+        cite={
+            "max_steps": "src/include/msccl/msccl_struct.h:16 (MSCCL_MAX_NUM_STEPS 64)",
+            "max_threadblocks": "src/include/msccl/msccl_struct.h:18 (MSCCL_MAX_NUM_THREAD_BLOCKS 64)",
+            "max_channels": "src/include/device.h:65 (MAXCHANNELS 128)",
+            "max_peers_per_channel": "src/include/msccl/msccl_struct.h:17",
+            "max_count": "src/include/msccl/msccl_struct.h:19",
+            "max_nodes": "src/include/msccl/msccl_parser.h:23",
+            "max_subs": "src/include/msccl/msccl_parser.h:22",
+            "max_str_len": "src/include/msccl/msccl_parser.h:20",
+            "full_ops": "src/misc/msccl/msccl_setup.cc:430-437",
+        },
+    ),
     "msccl-legacy": Runtime(
         "msccl-legacy",
+        source="microsoft/msccl@b23e9cd5",
         max_steps=256,
         max_threadblocks=216,
-        max_xml_nodes=1024,
+        max_channels=32,
+        max_peers_per_channel=32,
+        max_count=72,
+        max_nodes=4096,
+        max_subs=1024,
+        max_str_len=255,
+        xml_colls=OURS_BY_XML_LEGACY,
+        step_types=_STEP_TYPES + ("ra",),
         legacy=True,
-        coll_names=(
-            ("allgather", "allgather"),
-            ("reduce-scatter", "reduce_scatter"),
-            ("allreduce", "allreduce"),
-        ),
+        cite={
+            "max_steps": "src/include/msccl.h:6 (MSCCL_MAX_NUM_STEPS 256)",
+            "max_threadblocks": "src/include/msccl.h:8 (MSCCL_MAX_NUM_THREAD_BLOCKS 108*2)",
+            "max_channels": "src/include/devcomm.h:51 (MAXCHANNELS 32)",
+            "max_peers_per_channel": "src/include/msccl.h:7",
+            "max_count": "src/include/msccl.h:10",
+            "max_nodes": "src/graph/xml.h:19 (MAX_NODES 1<<12)",
+            "max_subs": "src/graph/xml.h:18",
+            "max_str_len": "src/graph/xml.h (MAX_STR_LEN 255)",
+        },
     ),
 }
 
-PROTOCOLS = ("Simple", "LL", "LL128")
+PROTOCOLS = ("Simple", "LL", "LL128")  # msccl_parser.cc:290-301
 
-STEP_TYPES = ("s", "r", "rcs", "rrs", "rrc", "rrcs", "cpy", "re", "nop")
-SENDS = {"s", "rcs", "rrs", "rrcs"}
-RECVS = {"r", "rcs", "rrs", "rrc", "rrcs"}
+SENDS = {"s", "rcs", "rrs", "rrcs"}  # hasSend, msccl_parser.cc:499-537
+RECVS = {"r", "rcs", "rrs", "rrc", "rrcs"}  # hasRecv
+FULL_OPS = {"rcs", "rrs", "rrc", "rrcs"}  # fullOpMask, RCCL msccl_setup.cc:430-433
+# which local buffers a step reads (checkSrc) and writes (checkDst), msccl_parser.cc:494-537;
+# rrc reads and writes memory but the parser checks neither of its offsets
+READS = {"s", "rrs", "rrc", "rrcs", "cpy", "re", "ra"}
+WRITES = {"r", "rcs", "rrc", "rrcs", "cpy", "re", "ra"}
+CHECK_SRC = {"s", "rrs", "rrcs", "cpy", "re", "ra"}
+CHECK_DST = {"r", "rcs", "rrcs", "cpy", "re", "ra"}
+
+# 16-bit fields of struct mscclTransmission / mscclThreadBlock (msccl_struct.h:44-45, 58-60)
+INT16_MAX = 2**15 - 1
+INT8_MAX = 2**7 - 1
+INT32 = (-(2**31), 2**31 - 1)  # mscclXmlGetAttrInt stores strtol() into an int (msccl_parser.h:75-80)
+INT64 = (-(2**63), 2**63 - 1)  # mscclXmlGetAttrInt64: strtoll() (msccl_parser.h:82-87)
 
 
 def runtime(name: str) -> Runtime:

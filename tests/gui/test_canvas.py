@@ -6,8 +6,8 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QUndoStack
 from PySide6.QtTest import QTest
 
-from fc_gui.views.canvas import LABEL_LIMIT, FabricCanvas, Tool
 from fc_gui.model.document import TopologyDocument
+from fc_gui.views.canvas import LABEL_LIMIT, FabricCanvas, Tool
 from solver.io.templates import dgx_a100, ring
 
 

@@ -5,9 +5,9 @@ from fractions import Fraction
 import pytest
 
 from fc_gui.model.document import TopologyDocument, make_link, make_node
-from solver.model.errors import TopologyError
 from solver.io import v1
 from solver.io.templates import dgx_a100, ring
+from solver.model.errors import TopologyError
 from solver.model.topology import validate
 
 

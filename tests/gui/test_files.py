@@ -11,9 +11,9 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
 
+from fc_gui.main_window import MainWindow
 from fc_gui.model.commands import AddNodeCommand
 from fc_gui.model.document import make_node
-from fc_gui.main_window import MainWindow
 from solver.io import v1
 from solver.io.formats import load
 from solver.io.templates import dgx_a100, mi250, ring

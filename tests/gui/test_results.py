@@ -8,15 +8,15 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from canvas_double import PlotCanvasHost
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QMessageBox
 from results_fixtures import FakeSolver, failing_solver, ring4, ring4_schedule
 
-from fc_gui.model.commands import MoveNodesCommand, SetLinkPropsCommand
-from fc_gui.main_window import MainWindow
-from canvas_double import PlotCanvasHost
 from fc_gui.controllers.results import install
+from fc_gui.main_window import MainWindow
+from fc_gui.model.commands import MoveNodesCommand, SetLinkPropsCommand
 from fc_gui.model.lanes import chevrons, lane_segments, segment_distance_px
 from fc_gui.model.result_text import cut_caption, summary_html
 from fc_gui.model.trees import tree_hops, tree_rows, trees_using_links
@@ -61,7 +61,7 @@ def make_window(qtbot, tmp_path):
 def solve_and_wait(qtbot, window, **kwargs):
     rc = window.results_controller
     with qtbot.waitSignal(rc.schedule_changed, timeout=30000):
-        assert rc.solve(**kwargs)
+        assert rc.solving.solve(**kwargs)
     return rc.schedule
 
 
@@ -84,11 +84,11 @@ def test_solve_fills_summary_trees_and_overlays(qtbot, make_window):
     assert rc.trees_view.model.rowCount() == 8
     assert rc.trees_view.count_label.text() == "8 trees"
     # overlays: cut badge, heat map colours on every directed link
-    assert rc.cut_overlay.badge is not None and rc.cut_overlay.badge.isVisible()
-    assert "S* = all nodes except gpu3" in rc.cut_overlay.label_text
-    assert len(rc.heat_overlay.colors) == 8
-    assert rc.canvas._link_colors == rc.heat_overlay.colors
-    assert rc.heat_overlay.color_bar is not None and rc.heat_overlay.color_bar.isVisible()
+    assert rc.overlays.cut.badge is not None and rc.overlays.cut.badge.isVisible()
+    assert "S* = all nodes except gpu3" in rc.overlays.cut.label_text
+    assert len(rc.overlays.heat.colors) == 8
+    assert rc.canvas._link_colors == rc.overlays.heat.colors
+    assert rc.overlays.heat.color_bar is not None and rc.overlays.heat.color_bar.isVisible()
     # the exports are enabled once there is a result
     assert rc.exports.h5_action.isEnabled()
 
@@ -97,15 +97,15 @@ def test_overlay_toggles_hide_and_restore(qtbot, make_window):
     w = make_window()
     rc = w.results_controller
     solve_and_wait(qtbot, w)
-    rc.show_heat_action.setChecked(False)
+    rc.menu.show_heat_action.setChecked(False)
     assert rc.canvas._link_colors is None
-    assert not rc.heat_overlay.color_bar.isVisible()
-    rc.show_heat_action.setChecked(True)
-    assert rc.canvas._link_colors == rc.heat_overlay.colors
-    rc.show_cut_action.setChecked(False)
-    assert not rc.cut_overlay.badge.isVisible()
-    assert all(not item.isVisible() for item in rc.cut_overlay.items)
-    rc.clear_action.trigger()
+    assert not rc.overlays.heat.color_bar.isVisible()
+    rc.menu.show_heat_action.setChecked(True)
+    assert rc.canvas._link_colors == rc.overlays.heat.colors
+    rc.menu.show_cut_action.setChecked(False)
+    assert not rc.overlays.cut.badge.isVisible()
+    assert all(not item.isVisible() for item in rc.overlays.cut.items)
+    rc.menu.clear_action.trigger()
     assert rc.schedule is None and rc.canvas._link_colors is None
     assert not rc.exports.h5_action.isEnabled()
 
@@ -115,16 +115,16 @@ def test_heat_tooltip_names_link_load_and_trees(qtbot, make_window):
     rc = w.results_controller
     solve_and_wait(qtbot, w)
     uid = next(u for u, ln in w.document.links.items() if ln.source == "gpu0" and ln.target == "gpu1")
-    tip = rc.tooltip(None, uid)
+    tip = rc.overlays.tooltip(None, uid)
     assert "gpu0 → gpu1:" in tip and "gpu1 → gpu0:" in tip
     assert "bandwidth 100 GB/s" in tip
     assert "load 100.0% of bandwidth" in tip
     # gpu0->gpu1 is used by the clockwise chains of roots gpu0, gpu3, gpu2 (index 0 each)
     assert "used by 3 trees: gpu0#0, gpu2#0, gpu3#0" in tip
-    rc.show_heat_action.setChecked(False)
-    assert rc.tooltip(None, uid) is None
-    assert "bottleneck" in rc.tooltip("gpu0", None)
-    assert rc.tooltip("gpu3", None) is None
+    rc.menu.show_heat_action.setChecked(False)
+    assert rc.overlays.tooltip(None, uid) is None
+    assert "bottleneck" in rc.overlays.tooltip("gpu0", None)
+    assert rc.overlays.tooltip("gpu3", None) is None
 
 
 def test_selecting_trees_overlays_them_and_animation_plays_depth_by_depth(qtbot, make_window):
@@ -137,15 +137,15 @@ def test_selecting_trees_overlays_them_and_animation_plays_depth_by_depth(qtbot,
         rc.trees_view.select_rows([first])
     (phase, tree), = blocker.args[0]
     assert tree.root == "gpu1" and phase == "allgather"
-    assert rc.tree_overlay.trees == [(phase, tree)]
-    assert len(rc.tree_overlay.items) == 2  # one curve (edges + arrowheads) + root star
+    assert rc.overlays.trees.trees == [(phase, tree)]
+    assert len(rc.overlays.trees.items) == 2  # one curve (edges + arrowheads) + root star
     # the row gets a swatch of the tree's colour on the canvas
     qtbot.wait(10)
     swatch = rc.trees_view.model.data(rc.trees_view.model.index(first, 1),
                                       Qt.ItemDataRole.DecorationRole)
-    assert swatch.toImage().pixelColor(5, 5).getRgb()[:3] == rc.tree_overlay.color_of(0)
+    assert swatch.toImage().pixelColor(5, 5).getRgb()[:3] == rc.overlays.trees.color_of(0)
     assert rc.trees_view.play_button.isEnabled()
-    anim = rc.animation
+    anim = rc.overlays.animation
     assert anim.steps == 3  # a chain of 4 nodes has height 3
     assert anim.holders() == {"gpu1"}
     seen = []
@@ -168,7 +168,7 @@ def test_selecting_trees_overlays_them_and_animation_plays_depth_by_depth(qtbot,
     assert rc.trees_view.count_label.text() == "2 of 8 trees"
     rc.trees_view.table.selectAll()
     assert {t.root for _, t in rc.trees_view.selected_trees()} == {"gpu2"}
-    assert len(rc.tree_overlay.trees) == 2
+    assert len(rc.overlays.trees.trees) == 2
 
 
 def test_reduce_scatter_animation_runs_from_leaves_to_root(qtbot):
@@ -206,7 +206,7 @@ def test_edits_mark_the_result_stale_but_moves_do_not(qtbot, make_window):
     w.undo_stack.push(SetLinkPropsCommand(w.document, {uid: replace(link, bandwidth=Fraction(50))}))
     assert rc.stale and rc.panel.stale and rc.panel.stale_label.isVisibleTo(rc.panel)
     assert "Stale" in rc.summary.text()
-    assert "stale result" in rc.tooltip(None, uid)
+    assert "stale result" in rc.overlays.tooltip(None, uid)
     solve_and_wait(qtbot, w)
     assert not rc.stale and not rc.panel.stale
 
@@ -215,7 +215,7 @@ def test_edit_during_a_solve_leaves_the_new_result_stale(qtbot, make_window):
     w = make_window(solve_fn=FakeSolver(0.4))
     rc = w.results_controller
     with qtbot.waitSignal(rc.schedule_changed, timeout=5000):
-        rc.solve()
+        rc.solving.solve()
         qtbot.wait(50)
         uid = next(iter(w.document.links))
         link = w.document.links[uid]
@@ -230,7 +230,7 @@ def test_resolve_on_edit(qtbot, make_window):
     assert rc.panel.auto_box.isEnabled()  # 4 nodes is small
     solve_and_wait(qtbot, w)
     rc.panel.auto_box.setChecked(True)
-    assert rc.auto_action.isChecked()
+    assert rc.menu.auto_action.isChecked()
     uid = next(iter(w.document.links))
     link = w.document.links[uid]
     with qtbot.waitSignal(rc.schedule_changed, timeout=5000):
@@ -247,7 +247,7 @@ def test_resolve_on_edit_not_offered_for_big_fabrics(qtbot, make_window):
     w = make_window(topology=dgx_a100(4))  # 70 nodes
     rc = w.results_controller
     assert not rc.panel.auto_box.isEnabled()
-    assert not rc.auto_action.isEnabled()
+    assert not rc.menu.auto_action.isEnabled()
 
 
 def test_what_if_link_fails_from_the_context_menu(qtbot, make_window, errors):
@@ -261,7 +261,7 @@ def test_what_if_link_fails_from_the_context_menu(qtbot, make_window, errors):
     with qtbot.waitSignal(rc.schedule_changed, timeout=5000):
         actions[0].trigger()
     assert uid in w.document.disabled_links
-    solved_topo = rc.worker.last_request["topology"]
+    solved_topo = rc.solving.worker.last_request["topology"]
     assert len(solved_topo.links) == 3  # the failed link is left out of the solve
     assert rc.previous is before
     assert "What if" in rc.summary.text() and "before 266.667 GB/s" in rc.summary.text()
@@ -273,8 +273,8 @@ def test_what_if_link_fails_from_the_context_menu(qtbot, make_window, errors):
 def test_failed_solve_shows_a_one_line_error_dialog(qtbot, make_window, errors):
     w = make_window(solve_fn=failing_solver("switch 'sw0' is unbalanced: in 50 GB/s, out 25 GB/s"))
     rc = w.results_controller
-    with qtbot.waitSignal(rc.worker.failed, timeout=5000):
-        rc.solve()
+    with qtbot.waitSignal(rc.solving.worker.failed, timeout=5000):
+        rc.solving.solve()
     assert errors == [("Solve failed", "switch 'sw0' is unbalanced: in 50 GB/s, out 25 GB/s")]
     assert rc.panel.solve_button.isEnabled() and rc.panel.phase_label.text() == "failed"
     assert rc.schedule is None
@@ -287,7 +287,7 @@ def test_invalid_fabric_is_refused_before_solving(qtbot, make_window, errors):
     w = make_window(solve_fn=fake)
     rc = w.results_controller
     w.undo_stack.push(DeleteCommand(w.document, ["gpu1", "gpu2", "gpu3"]))
-    assert rc.solve() is False
+    assert rc.solving.solve() is False
     assert len(errors) == 1
     assert errors[0][1].startswith("cannot solve: a fabric needs at least two compute nodes")
     assert fake.calls == []
@@ -296,9 +296,9 @@ def test_invalid_fabric_is_refused_before_solving(qtbot, make_window, errors):
 def test_cancel_from_the_panel(qtbot, make_window):
     w = make_window(solve_fn=FakeSolver(10.0))
     rc = w.results_controller
-    rc.solve()
-    assert rc.panel.cancel_button.isEnabled() and rc.cancel_action.isEnabled()
-    with qtbot.waitSignal(rc.worker.cancelled, timeout=3000):
+    rc.solving.solve()
+    assert rc.panel.cancel_button.isEnabled() and rc.menu.cancel_action.isEnabled()
+    with qtbot.waitSignal(rc.solving.worker.cancelled, timeout=3000):
         rc.panel.cancel_button.click()
     assert rc.panel.phase_label.text() == "cancelled"
     assert rc.panel.solve_button.isEnabled() and rc.schedule is None
@@ -343,8 +343,8 @@ def test_msccl_export(qtbot, make_window, tmp_path, errors):
 
 
 def test_plots_bound_and_imported_measurements(qtbot, make_window, tmp_path, errors):
-    from solver.model.results import ResultTable
     from solver.io.results_h5 import write_results, write_schedule
+    from solver.model.results import ResultTable
 
     w = make_window()
     rc = w.results_controller
@@ -363,14 +363,14 @@ def test_plots_bound_and_imported_measurements(qtbot, make_window, tmp_path, err
     table = ResultTable("allgather", "nccl", "nccl-tests", sizes, nan, nan.copy(),
                         np.array([1e-4, 1e-3, 1e-2]), np.array([50.0, 150.0, 240.0]))
     write_results(path, "nccl_run1", table)
-    assert rc.import_measurements(str(path)) == 1
+    assert rc.measurements.import_file(str(path)) == 1
     assert "measured: nccl (nccl_run1)" in rc.plots.labels()
     rc.plots.clear_imported()
     assert "measured: nccl (nccl_run1)" not in rc.plots.labels()
 
     bad = tmp_path / "bad.h5"
     bad.write_text("not hdf5")
-    assert rc.import_measurements(str(bad)) == 0
+    assert rc.measurements.import_file(str(bad)) == 0
     assert errors and errors[-1][0] == "Import failed" and "\n" not in errors[-1][1]
 
 
@@ -384,7 +384,7 @@ def test_real_solver_end_to_end(qtbot, make_window):
     assert s.optimal_algbw_exact == Fraction(2400, 7)
     assert "342.857 (= 2400/7) GB/s" in rc.summary.text()
     assert rc.trees_view.model.rowCount() == len(s.trees)
-    assert set(rc.heat_overlay.colors) == {(ll.source, ll.target) for ll in s.link_load}
+    assert set(rc.overlays.heat.colors) == {(ll.source, ll.target) for ll in s.link_load}
 
 
 # ---------------------------------------------------------------------- pure helpers
@@ -467,8 +467,8 @@ def test_simulate_plots_forestcoll_and_baselines(qtbot, make_window):
     solve_and_wait(qtbot, w)
     assert rc.plots.simulate_button.isEnabled()
     reports = []
-    rc.sim_task.progress.connect(lambda text, f: reports.append((text, f)))
-    with qtbot.waitSignal(rc.sim_task.done, timeout=60000):
+    rc.simulation.task.progress.connect(lambda text, f: reports.append((text, f)))
+    with qtbot.waitSignal(rc.simulation.task.done, timeout=60000):
         rc.plots.simulate_button.click()
         assert rc.plots.simulate_button.text() == "Cancel simulation"
     # progress crossed from the worker thread into the GUI thread (one per simulated size at least)
@@ -493,12 +493,12 @@ def test_staged_display_ends_in_the_same_state_and_yields_to_the_loop(qtbot, mak
     with qtbot.waitSignal(rc.schedule_changed, timeout=2000):
         pass
     assert rc.trees_view.model.rowCount() == 8
-    assert len(rc.heat_overlay.colors) == 8
+    assert len(rc.overlays.heat.colors) == 8
     # a clear while a staged display is under way stops it
     rc.show_schedule(s, staged=True)
     rc.clear_results()
     qtbot.wait(50)
-    assert rc.trees_view.model.rowCount() == 0 and rc.heat_overlay.colors == {}
+    assert rc.trees_view.model.rowCount() == 0 and rc.overlays.heat.colors == {}
 
 
 def test_opening_another_fabric_clears_the_result(qtbot, make_window):
@@ -510,7 +510,7 @@ def test_opening_another_fabric_clears_the_result(qtbot, make_window):
     w.document.load_topology(mi250(1))
     assert rc.schedule is None and not rc.stale
     assert "No result" in rc.summary.text()
-    assert rc.canvas._link_colors is None and rc.cut_overlay.badge is None
+    assert rc.canvas._link_colors is None and rc.overlays.cut.badge is None
 
 
 def test_hovering_a_link_on_the_canvas_shows_its_load(qtbot, make_window, monkeypatch):

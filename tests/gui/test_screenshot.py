@@ -13,8 +13,8 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 from results_fixtures import FakeSolver, failing_solver, ring4
 
-from fc_gui.main_window import MainWindow
 from fc_gui.controllers.results import install
+from fc_gui.main_window import MainWindow
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_topologies" / "dgx_a100_1x.json"
@@ -94,7 +94,7 @@ def test_run_batch_solves_then_saves_and_exits_0(qtbot, tmp_path, batch_window):
     make, exits = batch_window
     w = make(FakeSolver(0.05))
     out = tmp_path / "batch.png"
-    w.results_controller.run_batch(solve=True, screenshot=str(out))
+    w.results_controller.batch.run(solve=True, screenshot=str(out))
     qtbot.waitUntil(lambda: bool(exits), timeout=5000)
     assert exits == [0]
     assert w.results_controller.schedule is not None
@@ -110,7 +110,7 @@ def test_run_batch_failed_solve_exits_2_without_dialog(qtbot, tmp_path, batch_wi
     make, exits = batch_window
     w = make(failing_solver("no schedule: fabric too odd"))
     out = tmp_path / "never.png"
-    w.results_controller.run_batch(solve=True, screenshot=str(out))
+    w.results_controller.batch.run(solve=True, screenshot=str(out))
     qtbot.waitUntil(lambda: bool(exits), timeout=5000)
     assert exits == [2]
     assert dialogs == []
@@ -121,7 +121,7 @@ def test_run_batch_failed_solve_exits_2_without_dialog(qtbot, tmp_path, batch_wi
 def test_run_batch_unwritable_screenshot_exits_2(qtbot, tmp_path, batch_window, capsys):
     make, exits = batch_window
     w = make(FakeSolver(0.01))
-    w.results_controller.run_batch(solve=False, screenshot=str(tmp_path / "no" / "dir.png"))
+    w.results_controller.batch.run(solve=False, screenshot=str(tmp_path / "no" / "dir.png"))
     qtbot.waitUntil(lambda: bool(exits), timeout=5000)
     assert exits == [2]
     assert "error: cannot write" in capsys.readouterr().err

@@ -7,8 +7,8 @@ import threading
 import pytest
 from results_fixtures import FakeSolver, failing_solver, ring4, ring4_schedule
 
-from fc_gui.views.solve_panel import SolvePanel
 from fc_gui.controllers.solve_worker import JitWarmup, SolveWorker, one_line, warmup_topology
+from fc_gui.views.solve_panel import SolvePanel
 from solver.model.errors import SolverError, TopologyError
 from solver.model.schedule import Schedule
 from solver.model.topology import validate

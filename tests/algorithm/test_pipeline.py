@@ -312,7 +312,7 @@ def test_tiny_solve_without_jit():
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=False,
-                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "1200/7"

@@ -298,7 +298,7 @@ def test_save_is_atomic_on_failure(tmp_path):
 def test_yed_style_graphml_with_defaults_and_graphics():
     from pathlib import Path
 
-    topo = load(Path(__file__).resolve().parent / "data" / "yed_like.graphml")
+    topo = load(Path(__file__).resolve().parents[1] / "data" / "yed_like.graphml")
     assert topo.compute_ids == ("n0", "n1")  # <default>compute</default> applies
     assert topo.node("n0").extra == {}  # yEd graphics are not kept as attributes
     assert topo.directed_bandwidths()[("n1", "n0")] == Fraction(1, 10)

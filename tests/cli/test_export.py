@@ -14,7 +14,7 @@ from solver.cli import main
 from solver.io.results_h5 import read_schedules, write_schedule
 from solver.io.templates import dgx_a100, ring
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 @pytest.fixture()
@@ -189,10 +189,12 @@ def test_check_xml_broken_file_exit_2(capsys):
 
 def test_show_summarises_and_lists_trees(tmp_path, capsys):
     h5 = tmp_path / "r.h5"
-    write_schedule(h5, bfs_schedule(ring(4)))
+    from solver.simulate.estimate import model_tables
+
+    write_schedule(h5, bfs_schedule(ring(4)), tables=model_tables)
     code, text, _ = run(["show", h5], capsys)
     assert code == 0
-    assert "forestcoll-results 1.0" in text and "allgather_k1: allgather, k=1" in text
+    assert "forestcoll-results 1.1" in text and "allgather_k1: allgather, k=1" in text
     assert "allgather_k1.bound: model / forestcoll, 23 sizes 1K..4G" in text
     code, text, _ = run(["show", h5, "--trees", "allgather_k1"], capsys)
     assert code == 0 and text.count("root ") == 4

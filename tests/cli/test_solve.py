@@ -16,7 +16,7 @@ import solver
 from solver.cli import main
 from solver.model.topology import Link, Node, Topology
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 TOP_KEYS = {
     "collective",

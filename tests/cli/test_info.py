@@ -13,7 +13,7 @@ import pytest
 from solver.cli import main
 from solver.io.formats import load
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DGX_XML = ROOT / "tests" / "data" / "dgx_a100_nccl_topo.xml"
 SAMPLE = ROOT / "sample_topologies" / "dgx_a100_2x.json"
 

@@ -13,7 +13,7 @@ from solver.io.formats import load
 from solver.io.nccl_xml import cpu_link_bandwidth, loads, nvlink_bandwidth, pci_bandwidth
 from solver.model.topology import validate
 
-DGX = Path(__file__).resolve().parent / "data" / "dgx_a100_nccl_topo.xml"
+DGX = Path(__file__).resolve().parents[1] / "data" / "dgx_a100_nccl_topo.xml"
 
 
 def roles(topo):

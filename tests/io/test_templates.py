@@ -18,7 +18,7 @@ from solver.io.formats import load
 from solver.io.v1 import dumps as v1_dumps
 from solver.model.topology import validate
 
-SAMPLES_DIR = Path(__file__).resolve().parent.parent / "sample_topologies"
+SAMPLES_DIR = Path(__file__).resolve().parents[2] / "sample_topologies"
 
 
 def optimum_algbw(topo):

@@ -1,0 +1,131 @@
+"""The canvas's batch graphics items: passive scatters, group frames, many labels in one item,
+and the arrow-head symbols of directed links."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QPainterPath, QPen, QTransform
+
+from fc_gui.views import style
+
+
+def _arrow_path(angle_deg: float) -> QPainterPath:
+    """A triangle pointing along ``angle_deg`` (screen frame: y down, clockwise), unit size."""
+    path = QPainterPath()
+    path.moveTo(0.5, 0.0)
+    path.lineTo(-0.5, 0.38)
+    path.lineTo(-0.5, -0.38)
+    path.closeSubpath()
+    # pyqtgraph draws scatter symbols in the screen frame (y down)
+    return QTransform().rotate(angle_deg).map(path)
+
+
+#: Arrow heads every 10 degrees (index = round(angle / 10) % 36).
+ARROWS = [_arrow_path(a) for a in range(0, 360, 10)]
+
+
+class PassiveScatter(pg.ScatterPlotItem):
+    """A scatter that never takes clicks (pyqtgraph would give a click on a point to the
+    scatter; the canvas's tools handle them in the ViewBox)."""
+
+    def mouseClickEvent(self, ev) -> None:
+        ev.ignore()
+
+
+class GroupFramesItem(pg.GraphicsObject):
+    """All group frames (light filled rectangles) in one item."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._path = QPainterPath()
+        self._bounds = QRectF()
+        self._pen = QPen(QColor(*style.GROUP_EDGE))
+        self._pen.setCosmetic(True)
+        self._pen.setWidthF(1.0)
+        self._brush = pg.mkBrush(*style.GROUP_FILL)  # opaque: no alpha blending per frame
+
+    def set_rects(self, rects: list[QRectF]) -> None:
+        self.prepareGeometryChange()
+        path = QPainterPath()
+        for r in rects:
+            path.addRect(r)
+        self._path = path
+        self._bounds = path.boundingRect()
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def paint(self, painter, *args) -> None:
+        painter.setPen(self._pen)
+        painter.setBrush(self._brush)
+        painter.drawPath(self._path)
+
+
+class LabelsItem(pg.GraphicsObject):
+    """Many short texts at data points, drawn in one paint call at a fixed pixel size
+    (pyqtgraph's TextItem costs a Python callback per item on every view change)."""
+
+    def __init__(self, color, below: bool = True, font_px: int = 11) -> None:
+        super().__init__()
+        self._xy = np.zeros((0, 2))
+        self._texts: list[str] = []
+        self._pen = QPen(QColor(*color))
+        self._halo = QColor(*style.BACKGROUND, 190)
+        self._below = below
+        self._font = QFont()
+        self._font.setPixelSize(font_px)
+        self._bounds = QRectF()
+
+    def set_labels(self, xy: np.ndarray, texts: list[str]) -> None:
+        self.prepareGeometryChange()
+        self._xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+        self._texts = list(texts)
+        self._update_bounds()
+        self.update()
+
+    def texts(self) -> list[str]:
+        return list(self._texts)
+
+    def _update_bounds(self) -> None:
+        if not len(self._xy):
+            self._bounds = QRectF()
+            return
+        lo, hi = self._xy.min(axis=0), self._xy.max(axis=0)
+        px, py = self.pixelSize() if self.getViewBox() is not None else (1.0, 1.0)
+        px, py = abs(px or 1.0), abs(py or 1.0)
+        self._bounds = QRectF(
+            lo[0] - 90 * px, lo[1] - 40 * py, hi[0] - lo[0] + 180 * px, hi[1] - lo[1] + 80 * py
+        )
+
+    def viewTransformChanged(self) -> None:
+        self.prepareGeometryChange()
+        self._update_bounds()
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def paint(self, painter, *args) -> None:
+        if not self._texts:
+            return
+        tr = painter.transform()
+        painter.resetTransform()
+        painter.setPen(self._pen)
+        painter.setFont(self._font)
+        flags = (
+            int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+            if self._below
+            else int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        )
+        metrics = painter.fontMetrics()
+        for (x, y), text in zip(self._xy, self._texts):
+            p = tr.map(QPointF(x, y))
+            if self._below:
+                rect = QRectF(p.x() - 80, p.y() + 9, 160, 16)
+            else:
+                rect = QRectF(p.x() + 2, p.y() - 17, 300, 16)
+            back = QRectF(metrics.boundingRect(rect.toRect(), flags, text)).adjusted(-2, 0, 2, 0)
+            painter.fillRect(back, self._halo)
+            painter.drawText(rect, flags, text)

@@ -1,0 +1,173 @@
+"""Run a study plan on a Dask engine, streaming finished rows into the results file.
+
+Rows reach the file in batches, each batch one atomic rewrite (at most every ``flush_s``
+seconds, and always before returning or raising), so an interrupted study keeps what it
+computed; ``resume=True`` reads the rows already in ``/studies/<name>`` and computes only the
+others. A sweep's change is measured against its first point, which is submitted first.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from solver.io.studies_h5 import has_study, read_study, write_study_rows
+from solver.model.errors import ForestCollError
+from solver.studies.columns import row_key
+from solver.studies.engine import DaskEngine
+from solver.studies.plans import StudyPlan
+from solver.studies.tasks import SWEEP, evaluate_batch, exact_text
+
+MAX_BATCH = 16  # elements per task at most: enough to hide scheduling overhead
+TASKS_PER_WORKER = 4  # at least this many tasks per worker when there is enough work
+
+
+@dataclass
+class StudyResult:
+    """A finished (or resumed-and-finished) study: rows in the plan's order."""
+
+    plan: StudyPlan
+    name: str
+    rows: list[dict[str, Any]]
+    solved: int  # optimum solves (or sweep solves) run by this call
+    resumed: int  # rows read back from the file
+    elapsed: float  # seconds
+    workers: int
+
+
+def default_name(plan: StudyPlan) -> str:
+    """``failures_allgather``, ``upgrade_allreduce``, ``sweep_dgx_a100_allgather``..."""
+    if plan.study == SWEEP:
+        source = plan.parameters.get("template") or "files"
+        return f"sweep_{source}_{plan.collective}"
+    return f"{plan.study}_{plan.collective}"
+
+
+def batches_of(items: Sequence[Any], threads: int, size: int | None = None) -> list[list[Any]]:
+    """Split ``items`` into batches: ``size`` each, or enough for every worker to stay busy."""
+    if size is None:
+        size = max(1, min(MAX_BATCH, math.ceil(len(items) / (TASKS_PER_WORKER * threads))))
+    return [list(items[i:i + size]) for i in range(0, len(items), size)]
+
+
+def _attrs(plan: StudyPlan) -> dict[str, Any]:
+    attrs: dict[str, Any] = {
+        "study": plan.study,
+        "collective": plan.collective,
+        "parameters_json": json.dumps(plan.parameters, sort_keys=True),
+        "symmetry": plan.symmetry,
+        "orbits": len(plan.items) + len(plan.free_rows),
+        "rows_total": len(plan.keys),
+        "algbw_units": "GB/s",
+    }
+    for key, value in plan.parameters.items():
+        attrs[key] = value
+    if plan.base is not None:
+        attrs["base_algbw"] = float(plan.base.algbw)
+        attrs["base_algbw_exact"] = exact_text(plan.base.algbw)
+    return attrs
+
+
+def _key(item: Any) -> str:
+    return item.key
+
+
+def _load_done(plan: StudyPlan, output, name: str) -> dict[str, dict[str, Any]]:
+    if output is None:
+        raise ForestCollError("--resume needs the results file (-o FILE)")
+    if not has_study(output, name):
+        return {}
+    stored = read_study(output, name)
+    if stored.study != plan.study or json.loads(json.dumps(plan.parameters)) != stored.parameters:
+        raise ForestCollError(
+            f"{output}: study {name!r} was run with other parameters "
+            f"({json.dumps(stored.parameters, sort_keys=True)}); use another --name or drop --resume"
+        )
+    return {row_key(r): r for r in stored.rows}
+
+
+def run_study(plan: StudyPlan, engine: DaskEngine, *, output: str | Path | None = None,
+              name: str | None = None, resume: bool = False,
+              progress: Callable[[int, int], None] | None = None, cancel: Any = None,
+              batch_size: int | None = None, flush_s: float = 1.0,
+              on_rows: Callable[[list[dict[str, Any]]], None] | None = None) -> StudyResult:
+    """Run ``plan`` on ``engine`` (entered); see the module docstring.
+
+    ``progress(rows_done, rows_total)`` is called after every finished batch; ``on_rows``
+    receives the new rows. Raises :class:`~solver.model.errors.Cancelled` when ``cancel`` is
+    set (rows finished so far are in the file).
+    """
+    started = time.perf_counter()
+    name = name or default_name(plan)
+    done = _load_done(plan, output, name) if resume else {}
+    resumed = len(done)
+    total = len(plan.keys)
+    if plan.study == SWEEP and plan.keys and plan.keys[0] in done:
+        plan.reference = Fraction(done[plan.keys[0]]["algbw_exact"])
+    attrs = _attrs(plan)
+    file_topology = plan.topology
+    if plan.study == SWEEP and output is not None and Path(output).exists():
+        file_topology = None  # a sweep has many fabrics: add it to any results file
+    state = {"fresh": not resume, "last": time.monotonic()}
+    buffer: list[dict[str, Any]] = []
+    held: list[dict[str, Any]] = []  # sweep rows waiting for the first point
+
+    def flush(complete: bool) -> None:
+        if output is None or (not buffer and not state["fresh"] and not complete):
+            return
+        write_study_rows(output, file_topology, name, attrs, plan.columns, buffer,
+                         complete=complete, fresh=state["fresh"])
+        state["fresh"] = False
+        state["last"] = time.monotonic()
+        buffer.clear()
+
+    def accept(raw_rows: list[dict[str, Any]]) -> None:
+        new = []
+        for raw in raw_rows:
+            for row in plan.expand(raw):
+                key = row_key(row)
+                if key in done:
+                    continue
+                if plan.study == SWEEP and plan.reference is None:
+                    if key != plan.keys[0]:
+                        held.append(row)
+                        continue
+                    plan.reference = Fraction(row["algbw_exact"])
+                    row = plan.finish(row)
+                    new.append(row)
+                    new.extend(plan.finish(r) for r in held)
+                    held.clear()
+                    continue
+                new.append(plan.finish(row))
+        for row in new:
+            done[row_key(row)] = row
+        buffer.extend(new)
+        if on_rows is not None and new:
+            on_rows(new)
+        if progress is not None:
+            progress(len(done), total)
+
+    todo = [it for it in plan.items if any(k not in done for k in plan.members(_key(it)))]
+    solved = 0
+    try:
+        flush(False)
+        accept(plan.free_rows)
+        batches = batches_of(todo, engine.nthreads, 1 if plan.study == SWEEP else batch_size)
+        for rows in engine.run(evaluate_batch, plan.context, batches, cancel=cancel):
+            solved += len(rows)
+            accept(rows)
+            if time.monotonic() - state["last"] >= flush_s:
+                flush(False)
+    finally:
+        if held:  # interrupted before the first sweep point: keep the rows, change unknown
+            buffer.extend(plan.finish(r) for r in held)
+        flush(len(done) == total)
+    rows = [done[k] for k in plan.keys if k in done]
+    return StudyResult(plan, name, rows, solved, resumed, time.perf_counter() - started,
+                       engine.nthreads)

@@ -1,0 +1,133 @@
+"""Orbits of study elements under the fabric's obvious symmetry: swapping whole boxes.
+
+This is the simple thing, not full automorphism detection. Nodes that share a ``group`` form a
+box (templates put every box in group ``b<i>``). Two boxes whose nodes have the same kinds and
+roles in file order are candidates for a swap: node j of one box <-> node j of the other, every
+other node fixed. A swap is kept only if it is an automorphism of the fabric (it maps every link
+to a link with the same bandwidth and direction), so results are never shared wrongly; a swap
+that fails the check simply shares nothing. Symmetry *within* a box (GPU 3 <-> GPU 5) and
+fabrics without groups give no sharing: every element is then its own orbit.
+
+Swapping box 0 with box i for every matching box i generates all permutations of those boxes.
+The orbits are the connected classes of "element -> its image under a swap"; each member keeps
+the chain of swaps that maps its orbit's representative onto it, so the representative's
+bottleneck cut can be mapped onto the member's fabric.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from solver.model.topology import Topology
+from solver.studies.elements import Element
+
+METHOD = "box swaps (nodes of the same group, same kinds and roles, checked as automorphisms)"
+
+
+@dataclass(frozen=True)
+class Swap:
+    """An automorphism that exchanges two boxes: node and link index maps."""
+
+    nodes: Mapping[str, str]  # only the moved nodes
+    links: tuple[int, ...]  # link index -> image link index
+
+    def node(self, node_id: str) -> str:
+        return self.nodes.get(node_id, node_id)
+
+
+@dataclass(frozen=True)
+class Orbits:
+    """Element key -> (representative key, swaps mapping the representative onto it)."""
+
+    representative: Mapping[str, str]
+    path: Mapping[str, tuple[int, ...]]
+    swaps: tuple[Swap, ...]
+    method: str
+
+    @property
+    def count(self) -> int:
+        return len(set(self.representative.values()))
+
+    def map_node(self, member: str, node_id: str) -> str:
+        """The image, in ``member``'s fabric, of a node of the representative's fabric."""
+        for index in self.path[member]:
+            node_id = self.swaps[index].node(node_id)
+        return node_id
+
+
+def _link_signature(link, mapping: Mapping[str, str]) -> tuple:
+    s, t = mapping.get(link.source, link.source), mapping.get(link.target, link.target)
+    if not link.directed:
+        s, t = sorted((s, t))
+    return (s, t, link.bandwidth, link.directed)
+
+
+def box_swaps(topo: Topology) -> list[Swap]:
+    """Every verified swap of box 0 of a kind with another box of the same kind."""
+    groups: dict[str, list] = {}
+    for node in topo.nodes:
+        if node.group is not None:
+            groups.setdefault(node.group, []).append(node)
+    by_shape: dict[tuple, list[list]] = {}
+    for members in groups.values():
+        shape = tuple((n.kind, n.role) for n in members)
+        by_shape.setdefault(shape, []).append(members)
+    base = [_link_signature(link, {}) for link in topo.links]
+    buckets: dict[tuple, list[int]] = {}
+    for i, sig in enumerate(base):
+        buckets.setdefault(sig, []).append(i)
+    whole = Counter(base)
+    swaps = []
+    for boxes in by_shape.values():
+        first = boxes[0]
+        for other in boxes[1:]:
+            mapping = {}
+            for a, b in zip(first, other):
+                mapping[a.id], mapping[b.id] = b.id, a.id
+            images = [_link_signature(link, mapping) for link in topo.links]
+            if Counter(images) != whole:
+                continue
+            rank = Counter()
+            link_map = []
+            for sig in images:
+                link_map.append(buckets[sig][rank[sig]])
+                rank[sig] += 1
+            swaps.append(Swap(mapping, tuple(link_map)))
+    return swaps
+
+
+def _image(element: Element, swap: Swap, by_node: Mapping[str, str],
+           by_links: Mapping[tuple[int, ...], str]) -> str | None:
+    if element.node is not None:
+        return by_node.get(swap.node(element.node))
+    return by_links.get(tuple(sorted(swap.links[i] for i in element.links)))
+
+
+def orbits(topo: Topology, elements: Sequence[Element], use_symmetry: bool = True) -> Orbits:
+    """Group ``elements`` into orbits (every element alone when ``use_symmetry`` is False)."""
+    swaps = box_swaps(topo) if use_symmetry else []
+    by_key = {e.key: e for e in elements}
+    by_node = {e.node: e.key for e in elements if e.node is not None}
+    by_links = {tuple(sorted(e.links)): e.key for e in elements if e.node is None}
+    representative: dict[str, str] = {}
+    path: dict[str, tuple[int, ...]] = {}
+    for element in elements:
+        if element.key in representative:
+            continue
+        representative[element.key] = element.key
+        path[element.key] = ()
+        queue = deque([element.key])
+        while queue:
+            key = queue.popleft()
+            for index, swap in enumerate(swaps):
+                image = _image(by_key[key], swap, by_node, by_links)
+                if image is not None and image not in representative:
+                    representative[image] = element.key
+                    path[image] = path[key] + (index,)
+                    queue.append(image)
+    method = METHOD if swaps else "none (no box swap is a symmetry of this fabric)"
+    if not use_symmetry:
+        method = "none (switched off)"
+    return Orbits(representative, path, tuple(swaps), method)

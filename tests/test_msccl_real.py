@@ -1,0 +1,176 @@
+"""check-xml on the MSCCL algorithms RCCL ships, on broken copies of them, and on hostile files.
+
+tests/data/real/msccl/ holds every algorithm of ROCm/rccl's tools/msccl-algorithms/ and
+tools/msccl-unit-test-algorithms/ (provenance in tests/data/real/README.md). Each must pass
+``forestcoll check-xml --runtime rccl``. Broken copies are made here from the real files (a send
+turned into a no-op, a wrong offset, a dependency cycle) and must fail with one line naming the
+rank and step.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from solver.cli import main
+from solver.msccl import MscclError, check_xml, parse_xml, to_xml
+from solver.msccl.interpreter import MAX_FILE_BYTES
+
+REAL = Path(__file__).parent / "data" / "real" / "msccl"
+FILES = sorted(REAL.glob("*.xml"))
+BIG = 1_000_000  # bytes: the larger files take ~1.5 s each
+
+
+def _run(argv, capsys):
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_every_shipped_algorithm_is_here():
+    assert len(FILES) == 15
+    names = {f.name for f in FILES}
+    assert "alltoall-8n-0-9kb.xml" in names and "all-reduce-ring-simple.xml" in names
+
+
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(f, marks=pytest.mark.slow) if f.stat().st_size > BIG else f for f in FILES],
+    ids=lambda f: f.name,
+)
+def test_rccl_shipped_algorithm_passes_check_xml(path, capsys):
+    code, out, err = _run(["check-xml", path, "--runtime", "rccl"], capsys)
+    assert code == 0, err
+    coll = re.search(r'coll="(\w+)"', path.read_text()[:2000]).group(1)
+    expect = {"allreduce": "allreduce", "alltoall": "alltoall"}[coll]
+    assert f"ok: {expect} on " in out and "result verified" in out
+    # the unit-test rings use rrs/rcs/rrcs, which RCCL's launch refuses in builds without the
+    # "full ops" kernels: a warning, not a failure (the file loads)
+    if path.name.startswith("all-reduce-ring"):
+        assert "warning: " in err and "msccl_setup.cc:430-437" in err
+    else:
+        assert err == ""
+
+
+# ------------------------------------------------------------------ broken copies
+def _steps(program, pred):
+    for g in program.gpus:
+        for tb in g.tbs:
+            for st in tb.steps:
+                if pred(g, tb, st):
+                    yield g, tb, st
+
+
+def _no_send(program):
+    g, tb, st = next(_steps(program, lambda g, tb, st: g.id == 1 and st.type == "s"))
+    st.type, st.depid, st.deps = "nop", -1, -1
+
+
+def _wrong_offset(program):
+    g, tb, st = next(_steps(program, lambda g, tb, st: g.id == 2 and st.type == "s"))
+    st.srcoff = (st.srcoff + 1) % max(g.i_chunks, 1)
+
+
+def _cycle(program):
+    """tb 0 and tb 1 of rank 1 each wait for the other's last step before their first."""
+    g = next(g for g in program.gpus if g.id == 1)
+    a, b = g.tbs[0], g.tbs[1]
+    a.steps[0].depid, a.steps[0].deps = b.id, len(b.steps) - 1
+    b.steps[0].depid, b.steps[0].deps = a.id, len(a.steps) - 1
+    a.steps[-1].hasdep = b.steps[-1].hasdep = 1
+
+
+BROKEN = [
+    (_no_send, r"deadlock after \d+ steps: rank \d+ tb \d+ step \d+ \(\w+\) waits for a message from rank 1"),
+    (_wrong_offset, r"wrong result: rank \d+ output chunk \d+ holds .* \(last written by rank \d+ tb \d+ step \d+"),
+    (_cycle, r"deadlock after \d+ steps: rank 1 tb [01] step \d+ \(\w+\) waits for tb [01] step \d+; rank 1 tb [01] step \d+ \(\w+\) waits for tb [01]"),
+]
+SAMPLES = ["alltoall-8n-0-9kb.xml", "allreduce-allpairs-8n-ll-32tb.xml", "allreduce-allpairs-8n-ll-32tb-op.xml"]
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+@pytest.mark.parametrize("breaker, message", BROKEN, ids=["no-send", "wrong-offset", "cycle"])
+def test_broken_copies_of_real_files_fail_naming_rank_and_step(name, breaker, message, tmp_path, capsys):
+    program = parse_xml((REAL / name).read_text())
+    broken = copy.deepcopy(program)
+    breaker(broken)
+    path = tmp_path / name
+    path.write_text(to_xml(broken))
+    code, _, err = _run(["check-xml", path, "--runtime", "rccl"], capsys)
+    assert code == 2
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert re.search(message, err), err
+    # the unbroken file, written back the same way, passes: the failure is the mutation's
+    path.write_text(to_xml(program))
+    assert _run(["check-xml", path, "--runtime", "rccl"], capsys)[0] == 0
+
+
+@pytest.mark.slow
+def test_broken_ring_with_full_ops_fails_too(tmp_path, capsys):
+    program = parse_xml((REAL / "all-reduce-ring-ll.xml").read_text())
+    _no_send(program)
+    path = tmp_path / "ring.xml"
+    path.write_text(to_xml(program))
+    code, _, err = _run(["check-xml", path, "--runtime", "rccl"], capsys)
+    assert code == 2 and re.search(r"deadlock after \d+ steps: rank \d+ tb \d+ step \d+", err)
+
+
+# ------------------------------------------------------------------ hostile sizes
+HEADER = (
+    '<algo name="x" proto="Simple" nchannels="1" nchunksperloop="{c}" ngpus="{n}" coll="allgather" '
+    'inplace="0" outofplace="1" minBytes="0" maxBytes="0">'
+)
+GPU = (
+    '<gpu id="{i}" i_chunks="1" o_chunks="2" s_chunks="{s}">'
+    '<tb id="0" send="{p}" recv="{p}" chan="0">'
+    '<step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="o" dstoff="{i}" cnt="1" depid="-1" deps="-1" hasdep="0"/>'
+    '<step s="1" type="r" srcbuf="i" srcoff="0" dstbuf="o" dstoff="{p}" cnt="1" depid="-1" deps="-1" hasdep="0"/>'
+    '</tb><tb id="1" send="-1" recv="-1" chan="0">'
+    '<step s="0" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="{i}" cnt="1" depid="-1" deps="-1" hasdep="0"/>'
+    "</tb></gpu>"
+)
+
+
+def _small(c=2, n=2, s=0):
+    """A 2-rank allgather (each rank sends its chunk to the other and copies its own)."""
+    return HEADER.format(c=c, n=n) + "".join(GPU.format(i=i, p=1 - i, s=s) for i in range(2)) + "</algo>"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (_small(c=10_000_000), "needs buffers of 10000000 chunks; offsets are int16 (msccl_struct.h:44-45)"),
+        (_small(n=10_000_000_000), "ngpus=10000000000 does not fit the runtime's 32-bit integer"),
+        (_small(n=1_000_000), "ngpus 1000000 must be between 1 and 1024"),
+        (_small(s=10**15), "s_chunks=1000000000000000 does not fit the runtime's 32-bit integer"),
+        (_small(s=10**30), "s_chunks='1" + "0" * 30 + "' is not a decimal integer"),
+        (_small().replace('name="x"', 'name="' + "a" * 300 + '"'), "is 300 characters"),
+        ('<!DOCTYPE algo [<!ENTITY a "aaaa">]>' + _small(), "DOCTYPE/ENTITY declarations"),
+        ('<?xml version="1.0"?>' + _small(), "starts with an XML declaration"),
+    ],
+)
+def test_hostile_sizes_are_refused_quickly_naming_the_limit(text, message):
+    start = time.perf_counter()
+    with pytest.raises(MscclError, match=re.escape(message)):
+        check_xml(text, "rccl")
+    assert time.perf_counter() - start < 2
+
+
+def test_small_hostile_file_is_fine_with_huge_scratch():
+    # s_chunks is never allocated (memory is sparse), so a big one costs nothing
+    report = check_xml(_small(s=1_000_000_000), "rccl")
+    assert report.collective == "allgather"
+
+
+def test_file_size_is_capped_before_reading(tmp_path, capsys):
+    path = tmp_path / "big.xml"
+    with open(path, "wb") as fh:
+        fh.truncate(MAX_FILE_BYTES + 1)  # sparse: nothing is written
+    start = time.perf_counter()
+    code, _, err = _run(["check-xml", path], capsys)
+    assert code == 2 and "larger than 64 MiB, the most check-xml reads" in err
+    assert time.perf_counter() - start < 2
