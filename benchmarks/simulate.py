@@ -9,8 +9,10 @@ Usage: python benchmarks/simulate.py [--collective allgather] [--chunk 256K] [--
    ForestColl/ring ratio. (Line rate: no library efficiency.)
 2. Calibration table: every real log of solver.simulate.calibration: measured algbw, the library
    model's, the error, held out or not, at 1 GiB and at the largest size; worst errors.
-3. Scale table (--scale, GPU counts of n x DGX H100 rail): solve time, simulation time of the
-   ForestColl schedule at 1 GiB, its events, algbw vs optimum, and the library's choice and algbw.
+3. Scale table (--scale, GPU counts of n x DGX H100 rail): solve time; simulation of the ForestColl
+   schedule at 1 GiB with the default model (chunk-level while it fits, else flow-level): wall
+   time, events, algbw vs optimum; the flow-level model's time and algbw (cross-check); the
+   library's choice and algbw.
 """
 
 from __future__ import annotations
@@ -91,8 +93,8 @@ def scale_table(gpus: list[int], collective: str) -> None:
     print()
     print(f"Scale: n x DGX H100 rail, {collective} at 1 GiB (ForestColl at line rate)")
     head = (
-        f"{'GPUs':>5} {'solve (s)':>9} {'sim (s)':>8} {'events':>9} {'chunk':>6} {'algbw':>7} "
-        f"{'%opt':>6} {'nccl choice':<16} {'nccl algbw':>10}"
+        f"{'GPUs':>5} {'solve (s)':>9} {'model':>5} {'sim (s)':>8} {'events':>9} {'algbw':>7} "
+        f"{'%opt':>6} {'flow (s)':>8} {'flow algbw':>10} {'nccl choice':<16} {'nccl algbw':>10}"
     )
     print(head)
     print("-" * len(head))
@@ -105,10 +107,13 @@ def scale_table(gpus: list[int], collective: str) -> None:
         sw = sweep(topo, collective, ["forestcoll", "nccl"], [1 << 30], schedule=sched)
         t_sim = time.perf_counter() - t0
         fc, nc = sw.table("forestcoll")[0], sw.table("nccl")[0]
+        t0 = time.perf_counter()
+        fl = sweep(topo, collective, ["forestcoll"], [1 << 30], schedule=sched, model="flow").rows[0]
+        t_flow = time.perf_counter() - t0
         print(
-            f"{g:>5} {t_solve:>9.1f} {t_sim:>8.2f} {fc.events:>9} {format_size(int(fc.chunk)):>6} "
-            f"{fc.algbw:>7.1f} {100 * fc.algbw / sched.optimal_algbw:>5.1f}% {nc.choice:<16} "
-            f"{nc.algbw:>10.1f}",
+            f"{g:>5} {t_solve:>9.1f} {fc.model:>5} {t_sim:>8.2f} {fc.events:>9} "
+            f"{fc.algbw:>7.1f} {100 * fc.algbw / sched.optimal_algbw:>5.1f}% {t_flow:>8.2f} "
+            f"{fl.algbw:>10.1f} {nc.choice:<16} {nc.algbw:>10.1f}",
             flush=True,
         )
 

@@ -112,6 +112,13 @@ def register(subparsers):
         "fabric's template, else nccl:ampere)",
     )
     p.add_argument(
+        "--model",
+        choices=("auto", "chunk", "flow"),
+        default="auto",
+        help="chunk: discrete events per chunk; flow: max-min fair rates per tree (fast at any "
+        "scale); auto (default): chunk-level while it fits in 4 M chunk transmissions, else flow",
+    )
+    p.add_argument(
         "--line-rate",
         action="store_true",
         help="simulate at the links' nominal bandwidth (no library efficiency)",
@@ -173,6 +180,7 @@ def run(args) -> int:
                 min_chunks=args.min_chunks,
                 keep_link_busy=args.links > 0,
                 library=None if args.line_rate else library,
+                model=args.model,
             )
     finally:
         bar.close()
@@ -237,7 +245,7 @@ def run(args) -> int:
             out.write(
                 f"{format_size(size):>6} {r.algorithm:<10} {r.time * 1e6:>11.2f} {r.algbw:>8.2f} "
                 f"{r.busbw:>8.2f} {pct:>6.1f}% {size / r.estimate_time / 1e9:>9.2f} "
-                f"{r.max_busy:>8.2f}  {r.choice}\n"
+                f"{r.max_busy:>8.2f}  {r.choice or ('flow-level' if r.model == 'flow' else '')}\n"
             )
     out.write(
         f"bound algbw = {sw.optimal_algbw:.3f} GB/s at every size, at line rate, for algorithms "

@@ -30,7 +30,15 @@ from solver.model.units import format_size
 from solver.simulate import baselines
 from solver.simulate import library as _library
 from solver.simulate.estimate import DEFAULT_CHUNK
-from solver.simulate.engine import DEFAULT_MIN_CHUNKS, SimRun, prepare, simulate_prepared, simulate_routes
+from solver.simulate.engine import (
+    DEFAULT_MIN_CHUNKS,
+    SimRun,
+    fits_chunk_level,
+    prepare,
+    simulate_prepared,
+    simulate_routes,
+)
+from solver.simulate.flowlevel import simulate_flows
 from solver.simulate.routes import (
     DEFAULT_LATENCY_US,
     LinkTable,
@@ -117,6 +125,7 @@ class SweepRow:
     wall: float
     chunk: float = 0.0  # chunk size used (raised above the requested one for huge runs)
     choice: str = ""  # nccl: the library's algorithm/protocol at this size
+    model: str = "chunk"  # "chunk" (discrete events), "flow" (max-min fair rates), "tuner"
 
     @property
     def ratio_to_bound(self) -> float:
@@ -140,6 +149,7 @@ class SweepRow:
             "events": self.events,
             "chunk": self.chunk,
             "choice": self.choice,
+            "model": self.model,
         }
 
 
@@ -223,6 +233,7 @@ def sweep(
     keep_link_busy: bool = False,
     min_chunks: int = DEFAULT_MIN_CHUNKS,
     library: _library.Library | None = None,
+    model: str = "auto",
 ) -> Sweep:
     """Simulate every algorithm at every size (``schedule``: the ForestColl schedule to use).
 
@@ -230,7 +241,12 @@ def sweep(
     reach (:func:`solver.simulate.library.derated`), as the ``nccl`` row is; None = line rate.
     ``progress(text, fraction)`` is called every ~0.1 s, also during one long run; ``cancel``
     (an Event or a callable) stops a running simulation within ~10 ms (:class:`Cancelled`).
+    ``model``: "chunk" (discrete events, chunks coarsened past 4 M transmissions), "flow"
+    (:mod:`solver.simulate.flowlevel`), or "auto": chunk-level while the requested chunking fits,
+    flow-level beyond (where chunk events explode).
     """
+    if model not in ("auto", "chunk", "flow"):
+        raise ForestCollError(f"unknown simulation model {model!r} (auto, chunk, flow)")
     sizes = list(sizes) or parse_sizes(DEFAULT_SIZES)
     if chunk <= 0:
         raise ForestCollError(f"chunk must be > 0 bytes, got {chunk}")
@@ -258,9 +274,14 @@ def sweep(
         for size in sizes:
             if _cancelled(cancel):
                 raise Cancelled("cancelled")
-            run = simulate_prepared(
-                prep, size, chunk, min_chunks, watch=_watch(progress, cancel, name, size, done, total)
+            flow_level = model == "flow" or (
+                model == "auto" and not fits_chunk_level(prep, size, chunk, min_chunks)
             )
+            if flow_level:
+                run = simulate_flows(rs, size, chunk, table, min_chunks, cancel=_cancel_fn(cancel))
+            else:
+                watch = _watch(progress, cancel, name, size, done, total)
+                run = simulate_prepared(prep, size, chunk, min_chunks, watch=watch)
             bound = float("nan") if math.isnan(opt) else size / (opt * 1e9)
             result.rows.append(
                 SweepRow(
@@ -277,6 +298,7 @@ def sweep(
                     events=run.events,
                     wall=run.wall,
                     chunk=run.chunk,
+                    model="flow" if flow_level else "chunk",
                 )
             )
             if keep_link_busy:
@@ -285,6 +307,10 @@ def sweep(
             if progress is not None:
                 progress(f"simulate {name}", done / total)
     return result
+
+
+def _cancel_fn(cancel: Any):
+    return None if cancel is None else (lambda: _cancelled(cancel))
 
 
 def _cancelled(cancel: Any) -> bool:
@@ -329,6 +355,7 @@ def _library_rows(sw: Sweep, sizes: list[int], factor: float, opt: float) -> int
                 events=0,
                 wall=0.0,
                 choice=choice.label,
+                model="tuner",
             )
         )
     for label, at in picks.items():

@@ -663,6 +663,12 @@ def prepare(
     return _Prepared(rs, LinkTable.of(links if links is not None else rs.topology, latency_us))
 
 
+def fits_chunk_level(prep: _Prepared, size: int, chunk: float, min_chunks: int) -> bool:
+    """True when ``size`` runs at the requested chunking within :data:`MAX_TRANSMISSIONS`
+    (otherwise :func:`simulate_prepared` would coarsen the chunks)."""
+    return prep.arrays_for(size, chunk, min_chunks)["total_tx"] <= MAX_TRANSMISSIONS
+
+
 def simulate_prepared(
     prep: _Prepared,
     size: int,
