@@ -80,6 +80,34 @@ def calibration_table() -> None:
             f"{last.measured:>7.1f} {last.predicted:>7.1f} {100 * last.error:>+6.1f}% "
             f"{last.choice:<16} {100 * min(mid):>+6.0f}..{100 * max(mid):>+4.0f}%"
         )
+    print()
+    print("ForestColl vs the library on the logs' fabrics (GB/s algbw; ForestColl simulated on links")
+    print("derated like the library's; measured = the log)")
+    head = (
+        f"{'fabric':<58} {'coll':<9} {'size':>5} {'measured':>8} {'nccl model':>10} "
+        f"{'ForestColl':>10} {'FC bound':>8} {'FC/nccl':>7}"
+    )
+    print(head)
+    print("-" * len(head))
+    for log in C.LOGS:
+        m = log.measurement()
+        topo = log.topology()
+        sched = solve(topo, m.collective)
+        sizes = [1 << 30, int(m.size_bytes[-1])]
+        sw = sweep(topo, m.collective, ["forestcoll", "nccl"], sizes, schedule=sched,
+                   library=L.library_for(topo))
+        for size in sizes:
+            fc = next(r for r in sw.table("forestcoll") if r.size == size)
+            nc = next(r for r in sw.table("nccl") if r.size == size)
+            meas = float(m.algbw_used[list(m.size_bytes).index(size)])
+            print(
+                f"{log.fabric[:58]:<58} {m.collective:<9} {format_size(size):>5} {meas:>8.1f} "
+                f"{nc.algbw:>10.1f} {fc.algbw:>10.1f} {sched.optimal_algbw:>8.1f} "
+                f"{fc.algbw / nc.algbw:>6.2f}x"
+            )
+        note = sw.in_switch_note()
+        if note:
+            print(f"  note: {note}")
     for held, label in ((False, "calibration"), (True, "held out")):
         logs = [g for g in C.LOGS if g.held_out == held]
         print(f"worst |error| at >= 1 GiB, {label} logs: {100 * C.worst_error(C.compare(logs)):.1f}%")
