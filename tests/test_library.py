@@ -63,14 +63,14 @@ def test_tuner_picks_like_nccl():
     ag = L.tuner(T.dgx_a100(2), "allgather")
     assert {c.algorithm for c in ag.choices} == {"Ring"}
     # ring bus bandwidth: min(NVLink * 8/7, NICs) across boxes; at 4 GiB ~ the bandwidth term
-    ring = [c for c in ag.choices if c.label == "Ring/Simple"][0]
+    ring = next(c for c in ag.choices if c.label == "Ring/Simple")
     bus = min(300 * L.NVLINK_EFFICIENCY["ampere"] * 8 / 7, 8 * 25 * L.NET_EFFICIENCY)
     assert ring.bw == pytest.approx(bus * 16 / 15)
 
 
 def test_latency_follows_tuning_cc_ring_formula():
     tu = L.tuner(T.dgx_a100(1), "allreduce")
-    ll = [c for c in tu.choices if c.label == "Ring/LL"][0]
+    ll = next(c for c in tu.choices if c.label == "Ring/LL")
     # tuning.cc: baseLat 6.6 + nsteps (2 * 7) x NVLink Ring LL 0.6 us
     assert ll.latency_us == pytest.approx(6.6 + 14 * 0.6)
 

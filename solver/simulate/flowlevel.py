@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from solver.model.errors import Cancelled
 from solver.simulate.engine import DEFAULT_MIN_CHUNKS, MIN_SLICE, SimRun
-from solver.simulate.routes import BCAST, LinkTable, RouteSet, _deepest_path_cost
+from solver.simulate.routes import LinkTable, RouteSet, _deepest_path_cost
 
 _EPS = 1e-12
 
@@ -168,4 +168,4 @@ def _fill(rs: RouteSet, size: int, chunk: float, table: LinkTable, min_chunks: i
     return sum(per_phase.values())
 
 
-__all__ = ["simulate_flows", "BCAST"]
+__all__ = ["simulate_flows"]
