@@ -9,12 +9,17 @@ fabric:
 - peak RSS: ``ru_maxrss`` of the cached process (Python + numba + the solve);
 - verify: time of :func:`solver.algorithm.verify.verify_schedule` on the warm schedule;
 - heights: tree heights in logical (compute-to-compute) hops, min..max (mean weighted by tree
-  weight); tall trees cost latency on small messages.
+  weight); tall trees cost latency on small messages;
+- symmetry: the box translation the solver finds (fabrics of >= 256 compute nodes use it: one
+  max-flow per orbit in the optimum, plans and box-0 trees after it);
+- 2048xH100rail-cut (16 384 GPUs): optimum and bottleneck cut only; "verify" re-computes the
+  cut's ratio from the fabric.
 
 Usage::
 
     python benchmarks/solve.py                 # 1/2/4x DGX A100, 1/2/4x MI250, 16x DGX H100 rail
-    python benchmarks/solve.py --large         # also larger fabrics toward 1024 GPUs
+    python benchmarks/solve.py --large --only 128xH100rail --no-cold --repeat 1
+    python benchmarks/solve.py --large         # also the issue-11 rows: 1024..4096 GPUs, 16K cut
     python benchmarks/solve.py --only 2xMI250 --collective allreduce --max-trees-per-root 8
 """
 
@@ -32,23 +37,27 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# name -> (template function, boxes, reference algbw GB/s, reference time s) from ALGORITHM.md
+# name -> (template function, positional args, keyword args, reference algbw GB/s, reference
+# time s) from ALGORITHM.md
 FABRICS = {
-    "1xA100": ("dgx_a100", 1, "2400/7", 0.2),
-    "2xA100": ("dgx_a100", 2, "1040/3", 10.9),
-    "4xA100": ("dgx_a100", 4, "800/3", 88),
-    "1xMI250": ("mi250", 1, "2400/7", 1.1),
-    "2xMI250": ("mi250", 2, "5312/15", 73),
-    "4xMI250": ("mi250", 4, "1024/3", 497),
-    "16xH100rail": ("dgx_h100_rail", 16, None, None),
+    "1xA100": ("dgx_a100", (1,), {}, "2400/7", 0.2),
+    "2xA100": ("dgx_a100", (2,), {}, "1040/3", 10.9),
+    "4xA100": ("dgx_a100", (4,), {}, "800/3", 88),
+    "1xMI250": ("mi250", (1,), {}, "2400/7", 1.1),
+    "2xMI250": ("mi250", (2,), {}, "5312/15", 73),
+    "4xMI250": ("mi250", (4,), {}, "1024/3", 497),
+    "16xH100rail": ("dgx_h100_rail", (16,), {}, None, None),
 }
+# the rows of issue 11's table (and one step toward them)
 LARGE = {
-    "8xA100": ("dgx_a100", 8, None, None),
-    "8xMI250": ("mi250", 8, None, None),
-    "32xH100rail": ("dgx_h100_rail", 32, None, None),
-    "64xH100rail": ("dgx_h100_rail", 64, None, None),
-    "128xH100rail": ("dgx_h100_rail", 128, None, None),
+    "64xH100rail": ("dgx_h100_rail", (64,), {}, None, None),
+    "128xH100rail": ("dgx_h100_rail", (128,), {}, None, None),
+    "64xMI250": ("mi250", (64,), {"ib_bw": 16}, None, None),
+    "256xH100rail": ("dgx_h100_rail", (256,), {}, None, None),
+    "fattree4096": ("fat_tree", (128, 16, 32), {"oversubscription": 2}, None, None),
+    "2048xH100rail-cut": ("dgx_h100_rail", (2048,), {}, None, None),  # 16 384 GPUs
 }
+CUT_ONLY = {"2048xH100rail-cut"}  # optimum and bottleneck cut only (no schedule)
 PHASES = ("optimum", "switch_removal", "trees", "paths")
 
 
@@ -56,11 +65,16 @@ def child(args) -> None:
     """Run in a fresh process: solve, time it, print one JSON line."""
     from fractions import Fraction
 
-    from solver import solve, templates
+    from solver import solve
+    from solver.io import templates
     from solver.algorithm.verify import verify_schedule
 
-    template, boxes, *_ = {**FABRICS, **LARGE}[args.child]
-    topo = getattr(templates, template)(boxes)
+    template, pos, kw, *_ = {**FABRICS, **LARGE}[args.child]
+    topo = getattr(templates, template)(*pos, **kw)
+    symmetry = _symmetry(topo)
+    if args.child in CUT_ONLY:
+        print(json.dumps(_cut_only(topo, symmetry)))
+        return
     options = {"collective": args.collective, "max_trees_per_root": args.max_trees_per_root}
     t0 = time.perf_counter()
     schedule = solve(topo, **options)
@@ -79,6 +93,7 @@ def child(args) -> None:
         "heights": _heights(schedule),
         "algbw": str(schedule.algbw_exact),
         "optimal": str(schedule.optimal_algbw_exact),
+        "symmetry": symmetry,
     }
     if args.repeat:
         best = None
@@ -102,6 +117,45 @@ def child(args) -> None:
         result["verify"] = time.perf_counter() - t0
     result["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(result))
+
+
+def _symmetry(topo) -> str:
+    """'B boxes' if the fabric has a box translation (what the solver finds), else '-'."""
+    from solver.algorithm.symmetry import find_box_symmetry
+    from solver.flow.csr import IndexedFabric
+
+    from solver.algorithm.pipeline import SYMMETRY_MIN_N
+
+    sym = find_box_symmetry(IndexedFabric.from_topology(topo), [n.group for n in topo.nodes])
+    if sym is None:
+        return "-"
+    used = len(topo.compute_ids) >= SYMMETRY_MIN_N
+    return f"{sym.boxes} boxes" + ("" if used else " (unused)")
+
+
+def _cut_only(topo, symmetry: str) -> dict:
+    """Exact optimum and bottleneck cut, timed; the cut is re-checked from the fabric."""
+    from fractions import Fraction
+
+    from solver.algorithm.optimum import compute_optimum, cut_ratio
+    from solver.algorithm.symmetry import find_box_symmetry
+    from solver.flow.csr import IndexedFabric
+
+    t0 = time.perf_counter()
+    fabric = IndexedFabric.from_topology(topo)
+    sym = find_box_symmetry(fabric, [n.group for n in topo.nodes])
+    opt = compute_optimum(fabric, sinks=None if sym is None else sym.representatives(fabric))
+    elapsed = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    inside, out = cut_ratio(fabric, opt.cut)
+    assert Fraction(out, fabric.scale) / inside * fabric.num_compute == opt.algbw
+    return {
+        "first": elapsed, "warm": elapsed, "verify": time.perf_counter() - t0,
+        "phases": {"optimum": elapsed}, "N": fabric.num_compute, "k": opt.k,
+        "trees": 0, "heights": "- (cut only)", "algbw": str(opt.algbw), "optimal": str(opt.algbw),
+        "symmetry": symmetry,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def _heights(schedule) -> str:
@@ -154,7 +208,11 @@ def fmt(value, digits: int = 3) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--large", action="store_true", help="add fabrics toward 1024 GPUs")
+    parser.add_argument(
+        "--large",
+        action="store_true",
+        help="add the issue-11 rows: 1024/2048 H100 rail, 1024 MI250, 4096 fat tree, 16K cut",
+    )
     parser.add_argument("--only", help="comma-separated fabric names")
     parser.add_argument("--collective", default="allgather")
     parser.add_argument("--max-trees-per-root", type=int, default=None)
@@ -188,7 +246,7 @@ def main(argv=None) -> int:
         f"python {sys.version.split()[0]}, {os.cpu_count()} cpus"
     )
     header = (
-        "| fabric | N | k | trees | heights | algbw GB/s | ref algbw | optimum | switch_removal | "
+        "| fabric | N | symmetry | k | trees | heights | algbw GB/s | ref algbw | optimum | switch_removal | "
         "trees | paths | warm total | cached 1st | cold 1st | ref time | verify | "
         "peak RSS |"
     )
@@ -196,7 +254,7 @@ def main(argv=None) -> int:
     print("|" + "---|" * (header.count("|") - 1))
     from fractions import Fraction
 
-    for name, (_tpl, _boxes, ref_algbw, ref_time) in fabrics.items():
+    for name, (_tpl, _pos, _kw, ref_algbw, ref_time) in fabrics.items():
         with tempfile.TemporaryDirectory(prefix="fc-numba-cache-") as cache:
             cold = None
             if not args.no_cold:
@@ -217,9 +275,10 @@ def main(argv=None) -> int:
                 else f"MISMATCH {float(Fraction(ref_algbw)):.6g}"
             )
         print(
-            f"| {name} | {warm['N']} | {warm['k']} | {warm['trees']} | {warm['heights']} | "
+            f"| {name} | {warm['N']} | {warm['symmetry']} | {warm['k']} | {warm['trees']} | "
+            f"{warm['heights']} | "
             f"{float(Fraction(warm['algbw'])):.6g} | {ref} | "
-            + " | ".join(fmt(ph[p]) for p in PHASES)
+            + " | ".join(fmt(ph.get(p)) for p in PHASES)
             + f" | {fmt(warm['warm'])} | {fmt(warm['first'])} | "
             f"{fmt(cold['first']) if cold else '-'} | {fmt(ref_time)} | "
             f"{fmt(warm['verify'])} | {warm['rss_mb']:.0f} MB |",

@@ -7,7 +7,8 @@ What the controllers use
   (also ``window.solve_menu``, ``window.export_menu``...).
 - ``window.add_dock(widget, area, title)`` -> QDockWidget (its toggle goes into View > Panels).
 - ``window.results_controller``: the :class:`fc_gui.controllers.results.ResultsController`
-  (None when built with ``install_results=False``, as tests that install their own do).
+  (None when built with ``install_results=False``, as tests that install their own do), and
+  ``window.studies_controller`` (:class:`fc_gui.controllers.studies.StudiesController`).
 - ``window.file_path`` is the open file (None for a new fabric); ``window.show_error(msg)`` shows
   a one-line error dialog.
 """
@@ -65,6 +66,7 @@ class MainWindow(QMainWindow):
         self.file_path: Path | None = None
         self.docks: dict[str, QDockWidget] = {}
         self.results_controller = None
+        self.studies_controller = None
         self.resize(1400, 860)
 
         self.menus = {}
@@ -102,6 +104,7 @@ class MainWindow(QMainWindow):
 
         if install_results:
             self._install_results()
+            self._install_studies()
         if check_recovery:
             self.file_actions.offer_recovery()
 
@@ -126,6 +129,15 @@ class MainWindow(QMainWindow):
         from fc_gui.controllers.results import install
 
         self.results_controller = install(self)
+
+    def _install_studies(self) -> None:
+        from fc_gui.controllers.studies import install
+
+        self.studies_controller = install(self)
+        summary = self.docks.get("Results")
+        if summary is not None:
+            self.tabifyDockWidget(summary, self.studies_controller.dock_widget)
+            summary.raise_()
 
     # ------------------------------------------------------------------ menus
     def _build_file_menu(self) -> None:
@@ -273,7 +285,7 @@ class MainWindow(QMainWindow):
         self.add_dock(self.inspector, Qt.DockWidgetArea.RightDockWidgetArea, "Inspector")
 
     def apply_layout(self, key: str) -> None:
-        """Run auto-layout ``key`` (see fc_gui.layouts.LAYOUTS) as one undoable command."""
+        """Run auto-layout ``key`` (see fc_gui.model.layouts.LAYOUTS) as one undoable command."""
         from PySide6.QtWidgets import QApplication
 
         from fc_gui.model.commands import ApplyLayoutCommand

@@ -111,7 +111,7 @@ def test_many_flows_on_one_network_reuse_buffers_correctly(seed):
         want = nx.maximum_flow_value(g, s, t)
         got = net.max_flow(s, t, cutoff=cutoff)
         assert got == (want if cutoff is None else min(want, cutoff))
-        assert (net._level == -1).all()
+        assert (net.work.level == -1).all()
 
 
 def _check_flow(net, edges, n, s, t):
@@ -128,7 +128,7 @@ def _check_flow(net, edges, n, s, t):
 @pytest.mark.parametrize("seed", range(30))
 def test_repair_after_a_capacity_cut_matches_networkx(seed):
     """Cut one edge under a max flow, repair locally: valid flow of value min(need, new max)."""
-    from solver.flow.maxflow import _add_excess, _cut_capacity, _repair
+    from solver.flow.repair import new_excess, reduce_arc, repair_flow
 
     rng = random.Random(900 + seed)
     n = rng.randint(3, 10)
@@ -143,15 +143,10 @@ def test_repair_after_a_capacity_cut_matches_networkx(seed):
     a = int(net.edge_arc[i])
     net.cap[a] = max(0, net.cap[a] - cut)
     delta = int(net.cap[a]) - edges[i][2]
-    nodes = np.zeros(8, dtype=np.int64)
-    amounts = np.zeros(8, dtype=np.int64)
-    m = 0
-    over = _cut_capacity(net.res, net.rev, a, delta)
-    if over:
-        m = _add_excess(nodes, amounts, m, net.tail[a], over)
-        m = _add_excess(nodes, amounts, m, net.head[a], -over)
-    value = _repair(net.indptr, net.head, net.rev, net.cap, net.res, s, t, need, nodes, amounts,
-                    m, net._level, net._it, net._queue, net._stack)
+    ex = new_excess()
+    reduce_arc(net.graph, net.res, a, delta, ex)
+    value = repair_flow(net.graph, net.res, s, t, need, ex, net.work)
+    assert ex.size[0] == 0
     new_edges = [(u, v, int(net.cap[net.edge_arc[j]])) for j, (u, v, _) in enumerate(edges)]
     g = nx.DiGraph()
     g.add_nodes_from(range(n))
@@ -162,4 +157,4 @@ def test_repair_after_a_capacity_cut_matches_networkx(seed):
             g.add_edge(u, v, capacity=c)
     assert value == min(need, nx.maximum_flow_value(g, s, t))
     assert _check_flow(net, new_edges, n, s, t) == value
-    assert (net._level == -1).all()
+    assert (net.work.level == -1).all()

@@ -335,3 +335,45 @@ def test_malformed_schedules_refused():
     # edges in any order are fine (not only breadth-first)
     shuffled = replace(t0, edges=tuple(reversed(t0.edges)))
     check_xml(to_xml(build_program(replace(s, trees=(shuffled,) + s.trees[1:]))))
+
+
+@pytest.mark.parametrize("collective", ["reduce-scatter", "allreduce"])
+def test_rccl_exports_avoid_full_ops(collective):
+    """RCCL's launch refuses rrc/rcs/rrs/rrcs (msccl_setup.cc:430-437): its exports receive into
+    scratch and reduce with re; msccl-executor keeps the single rrc step."""
+    s = solved("mi2", collective, 1)
+    rccl = export_xml(s, "rccl")
+    assert not re.search(r'type="(rrc|rcs|rrs|rrcs)"', rccl)
+    assert 'type="re"' in rccl and check_xml(rccl, "rccl").notes == []
+    executor = export_xml(s, "msccl-executor")
+    assert 'type="rrc"' in executor and 'type="re"' not in executor
+    # the same XML with full ops would load in RCCL but be refused at launch: a warning
+    report = check_xml(executor.replace('coll="reducescatter"', 'coll="reducescatter"'), "rccl")
+    assert any("full op" in note for note in report.notes)
+
+
+def test_ids_that_xml_cannot_hold_are_escaped_when_writing(tmp_path):
+    """Lone surrogates and control characters in ids or names are written as \\uXXXX, so the
+    file is valid UTF-8 XML 1.0 that reads back; the name fits the runtimes' 255-byte buffer."""
+    from solver.model.topology import Link, Node, Topology
+
+    base = ring(4)
+    rename = {old: new for old, new in zip(base.compute_ids, ["g\ud800", "g\x01b", "g\x1b[2J", "g3"])}
+
+    def rid(x):
+        return rename.get(x, x)
+
+    topo = Topology(
+        "evil\ud800\x01" + "n" * 400,
+        tuple(Node(rid(n.id), n.kind, n.role) for n in base.nodes),
+        tuple(Link(rid(ln.source), rid(ln.target), ln.bandwidth) for ln in base.links),
+    )
+    path = tmp_path / "x.xml"
+    write_xml(path, bfs_schedule(topo, "allreduce"), "rccl")
+    raw = path.read_bytes()
+    text = raw.decode("utf-8")  # strict: no surrogate made it into the file
+    assert "0=g\\ud800" in text and "1=g\\u0001b" in text and "2=g\\u001b[2J" in text
+    assert not any(ord(c) < 0x20 and c not in "\n" for c in text)
+    name = ET.fromstring(text).get("name")
+    assert len(name) <= 254 and name.startswith("forestcoll allreduce evil\\ud800\\u0001")
+    check_file(path, "rccl")

@@ -1,4 +1,4 @@
-"""Undoable edits of a :class:`~fc_gui.document.TopologyDocument` (Qt's QUndoCommand).
+"""Undoable edits of a :class:`~fc_gui.model.document.TopologyDocument` (Qt's QUndoCommand).
 
 Every user edit is one command pushed on the window's ``QUndoStack``. Commands change the
 document only (never graphics items); views redraw from the document's signals. Commands that

@@ -3,7 +3,7 @@
 :class:`TopologyDocument` is the single source of truth the canvas, the inspector and the solve
 side read. It holds :class:`solver.model.topology.Node` / :class:`~solver.model.topology.Link` values (exact
 ``Fraction`` bandwidths) and never touches a widget. Every user edit goes through an undoable
-command (``fc_gui.commands``) that calls the primitive mutators below; views redraw from signals.
+command (``fc_gui.model.commands``) that calls the primitive mutators below; views redraw from signals.
 
 Links are addressed by a document-wide integer *uid* (stable across undo/redo, unlike list
 positions); :meth:`TopologyDocument.to_topology` writes them in uid order, so a loaded file keeps
@@ -192,7 +192,7 @@ class TopologyDocument(QObject):
         self.selection_changed.emit()
 
     # ------------------------------------------------------------------ primitive mutators
-    # (called by fc_gui.commands; each emits the signals views need)
+    # (called by fc_gui.model.commands; each emits the signals views need)
     def _structure(self) -> None:
         self.structure_changed.emit()
         self.topology_changed.emit()

@@ -1,5 +1,6 @@
-"""The fabric canvas: draws a :class:`TopologyDocument` with batched pyqtgraph items, and maps
-mouse gestures (select, rubber band, move, add node, add link, context menu) to undo commands.
+"""The fabric canvas: draws a :class:`TopologyDocument` with batched pyqtgraph items; left clicks
+and drags go to the current tool's handler (:mod:`fc_gui.views.canvas_tools`), which pushes undo
+commands; the canvas itself handles the context menu, hover tips, arrow-key nudges and zoom.
 
 Drawing is batched so a 1000+ node fabric pans smoothly: one ``ScatterPlotItem`` for all nodes,
 one ``PlotCurveItem(connect='pairs')`` per link width class and state, one scatter for arrow
@@ -25,7 +26,7 @@ Overlay API (:class:`fc_gui.views.overlays.OverlayHost`)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import ClassVar
 
 import numpy as np
@@ -38,7 +39,8 @@ from fc_gui.model.commands import DeleteCommand, MoveNodesCommand, SetDisabledCo
 from fc_gui.model.document import TopologyDocument
 from fc_gui.model.lanes import segment_distance_px
 from fc_gui.views import style
-from fc_gui.views.canvas_items import ARROWS, GroupFramesItem, LabelsItem, PassiveScatter
+from fc_gui.views.canvas_items import GroupFramesItem, LabelsItem, PassiveScatter
+from fc_gui.views.canvas_links import LinkLayer, segments_xy
 from fc_gui.views.canvas_tools import Tool, ToolHandler, make_tools
 
 LABEL_LIMIT = 150  # draw node labels only when at most this many nodes are in view
@@ -99,11 +101,6 @@ class FabricCanvas(pg.GraphicsView):
         self._link_uids: list[int] = []
         self._link_row: dict[int, int] = {}
         self._ends = np.zeros((0, 2), dtype=np.int64)
-        self._link_groups: list[tuple[pg.PlotCurveItem, np.ndarray]] = []
-        self._color_groups: list[tuple[pg.PlotCurveItem, np.ndarray, np.ndarray]] = []
-        self._link_colors = None
-        self._half_cache = None
-        self._directed_rows = np.zeros(0, dtype=np.int64)
         self._highlights: dict[str, pg.ScatterPlotItem] = {}
         self._highlight_args: dict[str, tuple] = {}
         self._symbols: list = []
@@ -115,7 +112,6 @@ class FabricCanvas(pg.GraphicsView):
         self._closed = False
         self._unit = 1.0
         self._nn = 1.0
-        self._thin = False
         self._node_scale = 1.0
 
         vb = self.view_box
@@ -126,9 +122,7 @@ class FabricCanvas(pg.GraphicsView):
         self.groups_item = GroupFramesItem()
         self.groups_item.setZValue(-10)
         vb.addItem(self.groups_item)
-        self.arrows_item = PassiveScatter(pxMode=True, pen=None)
-        self.arrows_item.setZValue(2)
-        vb.addItem(self.arrows_item)
+        self.links = LinkLayer(vb)
         self.selected_links_item = pg.PlotCurveItem(
             connect="pairs", pen=pg.mkPen(*style.SELECTION_COLOR, width=7)
         )
@@ -181,7 +175,7 @@ class FabricCanvas(pg.GraphicsView):
     def directed_links(self) -> list[tuple[str, str]]:
         """(source, target) of every drawn direction, in the order ``set_link_colors`` arrays use:
         for each link in document order, (s, t) and then (t, s) unless the link is directed."""
-        return list(self._halves()[3])
+        return self.links.directed_links()
 
     def overlay_parent(self) -> FabricCanvas:
         """The widget floating captions (cut badge, colour bar) are placed on: this canvas."""
@@ -203,15 +197,8 @@ class FabricCanvas(pg.GraphicsView):
 
     def set_link_colors(self, colors) -> None:
         """Colour links per direction (dict or array, see module docstring); None = normal."""
-        if colors is not None and not isinstance(colors, Mapping):
-            colors = np.asarray(colors, dtype=float)
-            if colors.ndim != 2 or colors.shape[1] not in (3, 4):
-                raise ValueError("link colours must be an (n, 3) or (n, 4) array")
-            n = len(self._halves()[3])
-            if len(colors) != n:
-                raise ValueError(f"{len(colors)} link colours for {n} directed links")
-        self._link_colors = colors
-        self._build_color_links()
+        self.links.set_colors(colors)
+        self._update_geometry()
 
     def highlight_nodes(
         self, ids: Iterable[str], brush=None, key: str = "default", size: float = 34
@@ -317,19 +304,10 @@ class FabricCanvas(pg.GraphicsView):
         self._pos = np.array([[n.x or 0.0, n.y or 0.0] for n in nodes], dtype=float).reshape(-1, 2)
         self._link_uids = list(doc.links)
         self._link_row = {u: i for i, u in enumerate(self._link_uids)}
-        self._half_cache = None
         links = [doc.links[u] for u in self._link_uids]
-        bw_cache: dict = {}
-        bws = np.array(
-            [bw_cache.setdefault(ln.bandwidth, float(ln.bandwidth)) for ln in links], dtype=float
-        )
-        self._width_classes = style.width_classes(bws)
         self._ends = np.array(
             [[self._index[ln.source], self._index[ln.target]] for ln in links], dtype=np.int64
         ).reshape(-1, 2)
-        self._directed_rows = np.array(
-            [i for i, ln in enumerate(links) if ln.directed], dtype=np.int64
-        )
         if len(self._ends):
             lengths = np.hypot(*(self._pos[self._ends[:, 1]] - self._pos[self._ends[:, 0]]).T)
             lengths = lengths[lengths > 0]
@@ -356,40 +334,8 @@ class FabricCanvas(pg.GraphicsView):
         self._update_legend(nodes)
         self._draw_nodes()
 
-        # ---- links: one curve per (width class, state)
-        for item, _ in self._link_groups:
-            self.view_box.removeItem(item)
-        self._link_groups = []
-        if links:
-            wcs = self._width_classes
-            classes: dict[tuple[int, str], list[int]] = {}
-            for i, (uid, ln) in enumerate(zip(self._link_uids, links)):
-                state = (
-                    "disabled"
-                    if doc.is_link_disabled(uid)
-                    else "directed"
-                    if ln.directed
-                    else "normal"
-                )
-                classes.setdefault((int(wcs[i]), state), []).append(i)
-            for (wc, state), rows in sorted(classes.items()):
-                color = {
-                    "normal": style.LINK_COLOR,
-                    "directed": style.DIRECTED_LINK_COLOR,
-                    "disabled": style.DISABLED_LINK_COLOR,
-                }[state]
-                dashed = state == "disabled"
-                item = pg.PlotCurveItem(
-                    connect="pairs", pen=self._link_pen(color, wc, dashed, self._thin)
-                )
-                item._fc_style = (color, wc, dashed)
-                item.setZValue(0)
-                self.view_box.addItem(item)
-                self._link_groups.append((item, np.array(rows, dtype=np.int64)))
-        if isinstance(self._link_colors, np.ndarray):
-            self._link_colors = None  # array no longer aligned with the links
+        self.links.rebuild(doc, self._link_uids, self._ends)
         self._build_groups()
-        self._build_color_links(update=False)
         self._update_geometry()
         self._update_selection()
 
@@ -415,32 +361,14 @@ class FabricCanvas(pg.GraphicsView):
             )
             self.legend.addItem(sample, label)
 
-    def _link_pen(self, color, width_class: int, dashed: bool, thin: bool):
-        width = style.LINK_WIDTH_CLASSES[width_class]
-        if thin:  # zoomed far out: hairlines, lighter so the mesh does not turn into a blot
-            width = 1.0 if width_class < len(style.LINK_WIDTH_CLASSES) - 2 else 2.0
-            color = (*color[:3], min(color[3] if len(color) > 3 else 255, 120))
-        if dashed:  # a disabled (what-if) link must stand out even when thin
-            width = max(width, 2.0)
-        pen = pg.mkPen(*color, width=width)
-        if dashed:
-            pen.setStyle(Qt.PenStyle.DashLine)
-        return pen
-
     def _set_detail(self, thin: bool, scale: float = 1.0) -> None:
         """Level of detail: thin link pens when zoomed far out (instead of widths by
         bandwidth), and smaller node symbols when nodes crowd on screen."""
         if scale != self._node_scale:
             self._node_scale = scale
             self.nodes_item.setSize(self._sizes * scale)
-        if thin == self._thin:
-            return
-        self._thin = thin
-        for item, _ in self._link_groups:
-            color, wc, dashed = item._fc_style
-            item.setPen(self._link_pen(color, wc, dashed, thin))
-        if self._link_colors is not None:
-            self._build_color_links()
+        if self.links.set_thin(thin):
+            self._update_geometry()
 
     def _draw_nodes(self) -> None:
         if FabricCanvas._NODE_PEN is None:
@@ -461,114 +389,9 @@ class FabricCanvas(pg.GraphicsView):
                 groups.setdefault(n.group, []).append(i)
         self._groups = [(g, np.array(rows, dtype=np.int64)) for g, rows in groups.items()]
 
-    def _halves(self):
-        """Per drawn direction: (link row, from end 0/1, whole segment?, (s, t), width class)."""
-        if self._half_cache is None:
-            rows, ends, whole, keys = [], [], [], []
-            for i, uid in enumerate(self._link_uids):
-                ln = self.doc.links[uid]
-                rows.append(i)
-                ends.append(0)
-                whole.append(ln.directed)
-                keys.append((ln.source, ln.target))
-                if not ln.directed:
-                    rows.append(i)
-                    ends.append(1)
-                    whole.append(False)
-                    keys.append((ln.target, ln.source))
-            wc_link = self._width_classes
-            rows_a = np.array(rows, dtype=np.int64)
-            self._half_cache = (
-                rows_a,
-                np.array(ends, dtype=np.int64),
-                np.array(whole, dtype=bool),
-                keys,
-                wc_link[rows_a] if len(rows_a) else rows_a,
-            )
-        return self._half_cache
-
-    def _build_color_links(self, update: bool = True) -> None:
-        colors = self._link_colors
-        for item, _ in self._link_groups:
-            item.setVisible(colors is None)
-        for item, _, _ in self._color_groups:
-            item.setVisible(False)
-        used = 0
-        if colors is not None and self._link_uids:
-            rows, ends, whole, keys, wcs = self._halves()
-            if isinstance(colors, Mapping):
-                default = tuple(style.LINK_COLOR)
-                rgba = np.array([_rgba(colors.get(k, default)) for k in keys], dtype=float)
-            else:
-                rgba = (
-                    colors
-                    if colors.shape[1] == 4
-                    else np.hstack([colors, np.full((len(colors), 1), 255.0)])
-                )
-            # bounded palette: 16 levels per channel, grouped with the width class
-            q = np.clip(np.round(rgba / 17.0), 0, 15).astype(np.int64)
-            code = ((q[:, 0] * 16 + q[:, 1]) * 16 + q[:, 2]) * 16 + q[:, 3]
-            code = code * len(style.LINK_WIDTH_CLASSES) + wcs
-            uniq, inverse = np.unique(code, return_inverse=True)
-            order = np.argsort(inverse, kind="stable")
-            splits = np.cumsum(np.bincount(inverse, minlength=len(uniq)))[:-1]
-            for g, js in enumerate(np.split(order, splits)):
-                c = q[js[0]] * 17
-                wc = int(wcs[js[0]])
-                width = 1.5 if self._thin else style.LINK_WIDTH_CLASSES[wc] + 1.5
-                pen = pg.mkPen(*(int(v) for v in c), width=width)
-                if used < len(self._color_groups):
-                    item = self._color_groups[used][0]
-                    item.setPen(pen)
-                    item.setVisible(True)
-                else:
-                    item = pg.PlotCurveItem(connect="pairs", pen=pen)
-                    item.setZValue(1)
-                    self.view_box.addItem(item)
-                    self._color_groups.append((item, None, None))
-                self._color_groups[used] = (item, rows[js], np.stack([ends[js], whole[js]], 1))
-                used += 1
-        for item, _, _ in self._color_groups[used:]:
-            self.view_box.removeItem(item)
-        del self._color_groups[used:]
-        if update:
-            self._update_geometry()
-
-    def _segments(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        a = self._pos[self._ends[rows, 0]]
-        b = self._pos[self._ends[rows, 1]]
-        xy = np.empty((2 * len(rows), 2))
-        xy[0::2] = a
-        xy[1::2] = b
-        return xy[:, 0], xy[:, 1]
-
     def _update_geometry(self) -> None:
         """Recompute every batch item's coordinates from ``self._pos`` (cheap: numpy only)."""
-        for item, rows in self._link_groups:
-            item.setData(*self._segments(rows))
-        for item, rows, info in self._color_groups:
-            a = self._pos[self._ends[rows, 0]]
-            b = self._pos[self._ends[rows, 1]]
-            mid = (a + b) / 2
-            start = np.where(info[:, 0:1] == 0, a, b)
-            stop = np.where(info[:, 1:2].astype(bool), b, mid)
-            xy = np.empty((2 * len(rows), 2))
-            xy[0::2] = start
-            xy[1::2] = stop
-            item.setData(xy[:, 0], xy[:, 1])
-        # arrow heads at 62 % of every directed link
-        if len(self._directed_rows):
-            a = self._pos[self._ends[self._directed_rows, 0]]
-            b = self._pos[self._ends[self._directed_rows, 1]]
-            at = a + (b - a) * 0.62
-            sign = 1.0 if self.view_box.yInverted() else -1.0
-            ang = np.degrees(np.arctan2(sign * (b[:, 1] - a[:, 1]), b[:, 0] - a[:, 0])) % 360
-            symbols = [ARROWS[round(x / 10) % 36] for x in ang]
-            self.arrows_item.setData(
-                pos=at, symbol=symbols, size=13, brush=pg.mkBrush(*style.DIRECTED_LINK_COLOR[:3])
-            )
-        else:
-            self.arrows_item.setData([])
+        self.links.update_geometry(self._pos, self.view_box.yInverted())
         # group frames
         rects = []
         pad = self._unit * 0.8
@@ -609,7 +432,7 @@ class FabricCanvas(pg.GraphicsView):
             dtype=np.int64,
         )
         if len(rows):
-            self.selected_links_item.setData(*self._segments(rows))
+            self.selected_links_item.setData(*segments_xy(self._pos, self._ends, rows))
         else:
             self.selected_links_item.setData([], [])
 
@@ -805,8 +628,3 @@ def _typical_spacing(pos: np.ndarray, fallback: float) -> float:
     nearest = d.min(axis=1)
     nearest = nearest[np.isfinite(nearest)]
     return float(np.median(nearest)) if len(nearest) else fallback
-
-
-def _rgba(color) -> tuple:
-    c = tuple(color)
-    return c + (255,) if len(c) == 3 else c

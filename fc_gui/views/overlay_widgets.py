@@ -3,6 +3,8 @@ the congestion colour bar."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt
@@ -26,12 +28,18 @@ class CornerBadge(QLabel):
 
 
 class ColorBarWidget(QWidget):
-    """A small vertical colour bar with ticks, floating in a corner of its parent widget."""
+    """A small vertical colour bar with ticks, floating in a corner of its parent widget.
 
-    def __init__(self, cmap: pg.ColorMap, title: str, parent: QWidget) -> None:
+    ``label(t)`` gives the text of the tick at ``t`` in {0, 0.25, 0.5, 0.75, 1} (default: the
+    link load in percent, "100% (bottleneck)" at the top).
+    """
+
+    def __init__(self, cmap: pg.ColorMap, title: str, parent: QWidget,
+                 label: Callable[[float], str] | None = None) -> None:
         super().__init__(parent)
         self.cmap = cmap
         self.title = title
+        self.label = label or _load_label
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         font = QFont(self.font())
         font.setPointSizeF(8)
@@ -73,6 +81,9 @@ class ColorBarWidget(QWidget):
         for t in (0.0, 0.25, 0.5, 0.75, 1.0):
             y = bottom - t * (bottom - top)
             p.drawLine(QPointF(x0 + w, y), QPointF(x0 + w + 4, y))
-            label = f"{int(100 * t)}%" + (" (bottleneck)" if t == 1.0 else "")
-            p.drawText(QPointF(x0 + w + 7, y + 4), label)
+            p.drawText(QPointF(x0 + w + 7, y + 4), self.label(t))
         p.end()
+
+
+def _load_label(t: float) -> str:
+    return f"{int(100 * t)}%" + (" (bottleneck)" if t == 1.0 else "")

@@ -69,28 +69,35 @@ def compute_optimum(
     fabric: IndexedFabric,
     check: Callable[[], None] | None = None,
     start: Sequence[Sequence[bool]] = (),
+    sinks: Sequence[int] | None = None,
 ) -> Optimum:
     """Exact optimum, bottleneck cut, ``k`` and ``U`` (see module docstring).
 
     ``check`` is called between max-flows (cancellation). ``start`` offers extra starting sets
     (node masks, e.g. the bottleneck cut of a similar fabric): the search starts from the one
     with the largest ratio. Any start is exact, since the search only stops when no max-flow
-    finds a better set; a good one saves iterations. Raises :class:`SolverError` when the
-    compute nodes are not strongly connected or the numbers overflow int64.
+    finds a better set; a good one saves iterations. ``sinks``: the compute nodes to run
+    max-flows to, one per orbit of an automorphism group of the fabric (default: all of them);
+    the flow values of a node and of its images are equal, so the result is the same.
+    Raises :class:`SolverError` when the compute nodes are not strongly connected or the numbers
+    overflow int64.
     """
     n = fabric.n
     N = fabric.num_compute
     s = n
-    # start: the compute node with the smallest in-bandwidth
+    sinks = fabric.compute if sinks is None else sinks
+    # start: the compute node with the smallest in-bandwidth (S = V minus that node)
+    into = [0] * n
+    for (_, v), b in zip(fabric.edges, fabric.bw_int):
+        into[v] += b
     best = None
     for t in fabric.compute:
-        mask = [True] * n
-        mask[t] = False
-        inside, out = cut_ratio(fabric, mask)
-        if out == 0:
+        if into[t] == 0:
             raise SolverError(f"compute node {fabric.names[t]!r} receives no bandwidth")
-        if best is None or Fraction(inside, out) > best[0]:
-            best = (Fraction(inside, out), mask)
+        if best is None or Fraction(N - 1, into[t]) > best[0]:
+            mask = [True] * n
+            mask[t] = False
+            best = (Fraction(N - 1, into[t]), mask)
     for mask in start:
         inside, out = cut_ratio(fabric, mask)
         if 0 < inside < N and out > 0 and Fraction(inside, out) > best[0]:
@@ -112,7 +119,7 @@ def compute_optimum(
         target = q * N
         best_value = 0
         best_mask = None
-        for t in fabric.compute:
+        for t in sinks:
             if check is not None:
                 check()
             flow = net.max_flow(s, t, cutoff=target)

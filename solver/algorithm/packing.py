@@ -20,12 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from solver.flow.jit import njit
 from solver.model.errors import SolverError
-from solver.flow.maxflow import INF, FlowNetwork, _add_excess, _cut_capacity, _dinic, _repair
+from solver.flow.maxflow import INF, FlowNetwork, augment
+from solver.flow.repair import new_excess, reduce_arc, repair_flow
 
 
 @dataclass
@@ -40,126 +42,163 @@ class TreeClass:
     slot: int = -1  # auxiliary node slot while partial and not being grown
 
 
+class StoredFlows(NamedTuple):
+    """One residual array per sink rank (row z: a flow from σ to rank z) and its value."""
+
+    rows: np.ndarray  # (N, arcs)
+    values: np.ndarray  # (N,) flow value held by each row
+    scratch: np.ndarray  # (arcs,) a copy to augment on without touching a row
+
+
+class Neighbours(NamedTuple):
+    """Out-neighbours of each rank in CSR form with the arc of each (x, y) pair."""
+
+    ptr: np.ndarray
+    y: np.ndarray
+    arc: np.ndarray
+
+
+class GrowingTree(NamedTuple):
+    """The class being grown: its members in BFS order, membership flags, edges and counters."""
+
+    members: np.ndarray  # (N,)
+    inflag: np.ndarray  # (N,) 1 if the rank is a member
+    edges: np.ndarray  # (N - 1, 2) parent, child
+    state: np.ndarray  # (11,) indexed by the ST_* constants
+
+
+# indices into GrowingTree.state
+ST_MEMBERS = 0  # members so far
+ST_SCAN = 1  # position in members of the vertex being expanded
+ST_MULT = 2  # multiplicity of the class
+ST_OTHERS = 3  # multiplicity of all other open classes (flow every sink must keep)
+ST_EDGES = 4  # edges so far
+ST_RESCANNED = 5  # 1 once the class has been rescanned from its root
+ST_TESTS = 6  # max-flow tests run
+ST_SPLIT_REST = 7  # after a split: multiplicity of the rest ...
+ST_SPLIT_MEMBERS = 8  # ... its member count
+ST_SPLIT_EDGES = 9  # ... its edge count
+ST_SPLIT_SCAN = 10  # ... its scan position
+_BROKEN = -(1 << 62)  # _edge_room: a stored flow could not be restored
+
+
 @njit
-def _change_all(indptr, head, rev, tail, cap, flows, values, sigma, a, delta, nodes, amounts,
-                level, it, queue, stack):
+def _change_all(g, stored, sigma, a, delta, ex, work):
     """Change arc ``a``'s capacity by ``delta`` and repair every stored flow (row z: sink z)."""
-    cap[a] += delta
-    for z in range(flows.shape[0]):
-        row = flows[z]
-        over = _cut_capacity(row, rev, a, delta)
-        if over > 0:
-            m = _add_excess(nodes, amounts, 0, tail[a], over)
-            m = _add_excess(nodes, amounts, m, head[a], -over)
-            value = _repair(indptr, head, rev, cap, row, sigma, z, 0, nodes, amounts, m,
-                            level, it, queue, stack)
+    g.cap[a] += delta
+    for z in range(stored.rows.shape[0]):
+        row = stored.rows[z]
+        ex.size[0] = 0
+        if reduce_arc(g, row, a, delta, ex) > 0:
+            value = repair_flow(g, row, sigma, z, 0, ex, work)
             if value < 0:
                 return 1
-            values[z] = value
+            stored.values[z] = value
     return 0
 
 
 @njit
-def _grow(indptr, head, rev, tail, cap, res, flows, values, sigma, root_arc, nb_ptr, nb_y,
-          nb_arc, members, inflag, edges, state, nodes, amounts, level, it, queue, stack):
+def _edge_room(g, stored, sigma, root_arc, x, y, want, others, work):
+    """How many copies (<= ``want``) of edge (x, y) the class may take; ``_BROKEN`` on a bug.
+
+    That is ``maxflow(σ -> y) - others`` once σ may send without limit to x. Row y holds a flow to
+    y in the network without the current class: top it up to ``others``, then augment by what
+    the edge needs.
+    """
+    row = stored.rows[y]
+    value = stored.values[y]
+    if value < others:
+        value += augment(g, row, sigma, y, others - value, work)
+        stored.values[y] = value
+    if value == others:
+        # every finite source edge is saturated: the extra flow through x is just an x -> y
+        # flow in the residual network (usually a short path); undo it
+        got = augment(g, row, x, y, want, work)
+        if got > 0 and augment(g, row, y, x, got, work) != got:
+            return _BROKEN
+        return got
+    # let x send without limit (on a copy) and augment by what the edge needs
+    res = stored.scratch
+    for b in range(res.shape[0]):
+        res[b] = row[b]
+    ra = root_arc[x]
+    res[ra] += INF - g.cap[ra]
+    return value + augment(g, res, sigma, y, others + want - value, work) - others
+
+
+@njit
+def _add_edge(tree, x, y, mu):
+    """Add (x, y) with ``mu`` copies; on a split (mu < mult) remember the rest's extent first."""
+    state = tree.state
+    nmem, ne = state[ST_MEMBERS], state[ST_EDGES]
+    split = mu < state[ST_MULT]
+    if split:
+        state[ST_SPLIT_REST] = state[ST_MULT] - mu
+        state[ST_SPLIT_MEMBERS] = nmem
+        state[ST_SPLIT_EDGES] = ne
+        state[ST_SPLIT_SCAN] = state[ST_SCAN]
+        state[ST_MULT] = mu
+    tree.edges[ne, 0] = x
+    tree.edges[ne, 1] = y
+    state[ST_EDGES] = ne + 1
+    tree.members[nmem] = y
+    state[ST_MEMBERS] = nmem + 1
+    tree.inflag[y] = 1
+    return split
+
+
+@njit
+def _expand(g, stored, sigma, root_arc, nb, tree, ex, work):
+    """Try every edge out of the member at the scan position; 0 done, 1 split, 3 repair bug."""
+    state = tree.state
+    x = tree.members[state[ST_SCAN]]
+    for j in range(nb.ptr[x], nb.ptr[x + 1]):
+        y = nb.y[j]
+        a = nb.arc[j]
+        if tree.inflag[y] != 0 or g.cap[a] == 0:
+            continue
+        want = min(g.cap[a], state[ST_MULT])
+        mu = _edge_room(g, stored, sigma, root_arc, x, y, want, state[ST_OTHERS], work)
+        state[ST_TESTS] += 1
+        if mu == _BROKEN:
+            return 3
+        mu = min(mu, want)
+        if mu <= 0:
+            continue
+        if _change_all(g, stored, sigma, a, -mu, ex, work):
+            return 3
+        if _add_edge(tree, x, y, mu):
+            return 1
+    return 0
+
+
+@njit
+def _grow(g, stored, sigma, root_arc, nb, tree, ex, work):
     """Grow one tree class breadth-first until it spans, or until it must split.
 
-    ``state`` = [n_members, scan, mult, others, n_edges, rescanned, tests, split_rest,
-    split_members, split_edges, split_scan]. Returns 0 when the class spans every rank, 1 after
-    adding an edge with μ < mult (the class now has mult = μ; the rest, ``split_rest`` trees with
-    the first ``split_members`` members / ``split_edges`` edges and scan position ``split_scan``,
-    must be installed as an auxiliary class before calling again), 2 if stuck, 3 if a stored flow
-    could not be repaired (both bugs). ``flows`` row z is a residual network holding a valid flow
-    from σ to rank z in the network without the current class; each test tops it up, copies it,
-    opens σ -> x and augments only the few units the edge needs.
+    Returns 0 when the class spans every rank, 1 after adding an edge with μ < mult (the class now
+    has mult = μ; the rest, ``ST_SPLIT_REST`` trees with the first ``ST_SPLIT_MEMBERS`` members /
+    ``ST_SPLIT_EDGES`` edges and scan position ``ST_SPLIT_SCAN``, must be installed as an
+    auxiliary class before calling again), 2 if stuck, 3 if a stored flow could not be repaired
+    (both bugs). ``stored`` row z holds a valid flow from σ to rank z in the network without the
+    current class.
     """
-    N = members.shape[0]
-    nmem = state[0]
-    scan = state[1]
-    mult = state[2]
-    others = state[3]
-    ne = state[4]
-    while nmem < N:
-        progressed = False
-        while scan < nmem < N:
-            x = members[scan]
-            for j in range(nb_ptr[x], nb_ptr[x + 1]):
-                y = nb_y[j]
-                if inflag[y] != 0:
-                    continue
-                a = nb_arc[j]
-                cxy = cap[a]
-                if cxy == 0:
-                    continue
-                want = min(cxy, mult)
-                # stored flow to y in the network without the current class: top it up
-                row = flows[y]
-                value = values[y]
-                if value < others:
-                    value += _dinic(indptr, head, rev, row, sigma, y, others - value, level, it,
-                                    queue, stack)
-                    values[y] = value
-                if value == others:
-                    # every finite source edge is saturated: the extra flow through x is just
-                    # an x -> y flow in the residual network (usually a short path); undo it
-                    got = _dinic(indptr, head, rev, row, x, y, want, level, it, queue, stack)
-                    if got > 0 and _dinic(indptr, head, rev, row, y, x, got, level, it, queue,
-                                          stack) != got:
-                        state[0] = nmem
-                        state[1] = scan
-                        state[4] = ne
-                        return 3
-                    f = others + got
-                else:
-                    # let x send without limit (on a copy) and augment by what the edge needs
-                    for b in range(res.shape[0]):
-                        res[b] = row[b]
-                    ra = root_arc[x]
-                    res[ra] += INF - cap[ra]
-                    f = value + _dinic(indptr, head, rev, res, sigma, y, others + want - value,
-                                       level, it, queue, stack)
-                state[6] += 1
-                mu = f - others
-                mu = min(mu, want)
-                if mu <= 0:
-                    continue
-                if _change_all(indptr, head, rev, tail, cap, flows, values, sigma, a, -mu, nodes,
-                               amounts, level, it, queue, stack):
-                    state[0] = nmem
-                    state[1] = scan
-                    state[4] = ne
-                    return 3
-                split = mu < mult
-                if split:
-                    state[7] = mult - mu
-                    state[8] = nmem
-                    state[9] = ne
-                    state[10] = scan
-                edges[ne, 0] = x
-                edges[ne, 1] = y
-                ne += 1
-                members[nmem] = y
-                nmem += 1
-                inflag[y] = 1
-                progressed = True
-                if split:
-                    state[0] = nmem
-                    state[1] = scan
-                    state[2] = mu
-                    state[4] = ne
-                    return 1
-            scan += 1
-        if nmem < N and not progressed and scan >= nmem:
-            if state[5] != 0:
-                state[0] = nmem
-                state[1] = scan
-                state[4] = ne
+    N = tree.members.shape[0]
+    state = tree.state
+    while state[ST_MEMBERS] < N:
+        before = state[ST_MEMBERS]
+        while state[ST_SCAN] < state[ST_MEMBERS] < N:
+            status = _expand(g, stored, sigma, root_arc, nb, tree, ex, work)
+            if status == 1:
+                return 1  # the scan position stays: x may have more edges to give
+            if status != 0:
+                return status
+            state[ST_SCAN] += 1
+        if state[ST_MEMBERS] < N and state[ST_MEMBERS] == before:
+            if state[ST_RESCANNED] != 0:
                 return 2
-            state[5] = 1
-            scan = 0
-    state[0] = nmem
-    state[1] = scan
-    state[4] = ne
+            state[ST_RESCANNED] = 1
+            state[ST_SCAN] = 0
     return 0
 
 
@@ -217,19 +256,16 @@ def pack_trees(
     tests = 0
     sigma = N
     net = pn.net
-    nodes = np.zeros(8, dtype=np.int64)
-    amounts = np.zeros(8, dtype=np.int64)
+    ex = new_excess()
 
-    def zero_flows() -> np.ndarray:
-        return np.ascontiguousarray(np.broadcast_to(net.cap, (N, net.cap.shape[0])))
+    def zero_flows() -> StoredFlows:
+        rows = np.ascontiguousarray(np.broadcast_to(net.cap, (N, net.cap.shape[0])))
+        return StoredFlows(rows, np.zeros(N, dtype=np.int64), net.res)
 
-    flows = zero_flows()
-    values = np.zeros(N, dtype=np.int64)  # flow value held by each row
+    stored = zero_flows()
 
     def change(a: int, delta: int) -> None:
-        if delta and _change_all(net.indptr, net.head, net.rev, net.tail, net.cap, flows,
-                                 values, sigma, int(a), int(delta), nodes, amounts,
-                                 net._level, net._it, net._queue, net._stack):
+        if delta and _change_all(net.graph, stored, sigma, int(a), int(delta), ex, net.work):
             raise SolverError("internal error: stored flow repair failed in tree packing")
 
     def neighbours():
@@ -240,10 +276,10 @@ def pack_trees(
         np.cumsum(nb_ptr, out=nb_ptr)
         nb_y = np.asarray([y for _, y in pairs], dtype=np.int64)
         nb_arc = np.asarray([pn.pair_arc[p] for p in pairs], dtype=np.int64)
-        return nb_ptr, nb_y, nb_arc
+        return Neighbours(nb_ptr, nb_y, nb_arc)
 
     def grab_slot(cls: TreeClass) -> None:
-        nonlocal pn, net, free_slots, nb, flows
+        nonlocal pn, net, free_slots, nb, stored
         if not free_slots:
             # grow the network: rebuild with twice the slots and re-install everything
             old_slots = pn.slots
@@ -256,8 +292,7 @@ def pack_trees(
             for c in pending:
                 net.cap[pn.slot_arc[c.slot]] = c.mult
                 net.cap[pn.member_arc[c.slot][c.members]] = INF
-            flows = zero_flows()
-            values[:] = 0
+            stored = zero_flows()
             free_slots = list(range(pn.slots - 1, old_slots - 1, -1))
         cls.slot = free_slots.pop()
 
@@ -274,10 +309,9 @@ def pack_trees(
         cls.slot = -1
 
     nb = neighbours()
-    members = np.zeros(N, dtype=np.int64)
-    inflag = np.zeros(N, dtype=np.int64)
-    edges = np.zeros((max(N - 1, 1), 2), dtype=np.int64)
-    state = np.zeros(11, dtype=np.int64)
+    tree = GrowingTree(np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64),
+                       np.zeros((max(N - 1, 1), 2), dtype=np.int64), np.zeros(11, dtype=np.int64))
+    members, inflag, edges, state = tree
     for root in range(N):
         cls: TreeClass | None = TreeClass(root, k, [], [root], 0)
         untouched[root] = 0
@@ -294,34 +328,32 @@ def pack_trees(
             if ne:
                 edges[:ne] = cls.edges
             state[:] = 0
-            state[0], state[1], state[2], state[4] = nm, cls.scan, cls.mult, ne
+            state[ST_MEMBERS], state[ST_SCAN], state[ST_MULT], state[ST_EDGES] = (
+                nm, cls.scan, cls.mult, ne)
             while True:
-                state[3] = total_open - int(state[2])
-                status = _grow(net.indptr, net.head, net.rev, net.tail, net.cap, net.res, flows,
-                               values, sigma, pn.root_arc, nb[0], nb[1], nb[2], members, inflag, edges,
-                               state, nodes, amounts, net._level, net._it, net._queue,
-                               net._stack)
-                tests += int(state[6])
-                state[6] = 0
+                state[ST_OTHERS] = total_open - int(state[ST_MULT])
+                status = _grow(net.graph, stored, sigma, pn.root_arc, nb, tree, ex, net.work)
+                tests += int(state[ST_TESTS])
+                state[ST_TESTS] = 0
                 if status == 0:
                     break
                 if status >= 2:
                     what = "cannot be completed" if status == 2 else "lost its flow repair"
                     raise SolverError(f"internal error: tree from rank {root} {what}")
-                sm, se = int(state[8]), int(state[9])
-                rest = TreeClass(cls.root, int(state[7]),
+                sm, se = int(state[ST_SPLIT_MEMBERS]), int(state[ST_SPLIT_EDGES])
+                rest = TreeClass(cls.root, int(state[ST_SPLIT_REST]),
                                  [(int(a), int(b)) for a, b in edges[:se]],
-                                 [int(v) for v in members[:sm]], int(state[10]))
+                                 [int(v) for v in members[:sm]], int(state[ST_SPLIT_SCAN]))
                 grab_slot(rest)
                 install(rest)
                 pending.append(rest)
                 if check is not None:
                     check()
-            n_e = int(state[4])
-            cls.mult = int(state[2])
+            n_e = int(state[ST_EDGES])
+            cls.mult = int(state[ST_MULT])
             cls.edges = [(int(a), int(b)) for a, b in edges[:n_e]]
             cls.members = [int(v) for v in members[:N]]
-            cls.scan = int(state[1])
+            cls.scan = int(state[ST_SCAN])
             total_open -= cls.mult
             done.append(cls)
             if progress is not None:
@@ -330,9 +362,6 @@ def pack_trees(
             if cls is not None:
                 release(cls)
     return done, tests
-
-
-
 
 
 class _Shape:

@@ -28,7 +28,18 @@ def route_classes(
         subs: list[tuple[int, list[tuple[int, int, Path]]]] = [(cls.mult, [])]
         for (x, y) in cls.edges:
             u, v = rank_node[x], rank_node[y]
-            pieces = _take(paths[(u, v)], cls.mult)
+            record = paths[(u, v)]
+            path = next(iter(record))
+            have = record[path]
+            if have >= cls.mult:  # one physical path carries the whole class: no refinement
+                if have == cls.mult:
+                    del record[path]
+                else:
+                    record[path] = have - cls.mult
+                for _, routed in subs:
+                    routed.append((u, v, path))
+                continue
+            pieces = _take(record, cls.mult)
             refined = []
             pi = 0
             p_rem = pieces[0][1]

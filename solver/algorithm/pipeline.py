@@ -23,7 +23,11 @@ from solver.algorithm.optimum import Optimum, compute_optimum
 from solver.algorithm.packing import pack_trees, shorten_trees
 from solver.algorithm.paths import route_classes
 from solver.model.schedule import COLLECTIVES, BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
+from solver.algorithm.orbit_packing import pack_by_orbits
+from solver.algorithm.orbit_routes import routed_forest
+from solver.algorithm.plan_split import split_by_plans
 from solver.algorithm.splitting import IncompleteSplit, split_switches
+from solver.algorithm.symmetry import BoxSymmetry, find_box_symmetry
 from solver.model.topology import Topology, validate
 
 ProgressFn = Callable[[str, float], None]
@@ -127,6 +131,9 @@ SECOND_OPINION_MAX = 256  # compute nodes up to which greedy splitting is tried 
 # all partners costs more than it saves (64x DGX H100 rail: 64 s instead of 23 s; 32x: 4 s
 # instead of 8 s, heights 2 instead of 38), and a capped spread gives neither speed nor depth
 SPREAD_MAX_N = 256
+# compute nodes from which box symmetry is looked for (symmetric optimum, plans, orbit packing);
+# below, the general path is fast and its schedules are the reference ones
+SYMMETRY_MIN_N = 256
 
 
 def _heights(classes) -> tuple[int, Fraction]:
@@ -156,7 +163,9 @@ def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | N
         progress("optimum", 0.0)
     t0 = time.perf_counter()
     full = IndexedFabric.from_topology(topology)
-    bound = compute_optimum(full, check)  # the cut bound of the fabric as drawn
+    sym = _box_symmetry(topology, full)
+    # the cut bound of the fabric as drawn; with symmetry one max-flow per orbit of sinks
+    bound = compute_optimum(full, check, sinks=None if sym is None else sym.representatives(full))
     timings["optimum"] = time.perf_counter() - t0
     timings["switch_removal"] = 0.0
 
@@ -189,74 +198,77 @@ def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | N
         return fabric, opt, k, caps, split
 
     notes = _imbalance_notes(full)
-    try:
-        # first the fabric as drawn: an unbalanced switch may still split off completely
-        fabric, opt, k, caps, split = attempt(full, False)
+    fast = None
+    if sym is not None and (K is None or bound.k <= K):
+        fast = _symmetric_forest(full, sym, bound, check, timings)
+    reps = None  # box-0 trees of the symmetric path (then classes is None)
+    if fast is not None:
+        fabric, opt, k, caps = full, bound, bound.k, list(bound.caps)
+        split, classes, reps = fast
         warnings = notes
-    except IncompleteSplit:
+    else:
         try:
-            if K is None:
-                raise
-            # fixed k: rounding may have unbalanced a switch; trim the rounded capacities
-            fabric, opt, k, caps, split = attempt(full, True)
+            # first the fabric as drawn: an unbalanced switch may still split off completely
+            fabric, opt, k, caps, split = attempt(full, False)
             warnings = notes
         except IncompleteSplit:
-            trimmed, warnings = balance_switches(full)
-            if trimmed is full:
-                raise
-            fabric, opt, k, caps, split = attempt(trimmed, True)
-            # the cut bound of the fabric as drawn stays the honest upper bound
-            warnings.append(
-                f"trimmed fabric optimum {float(opt.algbw):.6g} GB/s; the cut bound of the fabric "
-                f"as drawn is {float(bound.algbw):.6g} GB/s (it assumes switches could replicate "
-                "data)"
-            )
+            try:
+                if K is None:
+                    raise
+                # fixed k: rounding may have unbalanced a switch; trim the rounded capacities
+                fabric, opt, k, caps, split = attempt(full, True)
+                warnings = notes
+            except IncompleteSplit:
+                trimmed, warnings = balance_switches(full)
+                if trimmed is full:
+                    raise
+                fabric, opt, k, caps, split = attempt(trimmed, True)
+                # the cut bound of the fabric as drawn stays the honest upper bound
+                warnings.append(
+                    f"trimmed fabric optimum {float(opt.algbw):.6g} GB/s; the cut bound of the fabric "
+                    f"as drawn is {float(bound.algbw):.6g} GB/s (it assumes switches could replicate "
+                    "data)"
+                )
 
-    rank = {v: i for i, v in enumerate(fabric.compute)}
+        rank = {v: i for i, v in enumerate(fabric.compute)}
 
-    def pack(split):
-        t0 = time.perf_counter()
-        rank_caps = {(rank[u], rank[v]): c for (u, v), c in split.caps.items()}
-        classes, _flows = pack_trees(fabric.num_compute, rank_caps, k, check, report("trees"))
-        if check is not None:
-            check()
-        classes = shorten_trees(classes, rank_caps, check=check)
-        timings["trees"] = timings.get("trees", 0.0) + time.perf_counter() - t0
-        return classes
+        def pack(split):
+            t0 = time.perf_counter()
+            rank_caps = {(rank[u], rank[v]): c for (u, v), c in split.caps.items()}
+            classes, _flows = pack_trees(fabric.num_compute, rank_caps, k, check, report("trees"))
+            if check is not None:
+                check()
+            classes = shorten_trees(classes, rank_caps, check=check)
+            timings["trees"] = timings.get("trees", 0.0) + time.perf_counter() - t0
+            return classes
 
-    classes = pack(split)
-    shape = _heights(classes)
-    if shape[0] > SHALLOW and fabric.num_compute <= SECOND_OPINION_MAX and fabric.num_compute < fabric.n:
-        # spread splitting did not give shallow trees (e.g. a switch of thin links next to a
-        # sparse point-to-point fabric): try greedy splitting as well, keep the shallower forest
-        t0 = time.perf_counter()
-        try:
-            other = split_switches(fabric, dict(zip(fabric.edges, caps)), k, check)
-        except IncompleteSplit:
-            other = None
-        timings["switch_removal"] += time.perf_counter() - t0
-        if other is not None:
-            other_classes = pack(other)
-            if _heights(other_classes) < shape:
-                split, classes = other, other_classes
+        classes = pack(split)
+        shape = _heights(classes)
+        if shape[0] > SHALLOW and fabric.num_compute <= SECOND_OPINION_MAX and fabric.num_compute < fabric.n:
+            # spread splitting did not give shallow trees (e.g. a switch of thin links next to a
+            # sparse point-to-point fabric): try greedy splitting as well, keep the shallower forest
+            t0 = time.perf_counter()
+            try:
+                other = split_switches(fabric, dict(zip(fabric.edges, caps)), k, check)
+            except IncompleteSplit:
+                other = None
+            timings["switch_removal"] += time.perf_counter() - t0
+            if other is not None:
+                other_classes = pack(other)
+                if _heights(other_classes) < shape:
+                    split, classes = other, other_classes
 
     t0 = time.perf_counter()
     if progress is not None:
         progress("paths", 0.0)
-    routed = route_classes(classes, split.paths, list(fabric.compute))
-    names = fabric.names
-    trees = []
-    edge_memo: dict[tuple[int, ...], TreeEdge] = {}  # identical routed edges share one object
-    for root, mult, edges in routed:
-        tedges = []
-        for u, v, path in edges:
-            te = edge_memo.get(path)
-            if te is None:
-                te = edge_memo[path] = TreeEdge(names[u], names[v], tuple(names[x] for x in path))
-            tedges.append(te)
-        trees.append(Tree(names[root], mult, Fraction(mult, k), tuple(tedges)))
-    trees = _sorted_trees(trees, topology)
-    loads, algbw = _link_loads(topology, [(trees, k)])
+    if reps is not None:
+        trees, per_path = routed_forest(fabric, sym, reps, split.paths, k)
+        trees = _sorted_trees(trees, topology)
+        loads, algbw = _link_loads(topology, [(per_path, k)])
+    else:
+        trees = _routed_trees(fabric, classes, split, k)
+        trees = _sorted_trees(trees, topology)
+        loads, algbw = _link_loads(topology, [(_path_multiplicities(trees), k)])
     timings["paths"] = time.perf_counter() - t0
     if progress is not None:
         progress("paths", 1.0)
@@ -284,6 +296,38 @@ def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | N
         timings=timings,
         warnings=tuple(warnings),
     )
+
+
+def _box_symmetry(topology: Topology, fabric: IndexedFabric) -> BoxSymmetry | None:
+    """The fabric's box translation when it is large enough for the symmetric path to pay."""
+    if fabric.num_compute < SYMMETRY_MIN_N:
+        return None
+    return find_box_symmetry(fabric, [node.group for node in topology.nodes])
+
+
+def _symmetric_forest(fabric: IndexedFabric, sym: BoxSymmetry, opt: Optimum,
+                      check: Callable[[], None] | None, timings: dict[str, float]):
+    """(split, tree classes) from σ-equivariant plans and box-0 trees, or None to fall back.
+
+    Splitting by plans needs no max-flow per split, and packing by orbit budgets none per
+    edge; both are checked (the invariant by one max-flow per orbit, the forest by the exact
+    link loads in :func:`_solve_allgather`). If the plans work but orbit packing gets stuck,
+    the general packing runs on the same switch-free graph.
+    """
+    t0 = time.perf_counter()
+    split = split_by_plans(fabric, dict(zip(fabric.edges, opt.caps)), opt.k, sym, check)
+    timings["switch_removal"] += time.perf_counter() - t0
+    if split is None:
+        return None
+    t0 = time.perf_counter()
+    reps = pack_by_orbits(fabric, sym, split.caps, opt.k, check)
+    if reps is None:
+        rank = {v: i for i, v in enumerate(fabric.compute)}
+        rank_caps = {(rank[u], rank[v]): c for (u, v), c in split.caps.items()}
+        classes, _flows = pack_trees(fabric.num_compute, rank_caps, opt.k, check)
+        classes = shorten_trees(classes, rank_caps, check=check)
+    timings["trees"] = timings.get("trees", 0.0) + time.perf_counter() - t0
+    return split, (classes if reps is None else None), reps
 
 
 def _best_fixed_k(fabric: IndexedFabric, opt: Optimum, K: int,
@@ -326,23 +370,46 @@ def _sorted_trees(trees: list[Tree], topology: Topology) -> list[Tree]:
     return sorted(trees, key=lambda t: order[t.root])  # stable: keeps packing order per root
 
 
-def _link_loads(topology: Topology, parts: list[tuple[list[Tree], int]],
+def _routed_trees(fabric: IndexedFabric, classes, split, k: int) -> list[Tree]:
+    """Tree classes routed onto physical paths (step 4) as schedule trees."""
+    routed = route_classes(classes, split.paths, list(fabric.compute))
+    names = fabric.names
+    trees = []
+    edge_memo: dict[tuple[int, ...], TreeEdge] = {}  # identical routed edges share one object
+    for root, mult, edges in routed:
+        tedges = []
+        for u, v, path in edges:
+            te = edge_memo.get(path)
+            if te is None:
+                te = edge_memo[path] = TreeEdge(names[u], names[v], tuple(names[x] for x in path))
+            tedges.append(te)
+        trees.append(Tree(names[root], mult, Fraction(mult, k), tuple(tedges)))
+    return trees
+
+
+def _path_multiplicities(trees) -> dict[tuple[str, ...], int]:
+    """Trees crossing each physical path (by multiplicity)."""
+    per_path: dict[tuple[str, ...], int] = {}
+    for t in trees:
+        m = t.multiplicity
+        for e in t.edges:
+            per_path[e.path] = per_path.get(e.path, 0) + m
+    return per_path
+
+
+def _link_loads(topology: Topology, parts: list[tuple[dict[tuple[str, ...], int], int]],
                 times: list[Fraction] | None = None) -> tuple[list[LinkLoad], Fraction]:
     """Per-link loads and the algbw of one schedule (or of a sequence of phases).
 
-    ``parts`` are (trees, k) of the phases; ``times`` the phase times per unit message (1/algbw)
-    for a multi-phase schedule. For one phase: data on link e (per unit message) is
-    ``usage(e)/(N·k)``, the time is the max of data/bandwidth and algbw = 1/time.
+    ``parts`` are (multiplicity per physical path, k) of the phases; ``times`` the phase times
+    per unit message (1/algbw) for a multi-phase schedule. For one phase: data on link e (per
+    unit message) is ``usage(e)/(N·k)``, the time is the max of data/bandwidth and
+    algbw = 1/time.
     """
     N = len(topology.compute_ids)
     bws = topology.directed_bandwidths()
     data: dict[tuple[str, str], Fraction] = {e: Fraction(0) for e in bws}
-    for trees, k in parts:
-        per_path: dict[tuple[str, ...], int] = {}
-        for t in trees:
-            m = t.multiplicity
-            for e in t.edges:
-                per_path[e.path] = per_path.get(e.path, 0) + m
+    for per_path, k in parts:
         usage: dict[tuple[str, str], int] = {}
         for path, m in per_path.items():
             for a, b in itertools.pairwise(path):
@@ -385,7 +452,7 @@ def _reverse_schedule(sched: Schedule, topology: Topology, source: Schedule) -> 
     for t in sched.trees:
         edges = tuple(TreeEdge(e.dst, e.src, tuple(reversed(e.path))) for e in t.edges)
         trees.append(Tree(t.root, t.multiplicity, t.weight, edges))
-    loads, algbw = _link_loads(topology, [(trees, sched.k)])
+    loads, algbw = _link_loads(topology, [(_path_multiplicities(trees), sched.k)])
     cut = sched.bottleneck
     links = tuple((v, u, b) for u, v, b in cut.links)
     return Schedule(
@@ -405,7 +472,11 @@ def _reverse_schedule(sched: Schedule, topology: Topology, source: Schedule) -> 
 
 def _allreduce(topology: Topology, rs: Schedule, ag: Schedule, K: int | None) -> Schedule:
     times = [1 / rs.algbw_exact, 1 / ag.algbw_exact]
-    loads, algbw = _link_loads(topology, [(list(rs.trees), rs.k), (list(ag.trees), ag.k)], times)
+    loads, algbw = _link_loads(
+        topology,
+        [(_path_multiplicities(rs.trees), rs.k), (_path_multiplicities(ag.trees), ag.k)],
+        times,
+    )
     optimal = 1 / (1 / rs.optimal_algbw_exact + 1 / ag.optimal_algbw_exact)
     timings = {key: rs.timings.get(key, 0.0) + ag.timings.get(key, 0.0)
                for key in ("optimum", "switch_removal", "trees", "paths")}

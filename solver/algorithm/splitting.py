@@ -26,13 +26,15 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from solver.flow.jit import njit
 from solver.flow.csr import IndexedFabric
 from solver.model.errors import SolverError
-from solver.flow.maxflow import FlowNetwork, _add_excess, _cut_capacity, _dinic, _inflow, _repair
+from solver.flow.maxflow import FlowNetwork, augment, flow_into
+from solver.flow.repair import new_excess, reduce_arc, repair_flow
 
 Path = tuple[int, ...]
 
@@ -53,6 +55,13 @@ class SplitResult:
 
 def _take(pieces: dict[Path, int], amount: int) -> list[tuple[Path, int]]:
     """Remove ``amount`` units from the front of an ordered path record."""
+    if amount <= 0:
+        return []
+    path = next(iter(pieces))
+    have = pieces[path]
+    if have > amount:  # the common case: the front path has enough
+        pieces[path] = have - amount
+        return [(path, amount)]
     out = []
     while amount > 0:
         path = next(iter(pieces))
@@ -67,125 +76,134 @@ def _take(pieces: dict[Path, int], amount: int) -> list[tuple[Path, int]]:
     return out
 
 
-def _join(first: list[tuple[Path, int]], second: list[tuple[Path, int]],
+def _join(head: list[tuple[Path, int]], tail: list[tuple[Path, int]],
           into: dict[Path, int]) -> None:
     """Concatenate two equal-size path lists unit by unit (u..w + w..t) into ``into``."""
     i = j = 0
-    a_rem = first[0][1] if first else 0
-    b_rem = second[0][1] if second else 0
-    while i < len(first) and j < len(second):
+    a_rem = head[0][1] if head else 0
+    b_rem = tail[0][1] if tail else 0
+    while i < len(head) and j < len(tail):
         use = min(a_rem, b_rem)
-        path = first[i][0] + second[j][0][1:]
+        path = head[i][0] + tail[j][0][1:]
         into[path] = into.get(path, 0) + use
         a_rem -= use
         b_rem -= use
         if a_rem == 0:
             i += 1
-            if i < len(first):
-                a_rem = first[i][1]
+            if i < len(head):
+                a_rem = head[i][1]
         if b_rem == 0:
             j += 1
-            if j < len(second):
-                b_rem = second[j][1]
+            if j < len(tail):
+                b_rem = tail[j][1]
+
+
+class SinkFlows(NamedTuple):
+    """One stored s-v flow per compute node v (a residual array per row) and trial bookkeeping."""
+
+    rows: np.ndarray  # (N, arcs) residual arrays
+    sinks: np.ndarray  # (N,) the node v of each row
+    order: np.ndarray  # (N,) rows in checking order: the row that failed last comes first
+    touched: np.ndarray  # (N,) 1 if the last trial had to repair the row
+
+
+class SplitMove(NamedTuple):
+    """Moving ``units`` from arcs (u,w) and (w,t) onto arc (u,t) (``ut`` = -1 when u = t)."""
+
+    uw: int
+    wt: int
+    ut: int
+    units: int
 
 
 @njit
-def _initial_flows(indptr, head, rev, cap, flows, s, targets, need, level, it, queue, stack):
-    """One s-v flow of value ``need`` per target (rows of ``flows`` are residual networks)."""
-    for i in range(targets.shape[0]):
-        res = flows[i]
+def _initial_flows(g, flows, s, need, work):
+    """One s-v flow of value ``need`` per row; return the first row that falls short, or -1."""
+    for i in range(flows.sinks.shape[0]):
+        res = flows.rows[i]
         for a in range(res.shape[0]):
-            res[a] = cap[a]
-        got = _dinic(indptr, head, rev, res, s, targets[i], need, level, it, queue, stack)
-        if got < need:
+            res[a] = g.cap[a]
+        if augment(g, res, s, flows.sinks[i], need, work) < need:
             return i
     return -1
 
 
 @njit
-def _trial_split(indptr, head, rev, tail, cap, flows, s, targets, need, auw, awt, aut, g, order,
-                 touched, nodes, amounts, level, it, queue, stack):
-    """Tentatively split g units of (u,w),(w,t) onto (u,t); repair every stored s-v flow.
+def _apply_move(g, move, units):
+    """Move ``units`` (negative: back) in the capacities."""
+    g.cap[move.uw] -= units
+    g.cap[move.wt] -= units
+    if move.ut >= 0:
+        g.cap[move.ut] += units
 
-    Returns (max deficit capped at g, number of targets processed, error flag). Flows that already
-    fit the new capacities cost nothing; the others are repaired locally.
+
+@njit
+def _trial_split(g, flows, s, need, move, ex, work):
+    """Tentatively split ``move.units`` onto (u,t) and repair every stored s-v flow.
+
+    Returns (max deficit capped at the units, number of rows processed, error flag). Rows whose
+    flow still fits the new capacities cost nothing; the others are repaired locally.
     """
-    cap[auw] -= g
-    cap[awt] -= g
-    if aut >= 0:
-        cap[aut] += g
+    _apply_move(g, move, move.units)
     worst = 0
     processed = 0
-    n_t = order.shape[0]
-    for idx in range(n_t):
+    order = flows.order
+    for idx in range(order.shape[0]):
         i = order[idx]
-        res = flows[i]
+        res = flows.rows[i]
         processed = idx + 1
-        if aut >= 0:
-            res[aut] += g
-        if res[auw] >= g and res[awt] >= g:
-            res[auw] -= g
-            res[awt] -= g
-            touched[i] = 0
+        if move.ut >= 0:
+            res[move.ut] += move.units
+        if res[move.uw] >= move.units and res[move.wt] >= move.units:
+            res[move.uw] -= move.units
+            res[move.wt] -= move.units
+            flows.touched[i] = 0
             continue
-        touched[i] = 1
-        m = 0
-        over = _cut_capacity(res, rev, auw, -g)
-        if over > 0:
-            m = _add_excess(nodes, amounts, m, tail[auw], over)
-            m = _add_excess(nodes, amounts, m, head[auw], -over)
-        over = _cut_capacity(res, rev, awt, -g)
-        if over > 0:
-            m = _add_excess(nodes, amounts, m, tail[awt], over)
-            m = _add_excess(nodes, amounts, m, head[awt], -over)
-        value = _repair(indptr, head, rev, cap, res, s, targets[i], need, nodes, amounts, m,
-                        level, it, queue, stack)
+        flows.touched[i] = 1
+        ex.size[0] = 0
+        reduce_arc(g, res, move.uw, -move.units, ex)
+        reduce_arc(g, res, move.wt, -move.units, ex)
+        value = repair_flow(g, res, s, flows.sinks[i], need, ex, work)
         if value < 0:
             return worst, processed, 1
         if need - value > worst:
             worst = need - value
-            for j in range(idx, 0, -1):
+            for j in range(idx, 0, -1):  # check this row first next time
                 order[j] = order[j - 1]
             order[0] = i
-            if worst >= g:
-                worst = g
+            if worst >= move.units:
+                worst = move.units
                 break
     return worst, processed, 0
 
 
 @njit
-def _settle_split(indptr, head, rev, tail, cap, flows, s, targets, need, auw, awt, aut, g, gamma,
-                  order, processed, touched, nodes, amounts, level, it, queue, stack):
-    """Undo ``g - gamma`` of a tentative split and restore every stored flow to value ``need``."""
-    back = g - gamma
+def _settle_split(g, flows, s, need, move, gamma, processed, ex, work):
+    """Undo all but ``gamma`` units of a tentative split; restore every stored flow to ``need``.
+
+    Returns 1 if a flow could not be restored (a bug: gamma is admissible), else 0.
+    """
+    back = move.units - gamma
     if back == 0:
         return 0  # the whole split was admissible: every processed row already holds need
-    cap[auw] += back
-    cap[awt] += back
-    if aut >= 0:
-        cap[aut] -= back
+    _apply_move(g, move, -back)
     for idx in range(processed):
-        i = order[idx]
-        res = flows[i]
-        res[auw] += back
-        res[awt] += back
-        if aut >= 0:
-            over = _cut_capacity(res, rev, aut, -back)
-            if over > 0:
-                m = _add_excess(nodes, amounts, 0, tail[aut], over)
-                m = _add_excess(nodes, amounts, m, head[aut], -over)
-                value = _repair(indptr, head, rev, cap, res, s, targets[i], need, nodes, amounts,
-                                m, level, it, queue, stack)
-                if value < need:
+        i = flows.order[idx]
+        res = flows.rows[i]
+        res[move.uw] += back
+        res[move.wt] += back
+        sink = flows.sinks[i]
+        if move.ut >= 0:
+            ex.size[0] = 0
+            if reduce_arc(g, res, move.ut, -back, ex) > 0:
+                if repair_flow(g, res, s, sink, need, ex, work) < need:
                     return 1
                 continue
-        if touched[i] == 1:
-            # a repaired row may have lost value in the trial: top it up again (gamma is
-            # admissible, so every target can reach need again)
-            value = _inflow(indptr, cap, res, targets[i])
+        if flows.touched[i] == 1:
+            # a repaired row may have lost value in the trial: top it up again
+            value = flow_into(g, res, sink)
             if value < need:
-                value += _dinic(indptr, head, rev, res, s, targets[i], need - value, level, it,
-                                queue, stack)
+                value += augment(g, res, s, sink, need - value, work)
             if value < need:
                 return 1
     return 0
@@ -207,161 +225,202 @@ def split_switches(
     partners farthest from it in the rest of the fabric (denser compute graph whose thin edges
     reach other boxes: shallower trees), then greedily.
     """
-    n = fabric.n
-    N = fabric.num_compute
-    need = N * k
-    s = n
-    cur: dict[tuple[int, int], int] = {e: c for e, c in caps.items() if c > 0}
-    paths: dict[tuple[int, int], dict[Path, int]] = {e: {e: c} for e, c in cur.items()}
-    switches = [v for v in range(n) if not fabric.is_compute[v]]
-    targets = np.asarray(fabric.compute, dtype=np.int64)
-    order = np.arange(N, dtype=np.int64)
-    touched = np.zeros(N, dtype=np.int64)
-    nodes = np.zeros(8, dtype=np.int64)
-    amounts = np.zeros(8, dtype=np.int64)
-    num_splits = 0
-    num_trials = 0
-    flows = None  # residual networks, one row per target, for the current network
-    prev_pairs: list[tuple[int, int]] = []
-    prev_net: FlowNetwork | None = None
-    graph = _Adjacency(cur)
-    for v in range(n):
-        graph.inn.setdefault(v, set())
-        graph.out.setdefault(v, set())
+    splitter = _Splitter(fabric, caps, k, check, spread)
+    switches = [v for v in range(fabric.n) if not fabric.is_compute[v]]
     remaining = list(switches)
     done = 0
     while remaining:
-        # a batch of pairwise non-adjacent switches shares one flow network
+        batch, remaining = splitter.next_batch(remaining)
+        splitter.build_network(batch)
+        for w in batch:
+            splitter.split_off(w)
+            done += 1
+            if progress is not None:
+                progress(done / len(switches))
+    return splitter.result()
+
+
+class _Splitter:
+    """The state of one switch removal: capacities, path records and the stored flows."""
+
+    def __init__(self, fabric: IndexedFabric, caps: dict[tuple[int, int], int], k: int,
+                 check: Callable[[], None] | None, spread: bool):
+        self.fabric = fabric
+        self.k = k
+        self.check = check
+        self.spread = spread
+        self.N = fabric.num_compute
+        self.need = self.N * k
+        self.s = fabric.n  # the super source
+        self.cur: dict[tuple[int, int], int] = {e: c for e, c in caps.items() if c > 0}
+        self.paths: dict[tuple[int, int], dict[Path, int]] = {e: {e: c} for e, c in self.cur.items()}
+        self.graph = _Adjacency(self.cur)
+        for v in range(fabric.n):
+            self.graph.inn.setdefault(v, set())
+            self.graph.out.setdefault(v, set())
+        self.sinks = np.asarray(fabric.compute, dtype=np.int64)
+        self.order = np.arange(self.N, dtype=np.int64)
+        self.touched = np.zeros(self.N, dtype=np.int64)
+        self.ex = new_excess()
+        self.num_splits = 0
+        self.num_trials = 0
+        self.rows: np.ndarray | None = None  # residual arrays, one per sink, on self.net
+        self.net: FlowNetwork | None = None
+        self.pairs: list[tuple[int, int]] = []  # the network's edges before the source edges
+        self.index: dict[tuple[int, int], int] = {}
+
+    def next_batch(self, remaining: list[int]) -> tuple[list[int], list[int]]:
+        """Pairwise non-adjacent switches (they share one flow network) and the rest."""
         batch, later, blocked = [], [], set()
         for w in remaining:
             if w in blocked:
                 later.append(w)
                 continue
             batch.append(w)
-            blocked.update(graph.inn[w])
-            blocked.update(graph.out[w])
-        remaining = later
-        if check is not None:
-            check()
-        pairs = list(cur)
+            blocked.update(self.graph.inn[w])
+            blocked.update(self.graph.out[w])
+        return batch, later
+
+    def build_network(self, batch: list[int]) -> None:
+        """A flow network with every pair a split at the batch's switches can create."""
+        if self.check is not None:
+            self.check()
+        cur, N = self.cur, self.N
         extra = []
         for w in batch:
-            ins, outs = sorted(graph.inn[w]), sorted(graph.out[w])
+            ins, outs = sorted(self.graph.inn[w]), sorted(self.graph.out[w])
             extra += [(u, t) for u in ins for t in outs if u != t and (u, t) not in cur]
-        extra = list(dict.fromkeys(extra))
-        all_pairs = pairs + extra
+        all_pairs = list(cur) + list(dict.fromkeys(extra))
         index = {p: i for i, p in enumerate(all_pairs)}
-        tails = [u for u, _ in all_pairs] + [s] * N
-        heads = [v for _, v in all_pairs] + list(fabric.compute)
-        ecaps = [cur.get(p, 0) for p in all_pairs] + [k] * N
-        net = FlowNetwork(n + 1, tails, heads, ecaps)
-        arc = net.edge_arc
-        capv = net.cap
-        flows = _carry_flows(prev_net, prev_pairs, flows, net, all_pairs, N, index)
-        if flows is None:
-            flows = np.empty((N, capv.shape[0]), dtype=np.int64)
-            bad = _initial_flows(net.indptr, net.head, net.rev, capv, flows, s, targets, need,
-                                 net._level, net._it, net._queue, net._stack)
+        tails = [u for u, _ in all_pairs] + [self.s] * N
+        heads = [v for _, v in all_pairs] + list(self.fabric.compute)
+        ecaps = [cur.get(p, 0) for p in all_pairs] + [self.k] * N
+        net = FlowNetwork(self.s + 1, tails, heads, ecaps)
+        rows = _carry_flows(self.net, self.pairs, self.rows, net, all_pairs, N, index)
+        if rows is None:
+            rows = np.empty((N, net.cap.shape[0]), dtype=np.int64)
+            bad = _initial_flows(net.graph, self._flows(rows), self.s, self.need, net.work)
             if bad >= 0:
                 raise SolverError(
-                    f"internal error: compute node {fabric.names[targets[bad]]!r} cannot receive "
-                    "its share before switch removal"
+                    f"internal error: compute node {self.fabric.names[self.sinks[bad]]!r} cannot "
+                    "receive its share before switch removal"
                 )
-        prev_net, prev_pairs = net, all_pairs
-        bufs = (net._level, net._it, net._queue, net._stack)
-        for w in batch:
-            ins, outs = sorted(graph.inn[w]), sorted(graph.out[w])
-            tot_in = sum(cur[(u, w)] for u in ins)
-            tot_out = sum(cur[(w, t)] for t in outs)
-            # split off every edge of the smaller side (both sides when balanced); whatever is
-            # left on the larger side afterwards carries no flow and is dropped
-            by_in = tot_in <= tot_out
-            primary, other = (ins, outs) if by_in else (outs, ins)
-            for p in primary:
-                edge = (p, w) if by_in else (w, p)
-                # partners q != p first (rotated to start after p), the self-pair last
-                rot = [q for q in other if q > p] + [q for q in other if q < p]
-                share = cur[edge]
-                first = rot
-                if spread and rot:
-                    # first pass: equal shares (of at least k/4 units, so tree classes do not
-                    # shatter) to the partners farthest from p without w
-                    first = _far_first(graph, fabric.is_compute, p, w, rot, by_in,
-                                       share // max(1, k // 4))
-                    share = -(-share // len(first))
-                if p in other:
-                    rot.append(p)
-                passes = [(q, share) for q in (first if share < cur[edge] else rot)]
-                if share < cur[edge]:
-                    passes += [(q, None) for q in rot]
-                # a pair refused earlier can become admissible after other splits: keep cycling
-                # through the partners until the edge is gone or a whole round changes nothing
-                progress_mark = -1
-                i = 0
-                while i < len(passes):
-                    q, limit = passes[i]
-                    i += 1
-                    if i == len(passes) and cur.get(edge, 0) and progress_mark != num_splits:
-                        progress_mark = num_splits
-                        passes += [(x, None) for x in rot]
-                    u, t = (p, q) if by_in else (q, p)
-                    a = cur.get((u, w), 0)
-                    b = cur.get((w, t), 0)
-                    if cur.get(edge, 0) == 0:
-                        break
-                    if a == 0 or b == 0:
-                        continue
-                    if check is not None:
-                        check()
-                    g = min(a, b) if limit is None else min(a, b, limit)
-                    auw = int(arc[index[(u, w)]])
-                    awt = int(arc[index[(w, t)]])
-                    aut = int(arc[index[(u, t)]]) if u != t else -1
-                    args = (net.indptr, net.head, net.rev, net.tail, capv, flows, s, targets,
-                            need, auw, awt, aut, g)
-                    deficit, processed, err = _trial_split(*args, order, touched, nodes,
-                                                           amounts, *bufs)
-                    num_trials += 1
-                    gamma = g - min(int(deficit), g)
-                    if err == 0:
-                        err = _settle_split(*args, gamma, order, processed, touched,
-                                            nodes, amounts, *bufs)
-                    if err:
-                        raise SolverError("internal error: flow repair failed in switch removal")
-                    if gamma == 0:
-                        continue
-                    num_splits += 1
-                    first = _take(paths[(u, w)], gamma)
-                    second = _take(paths[(w, t)], gamma)
-                    graph.set((u, w), a - gamma)
-                    graph.set((w, t), b - gamma)
-                    if u != t:
-                        graph.set((u, t), cur.get((u, t), 0) + gamma)
-                        _join(first, second, paths.setdefault((u, t), {}))
-                if cur.get(edge, 0):
-                    side = "incoming" if by_in else "outgoing"
-                    raise IncompleteSplit(
-                        f"switch {fabric.names[w]!r} cannot forward all of its {side} capacity "
-                        f"(in {tot_in}, out {tot_out} units; switches cannot replicate data)"
-                    )
-            # the larger side's remainder: no flow can use it any more
-            for q in other:
-                graph.set((q, w) if by_in is False else (w, q), 0)
-            if graph.out[w] or graph.inn[w]:
-                raise SolverError(
-                    f"internal error: switch {fabric.names[w]!r} keeps capacity after splitting"
+        self.net, self.pairs, self.index, self.rows = net, all_pairs, index, rows
+
+    def _flows(self, rows: np.ndarray) -> SinkFlows:
+        return SinkFlows(rows, self.sinks, self.order, self.touched)
+
+    def split_off(self, w: int) -> None:
+        """Split off every edge of the smaller side of switch ``w``; drop the rest."""
+        cur = self.cur
+        ins, outs = sorted(self.graph.inn[w]), sorted(self.graph.out[w])
+        tot_in = sum(cur[(u, w)] for u in ins)
+        tot_out = sum(cur[(w, t)] for t in outs)
+        # split off every edge of the smaller side (both sides when balanced); whatever is
+        # left on the larger side afterwards carries no flow and is dropped
+        by_in = tot_in <= tot_out
+        primary, other = (ins, outs) if by_in else (outs, ins)
+        for p in primary:
+            edge = (p, w) if by_in else (w, p)
+            self._split_edge(w, p, other, by_in)
+            if cur.get(edge, 0):
+                side = "incoming" if by_in else "outgoing"
+                raise IncompleteSplit(
+                    f"switch {self.fabric.names[w]!r} cannot forward all of its {side} capacity "
+                    f"(in {tot_in}, out {tot_out} units; switches cannot replicate data)"
                 )
-            for u in ins:
-                paths.pop((u, w), None)
-            for t in outs:
-                paths.pop((w, t), None)
-            done += 1
-            if progress is not None:
-                progress(done / len(switches))
-    comp = set(fabric.compute)
-    out_caps = {e: c for e, c in cur.items() if c > 0 and e[0] in comp and e[1] in comp}
-    out_paths = {e: paths[e] for e in out_caps}
-    return SplitResult(out_caps, out_paths, num_splits, num_trials)
+        # the larger side's remainder: no flow can use it any more
+        for q in other:
+            self.graph.set((w, q) if by_in else (q, w), 0)
+        if self.graph.out[w] or self.graph.inn[w]:
+            raise SolverError(
+                f"internal error: switch {self.fabric.names[w]!r} keeps capacity after splitting"
+            )
+        for u in ins:
+            self.paths.pop((u, w), None)
+        for t in outs:
+            self.paths.pop((w, t), None)
+
+    def _passes(self, w: int, p: int, other: list[int], by_in: bool) -> tuple[list, list[int]]:
+        """The (partner, unit limit or None) tries for edge p-w, and the greedy rotation."""
+        edge = (p, w) if by_in else (w, p)
+        # partners q != p first (rotated to start after p), the self-pair last
+        rot = [q for q in other if q > p] + [q for q in other if q < p]
+        share = self.cur[edge]
+        spread_to = rot
+        if self.spread and rot:
+            # first pass: equal shares (of at least k/4 units, so tree classes do not shatter)
+            # to the partners farthest from p without w
+            spread_to = _far_first(self.graph, self.fabric.is_compute, p, w, rot, by_in,
+                                   share // max(1, self.k // 4))
+            share = -(-share // len(spread_to))
+        if p in other:
+            rot.append(p)
+        if share < self.cur[edge]:
+            return [(q, share) for q in spread_to] + [(q, None) for q in rot], rot
+        return [(q, None) for q in rot], rot
+
+    def _split_edge(self, w: int, p: int, other: list[int], by_in: bool) -> None:
+        """Split edge p-w (p's side of switch w) over the partners in ``other`` until it is gone.
+
+        A pair refused earlier can become admissible after other splits: keep cycling through
+        the partners until the edge is gone or a whole round changes nothing.
+        """
+        edge = (p, w) if by_in else (w, p)
+        passes, rot = self._passes(w, p, other, by_in)
+        progress_mark = -1
+        i = 0
+        while i < len(passes):
+            q, limit = passes[i]
+            i += 1
+            if i == len(passes) and self.cur.get(edge, 0) and progress_mark != self.num_splits:
+                progress_mark = self.num_splits
+                passes += [(x, None) for x in rot]
+            if self.cur.get(edge, 0) == 0:
+                break
+            u, t = (p, q) if by_in else (q, p)
+            self._try_split(u, w, t, limit)
+
+    def _try_split(self, u: int, w: int, t: int, limit: int | None) -> None:
+        """Split as many units (up to ``limit``) of (u,w),(w,t) onto (u,t) as keep the invariant."""
+        a = self.cur.get((u, w), 0)
+        b = self.cur.get((w, t), 0)
+        if a == 0 or b == 0:
+            return
+        if self.check is not None:
+            self.check()
+        units = min(a, b) if limit is None else min(a, b, limit)
+        arc, index = self.net.edge_arc, self.index
+        move = SplitMove(int(arc[index[(u, w)]]), int(arc[index[(w, t)]]),
+                         int(arc[index[(u, t)]]) if u != t else -1, units)
+        flows = self._flows(self.rows)
+        graph, work = self.net.graph, self.net.work
+        deficit, processed, err = _trial_split(graph, flows, self.s, self.need, move, self.ex,
+                                               work)
+        self.num_trials += 1
+        gamma = units - min(int(deficit), units)
+        if err == 0:
+            err = _settle_split(graph, flows, self.s, self.need, move, gamma, processed, self.ex,
+                                work)
+        if err:
+            raise SolverError("internal error: flow repair failed in switch removal")
+        if gamma == 0:
+            return
+        self.num_splits += 1
+        head = _take(self.paths[(u, w)], gamma)
+        tail = _take(self.paths[(w, t)], gamma)
+        self.graph.set((u, w), a - gamma)
+        self.graph.set((w, t), b - gamma)
+        if u != t:
+            self.graph.set((u, t), self.cur.get((u, t), 0) + gamma)
+            _join(head, tail, self.paths.setdefault((u, t), {}))
+
+    def result(self) -> SplitResult:
+        comp = set(self.fabric.compute)
+        out_caps = {e: c for e, c in self.cur.items()
+                    if c > 0 and e[0] in comp and e[1] in comp}
+        out_paths = {e: self.paths[e] for e in out_caps}
+        return SplitResult(out_caps, out_paths, self.num_splits, self.num_trials)
 
 
 def _far_first(graph, is_compute, p, w, partners, forward, units):

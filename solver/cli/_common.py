@@ -58,7 +58,7 @@ def add_fabric_options(parser) -> None:
 
 
 def _xml_options(args) -> dict[str, object]:
-    bandwidth = {cls: getattr(args, f"{cls}_bw", None) for cls in OVERRIDE_CLASSES}
+    bandwidth = {cls: vars(args)[f"{cls}_bw"] for cls in OVERRIDE_CLASSES}
     return {
         "boxes": args.boxes,
         "fabric": args.fabric,

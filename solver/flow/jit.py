@@ -5,9 +5,10 @@ Every kernel is compiled with ``nogil=True`` (so a GUI worker thread does not bl
 ``NUMBA_DISABLE_JIT=1``.
 
 Numba invalidates a cached kernel only when *its own* source file changes, not when a kernel it
-calls in another module does (a stale ``_dinic`` would stay inlined in ``packing._grow``). So,
+calls in another module does (a stale ``augment`` would stay inlined in ``packing._grow``). So,
 unless ``NUMBA_CACHE_DIR`` is set, the cache lives in a directory named after a hash of every
-solver module that defines kernels: any change to any of them starts from a fresh cache.
+solver module that defines kernels (imports this module): any change to any of them starts from
+a fresh cache.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ import numba
 
 def _kernel_sources_stamp() -> str:
     digest = hashlib.sha1(numba.__version__.encode())
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parent.parent  # the solver package
     for path in sorted(root.rglob("*.py")):
         text = path.read_bytes()
-        if b"_jit import" in text or path.name == "_jit.py":
+        if b"solver.flow.jit import" in text or path == Path(__file__).resolve():
             digest.update(str(path.relative_to(root)).encode())
             digest.update(text)
     return digest.hexdigest()[:16]

@@ -1,9 +1,27 @@
-"""Maximum flow on small dense-ish networks: a numba Dinic kernel plus a validating wrapper.
+"""Maximum flow on a residual network in CSR form: a numba Dinic kernel and a validating wrapper.
 
-Layers (after networkx.algorithms.flow): :func:`_dinic` works on a prepared residual network in
-CSR form (``indptr``, ``head``, ``rev``, residual capacities ``res``, all contiguous int64) and
-allocates nothing; :class:`FlowNetwork` validates edges, builds the CSR arrays once and reuses its
-buffers across the many nearly identical flows the solver runs.
+Layers (after networkx.algorithms.flow): :func:`augment` works on a prepared residual network
+(:class:`FlowGraph` plus a residual-capacity array) and allocates nothing; :class:`FlowNetwork`
+validates edges, builds the CSR arrays once and reuses its buffers across the many nearly
+identical flows the solver runs. Incremental repair of a stored flow after a capacity change
+lives in :mod:`solver.flow.repair`.
+
+Residual-network convention
+---------------------------
+Every edge ``i`` of a :class:`FlowNetwork` becomes two *arcs*: the forward arc
+``a = edge_arc[i]`` (``tail[a] -> head[a]``) and its reverse arc ``rev[a]`` (``head -> tail``);
+``rev[rev[a]] == a``. Arcs are sorted by tail, so the arcs leaving node ``u`` are
+``indptr[u] .. indptr[u + 1] - 1``. ``cap[a]`` is the capacity of a forward arc and 0 for a
+reverse arc. A *residual array* ``res`` (one int64 per arc) describes a flow:
+
+- ``res[a]`` is how much more can be pushed along arc ``a``;
+- the flow on edge ``i`` is ``cap[a] - res[a] == res[rev[a]]`` for its forward arc ``a``;
+- so ``res[a] + res[rev[a]] == cap[a] + cap[rev[a]]`` and ``0 <= res[a]`` always hold.
+
+``res = cap.copy()`` is the zero flow. Pushing ``d`` along an arc lowers its ``res`` by ``d`` and
+raises its reverse's by ``d``. Several residual arrays (one per stored flow) can share one
+:class:`FlowGraph`; capacities may be edited in ``cap`` as long as each stored ``res`` is then
+repaired (:func:`solver.flow.repair.reduce_arc`).
 
 Notes
 -----
@@ -15,6 +33,7 @@ for an uncuttable edge and is far below the int64 limit so sums of a few of them
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,80 +44,135 @@ INF = 1 << 60
 MAX_CAPACITY = 1 << 56  # finite capacities must stay below this (room for sums without overflow)
 
 
-@njit
-def _dinic(indptr, head, rev, res, s, t, cutoff, level, it, queue, stack):
-    """Augment ``res`` in place from ``s`` to ``t`` until max flow or ``cutoff``; return the flow.
+class FlowGraph(NamedTuple):
+    """The fixed arrays of a residual network (all contiguous int64; see module docstring)."""
 
-    ``level`` must be all -1 on entry and is all -1 again on return (only the nodes a phase
-    discovers are touched, so a short reroute costs O(explored), not O(nodes)).
+    indptr: np.ndarray  # arcs leaving u: indptr[u] .. indptr[u + 1] - 1
+    head: np.ndarray  # head node of each arc
+    tail: np.ndarray  # tail node of each arc
+    rev: np.ndarray  # partner arc (forward <-> reverse)
+    cap: np.ndarray  # capacity per arc (reverse arcs 0); may be edited between flows
+
+
+class Workspace(NamedTuple):
+    """Scratch buffers for the kernels; ``level`` is all -1 between calls."""
+
+    level: np.ndarray  # per node, BFS level or visited mark; -1 = unvisited
+    it: np.ndarray  # per node, next arc to try in the depth-first search
+    queue: np.ndarray  # n + 1 nodes
+    stack: np.ndarray  # n + 1 arcs (the current path)
+    mark: np.ndarray  # per node, reachability marks
+
+
+def new_workspace(n: int) -> Workspace:
+    """Buffers for kernels on a network of ``n`` nodes."""
+    return Workspace(
+        np.full(n, -1, dtype=np.int64),
+        np.empty(n, dtype=np.int64),
+        np.empty(n + 1, dtype=np.int64),
+        np.empty(n + 1, dtype=np.int64),
+        np.empty(n, dtype=np.int64),
+    )
+
+
+@njit
+def _level_graph(g, res, s, t, work):
+    """Breadth-first levels from ``s`` along positive residual arcs; return the nodes queued.
+
+    Stops expanding once the level of ``t`` is complete. Only the queued nodes get a level.
     """
+    level, queue = work.level, work.queue
+    level[s] = 0
+    qh = 0
+    qt = 1
+    queue[0] = s
+    while qh < qt:
+        u = queue[qh]
+        qh += 1
+        if level[t] >= 0 and level[u] >= level[t]:
+            break  # the level graph is complete up to t's level
+        lu = level[u] + 1
+        for a in range(g.indptr[u], g.indptr[u + 1]):
+            v = g.head[a]
+            if res[a] > 0 and level[v] < 0:
+                level[v] = lu
+                queue[qt] = v
+                qt += 1
+    return qt
+
+
+@njit
+def _blocking_flow(g, res, s, t, limit, work):
+    """Push up to ``limit`` along level-increasing arcs by repeated depth-first searches."""
+    level, it, stack = work.level, work.it, work.stack
     flow = 0
-    while flow < cutoff:
-        level[s] = 0
-        qh = 0
-        qt = 1
-        queue[0] = s
-        while qh < qt:
-            u = queue[qh]
-            qh += 1
-            if level[t] >= 0 and level[u] >= level[t]:
-                break  # the level graph is complete up to t's level
-            lu = level[u] + 1
-            for a in range(indptr[u], indptr[u + 1]):
-                v = head[a]
-                if res[a] > 0 and level[v] < 0:
-                    level[v] = lu
-                    queue[qt] = v
-                    qt += 1
-        if level[t] < 0:
-            for i in range(qt):
-                level[queue[i]] = -1
+    while flow < limit:
+        depth = 0
+        u = s
+        while u != t:
+            advanced = False
+            while it[u] < g.indptr[u + 1]:
+                a = it[u]
+                v = g.head[a]
+                if res[a] > 0 and level[v] == level[u] + 1:
+                    stack[depth] = a
+                    depth += 1
+                    u = v
+                    advanced = True
+                    break
+                it[u] += 1
+            if not advanced:
+                if depth == 0:
+                    break
+                level[u] = -1  # dead end for this phase
+                depth -= 1
+                u = g.tail[stack[depth]]
+                it[u] += 1
+        if u != t:
             break
-        for i in range(qt):
-            it[queue[i]] = indptr[queue[i]]
-        # blocking flow by repeated depth-first searches along level-increasing arcs
-        while flow < cutoff:
-            depth = 0
-            u = s
-            while u != t:
-                advanced = False
-                while it[u] < indptr[u + 1]:
-                    a = it[u]
-                    v = head[a]
-                    if res[a] > 0 and level[v] == level[u] + 1:
-                        stack[depth] = a
-                        depth += 1
-                        u = v
-                        advanced = True
-                        break
-                    it[u] += 1
-                if not advanced:
-                    if depth == 0:
-                        break
-                    level[u] = -1  # dead end for this phase
-                    depth -= 1
-                    u = head[rev[stack[depth]]]
-                    it[u] += 1
-            if u != t:
-                break
-            push = cutoff - flow
-            for d in range(depth):
-                push = min(push, res[stack[d]])
-            for d in range(depth):
-                a = stack[d]
-                res[a] -= push
-                res[rev[a]] += push
-            flow += push
-        for i in range(qt):
-            level[queue[i]] = -1
+        push = limit - flow
+        for d in range(depth):
+            push = min(push, res[stack[d]])
+        for d in range(depth):
+            a = stack[d]
+            res[a] -= push
+            res[g.rev[a]] += push
+        flow += push
     return flow
 
 
 @njit
-def _reachable(indptr, head, res, s, mark, queue):
-    """Mark (1) every node reachable from ``s`` along arcs with positive residual capacity."""
-    n = indptr.shape[0] - 1
-    for i in range(n):
+def augment(g, res, s, t, cutoff, work):
+    """Augment the flow in ``res`` from ``s`` to ``t`` until maximal or ``cutoff``; return the gain.
+
+    Dinic's algorithm on the residual network ``(g, res)``. ``work.level`` must be all -1 on entry
+    and is all -1 again on return (only the nodes a phase discovers are touched, so a short
+    reroute costs O(explored), not O(nodes)).
+    """
+    level, it, queue = work.level, work.it, work.queue
+    flow = 0
+    while flow < cutoff:
+        qt = _level_graph(g, res, s, t, work)
+        found = level[t] >= 0
+        if found:
+            for i in range(qt):
+                it[queue[i]] = g.indptr[queue[i]]
+            flow += _blocking_flow(g, res, s, t, cutoff - flow, work)
+        for i in range(qt):
+            level[queue[i]] = -1
+        if not found:
+            break
+    return flow
+
+
+@njit
+def mark_reachable(g, res, s, work):
+    """Set ``work.mark`` to 1 on every node reachable from ``s`` along positive residual arcs.
+
+    Returns the number of reachable nodes.
+    """
+    mark, queue = work.mark, work.queue
+    for i in range(mark.shape[0]):
         mark[i] = 0
     mark[s] = 1
     queue[0] = s
@@ -107,8 +181,8 @@ def _reachable(indptr, head, res, s, mark, queue):
     while qh < qt:
         u = queue[qh]
         qh += 1
-        for a in range(indptr[u], indptr[u + 1]):
-            v = head[a]
+        for a in range(g.indptr[u], g.indptr[u + 1]):
+            v = g.head[a]
             if res[a] > 0 and mark[v] == 0:
                 mark[v] = 1
                 queue[qt] = v
@@ -117,138 +191,12 @@ def _reachable(indptr, head, res, s, mark, queue):
 
 
 @njit
-def _cut_capacity(res, rev, a, delta):
-    """Change forward arc ``a``'s capacity by ``delta``; return the flow that no longer fits."""
-    res[a] += delta
-    if res[a] < 0:
-        over = -res[a]
-        res[a] = 0
-        res[rev[a]] -= over
-        return over
-    return 0
-
-
-@njit
-def _add_excess(nodes, amounts, m, x, amount):
-    for i in range(m):
-        if nodes[i] == x:
-            amounts[i] += amount
-            return m
-    nodes[m] = x
-    amounts[m] = amount
-    return m + 1
-
-
-@njit
-def _cancel_walk(indptr, head, rev, cap, res, x, target, amount, level, it, queue, stack):
-    """Push up to ``amount`` from ``x`` to ``target`` only along arcs that cancel existing flow.
-
-    Depth-first along arcs with ``res > cap`` (reverse arcs of edges carrying flow), so it walks
-    back along flow paths and explores only the flow's support, not the whole network. Uses
-    ``level`` as visited marks (all -1 on entry and on return). Returns the amount pushed.
-    """
-    pushed = 0
-    while pushed < amount:
-        nvis = 1
-        queue[0] = x
-        level[x] = 0
-        it[x] = indptr[x]
-        depth = 0
-        u = x
-        while u != target:
-            advanced = False
-            while it[u] < indptr[u + 1]:
-                a = it[u]
-                w = head[a]
-                if res[a] > cap[a] and level[w] < 0:
-                    level[w] = 0
-                    it[w] = indptr[w]
-                    queue[nvis] = w
-                    nvis += 1
-                    stack[depth] = a
-                    depth += 1
-                    u = w
-                    advanced = True
-                    break
-                it[u] += 1
-            if not advanced:
-                if depth == 0:
-                    break
-                depth -= 1
-                u = head[rev[stack[depth]]]
-                it[u] += 1
-        for i in range(nvis):
-            level[queue[i]] = -1
-        if u != target:
-            break
-        push = amount - pushed
-        for d in range(depth):
-            push = min(push, res[stack[d]] - cap[stack[d]])
-        for d in range(depth):
-            a = stack[d]
-            res[a] -= push
-            res[rev[a]] += push
-        pushed += push
-    return pushed
-
-
-@njit
-def _inflow(indptr, cap, res, v):
+def flow_into(g, res, v):
     """Net flow into ``v`` (the flow value when ``v`` is the sink and flow is conserved)."""
     out = 0
-    for a in range(indptr[v], indptr[v + 1]):
-        out += cap[a] - res[a]  # forward arc: its flow; reverse arc: minus the incoming flow
+    for a in range(g.indptr[v], g.indptr[v + 1]):
+        out += g.cap[a] - res[a]  # forward arc: its flow; reverse arc: minus the incoming flow
     return -out
-
-
-@njit
-def _repair(indptr, head, rev, cap, res, s, v, need, nodes, amounts, m,
-            level, it, queue, stack):
-    """Turn a flow with local excesses/deficits back into an s-v flow and top it up to ``need``.
-
-    ``nodes[:m]``/``amounts[:m]`` hold each node's excess (> 0) or deficit (< 0) left by cutting
-    capacities. Excess is first rerouted to deficits, leftovers go back to ``s`` / are taken from
-    ``v`` (or, for flow that ran through the sink, go to ``v`` / come from ``s``), then the flow
-    is augmented again. Returns the flow value, or -1 if the residual network was inconsistent.
-    """
-    for i in range(m):
-        if amounts[i] <= 0 or nodes[i] == s or nodes[i] == v:
-            continue
-        for j in range(m):
-            if amounts[j] >= 0 or nodes[j] == s or nodes[j] == v:
-                continue
-            want = min(amounts[i], -amounts[j])
-            got = _dinic(indptr, head, rev, res, nodes[i], nodes[j], want, level, it, queue, stack)
-            amounts[i] -= got
-            amounts[j] += got
-            if amounts[i] == 0:
-                break
-    for i in range(m):
-        x = nodes[i]
-        if x == s or x == v or amounts[i] == 0:
-            continue
-        # excess came from s or through v (flow may pass through the sink); deficit likewise.
-        # Walking back along the existing flow is cheap; Dinic finishes whatever it leaves.
-        if amounts[i] > 0:
-            amounts[i] -= _cancel_walk(indptr, head, rev, cap, res, x, s, amounts[i], level, it,
-                                       queue, stack)
-            amounts[i] -= _dinic(indptr, head, rev, res, x, s, amounts[i], level, it, queue, stack)
-            if amounts[i] > 0:
-                amounts[i] -= _dinic(indptr, head, rev, res, x, v, amounts[i], level, it, queue,
-                                     stack)
-        else:
-            amounts[i] += _cancel_walk(indptr, head, rev, cap, res, v, x, -amounts[i], level, it,
-                                       queue, stack)
-            amounts[i] += _dinic(indptr, head, rev, res, v, x, -amounts[i], level, it, queue, stack)
-            if amounts[i] < 0:
-                amounts[i] += _dinic(indptr, head, rev, res, s, x, -amounts[i], level, it, queue,
-                                     stack)
-        if amounts[i] != 0:
-            return -1
-    value = _inflow(indptr, cap, res, v)
-    if value < need:
-        value += _dinic(indptr, head, rev, res, s, v, need - value, level, it, queue, stack)
-    return value
 
 
 class FlowNetwork:
@@ -263,9 +211,19 @@ class FlowNetwork:
     caps : sequence of int
         Edge capacities (>= 0, below :data:`MAX_CAPACITY` or exactly :data:`INF`).
 
-    Each edge i gets a forward arc ``edge_arc[i]`` and a reverse arc; :attr:`cap` holds the
-    capacities per arc (reverse arcs 0). Change capacities with :meth:`set_capacity` or by writing
-    ``cap[edge_arc[i]]``; every :meth:`max_flow` starts from :attr:`cap` (or from ``res`` given).
+    Attributes
+    ----------
+    graph : FlowGraph
+        The CSR arrays (``indptr``, ``head``, ``tail``, ``rev``, ``cap``) for the kernels.
+    work : Workspace
+        Scratch buffers sized for this network.
+    edge_arc : ndarray
+        Forward arc of each input edge (see the module docstring for the convention).
+    res : ndarray
+        Residual capacities of the last :meth:`max_flow`.
+
+    Change capacities with :meth:`set_capacity` or by writing ``cap[edge_arc[i]]``; every
+    :meth:`max_flow` starts from :attr:`cap`.
     """
 
     def __init__(self, n: int, tails: Sequence[int], heads: Sequence[int], caps: Sequence[int]):
@@ -300,24 +258,28 @@ class FlowNetwork:
         order = np.argsort(arc_tail, kind="stable")
         pos = np.empty(2 * m, dtype=np.int64)
         pos[order] = np.arange(2 * m, dtype=np.int64)
-        self.head = np.ascontiguousarray(arc_head[order])
-        self.tail = np.ascontiguousarray(arc_tail[order])
+        head = np.ascontiguousarray(arc_head[order])
+        tail = np.ascontiguousarray(arc_tail[order])
         partner = np.arange(2 * m, dtype=np.int64) ^ 1
-        self.rev = np.ascontiguousarray(pos[partner[order]])
-        self.indptr = np.zeros(self.n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(arc_tail, minlength=self.n), out=self.indptr[1:])
+        rev = np.ascontiguousarray(pos[partner[order]])
+        indptr = np.zeros(self.n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(arc_tail, minlength=self.n), out=indptr[1:])
         self.edge_arc = np.ascontiguousarray(pos[0::2])
-        self.cap = np.zeros(2 * m, dtype=np.int64)
-        self.cap[self.edge_arc] = caps_arr
+        cap = np.zeros(2 * m, dtype=np.int64)
+        cap[self.edge_arc] = caps_arr
+        self.graph = FlowGraph(indptr, head, tail, rev, cap)
         self.res = np.empty(2 * m, dtype=np.int64)
-        self._level = np.full(self.n, -1, dtype=np.int64)  # _dinic keeps it all -1
-        self._it = np.empty(self.n, dtype=np.int64)
-        self._queue = np.empty(self.n + 1, dtype=np.int64)
-        self._stack = np.empty(self.n + 1, dtype=np.int64)
-        self._mark = np.empty(self.n, dtype=np.int64)
+        self.work = new_workspace(self.n)
+
+    # the CSR arrays by name (read-only views of :attr:`graph`'s arrays)
+    indptr = property(lambda self: self.graph.indptr)
+    head = property(lambda self: self.graph.head)
+    tail = property(lambda self: self.graph.tail)
+    rev = property(lambda self: self.graph.rev)
+    cap = property(lambda self: self.graph.cap)
 
     def set_capacity(self, edge: int, cap: int) -> None:
-        self.cap[self.edge_arc[edge]] = cap
+        self.graph.cap[self.edge_arc[edge]] = cap
 
     def max_flow(self, s: int, t: int, cutoff: int | None = None) -> int:
         """Flow value from ``s`` to ``t`` on :attr:`cap` (stopping at ``cutoff`` if given).
@@ -326,24 +288,21 @@ class FlowNetwork:
         """
         if not (0 <= s < self.n and 0 <= t < self.n) or s == t:
             raise SolverError(f"flow network: bad source/sink {s}/{t}")
-        np.copyto(self.res, self.cap)
+        np.copyto(self.res, self.graph.cap)
         limit = INF if cutoff is None else int(cutoff)
-        return int(
-            _dinic(self.indptr, self.head, self.rev, self.res, s, t, limit,
-                   self._level, self._it, self._queue, self._stack)
-        )
+        return int(augment(self.graph, self.res, s, t, limit, self.work))
 
     def source_side(self, s: int) -> np.ndarray:
         """Boolean mask of nodes reachable from ``s`` in the last residual network.
 
         After an uncut :meth:`max_flow` this is the source side of a minimum cut (the smallest one).
         """
-        _reachable(self.indptr, self.head, self.res, s, self._mark, self._queue)
-        return self._mark.astype(bool)
+        mark_reachable(self.graph, self.res, s, self.work)
+        return self.work.mark.astype(bool)
 
     def edge_flow(self) -> np.ndarray:
         """Flow on every edge (in input order) in the last residual network."""
-        return self.cap[self.edge_arc] - self.res[self.edge_arc]
+        return self.graph.cap[self.edge_arc] - self.res[self.edge_arc]
 
 
 def max_flow_value(n: int, edges: Sequence[tuple[int, int, int]], s: int, t: int,

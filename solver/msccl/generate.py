@@ -59,6 +59,8 @@ class _Op:
     hasdep: bool = False
     tb: int = -1
     s: int = -1  # step index of the op itself (after its nops)
+    follows: _Op | None = None  # a local op run in the threadblock of this receive, after it
+    after: list[_Op] = field(default_factory=list)  # the ops that follow this receive
 
 
 @dataclass(eq=False)
@@ -384,15 +386,44 @@ def _reduce_piece(b: _Build, pc: _Piece, done: dict) -> None:
             send = {"type": "s", "srcbuf": cs_buf, "srcoff": cs_off, "dstbuf": dbuf, "dstoff": doff}
             recv = {"type": "rrc", "srcbuf": sbuf, "srcoff": soff, "dstbuf": dbuf, "dstoff": doff}
             deps = ([last[child]] if child in last else [], [prev] if prev is not None else [])
+            if not b.rt.full_ops_at_launch:  # receive into scratch, then reduce locally
+                recv = {"type": "r", "srcbuf": "s", "srcoff": 0, "dstbuf": "s", "dstoff": 0}
+                deps = (deps[0], [])
             tr = b.add_transfer(
                 child, v, e.path, key, ({**send, "cnt": pc.cnt}, {**recv, "cnt": pc.cnt}), deps
             )
-            prev = tr.recv
+            prev = tr.recv if b.rt.full_ops_at_launch else _reduce_after(b, tr.recv, j, (sbuf, soff), (dbuf, doff), prev)
         if prev is not None:
             last[v] = prev
     if coll == "allreduce":
         for j in range(pc.cnt):
             done[(rank[tree.root], pc.g + j)] = last[tree.root]
+
+
+def _reduce_after(b: _Build, recv: _Op, j: int, first_src, acc, prev: _Op | None) -> _Op:
+    """Without "full ops" (RCCL refuses rrc at launch, msccl_setup.cc:430-437): the receive
+    lands in fresh scratch, the first child's sum starts as a copy of the node's input, and a
+    ``re`` adds the received chunks to the accumulator, after the previous child's."""
+    r, cnt = recv.rank, recv.cnt
+    recv.dstoff = b.s_chunks[r]
+    b.s_chunks[r] += cnt
+    if b.s_chunks[r] > INT16_MAX:
+        raise MscclError(
+            f"rank {r} needs {b.s_chunks[r]} scratch chunks, more than int16 offsets reach "
+            f"(msccl_struct.h:44-45); {b.k_hint}"
+        )
+    ops = []
+    if j == 0:
+        ops.append(_Op(r, recv.peer, "recv", "cpy", *first_src, *acc, cnt, key=recv.key + (1,)))
+    ops.append(
+        _Op(r, recv.peer, "recv", "re", "s", recv.dstoff, *acc, cnt, key=recv.key + (2,),
+            deps=[prev] if prev is not None else [])
+    )
+    for op in ops:
+        op.follows = recv
+    recv.after = ops
+    b.ops.extend(ops)
+    return ops[-1]
 
 
 def _weight(op: _Op) -> int:
@@ -418,7 +449,8 @@ def _assign_lanes(b: _Build) -> dict[tuple[int, int, int], list[_Transfer]]:
         trs.sort(key=lambda t: t.key)
         lane = ws = wr = 0
         for tr in trs:
-            a, c = _weight(tr.send), _weight(tr.recv)
+            a = _weight(tr.send)
+            c = _weight(tr.recv) + sum(_weight(op) for op in tr.recv.after)
             if ws + a > half or wr + c > half:
                 lane += 1
                 ws = wr = 0
@@ -440,6 +472,9 @@ def _assign_channels(b: _Build, groups: dict) -> int:
             if pair not in assignment:
                 assignment[pair] = _free_channel(class_channels[cls], src, dst, limit)
             tr.send.channel_class = tr.recv.channel_class = cls + (assignment[pair],)
+    for op in b.ops:
+        if op.follows is not None:
+            op.channel_class = op.follows.channel_class
     classes = sorted({op.channel_class for op in b.ops if op.role != "local"})
     channel_id = {cls: i for i, cls in enumerate(classes)}
     nchannels = max(1, len(classes))

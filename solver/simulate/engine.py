@@ -46,11 +46,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from solver.flow.jit import njit
 from solver.model.errors import Cancelled, ForestCollError
 from solver.model.topology import Topology
 from solver.simulate.routes import BCAST, DEFAULT_LATENCY_US, LinkTable, RouteSet
-
-from solver.flow.jit import njit
 
 #: Every flow is cut into at least this many slices when it holds enough data, so that schedules
 #: with many small trees still pipeline (NCCL/MSCCL also move every transfer in many small steps).

@@ -171,3 +171,13 @@ def run_study(plan: StudyPlan, engine: DaskEngine, *, output: str | Path | None 
     rows = [done[k] for k in plan.keys if k in done]
     return StudyResult(plan, name, rows, solved, resumed, time.perf_counter() - started,
                        engine.nthreads)
+
+
+def save_result(path: str | Path, result: StudyResult) -> None:
+    """Write every row of ``result`` to ``/studies/<name>`` of ``path`` (replacing that study)."""
+    plan = result.plan
+    topology = plan.topology
+    if plan.study == SWEEP and Path(path).exists():
+        topology = None
+    write_study_rows(path, topology, result.name, _attrs(plan), plan.columns, result.rows,
+                     complete=len(result.rows) == len(plan.keys), fresh=True)

@@ -44,7 +44,7 @@ def drag(qtbot, canvas, a: QPoint, b: QPoint, modifier=Qt.KeyboardModifier.NoMod
 
 def segments(canvas) -> int:
     total = 0
-    for item, _ in canvas._link_groups:
+    for item, _ in canvas.links.groups:
         x, _ = item.getData()
         total += 0 if x is None else len(x) // 2
     return total
@@ -54,7 +54,7 @@ def test_draws_every_node_and_link_in_few_batch_items(canvas):
     doc = canvas.doc
     assert len(canvas.nodes_item.data) == len(doc.nodes)
     assert segments(canvas) == len(doc.links)
-    assert len(canvas._link_groups) <= 12  # width classes x states, not one item per link
+    assert len(canvas.links.groups) <= 12  # width classes x states, not one item per link
     assert canvas.node_positions()["b1.gpu3"] == doc.position("b1.gpu3")
 
 
@@ -62,7 +62,7 @@ def test_drawing_follows_document_edits(canvas):
     doc = canvas.doc
     uid = doc.links_of(["ib0"])[0]
     doc.set_disabled([], [uid], True)
-    assert any(item.opts["pen"].style() == Qt.PenStyle.DashLine for item, _ in canvas._link_groups)
+    assert any(item.opts["pen"].style() == Qt.PenStyle.DashLine for item, _ in canvas.links.groups)
     doc.remove_items(["b1.gpu0"])
     assert len(canvas.nodes_item.data) == len(doc.nodes)
     assert segments(canvas) == len(doc.links)
@@ -74,17 +74,17 @@ def test_link_colors_by_dict_and_array(canvas):
     n = len(canvas.directed_links())
     assert n == 2 * len(canvas.doc.links)  # all full duplex in this template
     canvas.set_link_colors({("b0.gpu0", "b0.nvsw"): (255, 0, 0, 255)})
-    assert canvas._color_groups and not canvas._link_groups[0][0].isVisible()
+    assert canvas.links.color_groups and not canvas.links.groups[0][0].isVisible()
     colors = np.zeros((n, 4))
     colors[:, 0] = np.linspace(0, 255, n)
     colors[:, 3] = 255
     canvas.set_link_colors(colors)
-    drawn = sum(len(item.getData()[0]) // 2 for item, _, _ in canvas._color_groups)
+    drawn = sum(len(item.getData()[0]) // 2 for item, _, _ in canvas.links.color_groups)
     assert drawn == n
     with pytest.raises(ValueError, match="link colours"):
         canvas.set_link_colors(np.zeros((3, 4)))
     canvas.set_link_colors(None)
-    assert not canvas._color_groups and canvas._link_groups[0][0].isVisible()
+    assert not canvas.links.color_groups and canvas.links.groups[0][0].isVisible()
 
 
 def test_highlight_and_overlay_items(canvas):
@@ -234,7 +234,7 @@ def test_arrow_heads_for_one_way_links(qtbot):
     doc = TopologyDocument(ring(6, directed=True))
     c = FabricCanvas(doc, QUndoStack())
     qtbot.addWidget(c)
-    assert len(c.arrows_item.data) == len(doc.links) == 6
+    assert len(c.links.arrows.data) == len(doc.links) == 6
     assert len(c.directed_links()) == 6
 
 

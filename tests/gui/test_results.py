@@ -87,7 +87,7 @@ def test_solve_fills_summary_trees_and_overlays(qtbot, make_window):
     assert rc.overlays.cut.badge is not None and rc.overlays.cut.badge.isVisible()
     assert "S* = all nodes except gpu3" in rc.overlays.cut.label_text
     assert len(rc.overlays.heat.colors) == 8
-    assert rc.canvas._link_colors == rc.overlays.heat.colors
+    assert rc.canvas.links.colors == rc.overlays.heat.colors
     assert rc.overlays.heat.color_bar is not None and rc.overlays.heat.color_bar.isVisible()
     # the exports are enabled once there is a result
     assert rc.exports.h5_action.isEnabled()
@@ -98,15 +98,15 @@ def test_overlay_toggles_hide_and_restore(qtbot, make_window):
     rc = w.results_controller
     solve_and_wait(qtbot, w)
     rc.menu.show_heat_action.setChecked(False)
-    assert rc.canvas._link_colors is None
+    assert rc.canvas.links.colors is None
     assert not rc.overlays.heat.color_bar.isVisible()
     rc.menu.show_heat_action.setChecked(True)
-    assert rc.canvas._link_colors == rc.overlays.heat.colors
+    assert rc.canvas.links.colors == rc.overlays.heat.colors
     rc.menu.show_cut_action.setChecked(False)
     assert not rc.overlays.cut.badge.isVisible()
     assert all(not item.isVisible() for item in rc.overlays.cut.items)
     rc.menu.clear_action.trigger()
-    assert rc.schedule is None and rc.canvas._link_colors is None
+    assert rc.schedule is None and rc.canvas.links.colors is None
     assert not rc.exports.h5_action.isEnabled()
 
 
@@ -510,7 +510,7 @@ def test_opening_another_fabric_clears_the_result(qtbot, make_window):
     w.document.load_topology(mi250(1))
     assert rc.schedule is None and not rc.stale
     assert "No result" in rc.summary.text()
-    assert rc.canvas._link_colors is None and rc.overlays.cut.badge is None
+    assert rc.canvas.links.colors is None and rc.overlays.cut.badge is None
 
 
 def test_hovering_a_link_on_the_canvas_shows_its_load(qtbot, make_window, monkeypatch):

@@ -20,7 +20,7 @@ from solver.io.formats import load
 from solver.model.scale_up import scale_up_warnings
 from solver.model.topology import validate
 
-REAL = Path(__file__).resolve().parent / "data" / "real" / "topo"
+REAL = Path(__file__).resolve().parents[1] / "data" / "real" / "topo"
 OPTIONS = json.loads((REAL / "import_options.json").read_text())
 FILES = sorted(p.name for p in REAL.glob("*.xml"))
 LINK_CLASSES = {"nvlink", "xgmi", "c2c", "intra", "pcie", "sys", "loc", "net"}

@@ -14,11 +14,11 @@ from solver.io.nccl_xml import loads
 from solver.model.errors import TopologyError
 from solver.model.topology import validate
 
-REAL = Path(__file__).resolve().parent / "data" / "real" / "topo"
+REAL = Path(__file__).resolve().parents[1] / "data" / "real" / "topo"
 GB300 = REAL / "nccl_ebpf_gb300_mnnvl_topo_2tray_0405.xml"
 MI300X = REAL / "rccl_topo_8p_940.xml"
 NDV4 = REAL / "azhpc_ndv4-topo.xml"
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_topologies" / "dgx_a100_2x.json"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_topologies" / "dgx_a100_2x.json"
 
 TWO_HOSTS = """<system version="1">
   <cpu host_hash="0xa1" numaid="0" arch="x86_64" vendor="AuthenticAMD" familyid="25" modelid="1">

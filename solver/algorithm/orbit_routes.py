@@ -1,0 +1,96 @@
+"""Step 4 for symmetric fabrics: route the box-0 trees once, translate the routed trees.
+
+Switch removal by plans (:mod:`solver.algorithm.plan_split`) is σ-equivariant: the path record of
+a logical edge σ^b(e) is σ^b of the record of e, path for path, in the same order. So the trees
+of box b (σ^b of the box-0 trees) can take their physical paths from the records of the box-0
+*templates*: a logical edge (x, y) with x in box c is routed with the record of σ^-c(x, y), whose
+paths are then moved by σ^c. Every template record is consumed once per box-0 tree using its
+orbit, which is exactly the number of trees crossing each edge of the orbit (see
+:mod:`solver.algorithm.orbit_packing`).
+
+A routed edge is a pair (template path, box offset); each distinct one becomes one
+:class:`~solver.model.schedule.TreeEdge` (shared by every tree that uses it), so building the
+forest of N trees costs array indexing per tree, and link loads come from the template paths'
+multiplicities instead of a walk over every tree edge.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from solver.algorithm.splitting import Path, _take
+from solver.algorithm.symmetry import BoxSymmetry
+from solver.flow.csr import IndexedFabric
+from solver.model.schedule import Tree, TreeEdge
+
+RepClass = tuple[int, int, list[tuple[int, int]]]  # (root node, multiplicity, node edges)
+
+
+def routed_forest(fabric: IndexedFabric, sym: BoxSymmetry, reps: list[RepClass],
+                  paths: dict[tuple[int, int], dict[Path, int]],
+                  k: int) -> tuple[list[Tree], dict[tuple[str, ...], int]]:
+    """Every tree (the box-0 classes and their translates) on physical paths, and the
+    multiplicity carried by each physical path (node names) for the link loads."""
+    templates: list[Path] = []
+    template_id: dict[Path, int] = {}
+    routed = []  # (root, mult, template ids, box offsets)
+    for root, mult, edges in reps:
+        subs: list[tuple[int, list[tuple[int, int]]]] = [(mult, [])]
+        for x, y in edges:
+            c = int(sym.box_of[x])
+            record = paths[(sym.translate(x, -c), sym.translate(y, -c))]
+            refined = []
+            pieces = _take(record, mult)
+            pi, p_rem = 0, pieces[0][1]
+            for m, hops in subs:
+                left = m
+                while left > 0:
+                    use = min(left, p_rem)
+                    path = pieces[pi][0]
+                    tid = template_id.get(path)
+                    if tid is None:
+                        tid = template_id[path] = len(templates)
+                        templates.append(path)
+                    refined.append((use, hops + [(tid, c)] if len(pieces) > 1 else hops))
+                    if len(pieces) == 1:
+                        hops.append((tid, c))
+                    left -= use
+                    p_rem -= use
+                    if p_rem == 0 and pi + 1 < len(pieces):
+                        pi += 1
+                        p_rem = pieces[pi][1]
+            subs = refined
+        for m, hops in subs:
+            arr = np.asarray(hops, dtype=np.int64).reshape(-1, 2)
+            routed.append((root, m, arr[:, 0], arr[:, 1]))
+    table = _edge_table(fabric, sym, templates)
+    names = fabric.names
+    trees = []
+    weights: dict[int, Fraction] = {}
+    for b in range(sym.boxes):
+        for root, m, tids, boxes in routed:
+            edges = table[tids, (boxes + b) % sym.boxes]
+            w = weights.setdefault(m, Fraction(m, k))
+            trees.append(Tree(names[sym.translate(root, b)], m, w, tuple(edges.tolist())))
+    per_template = np.zeros(len(templates), dtype=np.int64)
+    for _, m, tids, _ in routed:
+        np.add.at(per_template, tids, m)
+    per_path = {}
+    for tid in np.flatnonzero(per_template):
+        for b in range(sym.boxes):
+            per_path[table[tid, b].path] = int(per_template[tid])
+    return trees, per_path
+
+
+def _edge_table(fabric: IndexedFabric, sym: BoxSymmetry, templates: list[Path]) -> np.ndarray:
+    """TreeEdge for (template path, box offset): the template moved by σ^offset."""
+    names = fabric.names
+    table = np.empty((len(templates), sym.boxes), dtype=object)
+    for b in range(sym.boxes):
+        perm = sym.power(b).tolist()
+        for tid, path in enumerate(templates):
+            moved = [names[perm[v]] for v in path]
+            table[tid, b] = TreeEdge(moved[0], moved[-1], tuple(moved))
+    return table

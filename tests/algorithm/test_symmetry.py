@@ -1,0 +1,173 @@
+"""The symmetric path: box translations, per-orbit optimum, plan splitting, orbit packing.
+
+Small fabrics only (the large ones are in benchmarks/solve.py --large); the pipeline tests lower
+``SYMMETRY_MIN_N`` so that the symmetric path runs on them.
+"""
+
+from dataclasses import replace
+from fractions import Fraction
+
+import networkx as nx
+import pytest
+from naive import maxflow_optimum
+
+import solver
+from solver.algorithm import pipeline
+from solver.algorithm.optimum import compute_optimum
+from solver.algorithm.orbit_packing import pack_by_orbits, translated_classes
+from solver.algorithm.plan_split import split_by_plans
+from solver.algorithm.symmetry import find_box_symmetry, is_automorphism
+from solver.algorithm.verify import verify_schedule
+from solver.flow.csr import IndexedFabric
+from solver.io import templates
+from solver.model.topology import Link
+
+FABRICS = {
+    "rail": lambda: templates.dgx_h100_rail(8),
+    "rail4": lambda: templates.dgx_h100_rail(4),
+    "a100": lambda: templates.dgx_a100(3),
+    "mi250": lambda: templates.mi250(3),
+    "fat": lambda: templates.fat_tree(8, 4, 4, oversubscription=2),
+    "fat_stuck": lambda: templates.fat_tree(8, 2, 4, oversubscription=2),  # orbit packing gives up
+}
+
+
+def _indexed(topo):
+    fabric = IndexedFabric.from_topology(topo)
+    return fabric, find_box_symmetry(fabric, [node.group for node in topo.nodes])
+
+
+@pytest.mark.parametrize("name", sorted(FABRICS))
+def test_box_translation_is_an_automorphism_of_order_boxes(name):
+    topo = FABRICS[name]()
+    fabric, sym = _indexed(topo)
+    assert sym is not None
+    assert sym.boxes == len({n.group for n in topo.nodes if n.is_compute})
+    assert is_automorphism(fabric, sym.shift)
+    # σ^boxes is the identity, no smaller power is, and compute nodes stay compute nodes
+    assert (sym.power(sym.boxes) == list(range(fabric.n))).all()
+    for b in range(1, sym.boxes):
+        assert (sym.power(b) != list(range(fabric.n))).any()
+    assert len(sym.representatives(fabric)) * sym.boxes == fabric.num_compute
+
+
+def test_a_box_that_differs_breaks_the_symmetry():
+    topo = templates.dgx_h100_rail(4)
+    links = list(topo.links)
+    i = next(j for j, l in enumerate(links) if l.source == "b2.gpu3" and l.target == "b2.nvsw")
+    links[i] = replace(links[i], bandwidth=Fraction(400))
+    fabric, sym = _indexed(replace(topo, links=tuple(links)))
+    assert sym is None
+
+
+def test_no_groups_no_symmetry():
+    topo = templates.dgx_h100_rail(4)
+    topo = replace(topo, nodes=tuple(replace(n, group=None) for n in topo.nodes))
+    assert _indexed(topo)[1] is None
+
+
+@pytest.mark.parametrize("name", sorted(FABRICS))
+def test_one_sink_per_orbit_gives_the_same_optimum(name):
+    topo = FABRICS[name]()
+    fabric, sym = _indexed(topo)
+    fast = compute_optimum(fabric, sinks=sym.representatives(fabric))
+    full = compute_optimum(fabric)
+    x, _ = maxflow_optimum(topo)
+    assert fast.algbw == full.algbw == x * fabric.num_compute
+    assert (fast.k, fast.U, fast.caps) == (full.k, full.U, full.caps)
+
+
+@pytest.mark.parametrize("name", ["rail", "rail4", "a100", "fat"])
+def test_plans_remove_every_switch_keep_the_invariant_and_are_equivariant(name):
+    topo = FABRICS[name]()
+    fabric, sym = _indexed(topo)
+    opt = compute_optimum(fabric, sinks=sym.representatives(fabric))
+    split = split_by_plans(fabric, dict(zip(fabric.edges, opt.caps)), opt.k, sym)
+    assert split is not None
+    N = fabric.num_compute
+    g = nx.DiGraph()
+    for (u, v), c in split.caps.items():
+        assert fabric.is_compute[u] and fabric.is_compute[v] and u != v and c > 0
+        g.add_edge(u, v, capacity=c)
+        # σ-invariant capacities
+        assert split.caps[(sym.translate(u, 1), sym.translate(v, 1))] == c
+        # the recorded paths add up and follow physical links (relaying through switches)
+        assert sum(split.paths[(u, v)].values()) == c
+        for path in split.paths[(u, v)]:
+            assert path[0] == u and path[-1] == v
+            assert all((a, b) in set(fabric.edges) for a, b in zip(path, path[1:]))
+            assert not any(fabric.is_compute[x] for x in path[1:-1])
+    for v in fabric.compute:
+        g.add_edge("s", v, capacity=opt.k)
+    for v in fabric.compute:  # every sink, not only the orbit representatives
+        assert nx.maximum_flow_value(g, "s", v) >= N * opt.k
+    # no physical link carries more than its capacity
+    used = {}
+    for record in split.paths.values():
+        for path, units in record.items():
+            for a, b in zip(path, path[1:]):
+                used[(a, b)] = used.get((a, b), 0) + units
+    caps = dict(zip(fabric.edges, opt.caps))
+    assert all(units <= caps[e] for e, units in used.items())
+
+
+@pytest.mark.parametrize("name", ["rail", "fat"])
+def test_translated_box0_trees_fit_every_edge(name):
+    topo = FABRICS[name]()
+    fabric, sym = _indexed(topo)
+    opt = compute_optimum(fabric, sinks=sym.representatives(fabric))
+    split = split_by_plans(fabric, dict(zip(fabric.edges, opt.caps)), opt.k, sym)
+    reps = pack_by_orbits(fabric, sym, split.caps, opt.k)
+    assert reps is not None
+    classes = translated_classes(fabric, sym, reps)
+    N = fabric.num_compute
+    per_root = {}
+    load = {}
+    for cls in classes:
+        per_root[cls.root] = per_root.get(cls.root, 0) + cls.mult
+        assert {cls.root} | {y for _, y in cls.edges} == set(range(N))
+        assert len(cls.edges) == N - 1
+        for x, y in cls.edges:
+            load[(x, y)] = load.get((x, y), 0) + cls.mult
+    assert per_root == {r: opt.k for r in range(N)}
+    rank_caps = {(fabric.compute.index(u), fabric.compute.index(v)): c
+                 for (u, v), c in split.caps.items()}
+    assert all(m <= rank_caps[e] for e, m in load.items())
+
+
+@pytest.fixture
+def symmetric_everywhere(monkeypatch):
+    monkeypatch.setattr(pipeline, "SYMMETRY_MIN_N", 0)
+
+
+@pytest.mark.parametrize("name, tallest", [("rail", 2), ("fat", None), ("fat_stuck", None),
+                                           ("rail4", None), ("mi250", None)])
+def test_symmetric_pipeline_is_exact_and_verified(symmetric_everywhere, name, tallest):
+    """fat_stuck, rail4 (k = 10) and mi250 make orbit packing give up: the general packing
+    takes over on the switch-free graph of the plans."""
+    s = solver.solve(FABRICS[name]())
+    verify_schedule(s)
+    assert s.algbw_exact == s.optimal_algbw_exact
+    if tallest is not None:
+        assert max(t.height for t in s.trees) <= tallest
+
+
+def test_symmetric_pipeline_matches_the_general_one(symmetric_everywhere, monkeypatch):
+    topo = FABRICS["fat"]()
+    fast = solver.solve(topo, collective="allreduce")
+    monkeypatch.setattr(pipeline, "SYMMETRY_MIN_N", 10**9)
+    slow = solver.solve(topo, collective="allreduce")
+    verify_schedule(fast)
+    assert fast.algbw_exact == slow.algbw_exact == slow.optimal_algbw_exact
+    assert fast.bottleneck.compute_nodes_inside == slow.bottleneck.compute_nodes_inside
+
+
+def test_unbalanced_switch_falls_back_to_trimming(symmetric_everywhere):
+    topo = templates.dgx_h100_rail(4)
+    links = tuple(
+        Link(l.target, l.source, l.bandwidth / 2, directed=True) if l.target == "rail0" else l
+        for l in topo.links
+    ) + tuple(Link(l.source, l.target, l.bandwidth, directed=True)
+              for l in topo.links if l.target == "rail0")
+    s = solver.solve(replace(topo, links=links))
+    verify_schedule(s)
