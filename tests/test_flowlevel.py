@@ -8,7 +8,12 @@ from solver import solve
 from solver.io import templates as T
 from solver.simulate import route_sets, sweep
 from solver.simulate.engine import prepare, simulate_prepared
-from solver.simulate.flowlevel import simulate_flows
+from solver.simulate.estimate import PreparedModel
+from solver.simulate.flowlevel import simulate_flows as _simulate_flows
+
+
+def simulate_flows(rs, size, chunk, **kw):
+    return _simulate_flows(PreparedModel(prepare(rs)), size, chunk, **kw)
 
 GIB = 1 << 30
 
@@ -54,3 +59,18 @@ def test_sweep_switches_to_flow_level_when_chunks_explode():
     assert auto.rows[1].algbw == pytest.approx(sched.optimal_algbw, rel=0.01)
     forced = sweep(topo, "allgather", ["forestcoll"], [1 << 20], schedule=sched, model="flow")
     assert forced.rows[0].model == "flow"
+
+
+@pytest.mark.parametrize("collective", ["allgather", "reduce-scatter", "allreduce"])
+def test_prepared_estimate_equals_its_slow_twin(collective):
+    from solver.simulate.routes import LinkTable, alpha_estimate_time
+
+    topo = T.mi250(2)
+    sched = solve(topo, collective)
+    built, _ = route_sets(topo, collective, ["forestcoll", "ring", "blink"], sched)
+    table = LinkTable.of(topo)
+    for rs in built.values():
+        model = PreparedModel(prepare(rs))
+        for size in (1 << 12, 1 << 24, GIB):
+            slow = alpha_estimate_time(rs, size, 1 << 18, table, 32)
+            assert model.estimate_time(size, 1 << 18, 32) == pytest.approx(slow, rel=1e-12)

@@ -38,13 +38,11 @@ from solver.simulate.engine import (
     simulate_prepared,
     simulate_routes,
 )
+from solver.simulate.estimate import PreparedModel
 from solver.simulate.flowlevel import simulate_flows
 from solver.simulate.routes import (
     DEFAULT_LATENCY_US,
-    LinkTable,
     RouteSet,
-    alpha_estimate_time,
-    bandwidth_bound_time,
     from_schedule,
 )
 
@@ -269,8 +267,8 @@ def sweep(
     link_topo = _library.derated(topo, library) if library is not None else topo
     for name, rs in built.items():
         result.notes[name] = rs.notes
-        table = LinkTable.of(link_topo, latency_us)
         prep = prepare(rs, latency_us, link_topo)
+        estimate = PreparedModel(prep)
         for size in sizes:
             if _cancelled(cancel):
                 raise Cancelled("cancelled")
@@ -278,7 +276,7 @@ def sweep(
                 model == "auto" and not fits_chunk_level(prep, size, chunk, min_chunks)
             )
             if flow_level:
-                run = simulate_flows(rs, size, chunk, table, min_chunks, cancel=_cancel_fn(cancel))
+                run = simulate_flows(estimate, size, chunk, min_chunks, cancel=_cancel_fn(cancel))
             else:
                 watch = _watch(progress, cancel, name, size, done, total)
                 run = simulate_prepared(prep, size, chunk, min_chunks, watch=watch)
@@ -292,8 +290,8 @@ def sweep(
                     algbw=run.algbw,
                     busbw=run.algbw * factor,
                     bound_time=bound,
-                    route_bound_time=bandwidth_bound_time(rs, size, table),
-                    estimate_time=alpha_estimate_time(rs, size, run.chunk, table, min_chunks),
+                    route_bound_time=estimate.link_bound_time(size),
+                    estimate_time=estimate.estimate_time(size, run.chunk, min_chunks),
                     max_busy=float(run.busy_fraction.max()) if run.busy_fraction.size else 0.0,
                     events=run.events,
                     wall=run.wall,

@@ -463,6 +463,7 @@ class _Prepared:
         nn = self.n_nodes
         kind, root = [], []
         e_flow, e_src, e_dst, path_ptr, path_links = [], [], [], [0], []
+        known: dict[tuple[str, ...], list[int]] = {}  # trees share most of their paths
         for fi, f in enumerate(flows):
             kind.append(0 if f.kind == BCAST else 1)
             root.append(node_ix[f.root])
@@ -470,7 +471,9 @@ class _Prepared:
                 e_flow.append(fi)
                 e_src.append(node_ix[src])
                 e_dst.append(node_ix[dst])
-                links = table.path_links(path, f"{rs.algorithm} flow {fi}")
+                links = known.get(path)
+                if links is None:
+                    links = known[path] = table.path_links(path, f"{rs.algorithm} flow {fi}")
                 if len(links) > _HMASK:
                     raise ForestCollError(
                         f"{rs.algorithm} flow {fi}: path too long ({len(links)} hops)"

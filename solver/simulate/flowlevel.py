@@ -28,32 +28,25 @@ import numpy as np
 import scipy.sparse as sp
 
 from solver.model.errors import Cancelled
-from solver.simulate.engine import DEFAULT_MIN_CHUNKS, MIN_SLICE, SimRun
-from solver.simulate.routes import LinkTable, RouteSet, _deepest_path_cost
+from solver.simulate.engine import DEFAULT_MIN_CHUNKS, SimRun
+from solver.simulate.estimate import PreparedModel
 
 _EPS = 1e-12
 
 
-def _streams(rs: RouteSet, table: LinkTable):
+def _streams(prep):
     """(incidence links x flows with multiplicities, share per flow, flows each waits for whole,
-    the flow each follows chunk by chunk or -1)."""
-    n = len(rs.flows)
-    stream = list(range(n))
-    rows, cols = [], []
-    for i, f in enumerate(rs.flows):
-        for _src, _dst, path in f.edges:
-            for li in table.path_links(path, f"{rs.algorithm} flow {i}"):
-                rows.append(li)
-                cols.append(stream[i])
-    k = n
+    the flow each follows chunk by chunk or -1), from the prepared arrays."""
+    n = len(prep.flows)
+    rows = prep.path_links
+    cols = np.repeat(prep.e_flow, prep.hops_per_edge)
     inc = sp.csr_matrix(
-        (np.ones(len(rows)), (np.array(rows, np.int64), np.array(cols, np.int64))),
-        shape=(len(table.pairs), k),
+        (np.ones(len(rows)), (rows, cols)), shape=(len(prep.table.pairs), n)
     )
     inc.sum_duplicates()
-    share = np.array([f.share for f in rs.flows], np.float64)
-    waits: list[set[int]] = [set(f.after) for f in rs.flows]
-    upstream = np.array([f.after_chunkwise for f in rs.flows], np.int64)
+    share = np.array([f.share for f in prep.flows], np.float64)
+    waits: list[set[int]] = [set(f.after) for f in prep.flows]
+    upstream = np.array([f.after_chunkwise for f in prep.flows], np.int64)
     return inc, share, waits, upstream
 
 
@@ -95,17 +88,18 @@ def _fill_stage(inc_t, inc, left, w, active, rate, limit) -> np.ndarray:
 
 
 def simulate_flows(
-    rs: RouteSet,
+    model: PreparedModel,
     size: int,
     chunk: float,
-    table: LinkTable | None = None,
     min_chunks: int = DEFAULT_MIN_CHUNKS,
     cancel=None,
 ) -> SimRun:
-    """Flow-level time of ``rs`` for ``size`` bytes (see the module docstring)."""
+    """Flow-level time of a prepared route set for ``size`` bytes (see the module docstring);
+    ``model`` = ``PreparedModel(prepare(route_set))``."""
     t0 = _time.perf_counter()
-    table = table or LinkTable.of(rs.topology)
-    inc, share, waits, upstream = _streams(rs, table)
+    prep = model.prep
+    table = prep.table
+    inc, share, waits, upstream = _streams(prep)
     inc_t = inc.T.tocsr()
     stage = np.zeros(len(share), np.int64)
     for _ in range(len(share)):
@@ -149,23 +143,11 @@ def simulate_flows(
         left[ended] = 0.0
         done |= ended
         finish_at[ended] = t
-    fill = _fill(rs, size, chunk, table, min_chunks)
+    fill = model.fill_time(size, chunk, min_chunks)
     total = t + fill
     flow_time = finish_at + fill
     return SimRun(int(size), total, float(chunk), busy * t / total if total > 0 else busy, events,
                   _time.perf_counter() - t0, flow_time)
-
-
-def _fill(rs: RouteSet, size: int, chunk: float, table: LinkTable, min_chunks: int) -> float:
-    """Pipeline fill: per phase, the deepest tree path (latencies + one chunk per logical edge)."""
-    per_phase: dict[str, float] = {}
-    for f in rs.flows:
-        data = f.share * size
-        if data <= 0:
-            continue
-        n = max(1, int(np.ceil(data / chunk)), min(min_chunks, int(data // MIN_SLICE)))
-        per_phase[f.phase] = max(per_phase.get(f.phase, 0.0), _deepest_path_cost(f, table, data / n))
-    return sum(per_phase.values())
 
 
 __all__ = ["simulate_flows"]
