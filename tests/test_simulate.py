@@ -390,13 +390,14 @@ def test_cancel_stops_a_running_simulation_and_progress_reports_within_it():
         return calls["cancel"] > 1
 
     with pytest.raises(Cancelled):
-        sweep(topo, "allgather", ["direct"], [4 << 30], cancel=cancel,
+        sweep(topo, "allgather", ["direct"], [4 << 30], cancel=cancel, model="chunk",
               progress=lambda text, f: seen.append(f))
     assert calls["cancel"] >= 2  # the watcher polled the flag while the kernel ran
     assert seen and all(0.0 <= f < 1.0 for f in seen)
     # without cancel, progress arrives during the run too and the run completes
     seen.clear()
-    sw = sweep(topo, "allgather", ["direct"], [4 << 30], progress=lambda text, f: seen.append(f))
+    sw = sweep(topo, "allgather", ["direct"], [4 << 30], model="chunk",
+               progress=lambda text, f: seen.append(f))
     assert sw.rows[0].algbw > 0 and len(seen) >= 2 and seen[-1] == pytest.approx(1.0)
     assert any(0.0 < f < 1.0 for f in seen[:-1])
 
@@ -409,7 +410,7 @@ def test_cli_simulate_ctrl_c_stops_the_kernel():
     # a run of minutes; SIGINT after the kernel started must end it with exit 130, no traceback
     proc = subprocess.Popen(
         [sys.executable, "-m", "solver.cli", "simulate", "sample_topologies/dgx_a100_4x.json",
-         "-a", "direct", "-s", "16G,16G,16G,16G,16G", "--line-rate"],
+         "-a", "direct", "-s", "16G,16G,16G,16G,16G", "--line-rate", "--model", "chunk"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
