@@ -288,3 +288,17 @@ def test_arrow_keys_nudge_the_selection_as_one_step(qtbot, canvas):
     assert stack.count() == 1
     stack.undo()
     assert canvas.doc.position("b0.gpu0") == start
+
+
+def test_canvas_and_test_double_offer_the_whole_overlay_host_protocol():
+    import inspect
+
+    from canvas_double import PlotCanvasHost
+
+    from fc_gui.views.overlays import OverlayHost
+
+    wanted = {n for n, v in vars(OverlayHost).items() if inspect.isfunction(v)}
+    assert {"node_positions", "set_link_colors", "overlay_parent"} <= wanted
+    for host in (FabricCanvas, PlotCanvasHost):
+        missing = {n for n in wanted if not callable(getattr(host, n, None))}
+        assert not missing, f"{host.__name__} lacks {missing}"

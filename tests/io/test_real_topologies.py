@@ -135,3 +135,17 @@ def test_azure_ncv4_is_pcie_only_and_says_so():
         "no NVLink/xGMI links found in box b0 — its 4 GPUs reach each other only through "
         "PCIe/CPU; is this dump complete?"
     ]
+
+
+def test_ibm_cloud_h100_vm_starved_pcie():
+    """IBM Cloud H100 VSI (ibm_cloud_h100_vsi_topo.xml): 29679/70 GB/s.
+
+    Each GPU (sm 90) has NVLinks 5+5+4+4 = 18 to the NVSwitches: 18·20.6 = 370.8 GB/s
+    (SM90_NVLINK_BW). Its PCIe link is "32.0 GT/s PCIe" width 0 (= 16): 48 GB/s, shared only
+    with a NIC under a bridge whose uplink is "2.5 GT/s PCIe" x1 = 15/80 GB/s. For S = all but
+    GPU g, its bridge and its NIC: B⁺(S) = 370.8 + 0.1875 = 370.9875 (keeping the bridge or the
+    NIC in S adds a 48 GB/s link); k ≤ 6 GPUs lose ≥ 2·370.8 over NVSwitch (bound ≥ 988).
+    Optimum 8/7·370.9875 = 29679/70 ≈ 424.0.
+    """
+    topo = real("ibm_cloud_h100_vsi_topo.xml")
+    assert algbw(topo) == Fraction(29679, 70)
