@@ -410,11 +410,18 @@ def test_cli_simulate_ctrl_c_stops_the_kernel():
     # a run of minutes; SIGINT after the kernel started must end it with exit 130, no traceback
     proc = subprocess.Popen(
         [sys.executable, "-m", "solver.cli", "simulate", "sample_topologies/dgx_a100_4x.json",
-         "-a", "direct", "-s", "16G,16G,16G,16G,16G", "--line-rate", "--model", "chunk"],
+         "-a", "direct", "-s", ",".join(["16G"] * 30), "--line-rate", "--model", "chunk"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    time.sleep(15)
+    # interrupt once the child has spent 10 s of CPU (imports and solving take ~4 s; 30 chunk-level
+    # runs of 16 GiB ~90 s): a wall-clock wait can still be in the imports on a loaded machine
+    clock = os.sysconf("SC_CLK_TCK")
+    cpu = 0.0
+    while cpu < 10 and proc.poll() is None:
+        time.sleep(0.5)
+        fields = open(f"/proc/{proc.pid}/stat").read().rsplit(")", 1)[1].split()
+        cpu = (int(fields[11]) + int(fields[12])) / clock  # utime + stime
     assert proc.poll() is None, "the run ended before the interrupt"
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=120)
