@@ -94,4 +94,29 @@ def run(args: argparse.Namespace) -> int:
         QTimer.singleShot(
             0, lambda: controller.batch.run(solve=args.solve, screenshot=args.screenshot)
         )
-    return int(app.exec())
+    return leave(int(app.exec()))
+
+
+#: How long quitting waits for cancelled worker threads to end (ms).
+QUIT_WAIT_MS = 2000
+
+
+def leave(code: int, wait_ms: int = QUIT_WAIT_MS) -> int:
+    """After the event loop: cancel and wait for the worker threads, return ``code``.
+
+    A worker that cannot stop in time (inside a computation with no cancel check) must not
+    meet Python's and Qt's teardown: a QThread destroyed while its thread runs aborts the
+    process ("QThread: Destroyed while thread is still running", exit 134). Then the process
+    ends at once with ``code`` (output flushed); files are written atomically, nothing is lost.
+    """
+    import os
+
+    from fc_gui.controllers.solve_worker import running_workers, stop_workers
+
+    if stop_workers(wait_ms):
+        return code
+    print(f"note: {running_workers()} background task(s) still running at exit; not waiting "
+          "for them", file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from fc_gui.controllers.clipboard import ClipboardActions
 from fc_gui.model.document import TopologyDocument
+from fc_gui.model.result_text import fabric_counts
 from fc_gui.views.canvas import FabricCanvas, Tool
 from solver.model.topology import Topology
 
@@ -304,7 +305,7 @@ class MainWindow(QMainWindow):
         c, s, links = self.document.counts()
         off = len(self.document.disabled_nodes) + len(self.document.disabled_links)
         extra = f", {off} disabled" if off else ""
-        self.status_counts.setText(f"{c} compute nodes, {s} switches, {links} links{extra}")
+        self.status_counts.setText(f"{fabric_counts(c, s, links)}{extra}")
 
     def _on_clean_changed(self, *_) -> None:
         try:

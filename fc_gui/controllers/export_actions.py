@@ -7,6 +7,7 @@ dialog. Functions take an explicit path so tests and scripts skip the file dialo
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QObject
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
+from fc_gui.model.result_text import plural
 from solver.io.files import atomic_path
 from solver.model.errors import ForestCollError
 from solver.msccl import PROTOCOLS, RUNTIMES, export_xml
@@ -146,7 +148,9 @@ class ExportActions(QObject):
 
     # ------------------------------------------------------------------ exports
     def export_h5(self, path: str | Path | None = None) -> Path | None:
-        """Add the shown schedule (and its predicted tables) to an HDF5 results file."""
+        """Add the shown schedule, its predicted tables and the simulated tables on the plot
+        (ForestColl and the baselines, as ``forestcoll simulate -o`` writes them) to an HDF5
+        results file."""
         schedule = self._schedule()
         if schedule is None:
             return None
@@ -156,17 +160,22 @@ class ExportActions(QObject):
         if path is None:
             return None
         try:
-            from solver.io.results_h5 import write_schedule
+            from solver.io.results_h5 import write_results, write_schedule
             from solver.simulate.estimate import model_tables
 
             name = write_schedule(path, schedule, tables=model_tables)
+            simulated = self.controller.simulation.tables
+            for tname, table in simulated.items():
+                link = name if table.algorithm == "forestcoll" else table.schedule
+                write_results(path, tname, replace(table, schedule=link))
         except ForestCollError as exc:
             self._fail(str(exc))
             return None
         except OSError as exc:
             self._fail(f"cannot write {path}: {exc.strerror or exc}")
             return None
-        self._done(path, f"schedule '{name}'")
+        sims = f" and {plural(len(simulated), 'simulated table')}" if simulated else ""
+        self._done(path, f"schedule '{name}'{sims}")
         return path
 
     def export_msccl(

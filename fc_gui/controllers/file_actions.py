@@ -2,15 +2,23 @@
 
 Every method that a dialog drives also exists without the dialog (``open_path``, ``save_to``,
 ``export_to``...) so tests and scripts can call it. Errors become a one-line dialog, never a
-traceback. Saving writes atomically (``solver.io.formats.save``). While there are unsaved changes,
-the fabric is written every ``autosave_interval_ms`` to ``<state dir>/recovery.json``; a window
-opened with ``check_recovery=True`` offers it back after a crash; a clean close deletes it.
+traceback. Saving writes atomically (``solver.io.formats.save``).
+
+Autosave: every edit (re)starts a short timer (``autosave_delay_ms``); when it fires with unsaved
+changes the fabric is written to this window's own file ``<state dir>/recovery/<pid>-<id>.json``
+(undoing back to the saved state, saving, or a clean close deletes it). A window opened with
+``check_recovery=True`` offers back the NEWEST recovery file left by a designer that is no longer
+running (files of running designers are left alone); older ones are discarded with it.
+Replacing an edited fabric (open, import, new from template) asks first.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import time
+import uuid
 from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths, QTimer
@@ -19,6 +27,7 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
 from fc_gui.model.commands import ReplaceTopologyCommand
 from fc_gui.model.layouts import layered, needs_layout
+from fc_gui.model.result_text import plural
 from solver.io import v1
 from solver.io.files import atomic_write_text
 from solver.io.formats import format_for, load, save
@@ -31,6 +40,9 @@ OPEN_FILTER = (
 )
 MAX_RECENT = 8
 RECOVERY_KEY = "forestcoll_recovered_from"
+
+#: Quiet time after the last edit before the open fabric is autosaved (ms).
+AUTOSAVE_DELAY_MS = 1500
 
 
 def with_positions(topo: Topology) -> Topology:
@@ -72,7 +84,7 @@ class FileActions:
 
     def __init__(self, window) -> None:
         self.window = window
-        self.autosave_interval_ms = 30_000
+        self.instance = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         m = window.file_menu
 
         def act(text, slot, shortcut=None):
@@ -101,9 +113,30 @@ class FileActions:
         self._update_recent_menu()
 
         self.autosave_timer = QTimer(window)
-        self.autosave_timer.setInterval(self.autosave_interval_ms)
+        self.autosave_timer.setSingleShot(True)
+        self.autosave_timer.setInterval(AUTOSAVE_DELAY_MS)
         self.autosave_timer.timeout.connect(self.autosave)
-        self.autosave_timer.start()
+        window.undo_stack.indexChanged.connect(self._on_edit)
+
+    @property
+    def autosave_delay_ms(self) -> int:
+        return self.autosave_timer.interval()
+
+    @autosave_delay_ms.setter
+    def autosave_delay_ms(self, msecs: int) -> None:
+        self.autosave_timer.setInterval(int(msecs))
+
+    def _on_edit(self, *_) -> None:
+        """An edit, undo or redo: autosave once edits pause; back at the saved state, forget it."""
+        try:
+            modified = self.window.is_modified()
+        except RuntimeError:  # the window is being destroyed (its stack empties last)
+            return
+        if modified:
+            self.autosave_timer.start()
+        else:
+            self.autosave_timer.stop()
+            self.remove_recovery()
 
     # ------------------------------------------------------------------ helpers
     def _error(self, message: str) -> None:
@@ -115,8 +148,12 @@ class FileActions:
         base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
         return Path(base or Path.home() / ".forestcoll")
 
+    def recovery_dir(self) -> Path:
+        return self.state_dir() / "recovery"
+
     def recovery_path(self) -> Path:
-        return self.state_dir() / "recovery.json"
+        """This window's autosave file."""
+        return self.recovery_dir() / f"{self.instance}.json"
 
     def _status(self, text: str) -> None:
         self.window.statusBar().showMessage(text, 8000)
@@ -178,6 +215,8 @@ class FileActions:
             self.open_path(path)
 
     def import_dialog(self) -> None:
+        if not self.confirm_discard("importing another fabric"):
+            return
         path, _ = QFileDialog.getOpenFileName(
             self.window, "Import fabric", self._last_dir(), OPEN_FILTER
         )
@@ -201,6 +240,8 @@ class FileActions:
     def new_from_template(self) -> None:
         from fc_gui.views.template_gallery import TemplateGallery
 
+        if not self.confirm_discard("replacing it by a template"):
+            return
         dialog = TemplateGallery(self.window)
         if dialog.exec() and dialog.topology is not None:
             self.new_fabric(dialog.topology)
@@ -322,18 +363,23 @@ class FileActions:
 
     # ------------------------------------------------------------------ autosave / recovery
     def autosave(self) -> bool:
-        """Write the recovery file if there are unsaved changes; returns True if written."""
+        """Write this window's recovery file if there are unsaved changes; True if written."""
         w = self.window
+        self.autosave_timer.stop()
         if not w.is_modified():
             return False
         topo = w.document.to_topology(include_disabled=True)
         data = v1.to_dict(topo)
+        now = time.time()
         data[RECOVERY_KEY] = {
             "file": str(w.file_path) if w.file_path else None,
-            "time": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "time": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now)),
+            "saved_at": now,
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
         }
         try:
-            self.state_dir().mkdir(parents=True, exist_ok=True)
+            self.recovery_dir().mkdir(parents=True, exist_ok=True)
             atomic_write_text(self.recovery_path(), json.dumps(data, indent=1))
         except OSError as exc:
             self._status(f"autosave failed: {exc.strerror or exc}")
@@ -341,49 +387,93 @@ class FileActions:
         return True
 
     def remove_recovery(self) -> None:
-        try:
-            self.recovery_path().unlink()
-        except FileNotFoundError:
-            pass
-        except OSError:
-            pass
+        """Delete this window's recovery file (saved, back at the saved state, or closed)."""
+        _unlink(self.recovery_path())
+
+    def recovery_candidates(self) -> list[tuple[float, Path, Topology, dict]]:
+        """Recovery files left by designers that are not running: (saved at, path, fabric,
+        meta), newest first. Unreadable files are deleted."""
+        own = self.recovery_path()
+        paths = sorted(self.recovery_dir().glob("*.json")) if self.recovery_dir().is_dir() else []
+        legacy = self.state_dir() / "recovery.json"  # written by earlier versions
+        if legacy.exists():
+            paths.append(legacy)
+        found = []
+        for path in paths:
+            if path == own:
+                continue
+            try:
+                data = v1.parse_json_exact(path.read_text(encoding="utf-8"), str(path))
+                meta = data.pop(RECOVERY_KEY, {}) if isinstance(data, dict) else {}
+                topo = v1.from_dict(data, str(path), check=False)
+                mtime = path.stat().st_mtime
+            except (ForestCollError, OSError, ValueError) as exc:
+                self._status(f"recovery file unreadable, ignored: {exc}")
+                _unlink(path)
+                continue
+            meta = v1.plain(meta) if isinstance(meta, dict) else {}
+            if _owner_running(meta):
+                continue  # another designer's unsaved work: not ours to offer or delete
+            saved_at = meta.get("saved_at")
+            when = float(saved_at) if isinstance(saved_at, (int, float)) else mtime
+            found.append((when, path, topo, meta))
+        found.sort(key=lambda item: item[0], reverse=True)
+        return found
 
     def offer_recovery(self, ask=None) -> bool:
-        """If a recovery file exists (a crash), offer to restore it. ``ask(text) -> bool``
-        replaces the question dialog (tests). Returns True if the fabric was restored."""
-        path = self.recovery_path()
-        if not path.exists():
+        """If designers crashed with unsaved work, offer to restore the newest. ``ask(text) ->
+        bool`` replaces the question dialog (tests). Returns True if the fabric was restored."""
+        found = self.recovery_candidates()
+        if not found:
             return False
-        try:
-            data = v1.parse_json_exact(path.read_text(encoding="utf-8"), str(path))
-            meta = data.pop(RECOVERY_KEY, {}) if isinstance(data, dict) else {}
-            topo = v1.from_dict(data, str(path), check=False)
-        except (ForestCollError, OSError, ValueError) as exc:
-            self._status(f"recovery file unreadable, ignored: {exc}")
-            self.remove_recovery()
-            return False
-        meta = v1.plain(meta) if isinstance(meta, dict) else {}
+        _, _, topo, meta = found[0]
+        older = len(found) - 1
         text = (
             f"ForestColl Designer did not close properly. Restore the unsaved fabric "
-            f"{topo.name!r} from {meta.get('time', 'the last autosave')}?"
+            f"{topo.name!r}"
+            + (f" of {Path(meta['file']).name}" if meta.get("file") else "")
+            + f" autosaved {meta.get('time', 'before')}?"
+            + (f"\n({plural(older, 'older autosave')} will be discarded.)" if older else "")
         )
         if ask is None:
             answer = QMessageBox.question(self.window, "Recover unsaved work", text)
             restore = answer == QMessageBox.StandardButton.Yes
         else:
             restore = ask(text)
-        if not restore:
-            self.remove_recovery()
-            return False
-        w = self.window
-        w.undo_stack.push(
-            ReplaceTopologyCommand(w.document, with_positions(topo), "Recover unsaved work")
-        )
-        original = meta.get("file")
-        w.file_path = Path(original) if original else None
-        w.canvas.fit_view()
-        w._update_title()
+        if restore:
+            w = self.window
+            w.undo_stack.push(
+                ReplaceTopologyCommand(w.document, with_positions(topo), "Recover unsaved work")
+            )
+            original = meta.get("file")
+            w.file_path = Path(original) if original else None
+            w.canvas.fit_view()
+            w._update_title()
+            self.autosave()  # this window now holds the work: its own file before the old goes
+        for _, path, _, _ in found:
+            _unlink(path)
+        return restore
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
+def _owner_running(meta: dict) -> bool:
+    """True if the recovery file's designer still runs (same host, live pid, not this process)."""
+    pid = meta.get("pid")
+    if not isinstance(pid, int) or pid == os.getpid() or meta.get("host") != socket.gethostname():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
         return True
+    return True
 
 
 def _is_v1_file(path: Path) -> bool:

@@ -64,7 +64,8 @@ class ResultOverlays(QObject):
     def show_cut(self) -> None:
         s = self.schedule
         if s is not None:
-            self.cut.show_cut(s.bottleneck, None if s.phases else s.num_compute_nodes)
+            groups = {n.id: n.group for n in self.doc.nodes.values()}
+            self.cut.show_cut(s.bottleneck, None if s.phases else s.num_compute_nodes, groups)
 
     def show_heat(self) -> None:
         s = self.schedule
@@ -74,6 +75,11 @@ class ResultOverlays(QObject):
             self.link_users = trees_using_links(s)
         self.heat.show_schedule(s, self.link_users)
         self._mark_disabled()
+
+    def set_greyed(self, greyed: bool) -> None:
+        """Grey the result's overlays out (stale) or restore them."""
+        for ov in (self.cut, self.heat, self.trees):
+            ov.set_greyed(greyed)
 
     def clear(self) -> None:
         self.link_users = None

@@ -15,7 +15,9 @@ dock into docks, holds the shown result, and delegates each concern to one helpe
   --screenshot out.png``.
 
 Derived results are never on the undo stack: an edit that the solver can see marks the shown
-result stale (it stays visible, marked), and the next solve replaces it.
+result stale (it stays visible, greyed and marked), and the next solve replaces it. A fabric that
+is replaced as a whole (open, import, new from template, recovery) drops the result, the solve
+and the simulation under way: nothing of the old fabric is ever drawn on the new one.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ from fc_gui.views.plots_dock import PlotsDock
 from fc_gui.views.result_views import SummaryView, TreesView
 from fc_gui.views.solve_panel import SolvePanel
 from solver.model.schedule import Schedule
+
+#: How long closing the window waits for a cancelled solve/simulation to end (ms); the exit
+#: waits a little more for all worker threads (fc_gui.app.leave).
+CLOSE_WAIT_MS = 500
 
 
 def install(window, solve_fn=None, warmup: bool = True) -> ResultsController:
@@ -72,10 +78,11 @@ class ResultsController(QObject):
         self.exports = ExportActions(self, window.export_menu)
         self.batch = BatchRun(self)
         self.solving.update_auto_allowed()
+        self.doc.replaced.connect(self.on_fabric_replaced)
 
         app = QApplication.instance()
         if app is not None:
-            app.aboutToQuit.connect(self.shutdown)
+            app.aboutToQuit.connect(self._on_quit)
         window.installEventFilter(self)
 
     def _build_docks(self) -> None:
@@ -158,12 +165,22 @@ class ResultsController(QObject):
         self.set_stale(False)
         self.schedule_changed.emit(None)
 
+    def on_fabric_replaced(self) -> None:
+        """Another fabric: drop the result and stop (and ignore) work on the old one."""
+        self.solving.abandon()
+        self.simulation.cancel()
+        self.clear_results()
+        self.panel.set_status("")
+
     def set_stale(self, stale: bool) -> None:
+        """Mark the shown result stale: every view and overlay of it is greyed (or restored)."""
         stale = bool(stale and self.schedule is not None)
         changed = stale != self.stale
         self.stale = stale
         self.panel.set_stale(stale)
         self.summary.set_stale(stale)
+        self.overlays.set_greyed(stale)
+        self.plots.set_greyed(stale)
         if changed:
             self.stale_changed.emit(stale)
 
@@ -182,11 +199,16 @@ class ResultsController(QObject):
         self.window.statusBar().showMessage(text, msecs)
 
     # ================================================================== lifetime
-    def shutdown(self) -> None:
+    def shutdown(self, wait_ms: int = 3000) -> None:
+        """Stop the animation, cancel the solve and the simulation, wait up to ``wait_ms`` for
+        their threads (the application's exit waits for stragglers: fc_gui.app.leave)."""
         self.overlays.animation.pause()
+        self.solving.shutdown(wait_ms)
+        self.simulation.task.stop(wait_ms)
         self.simulation.cancel()
-        self.solving.shutdown()
-        self.simulation.task.wait(3000)
+
+    def _on_quit(self) -> None:
+        self.shutdown(CLOSE_WAIT_MS)
 
     def eventFilter(self, obj, event) -> bool:
         if obj is self.window and event.type() == QEvent.Type.Close:
@@ -195,4 +217,4 @@ class ResultsController(QObject):
 
     def _after_close(self) -> None:
         if not self.window.isVisible():
-            self.shutdown()
+            self.shutdown(CLOSE_WAIT_MS)

@@ -32,7 +32,8 @@ def simulate_schedule(schedule: Schedule, cancel=None, progress=None) -> dict[st
 
 class SimulationController(QObject):
     """The plots dock's Simulate button: simulates the shown schedule in the background; a second
-    press cancels. Tables of a result replaced meanwhile are dropped."""
+    press cancels. Tables of a result replaced meanwhile are dropped; ``tables`` holds the
+    simulated tables shown (the results file export writes them)."""
 
     def __init__(self, results: ResultsController) -> None:
         super().__init__(results)
@@ -41,6 +42,8 @@ class SimulationController(QObject):
         self.task = BackgroundTask(self)
         self._cancel = threading.Event()
         self._schedule: Schedule | None = None
+        self.tables: dict[str, ResultTable] = {}
+        results.schedule_changed.connect(self._forget)
         self.task.done.connect(self._on_simulated)
         self.task.failed.connect(self._on_failed)
         self.task.progress.connect(self._on_progress)
@@ -49,7 +52,7 @@ class SimulationController(QObject):
     def simulate(self) -> None:
         """Simulate the shown schedule and the baselines (background); a second call cancels."""
         if self.task.is_running():
-            self._cancel.set()
+            self.cancel()
             return
         schedule = self._schedule = self.results.schedule
         if schedule is None:
@@ -58,7 +61,9 @@ class SimulationController(QObject):
         cancel = self._cancel
         self.plots.set_simulating(True)
         report = self.task.report
-        self.task.start(lambda: simulate_schedule(schedule, cancel=cancel, progress=report))
+        self.task.start(
+            lambda: simulate_schedule(schedule, cancel=cancel, progress=report), cancel=cancel
+        )
 
     def _on_progress(self, text: str, fraction: float) -> None:
         if self.task.is_running() and not self._cancel.is_set():
@@ -69,8 +74,13 @@ class SimulationController(QObject):
         if self._schedule is not self.results.schedule:
             self.plots.set_status("simulation dropped: the result changed meanwhile")
             return
+        self.tables = dict(tables)
         n = self.plots.add_tables(tables, kind="simulated")
         self.plots.set_status(f"{n} simulated series")
+
+    def _forget(self, schedule) -> None:
+        if schedule is not self._schedule:
+            self.tables = {}
 
     def _on_failed(self, message: str) -> None:
         self.plots.set_simulating(False)
@@ -81,4 +91,8 @@ class SimulationController(QObject):
         self.results.report_error(message, title="Simulation failed")
 
     def cancel(self) -> None:
-        self._cancel.set()
+        """Stop the simulation: the plot forgets it at once, the worker stops in the background
+        (at its next check of the cancel flag)."""
+        if self.task.abandon():
+            self.plots.set_simulating(False)
+            self.plots.set_status("simulation cancelled")

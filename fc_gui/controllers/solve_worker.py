@@ -26,8 +26,35 @@ from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
 
 SolveFn = Callable[..., Any]
 
-#: Worker threads still running: referenced here so none is garbage-collected while it runs.
-_LIVE_THREADS: set[QThread] = set()
+#: Worker threads that may still run, with the cancel event of each (None: cannot be told to
+#: stop): referenced here so none is garbage-collected while it runs (a QThread destroyed while
+#: its thread runs aborts the process), and so quitting can stop them all (:func:`stop_workers`).
+_LIVE_THREADS: dict[QThread, threading.Event | None] = {}
+
+
+def _reap_threads() -> None:
+    for t in list(_LIVE_THREADS):
+        if t.isFinished():
+            _LIVE_THREADS.pop(t, None)
+
+
+def running_workers() -> int:
+    """How many worker threads (solves, simulations, studies) are still running."""
+    _reap_threads()
+    return sum(1 for t in _LIVE_THREADS if t.isRunning())
+
+
+def stop_workers(msecs: int = 2000) -> bool:
+    """Cancel every worker thread and wait up to ``msecs`` in all; True if none runs any more.
+
+    Called when the designer quits (:func:`fc_gui.app.leave`)."""
+    for cancel in _LIVE_THREADS.values():
+        if cancel is not None:
+            cancel.set()
+    deadline = time.monotonic() + msecs / 1000
+    for t in list(_LIVE_THREADS):
+        t.wait(max(0, int((deadline - time.monotonic()) * 1000)))
+    return running_workers() == 0
 
 #: Niceness added to solver threads (Linux: per thread), so the GUI thread wins the CPU when
 #: the machine is busy. 0 disables it. Overridable with FORESTCOLL_WORKER_NICE.
@@ -194,7 +221,7 @@ class SolveWorker(QObject):
         thread.finished.connect(self._reap)
         self._thread = thread
         self._t0 = time.perf_counter()
-        _LIVE_THREADS.add(thread)
+        _LIVE_THREADS[thread] = self._cancel
         self.started.emit()
         thread.start()
 
@@ -202,6 +229,13 @@ class SolveWorker(QObject):
         """Ask the running solve to stop; ``cancelled`` follows when it has."""
         if self.is_running():
             self._cancel_current(silent=False)
+
+    def abandon(self) -> bool:
+        """Cancel the running solve and drop its result: no signal follows. True if one ran."""
+        if self._thread is None:
+            return False
+        self._cancel_current(silent=True)
+        return True
 
     def is_running(self) -> bool:
         return self._thread is not None and self._cancel is not None and not self._cancel.is_set()
@@ -263,19 +297,18 @@ class SolveWorker(QObject):
         self._cancel = None
 
     def _reap(self) -> None:
-        for t in list(_LIVE_THREADS):
-            if t.isFinished():
-                _LIVE_THREADS.discard(t)
+        _reap_threads()
         self._old_threads = [t for t in self._old_threads if t.isRunning()]
 
 
 # ---------------------------------------------------------------------- other background work
 class _TaskThread(QThread):
-    succeeded = Signal(object)
-    errored = Signal(str)
+    succeeded = Signal(int, object)
+    errored = Signal(int, str)
 
-    def __init__(self, fn: Callable[[], Any]) -> None:
+    def __init__(self, job: int, fn: Callable[[], Any]) -> None:
         super().__init__()
+        self.job = job
         self._fn = fn
 
     def run(self) -> None:
@@ -283,18 +316,20 @@ class _TaskThread(QThread):
         try:
             result = self._fn()
         except Exception as exc:
-            if not isinstance(exc, ForestCollError):
+            if not isinstance(exc, (ForestCollError, Cancelled)):
                 traceback.print_exc()
-            self.errored.emit(one_line(exc))
+            self.errored.emit(self.job, one_line(exc))
         else:
-            self.succeeded.emit(result)
+            self.succeeded.emit(self.job, result)
 
 
 class BackgroundTask(QObject):
-    """Runs one zero-argument callable in a worker thread (simulations for the plots dock).
+    """Runs one zero-argument callable at a time in a worker thread (simulations, studies).
 
     Signals ``done(result)`` and ``failed(message)`` arrive in the GUI thread; so does
-    ``progress(text, fraction)``, emitted by :meth:`report` from the worker thread.
+    ``progress(text, fraction)``, emitted by :meth:`report` from the worker thread. ``cancel``
+    (given to :meth:`start`) is the event the callable polls; :meth:`abandon` sets it and drops the
+    task at once (no signal follows), so a new one can start while the old thread winds down.
     """
 
     done = Signal(object)
@@ -308,17 +343,30 @@ class BackgroundTask(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._thread: _TaskThread | None = None
+        self._cancel: threading.Event | None = None
+        self._job = 0
 
-    def start(self, fn: Callable[[], Any]) -> None:
+    def start(self, fn: Callable[[], Any], cancel: threading.Event | None = None) -> None:
         if self.is_running():
             raise RuntimeError("a background task is already running")
-        thread = _TaskThread(fn)
-        thread.succeeded.connect(self.done)
-        thread.errored.connect(self.failed)
-        thread.finished.connect(self._reap)
-        self._thread = thread
-        _LIVE_THREADS.add(thread)
+        self._job += 1
+        thread = _TaskThread(self._job, fn)
+        thread.succeeded.connect(self._on_succeeded)
+        thread.errored.connect(self._on_errored)
+        thread.finished.connect(_reap_threads)
+        self._thread, self._cancel = thread, cancel
+        _LIVE_THREADS[thread] = cancel
         thread.start()
+
+    def abandon(self) -> bool:
+        """Cancel the running task without waiting and drop its outcome; True if one ran."""
+        if not self.is_running():
+            return False
+        if self._cancel is not None:
+            self._cancel.set()
+        self._job += 1  # its signals are ignored from now on
+        self._thread = None
+        return True
 
     def is_running(self) -> bool:
         return self._thread is not None and self._thread.isRunning()
@@ -326,10 +374,19 @@ class BackgroundTask(QObject):
     def wait(self, msecs: int = 5000) -> bool:
         return self._thread is None or self._thread.wait(msecs)
 
-    def _reap(self) -> None:
-        for t in list(_LIVE_THREADS):
-            if t.isFinished():
-                _LIVE_THREADS.discard(t)
+    def stop(self, msecs: int = 3000) -> bool:
+        """Set the cancel event and wait up to ``msecs`` for the thread; True if it ended."""
+        if self._cancel is not None:
+            self._cancel.set()
+        return self.wait(msecs)
+
+    def _on_succeeded(self, job: int, result: object) -> None:
+        if job == self._job:
+            self.done.emit(result)
+
+    def _on_errored(self, job: int, message: str) -> None:
+        if job == self._job:
+            self.failed.emit(message)
 
 
 # ---------------------------------------------------------------------- JIT warm-up

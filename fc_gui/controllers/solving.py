@@ -110,6 +110,13 @@ class SolveController(QObject):
             self.panel.set_cancelling()
             self.worker.cancel()
 
+    def abandon(self) -> None:
+        """Stop a solve under way without waiting and drop its result (the fabric was replaced)."""
+        self._auto_timer.stop()
+        if self.worker.abandon():
+            self._set_running(False)
+            self.results.status("Solve of the previous fabric stopped", 4000)
+
     def _set_running(self, running: bool) -> None:
         self.panel.set_running(running)
         self.results.menu.solve_action.setEnabled(not running)
@@ -147,11 +154,7 @@ class SolveController(QObject):
         results = self.results
         self._revision += 1
         if results.schedule is not None:
-            if not set(results.schedule.topology.compute_ids) & set(self.doc.nodes):
-                results.clear_results()  # another fabric altogether (opened, new, template)
-                self.panel.set_status("")
-            else:
-                results.set_stale(True)
+            results.set_stale(True)  # (a replaced fabric cleared the result already)
         if self.panel.auto_resolve:
             self._auto_timer.start()
 
@@ -201,5 +204,6 @@ class SolveController(QObject):
 
         act.triggered.connect(run)
 
-    def shutdown(self) -> None:
-        self.worker.shutdown(3000)
+    def shutdown(self, wait_ms: int = 3000) -> None:
+        self._auto_timer.stop()
+        self.worker.shutdown(wait_ms)

@@ -77,6 +77,7 @@ class StudiesController(QObject):
         self.dock.load_requested.connect(self.load_dialog)
         self.dock.row_selected.connect(self.select_element)
         self.dock.map_toggled.connect(self.overlay.set_visible)
+        self.doc.replaced.connect(self._on_fabric_replaced)
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
@@ -170,6 +171,13 @@ class StudiesController(QObject):
         self.window.show_error(message, "Study")
 
     # ------------------------------------------------------------------ showing
+    def _on_fabric_replaced(self) -> None:
+        """Another fabric: the map of a study of the old one must not colour it."""
+        if self.overlay.active or self.overlay.by_node:
+            self.overlay.clear()
+            self.dock.set_status("the fabric was replaced: the study's map is cleared "
+                                 "(its table stays; Load or Run to map one again)")
+
     def show(self, study: str, rows: list[dict[str, Any]]) -> None:
         """Fill the table and colour the canvas with ``rows``."""
         self.shown = (study, rows)

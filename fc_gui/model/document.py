@@ -19,6 +19,8 @@ Signals
 ``disabled_changed``   the what-if set of disabled nodes/links changed.
 ``selection_changed``  the selection (node ids, link uids) changed; selection is not undoable.
 ``name_changed``       the fabric name changed.
+``replaced``           the whole fabric was replaced (open, import, new from template, recovery, or
+                       the undo/redo of one): results of the old fabric no longer apply at all.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class TopologyDocument(QObject):
     disabled_changed = Signal()
     selection_changed = Signal()
     name_changed = Signal(str)
+    replaced = Signal()
 
     def __init__(self, topology: Topology | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -158,6 +161,7 @@ class TopologyDocument(QObject):
         self._disabled_links.clear()
         self._selected_nodes.clear()
         self._selected_links.clear()
+        self.replaced.emit()
         self.name_changed.emit(self._name)
         self._structure()
         self.disabled_changed.emit()
@@ -186,6 +190,7 @@ class TopologyDocument(QObject):
         self._disabled_links = set(snap["disabled_links"])
         self._selected_nodes.clear()
         self._selected_links.clear()
+        self.replaced.emit()
         self.name_changed.emit(self._name)
         self._structure()
         self.disabled_changed.emit()

@@ -1,11 +1,11 @@
-"""Texts that describe a solved schedule: number formats, the bound's formula, the summary (rich
+"""Texts that describe a solved schedule (and the counts of a fabric): number formats, the bound's formula, the summary (rich
 text) and the bottleneck-cut caption. Pure functions (no Qt): the views show what these return.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
 from solver.model.schedule import BottleneckCut, Schedule
@@ -93,7 +93,7 @@ def summary_html(
             (
                 f"{esc(prefix)}Bottleneck S*",
                 f"{len(cut.nodes)} nodes, |S*∩Vc| = {cut.compute_nodes_inside}, "
-                f"B⁺(S*) = {esc(num_text(cut.egress_bandwidth))} GB/s over {len(cut.links)} links",
+                f"B⁺(S*) = {esc(num_text(cut.egress_bandwidth))} GB/s over {plural(len(cut.links), 'link')}",
             )
         )
         formula = cut_formula(phase)
@@ -107,29 +107,30 @@ def summary_html(
     body = "".join(
         f"<tr><td style='color:#555;padding-right:8px'>{k}</td><td>{v}</td></tr>" for k, v in rows
     )
+    head = ""
+    if stale:  # first, so it is seen before the (greyed) numbers
+        head = ("<p style='color:#9a6b00'><b>⚠ Stale:</b> the fabric changed since this solve; "
+                "the numbers below are of the old fabric. Solve again.</p>")
     extra = ""
-    if stale:
-        extra += "<p style='color:#9a6b00'>⚠ Stale: the fabric changed since this solve.</p>"
     for w in schedule.warnings:
         extra += f"<p style='color:#b35c00'>⚠ {esc(w)}</p>"
-    return f"<table cellspacing='0' cellpadding='1'>{body}</table>{extra}"
+    return f"{head}<table cellspacing='0' cellpadding='1'>{body}</table>{extra}"
 
 
-def cut_caption(cut: BottleneckCut, all_nodes: Sequence[str], num_compute: int | None) -> str:
-    """Two or three lines naming S* (or its complement when that is shorter) and its numbers."""
-    inside = set(cut.nodes)
-    outside = [n for n in all_nodes if n not in inside]
-    if 0 < len(outside) <= 3 and len(outside) < len(cut.nodes):
-        which = f"S* = all nodes except {', '.join(outside)}"
-    elif len(cut.nodes) <= 4:
-        which = f"S* = {{{', '.join(cut.nodes)}}}"
-    else:
-        which = f"S* = {len(cut.nodes)} shaded nodes"
+def cut_caption(cut: BottleneckCut, all_nodes: Sequence[str], num_compute: int | None,
+                groups: Mapping[str, str | None] | None = None) -> str:
+    """Two or three lines naming S* and its numbers.
+
+    S* is named by whole groups (``box b0``) and single nodes, or as its complement ("all but box
+    b0") when that is shorter; a count of shaded nodes when neither is short.
+    ``groups``: node id -> group (boxes of a template), if known.
+    """
+    which = f"S* = {cut_set_text(cut.nodes, all_nodes, groups)}"
     bw = cut.egress_bandwidth
     lines = [
         f"Bottleneck cut: {which}",
-        f"|S*∩Vc| = {cut.compute_nodes_inside},  B⁺(S*) = {bw_text(bw)} GB/s "
-        f"on {len(cut.links)} link{'s' * (len(cut.links) != 1)} leaving S* (dashed)",
+        (f"|S*∩Vc| = {cut.compute_nodes_inside},  B⁺(S*) = {bw_text(bw)} GB/s "
+         f"on {plural(len(cut.links), 'link')} leaving S* (dashed)"),
     ]
     if num_compute:
         x = Fraction(bw) / cut.compute_nodes_inside
@@ -138,6 +139,67 @@ def cut_caption(cut: BottleneckCut, all_nodes: Sequence[str], num_compute: int |
             f" = {float(num_compute * x):.6g} GB/s"
         )
     return "\n".join(lines)
+
+
+def plural(count: int, noun: str, plural_form: str | None = None) -> str:
+    """``1 link``, ``2 links``, ``0 switches`` (``plural_form``: when not noun + "s")."""
+    if count == 1:
+        return f"1 {noun}"
+    if plural_form is None:
+        plural_form = noun + ("es" if noun.endswith(("s", "sh", "ch", "x")) else "s")
+    return f"{count} {plural_form}"
+
+
+def fabric_counts(compute: int, switches: int, links: int) -> str:
+    """``16 compute nodes, 1 switch, 48 links``."""
+    return (f"{plural(compute, 'compute node')}, {plural(switches, 'switch')}, "
+            f"{plural(links, 'link')}")
+
+
+#: A description naming more items than this falls back to a count.
+MAX_NAMED = 3
+
+
+def group_title(group: str) -> str:
+    """``box b0`` for the templates' boxes (``b0``, ``b1``...), else ``group NAME``."""
+    if len(group) > 1 and group[0] == "b" and group[1:].isdigit():
+        return f"box {group}"
+    return f"group {group}"
+
+
+def _describe_set(chosen: list[str], groups: Mapping[str, str | None]) -> tuple[int, str] | None:
+    """(items named, text) naming ``chosen`` by whole groups and single nodes, or None when
+    that takes more than :data:`MAX_NAMED` items."""
+    members: dict[str, list[str]] = {}
+    for node, group in groups.items():
+        if group:
+            members.setdefault(group, []).append(node)
+    inside = set(chosen)
+    whole = [g for g, ms in members.items() if len(ms) > 1 and inside.issuperset(ms)]
+    covered = {n for g in whole for n in members[g]}
+    loose = [n for n in chosen if n not in covered]
+    count = len(whole) + len(loose)
+    if count == 0 or count > MAX_NAMED:
+        return None
+    return count, ", ".join([group_title(g) for g in whole] + loose)
+
+
+def cut_set_text(nodes: Sequence[str], all_nodes: Sequence[str],
+                 groups: Mapping[str, str | None] | None = None) -> str:
+    """S* (``nodes``) in words: ``{a, b}``, ``box b1``, ``all but box b0, b1.nic3`` or a count."""
+    groups = {n: None for n in all_nodes} | dict(groups or {})
+    groups = {n: groups[n] for n in all_nodes}
+    inside = set(nodes)
+    chosen = [n for n in all_nodes if n in inside] or list(nodes)
+    outside = [n for n in all_nodes if n not in inside]
+    own = _describe_set(chosen, groups)
+    other = _describe_set(outside, groups) if outside else None
+    if other is not None and (own is None or other[0] < own[0]):
+        return f"all but {other[1]}"
+    if own is not None:
+        return own[1] if any(t.startswith(("box ", "group ")) for t in own[1].split(", ")) \
+            else f"{{{own[1]}}}"
+    return f"{len(nodes)} shaded nodes"
 
 
 def bw_text(bw: Fraction) -> str:

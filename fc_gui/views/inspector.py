@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from fc_gui.model.commands import SetLinkPropsCommand, SetNameCommand, SetNodePropsCommand
 from fc_gui.model.document import TopologyDocument
+from fc_gui.model.result_text import fabric_counts
 from fc_gui.views import style
 from solver.model.errors import ForestCollError
 from solver.model.topology import COMPUTE, NODE_KINDS, SWITCH, to_fraction
@@ -235,7 +236,7 @@ class Inspector(QWidget):
             self.title.setText("Fabric")
             self.fabric_name.setText(doc.name)
             c, s, m = doc.counts()
-            self.fabric_counts.setText(f"{c} compute nodes, {s} switches, {m} links")
+            self.fabric_counts.setText(fabric_counts(c, s, m))
 
     @staticmethod
     def _show_common(edit: QLineEdit, values: set) -> None:

@@ -11,20 +11,36 @@ from PySide6.QtCore import QEvent, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QLinearGradient, QPainter, QPen
 from PySide6.QtWidgets import QLabel, QWidget
 
+BADGE_STYLE = (
+    "QLabel { background: rgba(255,255,255,230); color: rgb(183,28,28);"
+    " border: 1px solid rgba(211,47,47,150); border-radius: 4px; padding: 3px 6px; }"
+)
+BADGE_STALE_STYLE = (
+    "QLabel { background: rgba(245,245,245,200); color: rgb(130,130,130);"
+    " border: 1px dashed rgba(150,150,150,180); border-radius: 4px; padding: 3px 6px; }"
+)
+STALE_PREFIX = "STALE (the fabric changed since this solve)\n"
+
 
 class CornerBadge(QLabel):
-    """A caption floating at the top-left corner of a widget (does not pan or zoom)."""
+    """A caption floating at the top-left corner of a widget (does not pan or zoom); greyed
+    with a "STALE" line when the result it describes is stale."""
 
     def __init__(self, text: str, parent: QWidget) -> None:
         super().__init__(text, parent)
-        self.setStyleSheet(
-            "QLabel { background: rgba(255,255,255,230); color: rgb(183,28,28);"
-            " border: 1px solid rgba(211,47,47,150); border-radius: 4px; padding: 3px 6px; }"
-        )
+        self.caption = text
+        self.greyed = False
+        self.setStyleSheet(BADGE_STYLE)
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self.adjustSize()
         self.move(10, 10)
         self.raise_()
+
+    def set_greyed(self, greyed: bool) -> None:
+        self.greyed = bool(greyed)
+        self.setStyleSheet(BADGE_STALE_STYLE if self.greyed else BADGE_STYLE)
+        self.setText(STALE_PREFIX + self.caption if self.greyed else self.caption)
+        self.adjustSize()
 
 
 class ColorBarWidget(QWidget):
@@ -40,6 +56,7 @@ class ColorBarWidget(QWidget):
         self.cmap = cmap
         self.title = title
         self.label = label or _load_label
+        self.greyed = False
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         font = QFont(self.font())
         font.setPointSizeF(8)
@@ -61,9 +78,16 @@ class ColorBarWidget(QWidget):
         if parent is not None:
             self.move(parent.width() - self.width() - 12, 12)
 
+    def set_greyed(self, greyed: bool) -> None:
+        """Fade the bar (it describes a stale result)."""
+        self.greyed = bool(greyed)
+        self.update()
+
     def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        if self.greyed:
+            p.setOpacity(0.35)
         p.setPen(QPen(QColor(160, 160, 160)))
         p.setBrush(QColor(255, 255, 255, 225))
         p.drawRoundedRect(self.rect().adjusted(0, 0, -1, -1), 4, 4)

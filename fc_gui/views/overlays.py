@@ -19,7 +19,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from fc_gui.model.lanes import chevrons, lane_offset, lane_segments
-from fc_gui.model.result_text import bw_text, cut_caption
+from fc_gui.model.result_text import bw_text, cut_caption, plural
 from fc_gui.model.trees import last_hops, tree_hop_pairs, trees_using_links
 from fc_gui.views.overlay_widgets import ColorBarWidget, CornerBadge
 from solver.model.schedule import BottleneckCut, Schedule, Tree
@@ -50,6 +50,9 @@ TREE_PALETTE = (
 )
 
 HEAT_BINS = 20
+
+#: Opacity of a stale result's overlay items (the fabric changed since the solve).
+STALE_OPACITY = 0.3
 
 #: Above this many segments an overlay curve is drawn without antialiasing: antialiased wide
 #: lines cost ~0.1-0.2 ms per segment per repaint in Qt's raster engine (two trees of 16x DGX
@@ -87,6 +90,15 @@ def congestion_colormap() -> pg.ColorMap:
     )
 
 
+def greyed_color(color: Sequence[int]) -> tuple[int, int, int, int]:
+    """A faded grey of the same lightness (how a stale result's colours are drawn)."""
+    r, g, b = color[:3]
+    alpha = color[3] if len(color) > 3 else 255
+    grey = round(0.299 * r + 0.587 * g + 0.114 * b)
+    grey = 150 + (grey * 90) // 255  # light: 150..240, readable but clearly not a result
+    return (grey, grey, grey, min(alpha, 160))
+
+
 def pairs_xy(seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """x and y arrays of segments (n, 2, 2) for a ``connect='pairs'`` curve."""
     flat = seg.reshape(-1, 2)
@@ -115,12 +127,20 @@ class CanvasOverlay:
         self.canvas = canvas
         self.items: list[pg.GraphicsObject] = []
         self.visible = True
+        self.greyed = False
 
     def add(self, item: pg.GraphicsObject) -> pg.GraphicsObject:
         self.canvas.add_overlay_item(item)
         item.setVisible(self.visible)
+        item.setOpacity(STALE_OPACITY if self.greyed else 1.0)
         self.items.append(item)
         return item
+
+    def set_greyed(self, greyed: bool) -> None:
+        """Grey the overlay out (a stale result) or restore it."""
+        self.greyed = bool(greyed)
+        for item in self.items:
+            item.setOpacity(STALE_OPACITY if self.greyed else 1.0)
 
     def clear(self) -> None:
         for item in self.items:
@@ -143,7 +163,10 @@ class CutOverlay(CanvasOverlay):
         self.label_text = ""
         self.badge: CornerBadge | None = None
 
-    def show_cut(self, cut: BottleneckCut | None, num_compute: int | None = None) -> None:
+    def show_cut(self, cut: BottleneckCut | None, num_compute: int | None = None,
+                 groups: Mapping[str, str | None] | None = None) -> None:
+        """Shade S*, dash the links leaving it, caption it (``groups``: node -> box, to name S*
+        or its complement by boxes)."""
         self.clear()
         self.cut = cut
         if cut is None:
@@ -174,9 +197,15 @@ class CutOverlay(CanvasOverlay):
         heads.setData(*pairs_xy(heads_seg))
         self.add(heads)
 
-        self.label_text = cut_caption(cut, list(pos), num_compute)
+        self.label_text = cut_caption(cut, list(pos), num_compute, groups)
         self.badge = CornerBadge(self.label_text, self.canvas.overlay_parent())
+        self.badge.set_greyed(self.greyed)
         self.badge.setVisible(self.visible)
+
+    def set_greyed(self, greyed: bool) -> None:
+        super().set_greyed(greyed)
+        if self.badge is not None:
+            self.badge.set_greyed(self.greyed)
 
     def clear(self) -> None:
         super().clear()
@@ -239,8 +268,21 @@ class HeatMapOverlay(CanvasOverlay):
             (ll.bandwidth, ll.load, users.get((ll.source, ll.target), [])) for ll in loads
         ]
         self.colors = {p: self.color_of(float(ll.load)) for p, ll in zip(self.pairs, loads)}
-        self.canvas.set_link_colors(self.colors if self.visible else None)
+        self.canvas.set_link_colors(self.shown_colors() if self.visible else None)
         self._sync_bar()
+
+    def shown_colors(self) -> dict[tuple[str, str], tuple[int, int, int, int]]:
+        """The link colours drawn: the heat map's, or their faded greys for a stale result."""
+        if not self.greyed:
+            return self.colors
+        return {p: greyed_color(c) for p, c in self.colors.items()}
+
+    def set_greyed(self, greyed: bool) -> None:
+        super().set_greyed(greyed)
+        if self.active and self.visible:
+            self.canvas.set_link_colors(self.shown_colors())
+        if self.color_bar is not None:
+            self.color_bar.set_greyed(self.greyed)
 
     def attach_color_bar(self) -> ColorBarWidget:
         """A colour bar (0..1, load ÷ bandwidth) floating at the top right of the host."""
@@ -258,7 +300,7 @@ class HeatMapOverlay(CanvasOverlay):
     def set_visible(self, visible: bool) -> None:
         super().set_visible(visible)
         if self.active:
-            self.canvas.set_link_colors(self.colors if visible else None)
+            self.canvas.set_link_colors(self.shown_colors() if visible else None)
         self._sync_bar()
 
     def clear(self) -> None:
@@ -280,7 +322,7 @@ class HeatMapOverlay(CanvasOverlay):
         if users:
             shown = ", ".join(users[:8])
             more = f" and {len(users) - 8} more" if len(users) > 8 else ""
-            lines.append(f"used by {len(users)} trees: {shown}{more}")
+            lines.append(f"used by {plural(len(users), 'tree')}: {shown}{more}")
         else:
             lines.append("used by no tree")
         return "\n".join(lines)

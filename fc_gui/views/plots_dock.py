@@ -116,6 +116,7 @@ class PlotsDock(QWidget):
         self._simulated: list[str] = []
         self._imported: list[str] = []
         self.simulating = False
+        self.greyed = False
         self._update_buttons()
 
     # ------------------------------------------------------------------ content
@@ -170,6 +171,8 @@ class PlotsDock(QWidget):
                 symbol=SYMBOLS[n % len(SYMBOLS)], symbolBrush=color, symbolSize=6, symbolPen=None,
             )
             target.append(label)
+            if kind == "simulated" and self.greyed:
+                self.series[label].setOpacity(0.3)
             added += 1
         return added
 
@@ -194,6 +197,14 @@ class PlotsDock(QWidget):
 
     def set_status(self, text: str) -> None:
         self.status.setText(text)
+
+    def set_greyed(self, greyed: bool) -> None:
+        """Fade the lines of the shown result (it is stale); imported measurements stay."""
+        self.greyed = bool(greyed)
+        for label in self._model + self._simulated:
+            item = self.series.get(label)
+            if item is not None:
+                item.setOpacity(0.3 if self.greyed else 1.0)
 
     def set_simulating(self, running: bool) -> None:
         """While running, the Simulate button becomes Cancel (it emits the same signal)."""

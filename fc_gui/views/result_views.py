@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fc_gui.model.result_text import summary_html
+from fc_gui.model.result_text import plural, summary_html
 from fc_gui.model.trees import TreeRow, tree_rows
 from solver.model.schedule import Schedule, Tree
 
@@ -60,6 +60,8 @@ class SummaryView(QWidget):
 
     def clear(self, text: str = "No result yet: press Solve.") -> None:
         self.schedule = None
+        self.stale = False
+        self.label.setStyleSheet("")
         self.label.setText(f"<i style='color:#777'>{html.escape(text)}</i>")
 
     def set_schedule(
@@ -71,6 +73,9 @@ class SummaryView(QWidget):
         self.label.setText(summary_html(schedule, elapsed, previous=previous))
 
     def set_stale(self, stale: bool) -> None:
+        """Mark the summary stale: a warning line and the whole text greyed."""
+        self.stale = bool(stale and self.schedule is not None)
+        self.label.setStyleSheet("QLabel#summaryLabel { color: #8a8a8a; }" if self.stale else "")
         if self.schedule is not None:
             self.label.setText(
                 summary_html(self.schedule, self._elapsed, stale=stale, previous=self._previous)
@@ -279,7 +284,7 @@ class TreesView(QWidget):
                 self.root_box.addItem(r, r)
             self.root_box.blockSignals(False)
             self.proxy.set_root_filter(None)
-            self.count_label.setText(f"{len(rows)} trees")
+            self.count_label.setText(plural(len(rows), "tree"))
         finally:
             self._updating = False
         self._selection_changed()
@@ -338,7 +343,7 @@ class TreesView(QWidget):
         self.proxy.set_root_filter(self.root_box.currentData())
         total = len(self.model.rows)
         shown = self.proxy.rowCount()
-        self.count_label.setText(f"{total} trees" if shown == total else f"{shown} of {total} trees")
+        self.count_label.setText(plural(total, "tree") if shown == total else f"{shown} of {plural(total, 'tree')}")
 
     def _selection_changed(self, *args) -> None:
         if self._updating:

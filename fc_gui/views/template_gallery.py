@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from fc_gui.model.document import TopologyDocument
+from fc_gui.model.result_text import fabric_counts
 from fc_gui.views.canvas import FabricCanvas
 from solver.io.templates import TEMPLATES
 from solver.model.errors import ForestCollError
@@ -126,8 +127,7 @@ class TemplateGallery(QDialog):
         ok.setEnabled(True)
         n_compute = len(topo.compute_ids)
         self.count.setText(
-            f"{n_compute} compute nodes, {len(topo.nodes) - n_compute} switches, "
-            f"{len(topo.links)} links"
+            fabric_counts(n_compute, len(topo.nodes) - n_compute, len(topo.links))
         )
         if len(topo.nodes) <= PREVIEW_LIMIT:
             self.preview_doc.load_topology(topo)

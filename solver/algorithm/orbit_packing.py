@@ -36,14 +36,29 @@ def pack_by_orbits(fabric: IndexedFabric, sym: BoxSymmetry, caps: dict[tuple[int
 
     Their translates by σ^b are the trees of box b (:func:`translated_classes`).
     """
-    packer = _OrbitPacker(fabric, sym, caps)
+    # two greedy variants: one box entry per tree and rounds over the roots (meshes like MI250),
+    # then any entries and each root's trees in one go (fat trees)
+    for strict in (True, False):
+        reps = _pack(_OrbitPacker(fabric, sym, caps, strict), sym.representatives(fabric), k,
+                     check, rounds=strict)
+        if reps is not None:
+            return reps
+    return None
+
+
+def _pack(packer: _OrbitPacker, roots: list[int], k: int, check: Callable[[], None] | None,
+          rounds: bool) -> list[tuple[int, int, list[tuple[int, int]]]] | None:
     reps: list[tuple[int, int, list[tuple[int, int]]]] = []
-    for root in sym.representatives(fabric):
-        left = k
-        while left:
+    left = dict.fromkeys(roots, k)
+    # rounds over the roots, half of what is left each time, so that early roots do not take
+    # the best edges for all their trees
+    while any(left.values()):
+        for root in roots:
+            if not left[root]:
+                continue
             if check is not None:
                 check()
-            mult = left
+            mult = max(1, left[root] // 2) if rounds else left[root]
             edges = packer.grow(root, mult)
             while edges is None and mult > 1:
                 mult //= 2
@@ -51,7 +66,8 @@ def pack_by_orbits(fabric: IndexedFabric, sym: BoxSymmetry, caps: dict[tuple[int
             if edges is None:
                 return None
             reps.append((root, mult, edges))
-            left -= mult
+            left[root] -= mult
+    reps.sort(key=lambda rep: roots.index(rep[0]))  # stable: a root's trees stay in order
     return reps
 
 
@@ -73,8 +89,10 @@ def translated_classes(fabric: IndexedFabric, sym: BoxSymmetry,
 
 
 class _OrbitPacker:
-    def __init__(self, fabric: IndexedFabric, sym: BoxSymmetry, caps: dict[tuple[int, int], int]):
+    def __init__(self, fabric: IndexedFabric, sym: BoxSymmetry, caps: dict[tuple[int, int], int],
+                 strict: bool = True):
         self.sym = sym
+        self.strict = strict
         self.N = fabric.num_compute
         self.budget: dict[Orbit, int] = {}
         self.out: dict[int, list[tuple[int, Orbit]]] = {v: [] for v in fabric.compute}
@@ -91,13 +109,27 @@ class _OrbitPacker:
 
     def grow(self, root: int, mult: int) -> list[tuple[int, int]] | None:
         """A spanning tree of ``mult`` copies (edges in BFS order); budgets are spent only on
-        success."""
-        budget = self.budget
+        success.
+
+        A tree enters each other box once: a cross-box edge is taken only into a box the tree
+        has not reached yet (the other vertices of the box wait for an in-box edge), unless
+        nothing else is left (``mode`` 2), or always when not ``strict``. ``mode`` 0 grows from
+        the last level, 1 from every vertex so far (when the last level's edges ran out).
+        """
+        budget, box_of = self.budget, self.sym.box_of
         spent: list[Orbit] = []
         seen = {root}
+        entered = {int(box_of[root])}
         frontier = [root]
         edges: list[tuple[int, int]] = []
-        while frontier and len(seen) < self.N:
+        order = [root]  # seen vertices in the order they joined
+        mode = 0
+        while len(seen) < self.N:
+            if not frontier:
+                if mode == 2:
+                    break
+                mode += 1
+                frontier = list(order)
             best: dict[int, list[tuple[int, Orbit]]] = {}
             for x in frontier:
                 for y, key in self.out[x]:
@@ -105,10 +137,14 @@ class _OrbitPacker:
                         best.setdefault(y, []).append((x, key))
             nxt = []
             for y in sorted(best):
+                fresh = int(box_of[y]) not in entered
                 choice, rank = None, None
                 for x, key in best[y]:
-                    here = (key[2] == 0, budget[key])
-                    if budget[key] >= mult and (choice is None or here > rank):
+                    inside = key[2] == 0
+                    if not (inside or fresh or mode == 2 or not self.strict) or budget[key] < mult:
+                        continue
+                    here = (inside, budget[key])
+                    if choice is None or here > rank:
                         choice, rank = (x, key), here
                 if choice is None:
                     continue
@@ -116,7 +152,11 @@ class _OrbitPacker:
                 spent.append(choice[1])
                 edges.append((choice[0], y))
                 seen.add(y)
+                entered.add(int(box_of[y]))
                 nxt.append(y)
+            if nxt:
+                mode = 0
+            order += nxt
             frontier = nxt
         if len(seen) < self.N:
             for key in spent:

@@ -30,9 +30,9 @@ RepClass = tuple[int, int, list[tuple[int, int]]]  # (root node, multiplicity, n
 
 def routed_forest(fabric: IndexedFabric, sym: BoxSymmetry, reps: list[RepClass],
                   paths: dict[tuple[int, int], dict[Path, int]],
-                  k: int) -> tuple[list[Tree], dict[tuple[str, ...], int]]:
+                  k: int) -> tuple[list[Tree], dict[tuple[str, str], int]]:
     """Every tree (the box-0 classes and their translates) on physical paths, and the
-    multiplicity carried by each physical path (node names) for the link loads."""
+    multiplicity crossing each directed link (node names) for the link loads."""
     templates: list[Path] = []
     template_id: dict[Path, int] = {}
     routed = []  # (root, mult, template ids, box offsets)
@@ -77,11 +77,27 @@ def routed_forest(fabric: IndexedFabric, sym: BoxSymmetry, reps: list[RepClass],
     per_template = np.zeros(len(templates), dtype=np.int64)
     for _, m, tids, _ in routed:
         np.add.at(per_template, tids, m)
-    per_path = {}
-    for tid in np.flatnonzero(per_template):
-        for b in range(sym.boxes):
-            per_path[table[tid, b].path] = int(per_template[tid])
-    return trees, per_path
+    return trees, _link_usage(fabric, sym, templates, per_template)
+
+
+def _link_usage(fabric: IndexedFabric, sym: BoxSymmetry, templates: list[Path],
+                per_template: np.ndarray) -> dict[tuple[str, str], int]:
+    """Multiplicity crossing each directed link: every template path moved to every box."""
+    tails, heads, mults = [], [], []
+    for tid, path in enumerate(templates):
+        if per_template[tid]:
+            tails += path[:-1]
+            heads += path[1:]
+            mults += [int(per_template[tid])] * (len(path) - 1)
+    perms = np.stack([sym.power(b) for b in range(sym.boxes)])  # (boxes, n)
+    n = fabric.n
+    keys = (perms[:, tails] * n + perms[:, heads]).ravel()
+    weights = np.broadcast_to(np.asarray(mults, dtype=np.int64), perms[:, tails].shape).ravel()
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    totals = np.bincount(inverse, weights=weights).astype(np.int64)
+    names = fabric.names
+    return {(names[int(key) // n], names[int(key) % n]): int(total)
+            for key, total in zip(uniq, totals)}
 
 
 def _edge_table(fabric: IndexedFabric, sym: BoxSymmetry, templates: list[Path]) -> np.ndarray:

@@ -200,12 +200,10 @@ def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | N
     notes = _imbalance_notes(full)
     fast = None
     if sym is not None and (K is None or bound.k <= K):
-        fast = _symmetric_forest(full, sym, bound, check, timings)
-    reps = None  # box-0 trees of the symmetric path (then classes is None)
+        fast = _symmetric_forest(topology, full, sym, bound, check, timings)
     if fast is not None:
-        fabric, opt, k, caps = full, bound, bound.k, list(bound.caps)
-        split, classes, reps = fast
-        warnings = notes
+        fabric, opt, k, warnings = full, bound, bound.k, notes
+        trees, loads, algbw = fast
     else:
         try:
             # first the fabric as drawn: an unbalanced switch may still split off completely
@@ -258,18 +256,12 @@ def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | N
                 if _heights(other_classes) < shape:
                     split, classes = other, other_classes
 
-    t0 = time.perf_counter()
-    if progress is not None:
-        progress("paths", 0.0)
-    if reps is not None:
-        trees, per_path = routed_forest(fabric, sym, reps, split.paths, k)
-        trees = _sorted_trees(trees, topology)
-        loads, algbw = _link_loads(topology, [(per_path, k)])
-    else:
-        trees = _routed_trees(fabric, classes, split, k)
-        trees = _sorted_trees(trees, topology)
-        loads, algbw = _link_loads(topology, [(_path_multiplicities(trees), k)])
-    timings["paths"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        if progress is not None:
+            progress("paths", 0.0)
+        trees = _sorted_trees(_routed_trees(fabric, classes, split, k), topology)
+        loads, algbw = _link_loads(topology, [(_link_usage(trees), k)])
+        timings["paths"] = time.perf_counter() - t0
     if progress is not None:
         progress("paths", 1.0)
     if fixed_k_cut_bound and algbw < fixed_k_cut_bound[0]:
@@ -305,14 +297,15 @@ def _box_symmetry(topology: Topology, fabric: IndexedFabric) -> BoxSymmetry | No
     return find_box_symmetry(fabric, [node.group for node in topology.nodes])
 
 
-def _symmetric_forest(fabric: IndexedFabric, sym: BoxSymmetry, opt: Optimum,
+def _symmetric_forest(topology: Topology, fabric: IndexedFabric, sym: BoxSymmetry, opt: Optimum,
                       check: Callable[[], None] | None, timings: dict[str, float]):
-    """(split, tree classes) from σ-equivariant plans and box-0 trees, or None to fall back.
+    """(trees, link loads, algbw) from σ-equivariant plans and box-0 trees, or None.
 
     Splitting by plans needs no max-flow per split, and packing by orbit budgets none per
-    edge; both are checked (the invariant by one max-flow per orbit, the forest by the exact
-    link loads in :func:`_solve_allgather`). If the plans work but orbit packing gets stuck,
-    the general packing runs on the same switch-free graph.
+    edge; the invariant is checked by one max-flow per orbit, the forest by its exact link
+    loads: anything short of the optimum returns None (the general path runs instead). If the
+    plans work but orbit packing gets stuck, the general packing runs on the same switch-free
+    graph.
     """
     t0 = time.perf_counter()
     split = split_by_plans(fabric, dict(zip(fabric.edges, opt.caps)), opt.k, sym, check)
@@ -327,7 +320,16 @@ def _symmetric_forest(fabric: IndexedFabric, sym: BoxSymmetry, opt: Optimum,
         classes, _flows = pack_trees(fabric.num_compute, rank_caps, opt.k, check)
         classes = shorten_trees(classes, rank_caps, check=check)
     timings["trees"] = timings.get("trees", 0.0) + time.perf_counter() - t0
-    return split, (classes if reps is None else None), reps
+    t0 = time.perf_counter()
+    if reps is None:
+        trees = _routed_trees(fabric, classes, split, opt.k)
+        usage = _link_usage(trees)
+    else:
+        trees, usage = routed_forest(fabric, sym, reps, split.paths, opt.k)
+    trees = _sorted_trees(trees, topology)
+    loads, algbw = _link_loads(topology, [(usage, opt.k)])
+    timings["paths"] = time.perf_counter() - t0
+    return (trees, loads, algbw) if algbw == opt.algbw else None
 
 
 def _best_fixed_k(fabric: IndexedFabric, opt: Optimum, K: int,
@@ -387,21 +389,25 @@ def _routed_trees(fabric: IndexedFabric, classes, split, k: int) -> list[Tree]:
     return trees
 
 
-def _path_multiplicities(trees) -> dict[tuple[str, ...], int]:
-    """Trees crossing each physical path (by multiplicity)."""
+def _link_usage(trees) -> dict[tuple[str, str], int]:
+    """Trees (by multiplicity) crossing each directed link."""
     per_path: dict[tuple[str, ...], int] = {}
     for t in trees:
         m = t.multiplicity
         for e in t.edges:
             per_path[e.path] = per_path.get(e.path, 0) + m
-    return per_path
+    usage: dict[tuple[str, str], int] = {}
+    for path, m in per_path.items():
+        for a, b in itertools.pairwise(path):
+            usage[(a, b)] = usage.get((a, b), 0) + m
+    return usage
 
 
 def _link_loads(topology: Topology, parts: list[tuple[dict[tuple[str, ...], int], int]],
                 times: list[Fraction] | None = None) -> tuple[list[LinkLoad], Fraction]:
     """Per-link loads and the algbw of one schedule (or of a sequence of phases).
 
-    ``parts`` are (multiplicity per physical path, k) of the phases; ``times`` the phase times
+    ``parts`` are (trees crossing each directed link, by multiplicity; k) of the phases; ``times`` the phase times
     per unit message (1/algbw) for a multi-phase schedule. For one phase: data on link e (per
     unit message) is ``usage(e)/(N·k)``, the time is the max of data/bandwidth and
     algbw = 1/time.
@@ -409,11 +415,7 @@ def _link_loads(topology: Topology, parts: list[tuple[dict[tuple[str, ...], int]
     N = len(topology.compute_ids)
     bws = topology.directed_bandwidths()
     data: dict[tuple[str, str], Fraction] = {e: Fraction(0) for e in bws}
-    for per_path, k in parts:
-        usage: dict[tuple[str, str], int] = {}
-        for path, m in per_path.items():
-            for a, b in itertools.pairwise(path):
-                usage[(a, b)] = usage.get((a, b), 0) + m
+    for usage, k in parts:
         for e, u in usage.items():
             if e not in data:
                 raise SolverError(f"internal error: path uses missing link {e[0]}->{e[1]}")
@@ -452,7 +454,7 @@ def _reverse_schedule(sched: Schedule, topology: Topology, source: Schedule) -> 
     for t in sched.trees:
         edges = tuple(TreeEdge(e.dst, e.src, tuple(reversed(e.path))) for e in t.edges)
         trees.append(Tree(t.root, t.multiplicity, t.weight, edges))
-    loads, algbw = _link_loads(topology, [(_path_multiplicities(trees), sched.k)])
+    loads, algbw = _link_loads(topology, [(_link_usage(trees), sched.k)])
     cut = sched.bottleneck
     links = tuple((v, u, b) for u, v, b in cut.links)
     return Schedule(
@@ -474,7 +476,7 @@ def _allreduce(topology: Topology, rs: Schedule, ag: Schedule, K: int | None) ->
     times = [1 / rs.algbw_exact, 1 / ag.algbw_exact]
     loads, algbw = _link_loads(
         topology,
-        [(_path_multiplicities(rs.trees), rs.k), (_path_multiplicities(ag.trees), ag.k)],
+        [(_link_usage(rs.trees), rs.k), (_link_usage(ag.trees), ag.k)],
         times,
     )
     optimal = 1 / (1 / rs.optimal_algbw_exact + 1 / ag.optimal_algbw_exact)

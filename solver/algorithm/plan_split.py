@@ -126,7 +126,13 @@ class _PlanSplitter:
             return False
         moved = [(sym.translate(u, b), sym.translate(t, b), x)
                  for b in range(sym.boxes) for u, t, x in plan]
-        return self._apply(w, moved)
+        # records are consumed from the front: order the moves by the box offset between u and
+        # t (then by plan order) so that every record of (u, w) and (w, t) is consumed in a
+        # translation-invariant order, and the records stay σ-equivariant
+        offset = [(int(sym.box_of[u] - sym.box_of[t]) % sym.boxes, i)
+                  for i, (u, t, _) in enumerate(moved)]
+        order = sorted(range(len(moved)), key=lambda i: (offset[i][0], i % len(plan)))
+        return self._apply(w, [moved[i] for i in order])
 
     # ------------------------------------------------------------------ plans
     def _plan(self, w, rows, cols, col_class, class_demand=None):

@@ -82,13 +82,22 @@ def recompute_algbw(schedule: Schedule) -> Fraction:
 
 def link_data(schedule: Schedule) -> dict[tuple[str, str], Fraction]:
     """Bytes crossing each used directed link, per byte of message (M = 1), walking into phases."""
-    uses_by_weight: dict[Fraction, Counter] = {}
+    # count the uses of each edge object first (trees share edge objects; counting by identity
+    # avoids hashing a path per tree edge), then walk each distinct path once
+    edges_by_weight: dict[Fraction, Counter] = {}
+    objects: dict[int, object] = {}
     for _coll, tree in schedule.all_trees():
-        uses = uses_by_weight.setdefault(Fraction(tree.weight), Counter())
+        counts = edges_by_weight.setdefault(Fraction(tree.weight), Counter())
         for edge in tree.edges:
-            path = edge.path
+            counts[id(edge)] += 1
+            objects[id(edge)] = edge
+    uses_by_weight: dict[Fraction, Counter] = {}
+    for weight, counts in edges_by_weight.items():
+        uses = uses_by_weight[weight] = Counter()
+        for ident, count in counts.items():
+            path = objects[ident].path
             for i in range(len(path) - 1):
-                uses[path[i], path[i + 1]] += 1
+                uses[path[i], path[i + 1]] += count
     n = len(schedule.topology.compute_ids)
     data: dict[tuple[str, str], Fraction] = {}
     for weight, uses in uses_by_weight.items():
@@ -136,7 +145,7 @@ def _verify_single(s: Schedule, where: str) -> None:
 
     gather = s.collective == "allgather"
     per_root: Counter = Counter()
-    checked_paths: set = set()  # (src, dst, path) already found valid: trees share many paths
+    checked_paths: set = set()  # ids of edge objects already found valid: trees share them
     for i, tree in enumerate(s.trees):
         tw = f"{where}: tree {i} (root {tree.root!r})"
         _check_tree(tree, tw, gather, kinds, compute, bandwidth, checked_paths)
@@ -180,10 +189,9 @@ def _check_tree(tree, tw, gather, kinds, compute, bandwidth, checked_paths) -> N
             and depth[parent] + 1 >= last_depth
         ):
             depth[child] = last_depth = depth[parent] + 1
-            key = (edge.src, edge.dst, tuple(edge.path))
-            if key not in checked_paths:
+            if id(edge) not in checked_paths:  # the schedule keeps every edge object alive
                 _check_path(edge, f"{tw}: edge {j} {edge.src}->{edge.dst}", kinds, bandwidth)
-                checked_paths.add(key)
+                checked_paths.add(id(edge))
             continue
         # Slow path: name the problem.
         ew = f"{tw}: edge {j} {edge.src}->{edge.dst}"

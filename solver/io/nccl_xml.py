@@ -542,87 +542,19 @@ def loads(
     The result is not validated here; :func:`solver.io.formats.load` validates it.
     """
     _check_options(boxes, fabric)
-    overrides = parse_overrides(bandwidth)
-    parsed = _parse(text, where, overrides, parse_intra(intra))
+    parsed = _parse(text, where, parse_overrides(bandwidth), parse_intra(intra))
     hosts = parsed.boxes
     total = boxes * len(hosts)
     shared_nvsw = len(hosts) > 1 and any(h.nvswitch for h in hosts)
     if total > 1:
-        for h, box in enumerate(hosts):
-            if not box.nets and not shared_nvsw:
-                raise TopologyError(
-                    f"{box.where}: the box has no <net> (NIC), so {total} boxes cannot be connected"
-                )
-            if any(speed is None for _, speed in box.nets):
-                raise TopologyError(
-                    f"{where}: the skeleton's NICs have no speed; give it with --net-bw GBPS"
-                )
-    nodes: list[Node] = []
-    links: list[Link] = []
-    x0 = 0.0
-    height = 0.0
-    box_nets: list[list[tuple[str, Fraction]]] = []
-    for copy in range(boxes):
-        for h, box in enumerate(hosts):
-            b = copy * len(hosts) + h
-            prefix = f"b{b}."
-            pos, width, box_height = _layout(box)
-            height = max(height, box_height)
-            for nid, attrs in box.nodes.items():
-                x, y = pos[nid]
-                nodes.append(
-                    Node(
-                        id=prefix + nid,
-                        kind=attrs["kind"],
-                        role=attrs["role"],
-                        x=round(x0 + x, 1),
-                        y=round(y + _ROW, 1),
-                        group=f"b{b}",
-                        extra={k: v for k, v in attrs["extra"].items() if v not in ("", None)},
-                    )
-                )
-            nvsw = "nvsw" if shared_nvsw else prefix + "nvsw"
-            if box.nvswitch and not shared_nvsw:
-                nodes.append(
-                    Node(nvsw, SWITCH, "nvswitch", x=round(x0 + width / 2, 1), y=0.0, group=f"b{b}")
-                )
-            for a, c, bw, directed, cls in box.links:
-                a = nvsw if a == "nvsw" else prefix + a
-                c = nvsw if c == "nvsw" else prefix + c
-                links.append(Link(a, c, bw, directed=directed, extra={"link_class": cls}))
-            box_nets.append([(prefix + nic, speed) for nic, speed in box.nets])
-            x0 += width + 2 * _COL
-    total_width = max(x0 - 2 * _COL, 0.0)
-    if shared_nvsw:
-        nodes.append(
-            Node(
-                "nvsw", SWITCH, "nvswitch", x=round(total_width / 2, 1), y=-_ROW,
-                group="nvlink-domain",
-            )
-        )
-    net_y = height + 3 * _ROW
-    if total > 1 and any(box_nets):
-        if fabric == "ib":
-            nodes.append(
-                Node("ib0", SWITCH, "ib", x=round(total_width / 2, 1), y=net_y, group="network")
-            )
-            for nets in box_nets:
-                for nic, speed in nets:
-                    links.append(Link(nic, "ib0", speed, extra={"link_class": "net"}))
-        else:
-            rails = max(len(nets) for nets in box_nets)
-            for k in range(rails):
-                x = total_width * (k + 0.5) / rails
-                nodes.append(
-                    Node(f"rail{k}", SWITCH, "ib", x=round(x, 1), y=net_y, group="network")
-                )
-            for nets in box_nets:
-                for k, (nic, speed) in enumerate(nets):
-                    links.append(Link(nic, f"rail{k}", speed, extra={"link_class": "net"}))
+        _check_joinable(hosts, total, shared_nvsw, where)
+    placed = _place_boxes(hosts, boxes, shared_nvsw)
+    if total > 1 and any(placed.nets):
+        _join_network(placed, fabric)
     stem = (
         Path(where).name.split(".")[0] if where and not where.startswith("<") else "NCCL topology"
     )
-    n_gpus = sum(1 for n in nodes if n.kind == COMPUTE) // boxes
+    n_gpus = sum(1 for n in placed.nodes if n.kind == COMPUTE) // boxes
     name = f"{stem} ({n_gpus} GPUs)" if boxes == 1 else f"{boxes}x {stem} ({n_gpus} GPUs each)"
     extra: dict[str, Any] = {
         "imported_from": "nccl-xml",
@@ -636,7 +568,94 @@ def loads(
         extra["skeleton"] = True
     if parsed.notes:
         extra["import_notes"] = list(dict.fromkeys(parsed.notes))
-    return Topology(name=name, nodes=tuple(nodes), links=tuple(links), extra=extra)
+    return Topology(name=name, nodes=tuple(placed.nodes), links=tuple(placed.links), extra=extra)
 
+
+def _check_joinable(hosts: list[_Box], total: int, shared_nvsw: bool, where: str) -> None:
+    """Several boxes need NICs with a speed (or one shared NVSwitch) to be joined."""
+    for box in hosts:
+        if not box.nets and not shared_nvsw:
+            raise TopologyError(
+                f"{box.where}: the box has no <net> (NIC), so {total} boxes cannot be connected"
+            )
+        if any(speed is None for _, speed in box.nets):
+            raise TopologyError(
+                f"{where}: the skeleton's NICs have no speed; give it with --net-bw GBPS"
+            )
+
+
+@dataclass
+class _Placed:
+    """Boxes laid side by side: nodes, links, each box's NICs, the row width and depth."""
+
+    nodes: list[Node] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+    nets: list[list[tuple[str, Fraction]]] = field(default_factory=list)
+    width: float = 0.0
+    height: float = 0.0
+
+
+def _place_boxes(hosts: list[_Box], copies: int, shared_nvsw: bool) -> _Placed:
+    out = _Placed()
+    x0 = 0.0
+    for copy in range(copies):
+        for h, box in enumerate(hosts):
+            b = copy * len(hosts) + h
+            prefix = f"b{b}."
+            pos, width, box_height = _layout(box)
+            out.height = max(out.height, box_height)
+            for nid, attrs in box.nodes.items():
+                x, y = pos[nid]
+                out.nodes.append(
+                    Node(
+                        id=prefix + nid,
+                        kind=attrs["kind"],
+                        role=attrs["role"],
+                        x=round(x0 + x, 1),
+                        y=round(y + _ROW, 1),
+                        group=f"b{b}",
+                        extra={k: v for k, v in attrs["extra"].items() if v not in ("", None)},
+                    )
+                )
+            nvsw = "nvsw" if shared_nvsw else prefix + "nvsw"
+            if box.nvswitch and not shared_nvsw:
+                out.nodes.append(
+                    Node(nvsw, SWITCH, "nvswitch", x=round(x0 + width / 2, 1), y=0.0, group=f"b{b}")
+                )
+            for a, c, bw, directed, cls in box.links:
+                a = nvsw if a == "nvsw" else prefix + a
+                c = nvsw if c == "nvsw" else prefix + c
+                out.links.append(Link(a, c, bw, directed=directed, extra={"link_class": cls}))
+            out.nets.append([(prefix + nic, speed) for nic, speed in box.nets])
+            x0 += width + 2 * _COL
+    out.width = max(x0 - 2 * _COL, 0.0)
+    if shared_nvsw:  # one NVLink domain over all hosts, drawn above them
+        out.nodes.append(
+            Node(
+                "nvsw", SWITCH, "nvswitch", x=round(out.width / 2, 1), y=-_ROW,
+                group="nvlink-domain",
+            )
+        )
+    return out
+
+
+def _join_network(placed: _Placed, fabric: str) -> None:
+    """One IB switch for every NIC (``ib``) or one switch per NIC index (``rail``)."""
+    net_y = placed.height + 3 * _ROW
+    if fabric == "ib":
+        placed.nodes.append(
+            Node("ib0", SWITCH, "ib", x=round(placed.width / 2, 1), y=net_y, group="network")
+        )
+        for nets in placed.nets:
+            for nic, speed in nets:
+                placed.links.append(Link(nic, "ib0", speed, extra={"link_class": "net"}))
+        return
+    rails = max(len(nets) for nets in placed.nets)
+    for k in range(rails):
+        x = placed.width * (k + 0.5) / rails
+        placed.nodes.append(Node(f"rail{k}", SWITCH, "ib", x=round(x, 1), y=net_y, group="network"))
+    for nets in placed.nets:
+        for k, (nic, speed) in enumerate(nets):
+            placed.links.append(Link(nic, f"rail{k}", speed, extra={"link_class": "net"}))
 
 __all__ = ["FABRICS", "cpu_link_bandwidth", "loads", "nvlink_bandwidth", "pci_bandwidth"]

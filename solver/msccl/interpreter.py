@@ -156,7 +156,7 @@ def check_program(
     verified = colls.postcondition(collective, program.ngpus, program.nchunksperloop) is not None
     for mode in modes:
         try:
-            machine = _Machine(program, collective, mode == "in-place", capacity)
+            machine = _Machine(program, collective, mode == "in-place", capacity, findings.lowered)
             executed = machine.run()
             if verified:
                 machine.verify()
@@ -223,20 +223,26 @@ class _Slot:
 
     def __init__(self, value, writer):
         self.value = value
-        self.writer = writer  # event (block index, clock count, name) or None (initial input)
+        self.writer = writer  # event (block index, clock count, block, tx) or None (the input)
         self.readers: list = []
+
+
+def _transmissions(tb, lowered: dict) -> list[Transmission]:
+    """A fresh copy of the threadblock's transmissions (runs must not share state)."""
+    low = lowered.get(id(tb)) or lower(tb)
+    return list(low.transmissions)
 
 
 class _Machine:
     """One run of a program in one mode (in-place or out-of-place)."""
 
-    def __init__(self, p: Program, collective: str, inplace: bool, capacity: int):
+    def __init__(self, p: Program, collective: str, inplace: bool, capacity: int, lowered: dict):
         self.p, self.collective, self.inplace, self.capacity = p, collective, inplace, capacity
         self.n = p.ngpus
         self.lay = colls.layout(collective, self.n, p.nchunksperloop)
         gpus = sorted(p.gpus, key=lambda g: g.id)
         self.blocks = [
-            _Block(0, g.id, tb.id, tb.send, tb.recv, tb.chan, lower(tb).transmissions)
+            _Block(0, g.id, tb.id, tb.send, tb.recv, tb.chan, _transmissions(tb, lowered))
             for g in gpus
             for tb in sorted(g.tbs, key=lambda t: t.id)
         ]
@@ -296,7 +302,7 @@ class _Machine:
             w = slot.writer
             if w is not None and clock[w[0]] < w[1]:
                 raise _Fail(
-                    f"{self._who(b, tx)} reads {buf}[{j}] written by {w[2]} with no dependency or "
+                    f"{self._who(b, tx)} reads {buf}[{j}] written by {self._who(w[2], w[3])} with no dependency or "
                     "message ordering the two (a race: add a dependency)"
                 )
             slot.readers.append(event)
@@ -315,10 +321,16 @@ class _Machine:
     def _check_overwrite(self, b, tx, slot: _Slot, what: str, clock) -> None:
         w = slot.writer
         if w is not None and clock[w[0]] < w[1]:
-            raise _Fail(f"{self._who(b, tx)} overwrites {what} written by {w[2]} without ordering (a race)")
+            raise _Fail(
+                f"{self._who(b, tx)} overwrites {what} written by {self._who(w[2], w[3])} without "
+                "ordering (a race)"
+            )
         for other in slot.readers:
             if other[0] != b.index and clock[other[0]] < other[1]:
-                raise _Fail(f"{self._who(b, tx)} overwrites {what} while {other[2]} may still read it (a race)")
+                raise _Fail(
+                    f"{self._who(b, tx)} overwrites {what} while {self._who(other[2], other[3])} may "
+                    "still read it (a race)"
+                )
 
     def _reduce(self, b, tx, a: list, c: list) -> list:
         out = []
@@ -390,7 +402,7 @@ class _Machine:
                 raise _Fail(f"{self._who(b, tx)} receives cnt={tx.cnt} but rank {b.recv} sent cnt={sent_cnt}")
             np.maximum(clock, msg_clock, out=clock)
         clock[b.index] += 1
-        event = (b.index, int(clock[b.index]), self._who(b, tx))
+        event = (b.index, int(clock[b.index]), b, tx)  # named only if a message needs it
         out = self._apply(b, tx, msg, event) if tx.cnt else None
         if out is not None:
             key = (b.rank, b.send, b.chan)
@@ -521,7 +533,7 @@ class _Machine:
             return "no step writes it"
         if slot.writer is None:
             return "no step writes it; it still holds the input"
-        return f"last written by {slot.writer[2]}"
+        return f"last written by {_Machine._who(slot.writer[2], slot.writer[3])}"
 
     def _find_root(self, want) -> int:
         for root in range(self.n):

@@ -8,6 +8,7 @@ anything they would read differently (``010`` is octal to ``strtol``, ``12abc`` 
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
@@ -163,6 +164,7 @@ def to_xml(program: Program) -> str:
 # ---------------------------------------------------------------------------- parsing
 MAX_STR_LEN = 255  # msccl_parser.h:20
 INT_DIGITS = 20  # longer than any int64: refused before conversion
+_PLAIN = re.compile(r"-?(0|[1-9][0-9]{0,17})")  # fits an int64 with room to spare
 
 
 def read_int(value: str | None, where: str, name: str, bits: int = 32) -> int | None:
@@ -175,6 +177,10 @@ def read_int(value: str | None, where: str, name: str, bits: int = 32) -> int | 
     """
     if value is None:
         return None
+    if _PLAIN.fullmatch(value):  # the common case: a plain decimal that fits
+        number = int(value)
+        if INT32[0] <= number <= INT32[1] or bits == 64:
+            return number
     text = value.strip()
     body = text[1:] if text[:1] in "+-" else text
     if not body.isdigit() or not body.isascii() or len(body) > INT_DIGITS:
@@ -230,13 +236,13 @@ def _parse(text: str, where: str) -> Program:
         raise MscclError(f"{where}: not well-formed XML ({exc})") from None
     if root.tag != "algo":
         raise MscclError(f"{where}: the top element must be <algo>, got <{_clip(root.tag)}>")
-    longest = max(
-        ((len(v), el.tag, k) for el in root.iter() for k, v in el.attrib.items()),
-        default=(0, "", ""),
-    )
-    if longest[0] >= MAX_STR_LEN:
+    longest = max((len(v) for el in root.iter() for v in el.attrib.values()), default=0)
+    if longest >= MAX_STR_LEN:
+        el, key = next(
+            (el, k) for el in root.iter() for k, v in el.attrib.items() if len(v) == longest
+        )
         raise MscclError(
-            f"{where}: <{_clip(longest[1])}> attribute {_clip(longest[2])!r} is {longest[0]} characters; the "
+            f"{where}: <{_clip(el.tag)}> attribute {_clip(key)!r} is {longest} characters; the "
             f"runtimes read values into char[{MAX_STR_LEN}] without a bound (msccl_parser.h:20, "
             "msccl_parser.cc:44-49)"
         )

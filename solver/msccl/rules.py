@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from solver.msccl.lowering import lower
+from solver.msccl.lowering import Lowered, lower
 from solver.msccl.program import Gpu, Program, Threadblock
 from solver.msccl.runtimes import (
     CHECK_DST,
@@ -44,6 +44,7 @@ MAX_ERRORS = 200  # stop looking after this many
 class Findings:
     _failed: dict[str, list] = field(default_factory=dict)  # rule -> [first message, count]
     _warned: dict[str, list] = field(default_factory=dict)
+    lowered: dict[int, Lowered] = field(default_factory=dict)  # id(threadblock) -> transmissions
 
     def error(self, where: str, message: str, cite: str) -> None:
         """One error per rule (its first occurrence), with how often it applies."""
@@ -394,7 +395,8 @@ def _check_transfer(st, sw: str, tb: Threadblock, declared: dict, rt: Runtime, f
 
 
 def _check_lowered(tb: Threadblock, tw: str, rt: Runtime, f: Findings) -> None:
-    low = lower(tb)
+    """The loader's own refusals while lowering, and the sizes of the arrays it fills."""
+    low = f.lowered[id(tb)] = lower(tb)
     for st, message in low.errors:
         f.error(f"{tw} step {st.s}", message, "msccl_parser.cc:616")
     for what, n in (

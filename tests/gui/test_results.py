@@ -85,7 +85,7 @@ def test_solve_fills_summary_trees_and_overlays(qtbot, make_window):
     assert rc.trees_view.count_label.text() == "8 trees"
     # overlays: cut badge, heat map colours on every directed link
     assert rc.overlays.cut.badge is not None and rc.overlays.cut.badge.isVisible()
-    assert "S* = all nodes except gpu3" in rc.overlays.cut.label_text
+    assert "S* = all but gpu3" in rc.overlays.cut.label_text
     assert len(rc.overlays.heat.colors) == 8
     assert rc.canvas.links.colors == rc.overlays.heat.colors
     assert rc.overlays.heat.color_bar is not None and rc.overlays.heat.color_bar.isVisible()
@@ -411,7 +411,7 @@ def test_tree_rows_and_link_users():
 def test_cut_caption_names_the_small_side():
     s = ring4_schedule()
     text = cut_caption(s.bottleneck, ["gpu0", "gpu1", "gpu2", "gpu3"], 4)
-    assert "all nodes except gpu3" in text
+    assert "all but gpu3" in text
     assert "4·200/3 = 266.667 GB/s" in text
 
 
