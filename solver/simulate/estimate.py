@@ -43,7 +43,8 @@ def model_tables(schedule: Schedule, name: str) -> dict[str, ResultTable]:
     sizes = np.array(MODEL_SIZES, dtype=np.int64)
     nan = ResultTable.empty_measured(len(sizes))
     bound_time = sizes / (float(schedule.optimal_algbw_exact) * 1e9)
-    est_time = estimate_times(schedule, sizes)
+    # never below the bound (a schedule without trees would otherwise estimate 0 s)
+    est_time = np.maximum(estimate_times(schedule, sizes), bound_time)
     common = {
         "collective": schedule.collective,
         "algorithm": "forestcoll",
