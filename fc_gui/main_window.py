@@ -93,7 +93,7 @@ class MainWindow(QMainWindow):
         self._build_view_menu()
         self._build_panels()
         self._build_file_menu()
-        self.help_menu.addAction("&About", self._about)
+        self._build_help_menu()
 
         self.status_counts = QLabel()
         self.statusBar().addPermanentWidget(self.status_counts)
@@ -320,6 +320,47 @@ class MainWindow(QMainWindow):
 
     def is_modified(self) -> bool:
         return not self.undo_stack.isClean()
+
+    def _build_help_menu(self) -> None:
+        m = self.help_menu
+        self.quick_start_action = m.addAction("&Quick start", self.show_quick_start)
+        self.quick_start_action.setShortcut(QKeySequence.StandardKey.HelpContents)
+        self.shortcuts_action = m.addAction("&Keyboard shortcuts", self.show_shortcuts)
+        self.shortcuts_action.setShortcut(QKeySequence("Ctrl+/"))
+        m.addSeparator()
+        m.addAction("&About", self._about)
+        self.help_dialogs: dict[str, QWidget] = {}
+
+    def _show_help(self, key: str, title: str, text: str):
+        from fc_gui.views.help_dialogs import HelpDialog
+
+        old = self.help_dialogs.get(key)
+        if old is not None:
+            old.close()
+            old.deleteLater()
+        dialog = self.help_dialogs[key] = HelpDialog(title, text, self)
+        dialog.show()  # not modal: follow the steps in the window
+        return dialog
+
+    def show_quick_start(self):
+        """Help > Quick start: a what-if session in seven steps."""
+        from fc_gui.views.help_dialogs import quick_start_html
+
+        return self._show_help("quick start", f"{APP_NAME}: quick start", quick_start_html())
+
+    def show_shortcuts(self):
+        """Help > Keyboard shortcuts: every action with a key (read from the actions)."""
+        from fc_gui.views.help_dialogs import shortcut_rows, shortcuts_html
+
+        titles = {"file": "File", "edit": "Edit", "view": "View", "solve": "Solve",
+                  "export": "Export", "help": "Help"}
+        menus = {titles[k]: menu for k, menu in self.menus.items()}
+        others = {"Tools": self.tools_toolbar.actions(), "Window": self.actions()}
+        rows = shortcut_rows(menus, others)
+        dialog = self._show_help("shortcuts", f"{APP_NAME}: keyboard shortcuts",
+                                 shortcuts_html(rows))
+        dialog.rows = rows
+        return dialog
 
     def _about(self) -> None:
         from solver import __version__

@@ -100,7 +100,8 @@ def main() -> None:
     text = (
         "# Sample fabrics\n\n"
         "Topology files (format v1) made from the templates in `solver/io/templates.py` (and one "
-        "imported with `forestcoll convert tests/data/dgx_a100_nccl_topo.xml ... --boxes 2`); regenerate "
+        "imported with `forestcoll convert tests/data/dgx_a100_nccl_topo.xml "
+        "sample_topologies/dgx_a100_nccl_2x.json --boxes 2 --fabric ib`); regenerate "
         "them and this table with `python sample_topologies/make.py`. N = compute nodes; links = "
         "physical (full-duplex) links. The optimum is the allgather/reduce-scatter algbw bound "
         "N·min_S B⁺(S)/|S∩Vc|, computed exactly by the script; `*` marks figures that "

@@ -170,7 +170,7 @@ class ResultsController(QObject):
         self.solving.abandon()
         self.simulation.cancel()
         self.clear_results()
-        self.panel.set_status("")
+        self.panel.reset()
 
     def set_stale(self, stale: bool) -> None:
         """Mark the shown result stale: every view and overlay of it is greyed (or restored)."""

@@ -81,6 +81,12 @@ class SolvePanel(QWidget):
         self.stale_label = QLabel("")
         self.stale_label.setObjectName("staleLabel")
         self.stale_label.setWordWrap(True)
+        # The banner's room is kept while it is hidden (two lines of text), so its appearing never
+        # squeezes the fields above it when the dock is short.
+        policy = self.stale_label.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.stale_label.setSizePolicy(policy)
+        self.stale_label.setMinimumHeight(2 * self.stale_label.fontMetrics().lineSpacing() + 10)
         self.stale_label.setVisible(False)
         self.stale_label.setStyleSheet(
             "QLabel#staleLabel { background: #fff3cd; color: #7a5b00; border: 1px solid #e0c36a;"
@@ -175,6 +181,12 @@ class SolvePanel(QWidget):
 
     def set_status(self, text: str) -> None:
         self.phase_label.setText(text)
+
+    def reset(self) -> None:
+        """Another fabric: no progress, no status, no stale marker."""
+        self.progress_bar.setValue(0)
+        self.phase_label.setText("")
+        self.set_stale(False)
 
     def set_cancelling(self) -> None:
         self.cancel_button.setEnabled(False)

@@ -25,7 +25,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         "ranks and steps waiting on each other; a wrong result the step that wrote it. Warnings\n"
         "(the runtime loads the file but never picks it, or refuses it at launch) go to stderr.\n"
         "Exit code 0 when it passes, 2 with a one-line error when not.",
-        "forestcoll check-xml algos/allreduce.xml --runtime rccl",
+        "forestcoll check-xml tests/data/msccl_ok_ring_allgather.xml --runtime rccl",
     )
     parser.add_argument("xml", metavar="ALGO.xml", help="MSCCL XML algorithm file")
     parser.add_argument(

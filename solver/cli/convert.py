@@ -22,7 +22,7 @@ def register(subparsers):
         "per NIC index). OUT is written atomically (replaced if it exists).\n"
         "With --template NAME only OUT is given: the built-in template is written, with\n"
         "--param KEY=VALUE for its parameters (see --list-templates).",
-        "forestcoll convert nccl_topo.xml fabric.json --boxes 4 --fabric ib\n"
+        "forestcoll convert tests/data/dgx_a100_nccl_topo.xml fabric.json --boxes 4 --fabric ib\n"
         "  forestcoll convert --template dgx_h100_rail --param n=16 h100x16.json",
     )
     parser.add_argument(

@@ -37,7 +37,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         "against the runtime's parser limits before it is written; when it cannot fit (steps per\n"
         "threadblock, threadblocks, channels) the error names the limit - export a schedule with\n"
         "a smaller --max-trees-per-root. json: the document of 'forestcoll solve --json'.",
-        "forestcoll export 2x_dgx_a100.json --collective allreduce --max-trees-per-root 1 "
+        "forestcoll export sample_topologies/dgx_a100_2x.json --collective allreduce --max-trees-per-root 1 "
         "--runtime msccl-executor -o algos/allreduce.xml",
     )
     parser.add_argument("source", metavar="TOPO|RESULTS.h5", help="fabric file or results file")

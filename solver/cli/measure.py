@@ -38,7 +38,7 @@ def register(subparsers):
             "a log whose '#  Rank' lines count other than TOPO's compute nodes is refused."
         ),
         epilog=(
-            "example:\n  forestcoll measure import all_gather.log "
+            "example:\n  forestcoll measure import tests/data/nccl_tests_allgather_2xmi250.log "
             "--topology sample_topologies/mi250_2x.json -o results.h5"
         ),
         formatter_class=p.formatter_class,

@@ -30,7 +30,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         "the bottleneck cut that limits the collective, the time of each solver phase and any\n"
         "warnings. --json prints the schedule document on stdout instead; -o saves it (.json,\n"
         "or .h5 results file). Errors are one line on stderr with exit code 2.",
-        "forestcoll solve 2x_dgx_a100.json --collective allreduce --max-trees-per-root 4 "
+        "forestcoll solve sample_topologies/dgx_a100_2x.json --collective allreduce --max-trees-per-root 4 "
         "-o schedule.h5",
     )
     parser.add_argument("topology", metavar="TOPO", help="fabric file to solve")

@@ -33,7 +33,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         "  upgrade   every link or class of links upgraded, ranked by gain\n"
         "  sweep     a template over a grid of parameters, or a folder of fabric files\n"
         "Run 'forestcoll study STUDY --help' for each." + _ENGINE_HELP,
-        "forestcoll study failures 2x_dgx_a100.json --json",
+        "forestcoll study failures sample_topologies/dgx_a100_2x.json --json",
     )
     sub = parser.add_subparsers(dest="study", metavar="STUDY", parser_class=_Parser)
     parser.set_defaults(func=lambda args: _no_study(parser))
@@ -44,7 +44,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         "the exact optimum, the change against the intact fabric, the new bottleneck cut and\n"
         "whether compute nodes got disconnected (a result, not an error). Elements that a swap\n"
         "of whole boxes maps onto each other share one solve." + _ENGINE_HELP,
-        "forestcoll study failures fabric.json --elements links,switches -o results.h5",
+        "forestcoll study failures sample_topologies/dgx_a100_2x.json --elements links,switches -o results.h5",
     )
     fail.add_argument("topology", metavar="TOPO", help="fabric file")
     fail.add_argument("--elements", default="links,switches,nics",
@@ -60,7 +60,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         "crosses the bottleneck but gains nothing is 'blocked': another cut binds right\n"
         "behind it; 'headroom' is the optimum after the upgrade (that next cut's value).\n"
         "Links off the bottleneck cannot gain and are filled in without a solve." + _ENGINE_HELP,
-        "forestcoll study upgrade fabric.json --factor 2 --by class",
+        "forestcoll study upgrade sample_topologies/dgx_h100_rail_2x.json --factor 2 --by class",
     )
     up.add_argument("topology", metavar="TOPO", help="fabric file")
     how = up.add_mutually_exclusive_group()

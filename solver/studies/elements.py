@@ -101,7 +101,11 @@ def upgrade_elements(topo: Topology, by: str) -> list[Element]:
 
 
 def without_element(topo: Topology, element: Element) -> Topology:
-    """The fabric with ``element`` removed (a node takes its links with it)."""
+    """The fabric with ``element`` removed (a node takes its links with it).
+
+    The plain path: studies derive their fabrics from integer views
+    (:func:`solver.studies.optimum.derive`); tests compare the two.
+    """
     if element.node is not None:
         return topo.without(node_ids=[element.node])
     return topo.without(link_indices=element.links)
@@ -109,7 +113,8 @@ def without_element(topo: Topology, element: Element) -> Topology:
 
 def upgraded(topo: Topology, links: Sequence[int], factor: Fraction | None,
              add: Fraction | None) -> Topology:
-    """The fabric with ``links`` (indices) at ``bandwidth * factor`` or ``bandwidth + add``."""
+    """The fabric with ``links`` (indices) at ``bandwidth * factor`` or ``bandwidth + add``
+    (the plain path, as :func:`without_element`)."""
     chosen = set(links)
     new_links = tuple(
         replace(link, bandwidth=link.bandwidth * factor if factor is not None else link.bandwidth + add)

@@ -82,6 +82,9 @@ class DaskEngine:
             self._cluster.close()
             self._cluster = None
 
+    def _gather(self, futures: list) -> list:
+        return _gather_or_fail(self.client, futures)
+
     @property
     def nthreads(self) -> int:
         """Worker threads the cluster has now (at least 1)."""
@@ -98,7 +101,7 @@ class DaskEngine:
         if not batches:
             return
         client = self.client
-        shared = client.scatter(context, broadcast=True)
+        shared = client.scatter(context, broadcast=True, hash=False)  # a key of its own
         pending = {client.submit(fn, shared, list(batch), pure=False) for batch in batches}
         try:
             while pending:
@@ -108,13 +111,25 @@ class DaskEngine:
                     done, pending = wait(pending, timeout=POLL_S, return_when="FIRST_COMPLETED")
                 except TimeoutError:
                     continue
-                for result in client.gather(list(done)):
+                for result in self._gather(list(done)):
                     yield result
                     if _is_set(cancel):
                         raise Cancelled("study cancelled")
         finally:
             if pending:
                 client.cancel(list(pending))
+
+
+def _gather_or_fail(client, futures: list) -> list:
+    """Results of finished futures; a failure that is not the study's own becomes one line."""
+    try:
+        return client.gather(futures)
+    except ForestCollError:
+        raise
+    except Exception as exc:  # KilledWorker, lost scheduler, a bug in a task...
+        raise EngineError(
+            f"the Dask cluster failed: {type(exc).__name__}: {_first_line(exc)}"
+        ) from None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -10,11 +10,13 @@ saves most iterations. A fabric whose compute nodes are not strongly connected i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from fractions import Fraction
 
 from solver.algorithm.optimum import compute_optimum
+from solver.algorithm.symmetry import find_box_symmetry
 from solver.flow.csr import IndexedFabric
 from solver.model.topology import Topology
 
@@ -66,14 +68,22 @@ def strongly_connected(fabric: IndexedFabric) -> bool:
     return True
 
 
-def _phase(topo: Topology, start: Sequence[str], entering: bool):
-    """(algbw, Bottleneck, S) of an allgather on ``topo``; None when disconnected."""
-    fabric = IndexedFabric.from_topology(topo)
+def _phase(fabric: IndexedFabric, start: Sequence[str], entering: bool,
+           groups: Sequence[str | None] | None = None):
+    """(algbw, Bottleneck, S) of an allgather on ``fabric``; None when disconnected.
+
+    ``groups`` (node groups, by node index): look for the box translation and run one max-flow
+    per orbit of sinks.
+    """
     if not strongly_connected(fabric):
         return None
     inside = set(start)
     starts = [[name in inside for name in fabric.names]] if start else []
-    opt = compute_optimum(fabric, start=starts)
+    sinks = None
+    if groups is not None:
+        sym = find_box_symmetry(fabric, groups)
+        sinks = None if sym is None else sym.representatives(fabric)
+    opt = compute_optimum(fabric, start=starts, sinks=sinks)
     names = fabric.names
     links = []
     for (u, v) in fabric.edges:
@@ -84,19 +94,33 @@ def _phase(topo: Topology, start: Sequence[str], entering: bool):
 
 
 def fabric_optimum(topo: Topology, collective: str = "allgather",
-                   starts: Sequence[Sequence[str]] = ()) -> FabricOptimum:
+                   starts: Sequence[Sequence[str]] = (), symmetry: bool = False) -> FabricOptimum:
     """Exact optimum of ``topo`` for ``collective`` (the ``optimal_algbw_exact`` of a solve).
 
     ``starts``: (allgather S, reduce-scatter S) node-id sets to start the searches from.
+    ``symmetry``: use the fabric's box translation, if it has one, to run fewer max-flows (for
+    the intact fabric; a study's modified fabrics have lost that symmetry).
     Reduce-scatter is the allgather of the reversed fabric; allreduce takes both phases in turn
     (``1 / (1/rs + 1/ag)``), and its bottleneck is the slower phase's cut.
     """
+    groups = [node.group for node in topo.nodes] if symmetry else None
+
+    def fabric(reverse: bool) -> IndexedFabric:
+        return IndexedFabric.from_topology(topo.reversed() if reverse else topo)
+
+    symmetric = all(not link.directed for link in topo.links)
+    return optimum_of(fabric, symmetric, collective, starts, groups)
+
+
+def optimum_of(fabric: Callable[[bool], IndexedFabric], symmetric: bool, collective: str,
+               starts: Sequence[Sequence[str]] = (),
+               groups: Sequence[str | None] | None = None) -> FabricOptimum:
+    """:func:`fabric_optimum` of the fabric ``fabric(False)`` (``fabric(True)``: reversed)."""
     ag_start = tuple(starts[0]) if len(starts) > 0 else ()
     rs_start = tuple(starts[1]) if len(starts) > 1 else ag_start
-    symmetric = all(not link.directed for link in topo.links)
     ag = rs = None
     if collective in ("allgather", "allreduce") or symmetric:
-        ag = _phase(topo, ag_start, entering=False)
+        ag = _phase(fabric(False), ag_start, entering=False, groups=groups)
         if ag is None:
             return FabricOptimum(Fraction(0), False, None)
     if collective in ("reduce-scatter", "allreduce"):
@@ -104,7 +128,7 @@ def fabric_optimum(topo: Topology, collective: str = "allgather",
             rs = (ag[0], Bottleneck(ag[1].nodes, ag[1].compute_inside, ag[1].bandwidth,
                                     tuple(_flip(x) for x in ag[1].links)), ag[2])
         else:
-            rs = _phase(topo.reversed(), rs_start, entering=True)
+            rs = _phase(fabric(True), rs_start, entering=True, groups=groups)
             if rs is None:
                 return FabricOptimum(Fraction(0), False, None)
     if collective == "allgather":
@@ -114,6 +138,43 @@ def fabric_optimum(topo: Topology, collective: str = "allgather",
     algbw = 1 / (1 / rs[0] + 1 / ag[0])
     binding = rs[1] if rs[0] < ag[0] else ag[1]
     return FabricOptimum(algbw, True, binding, (ag[2], rs[2]))
+
+
+def derive(base: IndexedFabric, drop_nodes: Set[int] = frozenset(),
+           changes: Mapping[tuple[int, int], Fraction] | None = None) -> IndexedFabric:
+    """``base`` without ``drop_nodes`` (and their edges), with some directed edges at a new
+    bandwidth (``changes``; 0 removes the edge). Unchanged edges keep their integers, so a
+    study's fabric costs no Fraction arithmetic per edge (``IndexedFabric.from_topology`` did).
+    """
+    changes = changes or {}
+    scale = base.scale
+    for b in changes.values():
+        scale = scale * b.denominator // math.gcd(scale, b.denominator)
+    factor = scale // base.scale
+    keep = [v for v in range(base.n) if v not in drop_nodes]
+    index = {v: i for i, v in enumerate(keep)}
+    edges, bandwidth, bw_int = [], [], []
+    for i, (u, v) in enumerate(base.edges):
+        if u in drop_nodes or v in drop_nodes:
+            continue
+        new = changes.get((u, v))
+        if new is None:
+            edges.append((index[u], index[v]))
+            bandwidth.append(base.bandwidth[i])
+            bw_int.append(base.bw_int[i] * factor)
+        elif new > 0:
+            edges.append((index[u], index[v]))
+            bandwidth.append(new)
+            bw_int.append(int(new * scale))
+    return IndexedFabric(
+        names=tuple(base.names[v] for v in keep),
+        compute=tuple(index[v] for v in base.compute if v not in drop_nodes),
+        is_compute=tuple(base.is_compute[v] for v in keep),
+        edges=tuple(edges),
+        bandwidth=tuple(bandwidth),
+        scale=scale,
+        bw_int=tuple(bw_int),
+    )
 
 
 def _flip(pair: str) -> str:

@@ -146,7 +146,7 @@ def _check_collective(collective: str) -> None:
 def _base(topo: Topology, collective: str) -> FabricOptimum:
     _check_collective(collective)
     validate(topo)
-    return fabric_optimum(topo, collective)
+    return fabric_optimum(topo, collective, symmetry=True)
 
 
 def failure_plan(topo: Topology, kinds: Sequence[str] = DEFAULT_FAILURE_KINDS,

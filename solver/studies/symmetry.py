@@ -1,17 +1,21 @@
-"""Orbits of study elements under the fabric's obvious symmetry: swapping whole boxes.
+"""Orbits of study elements under the fabric's obvious symmetry: moving whole boxes.
 
 This is the simple thing, not full automorphism detection. Nodes that share a ``group`` form a
-box (templates put every box in group ``b<i>``). Two boxes whose nodes have the same kinds and
-roles in file order are candidates for a swap: node j of one box <-> node j of the other, every
-other node fixed. A swap is kept only if it is an automorphism of the fabric (it maps every link
-to a link with the same bandwidth and direction), so results are never shared wrongly; a swap
-that fails the check simply shares nothing. Symmetry *within* a box (GPU 3 <-> GPU 5) and
-fabrics without groups give no sharing: every element is then its own orbit.
+box (templates put every box in group ``b<i>``). Two kinds of generators are used:
 
-Swapping box 0 with box i for every matching box i generates all permutations of those boxes.
-The orbits are the connected classes of "element -> its image under a swap"; each member keeps
-the chain of swaps that maps its orbit's representative onto it, so the representative's
-bottleneck cut can be mapped onto the member's fabric.
+- the solver's box translation (:func:`solver.algorithm.symmetry.find_box_symmetry`: box i ->
+  box i+1 when every box holding compute nodes is alike, nodes matched by a canonical order);
+- box swaps: two boxes whose nodes have the same kinds and roles in file order, node j of one
+  <-> node j of the other, every other node fixed (this also covers boxes of several shapes).
+
+A generator is kept only if it maps every physical link onto a link with the same bandwidth
+and direction (an automorphism), so results are never shared wrongly; one that fails the check
+simply shares nothing. Symmetry *within* a box (GPU 3 <-> GPU 5) and fabrics without groups
+give no sharing: every element is then its own orbit.
+
+The orbits are the connected classes of "element -> its image under a generator"; each member
+keeps the chain of generators that maps its orbit's representative onto it, so the
+representative's bottleneck cut can be mapped onto the member's fabric.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from dataclasses import dataclass
 from solver.model.topology import Topology
 from solver.studies.elements import Element
 
-METHOD = "box swaps (nodes of the same group, same kinds and roles, checked as automorphisms)"
+METHOD = ("box translation and box swaps (nodes of the same group; each checked as an "
+          "automorphism)")
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,39 @@ def _link_signature(link, mapping: Mapping[str, str]) -> tuple:
     return (s, t, link.bandwidth, link.directed)
 
 
+def _link_map(topo: Topology, mapping: Mapping[str, str], buckets, whole) -> tuple[int, ...] | None:
+    """Link index -> image link index under the node map, or None if it is no automorphism."""
+    images = [_link_signature(link, mapping) for link in topo.links]
+    if Counter(images) != whole:
+        return None
+    rank: Counter = Counter()
+    out = []
+    for sig in images:
+        out.append(buckets[sig][rank[sig]])
+        rank[sig] += 1
+    return tuple(out)
+
+
+def box_translation(topo: Topology) -> list[Swap]:
+    """The solver's box translation as a generator, if the fabric has one (checked again here
+    on physical links, parallel links included)."""
+    from solver.algorithm.symmetry import find_box_symmetry
+    from solver.flow.csr import IndexedFabric
+
+    fabric = IndexedFabric.from_topology(topo)
+    sym = find_box_symmetry(fabric, [node.group for node in topo.nodes])
+    if sym is None:
+        return []
+    names = fabric.names
+    mapping = {names[v]: names[int(w)] for v, w in enumerate(sym.shift) if v != int(w)}
+    base = [_link_signature(link, {}) for link in topo.links]
+    buckets: dict[tuple, list[int]] = {}
+    for i, sig in enumerate(base):
+        buckets.setdefault(sig, []).append(i)
+    links = _link_map(topo, mapping, buckets, Counter(base))
+    return [] if links is None else [Swap(mapping, links)]
+
+
 def box_swaps(topo: Topology) -> list[Swap]:
     """Every verified swap of box 0 of a kind with another box of the same kind."""
     groups: dict[str, list] = {}
@@ -86,15 +124,9 @@ def box_swaps(topo: Topology) -> list[Swap]:
             mapping = {}
             for a, b in zip(first, other):
                 mapping[a.id], mapping[b.id] = b.id, a.id
-            images = [_link_signature(link, mapping) for link in topo.links]
-            if Counter(images) != whole:
-                continue
-            rank = Counter()
-            link_map = []
-            for sig in images:
-                link_map.append(buckets[sig][rank[sig]])
-                rank[sig] += 1
-            swaps.append(Swap(mapping, tuple(link_map)))
+            link_map = _link_map(topo, mapping, buckets, whole)
+            if link_map is not None:
+                swaps.append(Swap(mapping, link_map))
     return swaps
 
 
@@ -107,7 +139,7 @@ def _image(element: Element, swap: Swap, by_node: Mapping[str, str],
 
 def orbits(topo: Topology, elements: Sequence[Element], use_symmetry: bool = True) -> Orbits:
     """Group ``elements`` into orbits (every element alone when ``use_symmetry`` is False)."""
-    swaps = box_swaps(topo) if use_symmetry else []
+    swaps = box_translation(topo) + box_swaps(topo) if use_symmetry else []
     by_key = {e.key: e for e in elements}
     by_node = {e.node: e.key for e in elements if e.node is not None}
     by_links = {tuple(sorted(e.links)): e.key for e in elements if e.node is None}
@@ -127,7 +159,7 @@ def orbits(topo: Topology, elements: Sequence[Element], use_symmetry: bool = Tru
                     representative[image] = element.key
                     path[image] = path[key] + (index,)
                     queue.append(image)
-    method = METHOD if swaps else "none (no box swap is a symmetry of this fabric)"
+    method = METHOD if swaps else "none (no box translation or swap is a symmetry of this fabric)"
     if not use_symmetry:
         method = "none (switched off)"
     return Orbits(representative, path, tuple(swaps), method)

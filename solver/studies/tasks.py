@@ -16,8 +16,9 @@ from typing import Any
 
 from solver.model.errors import ForestCollError
 from solver.model.topology import Topology, fraction_to_json
-from solver.studies.elements import Element, upgraded, without_element
-from solver.studies.optimum import FabricOptimum, fabric_optimum
+from solver.flow.csr import IndexedFabric
+from solver.studies.elements import Element
+from solver.studies.optimum import FabricOptimum, derive, optimum_of
 
 FAILURES, UPGRADE, SWEEP = "failures", "upgrade", "sweep"
 STUDIES = (FAILURES, UPGRADE, SWEEP)
@@ -62,12 +63,63 @@ def optimum_fields(opt: FabricOptimum) -> dict[str, Any]:
     }
 
 
+class _Base:
+    """The intact fabric's integer views, built once per worker and context."""
+
+    def __init__(self, topo: Topology) -> None:
+        self.topo = topo
+        self.index = {name: i for i, name in enumerate(topo.node_ids)}
+        self.symmetric = all(not link.directed for link in topo.links)
+        self.fabrics: dict[bool, IndexedFabric] = {}
+        self.bandwidths: dict[bool, dict[tuple[int, int], Fraction]] = {}
+
+    def fabric(self, reverse: bool) -> IndexedFabric:
+        if reverse not in self.fabrics:
+            topo = self.topo.reversed() if reverse else self.topo
+            f = IndexedFabric.from_topology(topo)
+            self.fabrics[reverse] = f
+            self.bandwidths[reverse] = dict(zip(f.edges, f.bandwidth))
+        return self.fabrics[reverse]
+
+    def modified(self, ctx: TaskContext, element: Element, reverse: bool) -> IndexedFabric:
+        """The fabric with ``element`` removed (failures) or upgraded (upgrade study)."""
+        base = self.fabric(reverse)
+        if element.node is not None:
+            return derive(base, frozenset({self.index[element.node]}))
+        bws = self.bandwidths[reverse]
+        changes: dict[tuple[int, int], Fraction] = {}
+        for i in element.links:
+            link = self.topo.links[i]
+            u, v = self.index[link.source], self.index[link.target]
+            pairs = [(u, v)] if link.directed else [(u, v), (v, u)]
+            if ctx.study == FAILURES:
+                delta = -link.bandwidth
+            elif ctx.factor is not None:
+                delta = link.bandwidth * (ctx.factor - 1)
+            else:
+                delta = ctx.add
+            for a, b in pairs:
+                pair = (b, a) if reverse else (a, b)
+                changes[pair] = changes.get(pair, bws[pair]) + delta
+        return derive(base, frozenset(), changes)
+
+
+_BASES: dict[int, tuple[TaskContext, _Base]] = {}
+
+
+def _base(ctx: TaskContext) -> _Base:
+    entry = _BASES.get(id(ctx))
+    if entry is None or entry[0] is not ctx:
+        if len(_BASES) > 4:
+            _BASES.clear()
+        entry = _BASES[id(ctx)] = (ctx, _Base(ctx.topology))
+    return entry[1]
+
+
 def _element_row(ctx: TaskContext, element: Element) -> dict[str, Any]:
-    if ctx.study == FAILURES:
-        topo = without_element(ctx.topology, element)
-    else:
-        topo = upgraded(ctx.topology, element.links, ctx.factor, ctx.add)
-    opt = fabric_optimum(topo, ctx.collective, ctx.starts)
+    base = _base(ctx)
+    opt = optimum_of(lambda reverse: base.modified(ctx, element, reverse), base.symmetric,
+                     ctx.collective, ctx.starts)
     return {"element": element.key, "kind": element.kind, **optimum_fields(opt)}
 
 

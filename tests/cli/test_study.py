@@ -67,6 +67,7 @@ def test_failures_json_on_a_local_cluster(tmp_path):
         (["sweep", "--template", "ring", "--param", "n"], "--param needs NAME=V1,V2"),
         (["sweep", "--template", "ring", "--param", "wings=2"], "no parameter 'wings'"),
         (["failures", "missing.json"], "missing.json"),
+        (["sweep", "--topologies", "no_such_dir"], "no_such_dir: not a folder"),
     ],
 )
 def test_bad_input_is_one_error_line(args, message, capsys):

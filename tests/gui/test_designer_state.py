@@ -8,6 +8,7 @@ from fractions import Fraction
 
 import pytest
 from PySide6.QtCore import QSettings
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMessageBox
 from results_fixtures import FakeSolver, ring4, ring4_schedule
 
@@ -469,3 +470,50 @@ def test_quitting_during_a_solve_exits_cleanly(tmp_path, kind):
     assert elapsed < 20  # the 30 s solve was not waited for
     stuck = "still running at exit" in out.stderr
     assert stuck == (kind == "deaf"), out.stderr[-800:]
+
+
+# ---------------------------------------------------------------------- item 11: the Solve dock
+def test_the_stale_banner_never_squeezes_the_solve_fields(qtbot, make_window, tmp_path):
+    w = make_window()
+    rc = w.results_controller
+    p = rc.panel
+    w.resize(w.minimumSizeHint())  # the shortest the window gets
+    qtbot.wait(50)
+    fields = (p.collective_box, p.trees_box, p.solve_button, p.progress_bar, p.auto_box)
+    before = [f.geometry() for f in fields]
+    assert all(f.height() >= f.minimumSizeHint().height() for f in fields if f is not p.progress_bar)
+    solve_and_wait(qtbot, w)
+    bandwidth_edit(w, 20)
+    assert rc.stale and p.stale_label.isVisible()
+    qtbot.wait(50)
+    assert [f.geometry() for f in fields] == before  # nothing moved or shrank
+    label = p.stale_label
+    assert label.height() >= label.heightForWidth(label.width())  # its text is not clipped
+    # opening another fabric leaves no progress or status of the old solve
+    assert w.file_actions.open_path(ring4_file(tmp_path))
+    assert p.progress_bar.value() == 0 and p.phase_label.text() == "" and not p.stale
+
+
+# ---------------------------------------------------------------------- item 11: the Help menu
+def test_help_menu_has_a_quick_start_and_the_real_shortcuts(qtbot, make_window):
+    w = make_window()
+    titles = [a.text() for a in w.help_menu.actions() if not a.isSeparator()]
+    assert titles == ["&Quick start", "&Keyboard shortcuts", "&About"]
+    quick = w.show_quick_start()
+    assert quick.isVisible() and not quick.isModal()
+    text = quick.text()
+    for step in ("Open a fabric", "Solve", "Ask what if", "stale", "Ctrl+R"):
+        assert step in text, step
+    dialog = w.show_shortcuts()
+    keys = {what: key for _, what, key in dialog.rows}
+    # read from the actions: the solve shortcut, undo, the tools, the window's Escape
+    assert keys["Solve"] == "Ctrl+R, F5" and keys["Undo"] == "Ctrl+Z"
+    assert keys["Add link"] == "L" and keys["Cancel tool"] == "Esc"
+    assert keys["Cancel solve"] == "Ctrl+." and keys["Quick start"] == "F1"
+    assert all(len(set(k.split(", "))) == len(k.split(", ")) for k in keys.values())  # no twins
+    shown = dialog.text().splitlines()
+    assert shown[shown.index("Solve") - 1] == "Ctrl+R, F5"  # the key beside its action
+    assert "Right-click" in dialog.text()
+    # a shortcut changed at run time shows up: nothing is hard-coded
+    w.results_controller.menu.solve_action.setShortcut(QKeySequence("Ctrl+J"))
+    assert ("Solve", "Solve", "Ctrl+J") in w.show_shortcuts().rows

@@ -203,3 +203,25 @@ def test_save_and_load_through_the_results_file(qtbot, make_window, tmp_path, er
     assert Fraction(worst["algbw_exact"]) == Fraction(80, 3)
     assert math.isclose(float(_table(ctl2)[0][2]), 80 / 3, rel_tol=1e-5)
     assert not errors
+
+
+@pytest.mark.slow
+def test_default_engine_is_a_local_cluster_of_worker_processes(qtbot, tmp_path, errors):
+    from solver.io.templates import ring
+
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    w = MainWindow(ring(5, 10), settings=settings, state_dir=tmp_path, install_results=False)
+    ctl = install_studies(w)  # the default: a LocalCluster started and closed for the run
+    w.show()
+    try:
+        result = _run(qtbot, ctl, study="failures", elements=["links"], workers=1)
+        assert result.workers == 1
+        assert len(result.rows) == 5
+        assert all(Fraction(r["algbw_exact"]) == Fraction(25, 2) for r in result.rows)  # a path
+        assert "5 rows" in ctl.dock.status.text()
+    finally:
+        ctl.shutdown()
+        w.undo_stack.setClean()
+        w.close()
+        w.deleteLater()
+    assert not errors

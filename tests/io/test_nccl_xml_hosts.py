@@ -148,3 +148,28 @@ def test_meshed_gpus_are_not_drawn_on_one_line():
             for k in range(j + 1, len(pts)):
                 (bx, by), (cx, cy) = pts[j], pts[k]
                 assert abs((bx - ax) * (cy - ay) - (by - ay) * (cx - ax)) > 1.0
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["info"],
+        ["convert", "{out}"],
+        ["solve"],
+        ["export", "-o", "{out}", "--max-trees-per-root", "1"],
+        ["simulate", "--sizes", "1M"],
+    ],
+)
+def test_every_fabric_command_takes_the_dump_options(argv, tmp_path, capsys):
+    """One loading path: each command reads the dump with --intra and the overrides."""
+    out = tmp_path / ("out.json" if argv[0] == "convert" else "out.xml")
+    rest = [a.replace("{out}", str(out)) for a in argv[1:]]
+    code, _, err = run(
+        [argv[0], NDV4, *rest, "--intra", "nvswitch:a100", "--boxes", "2", "--fabric", "rail",
+         "--net-bw", "25", "--pcie-bw", "32"],
+        capsys,
+    )
+    assert code == 0, err
+    code, _, err = run([argv[0], SAMPLE, *rest, "--pcie-bw", "32"], capsys)
+    assert code == 2
+    assert err.strip() == f"error: --pcie-bw applies to NCCL/RCCL .xml dumps only, not {SAMPLE}"

@@ -16,7 +16,7 @@ from solver.model.errors import Cancelled, ForestCollError, TopologyError
 from solver.model.topology import Link, Node, Topology
 from solver.studies import DaskEngine, failure_plan, run_study, sweep_plan, upgrade_plan
 from solver.studies.elements import upgraded, without_element
-from solver.studies.symmetry import box_swaps
+from solver.studies.symmetry import box_swaps, box_translation
 
 
 @pytest.fixture(scope="module")
@@ -107,8 +107,8 @@ def test_a_swap_that_is_no_automorphism_is_refused():
     i = next(i for i, lk in enumerate(links) if lk.source == "b1.gpu0" and lk.target == "b1.nvsw")
     links[i] = Link("b1.gpu0", "b1.nvsw", Fraction(100))
     odd = Topology(topo.name, topo.nodes, tuple(links))
-    assert len(box_swaps(topo)) == 1
-    assert box_swaps(odd) == []
+    assert len(box_swaps(topo)) == 1 and len(box_translation(topo)) == 1
+    assert box_swaps(odd) == [] and box_translation(odd) == []
     plan = failure_plan(odd, ["links"])
     assert len(plan.items) == len(odd.links)
 
@@ -214,3 +214,45 @@ def test_bad_study_arguments_are_one_line_errors():
         sweep_plan(template="nope")
     with pytest.raises(TopologyError, match="between"):
         sweep_plan(template="ring", params=[("n", [4, 1])])
+
+
+def test_sweep_over_a_folder_of_fabrics(engine, tmp_path):
+    from solver.cli.study import _load_folder
+    from solver.io.formats import save
+
+    save(ring(4, 10), tmp_path / "a_ring4.json")
+    save(fat_tree(leaves=2, spines=1, gpus_per_leaf=2), tmp_path / "b_fat.json")
+    (tmp_path / "notes.txt").write_text("not a fabric")
+    fabrics = _load_folder(str(tmp_path))
+    assert list(fabrics) == ["a_ring4.json", "b_fat.json"]
+    result = run_study(sweep_plan(topologies=fabrics), engine)
+    assert [r["point"] for r in result.rows] == ["a_ring4.json", "b_fat.json"]
+    for row in result.rows:
+        assert row["kind"] == "file"
+        assert Fraction(row["algbw_exact"]) == solve(fabrics[row["point"]]).optimal_algbw_exact
+
+
+def test_terminal_progress_shows_rows_and_eta():
+    import io
+
+    from solver.cli.study import StudyProgress
+
+    out = io.StringIO()
+    bar = StudyProgress(stream=out, enabled=True)
+    bar(0, 10)
+    bar(5, 10)
+    text = out.getvalue()
+    assert "rows 5/10" in text and "ETA" in text and " 50.0%" in text
+    quiet = io.StringIO()
+    StudyProgress(stream=quiet, enabled=False)(5, 10)
+    assert quiet.getvalue() == ""
+
+
+def test_a_task_that_breaks_the_cluster_is_one_error_line(engine):
+    from solver.studies.engine import EngineError
+
+    def broken(context, batch):
+        raise MemoryError("worker ran out of memory")
+
+    with pytest.raises(EngineError, match="the Dask cluster failed: MemoryError: worker ran out"):
+        list(engine.run(broken, None, [[1], [2]]))
