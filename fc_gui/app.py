@@ -24,10 +24,11 @@ def install_error_hook(window, batch: bool) -> None:
         if isinstance(value, ForestCollError):
             message = str(value)
         else:
-            traceback.print_exception(kind, value, tb)
+            if not batch:  # a batch run's promise is one error line, exit 2
+                traceback.print_exception(kind, value, tb)
             message = f"unexpected {kind.__name__}: {value}"
         if batch:
-            print(f"error: {message}", file=sys.stderr)
+            print(f"error: {message.splitlines()[0] if message else kind.__name__}", file=sys.stderr)
             QApplication.exit(2)
             return
         QMessageBox.critical(window, "Error", message.splitlines()[0] if message else kind.__name__)
@@ -72,18 +73,26 @@ def run(args: argparse.Namespace) -> int:
         # read before building the window so a bad file in batch mode fails with exit code 2
         try:
             topo = FileActions.read_quiet(args.topo)
-        except ForestCollError as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure to read is one line / a dialog
+            text = str(exc) if isinstance(exc, ForestCollError) else (
+                f"{args.topo}: cannot read: {type(exc).__name__}: {exc}"
+            )
+            text = text.splitlines()[0] if text else type(exc).__name__
             if batch:
-                print(f"error: {exc}", file=sys.stderr)
+                print(f"error: {text}", file=sys.stderr)
                 return 2
             topo = None
-            error = str(exc)
+            error = text
         else:
             error = None
     else:
         topo, error = None, None
     window = MainWindow(topo, check_recovery=not batch and not args.no_recovery)
     install_error_hook(window, batch)
+    if batch:
+        from fc_gui.controllers import solve_worker
+
+        solve_worker.PRINT_TRACEBACKS = False
     if topo is not None and args.topo:
         window.file_actions.after_open(Path(args.topo))
     window.show()

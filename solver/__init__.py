@@ -10,11 +10,36 @@ Public API
 from __future__ import annotations
 
 from solver._version import __version__
-from solver.model.errors import Cancelled, ForestCollError, SolverError, TopologyError
-from solver.io.formats import load as load_topology
-from solver.io.formats import save as save_topology
-from solver.model.schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
-from solver.model.topology import Link, Node, Topology, validate
+
+# The public names are imported on first use (PEP 562), so ``import solver.cli`` stays light:
+# the command line can catch Ctrl-C while the heavy modules (numpy, numba, h5py) load.
+_LAZY = {
+    "Cancelled": "solver.model.errors",
+    "ForestCollError": "solver.model.errors",
+    "SolverError": "solver.model.errors",
+    "TopologyError": "solver.model.errors",
+    "BottleneckCut": "solver.model.schedule",
+    "LinkLoad": "solver.model.schedule",
+    "Schedule": "solver.model.schedule",
+    "Tree": "solver.model.schedule",
+    "TreeEdge": "solver.model.schedule",
+    "Link": "solver.model.topology",
+    "Node": "solver.model.topology",
+    "Topology": "solver.model.topology",
+    "validate": "solver.model.topology",
+}
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name == "load_topology":
+        return importlib.import_module("solver.io.formats").load
+    if name == "save_topology":
+        return importlib.import_module("solver.io.formats").save
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'solver' has no attribute {name!r}")
 
 
 def solve(topology, collective="allgather", max_trees_per_root=None, progress=None, cancel=None):

@@ -172,8 +172,9 @@ def test_write_xml_is_checked_and_atomic(tmp_path):
     report = write_xml(out, bfs_schedule(ring(4)), "rccl")
     assert out.exists() and "ok: allgather" in report.summary()
     check_file(out, "rccl")
+    (tmp_path / "plain").write_text("a file, not a folder")
     with pytest.raises(MscclError, match="cannot write"):
-        write_xml(tmp_path / "missing" / "ag.xml", bfs_schedule(ring(4)))
+        write_xml(tmp_path / "plain" / "ag.xml", bfs_schedule(ring(4)))
 
 
 def test_xml_round_trip_through_parser():

@@ -91,6 +91,17 @@ def one_line(exc: BaseException) -> str:
     return f"internal error: {type(exc).__name__}: {line}" if line else f"internal error: {type(exc).__name__}"
 
 
+#: Unexpected (non-ForestColl) errors print their traceback on stderr for bug reports, except in
+#: batch runs (``forestcoll gui --solve/--screenshot``), whose promise is one ``error:`` line.
+PRINT_TRACEBACKS = True
+
+
+def _print_exc() -> None:
+    """``traceback.print_exc`` unless :data:`PRINT_TRACEBACKS` is off."""
+    if PRINT_TRACEBACKS:
+        traceback.print_exc()
+
+
 class _SolveThread(QThread):
     """Runs one solve; signals are emitted from the worker thread (queued to the GUI thread)."""
 
@@ -130,14 +141,14 @@ class _SolveThread(QThread):
                 self.was_cancelled.emit(self.job)
                 return
             if not isinstance(exc, ForestCollError):
-                traceback.print_exc()
+                _print_exc()
             self.errored.emit(self.job, one_line(exc))
         else:
             if self._prepare_fn is not None and not self._cancel.is_set():
                 try:  # display data computed here, off the GUI thread
                     self.prepared = self._prepare_fn(schedule)
                 except Exception:
-                    traceback.print_exc()
+                    _print_exc()
                     self.prepared = None
             if self._cancel.is_set():
                 self.was_cancelled.emit(self.job)
@@ -317,7 +328,7 @@ class _TaskThread(QThread):
             result = self._fn()
         except Exception as exc:
             if not isinstance(exc, (ForestCollError, Cancelled)):
-                traceback.print_exc()
+                _print_exc()
             self.errored.emit(self.job, one_line(exc))
         else:
             self.succeeded.emit(self.job, result)

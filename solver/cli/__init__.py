@@ -12,15 +12,17 @@ desktop designer contributes ``gui`` this way, so the solver never names the GUI
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from importlib.metadata import entry_points
 
 from solver._version import __version__
-from solver.cli import check_xml, convert, export, info, measure, show, simulate, solve, study
 from solver.model.errors import Cancelled, ForestCollError
 
-# Built-in subcommands in the order ``--help`` lists them; plugin commands follow.
-COMMANDS = [info, convert, solve, export, show, check_xml, simulate, measure, study]
+# Built-in subcommands (modules of this package) in the order ``--help`` lists them; plugin
+# commands follow. They are imported inside :func:`main`, where Ctrl-C is caught: importing
+# numpy/numba/h5py takes most of the first second.
+COMMANDS = ["info", "convert", "solve", "export", "show", "check_xml", "simulate", "measure",
+            "study"]
 
 #: Entry point group through which installed packages contribute subcommands.
 COMMAND_ENTRY_POINTS = "forestcoll.commands"
@@ -45,20 +47,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.set_defaults(func=None)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in COMMANDS:
-        module.register(sub)
+    for name in COMMANDS:
+        importlib.import_module(f"{__name__}.{name}").register(sub)
+    from importlib.metadata import entry_points
+
     for entry_point in sorted(entry_points(group=COMMAND_ENTRY_POINTS), key=lambda ep: ep.name):
         entry_point.load()(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.func is None:
-        parser.print_help()
-        return 2
+    """Run the command line; return the exit code (0 ok, 2 user error, 130 interrupted)."""
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.func is None:
+            parser.print_help()
+            return 2
         return int(args.func(args) or 0)
     except Cancelled:
         print("error: cancelled", file=sys.stderr)
@@ -71,6 +76,13 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except RecursionError:
+        print("error: input nested too deeply to process", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("error: out of memory (the input asks for more than this machine has)",
+              file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -75,7 +75,7 @@ def new_workspace(n: int) -> Workspace:
     )
 
 
-@njit
+@njit(inline="always")
 def _level_graph(g, res, s, t, work):
     """Breadth-first levels from ``s`` along positive residual arcs; return the nodes queued.
 
@@ -101,7 +101,7 @@ def _level_graph(g, res, s, t, work):
     return qt
 
 
-@njit
+@njit(inline="always")
 def _blocking_flow(g, res, s, t, limit, work):
     """Push up to ``limit`` along level-increasing arcs by repeated depth-first searches."""
     level, it, stack = work.level, work.it, work.stack

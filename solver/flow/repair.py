@@ -33,7 +33,7 @@ def new_excess(capacity: int = 8) -> Excess:
                   np.zeros(1, dtype=np.int64))
 
 
-@njit
+@njit(inline="always")
 def add_excess(ex, x, amount):
     """Add ``amount`` (negative: deficit) to node ``x``'s entry."""
     m = ex.size[0]
@@ -46,7 +46,7 @@ def add_excess(ex, x, amount):
     ex.size[0] = m + 1
 
 
-@njit
+@njit(inline="always")
 def reduce_arc(g, res, a, delta, ex):
     """Apply a capacity change ``delta`` of forward arc ``a`` to residual array ``res``.
 
@@ -119,7 +119,7 @@ def cancel_walk(g, res, x, target, amount, work):
     return pushed
 
 
-@njit
+@njit(inline="always")
 def _match_excess(g, res, s, v, ex, work):
     """Reroute excess to deficits (both away from ``s`` and ``v``) where the network allows."""
     m = ex.size[0]
@@ -137,7 +137,7 @@ def _match_excess(g, res, s, v, ex, work):
                 break
 
 
-@njit
+@njit(inline="always")
 def _settle_excess(g, res, s, v, x, amount, work):
     """Send node ``x``'s leftover excess (> 0) back to ``s``/on to ``v``, or cover a deficit (< 0)
     from ``v``/``s``; return what is still unsettled (0 on success).

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 
 from solver.model.errors import TopologyError
-from solver.io.files import atomic_write_text
+from solver.io.files import atomic_write_text, read_text
 from solver.model.topology import Topology, validate
 from solver.io import v1
 
@@ -28,22 +28,7 @@ MAX_FILE_BYTES = 100 * 1024 * 1024
 
 
 def _read_text(path: Path) -> str:
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise TopologyError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise TopologyError(f"{path}: cannot read: {exc.strerror}") from None
-    if size > MAX_FILE_BYTES:
-        raise TopologyError(
-            f"{path}: file is {size / 2**20:.0f} MB, larger than the 100 MB limit for a fabric file"
-        )
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise TopologyError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise TopologyError(f"{path}: cannot read: {exc.strerror}") from None
+    return read_text(path, MAX_FILE_BYTES, "a fabric file")
 
 
 def _looks_like_nodelink(data) -> bool:

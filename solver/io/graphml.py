@@ -17,6 +17,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from solver.io.untrusted import MAX_NUMBER_CHARS, bounded_float, bounded_int, parse_xml, text_value
 from solver.model.errors import TopologyError
 from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology, fraction_to_json, to_fraction
 
@@ -37,13 +38,16 @@ def _children(elem: ET.Element, name: str) -> list[ET.Element]:
 
 def _typed(text: str, typ: str, what: str) -> Any:
     typ = typ.lower()
-    try:
-        if typ in ("int", "long"):
-            return int(text.strip())
-        if typ in ("float", "double"):
-            return float(text.strip())
-    except ValueError:
-        raise TopologyError(f"{what}: {text!r} is not a {typ}") from None
+    if typ in ("int", "long"):
+        return bounded_int(text, what)
+    if typ in ("float", "double"):
+        try:
+            number = float(text.strip()) if len(text) <= MAX_NUMBER_CHARS else None
+        except ValueError:
+            number = None
+        if number is None or number != number or abs(number) == float("inf"):
+            raise TopologyError(f"{what}: {text[:40]!r} is not a finite {typ}")
+        return number
     if typ == "boolean":
         low = text.strip().lower()
         if low in ("true", "1"):
@@ -77,12 +81,7 @@ class _Keys:
 
 def loads(text: str, where: str = "<string>") -> Topology:
     """Parse GraphML text into a Topology (not validated; :func:`solver.io.formats.load` does that)."""
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        line, col = exc.position
-        msg = str(exc).split(":")[0]
-        raise TopologyError(f"{where}:{line}:{col + 1}: invalid XML: {msg}") from None
+    root = parse_xml(text, where)
     if _local(root.tag) != "graphml":
         raise TopologyError(f"{where}: not GraphML (root element is <{_local(root.tag)}>)")
     domains = {"node": _Keys(), "edge": _Keys(), "graph": _Keys()}
@@ -132,12 +131,8 @@ def loads(text: str, where: str = "<string>") -> Topology:
             )
         coords = {}
         for axis in ("x", "y"):
-            text_value = raw.get(axis)
-            coords[axis] = (
-                None
-                if text_value in (None, "")
-                else float(to_fraction(text_value, f"{what}: {axis}"))
-            )
+            coord = raw.get(axis)
+            coords[axis] = None if coord in (None, "") else bounded_float(coord, f"{what}: {axis}")
         types = domains["node"].types
         nodes.append(
             Node(
@@ -217,8 +212,15 @@ def _text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
+        if value != value or abs(value) == float("inf"):
+            raise TopologyError(f"cannot write {value} to GraphML (not a finite number)")
         return repr(value)
     return str(value)
+
+
+def _writable(text: str, what: str) -> str:
+    """``text`` if an XML 1.0 file can hold it and give it back; else one-line TopologyError."""
+    return text_value(text, f"cannot write GraphML: {what} {text[:40]!r}", max_chars=len(text) + 1)
 
 
 def dumps(topo: Topology) -> str:
@@ -277,13 +279,13 @@ def dumps(topo: Topology) -> str:
 
     def data(parent: ET.Element, domain: str, name: str, value: Any) -> None:
         d = ET.SubElement(parent, "data", {"key": ids[(domain, name)]})
-        d.text = _text(value)
+        d.text = _writable(_text(value), f"{domain} attribute {name!r}")
 
     data(graph, "graph", "name", topo.name)
     for k in graph_cols:
         data(graph, "graph", k, topo.extra[k])
     for n in topo.nodes:
-        elem = ET.SubElement(graph, "node", {"id": n.id})
+        elem = ET.SubElement(graph, "node", {"id": _writable(n.id, "node id")})
         data(elem, "node", "kind", n.kind)
         if n.role:
             data(elem, "node", "role", n.role)

@@ -17,7 +17,12 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from solver.io.untrusted import bounded_int
 from solver.model.errors import TopologyError
+
+MAX_PCI_WIDTH = 64  # lanes; PCIe links have at most 32
+MAX_NET_MBPS = 10**9  # 1 Pb/s per NIC
+MAX_C2C = 10**6  # <c2c bw> (MB/s) and count
 
 NCCL = "nccl"
 RCCL = "rccl"
@@ -132,14 +137,11 @@ def pci_lane_rate(link_speed: str | None) -> int:
 
 def pci_bandwidth(link_speed: str | None, link_width: str | None, what: str) -> Fraction:
     """NCCL's bandwidth (GB/s) of a PCIe link: ``width * lane rate / 80`` (width 0 -> 16)."""
-    try:
-        width = int(link_width, 0) if link_width not in (None, "") else 0
-    except ValueError:
-        raise TopologyError(
-            f"{what}: link_width must be a whole number, got {link_width!r}"
-        ) from None
-    if width < 0:
-        raise TopologyError(f"{what}: link_width must be >= 0, got {width}")
+    width = (
+        bounded_int(link_width, f"{what}: link_width", minimum=0, maximum=MAX_PCI_WIDTH, base=0)
+        if link_width not in (None, "")
+        else 0
+    )
     if width == 0:
         width = 16
     return Fraction(width * pci_lane_rate(link_speed), 80)
@@ -215,12 +217,7 @@ def net_bandwidth(speed_text: str | None, what: str) -> Fraction:
     if speed_text is None or speed_text.strip() == "":
         mbps = 0
     else:
-        try:
-            mbps = int(speed_text, 0)
-        except ValueError:
-            raise TopologyError(
-                f"{what}: speed must be a whole number of Mb/s, got {speed_text!r}"
-            ) from None
+        mbps = bounded_int(speed_text, f"{what}: speed (Mb/s)", maximum=MAX_NET_MBPS, base=0)
     if mbps <= 0:
         mbps = NET_SPEED_DEFAULT_MBPS
     return Fraction(mbps, 8000)
@@ -228,11 +225,8 @@ def net_bandwidth(speed_text: str | None, what: str) -> Fraction:
 
 def c2c_bandwidth(bw_text: str | None, count_text: str | None, what: str) -> Fraction:
     """A ``<c2c bw count>`` GPU-CPU link in GB/s: ``bw * count / 1000`` (NCCL topo.cc:921-923)."""
-    try:
-        bw = int(bw_text or "0", 0)
-        count = int(count_text or "0", 0)
-    except ValueError:
-        raise TopologyError(f"{what}: <c2c> bw and count must be whole numbers") from None
+    bw = bounded_int(bw_text or "0", f"{what}: <c2c> bw", maximum=MAX_C2C, base=0)
+    count = bounded_int(count_text or "0", f"{what}: <c2c> count", maximum=MAX_C2C, base=0)
     if bw < 0 or count < 0:
         raise TopologyError(f"{what}: <c2c> bw and count must be >= 0")
     return Fraction(bw * count, 1000)

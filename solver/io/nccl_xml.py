@@ -41,6 +41,7 @@ from typing import Any
 
 from solver.io import nccl_rates as rates
 from solver.io.nccl_options import IntraFabric, parse_intra, parse_overrides
+from solver.io.untrusted import bounded_int, parse_xml
 from solver.model.errors import TopologyError
 from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
 
@@ -149,14 +150,14 @@ def _walk(box: _Box, elem: ET.Element, parent: str, cpu: str) -> None:
     # anything else (an NVSwitch's own PCI function, a GPU without rank, a drive) is no node
 
 
+MAX_ATTR_INT = 2**31 - 1  # dev, rank, sm, link counts: read as C ints by the runtimes
+
+
 def _int(elem: ET.Element, key: str, what: str) -> int | None:
     value = elem.get(key)
     if value is None:
         return None
-    try:
-        return int(value, 0)
-    except ValueError:
-        raise TopologyError(f"{what}: '{key}' must be a whole number, got {value!r}") from None
+    return bounded_int(value, f"{what}: '{key}'", base=0, maximum=MAX_ATTR_INT)
 
 
 def _add_gpu(box: _Box, elem: ET.Element, parent: str, cpu: str, bw: Fraction, busid: str) -> None:
@@ -373,12 +374,7 @@ def _host_groups(root: ET.Element, where: str, notes: list[str]) -> list[list[ET
 
 
 def _parse_root(text: str, where: str) -> ET.Element:
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        line, col = exc.position
-        msg = str(exc).split(":")[0]
-        raise TopologyError(f"{where}:{line}:{col + 1}: invalid XML: {msg}") from None
+    root = parse_xml(text, where)  # bounded depth, no entity declarations
     if _local(root.tag) == "graphs":
         raise TopologyError(
             f"{where}: an NCCL graph dump (NCCL_GRAPH_DUMP_FILE, <graphs>), not a topology dump "

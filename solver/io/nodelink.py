@@ -20,7 +20,8 @@ from typing import Any
 
 from solver.model.errors import TopologyError
 from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology, fraction_to_json, to_fraction
-from solver.io.v1 import dumps_one_per_line, node_to_dict, parse_json_exact, plain
+from solver.io.untrusted import bounded_float, identifier, json_value
+from solver.io.v1 import dumps_one_per_line, kept, label_text, node_to_dict, parse_json_exact, plain
 
 _NODE_KEYS = {"id", "kind", "compute", "role", "x", "y", "group"}
 _EDGE_KEYS = {"source", "target", "bandwidth", "capacity", "latency", "key"}
@@ -42,7 +43,7 @@ def _node_id(value: Any, what: str) -> str:
             raise TopologyError(f"{what}: node id must be a string or a number, got {value!r}")
     if not text:
         raise TopologyError(f"{what}: node id must not be empty")
-    return text
+    return identifier(text, f"{what}: node id")
 
 
 def _kind(raw: dict, node_id: str, where: str) -> str:
@@ -67,7 +68,7 @@ def _coord(raw: dict, key: str, node_id: str, where: str) -> float | None:
     value = raw.get(key)
     if value is None:
         return None
-    return float(to_fraction(value, f"{where}: node {node_id!r}: {key}"))
+    return bounded_float(value, f"{where}: node {node_id!r}: {key}")
 
 
 def from_data(data: Any, where: str = "<node-link>") -> Topology:
@@ -109,11 +110,11 @@ def from_data(data: Any, where: str = "<node-link>") -> Topology:
             Node(
                 id=node_id,
                 kind=_kind(raw, node_id, where),
-                role=str(raw.get("role", "") or ""),
+                role=label_text(raw.get("role", "") or "", f"{where}: node {node_id!r}: role"),
                 x=_coord(raw, "x", node_id, where),
                 y=_coord(raw, "y", node_id, where),
-                group=None if group is None else str(plain(group)),
-                extra={k: plain(v) for k, v in raw.items() if k not in _NODE_KEYS},
+                group=None if group is None else label_text(group, f"{where}: node {node_id!r}: group"),
+                extra=kept(raw, _NODE_KEYS, f"{where}: node {node_id!r}"),
             )
         )
 
@@ -134,9 +135,9 @@ def from_data(data: Any, where: str = "<node-link>") -> Topology:
         else:
             raise TopologyError(f"{label}: missing 'bandwidth' (or 'capacity')")
         lat = raw.get("latency")
-        extra = {k: plain(v) for k, v in raw.items() if k not in _EDGE_KEYS}
+        extra = kept(raw, _EDGE_KEYS, label)
         if "bandwidth" in raw and "capacity" in raw:
-            extra["capacity"] = plain(raw["capacity"])
+            extra["capacity"] = json_value(raw["capacity"], f"{label}: capacity")
         links.append(
             Link(
                 source=src,
@@ -148,12 +149,12 @@ def from_data(data: Any, where: str = "<node-link>") -> Topology:
             )
         )
     name = graph.get("name", data.get("name"))
-    extra = {k: plain(v) for k, v in data.items() if k not in _TOP_KEYS and k != "name"}
-    graph_extra = {k: plain(v) for k, v in graph.items() if k != "name"}
+    extra = kept(data, _TOP_KEYS | {"name"}, where)
+    graph_extra = kept(graph, {"name"}, f"{where}: graph")
     if graph_extra:
         extra["graph"] = graph_extra
     return Topology(
-        name=str(plain(name)) if name is not None else "untitled",
+        name=label_text(name, f"{where}: name") if name is not None else "untitled",
         nodes=tuple(nodes),
         links=tuple(links),
         extra=extra,

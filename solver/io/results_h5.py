@@ -27,8 +27,11 @@ Layout (schema ``forestcoll-results``, version 1.1; 1.1 added ``/studies``)::
     /provenance            attrs program, program_version, python, numpy, numba, networkx, h5py;
       <schedule name>      attrs options_json, timings_json, written
 
-Every write goes to a copy of the file that replaces the original only once complete
-(:func:`solver.io.files.atomic_path`), so a failed write never damages what was there.
+Every write builds the new file in memory and writes it with
+:func:`solver.io.files.atomic_write_bytes` (temporary file, then rename), so a failed write or a
+full disk never damages what was there. Reading first audits the file's structure
+(:mod:`solver.io.h5_audit`: no external storage, virtual datasets, external or soft links, no
+forged sizes) and then checks every dataset's shape, dtype and index range.
 Datasets larger than :data:`COMPRESS_MIN` elements are gzip + shuffle compressed.
 """
 
@@ -36,11 +39,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import io
 import json
 import math
 import os
 import platform
-import shutil
 from fractions import Fraction
 from pathlib import Path
 from collections.abc import Callable, Mapping
@@ -49,16 +52,19 @@ from typing import Any
 import h5py
 import numpy as np
 
-from solver.model.errors import ForestCollError
-from solver.io.files import atomic_path
+from solver.model.errors import ForestCollError, TopologyError
+from solver.io.files import atomic_write_bytes, check_input_file, memory_headroom
+from solver.io.h5_audit import audit
+from solver.io.untrusted import exact_number, json_value, parse_json
 from solver.model.results import ResultTable
 from solver.model.schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
-from solver.model.topology import Link, Node, Topology
+from solver.model.topology import Link, Node, Topology, validate
 from solver.model.units import format_size
 
 SCHEMA = "forestcoll-results"
 SCHEMA_VERSION = "1.1"
 CREATOR = "ForestColl Designer"
+MAX_FILE_BYTES = 4 * 2**30  # a results file larger than this is refused before it is opened
 COMPRESS_MIN = 4096  # elements; smaller datasets are stored contiguous
 
 _STR = h5py.string_dtype("utf-8")
@@ -79,8 +85,9 @@ def _frac(value: Fraction) -> str:
     )
 
 
-def _parse_frac(text: str) -> Fraction:
-    return Fraction(text)
+def _parse_frac(text: str, what: str = "exact value") -> Fraction:
+    """An exact value stored as ``"p/q"`` text, read in bounded time (no ``1e999999999``)."""
+    return exact_number(text, what, error=ResultsFileError)
 
 
 def _version() -> str:
@@ -104,8 +111,62 @@ def _dataset(group: h5py.Group, name: str, data: Any, dtype: Any, units: str | N
     return ds
 
 
-def _strings(ds) -> list[str]:
-    return [x.decode("utf-8") if isinstance(x, bytes) else str(x) for x in ds[()]]
+def _strings(ds, length: int | None = None) -> list[str]:
+    """A 1-D string dataset (``length`` elements when given) as Python strings."""
+    if not isinstance(ds, h5py.Dataset) or h5py.check_string_dtype(ds.dtype) is None:
+        raise ResultsFileError(f"{_name(ds)} must be a string dataset")
+    _check_shape(ds, length)
+    try:
+        return [x.decode("utf-8") if isinstance(x, bytes) else str(x) for x in ds[()]]
+    except UnicodeDecodeError:
+        raise ResultsFileError(f"{_name(ds)} holds text that is not UTF-8") from None
+
+
+def _name(obj) -> str:
+    return obj.name if hasattr(obj, "name") else repr(obj)
+
+
+def _check_shape(ds, length: int | None) -> None:
+    if ds.ndim != 1:
+        raise ResultsFileError(f"{ds.name} must be one-dimensional, has shape {ds.shape}")
+    if length is not None and ds.shape[0] != length:
+        raise ResultsFileError(f"{ds.name} has {ds.shape[0]} entries, expected {length}")
+
+
+def _numbers(ds, kinds: str, length: int | None = None) -> np.ndarray:
+    """A 1-D numeric dataset whose dtype kind is one of ``kinds`` ('i', 'u', 'f', 'b')."""
+    if not isinstance(ds, h5py.Dataset) or ds.dtype.kind not in kinds:
+        raise ResultsFileError(f"{_name(ds)} must be a numeric dataset ({kinds!r})")
+    _check_shape(ds, length)
+    return ds[()]
+
+
+def _indices(ds, n: int, length: int | None = None) -> np.ndarray:
+    """Node indices: integers in ``0..n-1`` (``-1`` is not "the last node")."""
+    arr = _numbers(ds, "iu", length).astype(np.int64)
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        bad = int(arr.min()) if arr.min() < 0 else int(arr.max())
+        raise ResultsFileError(f"{ds.name}: node index {bad} is outside 0..{n - 1}")
+    return arr
+
+
+def _offsets(ds, count: int, total: int) -> np.ndarray:
+    """CSR offsets: ``count + 1`` non-decreasing integers from 0 to ``total``."""
+    arr = _numbers(ds, "iu", count + 1).astype(np.int64)
+    if arr[0] != 0 or arr[-1] != total or np.any(np.diff(arr) < 0):
+        raise ResultsFileError(f"{ds.name}: offsets must rise from 0 to {total}")
+    return arr
+
+
+def _attr_int(obj, name: str, minimum: int, maximum: int) -> int:
+    value = obj.attrs[name]
+    if isinstance(value, np.ndarray) or not isinstance(value, (int, np.integer, float, np.floating)):
+        raise ResultsFileError(f"{obj.name}: attribute {name!r} must be a whole number")
+    if not (minimum <= value <= maximum) or int(value) != value:
+        raise ResultsFileError(
+            f"{obj.name}: attribute {name!r} must be a whole number in {minimum}..{maximum}"
+        )
+    return int(value)
 
 
 def _json_or_empty(value: Any) -> str:
@@ -126,12 +187,16 @@ def _attr_str(obj, name: str, default: str = "") -> str:
 def _check_schema(f: h5py.File, path: Path) -> None:
     schema = _attr_str(f, "schema", "")
     if schema != SCHEMA:
-        raise ResultsFileError(f"{path}: not a ForestColl results file (schema {schema!r})")
+        raise ResultsFileError(f"{path}: not a ForestColl results file (schema {schema[:40]!r})")
     version = _attr_str(f, "schema_version", "")
-    try:
-        major = int(version.split(".")[0])
-    except ValueError:
-        raise ResultsFileError(f"{path}: bad schema_version {version!r}") from None
+    parts = version.split(".")
+    if len(parts) != 2 or not all(p.isascii() and p.isdigit() and len(p) <= 4 for p in parts):
+        raise ResultsFileError(
+            f"{path}: bad schema_version {version[:40]!r} (expected MAJOR.MINOR, e.g. 1.0)"
+        )
+    major = int(parts[0])
+    if major < 1:
+        raise ResultsFileError(f"{path}: bad schema_version {version!r} (major version 0)")
     ours = int(SCHEMA_VERSION.split(".")[0])
     if major > ours:
         raise ResultsFileError(
@@ -141,30 +206,71 @@ def _check_schema(f: h5py.File, path: Path) -> None:
 
 
 def _open_read(path: str | os.PathLike) -> h5py.File:
+    """Open a results file after checking it is a regular file within :data:`MAX_FILE_BYTES`,
+    then audit its structure (no external storage, VDS, external or soft links, no forged sizes:
+    :mod:`solver.io.h5_audit`) and its schema."""
     p = Path(path)
-    if not p.exists():
-        raise ResultsFileError(f"{p}: no such file")
+    check_input_file(p, MAX_FILE_BYTES, "a results file", ResultsFileError)
     try:
         f = h5py.File(p, "r")
     except OSError:
         raise ResultsFileError(f"{p}: not an HDF5 file (or it is damaged)") from None
     try:
-        _check_schema(f, p)
+        try:
+            audit(f, str(p), ResultsFileError)
+            _check_schema(f, p)
+        except ForestCollError:
+            raise
+        except _DAMAGE as exc:  # a corrupt header, heap or attribute
+            raise ResultsFileError(f"{p}: damaged results file ({_why(exc)})") from None
     except BaseException:
         f.close()
         raise
     return f
 
 
-_DAMAGE = (KeyError, ValueError, IndexError, TypeError, ZeroDivisionError, AttributeError)
+_DAMAGE = (
+    KeyError,
+    ValueError,
+    IndexError,
+    TypeError,
+    ZeroDivisionError,
+    AttributeError,
+    OverflowError,
+    OSError,  # a corrupt chunk or heap
+    RuntimeError,
+    MemoryError,  # a forged size met the memory_headroom cap
+)
+
+
+def _read_headroom(path: str | os.PathLike) -> int:
+    """Address space a read may add: 64 bytes per file byte (gzip'd data expands, the reader
+    builds Python objects), at least 256 MiB, at most 2 GiB (the largest dataset is 1 GiB)."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0
+    return min(max(64 * size, 256 * 2**20), 2 * 2**30)
 
 
 @contextlib.contextmanager
 def _reading(path: str | os.PathLike):
     """Open a results file for reading; a missing or malformed part is a one-line error."""
+    with memory_headroom(_read_headroom(path)):
+        with _reading_unbounded(path) as f:
+            yield f
+
+
+@contextlib.contextmanager
+def _reading_unbounded(path: str | os.PathLike):
     f = _open_read(path)
     try:
         yield f
+    except ResultsFileError as exc:
+        text = str(exc)
+        raise ResultsFileError(text if text.startswith(str(path)) else f"{path}: {text}") from None
+    except TopologyError as exc:
+        raise ResultsFileError(f"{path}: stored fabric is invalid: {exc}") from None
     except ForestCollError:
         raise
     except _DAMAGE as exc:
@@ -218,20 +324,28 @@ def _write_topology(g: h5py.Group, topo: Topology) -> None:
     _dataset(links, "extra_json", [_json_or_empty(lk.extra) for lk in topo.links], _STR)
 
 
-def _extra(text: str) -> dict:
-    return json.loads(text) if text else {}
+def _extra(text: str, what: str = "extra_json") -> dict:
+    if not text:
+        return {}
+    value = json_value(parse_json(text, what, error=ResultsFileError), what, ResultsFileError)
+    if not isinstance(value, dict):
+        raise ResultsFileError(f"{what} must hold a JSON object")
+    return value
 
 
 def _read_topology(g: h5py.Group) -> Topology:
+    """The stored fabric; every dataset's shape, dtype and index range is checked, then the
+    fabric is validated like any fabric file."""
     nodes_g, links_g = g["nodes"], g["links"]
     ids = _strings(nodes_g["id"])
-    kinds = _strings(nodes_g["kind"])
-    roles = _strings(nodes_g["role"])
-    xs = nodes_g["x"][()]
-    ys = nodes_g["y"][()]
-    groups = _strings(nodes_g["group"])
-    has_group = nodes_g["has_group"][()]
-    nextra = _strings(nodes_g["extra_json"])
+    n = len(ids)
+    kinds = _strings(nodes_g["kind"], n)
+    roles = _strings(nodes_g["role"], n)
+    xs = _numbers(nodes_g["x"], "fiu", n).astype(np.float64)
+    ys = _numbers(nodes_g["y"], "fiu", n).astype(np.float64)
+    groups = _strings(nodes_g["group"], n)
+    has_group = _numbers(nodes_g["has_group"], "bui", n)
+    nextra = _strings(nodes_g["extra_json"], n)
     nodes = tuple(
         Node(
             id=ids[i],
@@ -240,33 +354,37 @@ def _read_topology(g: h5py.Group) -> Topology:
             x=None if math.isnan(xs[i]) else float(xs[i]),
             y=None if math.isnan(ys[i]) else float(ys[i]),
             group=groups[i] if has_group[i] else None,
-            extra=_extra(nextra[i]),
+            extra=_extra(nextra[i], f"{nodes_g.name}/extra_json[{i}]"),
         )
-        for i in range(len(ids))
+        for i in range(n)
     )
-    src = links_g["source"][()]
-    dst = links_g["target"][()]
-    bw = _strings(links_g["bandwidth_exact"])
-    lat = _strings(links_g["latency_exact"])
-    directed = links_g["directed"][()]
-    lextra = _strings(links_g["extra_json"])
+    src = _indices(links_g["source"], n)
+    m = len(src)
+    dst = _indices(links_g["target"], n, m)
+    bw = _strings(links_g["bandwidth_exact"], m)
+    lat = _strings(links_g["latency_exact"], m)
+    directed = _numbers(links_g["directed"], "bui", m)
+    lextra = _strings(links_g["extra_json"], m)
+    where = links_g.name
     links = tuple(
         Link(
             source=ids[int(src[i])],
             target=ids[int(dst[i])],
-            bandwidth=_parse_frac(bw[i]),
-            latency=_parse_frac(lat[i]) if lat[i] else None,
+            bandwidth=_parse_frac(bw[i], f"{where}/bandwidth_exact[{i}]"),
+            latency=_parse_frac(lat[i], f"{where}/latency_exact[{i}]") if lat[i] else None,
             directed=bool(directed[i]),
-            extra=_extra(lextra[i]),
+            extra=_extra(lextra[i], f"{where}/extra_json[{i}]"),
         )
-        for i in range(len(src))
+        for i in range(m)
     )
-    return Topology(
+    topo = Topology(
         name=_attr_str(g, "name"),
         nodes=nodes,
         links=links,
-        extra=_extra(_attr_str(g, "extra_json")),
+        extra=_extra(_attr_str(g, "extra_json"), f"{g.name} extra_json"),
     )
+    validate(topo)
+    return topo
 
 
 def _topology_difference(a: Topology, b: Topology) -> str:
@@ -377,19 +495,23 @@ def _write_schedule_group(g: h5py.Group, s: Schedule, topo: Topology) -> None:
             _write_schedule_group(pg.create_group(str(i)), phase, topo)
 
 
-def _read_schedule_group(g: h5py.Group, topo: Topology) -> Schedule:
+def _read_schedule_group(g: h5py.Group, topo: Topology, depth: int = 0) -> Schedule:
     ids = topo.node_ids
+    n = len(ids)
     t = g["trees"]
-    roots = t["root"][()]
-    mult = t["multiplicity"][()]
-    weights = _strings(t["weight_exact"])
-    eoff = t["edge_offsets"][()]
-    esrc = t["edge_src"][()]
-    edst = t["edge_dst"][()]
-    poff = t["path_offsets"][()]
-    pn = t["path_nodes"][()]
+    roots = _indices(t["root"], n)
+    count = len(roots)
+    mult = _numbers(t["multiplicity"], "iu", count).astype(np.int64)
+    if count and mult.min() < 1:
+        raise ResultsFileError(f"{t.name}/multiplicity must be >= 1")
+    weights = _strings(t["weight_exact"], count)
+    esrc = _indices(t["edge_src"], n)
+    edst = _indices(t["edge_dst"], n, len(esrc))
+    eoff = _offsets(t["edge_offsets"], count, len(esrc))
+    pn = _indices(t["path_nodes"], n)
+    poff = _offsets(t["path_offsets"], len(esrc), len(pn))
     trees = []
-    for i in range(len(roots)):
+    for i in range(count):
         edges = tuple(
             TreeEdge(
                 src=ids[int(esrc[j])],
@@ -402,47 +524,57 @@ def _read_schedule_group(g: h5py.Group, topo: Topology) -> Schedule:
             Tree(
                 root=ids[int(roots[i])],
                 multiplicity=int(mult[i]),
-                weight=_parse_frac(weights[i]),
+                weight=_parse_frac(weights[i], f"{t.name}/weight_exact[{i}]"),
                 edges=edges,
             )
         )
     b = g["bottleneck"]
-    bw = _strings(b["link_bandwidth_exact"])
+    b_src = _indices(b["link_source"], n)
+    b_dst = _indices(b["link_target"], n, len(b_src))
+    bw = _strings(b["link_bandwidth_exact"], len(b_src))
     cut = BottleneckCut(
-        nodes=tuple(ids[int(v)] for v in b["nodes"][()]),
-        compute_nodes_inside=int(b.attrs["compute_nodes_inside"]),
-        egress_bandwidth=_parse_frac(_attr_str(b, "egress_bandwidth_exact")),
+        nodes=tuple(ids[int(v)] for v in _indices(b["nodes"], n)),
+        compute_nodes_inside=_attr_int(b, "compute_nodes_inside", 0, n),
+        egress_bandwidth=_parse_frac(_attr_str(b, "egress_bandwidth_exact"), f"{b.name} egress"),
         links=tuple(
-            (ids[int(u)], ids[int(v)], _parse_frac(bw[j]))
-            for j, (u, v) in enumerate(zip(b["link_source"][()], b["link_target"][()]))
+            (ids[int(u)], ids[int(v)], _parse_frac(bw[j], f"{b.name}/link_bandwidth_exact[{j}]"))
+            for j, (u, v) in enumerate(zip(b_src, b_dst))
         ),
     )
     ll = g["link_load"]
-    lbw = _strings(ll["bandwidth_exact"])
-    lload = _strings(ll["load_exact"])
+    l_src = _indices(ll["source"], n)
+    l_dst = _indices(ll["target"], n, len(l_src))
+    lbw = _strings(ll["bandwidth_exact"], len(l_src))
+    lload = _strings(ll["load_exact"], len(l_src))
     link_load = tuple(
         LinkLoad(
             source=ids[int(u)],
             target=ids[int(v)],
-            bandwidth=_parse_frac(lbw[j]),
-            load=_parse_frac(lload[j]),
+            bandwidth=_parse_frac(lbw[j], f"{ll.name}/bandwidth_exact[{j}]"),
+            load=_parse_frac(lload[j], f"{ll.name}/load_exact[{j}]"),
         )
-        for j, (u, v) in enumerate(zip(ll["source"][()], ll["target"][()]))
+        for j, (u, v) in enumerate(zip(l_src, l_dst))
     )
-    timings = {k: float(v) for k, v in g["timings"].attrs.items() if k != "units"}
+    timings = {k: _finite(v, f"{g.name}/timings {k}") for k, v in g["timings"].attrs.items()
+               if k != "units"}
     phases: tuple[Schedule, ...] = ()
     if "phases" in g:
+        if depth > 0:
+            raise ResultsFileError(f"{g.name}: phases inside phases")
         pg = g["phases"]
-        phases = tuple(_read_schedule_group(pg[key], topo) for key in sorted(pg.keys(), key=int))
-    k_limit = int(g.attrs["max_trees_per_root"])
+        keys = sorted(pg.keys(), key=lambda key: (len(key), key))
+        if keys != [str(i) for i in range(len(keys))]:
+            raise ResultsFileError(f"{pg.name}: phases must be named 0, 1, ...")
+        phases = tuple(_read_schedule_group(pg[key], topo, depth + 1) for key in keys)
+    k_limit = _attr_int(g, "max_trees_per_root", 0, 2**31)
     own_topo = topo if _attr_str(g, "phase_topology", "same") == "same" else topo.reversed()
     return Schedule(
         topology=own_topo,
         collective=_attr_str(g, "collective"),
-        k=int(g.attrs["k"]),
+        k=_attr_int(g, "k", 0, 2**31),
         max_trees_per_root=k_limit or None,
-        optimal_algbw_exact=_parse_frac(_attr_str(g, "optimal_algbw_exact")),
-        algbw_exact=_parse_frac(_attr_str(g, "algbw_exact")),
+        optimal_algbw_exact=_parse_frac(_attr_str(g, "optimal_algbw_exact"), f"{g.name} optimum"),
+        algbw_exact=_parse_frac(_attr_str(g, "algbw_exact"), f"{g.name} algbw_exact"),
         bottleneck=cut,
         trees=tuple(trees),
         link_load=link_load,
@@ -450,6 +582,16 @@ def _read_schedule_group(g: h5py.Group, topo: Topology) -> Schedule:
         warnings=tuple(_strings(g["warnings"])),
         phases=phases,
     )
+
+
+def _finite(value: Any, what: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ResultsFileError(f"{what} must be a number") from None
+    if not math.isfinite(number):
+        raise ResultsFileError(f"{what} must be finite")
+    return number
 
 
 # ----------------------------------------------------------------------------- results tables
@@ -486,17 +628,24 @@ def _numpy_json(value: Any) -> Any:
 
 def _read_table(g: h5py.Group) -> ResultTable:
     attrs_json = _attr_str(g, "attrs_json", "")
+    sizes = _numbers(g["size_bytes"], "iuf", None)
+    m = len(sizes)
+    if m and (not np.all(np.isfinite(sizes)) or sizes.min() < 0 or sizes.max() > 2.0**62):
+        raise ResultsFileError(f"{g.name}/size_bytes must be between 0 and 2**62 bytes")
+    columns = {}
+    for column in ("predicted_time", "predicted_algbw", "measured_time", "measured_algbw"):
+        values = _numbers(g[column], "iuf", m).astype(np.float64)
+        if np.any(values < 0) or np.any(np.isinf(values)):
+            raise ResultsFileError(f"{g.name}/{column} must be >= 0 (NaN = not measured)")
+        columns[column] = values
     return ResultTable(
         collective=_attr_str(g, "collective"),
         algorithm=_attr_str(g, "algorithm"),
         source=_attr_str(g, "source"),
-        size_bytes=g["size_bytes"][()].astype(np.int64),
-        predicted_time=g["predicted_time"][()].astype(np.float64),
-        predicted_algbw=g["predicted_algbw"][()].astype(np.float64),
-        measured_time=g["measured_time"][()].astype(np.float64),
-        measured_algbw=g["measured_algbw"][()].astype(np.float64),
+        size_bytes=sizes.astype(np.int64),
         schedule=_attr_str(g, "schedule"),
-        attrs=json.loads(attrs_json) if attrs_json else {},
+        attrs=_extra(attrs_json, f"{g.name} attrs_json"),
+        **columns,
     )
 
 
@@ -525,44 +674,44 @@ def _modify(path: str | os.PathLike, topology: Topology | None, edit) -> None:
     elif topology is None:
         raise ResultsFileError(f"{target}: no such results file (write a schedule to it first)")
     try:
-        _modify_copy(target, exists, topology, edit)
-    except OSError as exc:
-        raise ResultsFileError(f"{target}: cannot write: {exc.strerror or exc}") from None
+        data = _modify_copy(target, exists, topology, edit)
     except ForestCollError:
         raise
+    except OSError as exc:
+        raise ResultsFileError(f"{target}: cannot write: {exc.strerror or exc}") from None
     except _DAMAGE as exc:
         raise ResultsFileError(
             f"{target}: cannot update ({_why(exc)}); the file was left as it was"
         ) from None
+    atomic_write_bytes(target, data)  # one-line OutputError on a full disk; old file intact
 
 
-def _modify_copy(target: Path, exists: bool, topology: Topology | None, edit) -> None:
-    with atomic_path(target) as tmp:
-        if exists:
-            shutil.copyfile(target, tmp)
-            mode = "r+"
-        else:
-            mode = "w"
-        with h5py.File(tmp, mode) as f:
-            if not exists:
-                f.attrs["schema"] = SCHEMA
-                f.attrs["schema_version"] = SCHEMA_VERSION
-                f.attrs["creator"] = CREATOR
-                f.attrs["creator_version"] = _version()
-                f.attrs["created"] = _now()
-                _write_topology(f.create_group("topology"), topology)
-                f.create_group("schedules")
-                f.create_group("results")
-                _write_provenance_root(f.create_group("provenance"))
-            elif topology is not None:
-                stored = _read_topology(f["topology"])
-                if stored != topology:
-                    raise ResultsFileError(
-                        f"{target}: the file holds another fabric ({_topology_difference(stored, topology)}); "
-                        "write to a new results file"
-                    )
-            f.attrs["modified"] = _now()
-            edit(f)
+def _modify_copy(target: Path, exists: bool, topology: Topology | None, edit) -> bytes:
+    """The new file's bytes: HDF5 works on a copy in memory, so a full disk or a failing
+    library call never meets a half-written file (h5py crashed on ENOSPC while flushing)."""
+    buffer = io.BytesIO(target.read_bytes() if exists else b"")
+    mode = "r+" if exists else "w"
+    with h5py.File(buffer, mode) as f:
+        if not exists:
+            f.attrs["schema"] = SCHEMA
+            f.attrs["schema_version"] = SCHEMA_VERSION
+            f.attrs["creator"] = CREATOR
+            f.attrs["creator_version"] = _version()
+            f.attrs["created"] = _now()
+            _write_topology(f.create_group("topology"), topology)
+            f.create_group("schedules")
+            f.create_group("results")
+            _write_provenance_root(f.create_group("provenance"))
+        elif topology is not None:
+            stored = _read_topology(f["topology"])
+            if stored != topology:
+                raise ResultsFileError(
+                    f"{target}: the file holds another fabric ({_topology_difference(stored, topology)}); "
+                    "write to a new results file"
+                )
+        f.attrs["modified"] = _now()
+        edit(f)
+    return buffer.getvalue()
 
 
 def _write_provenance_root(g: h5py.Group) -> None:
@@ -681,22 +830,24 @@ def summarize(path: str | os.PathLike) -> str:
         lines.append(f"schedules ({len(sg)}):")
         for name in sg.keys() if sg else []:
             g = sg[name]
-            k_lim = int(g.attrs["max_trees_per_root"])
+            k_lim = _attr_int(g, "max_trees_per_root", 0, 2**31)
             ntrees = len(g["trees"]["root"]) if "trees" in g else 0
             if "phases" in g:
                 ntrees = sum(len(g["phases"][p]["trees"]["root"]) for p in g["phases"])
             lines.append(
-                f"  {name}: {_attr_str(g, 'collective')}, k={int(g.attrs['k'])}"
-                f"{f', K<={k_lim}' if k_lim else ''}, algbw {float(g.attrs['algbw']):.3f} GB/s "
-                f"(optimum {float(g.attrs['optimal_algbw']):.3f} = {_attr_str(g, 'optimal_algbw_exact')}), "
+                f"  {name}: {_attr_str(g, 'collective')}, k={_attr_int(g, 'k', 0, 2**31)}"
+                f"{f', K<={k_lim}' if k_lim else ''}, algbw {_finite(g.attrs['algbw'], 'algbw'):.3f} GB/s "
+                f"(optimum {_finite(g.attrs['optimal_algbw'], 'optimum'):.3f} = "
+                f"{_attr_str(g, 'optimal_algbw_exact')[:60]}), "
                 f"{ntrees} trees"
             )
         rg = f.get("results", {})
         lines.append(f"results ({len(rg)}):")
         for name in rg.keys() if rg else []:
             g = rg[name]
-            sizes = g["size_bytes"][()]
-            measured = int(np.count_nonzero(~np.isnan(g["measured_time"][()])))
+            table = _read_table(g)
+            sizes = table.size_bytes
+            measured = int(np.count_nonzero(~np.isnan(table.measured_time)))
             span = (
                 f"{format_size(int(sizes.min()))}..{format_size(int(sizes.max()))}"
                 if len(sizes)

@@ -19,7 +19,6 @@ every finished batch and ``--resume`` computes only the missing rows.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from solver.io.results_h5 import (
     _reading,
     _strings,
 )
+from solver.io.untrusted import json_value, parse_json
 from solver.model.topology import Topology
 
 _DTYPES = {"str": _STR, "links": _STR, "float": np.float64, "int": np.int64, "bool": np.bool_}
@@ -161,7 +161,14 @@ def read_study(path: str | os.PathLike, name: str) -> StoredStudy:
         g = sg[name]
         attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in g.attrs.items()}
         attrs = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in attrs.items()}
-        parameters = json.loads(_attr_str(g, "parameters_json", "{}") or "{}")
+        what = f"{g.name} parameters_json"
+        parameters = json_value(
+            parse_json(_attr_str(g, "parameters_json", "{}") or "{}", what,
+                       error=ResultsFileError),
+            what, ResultsFileError,
+        )
+        if not isinstance(parameters, dict):
+            raise ResultsFileError(f"{g.name}: parameters_json must hold a JSON object")
         count = int(g.attrs.get("rows", 0))
         data = {col: _decode(_attr_str(g[col], "column_type", "str"), g[col]) for col in g}
         rows = [{col: values[i] for col, values in data.items()} for i in range(count)]

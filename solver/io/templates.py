@@ -497,7 +497,8 @@ TEMPLATES: dict[str, TemplateSpec] = {
         "Ring",
         "Compute nodes on a ring of full-duplex links.",
         (
-            ParamSpec("n", "Nodes", int, 8, 2, 4096),
+            # a ring of n needs n trees of n-1 hops: n = 256 solves in ~30 s here, 512 in ~150 s
+            ParamSpec("n", "Nodes", int, 8, 2, 256),
             ParamSpec("bandwidth", "GB/s per link", float, 100, 0.001, 100_000),
         ),
     ),
@@ -551,6 +552,30 @@ TEMPLATES: dict[str, TemplateSpec] = {
 
 DEFAULT_TEMPLATE = "dgx_a100"
 
+#: Limits across parameters, so that every template the command line accepts gives a file the
+#: rest of the tool reads (fabric files are capped at 100 MB; the fat tree at 1024 x 256 x 256
+#: was 113 MB of GraphML) and a fabric of at most MAX_TEMPLATE_COMPUTE compute nodes (the
+#: largest scale studied, 4096 GPUs) and MAX_TEMPLATE_LINKS links.
+MAX_TEMPLATE_COMPUTE = 4096
+MAX_TEMPLATE_LINKS = 65_536
+
+
+def _template_size(name: str, a: dict[str, Any]) -> tuple[int, int]:
+    """(compute nodes, links) of a template before it is built (products of its parameters)."""
+    if name == "torus_3d":
+        n = int(a["x"]) * int(a["y"]) * int(a["z"])
+        return n, 3 * n
+    if name == "torus_2d":
+        n = int(a["x"]) * int(a["y"])
+        return n, 2 * n
+    if name == "fat_tree":
+        gpus = int(a["leaves"]) * int(a["gpus_per_leaf"])
+        return gpus, gpus + int(a["leaves"]) * int(a["spines"])
+    if name == "fully_connected":
+        n = int(a["n"])
+        return n, n * (n - 1) // 2
+    return 0, 0  # boxes and rings: the per-parameter ranges already bound them
+
 
 def make(name: str, **values: Any) -> Topology:
     """Build template ``name`` with ``values`` (missing ones take their defaults), range-checked."""
@@ -571,7 +596,24 @@ def make(name: str, **values: Any) -> Topology:
             if num < Fraction(p.min) or (p.max is not None and num > Fraction(p.max)):
                 raise TopologyError(f"{p.label} must be between {p.min} and {p.max}, got {value!r}")
         args[key] = value
-    return spec.function(**args)
+    compute, links = _template_size(name, args)
+    if compute > MAX_TEMPLATE_COMPUTE:
+        raise TopologyError(
+            f"template {name!r} with these parameters has {compute} compute nodes; the limit is "
+            f"{MAX_TEMPLATE_COMPUTE}"
+        )
+    if links > MAX_TEMPLATE_LINKS:
+        raise TopologyError(
+            f"template {name!r} with these parameters has {links} links; the limit is "
+            f"{MAX_TEMPLATE_LINKS}"
+        )
+    topo = spec.function(**args)
+    if len(topo.compute_ids) > MAX_TEMPLATE_COMPUTE:  # box templates: 16 GCDs per MI250 box
+        raise TopologyError(
+            f"template {name!r} with these parameters has {len(topo.compute_ids)} compute nodes; "
+            f"the limit is {MAX_TEMPLATE_COMPUTE}"
+        )
+    return topo
 
 
 def default_topology() -> Topology:

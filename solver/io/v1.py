@@ -12,6 +12,14 @@ from fractions import Fraction
 from typing import Any
 
 from solver.model.errors import TopologyError
+from solver.io.untrusted import (
+    MAX_ID_CHARS,
+    bounded_float,
+    identifier,
+    json_value,
+    parse_json,
+    text_value,
+)
 from solver.model.topology import Link, Node, Topology, fraction_to_json, to_fraction, validate
 
 FORMAT_NAME = "forestcoll-topology"
@@ -23,11 +31,9 @@ _TOP_KEYS = {"format", "version", "name", "nodes", "links"}
 
 
 def parse_json_exact(text: str, where: str) -> Any:
-    """``json.loads`` with floats kept as :class:`Decimal`; syntax errors name line and column."""
-    try:
-        return json.loads(text, parse_float=Decimal)
-    except json.JSONDecodeError as exc:
-        raise TopologyError(f"{where}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    """JSON with floats kept as :class:`Decimal`, bounded numbers and nesting
+    (:func:`solver.io.untrusted.parse_json`); syntax errors name line and column."""
+    return parse_json(text, where)
 
 
 def plain(value: Any) -> Any:
@@ -44,7 +50,17 @@ def plain(value: Any) -> Any:
 def _float_or_none(value: Any, what: str) -> float | None:
     if value is None:
         return None
-    return float(to_fraction(value, what))
+    return bounded_float(value, what)
+
+
+def kept(raw: dict, known: set[str], what: str) -> dict[str, Any]:
+    """The unknown keys of an object, kept for the round trip (written back as read)."""
+    return {k: json_value(v, f"{what}: {k}") for k, v in raw.items() if k not in known}
+
+
+def label_text(value: Any, what: str) -> str:
+    """A name, role or group read from a file (any JSON scalar, as text that can be written)."""
+    return text_value(str(plain(value)), what, max_chars=MAX_ID_CHARS)
 
 
 def from_dict(data: Any, where: str = "<topology>", *, check: bool = True) -> Topology:
@@ -86,6 +102,7 @@ def from_dict(data: Any, where: str = "<topology>", *, check: bool = True) -> To
         node_id = raw.get("id")
         if not isinstance(node_id, str) or not node_id:
             raise TopologyError(f"{where}: nodes[{i}]: 'id' must be a non-empty string")
+        identifier(node_id, f"{where}: nodes[{i}]: 'id'")
         kind = raw.get("kind")
         if kind not in ("compute", "switch"):
             raise TopologyError(
@@ -96,11 +113,11 @@ def from_dict(data: Any, where: str = "<topology>", *, check: bool = True) -> To
             Node(
                 id=node_id,
                 kind=kind,
-                role=str(raw.get("role", "") or ""),
+                role=label_text(raw.get("role", "") or "", f"{where}: node {node_id!r}: role"),
                 x=_float_or_none(raw.get("x"), f"{where}: node {node_id!r}: x"),
                 y=_float_or_none(raw.get("y"), f"{where}: node {node_id!r}: y"),
-                group=None if group is None else str(group),
-                extra={k: plain(v) for k, v in raw.items() if k not in _NODE_KEYS},
+                group=None if group is None else label_text(group, f"{where}: node {node_id!r}: group"),
+                extra=kept(raw, _NODE_KEYS, f"{where}: node {node_id!r}"),
             )
         )
 
@@ -128,15 +145,15 @@ def from_dict(data: Any, where: str = "<topology>", *, check: bool = True) -> To
                 bandwidth=bw,
                 latency=latency,
                 directed=directed,
-                extra={k: plain(v) for k, v in raw.items() if k not in _LINK_KEYS},
+                extra=kept(raw, _LINK_KEYS, label),
             )
         )
     name = data.get("name")
     topo = Topology(
-        name=str(name) if name is not None else "untitled",
+        name=label_text(name, f"{where}: name") if name is not None else "untitled",
         nodes=tuple(nodes),
         links=tuple(links),
-        extra={k: plain(v) for k, v in data.items() if k not in _TOP_KEYS},
+        extra=kept(data, _TOP_KEYS, where),
     )
     if check:
         try:

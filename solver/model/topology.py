@@ -8,13 +8,22 @@ Parallel links add up.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from solver.io.untrusted import (
+    MAX_BANDWIDTH,
+    MAX_COORDINATE,
+    MAX_LATENCY,
+    MAX_LINKS,
+    MAX_NODES,
+    check_count,
+    exact_number,
+    identifier,
+)
 from solver.model.errors import TopologyError
 
 COMPUTE = "compute"
@@ -27,35 +36,10 @@ def to_fraction(value: Any, what: str) -> Fraction:
 
     Floats are read through their shortest decimal representation (``repr``), so ``12.5`` and
     ``3.2`` become 25/2 and 16/5. Strings may be decimals (``"3.2"``) or ratios (``"1/3"``).
-    Raises :class:`TopologyError` naming ``what`` for NaN, infinities and non-numbers.
+    Raises :class:`TopologyError` naming ``what`` for NaN, infinities, non-numbers and numbers
+    too long or too large to convert in bounded time (see :mod:`solver.io.untrusted`).
     """
-    if isinstance(value, bool):
-        raise TopologyError(f"{what} must be a number, got {value!r}")
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, int):
-        return Fraction(value)
-    if isinstance(value, Decimal):
-        if not value.is_finite():
-            raise TopologyError(f"{what} must be finite, got {value}")
-        return Fraction(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise TopologyError(f"{what} must be finite, got {value}")
-        return Fraction(Decimal(repr(value)))
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            if "/" in text:
-                num, den = text.split("/", 1)
-                return Fraction(int(num), int(den))
-            dec = Decimal(text)
-        except (ValueError, ZeroDivisionError, InvalidOperation):
-            raise TopologyError(f"{what} must be a number, got {value!r}") from None
-        if not dec.is_finite():
-            raise TopologyError(f"{what} must be finite, got {value!r}")
-        return Fraction(dec)
-    raise TopologyError(f"{what} must be a number, got {value!r}")
+    return exact_number(value, what)
 
 
 def fraction_to_json(value: Fraction) -> int | float | str:
@@ -197,14 +181,26 @@ class Topology:
 def validate(topo: Topology, *, check_connectivity: bool = True) -> Topology:
     """Check a topology and return it unchanged; raise :class:`TopologyError` naming the problem.
 
-    Checks: non-empty unique node ids, known kinds, links between known distinct nodes, bandwidth
-    finite and > 0, latency finite and >= 0, at least two compute nodes, and (unless
-    ``check_connectivity`` is False) every compute node reaches and is reached from every other.
+    Checks: at most ``MAX_NODES`` nodes and ``MAX_LINKS`` links, non-empty unique node ids
+    without control characters, known kinds, finite coordinates within ``MAX_COORDINATE``, links
+    between known distinct nodes, bandwidth in (0, ``MAX_BANDWIDTH``], latency in [0,
+    ``MAX_LATENCY``], at least two compute nodes, and (unless ``check_connectivity`` is False)
+    every compute node reaches and is reached from every other. (Limits: :mod:`solver.io.untrusted`.)
     """
+    check_count(len(topo.nodes), MAX_NODES, "number of nodes")
+    check_count(len(topo.links), MAX_LINKS, "number of links")
     seen: set[str] = set()
     for n in topo.nodes:
-        if not isinstance(n.id, str) or not n.id:
-            raise TopologyError(f"node id must be a non-empty string, got {n.id!r}")
+        identifier(n.id, "node id")
+        for axis in ("x", "y"):
+            value = getattr(n, axis)
+            if value is not None and not (
+                isinstance(value, int | float) and abs(value) <= MAX_COORDINATE
+            ):
+                raise TopologyError(
+                    f"node {n.id!r}: {axis} must be a number between -{MAX_COORDINATE:g} and "
+                    f"{MAX_COORDINATE:g}"
+                )
         if n.id in seen:
             raise TopologyError(f"duplicate node id {n.id!r}")
         seen.add(n.id)
@@ -220,9 +216,19 @@ def validate(topo: Topology, *, check_connectivity: bool = True) -> Topology:
         if not isinstance(link.bandwidth, Fraction):
             raise TopologyError(f"{where}: bandwidth must be an exact number")
         if link.bandwidth <= 0:
-            raise TopologyError(f"{where}: bandwidth must be > 0, got {float(link.bandwidth):g}")
+            raise TopologyError(f"{where}: bandwidth must be > 0, got {_approx(link.bandwidth)}")
+        if link.bandwidth > MAX_BANDWIDTH:
+            raise TopologyError(
+                f"{where}: bandwidth must be at most {float(MAX_BANDWIDTH):g} GB/s, got "
+                f"{_approx(link.bandwidth)}"
+            )
         if link.latency is not None and link.latency < 0:
-            raise TopologyError(f"{where}: latency must be >= 0, got {float(link.latency):g}")
+            raise TopologyError(f"{where}: latency must be >= 0, got {_approx(link.latency)}")
+        if link.latency is not None and link.latency > MAX_LATENCY:
+            raise TopologyError(
+                f"{where}: latency must be at most {float(MAX_LATENCY):g} us, got "
+                f"{_approx(link.latency)}"
+            )
     compute = topo.compute_ids
     if len(compute) < 2:
         raise TopologyError(
@@ -231,6 +237,14 @@ def validate(topo: Topology, *, check_connectivity: bool = True) -> Topology:
     if check_connectivity:
         _check_connectivity(topo, compute)
     return topo
+
+
+def _approx(value: Fraction) -> str:
+    """A short decimal for a message (never overflows a float)."""
+    try:
+        return f"{float(value):g}"
+    except OverflowError:
+        return "a number beyond 1e308"
 
 
 def _check_connectivity(topo: Topology, compute: tuple[str, ...]) -> None:

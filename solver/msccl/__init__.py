@@ -70,13 +70,9 @@ def write_xml(
 
 def read_rank_order(path: str | os.PathLike) -> list[str]:
     """A rank-order file: one compute node id per line (blank lines and # comments ignored)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
-    except FileNotFoundError:
-        raise MscclError(f"{path}: no such rank-order file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MscclError(f"{path}: cannot read rank order: {exc}") from None
+    from solver.io.files import read_text  # capped, regular files only (a FIFO never blocks)
+
+    lines = read_text(path, 16 * 2**20, "a rank-order file", MscclError).splitlines()
     return [ln.split("#", 1)[0].strip() for ln in lines if ln.split("#", 1)[0].strip()]
 
 

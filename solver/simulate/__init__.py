@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +52,9 @@ DEFAULT_SIZES = "1K:4G"
 LIBRARY = "nccl"
 ALGORITHMS = ("forestcoll", LIBRARY) + baselines.ALGORITHMS
 
+MAX_SIZE = 1 << 48  # bytes per message (256 TiB): far beyond any run, far below int64
+MAX_SIZES = 1000  # sizes in one sweep
+
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
@@ -59,12 +63,16 @@ def parse_size(text: str | int) -> int:
     if isinstance(text, int):
         size = text
     else:
-        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(text), re.IGNORECASE)
-        if not m:
-            raise ForestCollError(f"bad size {text!r} (use e.g. 512, 64K, 1M, 4G)")
-        size = int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+        m = re.fullmatch(
+            r"\s*(\d{1,20}(?:\.\d{1,20})?)\s*([KMGT]?)(?:i?B)?\s*", str(text)[:80], re.IGNORECASE
+        )
+        if not m or len(str(text)) > 80:
+            raise ForestCollError(f"bad size {str(text)[:40]!r} (use e.g. 512, 64K, 1M, 4G)")
+        size = int(Fraction(m.group(1)) * _UNITS[m.group(2).upper()])
     if size <= 0:
-        raise ForestCollError(f"size must be > 0 bytes, got {text!r}")
+        raise ForestCollError(f"size must be > 0 bytes, got {str(text)[:40]!r}")
+    if size > MAX_SIZE:
+        raise ForestCollError(f"size {str(text)[:40]!r} is larger than the 256 TiB limit")
     return size
 
 
@@ -79,7 +87,7 @@ def parse_sizes(spec: str) -> list[int]:
         factor = 2
         if len(parts) == 3:
             try:
-                factor = int(parts[2])
+                factor = int(parts[2]) if len(parts[2]) <= 20 else -1
             except ValueError:
                 raise ForestCollError(f"bad factor {parts[2]!r} in {spec!r}") from None
             if factor < 2:
@@ -92,7 +100,10 @@ def parse_sizes(spec: str) -> list[int]:
             sizes.append(s)
             s *= factor
         return sizes
-    sizes = [parse_size(x) for x in spec.split(",") if x.strip()]
+    items = [x for x in spec.split(",") if x.strip()]
+    if len(items) > MAX_SIZES:
+        raise ForestCollError(f"{len(items)} sizes given; at most {MAX_SIZES}")
+    sizes = [parse_size(x) for x in items]
     if not sizes:
         raise ForestCollError("no sizes given")
     return sizes

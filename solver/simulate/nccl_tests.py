@@ -27,7 +27,6 @@ argv[0], a command line in the log (``all_gather_perf ...``), or the file name.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -36,6 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
+from solver.io.files import read_bytes
+from solver.io.untrusted import bounded_float, bounded_int
+from solver.io.untrusted import parse_json as parse_untrusted_json
 from solver.model.errors import ForestCollError
 from solver.model.results import ResultTable
 
@@ -49,6 +51,9 @@ _BINARIES = {
 }
 _COLL_RE = re.compile(r"(all_?gather|reduce_?scatter|all_?reduce)(?:_perf)?", re.IGNORECASE)
 MAX_LOG_BYTES = 50 * 1024 * 1024
+MAX_SIZE_BYTES = 2**48  # one message (256 TiB; nccl-tests sweeps stop far below)
+MAX_TIME_US = 1e12  # one measured time (about 11 days)
+MAX_BANDWIDTH = 1e9  # GB/s
 
 
 class LogFormatError(ForestCollError):
@@ -133,12 +138,21 @@ def _check_collective(value: str | None, where: str) -> str:
 
 
 def _number(token: str, where: str, what: str) -> float:
+    """A time (us) or bandwidth (GB/s) column: ``N/A`` is NaN, otherwise finite, >= 0 and
+    within :data:`MAX_TIME_US` / :data:`MAX_BANDWIDTH` (bounded before conversion)."""
     if token.upper() in ("N/A", "NAN", "-NAN"):
         return math.nan
-    try:
-        return float(token)
-    except ValueError:
-        raise LogFormatError(f"{where}: {what} is not a number: {token!r}") from None
+    limit = MAX_TIME_US if what == "time" else MAX_BANDWIDTH
+    value = bounded_float(token, f"{where}: {what}", limit=limit, error=LogFormatError)
+    if value < 0:
+        raise LogFormatError(f"{where}: {what} must be >= 0, got {token[:40]}")
+    return value
+
+
+def _size(value, where: str) -> int:
+    return bounded_int(
+        value, f"{where}: size", minimum=0, maximum=MAX_SIZE_BYTES, error=LogFormatError
+    )
 
 
 def parse_text(text: str, where: str = "<log>", collective: str | None = None) -> Measurement:
@@ -177,12 +191,7 @@ def parse_text(text: str, where: str = "<log>", collective: str | None = None) -
             raise LogFormatError(
                 f"{where}:{lineno}: expected {len(names)} columns ({' '.join(names)}), got {len(tokens)}"
             )
-        try:
-            size = int(tokens[0])
-        except ValueError:
-            raise LogFormatError(
-                f"{where}:{lineno}: size is not an integer: {tokens[0]!r}"
-            ) from None
+        size = _size(tokens[0], f"{where}:{lineno}")
         time_idx = [i for i, n in enumerate(names) if n in ("time", "cputime")]
         wrong_idx = [i for i, n in enumerate(names) if n == "#wrong"]
         algbw_idx = [i for i, n in enumerate(names) if n == "algbw"]
@@ -244,26 +253,22 @@ def _measurement(coll: str, tool: str, rows: list, where: str) -> Measurement:
 
 def parse_json(text: str, where: str = "<json>", collective: str | None = None) -> Measurement:
     """Parse the ``-J`` JSON output of nccl-tests."""
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LogFormatError(f"{where}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    doc = parse_untrusted_json(text, where, error=LogFormatError)
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise LogFormatError(f"{where}: not an nccl-tests JSON file (no 'results' list)")
     coll = collective
     args = doc.get("args")
     if coll is None and isinstance(args, list) and args:
         coll = _collective_from_text(os.path.basename(str(args[0])))
-    tool = "rccl-tests" if "rccl" in json.dumps(doc.get("args", "")).lower() else "nccl-tests"
+    tool = "rccl-tests" if "rccl" in str(doc.get("args", "")).lower() else "nccl-tests"
     rows = []
     for i, rec in enumerate(doc["results"]):
         w = f"{where}: results[{i}]"
         if not isinstance(rec, dict):
             raise LogFormatError(f"{w}: not an object")
-        try:
-            size = int(rec["size"])
-        except (KeyError, TypeError, ValueError):
-            raise LogFormatError(f"{w}: missing or bad 'size'") from None
+        if "size" not in rec:
+            raise LogFormatError(f"{w}: missing 'size'")
+        size = _size(rec["size"], w)
         parts = []
         wrong = []
         for key in ("out_of_place", "in_place"):
@@ -286,6 +291,8 @@ def parse_json(text: str, where: str = "<json>", collective: str | None = None) 
             parts.append(tuple(vals))
             wrong.append(_wrong_count(str(part.get("nwrong", 0))))
         (t0, a0, b0), (t1, a1, _b1) = parts
+        if t0 == 0:
+            raise LogFormatError(f"{w}: time must be > 0")
         wrong += [0] * (2 - len(wrong))
         rows.append((size, [t0, t1], [a0, a1], [b0], wrong))
     if not rows:
@@ -297,14 +304,8 @@ def parse_json(text: str, where: str = "<json>", collective: str | None = None) 
 def load_log(path: str | os.PathLike, collective: str | None = None) -> Measurement:
     """Read a log file (JSON if it starts with '{', else the text table)."""
     p = Path(path)
-    try:
-        if p.stat().st_size > MAX_LOG_BYTES:
-            raise LogFormatError(f"{p}: larger than {MAX_LOG_BYTES // 2**20} MB, not a test log")
-        text = p.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        raise LogFormatError(f"{p}: no such file") from None
-    except OSError as exc:
-        raise LogFormatError(f"{p}: cannot read: {exc.strerror}") from None
+    data = read_bytes(p, MAX_LOG_BYTES, "a test log", LogFormatError)
+    text = data.decode("utf-8", errors="replace")
     if text.lstrip().startswith("{"):
         return parse_json(text, str(p), collective)
     return parse_text(text, str(p), collective)

@@ -147,6 +147,7 @@ def test_export_rank_order_file(tmp_path, capsys):
 
 
 def test_export_errors_are_one_line(tmp_path, fabric, capsys):
+    (tmp_path / "plain").write_text("x")
     cases = [
         (["export", fabric, "-o", tmp_path / "x.txt"], "cannot tell the format"),
         (["export", tmp_path / "missing.json", "-o", tmp_path / "x.xml"], "no such file"),
@@ -165,7 +166,7 @@ def test_export_errors_are_one_line(tmp_path, fabric, capsys):
             "--instances must be >= 1",
         ),
         (
-            ["export", fabric, "--max-trees-per-root", "1", "-o", tmp_path / "no" / "x.xml"],
+            ["export", fabric, "--max-trees-per-root", "1", "-o", tmp_path / "plain" / "x.xml"],
             "cannot write",
         ),
         (

@@ -174,9 +174,11 @@ def test_convert_errors(tmp_path, capsys):
     assert code == 2 and "unknown file type" in one_line_error(err)
     code, _, err = run(["convert", tmp_path / "missing.json", tmp_path / "o.json"], capsys)
     assert code == 2 and "no such file" in one_line_error(err)
-    code, _, err = run(["convert", SAMPLE, tmp_path / "no" / "dir" / "o.json"], capsys)
+    code, _, err = run(["convert", SAMPLE, tmp_path / "new" / "dir" / "o.json"], capsys)
+    assert code == 0 and (tmp_path / "new" / "dir" / "o.json").exists()  # folders are created
+    (tmp_path / "plain").write_text("x")
+    code, _, err = run(["convert", SAMPLE, tmp_path / "plain" / "o.json"], capsys)
     assert code == 2 and "cannot write" in one_line_error(err)
-    assert not (tmp_path / "o.json").exists()
 
 
 def test_help_ends_with_an_example(capsys):
@@ -220,7 +222,7 @@ def test_convert_writes_templates(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv, pattern",
     [
-        (["--template", "ring", "--param", "n=1"], "between 2 and 4096"),
+        (["--template", "ring", "--param", "n=1"], "between 2 and 256"),
         (["--template", "ring", "--param", "n"], "KEY=VALUE"),
         (["--template", "ring", "--param", "n=four"], "is not a number"),
         (["--template", "torus"], "unknown template 'torus'"),

@@ -307,3 +307,53 @@ def test_gui_command_screenshot_of_a_file(tmp_path):
         image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)
     }
     assert len(colours) > 10  # a real rendering, not a blank frame
+
+
+def _hostile_fabrics(folder: Path) -> dict[str, Path]:
+    """One hostile file per class of issue 13 that reaches the designer's open path."""
+    ring3 = v1.to_dict(ring(3))
+    files = {}
+
+    def put(name, text):
+        files[name] = folder / name
+        files[name].write_text(text, encoding="utf-8", errors="surrogatepass")
+
+    def with_raw(where: tuple, raw: str) -> str:
+        doc = json.loads(json.dumps(ring3))
+        doc[where[0]][where[1]][where[2]] = "@RAW@"
+        return json.dumps(doc).replace('"@RAW@"', raw)
+
+    put("bw.json", with_raw(("links", 0, "bandwidth"), "1e999999999"))
+    put("x.json", with_raw(("nodes", 0, "x"), "1e309"))
+    put("deep.json", '{"format": "forestcoll-topology", "x": ' + "[" * 5000 + "]" * 5000 + "}")
+    put("ctrl.json", json.dumps(ring3).replace('"gpu0"', '"gpu0\\u001b[2J"'))
+    put("bw.nodelink.json", '{"nodes": [{"id": 1, "kind": "compute"}, {"id": 2, "kind": '
+        '"compute"}], "edges": [{"source": 1, "target": 2, "bandwidth": 1e400}]}')
+    put("bw.graphml", '<graphml><key id="k" for="node" attr.name="kind"/><key id="b" for="edge" '
+        'attr.name="bandwidth"/><graph><node id="a"><data key="k">compute</data></node><node '
+        'id="c"><data key="k">compute</data></node><edge source="a" target="c"><data key="b">'
+        '1e999999999</data></edge></graph></graphml>')
+    put("deep.xml", "<system><cpu>" + "<pci>" * 2000 + "</pci>" * 2000 + "</cpu></system>")
+    many = {"format": "forestcoll-topology", "version": 1,
+            "nodes": [{"id": f"n{i}", "kind": "compute"} for i in range(70_000)], "links": []}
+    put("many.json", json.dumps(many))
+    os.mkfifo(folder / "fifo.json")
+    files["fifo.json"] = folder / "fifo.json"
+    return files
+
+
+def test_hostile_files_open_with_one_line_dialog(make_window, tmp_path, monkeypatch):
+    """Every hostile file goes through the same loading path as the CLI: a one-line dialog,
+    quickly, and the document is unchanged (issue 13)."""
+    import time
+
+    w = make_window()
+    before = v1.dumps(w.document.to_topology())
+    seen = errors_of(w, monkeypatch)
+    for name, path in _hostile_fabrics(tmp_path).items():
+        start = time.process_time()
+        assert not w.file_actions.open_path(path), name
+        assert time.process_time() - start < 5, name
+        assert len(seen) == 1 and "\n" not in seen[0] and name in seen[0], (name, seen)
+        seen.clear()
+    assert v1.dumps(w.document.to_topology()) == before

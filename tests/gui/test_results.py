@@ -322,7 +322,8 @@ def test_exports_h5_png_svg(qtbot, make_window, tmp_path, errors):
     svg = rc.exports.export_svg(tmp_path / "canvas.svg")
     text = svg.read_text()
     assert text.lstrip().startswith("<?xml") and "<svg" in text
-    assert rc.exports.export_h5(tmp_path / "missing" / "x.h5") is None
+    (tmp_path / "plain").write_text("a file, not a folder")
+    assert rc.exports.export_h5(tmp_path / "plain" / "x.h5") is None
     assert errors and "Export failed" == errors[-1][0]
 
 

@@ -121,7 +121,46 @@ def test_run_batch_failed_solve_exits_2_without_dialog(qtbot, tmp_path, batch_wi
 def test_run_batch_unwritable_screenshot_exits_2(qtbot, tmp_path, batch_window, capsys):
     make, exits = batch_window
     w = make(FakeSolver(0.01))
-    w.results_controller.batch.run(solve=False, screenshot=str(tmp_path / "no" / "dir.png"))
+    (tmp_path / "plain").write_text("a file, not a folder")
+    w.results_controller.batch.run(solve=False, screenshot=str(tmp_path / "plain" / "x.png"))
     qtbot.waitUntil(lambda: bool(exits), timeout=5000)
     assert exits == [2]
-    assert "error: cannot write" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "cannot write" in err and "not a folder" in err
+
+
+def test_run_batch_unexpected_solver_error_is_one_line(qtbot, batch_window, capsys, monkeypatch):
+    """A non-ForestColl error (a bug) in a batch run: one error line, exit 2, no traceback
+    (``forestcoll gui --solve`` turns tracebacks off: fc_gui/app.py)."""
+    from fc_gui.controllers import solve_worker
+
+    monkeypatch.setattr(solve_worker, "PRINT_TRACEBACKS", False)
+    make, exits = batch_window
+    w = make(FakeSolver(0.01, RuntimeError("kaboom")))
+    w.results_controller.batch.run(solve=True)
+    qtbot.waitUntil(lambda: bool(exits), timeout=5000)
+    err = capsys.readouterr().err
+    assert exits == [2]
+    assert "Traceback" not in err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "kaboom" in lines[0], err
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("bw.json", '{"format": "forestcoll-topology", "version": 1, "nodes": [{"id": "a", '
+                    '"kind": "compute"}, {"id": "b", "kind": "compute"}], "links": [{"source": '
+                    '"a", "target": "b", "bandwidth": 1e999999999}]}'),
+        ("deep.json", '{"format": "forestcoll-topology", "x": ' + "[" * 3000 + "]" * 3000 + "}"),
+        ("deep.xml", "<system><cpu>" + "<pci>" * 2000 + "</pci>" * 2000 + "</cpu></system>"),
+    ],
+)
+def test_cli_hostile_file_in_batch_mode_is_one_line(name, text, tmp_path):
+    bad = tmp_path / name
+    bad.write_text(text)
+    proc = run_gui(str(bad), "--solve", "--screenshot", str(tmp_path / "x.png"))
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"error: {bad}"), proc.stderr

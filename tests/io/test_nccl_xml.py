@@ -206,7 +206,7 @@ def test_multi_box_from_three_nics():
                 "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80' rank='0'/></pci>"
                 "<nic><net name='ib0' speed='fast'/></nic></cpu></system>"
             ),
-            "<net name='ib0'>: speed must be a whole number of Mb/s",
+            "<net name='ib0'>: speed (Mb/s) must be a whole number",
         ),
         (
             (

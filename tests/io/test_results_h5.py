@@ -232,9 +232,12 @@ def test_summarize_mentions_schedules_and_tables(tmp_path):
     assert "32 trees" in text
 
 
-def test_missing_folder_is_a_clear_error(tmp_path):
+def test_missing_folder_is_created_and_a_file_in_the_way_is_one_line(tmp_path):
+    rh.write_schedule(tmp_path / "new" / "r.h5", bfs_schedule(ring(4)))
+    assert rh.read_schedules(tmp_path / "new" / "r.h5")
+    (tmp_path / "plain").write_text("x")
     with pytest.raises(ForestCollError, match="cannot write"):
-        rh.write_schedule(tmp_path / "nope" / "r.h5", bfs_schedule(ring(4)))
+        rh.write_schedule(tmp_path / "plain" / "r.h5", bfs_schedule(ring(4)))
 
 
 def test_bad_names_refused(tmp_path):

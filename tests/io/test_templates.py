@@ -183,10 +183,34 @@ def test_make_checks_ranges_and_names():
         T.make("hypercube")
     with pytest.raises(TopologyError, match="no parameter 'm'"):
         T.make("ring", m=3)
-    with pytest.raises(TopologyError, match="between 2 and 4096"):
+    with pytest.raises(TopologyError, match="between 2 and 256"):
         T.make("ring", n=1)
     with pytest.raises(TopologyError, match="between"):
         T.make("ring", bandwidth=0)
+
+
+@pytest.mark.parametrize(
+    "name, values, message",
+    [
+        ("fat_tree", {"leaves": 1024, "spines": 256, "gpus_per_leaf": 256}, "262144 compute nodes"),
+        ("fat_tree", {"leaves": 64, "spines": 256, "gpus_per_leaf": 65}, "4160 compute nodes"),
+        ("torus_3d", {"x": 64, "y": 64, "z": 64}, "262144 compute nodes"),
+        ("mi250", {"n": 512}, "8192 compute nodes"),
+    ],
+)
+def test_templates_stay_within_what_the_tool_reads(name, values, message):
+    """Every template the CLI accepts gives a fabric under the file cap (the 1024x256x256 fat
+    tree was a 113 MB GraphML that 'info' refused)."""
+    with pytest.raises(TopologyError, match=message):
+        T.make(name, **values)
+
+
+def test_largest_templates_fit_the_fabric_file_cap():
+    from solver.io.formats import MAX_FILE_BYTES, dumps
+
+    biggest = T.make("fat_tree", leaves=64, spines=256, gpus_per_leaf=64)
+    assert len(biggest.compute_ids) == T.MAX_TEMPLATE_COMPUTE
+    assert len(dumps(biggest, "graphml").encode()) < MAX_FILE_BYTES
 
 
 @given(
