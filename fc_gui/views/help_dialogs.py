@@ -35,7 +35,7 @@ QUICK_START = (
      "In the Plots panel, Simulate runs ForestColl and the ring, tree, direct and Blink "
      "baselines over message sizes; Import measurements… adds nccl-tests results."),
     ("Keep it",
-     "File ▸ Save (Ctrl+S) writes the fabric; Export ▸ results (HDF5) stores the schedule and "
+     "File ▸ Save (Ctrl+S) writes the fabric; Export ▸ Results (HDF5) stores the schedule and "
      "the simulated tables shown; Export ▸ MSCCL XML gives a runnable algorithm. Unsaved "
      "edits are autosaved and offered back after a crash."),
 )

@@ -517,3 +517,19 @@ def test_help_menu_has_a_quick_start_and_the_real_shortcuts(qtbot, make_window):
     # a shortcut changed at run time shows up: nothing is hard-coded
     w.results_controller.menu.solve_action.setShortcut(QKeySequence("Ctrl+J"))
     assert ("Solve", "Solve", "Ctrl+J") in w.show_shortcuts().rows
+
+
+def test_a_studys_resilience_map_is_not_drawn_on_another_fabric(make_window, tmp_path):
+    from fc_gui.controllers.studies import install as install_studies
+
+    w = make_window()
+    studies = install_studies(w)
+    rows = [{"element": "gpu0--gpu1", "kind": "link", "change_pct": -25.0},
+            {"element": "gpu2", "kind": "node", "change_pct": -50.0}]
+    studies.overlay.show_rows("failures", rows)
+    assert studies.overlay.active and studies.overlay.by_node
+    assert w.canvas.links.colors  # the map colours the links
+    assert w.file_actions.open_path(ring4_file(tmp_path))  # same node ids, another fabric
+    assert not studies.overlay.active and not studies.overlay.by_node
+    assert w.canvas.links.colors is None
+    assert "replaced" in studies.dock.status.text()
