@@ -174,3 +174,43 @@ def test_file_size_is_capped_before_reading(tmp_path, capsys):
     code, _, err = _run(["check-xml", path], capsys)
     assert code == 2 and "larger than 64 MiB, the most check-xml reads" in err
     assert time.perf_counter() - start < 30  # minutes and gigabytes before the limits
+
+
+def test_dependency_on_step_minus_one_waits_for_the_first_flag():
+    """depid >= 0 with deps=-1: the kernel waits for any flag of this work item (its compare
+    includes the work index, msccl_kernel_impl.h:279); found by mutating real files."""
+    text = _small()
+    text = text.replace(
+        '<step s="0" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1"',
+        '<step s="0" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="0"',
+    )
+    with pytest.raises(MscclError, match=r"deadlock after \d+ steps: rank 0 tb 1 step 0 \(cpy\) waits for tb 0 step -1"):
+        check_xml(text, "rccl")
+    signalled = text.replace('type="r" srcbuf="i" srcoff="0" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"',
+                             'type="r" srcbuf="i" srcoff="0" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="1"')
+    assert check_xml(signalled, "rccl").collective == "allgather"
+
+
+def test_random_mutations_of_a_real_file_give_one_line_errors():
+    """Values swapped at random in a real file: every outcome is a pass or one MscclError line."""
+    import random
+
+    rng = random.Random(3)
+    base = (REAL / "alltoall-8n-0-9kb.xml").read_text()
+    values = ["-1", "0", "1", "7", "8", "63", "64", "72", "128", "32768", "99999999999", "", "x", "010"]
+    words = ["s", "r", "rrc", "re", "nop", "q", "o", "allgather", "broadcast", "alltoallv", "LL"]
+    outcomes = {"pass": 0, "error": 0}
+    for _ in range(60):
+        text = base
+        for _ in range(rng.randint(1, 3)):
+            spans = [m.span(1) for m in re.finditer(r'"([^"]*)"', text)]
+            a, b = rng.choice(spans)
+            new = rng.choice(values) if re.fullmatch(r"-?\d+", text[a:b]) else rng.choice(words)
+            text = text[:a] + new + text[b:]
+        try:
+            check_xml(text, rng.choice(["rccl", "msccl-executor", "msccl-legacy"]))
+            outcomes["pass"] += 1
+        except MscclError as exc:
+            assert "\n" not in str(exc)
+            outcomes["error"] += 1
+    assert outcomes["error"] > 30

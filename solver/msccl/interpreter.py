@@ -352,7 +352,9 @@ class _Machine:
         tx = b.txs[b.pc]
         for bid, step in tx.deps:
             target = self.by_id.get((b.rank, bid))
-            if target is None or target.flag < step:
+            # a flag counts only once published in this run (the kernel compares the work index
+            # too, msccl_kernel_impl.h:279), so deps < 0 waits for the first hasdep step
+            if target is None or not target.snapshots or target.flag < step:
                 return ("flag", b.rank, bid)
         if tx.cnt and tx.type in RECVS and not self.fifos.get((b.recv, b.rank, b.chan)):
             return ("msg", b.recv, b.rank, b.chan)
