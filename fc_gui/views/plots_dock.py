@@ -142,6 +142,7 @@ class PlotsDock(QWidget):
                     pen = ESTIMATE_PEN
                 self._add_line(label, table.size_bytes, table.predicted_algbw, pen=pen)
                 self._model.append(label)
+        self.set_greyed(self.greyed)  # a result shown stale (edited during its solve) is faded
         self._update_buttons()
 
     def add_tables(self, tables: Mapping[str, ResultTable], kind: str = "simulated") -> int:
