@@ -55,7 +55,8 @@ import numpy as np
 from solver.model.errors import ForestCollError, TopologyError
 from solver.io.files import atomic_write_bytes, check_input_file, memory_headroom
 from solver.io.h5_audit import audit
-from solver.io.untrusted import exact_number, json_value, parse_json
+from solver.model.values import exact_number
+from solver.io.untrusted import json_value, parse_json
 from solver.model.results import ResultTable
 from solver.model.schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
 from solver.model.topology import Link, Node, Topology, validate

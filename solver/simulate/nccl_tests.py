@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from solver.io.files import read_bytes
-from solver.io.untrusted import bounded_float, bounded_int
+from solver.model.values import bounded_float, bounded_int
 from solver.io.untrusted import parse_json as parse_untrusted_json
 from solver.model.errors import ForestCollError
 from solver.model.results import ResultTable
