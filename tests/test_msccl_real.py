@@ -172,7 +172,7 @@ def test_file_size_is_capped_before_reading(tmp_path, capsys):
         fh.truncate(MAX_FILE_BYTES + 1)  # sparse: nothing is written
     start = time.perf_counter()
     code, _, err = _run(["check-xml", path], capsys)
-    assert code == 2 and "larger than 64 MiB, the most check-xml reads" in err
+    assert code == 2 and "larger than the 64 MB limit for an MSCCL XML file" in err
     assert time.perf_counter() - start < 30  # minutes and gigabytes before the limits
 
 
@@ -214,3 +214,22 @@ def test_random_mutations_of_a_real_file_give_one_line_errors():
             assert "\n" not in str(exc)
             outcomes["error"] += 1
     assert outcomes["error"] > 30
+
+
+def test_what_the_runtime_reader_cannot_read_is_refused(tmp_path, capsys):
+    good = _small()
+    cases = [
+        (b"\xef\xbb\xbf" + good.encode(), "starts with a UTF-8 byte-order mark"),
+        (good.replace('<tb id="0" send', '<tb\tid="0" send', 1).encode(), "a tab between XML tokens (line 1)"),
+        (good.encode()[:-20] + b"\xff\xfe", "not UTF-8 text"),
+    ]
+    for data, message in cases:
+        path = tmp_path / "x.xml"
+        path.write_bytes(data)
+        code, _, err = _run(["check-xml", path], capsys)
+        assert code == 2 and message in err and err.count("\n") == 1, err
+    # tabs inside comments and attribute values are not between tokens
+    fine = good.replace('name="x"', 'name="a\tb"').replace("<gpu", "<!-- \t --><gpu", 1)
+    assert check_xml(fine, "rccl").collective == "allgather"
+    assert _run(["check-xml", tmp_path / "nothing.xml"], capsys)[0] == 2
+    assert _run(["check-xml", tmp_path], capsys)[0] == 2

@@ -533,3 +533,13 @@ def test_a_studys_resilience_map_is_not_drawn_on_another_fabric(make_window, tmp
     assert not studies.overlay.active and not studies.overlay.by_node
     assert w.canvas.links.colors is None
     assert "replaced" in studies.dock.status.text()
+
+
+def test_a_result_that_arrives_stale_is_greyed_from_the_start(qtbot, make_window):
+    w = make_window()
+    rc = w.results_controller
+    rc.show_schedule(ring4_schedule(), stale=True)  # the fabric was edited during its solve
+    assert rc.stale and rc.overlays.cut.badge.greyed
+    assert rc.plots._model and all(rc.plots.series[label].opacity() == 0.3
+                                   for label in rc.plots._model)
+    assert all(c[0] == c[1] == c[2] for c in rc.canvas.links.colors.values())

@@ -274,3 +274,17 @@ def test_a_task_that_breaks_the_cluster_is_one_error_line(engine):
 
     with pytest.raises(EngineError, match="the Dask cluster failed: MemoryError: worker ran out"):
         list(engine.run(broken, None, [[1], [2]]))
+
+
+def test_a_damaged_study_group_is_a_one_line_error(engine, tmp_path):
+    from solver.io.results_h5 import ResultsFileError
+
+    out = tmp_path / "r.h5"
+    run_study(failure_plan(ring(4, 10), ["links"]), engine, output=out)
+    with h5py.File(out, "r+") as f:
+        f["studies/failures_allgather"].attrs["rows"] = 99  # more rows than the columns hold
+    with pytest.raises(ResultsFileError, match="damaged or incomplete") as err:
+        read_study(out, "failures_allgather")
+    assert "\n" not in str(err.value)
+    with pytest.raises(ResultsFileError, match="no study 'other'"):
+        read_study(out, "other")
