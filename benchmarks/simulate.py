@@ -1,10 +1,18 @@
 """Simulator speed and results: ForestColl vs baselines on template fabrics.
 
 Usage: python benchmarks/simulate.py [--collective allgather] [--chunk 256K] [--fabrics 2xmi250,...]
+                                     [--scale 16,64,256,512,1024] [--skip-speed]
 
-Prints one row per (fabric, algorithm): flows (distinct trees), simulated algbw at 1 GiB and its
-ratio to the optimum, the wall time to simulate 1 GiB and 4 GiB, and a whole 1K:4G sweep (23
-sizes), with the JIT already compiled (a warm-up run happens first). Then the ForestColl/ring ratio.
+1. Speed table: one row per (fabric, algorithm): flows (distinct trees), simulated algbw at 1 GiB
+   and its ratio to the optimum, the wall time to simulate 1 GiB and 4 GiB, and a whole 1K:4G
+   sweep (23 sizes), with the JIT already compiled (a warm-up run happens first). Then the
+   ForestColl/ring ratio. (Line rate: no library efficiency.)
+2. Calibration table: every real log of solver.simulate.calibration: measured algbw, the library
+   model's, the error, held out or not, at 1 GiB and at the largest size; worst errors.
+3. Scale table (--scale, GPU counts of n x DGX H100 rail): solve time; simulation of the ForestColl
+   schedule at 1 GiB with the default model (chunk-level while it fits, else flow-level): wall
+   time, events, algbw vs optimum; the flow-level model's time and algbw (cross-check); the
+   library's choice and algbw.
 """
 
 from __future__ import annotations
@@ -18,7 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solver import solve  # noqa: E402
 from solver.io import templates as T  # noqa: E402
-from solver.simulate import parse_size, parse_sizes, route_sets  # noqa: E402
+from solver.simulate import calibration as C  # noqa: E402
+from solver.simulate import parse_size, parse_sizes, route_sets, sweep  # noqa: E402
+from solver.simulate import library as L  # noqa: E402
+from solver.model.units import format_size  # noqa: E402
 from solver.simulate.engine import prepare, simulate_prepared  # noqa: E402
 
 FABRICS = {
@@ -37,7 +48,105 @@ def main() -> int:
     ap.add_argument("--collective", default="allgather")
     ap.add_argument("--chunk", default="256K")
     ap.add_argument("--fabrics", default="1xmi250,2xmi250,2xa100,4xa100,2xh100")
+    ap.add_argument("--scale", default="", help="GPU counts for the scale table, e.g. 16,64,256")
+    ap.add_argument("--skip-speed", action="store_true", help="skip the speed table")
     args = ap.parse_args()
+    if not args.skip_speed:
+        speed_table(args)
+    calibration_table()
+    if args.scale:
+        scale_table([int(x) for x in args.scale.split(",")], args.collective)
+    return 0
+
+
+def calibration_table() -> None:
+    print()
+    print("Library model vs real logs (algbw GB/s; error = model / measured - 1)")
+    head = (
+        f"{'log':<38} {'coll':<9} {'set':<11} {'meas@1G':>8} {'model@1G':>8} {'err@1G':>7} "
+        f"{'size':>5} {'meas':>7} {'model':>7} {'err':>7} {'choice':<16} {'err 1-64M':>14}"
+    )
+    print(head)
+    print("-" * len(head))
+    for log in C.LOGS:
+        pts = C.compare([log], 1 << 20)
+        at1 = next(p for p in pts if p.size == 1 << 30)
+        last = pts[-1]
+        mid = [p.error for p in pts if p.size <= 64 << 20]
+        print(
+            f"{log.file:<38} {log.measurement().collective:<9} "
+            f"{'held out' if log.held_out else 'calibration':<11} {at1.measured:>8.1f} "
+            f"{at1.predicted:>8.1f} {100 * at1.error:>+6.1f}% {format_size(last.size):>5} "
+            f"{last.measured:>7.1f} {last.predicted:>7.1f} {100 * last.error:>+6.1f}% "
+            f"{last.choice:<16} {100 * min(mid):>+6.0f}..{100 * max(mid):>+4.0f}%"
+        )
+    print()
+    print("ForestColl vs the library on the logs' fabrics (GB/s algbw; ForestColl simulated on links")
+    print("derated like the library's; measured = the log)")
+    head = (
+        f"{'fabric':<58} {'coll':<9} {'size':>5} {'measured':>8} {'nccl model':>10} "
+        f"{'ForestColl':>10} {'FC bound':>8} {'FC/nccl':>7}"
+    )
+    print(head)
+    print("-" * len(head))
+    for log in C.LOGS:
+        m = log.measurement()
+        topo = log.topology()
+        sched = solve(topo, m.collective)
+        sizes = [1 << 30, int(m.size_bytes[-1])]
+        sw = sweep(topo, m.collective, ["forestcoll", "nccl"], sizes, schedule=sched,
+                   library=L.library_for(topo))
+        for size in sizes:
+            fc = next(r for r in sw.table("forestcoll") if r.size == size)
+            nc = next(r for r in sw.table("nccl") if r.size == size)
+            meas = float(m.algbw_used[list(m.size_bytes).index(size)])
+            print(
+                f"{log.fabric[:58]:<58} {m.collective:<9} {format_size(size):>5} {meas:>8.1f} "
+                f"{nc.algbw:>10.1f} {fc.algbw:>10.1f} {sched.optimal_algbw:>8.1f} "
+                f"{fc.algbw / nc.algbw:>6.2f}x"
+            )
+        note = sw.in_switch_note()
+        if note:
+            print(f"  note: {note}")
+    for held, label in ((False, "calibration"), (True, "held out")):
+        logs = [g for g in C.LOGS if g.held_out == held]
+        print(f"worst |error| at >= 1 GiB, {label} logs: {100 * C.worst_error(C.compare(logs)):.1f}%")
+    print(
+        f"constants: network efficiency {L.NET_EFFICIENCY}, xGMI efficiency {L.XGMI_EFFICIENCY} "
+        f"(refit on the calibration logs: net {C.fit(21)[0]:.2f}, xGMI {C.fit(21)[1]:.2f})"
+    )
+
+
+def scale_table(gpus: list[int], collective: str) -> None:
+    print()
+    print(f"Scale: n x DGX H100 rail, {collective} at 1 GiB (ForestColl at line rate)")
+    head = (
+        f"{'GPUs':>5} {'solve (s)':>9} {'model':>5} {'sim (s)':>8} {'events':>9} {'algbw':>7} "
+        f"{'%opt':>6} {'flow (s)':>8} {'flow algbw':>10} {'nccl choice':<16} {'nccl algbw':>10}"
+    )
+    print(head)
+    print("-" * len(head))
+    for g in gpus:
+        topo = T.dgx_h100_rail(max(1, g // 8))
+        t0 = time.perf_counter()
+        sched = solve(topo, collective)
+        t_solve = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        sw = sweep(topo, collective, ["forestcoll", "nccl"], [1 << 30], schedule=sched)
+        t_sim = time.perf_counter() - t0
+        fc, nc = sw.table("forestcoll")[0], sw.table("nccl")[0]
+        t0 = time.perf_counter()
+        fl = sweep(topo, collective, ["forestcoll"], [1 << 30], schedule=sched, model="flow").rows[0]
+        t_flow = time.perf_counter() - t0
+        print(
+            f"{g:>5} {t_solve:>9.1f} {fc.model:>5} {t_sim:>8.2f} {fc.events:>9} "
+            f"{fc.algbw:>7.1f} {100 * fc.algbw / sched.optimal_algbw:>5.1f}% {t_flow:>8.2f} "
+            f"{fl.algbw:>10.1f} {nc.choice:<16} {nc.algbw:>10.1f}",
+            flush=True,
+        )
+
+
+def speed_table(args) -> None:
     chunk = parse_size(args.chunk)
     sweep_sizes = parse_sizes("1K:4G")
     # warm-up (JIT compile or cache load)
@@ -95,7 +204,6 @@ def main() -> int:
         print(
             f"ForestColl / multi-channel ring at 1 GiB on {key}: {r:.2f}x  (vs single ring {r1:.2f}x)"
         )
-    return 0
 
 
 if __name__ == "__main__":

@@ -114,4 +114,13 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    argparse.ArgumentParser(
+        prog="python sample_topologies/make.py",
+        description="Regenerate the sample fabric files from the templates and the table of their "
+        "exact optima in sample_topologies/README.md (overwrites both). Takes no options.",
+        epilog="example:\n  python sample_topologies/make.py",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    ).parse_args()
     main()

@@ -58,7 +58,9 @@ def test_json_nan_and_missing_out_of_place():
     doc["results"][0]["out_of_place"] = None
     doc["results"][1]["out_of_place"]["alg_bw"] = "nan"
     m = parse_json(json.dumps(doc), "x.json")
-    assert m.time[0] == pytest.approx(doc["results"][0]["in_place"]["time"] * 1e-6)
+    # a row without out-of-place numbers: the whole log is read from its in-place columns
+    assert m.variant == "in-place"
+    assert m.time_used[0] == pytest.approx(doc["results"][0]["in_place"]["time"] * 1e-6)
     assert math.isnan(m.algbw[1])
 
 
@@ -178,13 +180,79 @@ def test_measure_help_and_missing_subcommand(capsys):
     assert out.rstrip().splitlines()[-1].strip().startswith("forestcoll measure import")
 
 
-def test_rank_count_mismatch_warns(tmp_path, capsys):
+def test_rank_count_mismatch_is_refused(tmp_path, capsys):
     from solver.cli import main
 
     assert load_log(AG_LOG).ranks == 32 and load_log(AR_OLD).ranks == 8
     topo = ROOT / "sample_topologies" / "mi250_2x.json"
-    assert (
-        main(["measure", "import", str(AR_OLD), "-t", str(topo), "-o", str(tmp_path / "r.h5")]) == 0
-    )
+    out = tmp_path / "r.h5"
+    assert main(["measure", "import", str(AR_OLD), "-t", str(topo), "-o", str(out)]) == 2
     err = capsys.readouterr().err
-    assert "warning:" in err and "8 ranks" in err and "32 compute nodes" in err
+    assert err.startswith("error:") and "8 ranks" in err and "32 compute nodes" in err
+    assert "Traceback" not in err and not out.exists()
+
+
+# ----------------------------------------------------------------------------- real public logs
+REAL = ROOT / "tests" / "data" / "real" / "logs"
+
+
+@pytest.mark.parametrize(
+    "name, collective, tool, ranks, rows, last_algbw",
+    [
+        # rccl-tests, "#  Rank  0 Group  0 Pid" layout, 8 GPUs in one box
+        ("rccl_allreduce_mi300x_1node.log", "allreduce", "rccl-tests", 8, 31, 180.40),
+        # older rccl-tests layout: "#   Rank  0 Pid ..." (no Group column)
+        ("rccl_allreduce_mi300x_2node.log", "allreduce", "rccl-tests", 16, 32, 190.64),
+        ("rccl_allreduce_mi355x_2node.log", "allreduce", "rccl-tests", 16, 31, 196.82),
+        ("nccl_allreduce_h100_a3mega_2node.log", "allreduce", "nccl-tests", 16, 31, 180.71),
+        # indented inside a README, no rank lines, redop "none": collective from the file name
+        ("nccl_allgather_b200_a4_2node.log", "allgather", "nccl-tests", 0, 24, 390.71),
+    ],
+)
+def test_real_logs_parse(name, collective, tool, ranks, rows, last_algbw):
+    m = load_log(REAL / name)
+    assert (m.collective, m.tool, m.ranks, len(m.size_bytes)) == (collective, tool, ranks, rows)
+    assert m.variant == "out-of-place" and m.wrong_sizes == ()
+    assert m.algbw_used[-1] == pytest.approx(last_algbw)
+    assert np.all(np.diff(m.size_bytes) > 0)
+    # algbw = size / time, as nccl-tests prints it (2 decimals)
+    np.testing.assert_allclose(m.algbw_used, m.size_bytes / m.time_used / 1e9, rtol=0.02, atol=0.01)
+
+
+def test_wrong_rows_are_dropped_and_listed():
+    text = (REAL / "rccl_allreduce_mi300x_1node.log").read_text()
+    # a copy of the real log with one corrupted result: "#wrong" 3 at 1 MiB (out-of-place)
+    bad = text.replace(
+        "     1048576        262144     float     sum      -1    28.39   36.94   64.64      0",
+        "     1048576        262144     float     sum      -1    28.39   36.94   64.64      3",
+    )
+    assert bad != text
+    m = parse_text(bad, "x_allreduce.log")
+    assert m.wrong_sizes == (1048576,)
+    assert 1048576 not in m.size_bytes and len(m.size_bytes) == 30
+
+
+def test_multi_gpu_process_log_counts_every_gpu():
+    # "-g 8": one process, eight "#   Rank" lines (one per GPU)
+    m = load_log(AR_OLD, "allreduce")
+    assert m.ranks == 8
+
+
+def test_measure_import_refuses_rank_mismatch_and_names_variant(tmp_path, capsys):
+    from solver.cli import main
+    from solver.io.formats import save
+    from solver.simulate.calibration import LOGS
+
+    log = REAL / "rccl_allreduce_mi300x_2node.log"
+    wrong = ROOT / "sample_topologies" / "dgx_a100_1x.json"  # 8 GPUs, the log ran on 16
+    out = tmp_path / "r.h5"
+    assert main(["measure", "import", str(log), "-t", str(wrong), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and "16 ranks" in err and "8 compute nodes" in err
+    assert not out.exists()
+    fabric = tmp_path / "mi300x_2.json"
+    save(next(g for g in LOGS if g.file == log.name).topology(), fabric)
+    assert main(["measure", "import", str(log), "-t", str(fabric), "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "using the out-of-place columns (16 ranks)" in text
+    assert "rccl-tests allreduce: 32 sizes" in text

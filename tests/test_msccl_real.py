@@ -172,5 +172,64 @@ def test_file_size_is_capped_before_reading(tmp_path, capsys):
         fh.truncate(MAX_FILE_BYTES + 1)  # sparse: nothing is written
     start = time.perf_counter()
     code, _, err = _run(["check-xml", path], capsys)
-    assert code == 2 and "larger than 64 MiB, the most check-xml reads" in err
+    assert code == 2 and "larger than the 64 MB limit for an MSCCL XML file" in err
     assert time.perf_counter() - start < 30  # minutes and gigabytes before the limits
+
+
+def test_dependency_on_step_minus_one_waits_for_the_first_flag():
+    """depid >= 0 with deps=-1: the kernel waits for any flag of this work item (its compare
+    includes the work index, msccl_kernel_impl.h:279); found by mutating real files."""
+    text = _small()
+    text = text.replace(
+        '<step s="0" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1"',
+        '<step s="0" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="0"',
+    )
+    with pytest.raises(MscclError, match=r"deadlock after \d+ steps: rank 0 tb 1 step 0 \(cpy\) waits for tb 0 step -1"):
+        check_xml(text, "rccl")
+    signalled = text.replace('type="r" srcbuf="i" srcoff="0" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"',
+                             'type="r" srcbuf="i" srcoff="0" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="1"')
+    assert check_xml(signalled, "rccl").collective == "allgather"
+
+
+def test_random_mutations_of_a_real_file_give_one_line_errors():
+    """Values swapped at random in a real file: every outcome is a pass or one MscclError line."""
+    import random
+
+    rng = random.Random(3)
+    base = (REAL / "alltoall-8n-0-9kb.xml").read_text()
+    values = ["-1", "0", "1", "7", "8", "63", "64", "72", "128", "32768", "99999999999", "", "x", "010"]
+    words = ["s", "r", "rrc", "re", "nop", "q", "o", "allgather", "broadcast", "alltoallv", "LL"]
+    outcomes = {"pass": 0, "error": 0}
+    for _ in range(60):
+        text = base
+        for _ in range(rng.randint(1, 3)):
+            spans = [m.span(1) for m in re.finditer(r'"([^"]*)"', text)]
+            a, b = rng.choice(spans)
+            new = rng.choice(values) if re.fullmatch(r"-?\d+", text[a:b]) else rng.choice(words)
+            text = text[:a] + new + text[b:]
+        try:
+            check_xml(text, rng.choice(["rccl", "msccl-executor", "msccl-legacy"]))
+            outcomes["pass"] += 1
+        except MscclError as exc:
+            assert "\n" not in str(exc)
+            outcomes["error"] += 1
+    assert outcomes["error"] > 30
+
+
+def test_what_the_runtime_reader_cannot_read_is_refused(tmp_path, capsys):
+    good = _small()
+    cases = [
+        (b"\xef\xbb\xbf" + good.encode(), "starts with a UTF-8 byte-order mark"),
+        (good.replace('<tb id="0" send', '<tb\tid="0" send', 1).encode(), "a tab between XML tokens (line 1)"),
+        (good.encode()[:-20] + b"\xff\xfe", "not UTF-8 text"),
+    ]
+    for data, message in cases:
+        path = tmp_path / "x.xml"
+        path.write_bytes(data)
+        code, _, err = _run(["check-xml", path], capsys)
+        assert code == 2 and message in err and err.count("\n") == 1, err
+    # tabs inside comments and attribute values are not between tokens
+    fine = good.replace('name="x"', 'name="a\tb"').replace("<gpu", "<!-- \t --><gpu", 1)
+    assert check_xml(fine, "rccl").collective == "allgather"
+    assert _run(["check-xml", tmp_path / "nothing.xml"], capsys)[0] == 2
+    assert _run(["check-xml", tmp_path], capsys)[0] == 2

@@ -346,3 +346,84 @@ def test_cli_simulate_reads_nccl_xml_with_boxes(capsys):
     assert main(["simulate", str(xml), "--boxes", "2", "--sizes", "1M", "-a", "ring", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["num_compute_nodes"] == 16 and doc["rows"][0]["algorithm"] == "ring"
+
+
+def test_cli_simulate_from_results_h5_without_solving(tmp_path, capsys, monkeypatch):
+    from solver.algorithm import pipeline
+    from solver.cli import main
+
+    path = ROOT / "sample_topologies" / "dgx_a100_2x.json"
+    out = tmp_path / "r.h5"
+    assert main(["simulate", str(path), "-c", "allreduce", "-s", "1M", "-a", "forestcoll", "-o", str(out)]) == 0
+    capsys.readouterr()
+
+    def no_solve(*a, **k):
+        raise AssertionError("simulate solved again instead of using the stored schedule")
+
+    monkeypatch.setattr(pipeline, "solve", no_solve)
+    assert main(["simulate", str(out), "-c", "allreduce", "-s", "1G", "-a", "forestcoll,nccl", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = {r["algorithm"]: r for r in doc["rows"]}
+    assert rows["nccl"]["choice"] == "Ring/Simple"  # A100: no NVLS; Ring beats Tree at 1 GiB
+    assert doc["library"]["generation"] == "ampere"
+    # the stored schedule, run on links derated like the library's: below the line-rate bound
+    assert 0.7 < rows["forestcoll"]["ratio_to_bound"] < 0.85
+    assert main(["simulate", str(out), "-c", "allgather", "-s", "1G"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and "holds no allgather schedule" in err
+    assert main(["simulate", str(out), "-c", "allreduce", "-s", "1G", "-a", "forestcoll", "--line-rate", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert row["ratio_to_bound"] > 0.95
+
+
+def test_cancel_stops_a_running_simulation_and_progress_reports_within_it():
+    from solver.io.templates import dgx_a100
+    from solver.model.errors import Cancelled
+
+    topo = dgx_a100(4)
+    calls = {"cancel": 0}
+    seen: list[float] = []
+
+    def cancel() -> bool:
+        # False for the check before the run starts; True once the kernel's watcher asks
+        calls["cancel"] += 1
+        return calls["cancel"] > 1
+
+    with pytest.raises(Cancelled):
+        sweep(topo, "allgather", ["direct"], [4 << 30], cancel=cancel, model="chunk",
+              progress=lambda text, f: seen.append(f))
+    assert calls["cancel"] >= 2  # the watcher polled the flag while the kernel ran
+    assert seen and all(0.0 <= f < 1.0 for f in seen)
+    # without cancel, progress arrives during the run too and the run completes
+    seen.clear()
+    sw = sweep(topo, "allgather", ["direct"], [4 << 30], model="chunk",
+               progress=lambda text, f: seen.append(f))
+    assert sw.rows[0].algbw > 0 and len(seen) >= 2 and seen[-1] == pytest.approx(1.0)
+    assert any(0.0 < f < 1.0 for f in seen[:-1])
+
+
+@pytest.mark.slow
+def test_cli_simulate_ctrl_c_stops_the_kernel():
+    import signal
+    import time
+
+    # a run of minutes; SIGINT after the kernel started must end it with exit 130, no traceback
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "solver.cli", "simulate", "sample_topologies/dgx_a100_4x.json",
+         "-a", "direct", "-s", ",".join(["16G"] * 30), "--line-rate", "--model", "chunk"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    # interrupt once the child has spent 10 s of CPU (imports and solving take ~4 s; 30 chunk-level
+    # runs of 16 GiB ~90 s): a wall-clock wait can still be in the imports on a loaded machine
+    clock = os.sysconf("SC_CLK_TCK")
+    cpu = 0.0
+    while cpu < 10 and proc.poll() is None:
+        time.sleep(0.5)
+        fields = open(f"/proc/{proc.pid}/stat").read().rsplit(")", 1)[1].split()
+        cpu = (int(fields[11]) + int(fields[12])) / clock  # utime + stime
+    assert proc.poll() is None, "the run ended before the interrupt"
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "cancelled" in err

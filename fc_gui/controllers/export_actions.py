@@ -164,8 +164,9 @@ class ExportActions(QObject):
             return None
         try:
             from solver.io.results_h5 import write_results, write_schedule
+            from solver.simulate.estimate import model_tables
 
-            name = write_schedule(path, schedule)
+            name = write_schedule(path, schedule, tables=model_tables)
             simulated = self.controller.simulation.tables
             for tname, table in simulated.items():
                 link = name if table.algorithm == "forestcoll" else table.schedule

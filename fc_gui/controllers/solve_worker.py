@@ -337,13 +337,19 @@ class _TaskThread(QThread):
 class BackgroundTask(QObject):
     """Runs one zero-argument callable at a time in a worker thread (simulations, studies).
 
-    Signals ``done(result)`` and ``failed(message)`` arrive in the GUI thread. ``cancel`` (given
-    to :meth:`start`) is the event the callable polls; :meth:`abandon` sets it and drops the
+    Signals ``done(result)`` and ``failed(message)`` arrive in the GUI thread; so does
+    ``progress(text, fraction)``, emitted by :meth:`report` from the worker thread. ``cancel``
+    (given to :meth:`start`) is the event the callable polls; :meth:`abandon` sets it and drops the
     task at once (no signal follows), so a new one can start while the old thread winds down.
     """
 
     done = Signal(object)
     failed = Signal(str)
+    progress = Signal(str, float)
+
+    def report(self, text: str, fraction: float) -> None:
+        """A ``progress(text, fraction)`` callback for the task's callable (any thread)."""
+        self.progress.emit(text, float(fraction))
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)

@@ -133,7 +133,7 @@ class StudiesController(QObject):
         self.dock.set_running(True)
         self.dock.set_status(f"starting a local Dask cluster ({workers} worker(s)); "
                              f"{len(plan.keys)} rows, {len(plan.items)} solves")
-        self.task.start(work)
+        self.task.start(work, cancel=cancel)
         return True
 
     def cancel(self) -> None:

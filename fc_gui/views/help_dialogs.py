@@ -12,32 +12,32 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenu, QTextBrowser, QV
 #: (title, what to do) of the quick start; keys in the text are real shortcuts of the window.
 QUICK_START = (
     ("Open a fabric",
-     "File ▸ New from template… (Ctrl+N) builds a DGX, MI250, rail, torus or fat-tree fabric; "
+     ("File ▸ New from template… (Ctrl+N) builds a DGX, MI250, rail, torus or fat-tree fabric; "
      "File ▸ Open… (Ctrl+O) reads ForestColl JSON, node-link JSON, GraphML or an NCCL topology "
-     "XML. The files in <code>sample_topologies/</code> are a good start."),
+     "XML. The files in <code>sample_topologies/</code> are a good start.")),
     ("Solve",
-     "Press Solve in the Solve panel (Ctrl+R or F5). The optimum is exact: the Results panel "
+     ("Press Solve in the Solve panel (Ctrl+R or F5). The optimum is exact: the Results panel "
      "gives the optimal algbw as a fraction, the number of trees, and the bottleneck cut S* "
-     "with the formula algbw* = N·B⁺(S*)/|S*∩Vc|."),
+     "with the formula algbw* = N·B⁺(S*)/|S*∩Vc|.")),
     ("Read the canvas",
-     "S* is shaded and the links leaving it are dashed red; the caption (top left) names S* "
+     ("S* is shaded and the links leaving it are dashed red; the caption (top left) names S* "
      "or its complement (\"all but box b0\"). Links are coloured by load ÷ bandwidth (colour "
-     "bar, top right). Hover a link for its bandwidth, load and the trees that cross it."),
+     "bar, top right). Hover a link for its bandwidth, load and the trees that cross it.")),
     ("Follow the trees",
-     "In the Trees tab select trees to draw them along their paths; Play animates a broadcast "
-     "depth by depth."),
+     ("In the Trees tab select trees to draw them along their paths; Play animates a broadcast "
+     "depth by depth.")),
     ("Ask what if",
-     "Right-click a link or node: \"What if … fails?\" disables it and solves again, and the "
+     ("Right-click a link or node: \"What if … fails?\" disables it and solves again, and the "
      "Results say how much algbw changed. Select a link and edit its bandwidth in the "
      "Inspector: the shown result turns grey (stale) until you solve again; Re-solve on edit "
-     "does that for you on small fabrics. Undo (Ctrl+Z) takes any edit back."),
+     "does that for you on small fabrics. Undo (Ctrl+Z) takes any edit back.")),
     ("Compare",
-     "In the Plots panel, Simulate runs ForestColl and the ring, tree, direct and Blink "
-     "baselines over message sizes; Import measurements… adds nccl-tests results."),
+     ("In the Plots panel, Simulate runs ForestColl and the ring, tree, direct and Blink "
+     "baselines over message sizes; Import measurements… adds nccl-tests results.")),
     ("Keep it",
-     "File ▸ Save (Ctrl+S) writes the fabric; Export ▸ results (HDF5) stores the schedule and "
+     ("File ▸ Save (Ctrl+S) writes the fabric; Export ▸ Results (HDF5) stores the schedule and "
      "the simulated tables shown; Export ▸ MSCCL XML gives a runnable algorithm. Unsaved "
-     "edits are autosaved and offered back after a crash."),
+     "edits are autosaved and offered back after a crash.")),
 )
 
 #: Mouse gestures of the canvas (no action carries them).

@@ -1,7 +1,8 @@
 """The plots dock: algbw versus message size for the solved schedule.
 
 Lines: the throughput bound (M / optimal algbw: flat), an alpha-aware estimate of this schedule
-(bandwidth term + the latency of its deepest tree path, from ``solver.io.results_h5.model_tables``),
+(link-load bound + pipeline fill, from ``solver.simulate.estimate.model_tables``, the model
+``forestcoll simulate`` prints too),
 simulated ForestColl and baselines (run in the background by the results controller), and
 measurements imported from an HDF5 results file (``/results`` tables with measured columns).
 """
@@ -55,10 +56,10 @@ class SizeAxis(pg.AxisItem):
 
 
 def model_tables(schedule: Schedule) -> dict[str, ResultTable]:
-    """The bound and alpha-aware estimate tables of ``schedule`` (solver.io.results_h5)."""
-    from solver.io import results_h5  # h5py is imported on first use (0.1 s off the start-up)
+    """The bound and alpha-aware estimate tables of ``schedule`` (solver.simulate.estimate)."""
+    from solver.simulate.estimate import model_tables as tables
 
-    return results_h5.model_tables(schedule, schedule.collective)
+    return tables(schedule, schedule.collective)
 
 
 class PlotsDock(QWidget):
@@ -142,6 +143,7 @@ class PlotsDock(QWidget):
                     pen = ESTIMATE_PEN
                 self._add_line(label, table.size_bytes, table.predicted_algbw, pen=pen)
                 self._model.append(label)
+        self.set_greyed(self.greyed)  # a result shown stale (edited during its solve) is faded
         self._update_buttons()
 
     def add_tables(self, tables: Mapping[str, ResultTable], kind: str = "simulated") -> int:

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from solver.flow.jit import njit
+from solver.flow.jit import njit_noalloc
 from solver.model.errors import SolverError
 from solver.flow.maxflow import INF, FlowNetwork, augment
 from solver.flow.repair import new_excess, reduce_arc, repair_flow
@@ -82,7 +82,7 @@ ST_SPLIT_SCAN = 10  # ... its scan position
 _BROKEN = -(1 << 62)  # _edge_room: a stored flow could not be restored
 
 
-@njit
+@njit_noalloc
 def _change_all(g, stored, sigma, a, delta, ex, work):
     """Change arc ``a``'s capacity by ``delta`` and repair every stored flow (row z: sink z)."""
     g.cap[a] += delta
@@ -97,7 +97,16 @@ def _change_all(g, stored, sigma, a, delta, ex, work):
     return 0
 
 
-@njit
+@njit_noalloc
+def _change_arcs(g, stored, sigma, arcs, delta, ex, work):
+    """:func:`_change_all` for several arcs (one call from Python instead of one per arc)."""
+    for a in arcs:
+        if _change_all(g, stored, sigma, a, delta, ex, work):
+            return 1
+    return 0
+
+
+@njit_noalloc(inline="always")
 def _edge_room(g, stored, sigma, root_arc, x, y, want, others, work):
     """How many copies (<= ``want``) of edge (x, y) the class may take; ``_BROKEN`` on a bug.
 
@@ -126,7 +135,7 @@ def _edge_room(g, stored, sigma, root_arc, x, y, want, others, work):
     return value + augment(g, res, sigma, y, others + want - value, work) - others
 
 
-@njit
+@njit_noalloc(inline="always")
 def _add_edge(tree, x, y, mu):
     """Add (x, y) with ``mu`` copies; on a split (mu < mult) remember the rest's extent first."""
     state = tree.state
@@ -147,32 +156,39 @@ def _add_edge(tree, x, y, mu):
     return split
 
 
-@njit
+@njit_noalloc(inline="always")
 def _expand(g, stored, sigma, root_arc, nb, tree, ex, work):
     """Try every edge out of the member at the scan position; 0 done, 1 split, 3 repair bug."""
     state = tree.state
     x = tree.members[state[ST_SCAN]]
+    mult, others = state[ST_MULT], state[ST_OTHERS]  # fixed until the class splits
+    tests = 0
+    status = 0
     for j in range(nb.ptr[x], nb.ptr[x + 1]):
         y = nb.y[j]
         a = nb.arc[j]
         if tree.inflag[y] != 0 or g.cap[a] == 0:
             continue
-        want = min(g.cap[a], state[ST_MULT])
-        mu = _edge_room(g, stored, sigma, root_arc, x, y, want, state[ST_OTHERS], work)
-        state[ST_TESTS] += 1
+        want = min(g.cap[a], mult)
+        mu = _edge_room(g, stored, sigma, root_arc, x, y, want, others, work)
+        tests += 1
         if mu == _BROKEN:
-            return 3
+            status = 3
+            break
         mu = min(mu, want)
         if mu <= 0:
             continue
         if _change_all(g, stored, sigma, a, -mu, ex, work):
-            return 3
+            status = 3
+            break
         if _add_edge(tree, x, y, mu):
-            return 1
-    return 0
+            status = 1
+            break
+    state[ST_TESTS] += tests
+    return status
 
 
-@njit
+@njit_noalloc
 def _grow(g, stored, sigma, root_arc, nb, tree, ex, work):
     """Grow one tree class breadth-first until it spans, or until it must split.
 
@@ -296,15 +312,17 @@ def pack_trees(
             free_slots = list(range(pn.slots - 1, old_slots - 1, -1))
         cls.slot = free_slots.pop()
 
+    def change_arcs(arcs: np.ndarray, delta: int) -> None:
+        if _change_arcs(net.graph, stored, sigma, arcs, int(delta), ex, net.work):
+            raise SolverError("internal error: stored flow repair failed in tree packing")
+
     def install(cls: TreeClass) -> None:
-        for a in pn.member_arc[cls.slot][cls.members]:
-            change(a, INF)
+        change_arcs(np.ascontiguousarray(pn.member_arc[cls.slot][cls.members]), INF)
         change(pn.slot_arc[cls.slot], cls.mult)
 
     def release(cls: TreeClass) -> None:
         change(pn.slot_arc[cls.slot], -cls.mult)
-        for a in pn.member_arc[cls.slot][cls.members]:
-            change(a, -INF)
+        change_arcs(np.ascontiguousarray(pn.member_arc[cls.slot][cls.members]), -INF)
         free_slots.append(cls.slot)
         cls.slot = -1
 

@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from solver.flow.jit import njit
+from solver.flow.jit import njit_noalloc
 from solver.flow.csr import IndexedFabric
 from solver.model.errors import SolverError
 from solver.flow.maxflow import FlowNetwork, augment, flow_into
@@ -116,7 +116,7 @@ class SplitMove(NamedTuple):
     units: int
 
 
-@njit
+@njit_noalloc
 def _initial_flows(g, flows, s, need, work):
     """One s-v flow of value ``need`` per row; return the first row that falls short, or -1."""
     for i in range(flows.sinks.shape[0]):
@@ -128,7 +128,7 @@ def _initial_flows(g, flows, s, need, work):
     return -1
 
 
-@njit
+@njit_noalloc(inline="always")
 def _apply_move(g, move, units):
     """Move ``units`` (negative: back) in the capacities."""
     g.cap[move.uw] -= units
@@ -137,7 +137,7 @@ def _apply_move(g, move, units):
         g.cap[move.ut] += units
 
 
-@njit
+@njit_noalloc
 def _trial_split(g, flows, s, need, move, ex, work):
     """Tentatively split ``move.units`` onto (u,t) and repair every stored s-v flow.
 
@@ -177,7 +177,7 @@ def _trial_split(g, flows, s, need, move, ex, work):
     return worst, processed, 0
 
 
-@njit
+@njit_noalloc
 def _settle_split(g, flows, s, need, move, gamma, processed, ex, work):
     """Undo all but ``gamma`` units of a tentative split; restore every stored flow to ``need``.
 
@@ -207,6 +207,16 @@ def _settle_split(g, flows, s, need, move, gamma, processed, ex, work):
             if value < need:
                 return 1
     return 0
+
+
+@njit_noalloc
+def _split_once(g, flows, s, need, move, ex, work):
+    """Trial and settlement of one split in one call: (units split, error flag)."""
+    deficit, processed, err = _trial_split(g, flows, s, need, move, ex, work)
+    gamma = move.units - min(deficit, move.units)
+    if err == 0:
+        err = _settle_split(g, flows, s, need, move, gamma, processed, ex, work)
+    return gamma, err
 
 
 def split_switches(
@@ -395,13 +405,9 @@ class _Splitter:
                          int(arc[index[(u, t)]]) if u != t else -1, units)
         flows = self._flows(self.rows)
         graph, work = self.net.graph, self.net.work
-        deficit, processed, err = _trial_split(graph, flows, self.s, self.need, move, self.ex,
-                                               work)
+        gamma, err = _split_once(graph, flows, self.s, self.need, move, self.ex, work)
+        gamma = int(gamma)
         self.num_trials += 1
-        gamma = units - min(int(deficit), units)
-        if err == 0:
-            err = _settle_split(graph, flows, self.s, self.need, move, gamma, processed, self.ex,
-                                work)
         if err:
             raise SolverError("internal error: flow repair failed in switch removal")
         if gamma == 0:

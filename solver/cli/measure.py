@@ -33,7 +33,9 @@ def register(subparsers):
             "infer the collective from the log (or --collective), and store a table\n"
             "/results/<name> with the measured time/algbw and the predicted bound\n"
             "(size / optimal algbw of TOPO). The ForestColl schedule is solved and stored too if the\n"
-            "file does not hold one for that collective."
+            "file does not hold one for that collective. Out-of-place columns are used (in-place\n"
+            "when out-of-place numbers are missing); rows with #wrong != 0 are dropped and listed;\n"
+            "a log whose '#  Rank' lines count other than TOPO's compute nodes is refused."
         ),
         epilog=(
             "example:\n  forestcoll measure import tests/data/nccl_tests_allgather_2xmi250.log "
@@ -82,8 +84,13 @@ def run_import(args) -> int:
     meas = load_log(args.log, args.collective)
     n = len(topo.compute_ids)
     if meas.ranks and meas.ranks != n:
+        raise ForestCollError(
+            f"{args.log} ran on {meas.ranks} ranks but {args.topology} has {n} compute nodes; "
+            "import it with the fabric it ran on"
+        )
+    if not meas.ranks:
         print(
-            f"warning: {args.log} ran on {meas.ranks} ranks, {args.topology} has {n} compute nodes",
+            f"warning: {args.log} lists no '#  Rank' lines; cannot check it ran on {n} ranks",
             file=sys.stderr,
         )
     from pathlib import Path
@@ -102,7 +109,9 @@ def run_import(args) -> int:
                 break
     if schedule is None:
         schedule = solve(topo, meas.collective)
-        sched_name = h5.write_schedule(args.output, schedule)
+        from solver.simulate.estimate import model_tables
+
+        sched_name = h5.write_schedule(args.output, schedule, tables=model_tables)
     opt = float(schedule.optimal_algbw_exact)
     sizes = meas.size_bytes.astype(np.float64)
     bound_t = sizes / (opt * 1e9)
@@ -113,11 +122,13 @@ def run_import(args) -> int:
         size_bytes=meas.size_bytes,
         predicted_time=bound_t,
         predicted_algbw=np.full(len(sizes), opt),
-        measured_time=meas.time,
-        measured_algbw=meas.algbw,
+        measured_time=meas.time_used,
+        measured_algbw=meas.algbw_used,
         schedule=sched_name,
         attrs={
             "file": Path(args.log).name,
+            "variant": meas.variant,
+            "dropped_wrong_sizes": list(meas.wrong_sizes),
             "predicted": "bound: size / optimal algbw",
             "compare_on": "time and algbw (not busbw)",
         },
@@ -130,8 +141,17 @@ def run_import(args) -> int:
     out.write(
         f"{meas.tool} {meas.collective}: {len(sizes)} sizes from {args.log} -> "
         f"{args.output}:/results/{name}\n"
+        f"using the {meas.variant} columns"
+        + (f" ({meas.ranks} ranks)" if meas.ranks else "")
+        + "\n"
     )
+    if meas.wrong_sizes:
+        out.write(
+            f"dropped {len(meas.wrong_sizes)} row(s) with #wrong != 0: "
+            + ", ".join(str(s) for s in meas.wrong_sizes)
+            + "\n"
+        )
     out.write(f"{'size':>12} {'time(us)':>10} {'algbw':>8} {'bound':>8} {'%bound':>7}\n")
-    for s, t, a in zip(meas.size_bytes, meas.time, meas.algbw):
+    for s, t, a in zip(meas.size_bytes, meas.time_used, meas.algbw_used):
         out.write(f"{int(s):>12} {t * 1e6:>10.2f} {a:>8.2f} {opt:>8.2f} {100 * a / opt:>6.1f}%\n")
     return 0

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 
 from solver.model.errors import ForestCollError, SolverError
@@ -30,12 +32,20 @@ def register(subparsers):
         "cut through, compute nodes store and forward, links shared chunk by chunk in proportion to\n"
         "each tree's weight). Prints, per size and algorithm: simulated time, algbw and busbw\n"
         "(nccl-tests formulas), the ratio to the bound M/optimal_algbw and an alpha-aware estimate.\n"
-        "Algorithms: forestcoll, ring (NCCL-style multi-channel rings), ring1 (one ring), tree\n"
-        "(double binary tree, allreduce only), direct (everyone to everyone), blink (one greedy\n"
-        "spanning tree per root).",
+        "Algorithms: forestcoll, nccl (what NCCL/RCCL would pick and reach: their tuner's model,\n"
+        "calibrated on real nccl-tests/rccl-tests logs), ring (NCCL-style multi-channel rings),\n"
+        "ring1 (one ring), tree (double binary tree, allreduce only), direct (everyone to\n"
+        "everyone), blink (one greedy spanning tree per root).\n"
+        "Links run at the efficiency the library reaches (NVLink ~82 %, network ~91 %) for every\n"
+        "algorithm, ForestColl included; --line-rate simulates at nominal bandwidth.\n"
+        "TOPO may be a results .h5 that holds a schedule: it is simulated without solving again.",
         "forestcoll simulate sample_topologies/mi250_2x.json --sizes 1M:4G:4 --algorithms forestcoll,ring",
     )
-    p.add_argument("topology", metavar="TOPO", help="fabric file (.json, .graphml, NCCL .xml ...)")
+    p.add_argument(
+        "topology",
+        metavar="TOPO",
+        help="fabric file (.json, .graphml, NCCL .xml ...) or a results .h5 holding a schedule",
+    )
     add_fabric_options(p)
     p.add_argument(
         "--collective",
@@ -94,6 +104,25 @@ def register(subparsers):
         help="also show each algorithm's N busiest links (busy fraction) at the largest "
         "size; with --json every row gets the busy fraction of every used link",
     )
+    p.add_argument(
+        "--library",
+        metavar="LIB",
+        help="library of the nccl baseline and of the link efficiencies: nccl:GEN[:nvls] or "
+        "rccl:GEN (GEN volta/ampere/hopper/blackwell/cdna2/cdna3/cdna4; default from the "
+        "fabric's template, else nccl:ampere)",
+    )
+    p.add_argument(
+        "--model",
+        choices=("auto", "chunk", "flow"),
+        default="auto",
+        help="chunk: discrete events per chunk; flow: max-min fair rates per tree (fast at any "
+        "scale); auto (default): chunk-level while it fits in 4 M chunk transmissions, else flow",
+    )
+    p.add_argument(
+        "--line-rate",
+        action="store_true",
+        help="simulate at the links' nominal bandwidth (no library efficiency)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
     p.add_argument(
         "-o",
@@ -109,7 +138,10 @@ def run(args) -> int:
     from solver.algorithm.pipeline import solve
     from solver.simulate import parse_size, parse_sizes, result_tables, sweep
 
-    topo = load_fabric(args.topology, args)
+    from solver.simulate.library import library_for, parse_library
+
+    topo, stored = _fabric_and_schedule(args)
+    library = parse_library(args.library) if args.library else library_for(topo)
     algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     if not algorithms:
         raise ForestCollError("--algorithms is empty")
@@ -126,7 +158,7 @@ def run(args) -> int:
     bar = ProgressBar()
     try:
         try:
-            schedule = solve(topo, args.collective, args.max_trees_per_root, progress=bar)
+            schedule = stored or solve(topo, args.collective, args.max_trees_per_root, progress=bar)
         except SolverError as exc:
             if "forestcoll" in algorithms or args.output:
                 raise
@@ -134,18 +166,22 @@ def run(args) -> int:
                 f"warning: no ForestColl bound ({exc}); simulating baselines only", file=sys.stderr
             )
             schedule = None
-        sw = sweep(
-            topo,
-            args.collective,
-            algorithms,
-            sizes,
-            chunk,
-            args.latency,
-            schedule,
-            progress=bar,
-            min_chunks=args.min_chunks,
-            keep_link_busy=args.links > 0,
-        )
+        with _Interrupt() as interrupted:
+            sw = sweep(
+                topo,
+                args.collective,
+                algorithms,
+                sizes,
+                chunk,
+                args.latency,
+                schedule,
+                progress=bar,
+                cancel=interrupted,
+                min_chunks=args.min_chunks,
+                keep_link_busy=args.links > 0,
+                library=None if args.line_rate else library,
+                model=args.model,
+            )
     finally:
         bar.close()
     if args.output:
@@ -153,7 +189,9 @@ def run(args) -> int:
             raise ForestCollError(f"{args.output}: results files end in .h5")
         from solver.io import results_h5 as h5
 
-        name = h5.write_schedule(args.output, schedule)
+        from solver.simulate.estimate import model_tables
+
+        name = h5.write_schedule(args.output, schedule, tables=model_tables)
         for tname, table in result_tables(sw, name).items():
             h5.write_results(args.output, tname, table)
     pairs = list(topo.directed_bandwidths())
@@ -168,6 +206,8 @@ def run(args) -> int:
             "min_chunks": sw.min_chunks,
             "default_latency_us": sw.latency_us,
             "notes": {k: list(v) for k, v in sw.notes.items()},
+            "library": None if sw.library is None else sw.library.__dict__,
+            "in_switch_reduction": sw.in_switch_note(),
             "rows": [_row_json(r, sw, pairs) for r in sw.rows],
         }
         json.dump(doc, sys.stdout, indent=1)
@@ -194,7 +234,7 @@ def run(args) -> int:
             out.write(f"  {name}: {'; '.join(notes)}\n")
     out.write(
         f"{'size':>6} {'algorithm':<10} {'time(us)':>11} {'algbw':>8} {'busbw':>8} "
-        f"{'%bound':>7} {'est.algbw':>9} {'linkbusy':>8}\n"
+        f"{'%bound':>7} {'est.algbw':>9} {'linkbusy':>8}  choice\n"
     )
     by_size: dict[int, list] = {}
     for r in sw.rows:
@@ -205,11 +245,21 @@ def run(args) -> int:
             out.write(
                 f"{format_size(size):>6} {r.algorithm:<10} {r.time * 1e6:>11.2f} {r.algbw:>8.2f} "
                 f"{r.busbw:>8.2f} {pct:>6.1f}% {size / r.estimate_time / 1e9:>9.2f} "
-                f"{r.max_busy:>8.2f}\n"
+                f"{r.max_busy:>8.2f}  {r.choice or ('flow-level' if r.model == 'flow' else '')}\n"
             )
     out.write(
-        f"bound algbw = {sw.optimal_algbw:.3f} GB/s at every size (M / time >= this is impossible)\n"
+        f"bound algbw = {sw.optimal_algbw:.3f} GB/s at every size, at line rate, for algorithms "
+        "whose switches only forward\n"
     )
+    note = sw.in_switch_note()
+    if note:
+        out.write(f"note: {note}\n")
+    if sw.library is not None:
+        lib = sw.library
+        out.write(
+            f"links at the efficiency {lib.name} reaches on them ({lib.generation}); "
+            "--line-rate for nominal bandwidth\n"
+        )
     if args.links > 0:
         big = max(sizes)
         for name in dict.fromkeys(r.algorithm for r in sw.rows):
@@ -222,6 +272,71 @@ def run(args) -> int:
     if args.output:
         out.write(f"wrote {args.output}\n")
     return 0
+
+
+class _Interrupt:
+    """Ctrl-C while a simulation kernel runs. The kernel holds no GIL, and a KeyboardInterrupt
+    raised inside numba's call machinery crashes it; so SIGINT gets a handler that only records
+    it, and the C signal handler's write to a wake-up pipe is what this callable (polled by the
+    simulator's watcher thread) reads: the kernel stops within ~10 ms, ``simulate`` exits 130."""
+
+    def __enter__(self) -> _Interrupt:
+        self._hit = False
+        self._old = self._old_handler = None
+        self._r = self._w = -1
+        try:
+            self._r, self._w = os.pipe()
+            os.set_blocking(self._r, False)
+            os.set_blocking(self._w, False)
+            self._old = signal.set_wakeup_fd(self._w)
+            self._old_handler = signal.signal(signal.SIGINT, self._record)
+        except (ValueError, OSError):  # not the main thread: Ctrl-C then waits for the kernel
+            if self._old is not None:
+                signal.set_wakeup_fd(self._old)
+                self._old = None
+            self._close()
+        return self
+
+    def _record(self, signum, frame) -> None:
+        self._hit = True
+
+    def __call__(self) -> bool:
+        if not self._hit and self._r >= 0:
+            try:
+                self._hit = bool(os.read(self._r, 64))
+            except BlockingIOError:
+                pass
+        return self._hit
+
+    def __exit__(self, *exc) -> None:
+        if self._old_handler is not None:
+            signal.signal(signal.SIGINT, self._old_handler)
+        if self._old is not None:
+            signal.set_wakeup_fd(self._old)
+        self._close()
+
+    def _close(self) -> None:
+        for fd in (self._r, self._w):
+            if fd >= 0:
+                os.close(fd)
+        self._r = self._w = -1
+
+
+def _fabric_and_schedule(args):
+    """The fabric of ``args.topology``, and the stored schedule when it is a results .h5 file."""
+    if not str(args.topology).endswith((".h5", ".hdf5")):
+        return load_fabric(args.topology, args), None
+    from solver.io import results_h5 as h5
+
+    topo = h5.read_topology(args.topology)
+    for s in h5.read_schedules(args.topology).values():
+        if s.collective == args.collective and s.max_trees_per_root == args.max_trees_per_root:
+            return topo, s
+    raise ForestCollError(
+        f"{args.topology} holds no {args.collective} schedule"
+        + (f" with K={args.max_trees_per_root}" if args.max_trees_per_root else "")
+        + "; solve it first (forestcoll solve ... -o FILE.h5) or pass the fabric file"
+    )
 
 
 def _row_json(row, sw, pairs) -> dict:

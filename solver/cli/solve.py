@@ -132,9 +132,10 @@ def save_schedule(path: str, schedule: Schedule) -> None:
             raise ForestCollError(f"{path}: cannot write: {exc.strerror}") from None
         return
     from solver.io import results_h5
+    from solver.simulate.estimate import model_tables
 
     try:
-        results_h5.write_schedule(path, schedule)
+        results_h5.write_schedule(path, schedule, tables=model_tables)
     except OSError as exc:
         raise ForestCollError(f"{path}: cannot write: {exc.strerror or exc}") from None
 

@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from solver.flow.jit import njit
+from solver.flow.jit import njit_noalloc
 from solver.model.errors import SolverError
 
 INF = 1 << 60
@@ -75,97 +75,80 @@ def new_workspace(n: int) -> Workspace:
     )
 
 
-@njit
-def _level_graph(g, res, s, t, work):
-    """Breadth-first levels from ``s`` along positive residual arcs; return the nodes queued.
-
-    Stops expanding once the level of ``t`` is complete. Only the queued nodes get a level.
-    """
-    level, queue = work.level, work.queue
-    level[s] = 0
-    qh = 0
-    qt = 1
-    queue[0] = s
-    while qh < qt:
-        u = queue[qh]
-        qh += 1
-        if level[t] >= 0 and level[u] >= level[t]:
-            break  # the level graph is complete up to t's level
-        lu = level[u] + 1
-        for a in range(g.indptr[u], g.indptr[u + 1]):
-            v = g.head[a]
-            if res[a] > 0 and level[v] < 0:
-                level[v] = lu
-                queue[qt] = v
-                qt += 1
-    return qt
-
-
-@njit
-def _blocking_flow(g, res, s, t, limit, work):
-    """Push up to ``limit`` along level-increasing arcs by repeated depth-first searches."""
-    level, it, stack = work.level, work.it, work.stack
-    flow = 0
-    while flow < limit:
-        depth = 0
-        u = s
-        while u != t:
-            advanced = False
-            while it[u] < g.indptr[u + 1]:
-                a = it[u]
-                v = g.head[a]
-                if res[a] > 0 and level[v] == level[u] + 1:
-                    stack[depth] = a
-                    depth += 1
-                    u = v
-                    advanced = True
-                    break
-                it[u] += 1
-            if not advanced:
-                if depth == 0:
-                    break
-                level[u] = -1  # dead end for this phase
-                depth -= 1
-                u = g.tail[stack[depth]]
-                it[u] += 1
-        if u != t:
-            break
-        push = limit - flow
-        for d in range(depth):
-            push = min(push, res[stack[d]])
-        for d in range(depth):
-            a = stack[d]
-            res[a] -= push
-            res[g.rev[a]] += push
-        flow += push
-    return flow
-
-
-@njit
+@njit_noalloc
 def augment(g, res, s, t, cutoff, work):
     """Augment the flow in ``res`` from ``s`` to ``t`` until maximal or ``cutoff``; return the gain.
 
-    Dinic's algorithm on the residual network ``(g, res)``. ``work.level`` must be all -1 on entry
-    and is all -1 again on return (only the nodes a phase discovers are touched, so a short
-    reroute costs O(explored), not O(nodes)).
+    Dinic's algorithm on the residual network ``(g, res)``: breadth-first levels from ``s``
+    (stopping once ``t``'s level is complete), then a blocking flow by repeated depth-first
+    searches along level-increasing arcs. ``work.level`` must be all -1 on entry and is all -1
+    again on return (only the nodes a phase discovers are touched, so a short reroute costs
+    O(explored), not O(nodes)).
     """
-    level, it, queue = work.level, work.it, work.queue
+    indptr, head, tail, rev = g.indptr, g.head, g.tail, g.rev
+    level, it, queue, stack = work.level, work.it, work.queue, work.stack
     flow = 0
     while flow < cutoff:
-        qt = _level_graph(g, res, s, t, work)
-        found = level[t] >= 0
-        if found:
+        level[s] = 0
+        qh = 0
+        qt = 1
+        queue[0] = s
+        while qh < qt:
+            u = queue[qh]
+            qh += 1
+            if level[t] >= 0 and level[u] >= level[t]:
+                break  # the level graph is complete up to t's level
+            lu = level[u] + 1
+            for a in range(indptr[u], indptr[u + 1]):
+                v = head[a]
+                if res[a] > 0 and level[v] < 0:
+                    level[v] = lu
+                    queue[qt] = v
+                    qt += 1
+        if level[t] < 0:
             for i in range(qt):
-                it[queue[i]] = g.indptr[queue[i]]
-            flow += _blocking_flow(g, res, s, t, cutoff - flow, work)
+                level[queue[i]] = -1
+            break
+        for i in range(qt):
+            it[queue[i]] = indptr[queue[i]]
+        while flow < cutoff:  # the blocking flow
+            depth = 0
+            u = s
+            while u != t:
+                advanced = False
+                while it[u] < indptr[u + 1]:
+                    a = it[u]
+                    v = head[a]
+                    if res[a] > 0 and level[v] == level[u] + 1:
+                        stack[depth] = a
+                        depth += 1
+                        u = v
+                        advanced = True
+                        break
+                    it[u] += 1
+                if not advanced:
+                    if depth == 0:
+                        break
+                    level[u] = -1  # dead end for this phase
+                    depth -= 1
+                    u = tail[stack[depth]]
+                    it[u] += 1
+            if u != t:
+                break
+            push = cutoff - flow
+            for d in range(depth):
+                push = min(push, res[stack[d]])
+            for d in range(depth):
+                a = stack[d]
+                res[a] -= push
+                res[rev[a]] += push
+            flow += push
         for i in range(qt):
             level[queue[i]] = -1
-        if not found:
-            break
     return flow
 
 
-@njit
+@njit_noalloc
 def mark_reachable(g, res, s, work):
     """Set ``work.mark`` to 1 on every node reachable from ``s`` along positive residual arcs.
 
@@ -190,7 +173,7 @@ def mark_reachable(g, res, s, work):
     return qt
 
 
-@njit
+@njit_noalloc
 def flow_into(g, res, v):
     """Net flow into ``v`` (the flow value when ``v`` is the sink and flow is conserved)."""
     out = 0

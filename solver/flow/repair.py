@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from solver.flow.jit import njit
+from solver.flow.jit import njit_noalloc
 from solver.flow.maxflow import augment, flow_into
 
 
@@ -33,7 +33,7 @@ def new_excess(capacity: int = 8) -> Excess:
                   np.zeros(1, dtype=np.int64))
 
 
-@njit
+@njit_noalloc(inline="always")
 def add_excess(ex, x, amount):
     """Add ``amount`` (negative: deficit) to node ``x``'s entry."""
     m = ex.size[0]
@@ -46,7 +46,7 @@ def add_excess(ex, x, amount):
     ex.size[0] = m + 1
 
 
-@njit
+@njit_noalloc(inline="always")
 def reduce_arc(g, res, a, delta, ex):
     """Apply a capacity change ``delta`` of forward arc ``a`` to residual array ``res``.
 
@@ -65,7 +65,7 @@ def reduce_arc(g, res, a, delta, ex):
     return over
 
 
-@njit
+@njit_noalloc
 def cancel_walk(g, res, x, target, amount, work):
     """Push up to ``amount`` from ``x`` to ``target`` only along arcs that cancel existing flow.
 
@@ -119,7 +119,7 @@ def cancel_walk(g, res, x, target, amount, work):
     return pushed
 
 
-@njit
+@njit_noalloc(inline="always")
 def _match_excess(g, res, s, v, ex, work):
     """Reroute excess to deficits (both away from ``s`` and ``v``) where the network allows."""
     m = ex.size[0]
@@ -137,7 +137,7 @@ def _match_excess(g, res, s, v, ex, work):
                 break
 
 
-@njit
+@njit_noalloc(inline="always")
 def _settle_excess(g, res, s, v, x, amount, work):
     """Send node ``x``'s leftover excess (> 0) back to ``s``/on to ``v``, or cover a deficit (< 0)
     from ``v``/``s``; return what is still unsettled (0 on success).
@@ -158,7 +158,7 @@ def _settle_excess(g, res, s, v, x, amount, work):
     return amount
 
 
-@njit
+@njit_noalloc
 def repair_flow(g, res, s, v, need, ex, work):
     """Turn a flow with the imbalances ``ex`` back into an s-v flow and top it up to ``need``.
 

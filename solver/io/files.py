@@ -12,7 +12,8 @@ a crash, a full disk or Ctrl-C never leaves a half-written file and the old file
 - Modes: a new file gets ``0666 & ~umask`` like any file the shell creates (the temporary file is
   created with mode 0666 and the kernel applies the umask); an overwritten file keeps its mode.
 - Symlinks: writing to a path that is a symbolic link replaces the file the link points to; the
-  link stays (like ``cp`` and most editors). A dangling link is an error.
+  link stays (like ``cp`` and most editors). A dangling link creates the file it
+  points to (an error only when that folder is missing).
 - Missing folders: ``-o algos/x.xml`` creates ``algos/`` (and its parents) with the umask.
 - Temporary files are named ``.NAME.PID.RANDOM.fctmp``; one left behind by a killed process
   (its PID no longer runs) is removed by the next write of ``NAME`` in that folder.

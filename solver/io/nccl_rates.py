@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from solver.io.untrusted import bounded_int
+from solver.model.values import bounded_int
 from solver.model.errors import TopologyError
 
 MAX_PCI_WIDTH = 64  # lanes; PCIe links have at most 32

@@ -41,7 +41,8 @@ from typing import Any
 
 from solver.io import nccl_rates as rates
 from solver.io.nccl_options import IntraFabric, parse_intra, parse_overrides
-from solver.io.untrusted import bounded_int, parse_xml
+from solver.model.values import bounded_int
+from solver.io.untrusted import parse_xml
 from solver.model.errors import TopologyError
 from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
 

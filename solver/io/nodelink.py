@@ -20,7 +20,8 @@ from typing import Any
 
 from solver.model.errors import TopologyError
 from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology, fraction_to_json, to_fraction
-from solver.io.untrusted import bounded_float, identifier, json_value
+from solver.model.values import bounded_float, identifier
+from solver.io.untrusted import json_value
 from solver.io.v1 import dumps_one_per_line, kept, label_text, node_to_dict, parse_json_exact, plain
 
 _NODE_KEYS = {"id", "kind", "compute", "role", "x", "y", "group"}

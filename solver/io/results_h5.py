@@ -46,6 +46,7 @@ import os
 import platform
 from fractions import Fraction
 from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import h5py
@@ -54,7 +55,8 @@ import numpy as np
 from solver.model.errors import ForestCollError, TopologyError
 from solver.io.files import atomic_write_bytes, check_input_file, memory_headroom
 from solver.io.h5_audit import audit
-from solver.io.untrusted import exact_number, json_value, parse_json
+from solver.model.values import exact_number
+from solver.io.untrusted import json_value, parse_json
 from solver.model.results import ResultTable
 from solver.model.schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
 from solver.model.topology import Link, Node, Topology, validate
@@ -65,8 +67,6 @@ SCHEMA_VERSION = "1.1"
 CREATOR = "ForestColl Designer"
 MAX_FILE_BYTES = 4 * 2**30  # a results file larger than this is refused before it is opened
 COMPRESS_MIN = 4096  # elements; smaller datasets are stored contiguous
-DEFAULT_LATENCY_US = 1.0  # per physical hop, for the alpha-aware estimate when a link has none
-MODEL_SIZES = tuple(2**p for p in range(10, 33))  # 1 KiB .. 4 GiB
 
 _STR = h5py.string_dtype("utf-8")
 
@@ -650,81 +650,6 @@ def _read_table(g: h5py.Group) -> ResultTable:
     )
 
 
-def _tree_latency_us(schedule: Schedule) -> float:
-    """Largest root-to-node latency over all trees (sum of physical hop latencies), microseconds."""
-    lat = schedule.topology.directed_latencies()
-    worst = 0.0
-    for _, tree in schedule.all_trees():
-        # edges of a reduce-scatter tree point to the root; walk them as an undirected tree
-        adjacent: dict[str, list[tuple[str, float]]] = {}
-        for e in tree.edges:
-            hops = sum(
-                float(lat.get((u, v)) or lat.get((v, u)) or DEFAULT_LATENCY_US)
-                for u, v in zip(e.path, e.path[1:])
-            )
-            adjacent.setdefault(e.src, []).append((e.dst, hops))
-            adjacent.setdefault(e.dst, []).append((e.src, hops))
-        arrive = {tree.root: 0.0}
-        stack = [tree.root]
-        while stack:
-            u = stack.pop()
-            for v, hops in adjacent.get(u, []):
-                if v not in arrive:
-                    arrive[v] = arrive[u] + hops
-                    stack.append(v)
-        worst = max(worst, max(arrive.values()))
-    return worst
-
-
-def model_tables(schedule: Schedule, name: str) -> dict[str, ResultTable]:
-    """The predicted tables written with a schedule: the bound and an alpha-aware estimate.
-
-    ``<name>.bound``: time = M / optimal_algbw (the throughput bound of the fabric).
-    ``<name>.estimate``: time = M / algbw (this schedule) + the latency of its deepest tree path
-    (each physical hop costs the link latency, or :data:`DEFAULT_LATENCY_US` when unset; for
-    allreduce the two phases add). M is the nccl-tests message size in bytes.
-    """
-    sizes = np.array(MODEL_SIZES, dtype=np.int64)
-    nan = ResultTable.empty_measured(len(sizes))
-    bound_time = sizes / (float(schedule.optimal_algbw_exact) * 1e9)
-    if schedule.phases:
-        alpha_us = sum(_tree_latency_us(p) for p in schedule.phases)
-    else:
-        alpha_us = _tree_latency_us(schedule)
-    est_time = sizes / (float(schedule.algbw_exact) * 1e9) + alpha_us * 1e-6
-    common = {
-        "collective": schedule.collective,
-        "algorithm": "forestcoll",
-        "source": "model",
-        "schedule": name,
-    }
-    return {
-        f"{name}.bound": ResultTable(
-            size_bytes=sizes,
-            predicted_time=bound_time,
-            predicted_algbw=sizes / bound_time / 1e9,
-            measured_time=nan,
-            measured_algbw=nan.copy(),
-            attrs={"model": "bound", "formula": "M / optimal_algbw"},
-            **common,
-        ),
-        f"{name}.estimate": ResultTable(
-            size_bytes=sizes,
-            predicted_time=est_time,
-            predicted_algbw=sizes / est_time / 1e9,
-            measured_time=nan.copy(),
-            measured_algbw=nan.copy(),
-            attrs={
-                "model": "alpha-beta",
-                "formula": "M / algbw + deepest tree path latency",
-                "alpha_us": alpha_us,
-                "default_hop_latency_us": DEFAULT_LATENCY_US,
-            },
-            **common,
-        ),
-    }
-
-
 # ----------------------------------------------------------------------------- file-level writes
 def default_name(schedule: Schedule) -> str:
     """``allgather`` or ``allgather_k1`` (with ``max_trees_per_root``)."""
@@ -803,18 +728,25 @@ def _write_provenance_root(g: h5py.Group) -> None:
     g.attrs["h5py"] = h5py.__version__
 
 
-def write_schedule(path: str | os.PathLike, schedule: Schedule, name: str | None = None) -> str:
+def write_schedule(
+    path: str | os.PathLike,
+    schedule: Schedule,
+    name: str | None = None,
+    tables: Callable[[Schedule, str], Mapping[str, ResultTable]] | None = None,
+) -> str:
     """Store ``schedule`` in the results file ``path`` (created if missing); return its name.
 
-    A schedule of the same name is replaced. The predicted tables of :func:`model_tables` are
-    written with it. Refuses (:class:`ResultsFileError`) a file that holds another fabric.
+    A schedule of the same name is replaced. ``tables(schedule, name)`` gives predicted tables
+    to store with it under ``/results`` (e.g. :func:`solver.simulate.estimate.model_tables`: this
+    module stores tables, it does not compute them). Refuses (:class:`ResultsFileError`) a file
+    that holds another fabric.
     """
     name = _check_name(name or default_name(schedule))
     topo = schedule.topology
     index = {n.id: i for i, n in enumerate(topo.nodes)}
     for part in (schedule, *schedule.phases):
         _check_refs(part, index)
-    tables = model_tables(schedule, name)
+    tables = dict(tables(schedule, name)) if tables is not None else {}
 
     def edit(f: h5py.File) -> None:
         sg = f.require_group("schedules")

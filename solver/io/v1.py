@@ -12,14 +12,8 @@ from fractions import Fraction
 from typing import Any
 
 from solver.model.errors import TopologyError
-from solver.io.untrusted import (
-    MAX_ID_CHARS,
-    bounded_float,
-    identifier,
-    json_value,
-    parse_json,
-    text_value,
-)
+from solver.model.values import (MAX_ID_CHARS, bounded_float, identifier, text_value)
+from solver.io.untrusted import json_value, parse_json
 from solver.model.topology import Link, Node, Topology, fraction_to_json, to_fraction, validate
 
 FORMAT_NAME = "forestcoll-topology"

@@ -14,16 +14,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from solver.io.untrusted import (
-    MAX_BANDWIDTH,
-    MAX_COORDINATE,
-    MAX_LATENCY,
-    MAX_LINKS,
-    MAX_NODES,
-    check_count,
-    exact_number,
-    identifier,
-)
+from solver.model.values import (MAX_BANDWIDTH, MAX_COORDINATE, MAX_LATENCY, MAX_LINKS, MAX_NODES, check_count, exact_number, identifier)
 from solver.model.errors import TopologyError
 
 COMPUTE = "compute"
@@ -37,7 +28,7 @@ def to_fraction(value: Any, what: str) -> Fraction:
     Floats are read through their shortest decimal representation (``repr``), so ``12.5`` and
     ``3.2`` become 25/2 and 16/5. Strings may be decimals (``"3.2"``) or ratios (``"1/3"``).
     Raises :class:`TopologyError` naming ``what`` for NaN, infinities, non-numbers and numbers
-    too long or too large to convert in bounded time (see :mod:`solver.io.untrusted`).
+    too long or too large to convert in bounded time (see :mod:`solver.model.values`).
     """
     return exact_number(value, what)
 
@@ -185,7 +176,7 @@ def validate(topo: Topology, *, check_connectivity: bool = True) -> Topology:
     without control characters, known kinds, finite coordinates within ``MAX_COORDINATE``, links
     between known distinct nodes, bandwidth in (0, ``MAX_BANDWIDTH``], latency in [0,
     ``MAX_LATENCY``], at least two compute nodes, and (unless ``check_connectivity`` is False)
-    every compute node reaches and is reached from every other. (Limits: :mod:`solver.io.untrusted`.)
+    every compute node reaches and is reached from every other. (Limits: :mod:`solver.model.values`.)
     """
     check_count(len(topo.nodes), MAX_NODES, "number of nodes")
     check_count(len(topo.links), MAX_LINKS, "number of links")

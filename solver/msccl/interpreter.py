@@ -34,7 +34,6 @@ Execution model (what the kernel does, made symbolic):
 
 from __future__ import annotations
 
-import os
 from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from solver.io.files import read_bytes
 from solver.msccl import collectives as colls
 from solver.msccl.lowering import Transmission, lower
 from solver.msccl.program import Program, parse_xml
@@ -81,29 +81,19 @@ class _Fail(Exception):
 
 
 def read_text(path: str | Path) -> str:
-    """The text of an MSCCL XML file, refusing files over ``MAX_FILE_BYTES`` before reading."""
-    p = Path(path)
-    too_big = MscclError(
-        f"{p}: larger than {MAX_FILE_BYTES // 2**20} MiB, the most check-xml reads "
-        "(RCCL's largest shipped algorithm is 1.4 MB)"
-    )
-    try:
-        with open(p, "rb") as fh:
-            if os.fstat(fh.fileno()).st_size > MAX_FILE_BYTES:
-                raise too_big
-            data = fh.read(MAX_FILE_BYTES + 1)  # a pipe or device has no size: read a bounded amount
-    except FileNotFoundError:
-        raise MscclError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise MscclError(f"{p}: is a directory, not an MSCCL XML file") from None
-    except OSError as exc:
-        raise MscclError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise too_big
+    """The text of an MSCCL XML file: a regular file of at most ``MAX_FILE_BYTES`` (refused by
+    its size before reading), UTF-8 without a byte-order mark (the runtimes' reader expects ``<``
+    as the first non-blank byte, msccl_parser.cc:107-113)."""
+    data = read_bytes(path, MAX_FILE_BYTES, "an MSCCL XML file", MscclError)
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise MscclError(
+            f"{path}: starts with a UTF-8 byte-order mark, which the runtimes' reader refuses "
+            "(it expects '<', msccl_parser.cc:110-113)"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise MscclError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise MscclError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def connection_pieces(proto: str, collective: str) -> int:
@@ -352,7 +342,9 @@ class _Machine:
         tx = b.txs[b.pc]
         for bid, step in tx.deps:
             target = self.by_id.get((b.rank, bid))
-            if target is None or target.flag < step:
+            # a flag counts only once published in this run (the kernel compares the work index
+            # too, msccl_kernel_impl.h:279), so deps < 0 waits for the first hasdep step
+            if target is None or not target.snapshots or target.flag < step:
                 return ("flag", b.rank, bid)
         if tx.cnt and tx.type in RECVS and not self.fifos.get((b.recv, b.rank, b.chan)):
             return ("msg", b.recv, b.rank, b.chan)

@@ -230,6 +230,7 @@ def _parse(text: str, where: str) -> Program:
             f"{where}: starts with an XML declaration '<?...?>', which the runtimes' reader "
             "refuses ('expected >', msccl_parser.cc:152)"
         )
+    _check_separators(text, where)
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
@@ -262,6 +263,24 @@ def _parse(text: str, where: str) -> Program:
     for ge in root.findall("gpu"):
         p.gpus.append(_parse_gpu(ge))
     return p
+
+
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_QUOTED = re.compile(r'"[^"]*"')
+
+
+def _check_separators(text: str, where: str) -> None:
+    """Between tokens the runtimes' reader knows space, newline and carriage return only
+    (msccl_parser.cc:75, 107): a tab there joins the next attribute's name or stops the file."""
+    bare = _QUOTED.sub('""', _COMMENT.sub("", text))
+    for ch, name in (("\t", "tab"), ("\f", "form feed"), ("\v", "vertical tab")):
+        at = bare.find(ch)
+        if at >= 0:
+            line = bare.count("\n", 0, at) + 1
+            raise MscclError(
+                f"{where}: a {name} between XML tokens (line {line}); the runtimes' reader separates "
+                "tokens with space, newline or carriage return only (msccl_parser.cc:75, 107)"
+            )
 
 
 def _required(el: ET.Element, name: str, where: str, bits: int = 32) -> int:

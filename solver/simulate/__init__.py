@@ -4,6 +4,8 @@
   baseline; link-load bound and alpha-aware estimate.
 - :mod:`.engine`: the discrete-event simulator (model in its docstring).
 - :mod:`.baselines`: NCCL-style rings, double binary tree, direct, Blink-style trees.
+- :mod:`.library`: what NCCL/RCCL would run (their tuner's model): the ``nccl`` baseline.
+- :mod:`.calibration`: real logs, their fabrics, and the library model's error on them.
 - :mod:`.nccl_tests`: importers of nccl-tests / rccl-tests logs.
 
 :func:`sweep` runs several algorithms over a range of sizes and returns :class:`SweepRow` rows;
@@ -27,20 +29,28 @@ from solver.model.schedule import Schedule
 from solver.model.topology import Topology
 from solver.model.units import format_size
 from solver.simulate import baselines
-from solver.simulate.engine import DEFAULT_MIN_CHUNKS, SimRun, prepare, simulate_prepared, simulate_routes
+from solver.simulate import library as _library
+from solver.simulate.estimate import DEFAULT_CHUNK
+from solver.simulate.engine import (
+    DEFAULT_MIN_CHUNKS,
+    SimRun,
+    fits_chunk_level,
+    prepare,
+    simulate_prepared,
+    simulate_routes,
+)
+from solver.simulate.estimate import PreparedModel
+from solver.simulate.flowlevel import simulate_flows
 from solver.simulate.routes import (
     DEFAULT_LATENCY_US,
-    LinkTable,
     RouteSet,
-    alpha_estimate_time,
-    bandwidth_bound_time,
     from_schedule,
 )
 
-#: Default chunk size (bytes): small enough that pipelines fill quickly at 1 GiB.
-DEFAULT_CHUNK = 256 * 1024
 DEFAULT_SIZES = "1K:4G"
-ALGORITHMS = ("forestcoll",) + baselines.ALGORITHMS
+#: ``nccl``: the library's own choice (see :mod:`solver.simulate.library`), not a simulated route set.
+LIBRARY = "nccl"
+ALGORITHMS = ("forestcoll", LIBRARY) + baselines.ALGORITHMS
 
 MAX_SIZE = 1 << 48  # bytes per message (256 TiB): far beyond any run, far below int64
 MAX_SIZES = 1000  # sizes in one sweep
@@ -123,6 +133,8 @@ class SweepRow:
     events: int
     wall: float
     chunk: float = 0.0  # chunk size used (raised above the requested one for huge runs)
+    choice: str = ""  # nccl: the library's algorithm/protocol at this size
+    model: str = "chunk"  # "chunk" (discrete events), "flow" (max-min fair rates), "tuner"
 
     @property
     def ratio_to_bound(self) -> float:
@@ -145,6 +157,8 @@ class SweepRow:
             "max_link_busy": self.max_busy,
             "events": self.events,
             "chunk": self.chunk,
+            "choice": self.choice,
+            "model": self.model,
         }
 
 
@@ -161,9 +175,24 @@ class Sweep:
     rows: list[SweepRow] = field(default_factory=list)
     notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     link_busy: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
+    library: _library.Library | None = None  # links derated to what this library reaches
 
     def table(self, algorithm: str) -> list[SweepRow]:
         return [r for r in self.rows if r.algorithm == algorithm]
+
+    def in_switch_note(self) -> str:
+        """A sentence when the library's in-switch reduction (NVLS) beats the ForestColl bound,
+        which assumes switches only forward; '' otherwise."""
+        rows = [r for r in self.table(LIBRARY) if r.choice.startswith("NVLS")]
+        over = [r for r in rows if r.algbw > self.optimal_algbw * (1 + 1e-9)]
+        if not over:
+            return ""
+        best = max(over, key=lambda r: r.algbw)
+        return (
+            f"{best.choice} reduces inside the NVSwitch: {best.algbw:.1f} GB/s at "
+            f"{format_size(best.size)} beats the ForestColl bound {self.optimal_algbw:.1f} GB/s, "
+            "which assumes switches only forward"
+        )
 
 
 def route_sets(
@@ -181,6 +210,8 @@ def route_sets(
             raise ForestCollError(
                 f"unknown algorithm {name!r} (choose from {', '.join(ALGORITHMS)})"
             )
+        if name == LIBRARY:
+            continue
         if name == "forestcoll":
             if schedule is None:
                 skipped[name] = "no schedule"
@@ -210,28 +241,56 @@ def sweep(
     cancel: Any = None,
     keep_link_busy: bool = False,
     min_chunks: int = DEFAULT_MIN_CHUNKS,
+    library: _library.Library | None = None,
+    model: str = "auto",
 ) -> Sweep:
-    """Simulate every algorithm at every size (``schedule``: the ForestColl schedule to use)."""
+    """Simulate every algorithm at every size (``schedule``: the ForestColl schedule to use).
+
+    ``library``: run the simulated algorithms on links derated to what that library's transfers
+    reach (:func:`solver.simulate.library.derated`), as the ``nccl`` row is; None = line rate.
+    ``progress(text, fraction)`` is called every ~0.1 s, also during one long run; ``cancel``
+    (an Event or a callable) stops a running simulation within ~10 ms (:class:`Cancelled`).
+    ``model``: "chunk" (discrete events, chunks coarsened past 4 M transmissions), "flow"
+    (:mod:`solver.simulate.flowlevel`), or "auto": chunk-level while the requested chunking fits,
+    flow-level beyond (where chunk events explode).
+    """
+    if model not in ("auto", "chunk", "flow"):
+        raise ForestCollError(f"unknown simulation model {model!r} (auto, chunk, flow)")
     sizes = list(sizes) or parse_sizes(DEFAULT_SIZES)
     if chunk <= 0:
         raise ForestCollError(f"chunk must be > 0 bytes, got {chunk}")
     built, skipped = route_sets(topo, collective, algorithms, schedule)
     opt = float(schedule.optimal_algbw_exact) if schedule is not None else float("nan")
-    result = Sweep(topo, collective, int(chunk), float(latency_us), opt, min_chunks=min_chunks)
+    result = Sweep(
+        topo, collective, int(chunk), float(latency_us), opt, min_chunks=min_chunks, library=library
+    )
     for name, why in skipped.items():
         result.notes[name] = (f"skipped: {why}",)
     n = len(topo.compute_ids)
     factor = busbw_factor(collective, n)
-    total = max(1, len(built) * len(sizes))
+    with_library = LIBRARY in algorithms
+    total = max(1, len(built) * len(sizes) + (len(sizes) if with_library else 0))
     done = 0
+    if with_library:
+        done = _library_rows(result, sizes, factor, opt)
+        if progress is not None:
+            progress("library model", done / total)
+    link_topo = _library.derated(topo, library) if library is not None else topo
     for name, rs in built.items():
         result.notes[name] = rs.notes
-        table = LinkTable.of(topo, latency_us)
-        prep = prepare(rs, latency_us)
+        prep = prepare(rs, latency_us, link_topo)
+        estimate = PreparedModel(prep)
         for size in sizes:
-            if cancel is not None and (cancel() if callable(cancel) else cancel.is_set()):
+            if _cancelled(cancel):
                 raise Cancelled("cancelled")
-            run = simulate_prepared(prep, size, chunk, min_chunks)
+            flow_level = model == "flow" or (
+                model == "auto" and not fits_chunk_level(prep, size, chunk, min_chunks)
+            )
+            if flow_level:
+                run = simulate_flows(estimate, size, chunk, min_chunks, cancel=_cancel_fn(cancel))
+            else:
+                watch = _watch(progress, cancel, name, size, done, total)
+                run = simulate_prepared(prep, size, chunk, min_chunks, watch=watch)
             bound = float("nan") if math.isnan(opt) else size / (opt * 1e9)
             result.rows.append(
                 SweepRow(
@@ -242,12 +301,13 @@ def sweep(
                     algbw=run.algbw,
                     busbw=run.algbw * factor,
                     bound_time=bound,
-                    route_bound_time=bandwidth_bound_time(rs, size, table),
-                    estimate_time=alpha_estimate_time(rs, size, run.chunk, table, min_chunks),
+                    route_bound_time=estimate.link_bound_time(size),
+                    estimate_time=estimate.estimate_time(size, run.chunk, min_chunks),
                     max_busy=float(run.busy_fraction.max()) if run.busy_fraction.size else 0.0,
                     events=run.events,
                     wall=run.wall,
                     chunk=run.chunk,
+                    model="flow" if flow_level else "chunk",
                 )
             )
             if keep_link_busy:
@@ -256,6 +316,61 @@ def sweep(
             if progress is not None:
                 progress(f"simulate {name}", done / total)
     return result
+
+
+def _cancel_fn(cancel: Any):
+    return None if cancel is None else (lambda: _cancelled(cancel))
+
+
+def _cancelled(cancel: Any) -> bool:
+    return cancel is not None and bool(cancel() if callable(cancel) else cancel.is_set())
+
+
+def _watch(progress, cancel, name: str, size: int, done: int, total: int):
+    """The kernel watcher of one (algorithm, size) run: reports progress within the run and
+    answers True (stop) once ``cancel`` is set; None when nobody listens."""
+    if progress is None and cancel is None:
+        return None
+
+    def watch(fraction: float) -> bool:
+        if progress is not None:
+            progress(f"simulate {name} {format_size(size)}", (done + fraction) / total)
+        return _cancelled(cancel)
+
+    return watch
+
+
+def _library_rows(sw: Sweep, sizes: list[int], factor: float, opt: float) -> int:
+    """Append the ``nccl`` rows (the library tuner's pick and time per size); returns the count."""
+    tuner = _library.tuner(sw.topology, sw.collective, sw.library)
+    lib = tuner.library
+    notes = [f"{lib.name} {lib.generation}{' with NVLS' if lib.nvls else ''} tuner model"]
+    picks: dict[str, list[int]] = {}
+    for size in sizes:
+        choice, t = tuner.best(size)
+        picks.setdefault(choice.label, []).append(size)
+        sw.rows.append(
+            SweepRow(
+                algorithm=LIBRARY,
+                collective=sw.collective,
+                size=size,
+                time=t,
+                algbw=size / t / 1e9,
+                busbw=size / t / 1e9 * factor,
+                bound_time=float("nan") if math.isnan(opt) else size / (opt * 1e9),
+                route_bound_time=float("nan"),
+                estimate_time=t,
+                max_busy=float("nan"),
+                events=0,
+                wall=0.0,
+                choice=choice.label,
+                model="tuner",
+            )
+        )
+    for label, at in picks.items():
+        notes.append(f"{label} at {format_size(min(at))}..{format_size(max(at))}")
+    sw.notes[LIBRARY] = tuple(notes)
+    return len(sizes)
 
 
 def warm_up() -> float:
@@ -308,6 +423,7 @@ __all__ = [
     "DEFAULT_CHUNK",
     "DEFAULT_MIN_CHUNKS",
     "DEFAULT_LATENCY_US",
+    "LIBRARY",
     "RouteSet",
     "SimRun",
     "Sweep",

@@ -39,13 +39,16 @@ The kernel takes prepared int64/float64 arrays; :func:`simulate_routes` builds t
 from __future__ import annotations
 
 import math
+import threading
 import time as _time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from solver.flow.jit import njit
-from solver.model.errors import ForestCollError
+from solver.model.errors import Cancelled, ForestCollError
+from solver.model.topology import Topology
 from solver.simulate.routes import BCAST, DEFAULT_LATENCY_US, LinkTable, RouteSet
 
 #: Every flow is cut into at least this many slices when it holds enough data, so that schedules
@@ -196,7 +199,9 @@ def _simulate_kernel(
     link_bw,
     link_lat,
     q_off,
+    control,
 ):
+    """``control``: [stop flag set by another thread, events done so far (written here)]."""
     n_links = link_bw.shape[0]
     n_flows = kind.shape[0]
     cnt = cnt_init.copy()
@@ -268,6 +273,10 @@ def _simulate_kernel(
         seq += 1
 
     while n > 0:
+        if events & 0xFFFF == 0:  # every 65 536 events (~10 ms): report, obey a stop request
+            control[1] = events
+            if control[0] != 0:
+                return -1.0, busy_time, events, flow_done
         if n + n_links + 8 > ht.shape[0]:  # room for one event's pushes (<= one kick per link)
             cap = 2 * ht.shape[0] + n_links + 8
             ht2 = np.empty(cap, np.float64)
@@ -454,6 +463,7 @@ class _Prepared:
         nn = self.n_nodes
         kind, root = [], []
         e_flow, e_src, e_dst, path_ptr, path_links = [], [], [], [0], []
+        known: dict[tuple[str, ...], list[int]] = {}  # trees share most of their paths
         for fi, f in enumerate(flows):
             kind.append(0 if f.kind == BCAST else 1)
             root.append(node_ix[f.root])
@@ -461,7 +471,9 @@ class _Prepared:
                 e_flow.append(fi)
                 e_src.append(node_ix[src])
                 e_dst.append(node_ix[dst])
-                links = table.path_links(path, f"{rs.algorithm} flow {fi}")
+                links = known.get(path)
+                if links is None:
+                    links = known[path] = table.path_links(path, f"{rs.algorithm} flow {fi}")
                 if len(links) > _HMASK:
                     raise ForestCollError(
                         f"{rs.algorithm} flow {fi}: path too long ({len(links)} hops)"
@@ -623,15 +635,55 @@ class _Prepared:
         )
 
 
-def prepare(rs: RouteSet, latency_us: float = DEFAULT_LATENCY_US) -> _Prepared:
-    """Build the size-independent arrays of ``rs`` (reuse it for a sweep of sizes)."""
-    return _Prepared(rs, LinkTable.of(rs.topology, latency_us))
+class _Watcher:
+    """A thread that reports a running kernel's progress and passes on a stop request."""
+
+    def __init__(self, watch: Callable[[float], bool], control: np.ndarray, expected: int) -> None:
+        self._watch = watch
+        self._control = control
+        self._expected = expected
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="simulate-watch", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._done.wait(0.1):
+            if self._watch(min(1.0, float(self._control[1]) / self._expected)):
+                self._control[0] = 1
+                return
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+
+def prepare(
+    rs: RouteSet, latency_us: float = DEFAULT_LATENCY_US, links: Topology | None = None
+) -> _Prepared:
+    """Build the size-independent arrays of ``rs`` (reuse it for a sweep of sizes); ``links``: the
+    fabric whose link bandwidths/latencies to use (default ``rs.topology``; same node ids)."""
+    return _Prepared(rs, LinkTable.of(links if links is not None else rs.topology, latency_us))
+
+
+def fits_chunk_level(prep: _Prepared, size: int, chunk: float, min_chunks: int) -> bool:
+    """True when ``size`` runs at the requested chunking within :data:`MAX_TRANSMISSIONS`
+    (otherwise :func:`simulate_prepared` would coarsen the chunks)."""
+    return prep.arrays_for(size, chunk, min_chunks)["total_tx"] <= MAX_TRANSMISSIONS
 
 
 def simulate_prepared(
-    prep: _Prepared, size: int, chunk: float, min_chunks: int = DEFAULT_MIN_CHUNKS
+    prep: _Prepared,
+    size: int,
+    chunk: float,
+    min_chunks: int = DEFAULT_MIN_CHUNKS,
+    watch: Callable[[float], bool] | None = None,
 ) -> SimRun:
-    """Simulate one message size on prepared arrays."""
+    """Simulate one message size on prepared arrays.
+
+    ``watch(fraction)`` is called about every 0.1 s from a helper thread while the kernel runs
+    (fraction = events so far / an estimate of the events of the run); when it returns True the
+    kernel stops within ~10 ms and :class:`~solver.model.errors.Cancelled` is raised.
+    """
     if size <= 0:
         raise ForestCollError(f"message size must be > 0 bytes, got {size}")
     if not (chunk > 0):
@@ -652,6 +704,9 @@ def simulate_prepared(
     if a["nch"].size and int(a["nch"].max()) > _CMASK:  # cannot happen below MAX_TRANSMISSIONS
         raise ForestCollError(f"a flow would need {int(a['nch'].max())} chunks (limit {_CMASK})")
     table = prep.table
+    control = np.zeros(2, np.int64)
+    expected = max(1, 2 * a["total_tx"] + 1)  # a READY/ARRIVE and a KICK per transmission
+    watcher = _Watcher(watch, control, expected) if watch is not None else None
     finish, busy, events, flow_done = _simulate_kernel(
         prep.n_nodes,
         prep.kind,
@@ -677,7 +732,12 @@ def simulate_prepared(
         table.bandwidth,
         table.latency,
         a["q_off"],
+        control,
     )
+    if watcher is not None:
+        watcher.stop()
+    if finish < 0:
+        raise Cancelled("simulation cancelled")
     busy_frac = busy / finish if finish > 0 else np.zeros_like(busy)
     return SimRun(
         int(size),

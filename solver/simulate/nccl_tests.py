@@ -10,8 +10,12 @@ Text layout (current nccl-tests; rccl-tests prints the same table)::
             1024      256  float  none    -1  20.01   0.05   0.05      0  19.48   0.05   0.05      0
 
 Older versions have no ``redop``/``root`` columns (all_gather) or no ``root`` (all_reduce) and call
-the error column ``error``; this reader maps columns by the header line, so both work. The
-out-of-place columns (the first ``time``/``algbw``) are imported; in-place ones are kept too.
+the error column ``error`` (a maximum error, not a count); this reader maps columns by the header
+line, so both work, as do ``-g 8`` runs (one process driving 8 GPUs: one ``#  Rank`` line per GPU)
+and logs indented inside documentation. The out-of-place columns (the first ``time``/``algbw``) are
+used when every row has them, else the in-place ones; :attr:`Measurement.variant` says which.
+Rows whose ``#wrong`` count (of the variant used) is not 0 are dropped and listed in
+:attr:`Measurement.wrong_sizes`: their time is not that of a correct collective.
 
 JSON (``-J FILE``): an object with ``args`` (argv, the binary name tells the collective) and
 ``results``: objects with ``size``, ``count``, ``type``, ``redop``, ``root``, ``out_of_place`` /
@@ -32,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from solver.io.files import read_bytes
-from solver.io.untrusted import bounded_float, bounded_int
+from solver.model.values import bounded_float, bounded_int
 from solver.io.untrusted import parse_json as parse_untrusted_json
 from solver.model.errors import ForestCollError
 from solver.model.results import ResultTable
@@ -70,6 +74,18 @@ class Measurement:
     algbw_in_place: np.ndarray
     source_file: str
     ranks: int = 0  # number of "#  Rank" lines in a text log (0 = unknown)
+    variant: str = "out-of-place"  # the columns used for time/algbw_used
+    wrong_sizes: tuple[int, ...] = ()  # sizes dropped because #wrong != 0
+
+    @property
+    def time_used(self) -> np.ndarray:
+        """Times (s) of :attr:`variant`."""
+        return self.time if self.variant == "out-of-place" else self.time_in_place
+
+    @property
+    def algbw_used(self) -> np.ndarray:
+        """algbw (GB/s) of :attr:`variant`."""
+        return self.algbw if self.variant == "out-of-place" else self.algbw_in_place
 
     def table(
         self, algorithm: str = "measured", predicted: ResultTable | None = None
@@ -93,9 +109,13 @@ class Measurement:
             size_bytes=self.size_bytes.astype(np.int64),
             predicted_time=pt,
             predicted_algbw=pa,
-            measured_time=self.time,
-            measured_algbw=self.algbw,
-            attrs={"file": os.path.basename(self.source_file), "compare_on": "time and algbw"},
+            measured_time=self.time_used,
+            measured_algbw=self.algbw_used,
+            attrs={
+                "file": os.path.basename(self.source_file),
+                "compare_on": "time and algbw",
+                "variant": self.variant,
+            },
         )
 
 
@@ -173,6 +193,7 @@ def parse_text(text: str, where: str = "<log>", collective: str | None = None) -
             )
         size = _size(tokens[0], f"{where}:{lineno}")
         time_idx = [i for i, n in enumerate(names) if n in ("time", "cputime")]
+        wrong_idx = [i for i, n in enumerate(names) if n == "#wrong"]
         algbw_idx = [i for i, n in enumerate(names) if n == "algbw"]
         busbw_idx = [i for i, n in enumerate(names) if n == "busbw"]
         if not time_idx or not algbw_idx or not busbw_idx:
@@ -183,7 +204,8 @@ def parse_text(text: str, where: str = "<log>", collective: str | None = None) -
         t_us, alg, bus = vals
         if not (t_us[0] > 0) and not math.isnan(t_us[0]):
             raise LogFormatError(f"{where}:{lineno}: time must be > 0, got {tokens[time_idx[0]]}")
-        rows.append((size, t_us, alg, bus))
+        wrong = [_wrong_count(tokens[i]) for i in wrong_idx]
+        rows.append((size, t_us, alg, bus, wrong))
     if header is None:
         raise LogFormatError(
             f"{where}: no nccl-tests column header ('# size count type ...') found"
@@ -192,18 +214,41 @@ def parse_text(text: str, where: str = "<log>", collective: str | None = None) -
         raise LogFormatError(f"{where}: no result rows under the column header")
     coll = _check_collective(coll or _collective_from_text(os.path.basename(where)), where)
     m = _measurement(coll, tool, rows, where)
-    ranks = len({int(x) for x in re.findall(r"^#\s+Rank\s+(\d+)", text, re.MULTILINE)})
+    ranks = len({int(x) for x in re.findall(r"^\s*#\s+Rank\s+(\d+)", text, re.MULTILINE)})
     return replace(m, ranks=ranks)
 
 
+def _wrong_count(token: str) -> int:
+    """A ``#wrong`` cell: a count, or ``N/A`` (not checked: 0)."""
+    if token.upper() == "N/A":
+        return 0
+    try:
+        return int(float(token))
+    except ValueError:
+        return 0
+
+
 def _measurement(coll: str, tool: str, rows: list, where: str) -> Measurement:
-    size = np.array([r[0] for r in rows], np.int64)
-    t = np.array([r[1][0] for r in rows]) * 1e-6
-    t_in = np.array([r[1][1] if len(r[1]) > 1 else math.nan for r in rows]) * 1e-6
-    alg = np.array([r[2][0] for r in rows])
-    alg_in = np.array([r[2][1] if len(r[2]) > 1 else math.nan for r in rows])
-    bus = np.array([r[3][0] for r in rows])
-    return Measurement(coll, tool, size, t, alg, bus, t_in, alg_in, where)
+    t_out = [r[1][0] for r in rows]
+    variant = "out-of-place" if all(t > 0 for t in t_out) else "in-place"
+    col = 0 if variant == "out-of-place" else 1
+    wrong_sizes = tuple(
+        r[0] for r in rows if len(r) > 4 and len(r[4]) > col and r[4][col] != 0
+    )
+    kept = [r for r in rows if r[0] not in wrong_sizes]
+    if not kept:
+        raise LogFormatError(f"{where}: every row has #wrong != 0; nothing to import")
+    size = np.array([r[0] for r in kept], np.int64)
+    t = np.array([r[1][0] for r in kept]) * 1e-6
+    t_in = np.array([r[1][1] if len(r[1]) > 1 else math.nan for r in kept]) * 1e-6
+    alg = np.array([r[2][0] for r in kept])
+    alg_in = np.array([r[2][1] if len(r[2]) > 1 else math.nan for r in kept])
+    bus = np.array([r[3][0] for r in kept])
+    if variant == "in-place" and not np.all(t_in > 0):
+        raise LogFormatError(f"{where}: rows without a time in either out-of-place or in-place")
+    return Measurement(
+        coll, tool, size, t, alg, bus, t_in, alg_in, where, variant=variant, wrong_sizes=wrong_sizes
+    )
 
 
 def parse_json(text: str, where: str = "<json>", collective: str | None = None) -> Measurement:
@@ -225,6 +270,7 @@ def parse_json(text: str, where: str = "<json>", collective: str | None = None) 
             raise LogFormatError(f"{w}: missing 'size'")
         size = _size(rec["size"], w)
         parts = []
+        wrong = []
         for key in ("out_of_place", "in_place"):
             part = rec.get(key)
             if part is None:
@@ -243,12 +289,12 @@ def parse_json(text: str, where: str = "<json>", collective: str | None = None) 
                     raise LogFormatError(f"{w}: '{key}' has no '{what}'")
                 vals.append(_number(str(v), w, what))
             parts.append(tuple(vals))
+            wrong.append(_wrong_count(str(part.get("nwrong", 0))))
         (t0, a0, b0), (t1, a1, _b1) = parts
-        if math.isnan(t0) and not math.isnan(t1):
-            t0, a0, b0 = parts[1]
         if t0 == 0:
             raise LogFormatError(f"{w}: time must be > 0")
-        rows.append((size, [t0, t1], [a0, a1], [b0]))
+        wrong += [0] * (2 - len(wrong))
+        rows.append((size, [t0, t1], [a0, a1], [b0], wrong))
     if not rows:
         raise LogFormatError(f"{where}: 'results' is empty")
     coll = _check_collective(coll or _collective_from_text(os.path.basename(where)), where)

@@ -69,17 +69,17 @@ def strongly_connected(fabric: IndexedFabric) -> bool:
 
 
 def _phase(fabric: IndexedFabric, start: Sequence[str], entering: bool,
-           groups: Sequence[str | None] | None = None):
+           groups: Sequence[str | None] | None = None, sinks: Sequence[int] | None = None):
     """(algbw, Bottleneck, S) of an allgather on ``fabric``; None when disconnected.
 
     ``groups`` (node groups, by node index): look for the box translation and run one max-flow
-    per orbit of sinks.
+    per orbit of sinks. ``sinks``: such sinks, already known (one per orbit of compute nodes
+    under automorphisms of ``fabric``).
     """
     if not strongly_connected(fabric):
         return None
     inside = set(start)
     starts = [[name in inside for name in fabric.names]] if start else []
-    sinks = None
     if groups is not None:
         sym = find_box_symmetry(fabric, groups)
         sinks = None if sym is None else sym.representatives(fabric)
@@ -114,13 +114,18 @@ def fabric_optimum(topo: Topology, collective: str = "allgather",
 
 def optimum_of(fabric: Callable[[bool], IndexedFabric], symmetric: bool, collective: str,
                starts: Sequence[Sequence[str]] = (),
-               groups: Sequence[str | None] | None = None) -> FabricOptimum:
-    """:func:`fabric_optimum` of the fabric ``fabric(False)`` (``fabric(True)``: reversed)."""
+               groups: Sequence[str | None] | None = None,
+               sinks: Sequence[int] | None = None) -> FabricOptimum:
+    """:func:`fabric_optimum` of the fabric ``fabric(False)`` (``fabric(True)``: reversed).
+
+    ``sinks``: one compute node per orbit of an automorphism group of that fabric (also one of
+    the reversed fabric: reversing links commutes with automorphisms).
+    """
     ag_start = tuple(starts[0]) if len(starts) > 0 else ()
     rs_start = tuple(starts[1]) if len(starts) > 1 else ag_start
     ag = rs = None
     if collective in ("allgather", "allreduce") or symmetric:
-        ag = _phase(fabric(False), ag_start, entering=False, groups=groups)
+        ag = _phase(fabric(False), ag_start, entering=False, groups=groups, sinks=sinks)
         if ag is None:
             return FabricOptimum(Fraction(0), False, None)
     if collective in ("reduce-scatter", "allreduce"):
@@ -128,7 +133,7 @@ def optimum_of(fabric: Callable[[bool], IndexedFabric], symmetric: bool, collect
             rs = (ag[0], Bottleneck(ag[1].nodes, ag[1].compute_inside, ag[1].bandwidth,
                                     tuple(_flip(x) for x in ag[1].links)), ag[2])
         else:
-            rs = _phase(fabric(True), rs_start, entering=True, groups=groups)
+            rs = _phase(fabric(True), rs_start, entering=True, groups=groups, sinks=sinks)
             if rs is None:
                 return FabricOptimum(Fraction(0), False, None)
     if collective == "allgather":

@@ -31,7 +31,7 @@ from solver.studies.elements import (
     upgrade_elements,
 )
 from solver.studies.optimum import FabricOptimum, fabric_optimum
-from solver.studies.symmetry import Orbits, orbits
+from solver.studies.symmetry import Orbits, box_classes, orbits
 from solver.studies.tasks import (
     FAILURES,
     SWEEP,
@@ -157,7 +157,8 @@ def failure_plan(topo: Topology, kinds: Sequence[str] = DEFAULT_FAILURE_KINDS,
     orb = orbits(topo, elements, use_symmetry)
     reps = [e for e in elements if orb.representative[e.key] == e.key]
     params = {"elements": list(kinds), "collective": collective, "symmetry": use_symmetry}
-    ctx = TaskContext(FAILURES, collective, topo, starts=base.starts)
+    ctx = TaskContext(FAILURES, collective, topo, starts=base.starts,
+                      boxes=box_classes(topo) if use_symmetry else ())
     return StudyPlan(FAILURES, collective, params, topo, ctx, [e.key for e in elements], reps,
                      base, orb, {e.key: e for e in elements}, reference=base.algbw)
 
@@ -179,7 +180,8 @@ def upgrade_plan(topo: Topology, factor: Any = None, add: Any = None, by: str = 
     params = {"by": by, "collective": collective, "symmetry": use_symmetry,
               "factor": exact_text(f) if f is not None else "",
               "add": exact_text(a) if a is not None else ""}
-    ctx = TaskContext(UPGRADE, collective, topo, factor=f, add=a, starts=base.starts)
+    ctx = TaskContext(UPGRADE, collective, topo, factor=f, add=a, starts=base.starts,
+                      boxes=box_classes(topo) if use_symmetry else ())
     plan = StudyPlan(UPGRADE, collective, params, topo, ctx, [e.key for e in elements], [],
                      base, orb, {e.key: e for e in elements}, reference=base.algbw)
     for e in elements:

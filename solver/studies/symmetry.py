@@ -37,6 +37,7 @@ class Swap:
 
     nodes: Mapping[str, str]  # only the moved nodes
     links: tuple[int, ...]  # link index -> image link index
+    boxes: tuple[tuple[str, ...], ...] = ()  # a box swap: the two boxes (node ids, matched)
 
     def node(self, node_id: str) -> str:
         return self.nodes.get(node_id, node_id)
@@ -126,7 +127,8 @@ def box_swaps(topo: Topology) -> list[Swap]:
                 mapping[a.id], mapping[b.id] = b.id, a.id
             link_map = _link_map(topo, mapping, buckets, whole)
             if link_map is not None:
-                swaps.append(Swap(mapping, link_map))
+                boxes = (tuple(n.id for n in first), tuple(n.id for n in other))
+                swaps.append(Swap(mapping, link_map, boxes))
     return swaps
 
 
@@ -163,3 +165,18 @@ def orbits(topo: Topology, elements: Sequence[Element], use_symmetry: bool = Tru
     if not use_symmetry:
         method = "none (switched off)"
     return Orbits(representative, path, tuple(swaps), method)
+
+
+def box_classes(topo: Topology) -> tuple[tuple[tuple[str, ...], ...], ...]:
+    """Boxes that verified swaps make interchangeable: per class, the first box and every box
+    it swaps with (node ids, position by position).
+
+    Any two boxes of a class can be swapped too ((i j) = (0 i)(0 j)(0 i)), so the boxes a
+    change does not touch stay interchangeable in the changed fabric: their compute nodes at
+    one position form one orbit, and one of them is enough as a max-flow sink.
+    """
+    classes: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+    for swap in box_swaps(topo):
+        first, other = swap.boxes
+        classes.setdefault(first, [first]).append(other)
+    return tuple(tuple(boxes) for boxes in classes.values())

@@ -44,6 +44,7 @@ class TaskContext:
     factor: Fraction | None = None
     add: Fraction | None = None
     starts: tuple[tuple[str, ...], ...] = ()
+    boxes: tuple[tuple[tuple[str, ...], ...], ...] = ()  # symmetry.box_classes (sinks)
 
 
 def exact_text(value: Fraction) -> str:
@@ -66,9 +67,14 @@ def optimum_fields(opt: FabricOptimum) -> dict[str, Any]:
 class _Base:
     """The intact fabric's integer views, built once per worker and context."""
 
-    def __init__(self, topo: Topology) -> None:
+    def __init__(self, topo: Topology, boxes=()) -> None:
         self.topo = topo
         self.index = {name: i for i, name in enumerate(topo.node_ids)}
+        compute = {i for i, node in enumerate(topo.nodes) if node.is_compute}
+        # per class of interchangeable boxes: each box's compute nodes (indices) and all nodes
+        self.boxes = [[(frozenset(self.index[v] for v in box),
+                        [self.index[v] for v in box if self.index[v] in compute])
+                       for box in cls] for cls in boxes]
         self.symmetric = all(not link.directed for link in topo.links)
         self.fabrics: dict[bool, IndexedFabric] = {}
         self.bandwidths: dict[bool, dict[tuple[int, int], Fraction]] = {}
@@ -103,6 +109,32 @@ class _Base:
                 changes[pair] = changes.get(pair, bws[pair]) + delta
         return derive(base, frozenset(), changes)
 
+    def touched(self, element: Element) -> set[int]:
+        if element.node is not None:
+            return {self.index[element.node]}
+        out = set()
+        for i in element.links:
+            out.update((self.index[self.topo.links[i].source], self.index[self.topo.links[i].target]))
+        return out
+
+    def sinks(self, element: Element) -> list[int] | None:
+        """One max-flow sink per orbit of compute nodes of the changed fabric, using the box
+        swaps that fix ``element`` (boxes it does not touch stay interchangeable), as indices
+        of the derived fabric; None without such swaps."""
+        touched = self.touched(element)
+        skip: set[int] = set()
+        for cls in self.boxes:
+            untouched = [computes for nodes, computes in cls if not nodes & touched]
+            for computes in untouched[1:]:
+                skip.update(computes)
+        if not skip:
+            return None
+        dropped = touched if element.node is not None else set()
+        kept = [v for v in range(len(self.topo.nodes)) if v not in dropped]
+        position = {v: i for i, v in enumerate(kept)}
+        return [position[v] for v in self.fabric(False).compute
+                if v not in skip and v not in dropped]
+
 
 _BASES: dict[int, tuple[TaskContext, _Base]] = {}
 
@@ -112,14 +144,14 @@ def _base(ctx: TaskContext) -> _Base:
     if entry is None or entry[0] is not ctx:
         if len(_BASES) > 4:
             _BASES.clear()
-        entry = _BASES[id(ctx)] = (ctx, _Base(ctx.topology))
+        entry = _BASES[id(ctx)] = (ctx, _Base(ctx.topology, ctx.boxes))
     return entry[1]
 
 
 def _element_row(ctx: TaskContext, element: Element) -> dict[str, Any]:
     base = _base(ctx)
     opt = optimum_of(lambda reverse: base.modified(ctx, element, reverse), base.symmetric,
-                     ctx.collective, ctx.starts)
+                     ctx.collective, ctx.starts, sinks=base.sinks(element))
     return {"element": element.key, "kind": element.kind, **optimum_fields(opt)}
 
 

@@ -199,7 +199,9 @@ def test_check_xml_broken_file_exit_2(capsys):
 
 def test_show_summarises_and_lists_trees(tmp_path, capsys):
     h5 = tmp_path / "r.h5"
-    write_schedule(h5, bfs_schedule(ring(4)))
+    from solver.simulate.estimate import model_tables
+
+    write_schedule(h5, bfs_schedule(ring(4)), tables=model_tables)
     code, text, _ = run(["show", h5], capsys)
     assert code == 0
     assert "forestcoll-results 1.1" in text and "allgather_k1: allgather, k=1" in text

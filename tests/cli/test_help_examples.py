@@ -4,6 +4,7 @@ it can be copied and run from a checkout."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import shlex
 from pathlib import Path
 
@@ -33,7 +34,7 @@ def _examples(text: str) -> list[str]:
 def _inputs(path: tuple[str, ...], tokens: list[str]) -> list[str]:
     """The first positional argument after the command words, and every --topology value."""
     words = tokens[1 + len(path):]
-    found = [v for k, v in zip(words, words[1:]) if k in ("--topology", "-t")]
+    found = [v for k, v in itertools.pairwise(words) if k in ("--topology", "-t")]
     positional = [w for w in words if not w.startswith("-")]
     if positional and not any(w.startswith("-") for w in words[:words.index(positional[0])]):
         found.append(positional[0])

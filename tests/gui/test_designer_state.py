@@ -518,3 +518,29 @@ def test_help_menu_has_a_quick_start_and_the_real_shortcuts(qtbot, make_window):
     # a shortcut changed at run time shows up: nothing is hard-coded
     w.results_controller.menu.solve_action.setShortcut(QKeySequence("Ctrl+J"))
     assert ("Solve", "Solve", "Ctrl+J") in w.show_shortcuts().rows
+
+
+def test_a_studys_resilience_map_is_not_drawn_on_another_fabric(make_window, tmp_path):
+    from fc_gui.controllers.studies import install as install_studies
+
+    w = make_window()
+    studies = install_studies(w)
+    rows = [{"element": "gpu0--gpu1", "kind": "link", "change_pct": -25.0},
+            {"element": "gpu2", "kind": "node", "change_pct": -50.0}]
+    studies.overlay.show_rows("failures", rows)
+    assert studies.overlay.active and studies.overlay.by_node
+    assert w.canvas.links.colors  # the map colours the links
+    assert w.file_actions.open_path(ring4_file(tmp_path))  # same node ids, another fabric
+    assert not studies.overlay.active and not studies.overlay.by_node
+    assert w.canvas.links.colors is None
+    assert "replaced" in studies.dock.status.text()
+
+
+def test_a_result_that_arrives_stale_is_greyed_from_the_start(qtbot, make_window):
+    w = make_window()
+    rc = w.results_controller
+    rc.show_schedule(ring4_schedule(), stale=True)  # the fabric was edited during its solve
+    assert rc.stale and rc.overlays.cut.badge.greyed
+    assert rc.plots._model and all(rc.plots.series[label].opacity() == 0.3
+                                   for label in rc.plots._model)
+    assert all(c[0] == c[1] == c[2] for c in rc.canvas.links.colors.values())

@@ -467,9 +467,14 @@ def test_simulate_plots_forestcoll_and_baselines(qtbot, make_window):
     rc = w.results_controller
     solve_and_wait(qtbot, w)
     assert rc.plots.simulate_button.isEnabled()
+    reports = []
+    rc.simulation.task.progress.connect(lambda text, f: reports.append((text, f)))
     with qtbot.waitSignal(rc.simulation.task.done, timeout=60000):
         rc.plots.simulate_button.click()
         assert rc.plots.simulate_button.text() == "Cancel simulation"
+    # progress crossed from the worker thread into the GUI thread (one per simulated size at least)
+    assert reports and all(t.startswith("simulate") for t, _ in reports)
+    assert reports[-1][1] == pytest.approx(1.0)
     labels = rc.plots.labels()
     assert "simulated forestcoll" in labels and "simulated ring" in labels
     fc = rc.plots.series["simulated forestcoll"]

@@ -8,6 +8,8 @@ from fractions import Fraction
 import h5py
 import numpy as np
 import pytest
+
+from solver.simulate.estimate import model_tables
 from test_msccl_support import bfs_schedule
 
 from solver.io import results_h5 as rh
@@ -71,7 +73,7 @@ def test_round_trip_mi250_and_default_names(tmp_path):
 
 def test_schema_attributes_units_and_compression(tmp_path, topo):
     path = tmp_path / "r.h5"
-    rh.write_schedule(path, bfs_schedule(topo))
+    rh.write_schedule(path, bfs_schedule(topo), tables=model_tables)
     with h5py.File(path, "r") as f:
         assert f.attrs["schema"] == "forestcoll-results"
         assert f.attrs["schema_version"] == "1.1"
@@ -114,7 +116,7 @@ def test_model_tables_written_with_schedule(tmp_path):
     topo = ring(4)
     s = bfs_schedule(topo)
     path = tmp_path / "r.h5"
-    rh.write_schedule(path, s)
+    rh.write_schedule(path, s, tables=model_tables)
     res = rh.read_results(path)
     bound = res["allgather_k1.bound"]
     est = res["allgather_k1.estimate"]
@@ -122,9 +124,20 @@ def test_model_tables_written_with_schedule(tmp_path):
     m = bound.size_bytes.astype(float)
     np.testing.assert_allclose(bound.predicted_time, m / (s.optimal_algbw * 1e9))
     assert np.all(est.predicted_time > bound.predicted_time)
-    # latency default: 1 us per hop; the deepest BFS path on a 4-ring is 2 hops
-    assert est.attrs["alpha_us"] == pytest.approx(2.0)
+    # the deepest BFS path on a 4-ring is 2 hops of 1 us latency (+ one chunk per hop)
+    assert est.predicted_time[0] - bound.predicted_time[0] >= 2e-6
+    # one model: `forestcoll simulate` prints the same estimate as the stored table
+    from solver.simulate import sweep
+
+    sizes = [int(x) for x in est.size_bytes[::7]]
+    rows = sweep(topo, "allgather", ["forestcoll"], sizes, schedule=s).rows
+    np.testing.assert_allclose([r.estimate_time for r in rows], est.predicted_time[::7], rtol=1e-12)
+    assert est.attrs["default_hop_latency_us"] == pytest.approx(1.0)
     assert np.all(np.isnan(bound.measured_time))
+    # the HDF5 layer only stores tables: none without a model
+    other = tmp_path / "plain.h5"
+    rh.write_schedule(other, s)
+    assert rh.read_results(other) == {}
 
 
 def test_write_results_round_trip_and_replace(tmp_path):
@@ -202,7 +215,7 @@ def test_interrupted_write_leaves_old_file_intact(tmp_path, monkeypatch):
 
     monkeypatch.setattr(rh, "_write_table", failing)
     with pytest.raises(ForestCollError, match="cannot write: disk full"):
-        rh.write_schedule(path, bfs_schedule(ring(4), "reduce-scatter"))
+        rh.write_schedule(path, bfs_schedule(ring(4), "reduce-scatter"), tables=model_tables)
     assert path.read_bytes() == before
     assert set(rh.read_schedules(path)) == {"allgather_k1"}
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

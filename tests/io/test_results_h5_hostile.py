@@ -24,8 +24,10 @@ SECRET = "hostile-secret-line-7f3a"
 
 @pytest.fixture()
 def valid(tmp_path):
+    from solver.simulate.estimate import model_tables
+
     path = tmp_path / "r.h5"
-    rh.write_schedule(path, bfs_schedule(ring(4)), name="ag")
+    rh.write_schedule(path, bfs_schedule(ring(4)), name="ag", tables=model_tables)
     return path
 
 

@@ -9,6 +9,7 @@ from fractions import Fraction
 import pytest
 
 from solver.io import untrusted as u
+from solver.model import values as v
 from solver.model.errors import TopologyError
 
 
@@ -25,7 +26,7 @@ from solver.model.errors import TopologyError
     ],
 )
 def test_exact_numbers_stay_exact(value, expected):
-    assert u.exact_number(value, "bw") == expected
+    assert v.exact_number(value, "bw") == expected
 
 
 @pytest.mark.parametrize(
@@ -50,7 +51,7 @@ def test_exact_numbers_stay_exact(value, expected):
 def test_hostile_numbers_are_one_line_errors_in_bounded_time(value, message):
     start = time.process_time()
     with pytest.raises(TopologyError, match="bw") as info:
-        u.exact_number(value, "bw")
+        v.exact_number(value, "bw")
     assert message in str(info.value)
     assert "\n" not in str(info.value) and len(str(info.value)) < 200
     assert time.process_time() - start < 0.5
@@ -58,32 +59,32 @@ def test_hostile_numbers_are_one_line_errors_in_bounded_time(value, message):
 
 def test_ranges_name_the_bound():
     with pytest.raises(TopologyError, match="at most 1e\\+09"):
-        u.exact_number("2e9", "bw", maximum=u.MAX_BANDWIDTH)
+        v.exact_number("2e9", "bw", maximum=v.MAX_BANDWIDTH)
     with pytest.raises(TopologyError, match="between -1e\\+09 and 1e\\+09"):
-        u.bounded_float("1e20", "x")
-    assert u.bounded_float("-2.5", "x") == -2.5
+        v.bounded_float("1e20", "x")
+    assert v.bounded_float("-2.5", "x") == -2.5
 
 
 def test_bounded_int_measures_text_first():
-    assert u.bounded_int("0x55", "m", base=0) == 0x55
+    assert v.bounded_int("0x55", "m", base=0) == 0x55
     with pytest.raises(TopologyError, match="at most 64"):
-        u.bounded_int("9" * 5000, "n")  # Python's own 4300-digit ValueError never happens
+        v.bounded_int("9" * 5000, "n")  # Python's own 4300-digit ValueError never happens
     with pytest.raises(TopologyError, match="must be at most 10"):
-        u.bounded_int("11", "n", maximum=10)
+        v.bounded_int("11", "n", maximum=10)
     with pytest.raises(TopologyError, match="whole number"):
-        u.bounded_int("two", "n")
+        v.bounded_int("two", "n")
 
 
 @pytest.mark.parametrize("text", ["a\x01b", "\x1b[31mred", "x\ud800", "tab\there", "", "a" * 300])
 def test_identifiers_refuse_what_xml_cannot_hold(text):
     with pytest.raises(TopologyError):
-        u.identifier(text, "node id")
+        v.identifier(text, "node id")
 
 
 def test_text_values_allow_tabs_and_newlines_but_not_controls():
-    assert u.text_value("two\nlines\t", "role") == "two\nlines\t"
+    assert v.text_value("two\nlines\t", "role") == "two\nlines\t"
     with pytest.raises(TopologyError, match="U\\+0007"):
-        u.text_value("bell\x07", "role")
+        v.text_value("bell\x07", "role")
 
 
 def test_parse_json_bounds_depth_numbers_and_keeps_decimals():

@@ -64,6 +64,7 @@ FABRICS = [
     (_directed_fabric(), "reduce-scatter"),
     (_directed_fabric(), "allreduce"),
     (make("mi250", n=1), "allgather"),
+    (fat_tree(leaves=4, spines=2, gpus_per_leaf=2, oversubscription=2), "allreduce"),
 ]
 
 
@@ -94,11 +95,28 @@ def test_symmetry_shares_solves_between_swapped_boxes(engine):
     by_key = {r["element"]: r for r in result.rows}
     assert by_key["b3.gpu5--b3.nvsw"]["orbit"] == "b0.gpu5--b0.nvsw"
     assert by_key["b3.gpu5--b3.nvsw"]["algbw_exact"] == by_key["b0.gpu5--b0.nvsw"]["algbw_exact"]
-    for key in ("b2.nic3", "b3.gpu5--b3.nvsw", "b1.nic6--ib0"):
+    for key in ("b2.nic3", "b3.gpu5--b3.nvsw", "b1.nic6--ib0", "ib1"):
         row = by_key[key]
         modified = without_element(topo, plan.elements[key])
         assert Fraction(row["algbw_exact"]) == _resolve(modified, "allgather")
         _check_cut(row, modified, "allgather")  # the representative's cut, mapped by the swap
+
+
+def test_boxes_a_change_does_not_touch_need_one_sink_between_them():
+    from solver.studies.tasks import _base
+
+    topo = dgx_a100(4)
+    plan = failure_plan(topo, ["links", "switches", "nics"])
+    base = _base(plan.context)
+    link = plan.elements["b2.gpu3--b2.nvsw"]
+    sinks = base.sinks(link)
+    names = [base.fabric(False).names[v] for v in sinks]
+    # box 2 (touched) and one untouched box (box 0) stand for boxes 1 and 3
+    assert sorted(names) == sorted([f"b2.gpu{j}" for j in range(8)] + [f"b0.gpu{j}" for j in range(8)])
+    ib = base.sinks(plan.elements["ib0"])  # all four boxes untouched: one box of sinks
+    assert len(ib) == 8
+    off = failure_plan(topo, ["links"], use_symmetry=False)
+    assert _base(off.context).sinks(off.elements["b2.gpu3--b2.nvsw"]) is None
 
 
 def test_a_swap_that_is_no_automorphism_is_refused():
@@ -256,3 +274,17 @@ def test_a_task_that_breaks_the_cluster_is_one_error_line(engine):
 
     with pytest.raises(EngineError, match="the Dask cluster failed: MemoryError: worker ran out"):
         list(engine.run(broken, None, [[1], [2]]))
+
+
+def test_a_damaged_study_group_is_a_one_line_error(engine, tmp_path):
+    from solver.io.results_h5 import ResultsFileError
+
+    out = tmp_path / "r.h5"
+    run_study(failure_plan(ring(4, 10), ["links"]), engine, output=out)
+    with h5py.File(out, "r+") as f:
+        f["studies/failures_allgather"].attrs["rows"] = 99  # more rows than the columns hold
+    with pytest.raises(ResultsFileError, match="damaged or incomplete") as err:
+        read_study(out, "failures_allgather")
+    assert "\n" not in str(err.value)
+    with pytest.raises(ResultsFileError, match="no study 'other'"):
+        read_study(out, "other")

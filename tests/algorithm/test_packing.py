@@ -111,7 +111,7 @@ def test_shortening_a_ring_and_a_torus():
 
     from solver.io.formats import load
 
-    samples = Path(__file__).resolve().parent.parent / "sample_topologies"
+    samples = Path(__file__).resolve().parents[2] / "sample_topologies"
     for name, tallest in (("ring_8", 4), ("torus_4x4x2", 6)):
         topo = load(samples / f"{name}.json")
         N, caps, opt = _compute_graph(topo)

@@ -1,0 +1,174 @@
+"""Real nccl-tests / rccl-tests logs, the fabrics they ran on, and the library model's error on them.
+
+Each :class:`RealLog` names a log under ``tests/data/real/logs/`` (provenance in
+``tests/data/real/README.md``), the fabric it ran on (built here from the published facts: GPU
+model, NVLink/xGMI generation and bandwidth, NICs per node and their speed, node count), the
+library generation, and whether it was used to calibrate the two fitted constants of
+:mod:`solver.simulate.library` (``NET_EFFICIENCY``, ``XGMI_EFFICIENCY``) or held out.
+
+:func:`compare` gives, per log and size, the measured algbw next to what
+:func:`solver.simulate.library.tuner` predicts; :func:`fit` re-runs the calibration (a grid
+search minimising the worst relative error at >= 1 GiB over the calibration logs only).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
+from solver.simulate import library as L
+from solver.simulate.nccl_tests import Measurement, load_log
+
+LOG_DIR = Path(__file__).resolve().parents[2] / "tests" / "data" / "real" / "logs"
+GIB = 1 << 30
+
+
+def boxes_with_rails(
+    name: str,
+    boxes: int,
+    gpus: int,
+    nic_bw: float,
+    *,
+    nvswitch_bw: float | None = None,
+    mesh_bw: float | None = None,
+    library: str = "",
+) -> Topology:
+    """``boxes`` boxes of ``gpus`` GPUs, either on one NVSwitch (``nvswitch_bw`` GB/s per GPU) or in
+    a full xGMI mesh (``mesh_bw`` GB/s per GPU pair), each GPU with its own NIC (``nic_bw`` GB/s)
+    on rail switch ``rail<j>`` (one box: no NICs)."""
+    nodes: list[Node] = []
+    links: list[Link] = []
+
+    def bw(x: float) -> Fraction:
+        return Fraction(x).limit_denominator(1000)
+
+    for b in range(boxes):
+        g = f"b{b}"
+        ids = [f"{g}.gpu{j}" for j in range(gpus)]
+        nodes += [Node(i, COMPUTE, "gpu", group=g) for i in ids]
+        if nvswitch_bw is not None:
+            nodes.append(Node(f"{g}.nvsw", SWITCH, "nvswitch", group=g))
+            links += [Link(i, f"{g}.nvsw", bw(nvswitch_bw)) for i in ids]
+        else:
+            links += [Link(u, v, bw(mesh_bw)) for u, v in itertools.combinations(ids, 2)]
+        if boxes > 1:
+            for j, i in enumerate(ids):
+                nodes.append(Node(f"{g}.nic{j}", SWITCH, "nic", group=g))
+                links += [Link(i, f"{g}.nic{j}", bw(nic_bw)), Link(f"{g}.nic{j}", f"rail{j}", bw(nic_bw))]
+    if boxes > 1:
+        nodes += [Node(f"rail{j}", SWITCH, "ib", group="network") for j in range(gpus)]
+    return Topology(name, tuple(nodes), tuple(links), {"library": library})
+
+
+@dataclass(frozen=True)
+class RealLog:
+    """A public log and the fabric it ran on."""
+
+    file: str
+    fabric: str  # one line: GPUs, intra-box links, NICs, nodes
+    build: Callable[[], Topology]
+    held_out: bool
+
+    def measurement(self) -> Measurement:
+        return load_log(LOG_DIR / self.file)
+
+    def topology(self) -> Topology:
+        return self.build()
+
+
+# Per-direction bandwidths (GB/s): MI300X / MI355X xGMI 64 / 76.8 per link (128 / 153.6 GB/s
+# bidirectional, AMD data sheets), 7 links per GPU (full mesh of 8); H100 NVLink4 18 links x 25 =
+# 450; B200 NVLink5 18 x 50 = 900; 400 Gb/s NIC = 50, 200 Gb/s = 25.
+LOGS: tuple[RealLog, ...] = (
+    RealLog(
+        "rccl_allreduce_mi300x_1node.log",
+        "1x 8 MI300X, xGMI full mesh 64 GB/s per link",
+        lambda: boxes_with_rails("1x MI300X", 1, 8, 0, mesh_bw=64, library="rccl:cdna3"),
+        held_out=False,
+    ),
+    RealLog(
+        "rccl_allreduce_mi300x_2node.log",
+        "2x 8 MI300X, xGMI mesh 64 GB/s, 8x 400 Gb/s CX-7 per node",
+        lambda: boxes_with_rails("2x MI300X", 2, 8, 50, mesh_bw=64, library="rccl:cdna3"),
+        held_out=False,
+    ),
+    RealLog(
+        "nccl_allreduce_h100_a3mega_2node.log",
+        "2x 8 H100 (GCP A3 Mega), NVSwitch 450 GB/s, 8x 200 Gb/s GPUDirect-TCPXO per node",
+        lambda: boxes_with_rails(
+            "2x H100 A3 Mega", 2, 8, 25, nvswitch_bw=450, library="nccl:hopper:nvls"
+        ),
+        held_out=True,
+    ),
+    RealLog(
+        "nccl_allgather_b200_a4_2node.log",
+        "2x 8 B200 (GCP A4), NVSwitch 900 GB/s, 8x 400 Gb/s RoCE per node",
+        lambda: boxes_with_rails(
+            "2x B200 A4", 2, 8, 50, nvswitch_bw=900, library="nccl:blackwell:nvls"
+        ),
+        held_out=False,
+    ),
+    RealLog(
+        "rccl_allreduce_mi355x_2node.log",
+        "2x 8 MI355X, xGMI mesh 76.8 GB/s, 8x 400 Gb/s Pollara per node",
+        lambda: boxes_with_rails("2x MI355X", 2, 8, 50, mesh_bw=76.8, library="rccl:cdna4"),
+        held_out=True,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measured size of one log, with the model's prediction."""
+
+    log: RealLog
+    size: int
+    measured: float  # algbw GB/s (out-of-place, or in-place when out-of-place is missing)
+    predicted: float
+    choice: str
+
+    @property
+    def error(self) -> float:
+        """Relative error of the prediction (+ = the model is faster than measured)."""
+        return self.predicted / self.measured - 1.0
+
+
+def compare(logs: Iterable[RealLog] = LOGS, min_size: int = 1 << 20) -> list[Point]:
+    """Measured vs predicted algbw for every size >= ``min_size`` of every log."""
+    out = []
+    for log in logs:
+        m = log.measurement()
+        tu = L.tuner(log.topology(), m.collective)
+        for size, alg in zip(m.size_bytes, m.algbw_used):
+            if size < min_size or not alg > 0:
+                continue
+            choice, t = tu.best(int(size))
+            out.append(Point(log, int(size), float(alg), int(size) / t / 1e9, choice.label))
+    return out
+
+
+def worst_error(points: Iterable[Point], min_size: int = GIB) -> float:
+    return max((abs(p.error) for p in points if p.size >= min_size), default=0.0)
+
+
+def fit(steps: int = 41) -> tuple[float, float, float]:
+    """Grid-search (net, xgmi) efficiencies in [0.6, 1.0] minimising the worst error at >= 1 GiB
+    over the calibration logs; returns (net, xgmi, worst error). Restores the module constants."""
+    saved = (L.NET_EFFICIENCY, L.XGMI_EFFICIENCY)
+    calib = [log for log in LOGS if not log.held_out]
+    best = (saved[0], saved[1], float("inf"))
+    grid = [0.6 + 0.4 * i / (steps - 1) for i in range(steps)]
+    try:
+        for net in grid:
+            for xgmi in grid:
+                L.NET_EFFICIENCY, L.XGMI_EFFICIENCY = net, xgmi
+                err = worst_error(compare(calib, GIB))
+                if err < best[2]:
+                    best = (net, xgmi, err)
+    finally:
+        L.NET_EFFICIENCY, L.XGMI_EFFICIENCY = saved
+    return best

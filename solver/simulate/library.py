@@ -1,0 +1,404 @@
+"""What NCCL / RCCL would do on a fabric: their tuner's own performance model.
+
+NCCL does not simulate: at communicator set-up it computes, for every collective, algorithm
+(Ring, Tree, NVLS, NVLSTree, CollNet, PAT) and protocol (LL, LL128, Simple), a bandwidth and a
+latency, and at each call it runs the pair with the smallest ``latency + bytes / bandwidth``. This
+module evaluates the same formulas on our :class:`~solver.model.topology.Topology`, so that the
+"nccl" baseline is the algorithm the library would pick, at the speed the library would reach,
+instead of a ring we built ourselves. Sources (NVIDIA/nccl at commit 5067397c, June 2026):
+
+- ``src/graph/tuning.cc:139-144`` NVLS efficiency per generation; ``:149-176`` base and hardware
+  latencies (us) per algorithm/protocol for NVLink, PCI and network hops; ``:177-212`` per-channel
+  caps (llMaxBws, perChMaxRingLL128Bws, perChMaxTreeLL128Bws, perChMaxTreeBws,
+  perChMaxNVLSTreeBws).
+- ``tuning.cc:292-298`` which algorithms exist per collective (PAT only for allgather/reduce-scatter,
+  Tree/NVLSTree only for allreduce); ``:308-323`` NVLS/NVLSTree bandwidth (x2 for allreduce,
+  x2 inter-node on 2 nodes for NVLSTree); ``:324-337`` protocol refinements (LL x0.5, LL128 x0.92,
+  Tree x0.92, Tree LL x1/3.8, PAT x0.75); ``:376-381`` bus -> algorithm bandwidth ratio
+  (nRanks/nsteps for Ring/NVLS, 0.5 for Tree); ``:384-437`` latency per algorithm (ring steps,
+  tree depth log2(nNodes), NVLS); ``:228-233`` network overhead per ring step (x3 for Simple);
+  ``:623-655`` tree correction factors by size and ``time = lat + bytes / (1000 * bw)``, with the
+  x1.4 "plateau" latency of multi-node Simple rings.
+- ``src/graph/topo.h:21-24`` NCCL's own per-link NVLink bandwidths: 20.0 GB/s (sm80), 20.6
+  (sm90), 40.1 (sm100) per link, i.e. 80-82 % of the 25 / 25 / 50 GB/s line rate. This is the
+  "370 of 450 GB/s" an H100 reaches with Simple: we model it as an NVLink efficiency and apply
+  it to *every* algorithm, ForestColl included (:func:`derated`).
+
+What NCCL's graph search (``search.cc``) would find is replaced by the physical totals it aims for:
+``intra`` = the GPU's NVLink/xGMI bandwidth inside its box (least over GPUs), ``net`` = the box's
+bandwidth to the outside (least over boxes). With ``ppn`` GPUs per box, ring channels leave each
+box through a different GPU (one NIC per channel, PXN otherwise), so a GPU forwards on its
+NVLink/xGMI in ``ppn - 1`` of every ``ppn`` ring hops: ring bus bandwidth =
+``min(intra * ppn / (ppn - 1), net)`` across boxes, ``intra`` inside one box.
+
+Two efficiencies are *calibrated* on real logs (tests/data/real/logs, see
+:mod:`solver.simulate.calibration`): the network's (RoCE/IB/TCPXO payload rate over line rate)
+and xGMI's (RCCL has no per-link constant like NCCL's NVLink one).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+from solver.model.errors import ForestCollError
+from solver.model.topology import Link, Topology
+
+# ----------------------------------------------------------------------------- constants
+ALGOS = ("Ring", "Tree", "NVLS", "NVLSTree", "PAT")
+PROTOS = ("LL", "LL128", "Simple")
+
+#: tuning.cc:149-155 baseLatencies (us) [algorithm][protocol]
+BASE_LAT = {
+    "Tree": (6.8, 14.0, 8.4),
+    "Ring": (6.6, 14.0, 8.4),
+    "NVLS": (0.0, 0.0, 0.0),
+    "NVLSTree": (0.0, 0.0, 0.0),
+    "PAT": (8.0, 8.0, 8.0),
+}
+#: tuning.cc:156-176 hwLatencies (us) [hw][algorithm][protocol]
+HW_LAT = {
+    "nvlink": {
+        "Tree": (0.6, 1.25, 4.0),
+        "Ring": (0.6, 1.9, 3.4),
+        "NVLS": (0, 0, 25),
+        "NVLSTree": (0, 0, 25),
+        "PAT": (0, 0, 4.0),
+    },
+    "pci": {
+        "Tree": (1.0, 1.9, 4.0),
+        "Ring": (1.0, 2.5, 5.7),
+        "NVLS": (0, 0, 0),
+        "NVLSTree": (0, 0, 0),
+        "PAT": (0, 0, 4.0),
+    },
+    "net": {
+        "Tree": (5.0, 8.5, 14),
+        "Ring": (2.7, 4.0, 14.0),
+        "NVLS": (0, 0, 18),
+        "NVLSTree": (0, 0, 20.9),
+        "PAT": (0, 0, 14),
+    },
+}
+_GEN_INDEX = {"volta": 0, "ampere": 1, "hopper": 2, "blackwell": 3}
+#: tuning.cc:177-183 llMaxBws [index1][nodes index]; index1 = generation (1 node) or CPU (0 Intel)
+LL_MAX_BW = ((39.0, 39.0, 20.4), (87.7, 22.5, 19.0), (141.0, 45.0, 35.0), (282.0, 90.0, 70.0))
+#: tuning.cc:184-190, 191-197, 198-204, 205-211 per-channel caps [generation][nodes index]
+RING_LL128_BW = ((20.0,) * 3, (20.0,) * 3, (36.7,) * 3, (40.0,) * 3)
+TREE_LL128_BW = ((20.0,) * 3, (20.0,) * 3, (36.7, 36.7, 29.0), (55.6, 31.67, 20.0))
+TREE_BW = ((26.5, 18.5, 10.0), (24.0, 23.6, 17.8), (38.7, 41.4, 36.0), (70.0, 42.8, 24.0))
+NVLS_TREE_BW = ((26.5, 18.5, 10.0), (24.0, 23.6, 17.8), (0.0, 57.7, 45.5), (0.0, 96.0, 80.0))
+#: tuning.cc:139-144
+NVLS_EFFICIENCY = (0.0, 0.0, 0.85, 0.74)
+#: tuning.cc:623-627 treeCorrectionFactor [protocol][log2(bytes / 64)]
+TREE_CORRECTION = (
+    (1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+    + (1.0,) * 5,
+    (1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.8, 0.9)
+    + (0.9, 0.9, 0.9, 1.0, 1.0, 1.0),
+    (0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8)
+    + (0.7, 0.7, 0.8, 0.9, 0.9, 0.9),
+)
+#: topo.h:21-24 NVLink GB/s per link that NCCL assumes / line rate per link and direction.
+NVLINK_EFFICIENCY = {"volta": 20.0 / 25, "ampere": 20.0 / 25, "hopper": 20.6 / 25, "blackwell": 40.1 / 50}
+#: Calibrated on the logs marked "calibration" in solver.simulate.calibration (see there).
+NET_EFFICIENCY = 0.91
+XGMI_EFFICIENCY = 0.70
+#: Channels assumed for the per-channel caps (NCCL runs 16-32 on 8-GPU NVSwitch/xGMI boxes).
+CHANNELS = 16
+#: getNetOverhead, tuning.cc:228-233 (us per ring step, Intel host; AMD hosts 2.0).
+NET_OVERHEAD_US = 1.0
+
+
+@dataclass(frozen=True)
+class Library:
+    """The library and hardware generation whose tuner is modelled.
+
+    ``name``: "nccl" or "rccl"; ``generation``: volta/ampere/hopper/blackwell (NVIDIA) or
+    cdna2/cdna3/cdna4 (AMD; tuned with NCCL's Ampere/Hopper/Blackwell tables, as RCCL derives from
+    them); ``nvls``: NVSwitch with in-switch reduction (NVLink SHARP, Hopper and later).
+    """
+
+    name: str = "nccl"
+    generation: str = "ampere"
+    nvls: bool = False
+
+    @property
+    def gen_index(self) -> int:
+        amd = {"cdna2": 1, "cdna3": 2, "cdna4": 3}
+        return amd.get(self.generation, _GEN_INDEX.get(self.generation, 1))
+
+    @property
+    def intra_efficiency(self) -> float:
+        if self.name == "rccl":
+            return XGMI_EFFICIENCY
+        return NVLINK_EFFICIENCY.get(self.generation, 0.8)
+
+    @property
+    def ll128(self) -> bool:
+        # tuning.cc:518-531: LL128 on by default on Hopper/Blackwell; RCCL enables it on gfx94x/95x
+        return self.generation in ("hopper", "blackwell", "cdna3", "cdna4")
+
+
+#: Library per template (``Topology.extra["template"]``); other fabrics get ``Library()``.
+TEMPLATE_LIBRARY = {
+    "dgx_a100": Library("nccl", "ampere", False),
+    "dgx_h100_rail": Library("nccl", "hopper", True),
+    "mi250": Library("rccl", "cdna2", False),
+}
+
+
+def library_for(topo: Topology) -> Library:
+    """The library a fabric runs: from ``extra["library"]`` ("nccl:hopper:nvls"), its template, or
+    NCCL on Ampere without NVLS."""
+    spec = topo.extra.get("library") if topo.extra else None
+    if isinstance(spec, str) and spec:
+        return parse_library(spec)
+    return TEMPLATE_LIBRARY.get(str(topo.extra.get("template", "")) if topo.extra else "", Library())
+
+
+def parse_library(spec: str) -> Library:
+    """``nccl:hopper``, ``nccl:hopper:nvls``, ``rccl:cdna3`` ..."""
+    parts = [p.strip().lower() for p in spec.split(":") if p.strip()]
+    if not parts or parts[0] not in ("nccl", "rccl"):
+        raise ForestCollError(f"bad library {spec!r} (use e.g. nccl:hopper:nvls or rccl:cdna3)")
+    gen = parts[1] if len(parts) > 1 else ("cdna3" if parts[0] == "rccl" else "ampere")
+    known = set(_GEN_INDEX) | {"cdna2", "cdna3", "cdna4"}
+    if gen not in known:
+        raise ForestCollError(f"bad generation {gen!r} in {spec!r} (one of {', '.join(sorted(known))})")
+    nvls = len(parts) > 2 and parts[2] == "nvls"
+    return Library(parts[0], gen, nvls)
+
+
+# ----------------------------------------------------------------------------- fabric shape
+@dataclass(frozen=True)
+class Shape:
+    """What the library's graph search sees: boxes, GPUs per box, bandwidths (GB/s, nominal)."""
+
+    ranks: int
+    boxes: int
+    ppn: int  # GPUs per box (the smallest box)
+    intra: float  # least over GPUs of NVLink/xGMI bandwidth to the rest of the box
+    net: float  # least over boxes of bandwidth leaving the box (0 for one box)
+    nvswitch: bool  # every box has an NVSwitch
+
+
+def _is_net_link(link: Link, group: dict, role: dict) -> bool:
+    gs, gt = group.get(link.source), group.get(link.target)
+    return gs != gt or role.get(link.source) == "nic" or role.get(link.target) == "nic"
+
+
+def shape_of(topo: Topology) -> Shape:
+    """Boxes are the compute nodes' ``group`` (none: one box)."""
+    group = {n.id: n.group for n in topo.nodes}
+    role = {n.id: n.role for n in topo.nodes}
+    compute = topo.compute_ids
+    boxes: dict = {}
+    for c in compute:
+        boxes.setdefault(group[c], []).append(c)
+    intra = {c: 0.0 for c in compute}
+    out = {b: 0.0 for b in boxes}
+    for link in topo.links:
+        ends = [(link.source, link.target)] + ([] if link.directed else [(link.target, link.source)])
+        for u, v in ends:
+            if _is_net_link(link, group, role):
+                if group.get(u) in out and group.get(v) != group.get(u):
+                    out[group[u]] += float(link.bandwidth)
+            elif u in intra:
+                intra[u] += float(link.bandwidth)
+    nvsw = {group[n.id] for n in topo.nodes if n.role == "nvswitch"}
+    return Shape(
+        ranks=len(compute),
+        boxes=len(boxes),
+        ppn=min(len(v) for v in boxes.values()),
+        intra=min(intra.values()),
+        net=min(out.values()) if len(boxes) > 1 else 0.0,
+        nvswitch=all(b in nvsw for b in boxes),
+    )
+
+
+# ----------------------------------------------------------------------------- the tuner
+@dataclass(frozen=True)
+class Choice:
+    """One (algorithm, protocol) with NCCL's model numbers: ``bw`` algorithm bandwidth GB/s."""
+
+    algorithm: str
+    protocol: str
+    bw: float
+    latency_us: float
+
+    def time(self, size: int, collective: str, ranks: int) -> float:
+        """Seconds for ``size`` bytes (tuning.cc:630-655)."""
+        bw = self.bw
+        log_size = int(math.log2(size >> 6)) if size >= 64 else -1
+        proto = PROTOS.index(self.protocol)
+        if self.algorithm == "Tree" and collective == "allreduce" and 0 <= log_size < 23:
+            bw *= TREE_CORRECTION[proto][log_size]
+        lat = self.latency_us
+        return (lat + size / (1000.0 * bw)) * 1e-6
+
+    @property
+    def label(self) -> str:
+        return f"{self.algorithm}/{self.protocol}"
+
+
+@dataclass(frozen=True)
+class Tuner:
+    """All (algorithm, protocol) pairs the library would consider for one collective."""
+
+    collective: str
+    library: Library
+    shape: Shape
+    choices: tuple[Choice, ...]
+
+    def best(self, size: int) -> tuple[Choice, float]:
+        """The pair the library runs for ``size`` bytes and its time (s)."""
+        timed = [(self.time(c, size), c) for c in self.choices]
+        t, c = min(timed, key=lambda tc: tc[0])
+        return c, t
+
+    def time(self, c: Choice, size: int) -> float:
+        """Seconds of choice ``c`` for ``size`` bytes, with the x1.4 latency "plateau" of
+        multi-node Simple ring allreduce (tuning.cc:647-650, sm80 and later)."""
+        t = c.time(size, self.collective, self.shape.ranks)
+        if (
+            c.algorithm == "Ring"
+            and c.protocol == "Simple"
+            and self.collective == "allreduce"
+            and self.shape.boxes > 1
+            and size / (CHANNELS * self.shape.ranks) >= 64
+        ):
+            t += 0.4 * c.latency_us * 1e-6
+        return t
+
+
+def tuner(topo: Topology, collective: str, library: Library | None = None) -> Tuner:
+    """NCCL's bandwidth/latency table for ``collective`` on ``topo`` (see the module docstring)."""
+    if collective not in ("allgather", "reduce-scatter", "allreduce"):
+        raise ForestCollError(f"unknown collective {collective!r}")
+    lib = library or library_for(topo)
+    sh = shape_of(topo)
+    if sh.ranks < 2:
+        raise ForestCollError("the library model needs at least two compute nodes")
+    n, nodes, ppn = sh.ranks, sh.boxes, sh.ppn
+    gi = lib.gen_index
+    ni = 0 if nodes == 1 else (1 if nodes == 2 else 2)
+    intra = sh.intra * lib.intra_efficiency
+    net = sh.net * NET_EFFICIENCY
+    if nodes == 1:
+        ring_bus = intra
+    else:
+        ring_bus = min(intra * ppn / max(ppn - 1, 1) if ppn > 1 else math.inf, net)
+    tree_total = intra if nodes == 1 else min(intra, net)
+    nsteps = 2 * (n - 1) if collective == "allreduce" else n - 1
+    ll_max = LL_MAX_BW[gi if nodes == 1 else 0][ni]
+    choices = []
+    intra_hw = "nvlink" if sh.intra > 0 else "pci"
+    for algo in ALGOS:
+        if collective == "allreduce" and algo == "PAT":
+            continue
+        if collective != "allreduce" and algo in ("Tree", "NVLSTree"):
+            continue
+        if algo in ("NVLS", "NVLSTree") and not (lib.nvls and sh.nvswitch and NVLS_EFFICIENCY[gi] > 0):
+            continue
+        if algo == "NVLS" and (nodes > 1 or collective != "allreduce" and ppn < 2):
+            continue  # multi-node NVLS needs CollNet (tuning.cc:354-372)
+        if algo == "NVLSTree" and nodes == 1:
+            continue
+        if algo == "PAT" and ppn != 1:
+            continue  # PAT runs with one GPU per node only
+        for pi, proto in enumerate(PROTOS):
+            if algo in ("NVLS", "NVLSTree", "PAT") and proto != "Simple":
+                continue
+            if proto == "LL128" and not lib.ll128:
+                continue
+            bus = _bus_bandwidth(algo, proto, collective, lib, sh, ring_bus, tree_total, ll_max, gi, ni)
+            if bus <= 0:
+                continue
+            if algo == "Tree":
+                alg_bw = bus * 0.5
+            elif algo == "PAT" and collective != "allreduce":
+                alg_bw = bus  # tuning.cc:377: no ratio for non-ring allgather/reduce-scatter
+            else:
+                alg_bw = bus * n / nsteps
+            lat = _latency(algo, pi, collective, sh, intra_hw, nsteps)
+            choices.append(Choice(algo, proto, alg_bw, lat))
+    if not choices:
+        raise ForestCollError("no algorithm of the library applies to this fabric")
+    return Tuner(collective, lib, sh, tuple(choices))
+
+
+def _bus_bandwidth(algo, proto, collective, lib, sh, ring_bus, tree_total, ll_max, gi, ni) -> float:
+    """Bus bandwidth (GB/s) with the protocol refinements of tuning.cc:308-337."""
+    if algo == "Ring":
+        bus = ring_bus
+        if proto == "LL":
+            bus = min(ll_max, bus * 0.5)
+        elif proto == "LL128":
+            bus = min(bus * 0.92, CHANNELS * RING_LL128_BW[gi][ni])
+        return bus
+    if algo == "Tree":
+        bus = min(tree_total * 0.92, CHANNELS * TREE_BW[gi][ni])
+        if proto == "LL":
+            bus = min(bus / 3.8, ll_max)
+        elif proto == "LL128":
+            bus = min(bus * (7.0 / 9.0 if sh.boxes == 1 else 120.0 / 128.0), CHANNELS * TREE_LL128_BW[gi][ni])
+        return bus
+    if algo in ("NVLS", "NVLSTree"):
+        intra = sh.intra * lib.intra_efficiency * NVLS_EFFICIENCY[gi] * (CHANNELS - 1) / CHANNELS
+        intra *= 2.0 if collective == "allreduce" else (sh.ppn - 1) / sh.ppn
+        if algo == "NVLS":
+            return intra
+        inter = sh.net * NET_EFFICIENCY * (2 if sh.boxes <= 2 else 1)
+        return min(intra, inter, CHANNELS * NVLS_TREE_BW[gi][ni])
+    if algo == "PAT":
+        return ring_bus * 0.75
+    return 0.0
+
+
+def _latency(algo: str, pi: int, collective: str, sh: Shape, intra_hw: str, nsteps: int) -> float:
+    """Latency (us) of tuning.cc:384-437."""
+    nodes, ppn = sh.boxes, sh.ppn
+    intra_lat = HW_LAT[intra_hw][algo][pi]
+    inter_lat = HW_LAT["net"]["Tree" if ppn == 1 else algo][pi]
+    lat = BASE_LAT[algo][pi]
+    log_nodes = int(math.log2(nodes)) if nodes > 0 else 0
+    if algo == "Ring":
+        if nodes > 1:
+            overhead = NET_OVERHEAD_US * (3 if PROTOS[pi] == "Simple" else 1)
+            intra_lat = max(intra_lat, overhead)
+        inter_steps = 0 if nodes == 1 else (2 * (nodes - 1) if collective == "allreduce" else nodes - 1)
+        return lat + (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat
+    if algo == "Tree":
+        return lat + 2 * ((ppn - 1) * intra_lat + log_nodes * inter_lat)
+    if algo == "NVLS":
+        return intra_lat + (inter_lat if nodes > 1 else 0.0)
+    if algo == "NVLSTree":
+        return lat + intra_lat + 2 * log_nodes * inter_lat
+    # PAT
+    return lat + log_nodes * (inter_lat / 3.5) + sh.ranks * 2.8
+
+
+# ----------------------------------------------------------------------------- efficiency
+def link_efficiency(topo: Topology, library: Library | None = None) -> list[float]:
+    """Per link of ``topo``: the fraction of its bandwidth the library's transfers reach
+    (network links: :data:`NET_EFFICIENCY`; NVLink/xGMI: the library's intra efficiency)."""
+    lib = library or library_for(topo)
+    group = {n.id: n.group for n in topo.nodes}
+    role = {n.id: n.role for n in topo.nodes}
+    return [
+        NET_EFFICIENCY if _is_net_link(link, group, role) else lib.intra_efficiency
+        for link in topo.links
+    ]
+
+
+def derated(topo: Topology, library: Library | None = None) -> Topology:
+    """``topo`` with every link at the bandwidth the library reaches on it (the same derating
+    the library baseline gets, so that ForestColl run by MSCCL pays it too)."""
+    eff = link_efficiency(topo, library)
+    links = tuple(
+        replace(link, bandwidth=link.bandwidth * Fraction(e).limit_denominator(10_000))
+        for link, e in zip(topo.links, eff)
+    )
+    return replace(topo, links=links)
