@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         and not os.environ.get("QT_QPA_PLATFORM")
     )
     if headless:
-        if not args.screenshot and not figure:
+        if not args.screenshot and not args.figure:
             print(
                 "error: no display to open the designer on (DISPLAY is not set); run it in a "
                 "desktop session, under xvfb-run, or use --screenshot PNG to render headless",
