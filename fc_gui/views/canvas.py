@@ -93,6 +93,7 @@ class FabricCanvas(pg.GraphicsView):
         self.default_bandwidth = "100"
         self.context_menu_hooks: list[Callable] = []
         self.tooltip_providers: list[Callable] = []
+        self.label_formatter: Callable[[str], str] | None = None
 
         # model arrays (rebuilt on structure change)
         self._ids: list[str] = []
@@ -214,9 +215,15 @@ class FabricCanvas(pg.GraphicsView):
         self.group_labels_item.setVisible(bool(visible))
 
     def set_label_scale(self, scale: float) -> None:
-        """Presenter scale: node and group names ``scale`` times their normal size."""
+        """Presenter scale: node and group names and the legend ``scale`` times their size."""
         self.labels_item.set_font_px(round(11 * scale))
         self.group_labels_item.set_font_px(round(11 * scale))
+        self.legend.setLabelTextSize(f"{8 * scale:.1f}pt")
+
+    def set_label_formatter(self, formatter: Callable[[str], str] | None) -> None:
+        """How node ids are written on the canvas (None: the ids themselves)."""
+        self.label_formatter = formatter
+        self._update_labels()
 
     def highlight_nodes(
         self, ids: Iterable[str], brush=None, key: str = "default", size: float = 34
@@ -482,7 +489,9 @@ class FabricCanvas(pg.GraphicsView):
             scale=float(np.clip(round(spacing_px / 30 * 4) / 4, 0.5, 1.0)),
         )
         show = visible if len(visible) <= LABEL_LIMIT and spacing_px >= LABEL_SPACING_PX else []
-        self.labels_item.set_labels(self._pos[show], [self._ids[i] for i in show])
+        fmt = self.label_formatter
+        names = [self._ids[i] for i in show]
+        self.labels_item.set_labels(self._pos[show], [fmt(n) for n in names] if fmt else names)
         # group names: when few groups are in view
         groups = [
             (g, r)

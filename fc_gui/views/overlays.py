@@ -176,6 +176,7 @@ class CutOverlay(CanvasOverlay):
         self.cut: BottleneckCut | None = None
         self.label_text = ""
         self.badge: CornerBadge | None = None
+        self.caption_shown = True  # the corner caption (lecture mode shows it in its panel)
 
     def show_cut(self, cut: BottleneckCut | None, num_compute: int | None = None,
                  groups: Mapping[str, str | None] | None = None) -> None:
@@ -215,7 +216,7 @@ class CutOverlay(CanvasOverlay):
         self.badge = CornerBadge(self.label_text, self.canvas.overlay_parent())
         self.badge.set_greyed(self.greyed)
         self.badge.set_dimmed(self.dimmed)
-        self.badge.setVisible(self.visible)
+        self.badge.setVisible(self.visible and self.caption_shown)
 
     def set_greyed(self, greyed: bool) -> None:
         super().set_greyed(greyed)
@@ -238,7 +239,13 @@ class CutOverlay(CanvasOverlay):
     def set_visible(self, visible: bool) -> None:
         super().set_visible(visible)
         if self.badge is not None:
-            self.badge.setVisible(visible)
+            self.badge.setVisible(visible and self.caption_shown)
+
+    def set_caption_shown(self, shown: bool) -> None:
+        """Show the corner caption with the cut (default) or only the shading."""
+        self.caption_shown = bool(shown)
+        if self.badge is not None:
+            self.badge.setVisible(self.visible and self.caption_shown)
 
 
 # ---------------------------------------------------------------------- congestion heat map
