@@ -164,7 +164,6 @@ class LectureController(QObject):
                 dock.hide()
         w.tools_toolbar.hide()
         self.dock.show()
-        w.resizeDocks([self.dock], [max(420, w.width() * 2 // 5)], Qt.Orientation.Horizontal)
         self.active = True
         QApplication.instance().installEventFilter(self)
         ov = self.results.overlays
@@ -284,8 +283,13 @@ class LectureController(QObject):
         """Text size of the panel and the canvas's names (100 % = normal)."""
         self.panel.set_scale(scale)
         if self.active:
-            self.window.canvas.set_label_scale(scale)
-            self.results.overlays.heat.color_bar.set_scale(scale)
+            w = self.window
+            w.canvas.set_label_scale(scale)
+            # the colour bar sits over the canvas: larger, but not over the fabric
+            self.results.overlays.heat.color_bar.set_scale(min(scale, 1.5))
+            width = min(0.6, 0.3 + 0.1 * scale) * w.width()
+            w.resizeDocks([self.dock], [int(width)], Qt.Orientation.Horizontal)
+            QTimer.singleShot(0, w.canvas.fit_view)
 
     def eventFilter(self, obj, event) -> bool:
         kind = event.type()
@@ -316,8 +320,8 @@ class LectureController(QObject):
         step = self.step
         if step is not None:
             data.title = f"{data.title} — {step.title}"
-            data.caption = ""  # the step's text says it (the cut's numbers in step (b))
-            data.notes = step.lines(100)
+            data.caption = step.formula  # in red under the title (the cut's numbers)
+            data.notes = step.lines(100, formula=False)
         return data
 
     def export_figure(self, path: str | Path | None = None, width: int = DEFAULT_WIDTH):

@@ -50,12 +50,13 @@ class LectureStep:
     formula: str = ""
     tree_level: int = -1
 
-    def lines(self, width: int = 110) -> list[str]:
-        """The step as wrapped plain-text lines (the exported figure's caption)."""
+    def lines(self, width: int = 110, formula: bool = True) -> list[str]:
+        """The step as wrapped plain-text lines (the exported figure's text); ``formula``:
+        with the formula lines after the paragraphs."""
         out: list[str] = []
         for para in self.paragraphs:
             out.extend(textwrap.wrap(para, width) or [""])
-        if self.formula:
+        if self.formula and formula:
             out.extend(self.formula.splitlines())
         if self.table:
             widths = [max(len(r[i]) for r in self.table) for i in range(len(self.table[0]))]
@@ -131,9 +132,10 @@ def fabric_paragraphs(topology: Topology) -> tuple[str, ...]:
     sw = ", ".join(f"{c} {r}" for r, c in sorted(roles.items(), key=lambda kv: -kv[1]))
     first = (f"{plural(len(compute), 'GPU')}{where}, {plural(len(switches), 'switch')}"
              + (f" ({sw})" if sw else "") + f", {plural(len(topology.links), 'link')}.")
-    classes = "; ".join(
-        f"{a}–{b}: {c} × {num_text(bw)} GB/s" for a, b, bw, c in link_classes(topology)
-    )
+    by_pair: dict[tuple[str, str], list[str]] = {}
+    for a, b, bw, c in sorted(link_classes(topology), key=lambda k: -k[2]):
+        by_pair.setdefault((a, b), []).append(f"{c} × {num_text(bw)}")
+    classes = "; ".join(f"{a}–{b}: {', '.join(parts)} GB/s" for (a, b), parts in by_pair.items())
     return (
         first,
         f"Links (per direction, full duplex): {classes}.",
@@ -198,11 +200,18 @@ def partial_tree(tree: Tree, level: int) -> Tree:
     return replace(tree, edges=keep)
 
 
-def transfer_text(t: Transfer) -> str:
-    """``a → b`` or ``a → b via s1, s2`` (the switches on the way)."""
-    src, dst, path = t
-    via = list(path[1:-1])
-    return f"{src} → {dst}" + (f" via {', '.join(via)}" if via else "")
+def transfers_text(transfers: Sequence[Transfer], limit: int = MAX_TRANSFERS_NAMED) -> str:
+    """Transfers grouped by sender and route: ``a → b, c, d via s; e → f``; past ``limit``
+    groups the rest are counted."""
+    groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for src, dst, path in transfers:
+        groups.setdefault((src, tuple(path[1:-1])), []).append(dst)
+    parts = [
+        f"{src} → {', '.join(dsts)}" + (f" via {', '.join(via)}" if via else "")
+        for (src, via), dsts in list(groups.items())[:limit]
+    ]
+    rest = len(groups) - limit
+    return "; ".join(parts) + (f"; and {rest} more" if rest > 0 else "")
 
 
 def tree_paragraphs(schedule: Schedule, tree: Tree, level: int,
@@ -219,13 +228,12 @@ def tree_paragraphs(schedule: Schedule, tree: Tree, level: int,
             f"{tree.root} (star) holds it now."),
         )
     current = list(levels[level - 1])
-    named = "; ".join(transfer_text(t) for t in current[:MAX_TRANSFERS_NAMED])
-    more = f"; and {len(current) - MAX_TRANSFERS_NAMED} more" if len(current) > MAX_TRANSFERS_NAMED else ""
+    named = transfers_text(current)
     have = len(holders([("allgather", tree)], levels, level))
     done = " Every GPU holds the data: the tree spans the fabric." if have == n else ""
     return (
         (f"Level {level} of {len(levels)}: {plural(len(current), 'transfer')} at once (bold): "
-        f"{named}{more}."),
+        f"{named}."),
         f"{have} of {n} GPUs now hold this piece (yellow).{done}",
     )
 
@@ -313,7 +321,10 @@ def step_counter(index: int, steps: Sequence[LectureStep]) -> str:
 def step_html(step: LectureStep, busy: str = "") -> str:
     """The step's body as rich text for the lecture panel (``busy``: a note in italics, e.g.
     that the comparison is still being simulated)."""
-    esc = html.escape
+    def esc(text: str) -> str:  # "300 GB/s" never breaks across lines on the slide
+        text = html.escape(text).replace(" GB/s", "\u00a0GB\u2060/\u2060s")
+        return text.replace(" × ", "\u00a0×\u00a0")
+
     parts = [f"<p>{esc(p)}</p>" for p in step.paragraphs]
     if step.formula:
         lines = "<br>".join(esc(line) for line in step.formula.splitlines())
@@ -327,7 +338,7 @@ def step_html(step: LectureStep, busy: str = "") -> str:
             "<tr>" + "".join(f"<td style='padding:2px 10px 2px 0'>{esc(c)}</td>" for c in row) + "</tr>"
             for row in rows
         )
-        parts.append(f"<table cellspacing='0'><tr>{cells}</tr>{body}</table>")
+        parts.append(f"<table cellspacing='0' style='margin-top:10px'><tr>{cells}</tr>{body}</table>")
     if busy:
         parts.append(f"<p style='color:#666'><i>{esc(busy)}</i></p>")
     return "".join(parts)

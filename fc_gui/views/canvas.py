@@ -94,6 +94,7 @@ class FabricCanvas(pg.GraphicsView):
         self.context_menu_hooks: list[Callable] = []
         self.tooltip_providers: list[Callable] = []
         self.label_formatter: Callable[[str], str] | None = None
+        self.label_px = 11  # node names' pixel size asked for (presenter scale)
 
         # model arrays (rebuilt on structure change)
         self._ids: list[str] = []
@@ -215,10 +216,17 @@ class FabricCanvas(pg.GraphicsView):
         self.group_labels_item.setVisible(bool(visible))
 
     def set_label_scale(self, scale: float) -> None:
-        """Presenter scale: node and group names and the legend ``scale`` times their size."""
-        self.labels_item.set_font_px(round(11 * scale))
-        self.group_labels_item.set_font_px(round(11 * scale))
+        """Presenter scale: node and group names and the legend ``scale`` times their size
+        (node names only as large as fits between neighbours: :meth:`_update_labels`)."""
+        self.label_px = round(11 * scale)
+        self.labels_item.set_font_px(self.label_px)
+        self.group_labels_item.set_font_px(self.label_px)
+        self._update_labels()
         self.legend.setLabelTextSize(f"{8 * scale:.1f}pt")
+        for sample, label in self.legend.items:  # pyqtgraph re-renders a label on setText only
+            label.setText(label.text)
+            sample.item.setSize(min(14 * scale, 18))  # the sample box is 20 px
+        self.legend.updateSize()
 
     def set_label_formatter(self, formatter: Callable[[str], str] | None) -> None:
         """How node ids are written on the canvas (None: the ids themselves)."""
@@ -491,7 +499,13 @@ class FabricCanvas(pg.GraphicsView):
         show = visible if len(visible) <= LABEL_LIMIT and spacing_px >= LABEL_SPACING_PX else []
         fmt = self.label_formatter
         names = [self._ids[i] for i in show]
-        self.labels_item.set_labels(self._pos[show], [fmt(n) for n in names] if fmt else names)
+        if fmt:
+            names = [fmt(n) for n in names]
+        if self.label_px > 11 and names:  # larger names, but never wider than their spacing
+            longest = max(len(n) for n in names)
+            fits = int(0.9 * spacing_px / (0.62 * longest))
+            self.labels_item.set_font_px(max(11, min(self.label_px, fits)))
+        self.labels_item.set_labels(self._pos[show], names)
         # group names: when few groups are in view
         groups = [
             (g, r)

@@ -144,6 +144,10 @@ class LecturePanel(QWidget):
         self.title.setText(title)
         self.body.setHtml(html)
 
+    def plain_text(self) -> str:
+        """The step's text as read (without the no-break joiners of the layout)."""
+        return self.body.toPlainText().replace("\u2060", "").replace("\u00a0", " ")
+
     def show_message(self, title: str, text: str) -> None:
         """No step yet (solving) or none possible (the solve failed)."""
         self.show_step("", title, f"<p>{text}</p>")

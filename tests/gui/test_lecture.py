@@ -69,7 +69,7 @@ def test_keys_step_forward_and_back_and_change_what_is_drawn(qtbot, lecture):
     assert ov.cut.visible and ov.cut.items and all(i.isVisible() for i in ov.cut.items)
     assert not ov.cut.badge.isVisible()
     assert canvas.links.colors is None  # no heat map yet
-    assert "4·200/3 = 266.667 GB/s" in lc.panel.body.toPlainText()
+    assert "4·200/3 = 266.667 GB/s" in lc.panel.plain_text()
     # PageDown (presenter clicker): (c) the tree, first only its root
     _key(qtbot, lc, Qt.Key.Key_PageDown)
     assert lc.step.key == "tree0"
@@ -106,7 +106,7 @@ def test_buttons_reach_the_ring_step_with_heat_map_and_simulated_table(qtbot, le
     assert not ov.trees.trees
     # the comparison is simulated in the background (the real simulator, ring4 is tiny)
     qtbot.waitUntil(lambda: lc.plan.comparison is not None, timeout=60000)
-    text = lc.panel.body.toPlainText()
+    text = lc.panel.plain_text()
     assert "forestcoll" in text and "ring" in text and "cut bound" in text
     fc = lc.plan.comparison.row("forestcoll")
     ring = lc.plan.comparison.row("ring")
@@ -175,8 +175,13 @@ def test_presenter_scale_enlarges_panel_and_canvas_text(qtbot, lecture):
     small = lc.panel.body.font().pointSizeF()
     lc.panel.scale_box.setCurrentIndex(lc.panel.scale_box.count() - 1)  # 250 %
     assert lc.panel.body.font().pointSizeF() > small
-    assert lc.window.canvas.labels_item.font_px() == round(11 * 2.5)
-    assert lc.results.overlays.heat.color_bar.scale == 2.5
+    canvas = lc.window.canvas
+    assert canvas.label_px == round(11 * 2.5)
+    assert 11 < canvas.labels_item.font_px() <= canvas.label_px  # as large as fits
+    assert lc.results.overlays.heat.color_bar.scale == 1.5  # capped: it floats over the fabric
+    legend = lc.window.canvas.legend
+    assert legend.opts["labelTextSize"] == "20.0pt"
+    assert all("font-size:20pt" in label.item.toHtml() for _, label in legend.items)
 
 
 def test_preset_fabrics_are_laid_out_for_the_lecture():

@@ -20,6 +20,7 @@ from fc_gui.model.lecture import (
     size_text,
     step_counter,
     step_html,
+    transfers_text,
 )
 from solver.io.templates import dgx_a100
 
@@ -50,7 +51,7 @@ def test_cut_step_has_the_formula_with_the_real_numbers():
     text = " ".join(cut.paragraphs)
     assert "S* = all but gpu3" in text and "|S*∩Vc| = 3 of the N = 4 GPUs" in text
     assert "B⁺(S*) = 200 GB/s (gpu2→gpu3 100, gpu0→gpu3 100)" in text
-    assert "266.667 GB/s" in step_html(cut)
+    assert "266.667\u00a0GB\u2060/\u2060s" in step_html(cut)  # never broken across lines
 
 
 def test_tree_steps_grow_the_tree_level_by_level():
@@ -83,7 +84,7 @@ def test_ring_step_waits_for_the_simulation_then_shows_the_table():
     lines = ring.lines(80)
     assert any(line.startswith("ring") and "190.0 GB/s" in line for line in lines)
     assert all(len(line) <= 80 for line in lines if not line.startswith(("algorithm", "forestcoll", "ring ", "cut bound")))
-    assert "<table" in step_html(ring) and "190.0 GB/s" in step_html(ring)
+    assert "<table" in step_html(ring) and "<td style='padding:2px 10px 2px 0'>ring</td>" in step_html(ring)
 
 
 def test_fabric_text_counts_boxes_switches_and_link_classes():
@@ -94,6 +95,20 @@ def test_fabric_text_counts_boxes_switches_and_link_classes():
     first, links, _ = fabric_paragraphs(topo)
     assert first.startswith("16 GPUs in 2 boxes (8 each), 20 switches (16 nic, 2 nvswitch, 2 ib)")
     assert "gpu–nvswitch: 16 × 300 GB/s" in links
+
+
+def test_transfers_are_grouped_by_sender_and_route():
+    level = [
+        ("b0.gpu0", "b0.gpu1", ("b0.gpu0", "b0.nvsw", "b0.gpu1")),
+        ("b0.gpu0", "b0.gpu2", ("b0.gpu0", "b0.nvsw", "b0.gpu2")),
+        ("b0.gpu1", "b1.gpu1", ("b0.gpu1", "b0.nic1", "ib1", "b1.nic1", "b1.gpu1")),
+        ("b0.gcd0", "b0.gcd1", ("b0.gcd0", "b0.gcd1")),
+    ]
+    assert transfers_text(level) == (
+        "b0.gpu0 → b0.gpu1, b0.gpu2 via b0.nvsw; b0.gpu1 → b1.gpu1 via b0.nic1, ib1, b1.nic1; "
+        "b0.gcd0 → b0.gcd1"
+    )
+    assert transfers_text(level, limit=1) == "b0.gpu0 → b0.gpu1, b0.gpu2 via b0.nvsw; and 2 more"
 
 
 def test_small_helpers():
