@@ -95,6 +95,7 @@ class FabricCanvas(pg.GraphicsView):
         self.tooltip_providers: list[Callable] = []
         self.label_formatter: Callable[[str], str] | None = None
         self.label_px = 11  # node names' pixel size asked for (presenter scale)
+        self._legend_scale = 1.0
 
         # model arrays (rebuilt on structure change)
         self._ids: list[str] = []
@@ -223,10 +224,9 @@ class FabricCanvas(pg.GraphicsView):
         self.group_labels_item.set_font_px(self.label_px)
         self._update_labels()
         self.legend.setLabelTextSize(f"{8 * scale:.1f}pt")
-        for sample, label in self.legend.items:  # pyqtgraph re-renders a label on setText only
-            label.setText(label.text)
-            sample.item.setSize(min(14 * scale, 18))  # the sample box is 20 px
-        self.legend.updateSize()
+        self._legend_scale = scale
+        self._legend_key = ()  # rebuilt: pyqtgraph's legend does not shrink its rows again
+        self._update_legend(list(self.doc.nodes.values()))
 
     def set_label_formatter(self, formatter: Callable[[str], str] | None) -> None:
         """How node ids are written on the canvas (None: the ids themselves)."""
@@ -390,7 +390,7 @@ class FabricCanvas(pg.GraphicsView):
                 symbol=st.symbol,
                 brush=pg.mkBrush(*st.color),
                 pen=pg.mkPen(255, 255, 255),
-                size=min(st.size, 14),
+                size=min(min(st.size, 14) * self._legend_scale, 18),  # sample box: 20 px
             )
             self.legend.addItem(sample, label)
 

@@ -147,15 +147,18 @@ def test_escape_leaves_and_restores_the_window(qtbot, lecture):
     layers = w.results_controller.layers
     layers.frames_action.setChecked(False)  # the user's choice before the lecture
     before = layers.states()
+    legend_height = w.canvas.legend.boundingRect().height()
     lc = _started(qtbot, lecture)
     lc.go(3)
     assert layers.frames_action.isChecked()  # the lecture shows the boxes
     assert w.canvas.labels_item.font_px() > 11
+    assert w.canvas.legend.boundingRect().height() > legend_height
     _key(qtbot, lc, Qt.Key.Key_Escape)
     assert not lc.active and not lc.dock.isVisible()
     assert w.docks["Solve"].isVisible() and w.tools_toolbar.isVisible()
     assert layers.states() == before
     assert w.canvas.labels_item.font_px() == 11 and w.canvas.label_formatter is None
+    assert w.canvas.legend.boundingRect().height() == legend_height  # rows shrink back
     ov = w.results_controller.overlays
     assert not ov.animation.trees and not ov.dimmer.dimmed
     assert ov.cut.badge.isVisible()  # the corner caption is back
