@@ -34,6 +34,7 @@ from fc_gui.model.lecture import (
     step_counter,
     step_html,
 )
+from fc_gui.model.trees import tree_hop_pairs
 from fc_gui.views.figure_svg import FigureData
 from fc_gui.views.lecture_panel import LecturePanel, LectureStartDialog
 from solver.io.templates import TEMPLATES
@@ -275,7 +276,8 @@ class LectureController(QObject):
         whole = [("allgather", tree)]
         if ov.animation.trees != whole:
             ov.animation.set_trees(whole)
-        ov.trees.show_trees([("allgather", partial_tree(tree, step.tree_level))])
+        ov.trees.show_trees([("allgather", partial_tree(tree, step.tree_level))],
+                            lane_pairs=tree_hop_pairs(tree))
         ov.animation.go_to(step.tree_level)
 
     # ------------------------------------------------------------------ presenter

@@ -380,15 +380,18 @@ class TreeOverlay(CanvasOverlay):
         """The colour of the ``i``-th shown tree (matches the swatch in the trees list)."""
         return TREE_PALETTE[i % len(TREE_PALETTE)]
 
-    def show_trees(self, trees: Sequence[tuple[str, Tree]]) -> None:
-        """Draw ``trees`` (tree ``i`` in :meth:`color_of` ``(i)``)."""
+    def show_trees(self, trees: Sequence[tuple[str, Tree]],
+                   lane_pairs: Sequence[tuple[str, str]] | None = None) -> None:
+        """Draw ``trees`` (tree ``i`` in :meth:`color_of` ``(i)``); ``lane_pairs``: the hops
+        that size the lanes and arrowheads (default: the trees' own; a tree drawn level by level
+        passes its whole tree's, so they keep their size from level to level)."""
         self.clear()
         self.trees = list(trees)
         if not self.trees:
             return
         pos = self.canvas.node_positions()
         all_pairs = [p for _, t in self.trees for p in tree_hop_pairs(t)]
-        offset = lane_offset(pos, all_pairs)
+        offset = lane_offset(pos, all_pairs if lane_pairs is None else lane_pairs)
         arrow = 2.0 * offset if offset else 0.1
         by_color: dict[int, list[np.ndarray]] = {}
         roots = []

@@ -80,8 +80,11 @@ def test_keys_step_forward_and_back_and_change_what_is_drawn(qtbot, lecture):
     assert len(ov.trees.trees[0][1].edges) == 1
     assert ov.animation.step == 1 and ov.animation.holders() == {"gpu0", "gpu1"}
     assert ov.dimmer.dimmed  # the cut and the links fade under the animated tree
+    first_edge = ov.trees.items[0].getData()[0][:2].copy()
     _key(qtbot, lc, Qt.Key.Key_Right)
     assert len(ov.trees.trees[0][1].edges) == 2 and ov.animation.step == 2
+    # the edge drawn at level 1 stays where it was (lanes sized by the whole tree)
+    assert (ov.trees.items[0].getData()[0][:2] == first_edge).all()
     # Left and PageUp go back the same way
     _key(qtbot, lc, Qt.Key.Key_Left)
     assert lc.step.key == "tree1" and len(ov.trees.trees[0][1].edges) == 1
