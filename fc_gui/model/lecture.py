@@ -50,15 +50,15 @@ class LectureStep:
     formula: str = ""
     tree_level: int = -1
 
-    def lines(self, width: int = 110, formula: bool = True) -> list[str]:
-        """The step as wrapped plain-text lines (the exported figure's text); ``formula``:
-        with the formula lines after the paragraphs."""
+    def lines(self, width: int = 110, formula: bool = True, table: bool = True) -> list[str]:
+        """The step as wrapped plain-text lines (the exported figure's text); ``formula``,
+        ``table``: with the formula lines and the table rows after the paragraphs."""
         out: list[str] = []
         for para in self.paragraphs:
             out.extend(textwrap.wrap(para, width) or [""])
         if self.formula and formula:
             out.extend(self.formula.splitlines())
-        if self.table:
+        if self.table and table:
             widths = [max(len(r[i]) for r in self.table) for i in range(len(self.table[0]))]
             for row in self.table:
                 out.append("   ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
