@@ -229,17 +229,12 @@ class FileActions:
             return
         options = {}
         if format_for(path) == "nccl-xml":
-            boxes, ok = QInputDialog.getInt(
-                self.window,
-                "NCCL topology import",
-                "Number of boxes (joined by an IB switch):",
-                1,
-                1,
-                512,
-            )
-            if not ok:
+            from fc_gui.views.import_dialog import NcclImportDialog
+
+            dialog = NcclImportDialog(self.window, Path(path).name)
+            if not dialog.exec():
                 return
-            options["boxes"] = boxes
+            options = dialog.options()
         self.open_path(path, replace_undoable=True, **options)
 
     def new_from_template(self) -> None:
