@@ -12,3 +12,18 @@ def _clear_clipboard_before_qt_teardown():
     app = QApplication.instance()
     if app is not None:
         app.clipboard().clear()
+
+
+@pytest.fixture
+def errors(monkeypatch):
+    """Records error dialogs (title, text) instead of showing them."""
+    from PySide6.QtWidgets import QMessageBox
+
+    seen: list[tuple[str, str]] = []
+
+    def critical(parent, title, text, *args, **kwargs):
+        seen.append((title, text))
+        return QMessageBox.StandardButton.Ok
+
+    monkeypatch.setattr(QMessageBox, "critical", staticmethod(critical))
+    return seen

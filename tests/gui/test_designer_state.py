@@ -9,7 +9,6 @@ from fractions import Fraction
 import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QMessageBox
 from results_fixtures import FakeSolver, ring4, ring4_schedule
 
 from fc_gui.controllers.results import install
@@ -20,17 +19,6 @@ from fc_gui.views.overlays import STALE_OPACITY
 from solver.io import v1
 from solver.model.schedule import BottleneckCut
 
-
-@pytest.fixture
-def errors(monkeypatch):
-    seen: list[tuple[str, str]] = []
-
-    def critical(parent, title, text, *args, **kwargs):
-        seen.append((title, text))
-        return QMessageBox.StandardButton.Ok
-
-    monkeypatch.setattr(QMessageBox, "critical", staticmethod(critical))
-    return seen
 
 
 @pytest.fixture

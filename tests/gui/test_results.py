@@ -11,7 +11,6 @@ import pytest
 from canvas_double import PlotCanvasHost
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QMessageBox
 from results_fixtures import FakeSolver, failing_solver, ring4, ring4_schedule
 
 from fc_gui.controllers.results import install
@@ -22,18 +21,6 @@ from fc_gui.model.result_text import cut_caption, summary_html
 from fc_gui.model.trees import tree_hops, tree_rows, trees_using_links
 from fc_gui.views.overlays import HeatMapOverlay
 
-
-@pytest.fixture
-def errors(monkeypatch):
-    """Records error dialogs instead of showing them."""
-    seen: list[tuple[str, str]] = []
-
-    def critical(parent, title, text, *args, **kwargs):
-        seen.append((title, text))
-        return QMessageBox.StandardButton.Ok
-
-    monkeypatch.setattr(QMessageBox, "critical", staticmethod(critical))
-    return seen
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from fractions import Fraction
 import pytest
 from distributed import Client
 from PySide6.QtCore import QItemSelectionModel, QSettings
-from PySide6.QtWidgets import QMessageBox
 
 from fc_gui.controllers.studies import StudiesController
 from fc_gui.controllers.studies import install as install_studies
@@ -25,17 +24,6 @@ def dask_client():
     yield client
     client.close()
 
-
-@pytest.fixture
-def errors(monkeypatch):
-    seen: list[tuple[str, str]] = []
-
-    def critical(parent, title, text, *args, **kwargs):
-        seen.append((title, text))
-        return QMessageBox.StandardButton.Ok
-
-    monkeypatch.setattr(QMessageBox, "critical", staticmethod(critical))
-    return seen
 
 
 @pytest.fixture
