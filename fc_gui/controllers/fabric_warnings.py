@@ -1,6 +1,7 @@
 """The scale-up warning banner: a fabric whose GPUs of a box meet only through PCIe/CPU
 (:func:`solver.model.scale_up.scale_up_warnings`, "no NVLink/xGMI links found in box b0 -- is
-this dump complete?") says so on the canvas after every open/import, edit and solve."""
+this dump complete?") says so on the canvas after every open/import and edit, and under the
+numbers of the results summary."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ class FabricWarnings(QObject):
         super().__init__(window)
         self.window = window
         self.warnings: list[str] = []
+        self.summary = None  # the results summary, once the results side is installed
         host = window.canvas
         self.banner = QLabel("", host)
         self.banner.setStyleSheet(BANNER_STYLE)
@@ -41,12 +43,15 @@ class FabricWarnings(QObject):
         self.update()
 
     def connect_results(self, results) -> None:
-        """Re-check after each solve (the warning stands beside the solved number)."""
-        results.schedule_changed.connect(lambda *_: self.update())
+        """Say the warnings in the results summary too, beside the solved number."""
+        self.summary = results.summary
+        self.summary.set_fabric_warnings(self.warnings)
 
     def update(self) -> None:
         topo = self.window.document.to_topology()
         self.warnings = scale_up_warnings(topo)
+        if self.summary is not None:
+            self.summary.set_fabric_warnings(self.warnings)
         if not self.warnings:
             self.banner.hide()
             return

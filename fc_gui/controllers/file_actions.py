@@ -231,7 +231,7 @@ class FileActions:
         if format_for(path) == "nccl-xml":
             from fc_gui.views.import_dialog import NcclImportDialog
 
-            dialog = NcclImportDialog(self.window, Path(path).name)
+            dialog = NcclImportDialog(self.window, path)
             if not dialog.exec():
                 return
             options = dialog.options()
