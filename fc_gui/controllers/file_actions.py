@@ -23,12 +23,12 @@ from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from fc_gui.model.commands import ReplaceTopologyCommand
 from fc_gui.model.layouts import needs_layout
-from fc_gui.model.structure_layout import structural
 from fc_gui.model.result_text import plural
+from fc_gui.model.structure_layout import structural
 from solver.io import v1
 from solver.io.files import atomic_write_text
 from solver.io.formats import format_for, load, save

@@ -40,7 +40,7 @@ from fc_gui.model.document import TopologyDocument
 from fc_gui.model.lanes import segment_distance_px
 from fc_gui.views import style
 from fc_gui.views.canvas_items import GroupFramesItem, LabelsItem, PassiveScatter
-from fc_gui.views.canvas_links import LinkLayer, segments_xy
+from fc_gui.views.canvas_links import LinkLayer
 from fc_gui.views.canvas_tools import Tool, ToolHandler, make_tools
 
 LABEL_LIMIT = 150  # draw node labels only when at most this many nodes are in view
@@ -272,7 +272,7 @@ class FabricCanvas(pg.GraphicsView):
         """The link uid under data point (x, y), or None."""
         if len(self._ends) == 0:
             return None
-        seg = np.stack([self._pos[self._ends[:, 0]], self._pos[self._ends[:, 1]]], axis=1)
+        seg = np.stack(self.links.segment_ends(self._pos), axis=1)
         d = segment_distance_px(seg, x, y, self._pixel_size())
         i = int(np.argmin(d))
         return self._link_uids[i] if d[i] <= tolerance_px else None
@@ -432,7 +432,7 @@ class FabricCanvas(pg.GraphicsView):
             dtype=np.int64,
         )
         if len(rows):
-            self.selected_links_item.setData(*segments_xy(self._pos, self._ends, rows))
+            self.selected_links_item.setData(*self.links.segments_xy(self._pos, rows))
         else:
             self.selected_links_item.setData([], [])
 
