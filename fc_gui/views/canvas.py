@@ -301,6 +301,8 @@ class FabricCanvas(pg.GraphicsView):
         nodes = list(doc.nodes.values())
         self._ids = [n.id for n in nodes]
         self._index = {n: i for i, n in enumerate(self._ids)}
+        # where labels collide, the more important node keeps its label (lower rank first)
+        self._label_rank = np.array([style.label_rank(n.kind, n.role) for n in nodes], dtype=int)
         self._pos = np.array([[n.x or 0.0, n.y or 0.0] for n in nodes], dtype=float).reshape(-1, 2)
         self._link_uids = list(doc.links)
         self._link_row = {u: i for i, u in enumerate(self._link_uids)}
@@ -464,6 +466,7 @@ class FabricCanvas(pg.GraphicsView):
             scale=float(np.clip(round(spacing_px / 30 * 4) / 4, 0.5, 1.0)),
         )
         show = visible if len(visible) <= LABEL_LIMIT and spacing_px >= LABEL_SPACING_PX else []
+        show = sorted(show, key=lambda i: self._label_rank[i])  # LabelsItem skips overlaps
         self.labels_item.set_labels(self._pos[show], [self._ids[i] for i in show])
         # group names: when few groups are in view
         groups = [

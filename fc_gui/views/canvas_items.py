@@ -66,7 +66,10 @@ class GroupFramesItem(pg.GraphicsObject):
 
 class LabelsItem(pg.GraphicsObject):
     """Many short texts at data points, drawn in one paint call at a fixed pixel size
-    (pyqtgraph's TextItem costs a Python callback per item on every view change)."""
+    (pyqtgraph's TextItem costs a Python callback per item on every view change).
+
+    A text that would overlap one already drawn is left out (give the important ones first);
+    :attr:`drawn` lists what the last paint showed."""
 
     def __init__(self, color, below: bool = True, font_px: int = 11) -> None:
         super().__init__()
@@ -78,6 +81,7 @@ class LabelsItem(pg.GraphicsObject):
         self._font = QFont()
         self._font.setPixelSize(font_px)
         self._bounds = QRectF()
+        self.drawn: list[str] = []
 
     def set_labels(self, xy: np.ndarray, texts: list[str]) -> None:
         self.prepareGeometryChange()
@@ -120,6 +124,8 @@ class LabelsItem(pg.GraphicsObject):
             else int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         )
         metrics = painter.fontMetrics()
+        taken: list[QRectF] = []
+        self.drawn = []
         for (x, y), text in zip(self._xy, self._texts):
             p = tr.map(QPointF(x, y))
             if self._below:
@@ -127,5 +133,9 @@ class LabelsItem(pg.GraphicsObject):
             else:
                 rect = QRectF(p.x() + 2, p.y() - 17, 300, 16)
             back = QRectF(metrics.boundingRect(rect.toRect(), flags, text)).adjusted(-2, 0, 2, 0)
+            if any(back.intersects(r) for r in taken):
+                continue  # would overwrite a more important label: unreadable both
+            taken.append(back)
+            self.drawn.append(text)
             painter.fillRect(back, self._halo)
             painter.drawText(rect, flags, text)

@@ -45,6 +45,7 @@ class NcclImportDialog(QDialog):
         self.path = Path(path) if path else None
         name = self.path.name if self.path else ""
         self.setWindowTitle(f"Import NCCL/RCCL topology {name}".strip())
+        self.setMinimumWidth(560)
         form = QFormLayout(self)
         self.boxes = QSpinBox()
         self.boxes.setRange(1, MAX_BOXES)
@@ -78,7 +79,6 @@ class NcclImportDialog(QDialog):
         self.error.setObjectName("importProblem")
         self.error.setStyleSheet(ERROR_STYLE)
         self.error.setWordWrap(True)
-        self.error.setMinimumWidth(420)
         form.addRow(self.error)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
