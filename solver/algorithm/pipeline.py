@@ -26,6 +26,7 @@ from solver.model.schedule import COLLECTIVES, BottleneckCut, LinkLoad, Schedule
 from solver.algorithm.orbit_packing import pack_by_orbits
 from solver.algorithm.orbit_routes import routed_forest
 from solver.algorithm.plan_split import split_by_plans
+from solver.algorithm.spare_trim import trim_shared_links
 from solver.algorithm.splitting import IncompleteSplit, split_switches
 from solver.algorithm.symmetry import BoxSymmetry, find_box_symmetry
 from solver.model.topology import Topology, validate
@@ -301,14 +302,16 @@ def _symmetric_forest(topology: Topology, fabric: IndexedFabric, sym: BoxSymmetr
                       check: Callable[[], None] | None, timings: dict[str, float]):
     """(trees, link loads, algbw) from σ-equivariant plans and box-0 trees, or None.
 
-    Splitting by plans needs no max-flow per split, and packing by orbit budgets none per
-    edge; the invariant is checked by one max-flow per orbit, the forest by its exact link
+    The links at shared switches are first trimmed to what the optimum needs
+    (:mod:`solver.algorithm.spare_trim`). Splitting by plans needs no max-flow per split, and
+    packing by orbit budgets none per edge; the invariant is checked by one max-flow per orbit, the forest by its exact link
     loads: anything short of the optimum returns None (the general path runs instead). If the
     plans work but orbit packing gets stuck, the general packing runs on the same switch-free
     graph.
     """
     t0 = time.perf_counter()
-    split = split_by_plans(fabric, dict(zip(fabric.edges, opt.caps)), opt.k, sym, check)
+    caps = trim_shared_links(fabric, list(opt.caps), opt.k, sym, check)
+    split = split_by_plans(fabric, dict(zip(fabric.edges, caps)), opt.k, sym, check)
     timings["switch_removal"] += time.perf_counter() - t0
     if split is None:
         return None
