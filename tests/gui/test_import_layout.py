@@ -16,6 +16,7 @@ from fc_gui.controllers.file_actions import read_fabric
 from fc_gui.model.document import TopologyDocument
 from fc_gui.model.structure_layout import SPACING
 from fc_gui.views.canvas import FabricCanvas
+from solver.io.templates import mi250
 from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "real" / "topo"
@@ -49,27 +50,40 @@ def test_shared_nvlink_domain_sits_above_the_boxes_and_its_links_cross_no_node()
     assert ib and all(n.y > max(b.y for b in boxed) for n in ib)
 
 
-def test_overlapping_labels_leave_out_the_less_important_one(qtbot):
-    close = Node(id="pcie_switch_next_to_it", kind=SWITCH, role="pcie", x=8.0, y=0.0)
-    gpus = [Node(id=f"gpu{i}_with_a_long_name", kind=COMPUTE, role="gpu", x=200.0 * i, y=0.0)
-            for i in range(4)]
-    links = [Link(source=close.id, target=gpus[0].id, bandwidth=Fraction(16))]
-    links += [Link(source=a.id, target=b.id, bandwidth=Fraction(16)) for a, b in itertools.pairwise(gpus)]
-    # the PCIe switch comes first in the file: the GPU's label still wins
-    topo = Topology(name="labels", nodes=(close, *gpus), links=tuple(links))
+def _canvas(qtbot, topo, width=900, height=300) -> FabricCanvas:
     c = FabricCanvas(TopologyDocument(topo), QUndoStack())
     qtbot.addWidget(c)
-    c.resize(900, 300)
+    c.resize(width, height)
     c.show()
     qtbot.waitExposed(c)
     c.fit_view()
     c._update_labels()
     c.grab()  # paint
-    asked = set(c.labels_item.texts())
-    assert asked == {n.id for n in topo.nodes}  # every label asked for ...
+    return c
+
+
+def test_overlapping_labels_move_above_or_leave_out_the_less_important_one(qtbot):
+    close = [Node(id=f"pcie_switch_{i}_next_to_it", kind=SWITCH, role="pcie", x=8.0 * (i + 1),
+                  y=0.0) for i in range(2)]
+    gpus = [Node(id=f"gpu{i}_with_a_long_name", kind=COMPUTE, role="gpu", x=200.0 * i, y=0.0)
+            for i in range(4)]
+    links = [Link(source=c.id, target=gpus[0].id, bandwidth=Fraction(16)) for c in close]
+    links += [Link(source=a.id, target=b.id, bandwidth=Fraction(16))
+              for a, b in itertools.pairwise(gpus)]
+    # the PCIe switches come first in the file: the GPUs' labels still win
+    topo = Topology(name="labels", nodes=(*close, *gpus), links=tuple(links))
+    c = _canvas(qtbot, topo)
+    assert set(c.labels_item.texts()) == {n.id for n in topo.nodes}  # every label asked for ...
     drawn = c.labels_item.drawn
-    assert set(drawn) == {g.id for g in gpus}  # ... the GPUs' shown
-    assert close.id not in drawn  # it would overwrite gpu0's label
+    assert {g.id for g in gpus} <= set(drawn)  # ... the GPUs' shown, under their nodes
+    assert drawn.count("pcie_switch_0_next_to_it") + drawn.count("pcie_switch_1_next_to_it") == 1
+    # one switch's label went above the nodes; the other had no free place and is left out
+
+
+def test_package_pairs_of_the_mi250_template_both_keep_their_labels(qtbot):
+    topo = mi250(1)
+    c = _canvas(qtbot, topo, 900, 800)
+    assert sorted(c.labels_item.drawn) == sorted(n.id for n in topo.nodes)  # all 16 GCDs
 
 
 def _pass_throughs(topo) -> list[tuple[str, str, str]]:
