@@ -323,7 +323,8 @@ class LectureController(QObject):
         if step is not None:
             data.title = f"{data.title} — {step.title}"
             data.caption = step.formula  # in red under the title (the cut's numbers)
-            data.notes = step.lines(100, formula=False)
+            data.notes = step.lines(100, formula=False, table=False)
+            data.table = [list(row) for row in step.table]
         return data
 
     def export_figure(self, path: str | Path | None = None, width: int = DEFAULT_WIDTH):

@@ -50,15 +50,15 @@ class LectureStep:
     formula: str = ""
     tree_level: int = -1
 
-    def lines(self, width: int = 110, formula: bool = True) -> list[str]:
-        """The step as wrapped plain-text lines (the exported figure's text); ``formula``:
-        with the formula lines after the paragraphs."""
+    def lines(self, width: int = 110, formula: bool = True, table: bool = True) -> list[str]:
+        """The step as wrapped plain-text lines (the exported figure's text); ``formula``,
+        ``table``: with the formula lines and the table rows after the paragraphs."""
         out: list[str] = []
         for para in self.paragraphs:
             out.extend(textwrap.wrap(para, width) or [""])
         if self.formula and formula:
             out.extend(self.formula.splitlines())
-        if self.table:
+        if self.table and table:
             widths = [max(len(r[i]) for r in self.table) for i in range(len(self.table[0]))]
             for row in self.table:
                 out.append("   ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
@@ -262,12 +262,21 @@ def ring_paragraphs(schedule: Schedule, comparison: Comparison | None,
             f"its slowest hop: at most {ring.limit:.1f} GB/s here, whatever the size."
         )
     if fc is not None:
-        paras.append(
-            f"ForestColl's trees load every link in proportion to its bandwidth; the heat map "
-            f"shows the links leaving S* (dashed) at 100 %: they are busy all the time, so the schedule "
-            f"reaches the cut bound {num_text(bound)} GB/s (simulated {fc.algbw:.1f} GB/s; the "
-            f"rest is per-hop latency and pipeline start)."
-        )
+        share = fc.algbw / float(bound)
+        why = ("ForestColl's trees load every link in proportion to its bandwidth; the heat map "
+               "shows the links leaving S* (dashed) at 100 %: they are busy all the time")
+        if share >= 0.9:
+            paras.append(
+                f"{why}, so the schedule reaches the cut bound {num_text(bound)} GB/s "
+                f"(simulated {fc.algbw:.1f} GB/s, {100 * share:.0f} %; the rest is per-hop "
+                "latency and the pipeline's start)."
+            )
+        else:
+            paras.append(
+                f"{why}, so large messages reach the cut bound {num_text(bound)} GB/s. At this "
+                f"size ForestColl simulates at {fc.algbw:.1f} GB/s ({100 * share:.0f} %): per-hop "
+                "latency and the pipeline's start dominate small messages."
+            )
     if ring is not None and fc is not None and ring.algbw > 0:
         paras.append(f"ForestColl is {fc.algbw / ring.algbw:.2f}× the ring at this size.")
     return tuple(paras)
@@ -322,8 +331,8 @@ def step_html(step: LectureStep, busy: str = "") -> str:
     """The step's body as rich text for the lecture panel (``busy``: a note in italics, e.g.
     that the comparison is still being simulated)."""
     def esc(text: str) -> str:  # "300 GB/s" never breaks across lines on the slide
-        text = html.escape(text).replace(" GB/s", "\u00a0GB\u2060/\u2060s")
-        return text.replace(" × ", "\u00a0×\u00a0")
+        text = html.escape(text).replace(" GB/s", "\u00a0GB/s").replace(" × ", "\u00a0×\u00a0")
+        return text.replace("/", "\u2060/\u2060").replace("–", "\u2060–\u2060")
 
     parts = [f"<p>{esc(p)}</p>" for p in step.paragraphs]
     if step.formula:

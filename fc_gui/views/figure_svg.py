@@ -52,6 +52,7 @@ class FigureData:
     color_bar_title: str = "link load ÷ bandwidth"
     show_labels: bool = True
     notes: list[str] = field(default_factory=list)  # dark text lines under the caption
+    table: list[Sequence[str]] = field(default_factory=list)  # rows under the notes (1st: header)
     tree_paths: list[tuple[tuple[str, ...], Sequence[int]]] = field(default_factory=list)
     tree_roots: frozenset[str] = frozenset()
     current_paths: list[tuple[str, ...]] = field(default_factory=list)  # animated transfers
@@ -100,7 +101,8 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
     scale = plot_w / span_x
     lines = len(data.caption.splitlines())
     notes_y = MARGIN + 40 + 18 * lines
-    top = notes_y + 19 * len(data.notes) + 36
+    table_y = notes_y + 19 * len(data.notes) + (8 if data.table else 0)
+    top = table_y + 19 * len(data.table) + 36
     plot_h = span_y * scale
     legend_h = 40 + 22 * len({(k, r) for _, k, r, *_ in data.nodes}) + (90 if data.color_bar else 0)
     height = max(top + plot_h + 2 * MARGIN, top + legend_h + MARGIN)
@@ -128,6 +130,7 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
             f'<text x="{MARGIN}" y="{notes_y + 4 + 19 * i}" font-size="15" fill="#222" '
             f'xml:space="preserve">{escape(line)}</text>'
         )
+    out.extend(_table(data.table, MARGIN, table_y))
     # group frames
     groups: dict[str, list[tuple[float, float]]] = {}
     for nid, _, _, _, _, g in data.nodes:
@@ -197,6 +200,21 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
     out.extend(_legend(data, width - LEGEND_W - MARGIN, top))
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def _table(rows: Sequence[Sequence[str]], x: float, y: float) -> list[str]:
+    """Rows as aligned columns (the header bold), ``y`` the top of the first row."""
+    if not rows:
+        return []
+    widths = [max(len(r[i]) for r in rows if i < len(r)) for i in range(max(len(r) for r in rows))]
+    xs = [x + sum(8.6 * w + 24 for w in widths[:i]) for i in range(len(widths))]
+    out = ['<g id="table" font-size="15" fill="#222">']
+    for j, row in enumerate(rows):
+        weight = ' font-weight="bold"' if j == 0 else ""
+        for cx, cell in zip(xs, row):
+            out.append(f'<text x="{cx:.1f}" y="{y + 4 + 19 * j:.1f}"{weight}>{escape(cell)}</text>')
+    out.append("</g>")
+    return out
 
 
 def _polyline(points: list[tuple[float, float]], color: Sequence[int], width: float) -> str:

@@ -98,7 +98,7 @@ def test_keys_step_forward_and_back_and_change_what_is_drawn(qtbot, lecture):
     assert lc.index == 0
 
 
-def test_buttons_reach_the_ring_step_with_heat_map_and_simulated_table(qtbot, lecture):
+def test_buttons_reach_the_ring_step_with_heat_map_and_simulated_table(qtbot, lecture, tmp_path):
     lc = _started(qtbot, lecture)
     for _ in range(10):  # more presses than steps: stops at the last
         lc.panel.next_button.click()
@@ -117,6 +117,15 @@ def test_buttons_reach_the_ring_step_with_heat_map_and_simulated_table(qtbot, le
     assert abs(ring.limit - 800 / 3) < 1e-6 and abs(fc.limit - 800 / 3) < 1e-6
     assert 0.99 * 800 / 3 < fc.algbw <= 800 / 3 and ring.algbw <= 800 / 3
     assert "100 %" in text
+    # its figure: the heat map's colours, the cut, and the table in aligned columns
+    root = ET.parse(lc.export_figure(tmp_path / "ring.svg")).getroot()
+    table = root.find(f".//{SVG}g[@id='table']")
+    cells = [e.text for e in table]
+    assert cells[:4] == ["algorithm", "simulated algbw", "its limit", "of the cut bound"]
+    assert "ring" in cells and "cut bound" in cells
+    xs = {e.text: e.get("x") for e in table}
+    assert xs["ring"] == xs["forestcoll"] == xs["algorithm"]  # one column
+    assert root.find(f".//{SVG}linearGradient") is not None
     lc.panel.back_button.click()
     assert lc.index == 5
 
@@ -198,3 +207,26 @@ def test_preset_fabrics_are_laid_out_for_the_lecture():
     # restructured: a box's GCDs are not all in one row any more
     ys = {round(n.y, 1) for n in mi.nodes if n.group == "b0"}
     assert len(ys) > 2
+
+
+def test_the_start_dialog_picks_a_preset_or_the_open_fabric(qtbot, lecture, monkeypatch):
+    from fc_gui.views.lecture_panel import LectureStartDialog
+
+    w = lecture.window
+    picked = {}
+
+    def run(dialog):
+        dialog.list.setCurrentRow(dialog.keys.index(picked["key"]))
+        return 1
+
+    monkeypatch.setattr(LectureStartDialog, "exec", run)
+    picked["key"] = "current"
+    assert lecture.open_dialog() and lecture.active
+    assert w.document.name == "ring4"  # the open fabric
+    qtbot.waitUntil(lambda: len(lecture.steps) == 7, timeout=10000)
+    assert not lecture.open_dialog() and not lecture.active  # a second time: leaves
+    w.undo_stack.setClean()  # nothing to save before the preset replaces the fabric
+    picked["key"] = "mi250"
+    assert lecture.open_dialog() and lecture.active
+    assert len(w.document.to_topology().compute_ids) == 32 and w.document.name == "2x MI250"
+    assert lecture.panel.title.text() in ("Solving…", "The fabric: box b0, box b1")
