@@ -90,6 +90,16 @@ class SimulationController(QObject):
         where = f", links at {lib.name}'s efficiency ({lib.generation})" if lib else ""
         self.plots.set_status(f"{n} simulated series{where}")
 
+    def show_saved(self, schedule: Schedule, tables: dict[str, ResultTable]) -> int:
+        """Show simulated ``tables`` saved with ``schedule`` (the shown result, opened from a
+        results file) as if simulated here; returns how many lines were added."""
+        self._schedule = schedule
+        self.tables = dict(tables)
+        n = self.plots.add_tables(self.tables, kind="simulated")
+        if n:
+            self.plots.set_status(f"{n} simulated series from the results file")
+        return n
+
     def _forget(self, schedule) -> None:
         if schedule is not self._schedule:
             self.tables = {}
