@@ -371,7 +371,9 @@ def test_cli_simulate_from_results_h5_without_solving(tmp_path, capsys, monkeypa
     assert main(["simulate", str(out), "-c", "allreduce", "-s", "1G", "-a", "forestcoll,nccl", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     rows = {r["algorithm"]: r for r in doc["rows"]}
-    assert rows["nccl"]["choice"] == "Ring/Simple"  # A100: no NVLS; Ring beats Tree at 1 GiB
+    # A100: no NVLS. On 2 boxes the tree sends each byte once over the NICs, the ring almost twice:
+    # NCCL runs the tree there ("On two nodes, NCCL uses the tree", NVIDIA/nccl-tests#196)
+    assert rows["nccl"]["choice"] == "Tree/Simple"
     assert doc["library"]["generation"] == "ampere"
     # the stored schedule, run on links derated like the library's: below the line-rate bound
     assert 0.7 < rows["forestcoll"]["ratio_to_bound"] < 0.85
