@@ -70,9 +70,9 @@ def test_opening_a_results_file_shows_its_saved_result(window, saved, errors):
     assert set(rc.overlays.heat.colors) == {(ll.source, ll.target) for ll in s.link_load}
     assert rc.trees_view.model.rowCount() > 0
     labels = rc.plots.labels()
-    assert {"ForestColl", "ring", "measured allgather"} <= set(labels)
-    assert any(label.startswith("nccl (") for label in labels)
-    assert labels[0].startswith("bound ")
+    assert labels[0].startswith("bound ") and labels[1] == "α-β estimate"
+    assert labels[2] == "ForestColl" and labels[3].startswith("nccl (")  # legend order
+    assert labels[4:] == ["ring", "measured allgather"]
     assert {t.algorithm for t in rc.simulation.tables.values()} == {"forestcoll", "nccl", "ring"}
     # the file is not a fabric file to save over: Save asks for a name
     assert window.file_path is None
