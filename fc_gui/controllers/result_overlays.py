@@ -1,5 +1,6 @@
 """The shown result on the canvas: bottleneck cut, congestion heat map, selected trees, the
-broadcast animation and out-of-service links; redrawn when nodes move, with hover tips."""
+broadcast animation and out-of-service links; redrawn when nodes move, with hover tips.
+While a tree is animated the other layers are dimmed (:mod:`fc_gui.controllers.layer_dimming`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer
 
+from fc_gui.controllers.layer_dimming import LayerDimmer
 from fc_gui.model.trees import trees_using_links
 from fc_gui.views.animation import BroadcastAnimation
 from fc_gui.views.overlays import CutOverlay, DisabledLinksOverlay, HeatMapOverlay, TreeOverlay
@@ -31,6 +33,7 @@ class ResultOverlays(QObject):
         self.disabled = DisabledLinksOverlay(canvas)
         self.animation = BroadcastAnimation(canvas, parent=self)
         self.link_users: dict | None = None  # trees_using_links of the shown schedule
+        self.dimmer = LayerDimmer(self)  # the other layers fade while a tree is animated
 
         view = results.trees_view
         view.trees_selected.connect(self._on_trees_selected)

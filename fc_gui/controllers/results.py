@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QApplication
 
 from fc_gui.controllers.batch import BatchRun
 from fc_gui.controllers.export_actions import ExportActions
+from fc_gui.controllers.layers_menu import LayersMenu
 from fc_gui.controllers.measurements import MeasurementImport
 from fc_gui.controllers.result_overlays import ResultOverlays
 from fc_gui.controllers.simulation import SimulationController
@@ -71,6 +72,7 @@ class ResultsController(QObject):
         self._show_token = 0
         self._build_docks()
         self.overlays = ResultOverlays(self)
+        self.layers = LayersMenu(self)
         self.menu = SolveMenu(self)
         self.solving = SolveController(self, solve_fn=solve_fn, warmup=warmup)
         self.simulation = SimulationController(self)

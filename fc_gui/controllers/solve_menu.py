@@ -1,4 +1,5 @@
-"""The Solve menu: solve, cancel, re-solve on edit, and which result overlays are shown."""
+"""The Solve menu: solve, cancel, re-solve on edit and clear (the overlays' toggles are in
+View > Layers: :mod:`fc_gui.controllers.layers_menu`)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ class SolveMenu(QObject):
 
     def __init__(self, results: ResultsController) -> None:
         super().__init__(results)
-        window, panel, overlays = results.window, results.panel, results.overlays
+        window, panel = results.window, results.panel
         m = window.solve_menu
         self.solve_action = QAction("&Solve", self)
         self.solve_action.setShortcuts([QKeySequence("Ctrl+R"), QKeySequence("F5")])
@@ -31,19 +32,12 @@ class SolveMenu(QObject):
         m.addAction(self.solve_action)
         m.addAction(self.cancel_action)
         m.addAction(self.auto_action)
-        m.addSeparator()
-        self.show_cut_action = self._toggle(m, "Show &bottleneck cut", overlays.cut)
-        self.show_heat_action = self._toggle(m, "Show congestion &heat map", overlays.heat)
-        self.show_heat_action.toggled.connect(overlays.disabled.set_visible)
-        self.show_trees_action = self._toggle(m, "Show selected &trees", overlays.trees)
+        # the layer toggles live in View > Layers; these names stay for callers
+        layers = results.layers
+        self.show_cut_action = layers.cut_action
+        self.show_heat_action = layers.heat_action
+        self.show_trees_action = layers.trees_action
         m.addSeparator()
         self.clear_action = m.addAction("C&lear results", results.clear_results)
         window.addAction(self.solve_action)
         window.addAction(self.cancel_action)
-
-    def _toggle(self, menu, title: str, overlay) -> QAction:
-        act = QAction(title, self, checkable=True)
-        act.setChecked(True)
-        act.toggled.connect(overlay.set_visible)
-        menu.addAction(act)
-        return act

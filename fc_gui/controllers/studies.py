@@ -77,6 +77,10 @@ class StudiesController(QObject):
         self.dock.load_requested.connect(self.load_dialog)
         self.dock.row_selected.connect(self.select_element)
         self.dock.map_toggled.connect(self.overlay.set_visible)
+        if window.results_controller is not None:  # View > Layers mirrors the dock's checkbox
+            window.results_controller.layers.add_synced(
+                "impact", "Resilience &impact map", self.dock.map_check
+            )
         self.doc.replaced.connect(self._on_fabric_replaced)
         app = QApplication.instance()
         if app is not None:

@@ -63,6 +63,17 @@ class BroadcastAnimation(QObject):
     def playing(self) -> bool:
         return self.timer.isActive()
 
+    @property
+    def animating(self) -> bool:
+        """A tree is being animated: playing, or showing a step past the start."""
+        return bool(self.trees) and (self.playing or self.step > 0)
+
+    def go_to(self, step: int) -> None:
+        """Show step ``step`` (0: only the roots hold data; clamped to 0..steps)."""
+        self.pause()
+        self.step = max(0, min(int(step), self.steps))
+        self.render()
+
     def set_trees(self, trees: Sequence[tuple[str, Tree]]) -> None:
         self.pause()
         self.trees = list(trees)
@@ -99,8 +110,11 @@ class BroadcastAnimation(QObject):
     def stop(self) -> None:
         """Stop and remove the drawing."""
         self.pause()
+        had = bool(self.trees)
         self.trees, self.levels, self.step = [], [], 0
         self.overlay.clear()
+        if had:
+            self.step_changed.emit(0, 0, "")
 
     def _tick(self) -> None:
         if self.step >= self.steps:

@@ -200,6 +200,24 @@ class FabricCanvas(pg.GraphicsView):
         self.links.set_colors(colors)
         self._update_geometry()
 
+    def set_links_opacity(self, opacity: float) -> None:
+        """Fade the links (1.0: normal); overlays dim them while a tree is animated."""
+        self.links.set_opacity(opacity)
+
+    def set_labels_visible(self, visible: bool) -> None:
+        """Show or hide the node names (View > Node labels)."""
+        self.labels_item.setVisible(bool(visible))
+
+    def set_frames_visible(self, visible: bool) -> None:
+        """Show or hide the group (box) frames and their names (View > Box frames)."""
+        self.groups_item.setVisible(bool(visible))
+        self.group_labels_item.setVisible(bool(visible))
+
+    def set_label_scale(self, scale: float) -> None:
+        """Presenter scale: node and group names ``scale`` times their normal size."""
+        self.labels_item.set_font_px(round(11 * scale))
+        self.group_labels_item.set_font_px(round(11 * scale))
+
     def highlight_nodes(
         self, ids: Iterable[str], brush=None, key: str = "default", size: float = 34
     ) -> None:

@@ -89,6 +89,16 @@ class LabelsItem(pg.GraphicsObject):
     def texts(self) -> list[str]:
         return list(self._texts)
 
+    def font_px(self) -> int:
+        return self._font.pixelSize()
+
+    def set_font_px(self, px: int) -> None:
+        """Text height in pixels (11 normally; larger at a presenter scale)."""
+        self.prepareGeometryChange()
+        self._font.setPixelSize(max(6, int(px)))
+        self._update_bounds()
+        self.update()
+
     def _update_bounds(self) -> None:
         if not len(self._xy):
             self._bounds = QRectF()
@@ -96,8 +106,10 @@ class LabelsItem(pg.GraphicsObject):
         lo, hi = self._xy.min(axis=0), self._xy.max(axis=0)
         px, py = self.pixelSize() if self.getViewBox() is not None else (1.0, 1.0)
         px, py = abs(px or 1.0), abs(py or 1.0)
+        k = self._font.pixelSize() / 11.0
         self._bounds = QRectF(
-            lo[0] - 90 * px, lo[1] - 40 * py, hi[0] - lo[0] + 180 * px, hi[1] - lo[1] + 80 * py
+            lo[0] - 90 * k * px, lo[1] - 40 * k * py, hi[0] - lo[0] + 180 * k * px,
+            hi[1] - lo[1] + 80 * k * py
         )
 
     def viewTransformChanged(self) -> None:
@@ -120,12 +132,13 @@ class LabelsItem(pg.GraphicsObject):
             else int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         )
         metrics = painter.fontMetrics()
+        k = self._font.pixelSize() / 11.0  # boxes grow with the font (presenter scale)
         for (x, y), text in zip(self._xy, self._texts):
             p = tr.map(QPointF(x, y))
             if self._below:
-                rect = QRectF(p.x() - 80, p.y() + 9, 160, 16)
+                rect = QRectF(p.x() - 80 * k, p.y() + 9 + 2 * k, 160 * k, 16 * k)
             else:
-                rect = QRectF(p.x() + 2, p.y() - 17, 300, 16)
+                rect = QRectF(p.x() + 2, p.y() - 17 * k, 300 * k, 16 * k)
             back = QRectF(metrics.boundingRect(rect.toRect(), flags, text)).adjusted(-2, 0, 2, 0)
             painter.fillRect(back, self._halo)
             painter.drawText(rect, flags, text)

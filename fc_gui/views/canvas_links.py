@@ -62,6 +62,7 @@ class LinkLayer:
         self.color_groups: list[tuple[pg.PlotCurveItem, np.ndarray, np.ndarray]] = []
         self.colors = None  # what set_colors got: None, {(s, t): rgba} or an (n, 3|4) array
         self.thin = False
+        self.opacity = 1.0  # < 1 while the links are dimmed (a tree is animated over them)
         self._halves = None
         self._ends = np.zeros((0, 2), dtype=np.int64)
         self._keys: list[tuple[str, str, bool]] = []  # (source, target, directed) per row
@@ -100,6 +101,7 @@ class LinkLayer:
             item = pg.PlotCurveItem(connect="pairs", pen=link_pen(color, wc, dashed, self.thin))
             item._fc_style = (color, wc, dashed)
             item.setZValue(0)
+            item.setOpacity(self.opacity)
             self.view_box.addItem(item)
             self.groups.append((item, np.array(rows, dtype=np.int64)))
         if isinstance(self.colors, np.ndarray):
@@ -184,6 +186,7 @@ class LinkLayer:
                 else:
                     item = pg.PlotCurveItem(connect="pairs", pen=pen)
                     item.setZValue(1)
+                    item.setOpacity(self.opacity)
                     self.view_box.addItem(item)
                     self.color_groups.append((item, None, None))
                 self.color_groups[used] = (item, rows[js], np.stack([ends[js], whole[js]], 1))
@@ -191,6 +194,16 @@ class LinkLayer:
         for item, _, _ in self.color_groups[used:]:
             self.view_box.removeItem(item)
         del self.color_groups[used:]
+
+    def items(self) -> list[pg.GraphicsObject]:
+        """Every graphics item that draws links (plain, heat-coloured, arrow heads)."""
+        return [i for i, _ in self.groups] + [i for i, _, _ in self.color_groups] + [self.arrows]
+
+    def set_opacity(self, opacity: float) -> None:
+        """Fade every link (``opacity`` < 1: dimmed under an animated tree) or restore them."""
+        self.opacity = float(opacity)
+        for item in self.items():
+            item.setOpacity(self.opacity)
 
     # ------------------------------------------------------------------ level of detail, geometry
     def set_thin(self, thin: bool) -> bool:

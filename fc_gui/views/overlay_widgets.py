@@ -9,7 +9,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QLinearGradient, QPainter, QPen
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QGraphicsOpacityEffect, QLabel, QWidget
 
 BADGE_STYLE = (
     "QLabel { background: rgba(255,255,255,230); color: rgb(183,28,28);"
@@ -21,6 +21,19 @@ BADGE_STALE_STYLE = (
 )
 STALE_PREFIX = "STALE (the fabric changed since this solve)\n"
 
+#: Opacity of a floating caption while the layers it describes are dimmed.
+DIMMED_CAPTION_OPACITY = 0.25
+
+
+def _set_dimmed(widget: QWidget, dimmed: bool) -> None:
+    """Fade ``widget`` (and its children) to DIMMED_CAPTION_OPACITY, or restore it."""
+    if dimmed:
+        effect = QGraphicsOpacityEffect(widget)
+        effect.setOpacity(DIMMED_CAPTION_OPACITY)
+        widget.setGraphicsEffect(effect)
+    else:
+        widget.setGraphicsEffect(None)
+
 
 class CornerBadge(QLabel):
     """A caption floating at the top-left corner of a widget (does not pan or zoom); greyed
@@ -30,6 +43,7 @@ class CornerBadge(QLabel):
         super().__init__(text, parent)
         self.caption = text
         self.greyed = False
+        self.dimmed = False
         self.setStyleSheet(BADGE_STYLE)
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self.adjustSize()
@@ -41,6 +55,11 @@ class CornerBadge(QLabel):
         self.setStyleSheet(BADGE_STALE_STYLE if self.greyed else BADGE_STYLE)
         self.setText(STALE_PREFIX + self.caption if self.greyed else self.caption)
         self.adjustSize()
+
+    def set_dimmed(self, dimmed: bool) -> None:
+        """Fade the caption (its layer is dimmed while a tree is animated) or restore it."""
+        self.dimmed = bool(dimmed)
+        _set_dimmed(self, self.dimmed)
 
 
 class ColorBarWidget(QWidget):
@@ -57,6 +76,7 @@ class ColorBarWidget(QWidget):
         self.title = title
         self.label = label or _load_label
         self.greyed = False
+        self.dimmed = False
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         font = QFont(self.font())
         font.setPointSizeF(8)
@@ -82,6 +102,11 @@ class ColorBarWidget(QWidget):
         """Fade the bar (it describes a stale result)."""
         self.greyed = bool(greyed)
         self.update()
+
+    def set_dimmed(self, dimmed: bool) -> None:
+        """Fade the bar while its layer is dimmed (a tree is animated), or restore it."""
+        self.dimmed = bool(dimmed)
+        _set_dimmed(self, self.dimmed)
 
     def paintEvent(self, event) -> None:
         p = QPainter(self)

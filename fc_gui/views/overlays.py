@@ -54,6 +54,9 @@ HEAT_BINS = 20
 #: Opacity of a stale result's overlay items (the fabric changed since the solve).
 STALE_OPACITY = 0.3
 
+#: Opacity of the other layers while a tree is animated (so the animation stands out).
+DIM_OPACITY = 0.2
+
 #: Above this many segments an overlay curve is drawn without antialiasing: antialiased wide
 #: lines cost ~0.1-0.2 ms per segment per repaint in Qt's raster engine (two trees of 16x DGX
 #: A100 = 540 segments took 90 ms per frame antialiased, 11 ms without).
@@ -128,11 +131,16 @@ class CanvasOverlay:
         self.items: list[pg.GraphicsObject] = []
         self.visible = True
         self.greyed = False
+        self.dimmed = False
+
+    def opacity(self) -> float:
+        """The items' opacity: faded when stale, fainter still while dimmed."""
+        return (STALE_OPACITY if self.greyed else 1.0) * (DIM_OPACITY if self.dimmed else 1.0)
 
     def add(self, item: pg.GraphicsObject) -> pg.GraphicsObject:
         self.canvas.add_overlay_item(item)
         item.setVisible(self.visible)
-        item.setOpacity(STALE_OPACITY if self.greyed else 1.0)
+        item.setOpacity(self.opacity())
         self.items.append(item)
         return item
 
@@ -140,7 +148,13 @@ class CanvasOverlay:
         """Grey the overlay out (a stale result) or restore it."""
         self.greyed = bool(greyed)
         for item in self.items:
-            item.setOpacity(STALE_OPACITY if self.greyed else 1.0)
+            item.setOpacity(self.opacity())
+
+    def set_dimmed(self, dimmed: bool) -> None:
+        """Fade the overlay into the background (while a tree is animated) or restore it."""
+        self.dimmed = bool(dimmed)
+        for item in self.items:
+            item.setOpacity(self.opacity())
 
     def clear(self) -> None:
         for item in self.items:
@@ -200,12 +214,18 @@ class CutOverlay(CanvasOverlay):
         self.label_text = cut_caption(cut, list(pos), num_compute, groups)
         self.badge = CornerBadge(self.label_text, self.canvas.overlay_parent())
         self.badge.set_greyed(self.greyed)
+        self.badge.set_dimmed(self.dimmed)
         self.badge.setVisible(self.visible)
 
     def set_greyed(self, greyed: bool) -> None:
         super().set_greyed(greyed)
         if self.badge is not None:
             self.badge.set_greyed(self.greyed)
+
+    def set_dimmed(self, dimmed: bool) -> None:
+        super().set_dimmed(dimmed)
+        if self.badge is not None:
+            self.badge.set_dimmed(self.dimmed)
 
     def clear(self) -> None:
         super().clear()
@@ -283,6 +303,11 @@ class HeatMapOverlay(CanvasOverlay):
             self.canvas.set_link_colors(self.shown_colors())
         if self.color_bar is not None:
             self.color_bar.set_greyed(self.greyed)
+
+    def set_dimmed(self, dimmed: bool) -> None:
+        super().set_dimmed(dimmed)
+        if self.color_bar is not None:
+            self.color_bar.set_dimmed(self.dimmed)
 
     def attach_color_bar(self) -> ColorBarWidget:
         """A colour bar (0..1, load ÷ bandwidth) floating at the top right of the host."""

@@ -17,7 +17,7 @@ plus one chunk over the slowest hop along its deepest tree path, as in
 Cost: one progressive filling (a sparse product per round, rounds <= saturated links) per event,
 and events <= flows; no per-chunk work, so 1024 GPUs at any size take seconds. Against the chunk
 simulator it loses store-and-forward and queueing effects inside the pipeline (see
-``tests/test_flowlevel.py`` for the agreement on mid-size fabrics).
+``tests/simulate/test_flowlevel.py`` for the agreement on mid-size fabrics).
 """
 
 from __future__ import annotations

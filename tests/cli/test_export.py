@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from test_msccl_support import bfs_schedule
+from bfs_schedules import bfs_schedule
 
 from solver import save_topology
 from solver.cli import main

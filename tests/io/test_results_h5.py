@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from solver.simulate.estimate import model_tables
-from test_msccl_support import bfs_schedule
+from bfs_schedules import bfs_schedule
 
 from solver.io import results_h5 as rh
 from solver.model.errors import ForestCollError

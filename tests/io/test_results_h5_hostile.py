@@ -12,7 +12,7 @@ import time
 import h5py
 import numpy as np
 import pytest
-from test_msccl_support import bfs_schedule
+from bfs_schedules import bfs_schedule
 
 from solver.cli import main
 from solver.io import results_h5 as rh

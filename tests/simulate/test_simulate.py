@@ -27,7 +27,7 @@ from solver.simulate.routes import (
 )
 from solver.model.topology import Link, Node, Topology
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GB = 1e9
 US = 1e-6
 

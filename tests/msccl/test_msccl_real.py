@@ -20,7 +20,7 @@ from solver.cli import main
 from solver.msccl import MscclError, check_xml, parse_xml, to_xml
 from solver.msccl.interpreter import MAX_FILE_BYTES
 
-REAL = Path(__file__).parent / "data" / "real" / "msccl"
+REAL = Path(__file__).parents[1] / "data" / "real" / "msccl"
 FILES = sorted(REAL.glob("*.xml"))
 BIG = 1_000_000  # bytes: the larger files take ~1.5 s each
 

@@ -11,7 +11,7 @@ import pytest
 
 from solver.simulate.nccl_tests import LogFormatError, load_log, parse_json, parse_text
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 ROOT = DATA.parents[1]
 AG_LOG = DATA / "nccl_tests_allgather_2xmi250.log"
 AR_OLD = DATA / "nccl_tests_allreduce_1xa100_old.log"

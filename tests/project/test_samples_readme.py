@@ -11,7 +11,7 @@ from pathlib import Path
 import solver
 from solver.io.formats import load
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_topologies"
 
 

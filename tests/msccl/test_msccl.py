@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from test_msccl_support import bfs_schedule
+from bfs_schedules import bfs_schedule
 
 import solver
 from solver.msccl import (
@@ -23,7 +23,7 @@ from solver.msccl import (
 from solver.msccl.runtimes import RUNTIMES
 from solver.io.templates import dgx_a100, mi250, ring
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 
 _SOLVED: dict = {}

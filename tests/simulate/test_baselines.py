@@ -16,7 +16,7 @@ from solver.simulate.routes import BCAST, REDUCE, LinkTable, bandwidth_bound_tim
 from solver.io.templates import dgx_a100, fully_connected, mi250, ring
 
 GIB = 1 << 30
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def algbw(rs, size=GIB, chunk=1 << 18):
