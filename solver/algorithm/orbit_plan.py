@@ -143,14 +143,31 @@ class _OrbitSplitter(_PlanSplitter):
             table[end].discard(other)
 
     def _orbit_link(self, u: int, v: int, add: bool) -> None:
-        """Every translate of (u, v) at the switches kept in the adjacency."""
-        sym = self.sym
-        fixed_u, fixed_v = sym.box_of[u] < 0, sym.box_of[v] < 0
-        if fixed_u or fixed_v:
-            for b in range(sym.boxes):  # a switch outside the boxes meets every translate
+        """Every translate of (u, v) at the switches kept in the adjacency: a switch outside the
+        boxes meets every translate of an edge to a box; a box switch only its box-0 copy's."""
+        sym, comp = self.sym, self.fabric.is_compute
+        if (sym.box_of[u] < 0 and not comp[u] and sym.box_of[v] >= 0) or (
+                sym.box_of[v] < 0 and not comp[v] and sym.box_of[u] >= 0):
+            for b in range(sym.boxes):
                 self._link(sym.translate(u, b), sym.translate(v, b), add)
         else:
             self._link(u, v, add)
+
+    def _unlink_all(self, w: int) -> None:
+        """Forget every edge at the split switch w: w's own sets list every actual neighbour,
+        so each is dropped once (a neighbour outside the boxes of a box switch: all translates)."""
+        sym, comp = self.sym, self.fabric.is_compute
+        for table, other, ends in ((self.graph.out, list(self.graph.inn[w]), lambda x: (x, w)),
+                                   (self.graph.inn, list(self.graph.out[w]), lambda x: (w, x))):
+            for x in other:
+                if comp[x]:
+                    continue
+                if sym.box_of[x] < 0 and sym.box_of[w] >= 0:
+                    self._orbit_link(*ends(x), False)
+                else:
+                    self._touch(table, x, w, False)
+        self.graph.inn[w].clear()
+        self.graph.out[w].clear()
 
     # ------------------------------------------------------------------ the two switch kinds
     def split_box_switch(self, w0: int) -> bool:
@@ -210,22 +227,14 @@ class _OrbitSplitter(_PlanSplitter):
                     path = self._back(path, shift)
                     record[path] = record.get(path, 0) + m
             self.num_splits += 1
-        for u in list(self.graph.inn[w]):
-            key = self.key(u, w)[0]
+        keys = {self.key(u, w)[0] for u in self.graph.inn[w]}
+        keys |= {self.key(w, t)[0] for t in self.graph.out[w]}
+        for key in keys:
             if rep.get(key, 0):
                 return False  # the plan did not use up the switch
             rep.pop(key, None)
             paths.pop(key, None)
-            self._orbit_link(u, w, False)
-        for t in list(self.graph.out[w]):
-            key = self.key(w, t)[0]
-            if rep.get(key, 0):
-                return False
-            rep.pop(key, None)
-            paths.pop(key, None)
-            self._orbit_link(w, t, False)
-        self.graph.inn[w].clear()
-        self.graph.out[w].clear()
+        self._unlink_all(w)
         return True
 
     def _back(self, path: Path, shift: int) -> Path:

@@ -60,9 +60,11 @@ def check_fits(schedule: Schedule, runtime_name: str, ranks: list[str]) -> None:
         if peers > rt.max_threadblocks:
             raise MscclError(
                 f"rank {v} sends to or receives from {peers} peers, so it needs at least {peers} "
-                f"threadblocks (one send and one receive peer each); {rt.name} reads at most "
-                f"{rt.max_threadblocks} (MSCCL_MAX_NUM_THREAD_BLOCKS, {rt.where('max_threadblocks')})"
+                f"threadblocks, more than the {rt.name} limit {rt.max_threadblocks} "
+                f"(MSCCL_MAX_NUM_THREAD_BLOCKS, {rt.where('max_threadblocks')}); a threadblock has "
+                "one send and one receive peer"
             )
+
     def elements(v: str) -> int:
         peers = max(len(send_peers.get(v, ())), len(recv_peers.get(v, ())), 1)
         return 1 + n + peers + steps.get(v, 0)
@@ -70,9 +72,9 @@ def check_fits(schedule: Schedule, runtime_name: str, ranks: list[str]) -> None:
     worst = max(ranks, key=elements)
     if elements(worst) >= rt.max_nodes:
         raise MscclError(
-            f"rank {worst} needs at least {elements(worst)} XML elements (<algo>, {n} <gpu>s, a "
-            f"<tb> per peer, {steps.get(worst, 0)} <step>s for its tree edges); {rt.name}'s "
-            f"reader stops at {rt.max_nodes} (MAX_NODES, {rt.where('max_nodes')})"
+            f"rank {worst} needs at least {elements(worst)} XML elements, more than the {rt.name} "
+            f"reader keeps ({rt.max_nodes - 1}; MAX_NODES, {rt.where('max_nodes')}): <algo>, "
+            f"{n} <gpu>s, a <tb> per peer and {steps.get(worst, 0)} <step>s for its tree edges"
         )
 
 
