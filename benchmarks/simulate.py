@@ -63,22 +63,23 @@ def calibration_table() -> None:
     print()
     print("Library model vs real logs (algbw GB/s; error = model / measured - 1)")
     head = (
-        f"{'log':<38} {'coll':<9} {'set':<11} {'meas@1G':>8} {'model@1G':>8} {'err@1G':>7} "
-        f"{'size':>5} {'meas':>7} {'model':>7} {'err':>7} {'choice':<16} {'err 1-64M':>14}"
+        f"{'log':<40} {'coll':<9} {'set':<11} {'size':>5} {'meas':>7} {'model':>7} {'err':>7} "
+        f"{'size':>5} {'meas':>7} {'model':>7} {'err':>7} {'choice':<12} {'err 1-64M':>14}"
     )
     print(head)
     print("-" * len(head))
     for log in C.LOGS:
         pts = C.compare([log], 1 << 20)
-        at1 = next(p for p in pts if p.size == 1 << 30)
+        first = next(p for p in pts if p.size >= 1 << 30)
         last = pts[-1]
         mid = [p.error for p in pts if p.size <= 64 << 20]
+        mid_text = f"{100 * min(mid):>+6.0f}..{100 * max(mid):>+4.0f}%" if mid else f"{'-':>14}"
         print(
-            f"{log.file:<38} {log.measurement().collective:<9} "
-            f"{'held out' if log.held_out else 'calibration':<11} {at1.measured:>8.1f} "
-            f"{at1.predicted:>8.1f} {100 * at1.error:>+6.1f}% {format_size(last.size):>5} "
-            f"{last.measured:>7.1f} {last.predicted:>7.1f} {100 * last.error:>+6.1f}% "
-            f"{last.choice:<16} {100 * min(mid):>+6.0f}..{100 * max(mid):>+4.0f}%"
+            f"{log.file:<40} {log.measurement().collective:<9} "
+            f"{'held out' if log.held_out else 'calibration':<11} {format_size(first.size):>5} "
+            f"{first.measured:>7.1f} {first.predicted:>7.1f} {100 * first.error:>+6.1f}% "
+            f"{format_size(last.size):>5} {last.measured:>7.1f} {last.predicted:>7.1f} "
+            f"{100 * last.error:>+6.1f}% {last.choice:<12} {mid_text}"
         )
     print()
     print("ForestColl vs the library on the logs' fabrics (GB/s algbw; ForestColl simulated on links")
@@ -93,7 +94,8 @@ def calibration_table() -> None:
         m = log.measurement()
         topo = log.topology()
         sched = solve(topo, m.collective)
-        sizes = [1 << 30, int(m.size_bytes[-1])]
+        big = [int(x) for x in m.size_bytes if x >= 1 << 30]
+        sizes = sorted({big[0], big[-1]})
         sw = sweep(topo, m.collective, ["forestcoll", "nccl"], sizes, schedule=sched,
                    library=L.library_for(topo))
         for size in sizes:
@@ -111,9 +113,10 @@ def calibration_table() -> None:
     for held, label in ((False, "calibration"), (True, "held out")):
         logs = [g for g in C.LOGS if g.held_out == held]
         print(f"worst |error| at >= 1 GiB, {label} logs: {100 * C.worst_error(C.compare(logs)):.1f}%")
+    net, xgmi, worst = C.fit(41)
     print(
         f"constants: network efficiency {L.NET_EFFICIENCY}, xGMI efficiency {L.XGMI_EFFICIENCY} "
-        f"(refit on the calibration logs: net {C.fit(21)[0]:.2f}, xGMI {C.fit(21)[1]:.2f})"
+        f"(refit on the calibration logs: net {net:.2f}, xGMI {xgmi:.2f}, minimax {100 * worst:.1f}%)"
     )
 
 

@@ -9,7 +9,8 @@ dock into docks, holds the shown result, and delegates each concern to one helpe
 - ``overlays`` (:class:`~fc_gui.controllers.result_overlays.ResultOverlays`): the result drawn
   on the canvas, the broadcast animation, hover tips;
 - ``menu`` (:class:`~fc_gui.controllers.solve_menu.SolveMenu`), ``exports``
-  (:class:`~fc_gui.controllers.export_actions.ExportActions`);
+  (:class:`~fc_gui.controllers.export_actions.ExportActions`), ``plot_export``
+  (:class:`~fc_gui.controllers.plot_export.PlotExport`: the plot as PNG/SVG/CSV);
 - ``simulation`` and ``measurements``: the plots dock's buttons;
 - ``batch`` (:class:`~fc_gui.controllers.batch.BatchRun`): ``forestcoll gui TOPO --solve
   --screenshot out.png``.
@@ -29,6 +30,7 @@ from fc_gui.controllers.batch import BatchRun
 from fc_gui.controllers.export_actions import ExportActions
 from fc_gui.controllers.layers_menu import LayersMenu
 from fc_gui.controllers.measurements import MeasurementImport
+from fc_gui.controllers.plot_export import PlotExport
 from fc_gui.controllers.result_overlays import ResultOverlays
 from fc_gui.controllers.simulation import SimulationController
 from fc_gui.controllers.solve_menu import SolveMenu
@@ -78,6 +80,7 @@ class ResultsController(QObject):
         self.simulation = SimulationController(self)
         self.measurements = MeasurementImport(self)
         self.exports = ExportActions(self, window.export_menu)
+        self.plot_export = PlotExport(self, window.export_menu)
         self.batch = BatchRun(self)
         self.solving.update_auto_allowed()
         self.doc.replaced.connect(self.on_fabric_replaced)

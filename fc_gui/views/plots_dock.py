@@ -3,21 +3,28 @@
 Lines: the throughput bound (M / optimal algbw: flat), an alpha-aware estimate of this schedule
 (link-load bound + pipeline fill, from ``solver.simulate.estimate.model_tables``, the model
 ``forestcoll simulate`` prints too),
-simulated ForestColl and baselines (run in the background by the results controller), and
-measurements imported from an HDF5 results file (``/results`` tables with measured columns).
+simulated ForestColl, the library's pick (``nccl``) and the baselines (run in the background by
+the results controller), and measurements imported from an HDF5 results file (``/results``
+tables with measured columns). Series names are short (:mod:`fc_gui.model.plot_series`).
 """
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from fc_gui.model.plot_series import Series, csv_text, in_switch_note, table_series, unique_name
+from fc_gui.views.plot_hover import Line, PlotHover
+from fc_gui.views.plot_svg import PlotData, PlotLine, build_plot_svg
 from solver.model.results import ResultTable
 from solver.model.schedule import Schedule
 from solver.model.units import format_size
@@ -26,9 +33,14 @@ BOUND_PEN = dict(color=(211, 47, 47), width=2, style=pg.QtCore.Qt.PenStyle.DashL
 ESTIMATE_PEN = dict(color=(0, 114, 178), width=2)
 SERIES_COLORS = (
     (0, 158, 115), (213, 94, 0), (204, 121, 167), (230, 159, 0), (86, 180, 233),
-    (120, 94, 240), (100, 100, 100), (0, 90, 50),
+    (120, 94, 240), (100, 100, 100), (0, 90, 50), (170, 51, 119), (153, 153, 51),
+    (51, 34, 136), (136, 34, 85),
 )
 SYMBOLS = ("o", "s", "t", "d", "+", "x", "star", "p")
+LEGEND_TEXT_SIZE = "8pt"
+LEGEND_GAP = 4  # px between the legend, the plot area and the widget's edge
+LEGEND_PAD = 3  # px inside the legend's frame
+NOTE_COLOR = "#b35900"
 
 
 class SizeAxis(pg.AxisItem):
@@ -65,6 +77,11 @@ def model_tables(schedule: Schedule) -> dict[str, ResultTable]:
 class PlotsDock(QWidget):
     """algbw vs message size (see module docstring).
 
+    The legend sits to the right of the plot area, never over the data: it takes as many
+    columns as the plot's height needs (:meth:`fit_legend`). Hovering shows the nearest point of
+    every line (:mod:`fc_gui.views.plot_hover`). :meth:`image`, :meth:`svg_text` and
+    :meth:`csv_text` give what the Export menu writes.
+
     Signals
     -------
     simulate_requested()
@@ -86,13 +103,23 @@ class PlotsDock(QWidget):
         self.plot_item.setLabel("left", "algbw", units="GB/s")
         self.plot_item.getAxis("left").enableAutoSIPrefix(False)
         self.plot_item.getAxis("bottom").enableAutoSIPrefix(False)
-        self.legend = self.plot_item.addLegend(offset=(10, 10), labelTextSize="8pt")
+        self.legend = pg.LegendItem(labelTextSize=LEGEND_TEXT_SIZE, verSpacing=0,
+                                    labelTextColor=(40, 40, 40),
+                                    brush=pg.mkBrush(255, 255, 255, 230),
+                                    pen=pg.mkPen((200, 200, 200)))
+        self.legend.setParentItem(self.plot_item)
+        self.legend.anchor(itemPos=(1, 0), parentPos=(1, 0), offset=(-LEGEND_GAP, LEGEND_GAP))
+        self.plot_item.geometryChanged.connect(self.fit_legend)
         self.plot.setMinimumHeight(160)
         # Before any data: the sizes the tool sweeps (1 KiB .. 4 GiB), not pyqtgraph's 1..10 B.
         self.plot_item.setXRange(3.0, 9.65, padding=0)
+        self.hover = PlotHover(self.plot_item, self.hover_lines)
 
         self.simulate_button = QPushButton("Simulate")
-        self.simulate_button.setToolTip("Simulate ForestColl and baselines over message sizes")
+        self.simulate_button.setToolTip(
+            "Simulate ForestColl, the library's own choice (nccl/rccl) and the baselines over "
+            "message sizes, at the link efficiency the library reaches (as forestcoll simulate)"
+        )
         self.simulate_button.clicked.connect(self.simulate_requested)
         self.import_button = QPushButton("Import measurements…")
         self.import_button.setToolTip("Plot measured tables from an HDF5 results file")
@@ -112,6 +139,10 @@ class PlotsDock(QWidget):
 
         self.schedule: Schedule | None = None
         self.series: dict[str, pg.PlotDataItem] = {}
+        self.lines: dict[str, Series] = {}
+        self.colors: dict[str, tuple[int, int, int]] = {}
+        self.styles: dict[str, tuple] = {}  # name: (colour, width, dashed, symbol)
+        self.note = ""
         self._model: list[str] = []
         self._simulated: list[str] = []
         self._imported: list[str] = []
@@ -130,51 +161,51 @@ class PlotsDock(QWidget):
         self.schedule = schedule
         self._remove(self._model + self._simulated)
         self._model, self._simulated = [], []
+        self.set_note("")
         if schedule is not None:
             if tables is None:
                 tables = model_tables(schedule)
             for name, table in tables.items():
                 kind = name.rsplit(".", 1)[-1]
                 if kind == "bound":
-                    label = f"bound ({float(schedule.optimal_algbw_exact):.4g} GB/s)"
+                    label = f"bound {float(schedule.optimal_algbw_exact):.4g} GB/s"
                     pen = BOUND_PEN
                 else:
-                    label = "ForestColl estimate (α-β)"
+                    label = "α-β estimate"
                     pen = ESTIMATE_PEN
-                self._add_line(label, table.size_bytes, table.predicted_algbw, pen=pen)
+                line = Series(label, table.size_bytes, table.predicted_algbw, "model")
+                self._add_line(line, pen["color"], pen=pen)
                 self._model.append(label)
         self.set_greyed(self.greyed)  # a result shown stale (edited during its solve) is faded
         self._update_buttons()
 
     def add_tables(self, tables: Mapping[str, ResultTable], kind: str = "simulated") -> int:
-        """Add lines from result tables: measured columns if any, else predicted. Returns count."""
+        """Add lines from result tables: measured columns if any, else predicted. Returns count.
+
+        ``kind`` "simulated": the shown result's simulation (only the simulator's tables, faded
+        with the result, dropped by the next result); "imported": tables of a results file (kept
+        until Clear imported). The library table's in-switch note goes to the plot's title.
+        """
         added = 0
         target = self._simulated if kind == "simulated" else self._imported
-        for name, table in tables.items():
-            measured = np.isfinite(table.measured_algbw)
-            if measured.any():
-                x, y = table.size_bytes[measured], table.measured_algbw[measured]
-                label = f"measured: {table.algorithm} ({name})"
-            elif kind == "simulated" or table.source == "simulator":
-                x, y = table.size_bytes, table.predicted_algbw
-                label = f"simulated {table.algorithm}"
-                if kind != "simulated":
-                    label += f" ({name})"
-            else:
+        for table in tables.values():
+            line = table_series(table, simulated_only=kind == "simulated")
+            if line is None:
                 continue
-            ok = (x > 0) & np.isfinite(y)
-            if not ok.any():
-                continue
+            line = replace(line, name=unique_name(line.name, self.series))
             n = len(self._simulated) + len(self._imported)
             color = SERIES_COLORS[n % len(SERIES_COLORS)]
             self._add_line(
-                label, x[ok], y[ok], pen=dict(color=color, width=1.5),
+                line, color, pen=dict(color=color, width=1.5),
                 symbol=SYMBOLS[n % len(SYMBOLS)], symbolBrush=color, symbolSize=6, symbolPen=None,
             )
-            target.append(label)
+            target.append(line.name)
             if kind == "simulated" and self.greyed:
-                self.series[label].setOpacity(0.3)
+                self.series[line.name].setOpacity(0.3)
             added += 1
+        note = in_switch_note(tables)
+        if note:
+            self.set_note(note)
         return added
 
     def import_file(self, path: str | Path) -> int:
@@ -199,6 +230,16 @@ class PlotsDock(QWidget):
     def set_status(self, text: str) -> None:
         self.status.setText(text)
 
+    def set_note(self, text: str) -> None:
+        """A one-line note above the plot (the library's in-switch reduction beating the bound);
+        '' removes it. It is part of the exported plot."""
+        self.note = text
+        if text:
+            self.plot_item.setTitle(html.escape(text), size=LEGEND_TEXT_SIZE, color=NOTE_COLOR)
+        else:
+            self.plot_item.setTitle(None)
+        self.plot_item.titleLabel.setToolTip(text)
+
     def set_greyed(self, greyed: bool) -> None:
         """Fade the lines of the shown result (it is stale); imported measurements stay."""
         self.greyed = bool(greyed)
@@ -213,7 +254,81 @@ class PlotsDock(QWidget):
         self.simulate_button.setText("Cancel simulation" if running else "Simulate")
         self.simulate_button.setEnabled(running or self._can_simulate())
         if running:
-            self.status.setText("simulating ForestColl and baselines…")
+            self.status.setText("simulating ForestColl, the library and the baselines…")
+
+    # ------------------------------------------------------------------ legend, hover, export
+    def fit_legend(self) -> None:
+        """Lay the legend out in as many columns as the plot's height needs and keep the plot
+        area clear of it (the plot's right margin is the legend's width)."""
+        legend = self.legend
+        n = len(legend.items)
+        if not n:
+            legend.hide()
+            self.plot_item.layout.setContentsMargins(1, 1, 1, 1)
+            return
+        legend.show()
+        row_h = max(max(label.minimumHeight(), sample.boundingRect().height())
+                    for sample, label in legend.items)
+        avail = max(row_h, self.plot_item.height() - 2 * LEGEND_GAP - 2 * LEGEND_PAD)
+        rows = max(1, int(avail // row_h))
+        cols = max(1, math.ceil(n / rows))
+        legend.setColumnCount(cols)
+        rows = math.ceil(n / cols)
+        # the size from the entries' own sizes (pyqtgraph's updateSize reads the laid-out sizes,
+        # which grow with the legend itself)
+        width = 2 * LEGEND_PAD
+        for c in range(cols):
+            entries = legend.items[c::cols]  # pyqtgraph fills row by row
+            width += max(s.boundingRect().width() + lab.minimumWidth() + 6 for s, lab in entries)
+        legend.size = (width, rows * row_h + 2 * LEGEND_PAD)  # pyqtgraph: fixed size
+        legend.setGeometry(0, 0, *legend.size)
+        legend.layout.setContentsMargins(LEGEND_PAD, LEGEND_PAD, LEGEND_PAD, LEGEND_PAD)
+        self.plot_item.layout.setContentsMargins(1, 1, width + 2 * LEGEND_GAP, 1)
+
+    def hover_lines(self) -> list[Line]:
+        """The visible lines, for the hover read-out."""
+        return [
+            Line(name, line.size_bytes, line.algbw, line.notes, self.colors[name])
+            for name, line in self.lines.items()
+            if self.series[name].isVisible()
+        ]
+
+    def csv_text(self) -> str:
+        """The plotted lines as CSV (:func:`fc_gui.model.plot_series.csv_text`)."""
+        return csv_text(list(self.lines.values()))
+
+    def image(self, width: int | None = None) -> QImage:
+        """The plot (axes, lines, legend, note) as an image ``width`` pixels wide."""
+        from pyqtgraph.exporters import ImageExporter
+
+        self.hover.hide()
+        exporter = ImageExporter(self.plot_item)
+        if width:
+            exporter.parameters()["width"] = int(width)
+        return exporter.export(toBytes=True)
+
+    def svg_text(self, width: float | None = None, height: float | None = None) -> str:
+        """The plot as a true vector SVG (:mod:`fc_gui.views.plot_svg`), of the view's ranges;
+        the size of the plot on screen unless given."""
+        return build_plot_svg(self.plot_data(), width or max(self.plot.width(), 500),
+                              height or max(self.plot.height(), 240))
+
+    def plot_data(self) -> PlotData:
+        """What :meth:`svg_text` draws: view ranges, ticks, lines and their styles, the note."""
+        (x0, x1), (y0, y1) = self.plot_item.vb.viewRange()
+        bottom, left = self.plot_item.getAxis("bottom"), self.plot_item.getAxis("left")
+        x_ticks = [(v, label) for _, vals in bottom.tickValues(x0, x1, 600)
+                   for v, label in zip(vals, bottom.tickStrings(vals, 1, 1))]
+        y_ticks = [(v, label) for spacing, vals in left.tickValues(y0, y1, 200)
+                   for v, label in zip(vals, left.tickStrings(vals, 1, spacing))]
+        lines = []
+        for name, line in self.lines.items():
+            color, width, dashed, symbol = self.styles[name]
+            item = self.series[name]
+            if item.isVisible():
+                lines.append(PlotLine(name, line.size_bytes, line.algbw, color, width, dashed,
+                                      symbol, item.opacity()))
+        return PlotData((x0, x1), (y0, y1), x_ticks, y_ticks, lines, self.note)
 
     # ------------------------------------------------------------------ internals
     def _can_simulate(self) -> bool:
@@ -222,18 +337,34 @@ class PlotsDock(QWidget):
     def _update_buttons(self) -> None:
         self.simulate_button.setEnabled(self.simulating or self._can_simulate())
 
-    def _add_line(self, label: str, x, y, **kwargs) -> None:
-        if label in self.series:
-            self._remove([label])
-        item = self.plot_item.plot(np.asarray(x, dtype=float), np.asarray(y, dtype=float),
-                                   name=label, **{k: (pg.mkPen(**v) if k == "pen" else v)
-                                                  for k, v in kwargs.items()})
-        self.series[label] = item
-        self.legend.setColumnCount(2 if len(self.series) > 3 else 1)
+    def _add_line(self, line: Series, color, **kwargs) -> None:
+        if line.name in self.series:
+            self._remove([line.name])
+        item = self.plot_item.plot(
+            np.asarray(line.size_bytes, dtype=float), np.asarray(line.algbw, dtype=float),
+            name=line.name,
+            **{k: (pg.mkPen(**v) if k == "pen" else v) for k, v in kwargs.items()},
+        )
+        self.legend.addItem(item, html.escape(line.name))
+        label = self.legend.items[-1][1]
+        label.item.document().setDocumentMargin(1)  # compact rows
+        label.updateMin()
+        self.series[line.name] = item
+        self.lines[line.name] = line
+        self.colors[line.name] = tuple(color)
+        pen = kwargs.get("pen", {})
+        self.styles[line.name] = (tuple(color), float(pen.get("width", 1.0)),
+                                  pen.get("style") == pg.QtCore.Qt.PenStyle.DashLine,
+                                  kwargs.get("symbol"))
+        self.fit_legend()
 
     def _remove(self, labels) -> None:
         for label in labels:
             item = self.series.pop(label, None)
+            self.lines.pop(label, None)
+            self.colors.pop(label, None)
+            self.styles.pop(label, None)
             if item is not None:
                 self.plot_item.removeItem(item)
                 self.legend.removeItem(item)
+        self.fit_legend()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -26,6 +27,7 @@ from solver.model.schedule import COLLECTIVES, BottleneckCut, LinkLoad, Schedule
 from solver.algorithm.orbit_packing import pack_by_orbits
 from solver.algorithm.orbit_routes import routed_forest
 from solver.algorithm.plan_split import split_by_plans
+from solver.algorithm.spare_trim import trim_shared_links
 from solver.algorithm.splitting import IncompleteSplit, split_switches
 from solver.algorithm.symmetry import BoxSymmetry, find_box_symmetry
 from solver.model.topology import Topology, validate
@@ -150,145 +152,198 @@ def _heights(classes) -> tuple[int, Fraction]:
     return tallest, Fraction(total, max(count, 1))
 
 
-def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | None,
-                     check: Callable[[], None] | None) -> Schedule:
-    timings: dict[str, float] = {}
+@dataclass
+class _Forest:
+    """The trees of one allgather and what they were computed on."""
 
-    def report(phase: str) -> Callable[[float], None] | None:
-        if progress is None:
+    fabric: IndexedFabric  # the fabric as drawn, or its trimmed copy
+    opt: Optimum
+    k: int
+    warnings: list[str]
+    trees: list[Tree]
+    loads: list[LinkLoad]
+    algbw: Fraction
+
+
+class _AllgatherSolve:
+    """One allgather solve: the options, the fabric's cut bound, and the timings of its phases."""
+
+    def __init__(self, topology: Topology, K: int | None, progress: ProgressFn | None,
+                 check: Callable[[], None] | None) -> None:
+        self.topology = topology
+        self.K = K
+        self.progress = progress
+        self.check = check
+        self.timings: dict[str, float] = {}
+        self.fixed_k_cut_bound: list[Fraction] = []  # algbw bound with <= K trees (plain floors)
+
+    def report(self, phase: str) -> Callable[[float], None] | None:
+        if self.progress is None:
             return None
-        return lambda fraction: progress(phase, fraction)
+        return lambda fraction: self.progress(phase, fraction)
 
-    if progress is not None:
-        progress("optimum", 0.0)
-    t0 = time.perf_counter()
-    full = IndexedFabric.from_topology(topology)
-    sym = _box_symmetry(topology, full)
-    # the cut bound of the fabric as drawn; with symmetry one max-flow per orbit of sinks
-    bound = compute_optimum(full, check, sinks=None if sym is None else sym.representatives(full))
-    timings["optimum"] = time.perf_counter() - t0
-    timings["switch_removal"] = 0.0
+    def tell(self, phase: str, fraction: float) -> None:
+        if self.progress is not None:
+            self.progress(phase, fraction)
 
-    fixed_k_cut_bound: list[Fraction] = []  # algbw bound with <= K trees (plain floors)
-
-    def attempt(fabric: IndexedFabric, balance_floors: bool):
+    def bound_fabric(self) -> None:
+        """The cut bound of the fabric as drawn; with symmetry one max-flow per orbit of sinks."""
+        self.tell("optimum", 0.0)
         t0 = time.perf_counter()
-        opt = bound if fabric is full else compute_optimum(fabric, check)
+        self.full = IndexedFabric.from_topology(self.topology)
+        self.sym = _box_symmetry(self.topology, self.full)
+        sinks = None if self.sym is None else self.sym.representatives(self.full)
+        self.bound = compute_optimum(self.full, self.check, sinks=sinks)
+        self.timings["optimum"] = time.perf_counter() - t0
+        self.timings["switch_removal"] = 0.0
+
+    def forest(self) -> _Forest:
+        notes = _imbalance_notes(self.full)
+        fast = None
+        if self.sym is not None and (self.K is None or self.bound.k <= self.K):
+            fast = _symmetric_forest(self.topology, self.full, self.sym, self.bound, self.check,
+                                     self.timings)
+        if fast is None:
+            return self.forest_by_splitting(notes)
+        trees, loads, algbw = fast
+        return _Forest(self.full, self.bound, self.bound.k, notes, trees, loads, algbw)
+
+    def attempt(self, fabric: IndexedFabric, balance_floors: bool):
+        """Optimum (or best fixed-k capacities) of ``fabric`` and its switches split off."""
+        t0 = time.perf_counter()
+        opt = self.bound if fabric is self.full else compute_optimum(fabric, self.check)
         k, caps = opt.k, list(opt.caps)
-        if K is not None and opt.k > K:
-            k, caps, rate = _best_fixed_k(fabric, opt, K, check, balance_floors)
-            if fabric is full and not balance_floors:
-                fixed_k_cut_bound.append(fabric.num_compute * rate)
-        timings["optimum"] += time.perf_counter() - t0
-        if progress is not None:
-            progress("optimum", 1.0)
+        if self.K is not None and opt.k > self.K:
+            k, caps, rate = _best_fixed_k(fabric, opt, self.K, self.check, balance_floors)
+            if fabric is self.full and not balance_floors:
+                self.fixed_k_cut_bound.append(fabric.num_compute * rate)
+        self.timings["optimum"] += time.perf_counter() - t0
+        self.tell("optimum", 1.0)
         t0 = time.perf_counter()
         try:
             try:
-                split = split_switches(fabric, dict(zip(fabric.edges, caps)), k, check,
-                                       report("switch_removal"),
+                split = split_switches(fabric, dict(zip(fabric.edges, caps)), k, self.check,
+                                       self.report("switch_removal"),
                                        spread=fabric.num_compute <= SPREAD_MAX_N)
             except IncompleteSplit:
                 split = None
             if split is None:
-                split = split_switches(fabric, dict(zip(fabric.edges, caps)), k, check,
-                                       report("switch_removal"))
+                split = split_switches(fabric, dict(zip(fabric.edges, caps)), k, self.check,
+                                       self.report("switch_removal"))
         finally:
-            timings["switch_removal"] += time.perf_counter() - t0
+            self.timings["switch_removal"] += time.perf_counter() - t0
         return fabric, opt, k, caps, split
 
-    notes = _imbalance_notes(full)
-    fast = None
-    if sym is not None and (K is None or bound.k <= K):
-        fast = _symmetric_forest(topology, full, sym, bound, check, timings)
-    if fast is not None:
-        fabric, opt, k, warnings = full, bound, bound.k, notes
-        trees, loads, algbw = fast
-    else:
+    def split_some_fabric(self, notes: list[str]):
+        """The fabric as drawn split off, else (fixed k) with trimmed rounded capacities, else the
+        fabric with its switches trimmed to balance. Returns (attempt's result, warnings)."""
         try:
             # first the fabric as drawn: an unbalanced switch may still split off completely
-            fabric, opt, k, caps, split = attempt(full, False)
-            warnings = notes
-        except IncompleteSplit:
+            return self.attempt(self.full, False), notes
+        except IncompleteSplit as first:
+            failure = first
+        if self.K is not None:
             try:
-                if K is None:
-                    raise
                 # fixed k: rounding may have unbalanced a switch; trim the rounded capacities
-                fabric, opt, k, caps, split = attempt(full, True)
-                warnings = notes
-            except IncompleteSplit:
-                trimmed, warnings = balance_switches(full)
-                if trimmed is full:
-                    raise
-                fabric, opt, k, caps, split = attempt(trimmed, True)
-                # the cut bound of the fabric as drawn stays the honest upper bound
-                warnings.append(
-                    f"trimmed fabric optimum {float(opt.algbw):.6g} GB/s; the cut bound of the fabric "
-                    f"as drawn is {float(bound.algbw):.6g} GB/s (it assumes switches could replicate "
-                    "data)"
-                )
-
-        rank = {v: i for i, v in enumerate(fabric.compute)}
-
-        def pack(split):
-            t0 = time.perf_counter()
-            rank_caps = {(rank[u], rank[v]): c for (u, v), c in split.caps.items()}
-            classes, _flows = pack_trees(fabric.num_compute, rank_caps, k, check, report("trees"))
-            if check is not None:
-                check()
-            classes = shorten_trees(classes, rank_caps, check=check)
-            timings["trees"] = timings.get("trees", 0.0) + time.perf_counter() - t0
-            return classes
-
-        classes = pack(split)
-        shape = _heights(classes)
-        if shape[0] > SHALLOW and fabric.num_compute <= SECOND_OPINION_MAX and fabric.num_compute < fabric.n:
-            # spread splitting did not give shallow trees (e.g. a switch of thin links next to a
-            # sparse point-to-point fabric): try greedy splitting as well, keep the shallower forest
-            t0 = time.perf_counter()
-            try:
-                other = split_switches(fabric, dict(zip(fabric.edges, caps)), k, check)
-            except IncompleteSplit:
-                other = None
-            timings["switch_removal"] += time.perf_counter() - t0
-            if other is not None:
-                other_classes = pack(other)
-                if _heights(other_classes) < shape:
-                    split, classes = other, other_classes
-
-        t0 = time.perf_counter()
-        if progress is not None:
-            progress("paths", 0.0)
-        trees = _sorted_trees(_routed_trees(fabric, classes, split, k), topology)
-        loads, algbw = _link_loads(topology, [(_link_usage(trees), k)])
-        timings["paths"] = time.perf_counter() - t0
-    if progress is not None:
-        progress("paths", 1.0)
-    if fixed_k_cut_bound and algbw < fixed_k_cut_bound[0]:
-        cut = fixed_k_cut_bound[0]
-        warnings = [*warnings, (
-            f"with at most {K} trees per root the cut bound is {float(cut):.6g} GB/s, but rounding "
-            f"bandwidths to whole trees left a switch unbalanced; this schedule reaches "
-            f"{float(algbw):.6g} GB/s ({100 * float(algbw / cut):.1f}% of that bound)"
-            + gap_note(full, K, bound.rate, algbw, check)
-        )]
-    if K is None and (algbw != opt.algbw if fabric is full else not opt.algbw <= algbw):
-        raise SolverError(
-            f"internal error: schedule reaches {float(algbw):g} GB/s, optimum {float(opt.algbw):g}"
+                return self.attempt(self.full, True), notes
+            except IncompleteSplit as second:
+                failure = second
+        trimmed, warnings = balance_switches(self.full)
+        if trimmed is self.full:
+            raise failure
+        fabric, opt, k, caps, split = self.attempt(trimmed, True)
+        # the cut bound of the fabric as drawn stays the honest upper bound
+        warnings.append(
+            f"trimmed fabric optimum {float(opt.algbw):.6g} GB/s; the cut bound of the fabric "
+            f"as drawn is {float(self.bound.algbw):.6g} GB/s (it assumes switches could "
+            "replicate data)"
         )
-    return Schedule(
-        topology=topology,
-        collective="allgather",
-        k=k,
-        max_trees_per_root=K,
-        optimal_algbw_exact=bound.algbw,
-        algbw_exact=algbw,
-        bottleneck=_bottleneck(full, bound),
-        trees=tuple(trees),
-        link_load=tuple(loads),
-        timings=timings,
-        warnings=tuple(warnings),
-    )
+        return (fabric, opt, k, caps, split), warnings
+
+    def pack(self, fabric: IndexedFabric, split, k: int):
+        """Tree classes packed on the split (switch-free) fabric, then shortened."""
+        t0 = time.perf_counter()
+        rank = {v: i for i, v in enumerate(fabric.compute)}
+        rank_caps = {(rank[u], rank[v]): c for (u, v), c in split.caps.items()}
+        classes, _flows = pack_trees(fabric.num_compute, rank_caps, k, self.check,
+                                     self.report("trees"))
+        if self.check is not None:
+            self.check()
+        classes = shorten_trees(classes, rank_caps, check=self.check)
+        self.timings["trees"] = self.timings.get("trees", 0.0) + time.perf_counter() - t0
+        return classes
+
+    def shallower(self, fabric: IndexedFabric, caps, k: int, split, classes):
+        """When spread splitting did not give shallow trees (e.g. a switch of thin links next to a
+        sparse point-to-point fabric), greedy splitting too; the (split, classes) of the shallower
+        forest."""
+        shape = _heights(classes)
+        if not (shape[0] > SHALLOW and fabric.num_compute <= SECOND_OPINION_MAX
+                and fabric.num_compute < fabric.n):
+            return split, classes
+        t0 = time.perf_counter()
+        try:
+            other = split_switches(fabric, dict(zip(fabric.edges, caps)), k, self.check)
+        except IncompleteSplit:
+            other = None
+        self.timings["switch_removal"] += time.perf_counter() - t0
+        if other is not None:
+            other_classes = self.pack(fabric, other, k)
+            if _heights(other_classes) < shape:
+                return other, other_classes
+        return split, classes
+
+    def forest_by_splitting(self, notes: list[str]) -> _Forest:
+        """The general path: split the switches off, pack trees, route them on the links."""
+        (fabric, opt, k, caps, split), warnings = self.split_some_fabric(notes)
+        classes = self.pack(fabric, split, k)
+        split, classes = self.shallower(fabric, caps, k, split, classes)
+        t0 = time.perf_counter()
+        self.tell("paths", 0.0)
+        trees = _sorted_trees(_routed_trees(fabric, classes, split, k), self.topology)
+        loads, algbw = _link_loads(self.topology, [(_link_usage(trees), k)])
+        self.timings["paths"] = time.perf_counter() - t0
+        return _Forest(fabric, opt, k, warnings, trees, loads, algbw)
+
+    def schedule(self, forest: _Forest) -> Schedule:
+        """The schedule of ``forest``, with the fixed-k shortfall warning; checks optimality."""
+        K, algbw, opt, warnings = self.K, forest.algbw, forest.opt, forest.warnings
+        if self.fixed_k_cut_bound and algbw < self.fixed_k_cut_bound[0]:
+            cut = self.fixed_k_cut_bound[0]
+            warnings = [*warnings, (
+                f"with at most {K} trees per root the cut bound is {float(cut):.6g} GB/s, but "
+                f"rounding bandwidths to whole trees left a switch unbalanced; this schedule "
+                f"reaches {float(algbw):.6g} GB/s ({100 * float(algbw / cut):.1f}% of that bound)"
+                + gap_note(self.full, K, self.bound.rate, algbw, self.check)
+            )]
+        if K is None and (algbw != opt.algbw if forest.fabric is self.full
+                          else not opt.algbw <= algbw):
+            raise SolverError(
+                f"internal error: schedule reaches {float(algbw):g} GB/s, "
+                f"optimum {float(opt.algbw):g}"
+            )
+        return Schedule(
+            topology=self.topology,
+            collective="allgather",
+            k=forest.k,
+            max_trees_per_root=K,
+            optimal_algbw_exact=self.bound.algbw,
+            algbw_exact=algbw,
+            bottleneck=_bottleneck(self.full, self.bound),
+            trees=tuple(forest.trees),
+            link_load=tuple(forest.loads),
+            timings=self.timings,
+            warnings=tuple(warnings),
+        )
+
+
+def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | None,
+                     check: Callable[[], None] | None) -> Schedule:
+    run = _AllgatherSolve(topology, K, progress, check)
+    run.bound_fabric()
+    forest = run.forest()
+    run.tell("paths", 1.0)
+    return run.schedule(forest)
 
 
 def _box_symmetry(topology: Topology, fabric: IndexedFabric) -> BoxSymmetry | None:
@@ -302,14 +357,16 @@ def _symmetric_forest(topology: Topology, fabric: IndexedFabric, sym: BoxSymmetr
                       check: Callable[[], None] | None, timings: dict[str, float]):
     """(trees, link loads, algbw) from σ-equivariant plans and box-0 trees, or None.
 
-    Splitting by plans needs no max-flow per split, and packing by orbit budgets none per
-    edge; the invariant is checked by one max-flow per orbit, the forest by its exact link
+    The links at shared switches are first trimmed to what the optimum needs
+    (:mod:`solver.algorithm.spare_trim`). Splitting by plans needs no max-flow per split, and
+    packing by orbit budgets none per edge; the invariant is checked by one max-flow per orbit, the forest by its exact link
     loads: anything short of the optimum returns None (the general path runs instead). If the
     plans work but orbit packing gets stuck, the general packing runs on the same switch-free
     graph.
     """
     t0 = time.perf_counter()
-    split = split_by_plans(fabric, dict(zip(fabric.edges, opt.caps)), opt.k, sym, check)
+    caps = trim_shared_links(fabric, list(opt.caps), opt.k, sym, check)
+    split = split_by_plans(fabric, dict(zip(fabric.edges, caps)), opt.k, sym, check)
     timings["switch_removal"] += time.perf_counter() - t0
     if split is None:
         return None

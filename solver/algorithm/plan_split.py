@@ -81,15 +81,61 @@ class _PlanSplitter:
             self.graph.inn.setdefault(v, set())
             self.graph.out.setdefault(v, set())
         self.num_splits = 0
+        outside = np.flatnonzero(sym.box_of < 0)
+        self.circle = sym.size * max(1, len(outside))
+        self.phase = sym.pos_of * max(1, len(outside))
+        self.phase[outside] = np.arange(len(outside)) * sym.size
+        self.fabric_compute = np.asarray(fabric.is_compute, dtype=bool)
 
     # ------------------------------------------------------------------ ordering of partners
-    def _offset(self, u: int, t: int) -> tuple[int, int]:
-        """(position offset, box offset) of t seen from u; 0 for nodes outside the boxes."""
+    # A partner order is an index array into the plan's columns: earlier partners get units
+    # first. Positions sit on a circle: position p of a box at phase p·J, the j-th of the J
+    # nodes outside the boxes at phase j·size (of size·J). Between box nodes the order is by
+    # position offset, then box offset; with a node outside the boxes by the rotation
+    # phase(t) - phase(u): the rows of a leaf then start their spine units at different
+    # spines, and the rows of spine j start at position j·size/J, so thin shares (less than
+    # one unit per partner) are spread over the partners instead of all filling the first ones.
+    def _rotation(self, u: int, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(rotation, box offset) of every column seen from u."""
         sym = self.sym
-        bu, bt = sym.box_of[u], sym.box_of[t]
-        if bu < 0 or bt < 0:
-            return (0, 0)
-        return (int(sym.pos_of[t] - sym.pos_of[u]) % sym.size, int(bt - bu) % sym.boxes)
+        rot = (self.phase[cols] - self.phase[u]) % self.circle
+        bu, bt = int(sym.box_of[u]), sym.box_of[cols]
+        boxoff = np.where((bt >= 0) & (bu >= 0), (bt - bu) % sym.boxes, 0)
+        return rot, boxoff
+
+    def _box_order(self, u: int, cols: np.ndarray) -> np.ndarray:
+        """Partner order in the plan of a switch in a box: by rotation, then box offset."""
+        rot, boxoff = self._rotation(u, cols)
+        return np.lexsort((boxoff, rot))
+
+    def _cross_units(self, u: int) -> tuple[np.ndarray, np.ndarray]:
+        """(u's compute out-neighbours in other boxes, units u sends into each box)."""
+        box_of = self.sym.box_of
+        out = np.fromiter(self.graph.out[u], dtype=np.int64, count=len(self.graph.out[u]))
+        out = out[self.fabric_compute[out] & (box_of[out] != box_of[u])]
+        units = np.asarray([self.cur[(u, x)] for x in out.tolist()], dtype=np.int64)
+        into = np.bincount(box_of[out], weights=units, minlength=self.sym.boxes).astype(np.int64)
+        return out, into
+
+    def _fixed_order(self, u: int, cols: np.ndarray) -> np.ndarray:
+        """Partner order in the plan of a switch outside the boxes.
+
+        First partners in a box that u sends fewer than k units into yet (several spines then
+        connect u to different boxes, and each tree rooted at u can enter every box directly),
+        then other partners in other boxes that u has no edge to, then the rest of the other
+        boxes, then u's own box last (a unit that leaves the box and comes back spends
+        cross-box capacity, which may be all the bottleneck has); ties by rotation and box
+        offset.
+        """
+        box_of = self.sym.box_of
+        bu = int(box_of[u])
+        out, into = self._cross_units(u)
+        bt = box_of[cols]
+        full = into[np.maximum(bt, 0)] >= self.k  # u already sends k units into that box
+        cat = np.where(full, np.where(np.isin(cols, out), 2, 1), 0)
+        cat[bt == bu] = 3
+        rot, boxoff = self._rotation(u, cols)
+        return np.lexsort((boxoff, rot, cat))
 
     # ------------------------------------------------------------------ the two switch kinds
     def split_box_switch(self, w0: int) -> bool:
@@ -121,7 +167,8 @@ class _PlanSplitter:
         for t in outs:
             classes.setdefault(int(sym.pos_of[t]), []).append(t)
         plan = self._plan(w, rows, outs, {t: (int(sym.pos_of[t]),) for t in outs},
-                          {(p,): self.cur[(w, ts[0])] for p, ts in classes.items()})
+                          {(p,): self.cur[(w, ts[0])] for p, ts in classes.items()},
+                          order=self._fixed_order, spread_boxes=True)
         if plan is None:
             return False
         moved = [(sym.translate(u, b), sym.translate(t, b), x)
@@ -135,14 +182,19 @@ class _PlanSplitter:
         return self._apply(w, [moved[i] for i in order])
 
     # ------------------------------------------------------------------ plans
-    def _plan(self, w, rows, cols, col_class, class_demand=None):
+    def _plan(self, w, rows, cols, col_class, class_demand=None, order=None,
+              spread_boxes=False):
         """Units x(u, t) > 0 with row sums c(u, w) and class sums the class demand, or None.
 
         One small max-flow: source -> row u (c(u,w)) -> column t (the cap of the pair) ->
         class of t -> sink (the class demand, by default c(w, t)). Tried with proportional caps
-        and no switch-to-switch pairs, then with them, then with any cap.
+        and no switch-to-switch pairs, then with them, then with any cap. ``spread_boxes``:
+        in the first two tries, a row sends at most its even share over the other boxes
+        (but >= k units) into any one other box, so that a tree rooted at u can enter many
+        boxes directly.
         """
-        cur, is_compute = self.cur, self.fabric.is_compute
+        cur, comp = self.cur, self.fabric_compute
+        order = order or self._box_order
         if class_demand is None:
             class_demand = {col_class[t]: cur[(w, t)] for t in cols}
         supply = sum(cur[(u, w)] for u in rows)
@@ -151,61 +203,118 @@ class _PlanSplitter:
         ins, outs = self.graph.inn[w], self.graph.out[w]
         total_in = sum(cur[(u, w)] for u in ins)
         total_out = sum(cur[(w, t)] for t in outs)
-        switch_in = sum(cur[(u, w)] for u in ins if not is_compute[u])
-        switch_out = sum(cur[(w, t)] for t in outs if not is_compute[t])
+        switch_in = sum(cur[(u, w)] for u in ins if not comp[u])
+        switch_out = sum(cur[(w, t)] for t in outs if not comp[t])
+        col = np.asarray(cols, dtype=np.int64)
+        big_numbers = max(cur[(u, w)] for u in rows) * max(cur[(w, t)] for t in cols) >= 1 << 62
+        dtype = object if big_numbers else np.int64  # Python ints where int64 could overflow
+        ct_all = np.asarray([cur[(w, t)] for t in cols], dtype=dtype)
+        back_all = np.asarray([cur.get((t, w), 0) for t in cols], dtype=dtype)
+        orders = {u: order(u, col) for u in rows}
         for attempt in range(3):
             no_s2s = attempt == 0
-            pairs = []
-            for u in rows:
+            pieces = []
+            for i, u in enumerate(rows):
                 cu = cur[(u, w)]
-                # capacity of u's allowed partners; the share of t is proportional to c(w, t)
-                rest_u = max(1, total_out - cur.get((w, u), 0)
-                             - (switch_out if no_s2s and not is_compute[u] else 0))
-                for t in sorted(cols, key=lambda t: self._offset(u, t)):
-                    if t == u or (no_s2s and not is_compute[u] and not is_compute[t]):
-                        continue
-                    ct = cur[(w, t)]
-                    if attempt == 2:
-                        pairs.append((u, t, min(cu, ct), min(cu, ct)))
-                        continue
-                    # the proportional share seen from both ends, rounded, never below k units
-                    rest_t = max(1, total_in - cur.get((t, w), 0)
-                                 - (switch_in if no_s2s and not is_compute[t] else 0))
-                    big = max(-(-cu * ct // rest_u), -(-cu * ct // rest_t))
-                    small = min(cu * ct // rest_u, cu * ct // rest_t)
-                    cap = min(cu, ct, max(self.k, big))
-                    pairs.append((u, t, min(cap, max(self.k, small)), cap))
-            plan = self._solve_plan(w, rows, cols, col_class, class_demand, pairs, supply)
+                idx = orders[u]
+                keep = col[idx] != u
+                if no_s2s and not comp[u]:
+                    keep &= comp[col[idx]]
+                if spread_boxes and attempt < 2:
+                    keep &= self.sym.box_of[col[idx]] != self.sym.box_of[u]
+                idx = idx[keep]
+                ct = ct_all[idx]
+                if attempt == 2:
+                    low = cap = np.minimum(ct, cu)
+                else:
+                    # the proportional share seen from both ends, rounded, never below k units;
+                    # u's allowed partners hold rest_u, t's allowed partners rest_t
+                    rest_u = max(1, total_out - cur.get((w, u), 0)
+                                 - (switch_out if no_s2s and not comp[u] else 0))
+                    rest_t = total_in - back_all[idx]
+                    if no_s2s:
+                        rest_t = rest_t - np.where(comp[col[idx]], 0, switch_in)
+                    rest_t = np.maximum(rest_t, 1)
+                    prod = ct * cu
+                    big = np.maximum(-(-prod // rest_u), -(-prod // rest_t))
+                    small = np.minimum(prod // rest_u, prod // rest_t)
+                    cap = np.minimum(np.minimum(ct, cu), np.maximum(big, self.k))
+                    low = np.minimum(cap, np.maximum(small, self.k))
+                box_cap = None
+                if spread_boxes and attempt == 0:  # what each box still needs from u
+                    box_cap = np.maximum(self.k - self._cross_units(u)[1], 0)
+                elif spread_boxes and attempt == 1:
+                    box_cap = np.full(self.sym.boxes,
+                                      max(self.k, -(-cu // max(1, self.sym.boxes - 1))))
+                pieces.append((np.full(len(idx), i, dtype=np.int64), idx, low, cap, box_cap))
+            plan = self._solve_plan(w, rows, cols, col_class, class_demand, pieces, supply)
             if plan is not None:
                 return plan
         return None
 
-    def _solve_plan(self, w, rows, cols, col_class, class_demand, pairs, supply):
-        row_id = {u: 1 + i for i, u in enumerate(rows)}
-        col_id = {t: 1 + len(rows) + i for i, t in enumerate(cols)}
+    def _solve_plan(self, w, rows, cols, col_class, class_demand, pieces, supply):
+        """The flow of the plan network or None if short of supply.
+
+        Nodes: source 0, rows, columns, classes, sink, then one node per (row, other box) for
+        rows whose piece has a box cap (the pairs into that box pass through it).
+        """
+        nr, nc = len(rows), len(cols)
+        pair_row = np.concatenate([p[0] for p in pieces])
+        pair_col = np.concatenate([p[1] for p in pieces])
+        low = np.concatenate([p[2] for p in pieces]).astype(np.int64)
+        full = np.concatenate([p[3] for p in pieces]).astype(np.int64)
         class_list = list(class_demand)
-        class_id = {c: 1 + len(rows) + len(cols) + i for i, c in enumerate(class_list)}
-        sink = 1 + len(rows) + len(cols) + len(class_list)
-        tails = [0] * len(rows) + [row_id[u] for u, *_ in pairs]
-        tails += [col_id[t] for t in cols] + [class_id[c] for c in class_list]
-        heads = [row_id[u] for u in rows] + [col_id[t] for _, t, *_ in pairs]
-        heads += [class_id[col_class[t]] for t in cols] + [sink] * len(class_list)
-        caps = [self.cur[(u, w)] for u in rows] + [c for *_, c in pairs]
-        caps += [INF] * len(cols) + [class_demand[c] for c in class_list]
+        class_index = {c: i for i, c in enumerate(class_list)}
+        col_cls = np.asarray([class_index[col_class[t]] for t in cols], dtype=np.int64)
+        sink = 1 + nr + nc + len(class_list)
+        # pair tails: the row, or its (row, box) node
+        pair_tail = 1 + pair_row
+        group_tails, group_heads, group_caps = [], [], []
+        col_box = self.sym.box_of[np.asarray(cols, dtype=np.int64)]
+        start = 0
+        next_node = sink + 1
+        for i, (_, _, _, _, box_cap) in enumerate(pieces):
+            count = len(pieces[i][0])
+            if box_cap is not None and count:
+                boxes = col_box[pair_col[start: start + count]]
+                own = int(self.sym.box_of[rows[i]])
+                # group nodes in the order of the row's partners (the search tries arcs in order)
+                uniq, first, inverse = np.unique(boxes, return_index=True, return_inverse=True)
+                rank = np.empty(len(uniq), dtype=np.int64)
+                rank[np.argsort(first, kind="stable")] = np.arange(len(uniq))
+                uniq = uniq[np.argsort(first, kind="stable")]
+                node = next_node + rank[inverse]
+                other = boxes != own
+                pair_tail[start: start + count][other] = node[other]
+                group_tails += [1 + i] * len(uniq)
+                group_heads += range(next_node, next_node + len(uniq))
+                group_caps += [INF if b == own else int(box_cap[b]) for b in uniq.tolist()]
+                next_node += len(uniq)
+            start += count
+        tails = np.concatenate([np.zeros(nr, dtype=np.int64), pair_tail,
+                                1 + nr + np.arange(nc), 1 + nr + nc + np.arange(len(class_list)),
+                                np.asarray(group_tails, dtype=np.int64)])
+        heads = np.concatenate([1 + np.arange(nr), 1 + nr + pair_col, 1 + nr + nc + col_cls,
+                                np.full(len(class_list), sink),
+                                np.asarray(group_heads, dtype=np.int64)])
+        caps = np.concatenate([np.asarray([self.cur[(u, w)] for u in rows], dtype=np.int64), full,
+                               np.full(nc, INF, dtype=np.int64),
+                               np.asarray([class_demand[c] for c in class_list], dtype=np.int64),
+                               np.asarray(group_caps, dtype=np.int64)])
         # first every pair up to the floor of its share, then up to its cap: the plan stays
         # close to even instead of filling the first partners to the brim
-        net = FlowNetwork(sink + 1, tails, heads, caps)
-        pair_arcs = net.edge_arc[len(rows): len(rows) + len(pairs)]
-        net.cap[pair_arcs] = [low for _, _, low, _ in pairs]
+        net = FlowNetwork(next_node, tails, heads, caps)
+        pair_arcs = net.edge_arc[nr: nr + len(full)]
+        net.cap[pair_arcs] = low
         got = net.max_flow(0, sink)
-        full = np.asarray([c for _, _, _, c in pairs], dtype=np.int64)
         net.res[pair_arcs] += full - net.cap[pair_arcs]
         net.cap[pair_arcs] = full
         got += augment(net.graph, net.res, 0, sink, INF, net.work)
         if got != supply:
             return None
-        flow = net.edge_flow()[len(rows): len(rows) + len(pairs)]
-        return [(u, t, int(f)) for (u, t, *_), f in zip(pairs, flow) if f > 0]
+        flow = net.edge_flow()[nr: nr + len(full)]
+        used = np.flatnonzero(flow > 0)
+        return [(rows[pair_row[j]], cols[pair_col[j]], int(flow[j])) for j in used.tolist()]
 
     # ------------------------------------------------------------------ applying a plan
     def _apply(self, w: int, plan: list[tuple[int, int, int]]) -> bool:

@@ -38,7 +38,7 @@ import numpy as np
 
 from solver.model.errors import ForestCollError
 from solver.model.topology import Topology
-from solver.simulate.engine import njit
+from solver.flow.jit import njit
 from solver.simulate.routes import BCAST, REDUCE, Flow, LinkTable, RouteSet
 
 ALGORITHMS = ("ring", "ring1", "tree", "direct", "blink")

@@ -21,10 +21,12 @@ from pathlib import Path
 
 from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
 from solver.simulate import library as L
-from solver.simulate.nccl_tests import Measurement, load_log
+from solver.simulate.nccl_tests import Measurement, load_log, parse_text
 
 LOG_DIR = Path(__file__).resolve().parents[2] / "tests" / "data" / "real" / "logs"
 GIB = 1 << 30
+#: all_reduce_perf's column header (nccl-tests / rccl-tests, out-of-place then in-place)
+_COLUMNS = "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong"
 
 
 def boxes_with_rails(
@@ -72,9 +74,15 @@ class RealLog:
     fabric: str  # one line: GPUs, intra-box links, NICs, nodes
     build: Callable[[], Topology]
     held_out: bool
+    #: For excerpts published without their header lines: the collective and the column
+    #: header of the tool's default table (the file keeps only the published rows).
+    headerless: str = ""
 
     def measurement(self) -> Measurement:
-        return load_log(LOG_DIR / self.file)
+        if not self.headerless:
+            return load_log(LOG_DIR / self.file)
+        text = (LOG_DIR / self.file).read_text()
+        return parse_text(f"{_COLUMNS}\n{text}", str(LOG_DIR / self.file), self.headerless)
 
     def topology(self) -> Topology:
         return self.build()
@@ -83,6 +91,9 @@ class RealLog:
 # Per-direction bandwidths (GB/s): MI300X / MI355X xGMI 64 / 76.8 per link (128 / 153.6 GB/s
 # bidirectional, AMD data sheets), 7 links per GPU (full mesh of 8); H100 NVLink4 18 links x 25 =
 # 450; B200 NVLink5 18 x 50 = 900; 400 Gb/s NIC = 50, 200 Gb/s = 25.
+#: NCCL as GPUDirect-TCPXO runs it on A3 Mega (see the A3 Mega log below).
+A3_MEGA_TCPXO = "nccl:hopper:algo=ring+tree:proto=simple:buffsize=8M:allreduce=tree"
+
 LOGS: tuple[RealLog, ...] = (
     RealLog(
         "rccl_allreduce_mi300x_1node.log",
@@ -96,13 +107,22 @@ LOGS: tuple[RealLog, ...] = (
         lambda: boxes_with_rails("2x MI300X", 2, 8, 50, mesh_bw=64, library="rccl:cdna3"),
         held_out=False,
     ),
+    # GPUDirect-TCPXO runs NCCL with the settings GCP's guest-config checker enforces
+    # (a3_mega/guest_config.txtpb: NCCL_ALGO=Ring,Tree, NCCL_PROTO=Simple, NCCL_NVLS_ENABLE=0,
+    # NCCL_BUFFSIZE=8388608) and GCP's tuner plugin, which picks Tree/Simple for every allreduce
+    # on 2 nodes x 8 GPUs (a3_mega/tuner_config.txtpb); sources in tests/data/real/README.md.
     RealLog(
         "nccl_allreduce_h100_a3mega_2node.log",
         "2x 8 H100 (GCP A3 Mega), NVSwitch 450 GB/s, 8x 200 Gb/s GPUDirect-TCPXO per node",
         lambda: boxes_with_rails(
-            "2x H100 A3 Mega", 2, 8, 25, nvswitch_bw=450, library="nccl:hopper:nvls"
+            "2x H100 A3 Mega",
+            2,
+            8,
+            25,
+            nvswitch_bw=450,
+            library=A3_MEGA_TCPXO,
         ),
-        held_out=True,
+        held_out=False,
     ),
     RealLog(
         "nccl_allgather_b200_a4_2node.log",
@@ -111,6 +131,35 @@ LOGS: tuple[RealLog, ...] = (
             "2x B200 A4", 2, 8, 50, nvswitch_bw=900, library="nccl:blackwell:nvls"
         ),
         held_out=False,
+    ),
+    RealLog(
+        "nccl_allgather_h200_a3ultra_2node.log",
+        "2x 8 H200 (GCP A3 Ultra), NVSwitch 450 GB/s, 8x 400 Gb/s RoCE per node",
+        lambda: boxes_with_rails(
+            "2x H200 A3 Ultra", 2, 8, 50, nvswitch_bw=450, library="nccl:hopper:nvls"
+        ),
+        held_out=False,
+    ),
+    RealLog(
+        "nccl_allgather_h100_a3mega_gke_2node.log",
+        "2x 8 H100 (GCP A3 Mega, GKE), NVSwitch 450 GB/s, 8x 200 Gb/s GPUDirect-TCPXO per node",
+        lambda: boxes_with_rails(
+            "2x H100 A3 Mega (GKE)", 2, 8, 25, nvswitch_bw=450, library=A3_MEGA_TCPXO
+        ),
+        held_out=True,
+    ),
+    *(
+        RealLog(
+            f"rccl_allreduce_mi325x_{n}node_ring.log",
+            f"{n}x 8 MI325X, xGMI mesh 64 GB/s, 8x Broadcom bnxt_re RoCE per node (400 Gb/s "
+            "assumed), NCCL_ALGO=Ring",
+            (lambda n=n: boxes_with_rails(
+                f"{n}x MI325X", n, 8, 50, mesh_bw=64, library="rccl:cdna3:algo=ring"
+            )),
+            held_out=True,
+            headerless="allreduce",
+        )
+        for n in (1, 2, 4, 8)
     ),
     RealLog(
         "rccl_allreduce_mi355x_2node.log",

@@ -1,4 +1,4 @@
-"""The chunk-level discrete-event network simulator (one numba kernel).
+"""The chunk-level discrete-event network simulator.
 
 Model
 -----
@@ -33,7 +33,8 @@ Model
 - Completion time = the time the last chunk arrives anywhere. Link busy fraction = serialisation
   time / completion time.
 
-The kernel takes prepared int64/float64 arrays; :func:`simulate_routes` builds them.
+The kernels (:mod:`solver.simulate.chunk_kernel`) take prepared int64/float64 arrays;
+:func:`prepare` and :func:`simulate_prepared` build them.
 """
 
 from __future__ import annotations
@@ -46,9 +47,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solver.flow.jit import njit
 from solver.model.errors import Cancelled, ForestCollError
 from solver.model.topology import Topology
+from solver.simulate import chunk_kernel as K
 from solver.simulate.routes import BCAST, DEFAULT_LATENCY_US, LinkTable, RouteSet
 
 #: Every flow is cut into at least this many slices when it holds enough data, so that schedules
@@ -60,376 +61,10 @@ MIN_SLICE = 4096
 #: (the link queues take 24 bytes per transmission).
 MAX_TRANSMISSIONS = 4_000_000
 
-_READY = 0
-_KICK = 1
-_ARRIVE = 2
-_CBITS = 22
-_HBITS = 10
-_CMASK = (1 << _CBITS) - 1
-_HMASK = (1 << _HBITS) - 1
-_QSHIFT = 36  # link-queue key = priority << 36 | arrival sequence number
-_PSCALE = 1 << 20  # priority = (stage + c / n of the flow), quantised to 1 / 2**20
 _MAX_STAGE = 7
-
-
-@njit
-def _gpush(ht, hs, hp, hx, n, t, s, p, x):
-    i = n
-    while i > 0:
-        par = (i - 1) >> 1
-        if ht[par] < t or (ht[par] == t and hs[par] < s):
-            break
-        ht[i] = ht[par]
-        hs[i] = hs[par]
-        hp[i] = hp[par]
-        hx[i] = hx[par]
-        i = par
-    ht[i] = t
-    hs[i] = s
-    hp[i] = p
-    hx[i] = x
-    return n + 1
-
-
-@njit
-def _gpop(ht, hs, hp, hx, n):
-    """Remove the top of the (time, seq) heap; returns the new size (top copied by the caller)."""
-    n -= 1
-    t = ht[n]
-    s = hs[n]
-    p = hp[n]
-    x = hx[n]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            break
-        if c + 1 < n and (ht[c + 1] < ht[c] or (ht[c + 1] == ht[c] and hs[c + 1] < hs[c])):
-            c += 1
-        if t < ht[c] or (t == ht[c] and s < hs[c]):
-            break
-        ht[i] = ht[c]
-        hs[i] = hs[c]
-        hp[i] = hp[c]
-        hx[i] = hx[c]
-        i = c
-    if n > 0:
-        ht[i] = t
-        hs[i] = s
-        hp[i] = p
-        hx[i] = x
-    return n
-
-
-@njit
-def _qpush(qk, qp, qx, off, n, k, p, x):
-    i = n
-    while i > 0:
-        par = (i - 1) >> 1
-        if qk[off + par] < k:
-            break
-        qk[off + i] = qk[off + par]
-        qp[off + i] = qp[off + par]
-        qx[off + i] = qx[off + par]
-        i = par
-    qk[off + i] = k
-    qp[off + i] = p
-    qx[off + i] = x
-
-
-@njit
-def _qpop(qk, qp, qx, off, n):
-    n -= 1
-    k = qk[off + n]
-    p = qp[off + n]
-    x = qx[off + n]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            break
-        if c + 1 < n and qk[off + c + 1] < qk[off + c]:
-            c += 1
-        if k < qk[off + c]:
-            break
-        qk[off + i] = qk[off + c]
-        qp[off + i] = qp[off + c]
-        qx[off + i] = qx[off + c]
-        i = c
-    if n > 0:
-        qk[off + i] = k
-        qp[off + i] = p
-        qx[off + i] = x
-
-
-@njit
-def _enqueue(qk, qp, qx, q_off, qn, stage, nch, e_flow, path_links, path_ptr, e, c, h, tail, qseq):
-    """Put chunk c of edge e, hop h, in its link's queue; returns the link."""
-    lk = path_links[path_ptr[e] + h]
-    f = e_flow[e]
-    key = ((stage[f] * _PSCALE + (c * _PSCALE) // nch[f]) << _QSHIFT) | qseq
-    _qpush(qk, qp, qx, q_off[lk], qn[lk], key, (((e << _CBITS) | c) << _HBITS) | h, tail)
-    qn[lk] += 1
-    return lk
-
-
-@njit
-def _simulate_kernel(
-    n_nodes,
-    kind,
-    root,
-    nch,
-    cbytes,
-    e_flow,
-    e_dst,
-    path_ptr,
-    path_links,
-    out_ptr,
-    out_edges,
-    cnt_ptr,
-    cnt_init,
-    grp_rem_init,
-    member_base,
-    member_cw,
-    dep_ptr,
-    dep_flow,
-    dep_chunk,
-    has_dep,
-    stage,
-    link_bw,
-    link_lat,
-    q_off,
-    control,
-):
-    """``control``: [stop flag set by another thread, events done so far (written here)]."""
-    n_links = link_bw.shape[0]
-    n_flows = kind.shape[0]
-    cnt = cnt_init.copy()
-    grp_rem = grp_rem_init.copy()
-    cap = 4 * n_links + 1024
-    ht = np.empty(cap, np.float64)
-    hs = np.empty(cap, np.int64)
-    hp = np.empty(cap, np.int64)
-    hx = np.empty(cap, np.float64)
-    q_total = q_off[n_links]
-    qk = np.empty(max(q_total, 1), np.int64)
-    qp = np.empty(max(q_total, 1), np.int64)
-    qx = np.empty(max(q_total, 1), np.float64)
-    qn = np.zeros(n_links, np.int64)
-    busy = np.zeros(n_links, np.bool_)
-    busy_time = np.zeros(n_links, np.float64)
-    flow_done = np.zeros(n_flows, np.float64)
-    n = 0
-    seq = 0
-    qseq = 0
-    finish = 0.0
-    events = 0
-    rel_f = np.empty(n_flows + 1, np.int64)
-    rel_c = np.empty(n_flows + 1, np.int64)
-    # links that got work at the current instant and need a kick (each at most once: busy flag)
-    kick = np.empty(n_links, np.int64)
-
-    # initial release straight into the link queues (chunk-major: chunk c of every flow first)
-    n_kick = 0
-    max_ch = 0
-    for f in range(n_flows):
-        if nch[f] > max_ch:
-            max_ch = nch[f]
-    for c in range(max_ch):
-        for f in range(n_flows):
-            if has_dep[f] or c >= nch[f]:
-                continue
-            for v in range(n_nodes):
-                if kind[f] == 0:
-                    if v != root[f]:
-                        continue
-                elif v == root[f] or cnt[cnt_ptr[f] + v * nch[f] + c] != 0:
-                    continue
-                for j in range(out_ptr[f * n_nodes + v], out_ptr[f * n_nodes + v + 1]):
-                    lk = _enqueue(
-                        qk,
-                        qp,
-                        qx,
-                        q_off,
-                        qn,
-                        stage,
-                        nch,
-                        e_flow,
-                        path_links,
-                        path_ptr,
-                        out_edges[j],
-                        c,
-                        0,
-                        0.0,
-                        qseq,
-                    )
-                    qseq += 1
-                    if not busy[lk]:
-                        busy[lk] = True
-                        kick[n_kick] = lk
-                        n_kick += 1
-    for i in range(n_kick):
-        n = _gpush(ht, hs, hp, hx, n, 0.0, seq, (kick[i] << 2) | _KICK, 0.0)
-        seq += 1
-
-    while n > 0:
-        if events & 0xFFFF == 0:  # every 65 536 events (~10 ms): report, obey a stop request
-            control[1] = events
-            if control[0] != 0:
-                return -1.0, busy_time, events, flow_done
-        if n + n_links + 8 > ht.shape[0]:  # room for one event's pushes (<= one kick per link)
-            cap = 2 * ht.shape[0] + n_links + 8
-            ht2 = np.empty(cap, np.float64)
-            hs2 = np.empty(cap, np.int64)
-            hp2 = np.empty(cap, np.int64)
-            hx2 = np.empty(cap, np.float64)
-            ht2[:n] = ht[:n]
-            hs2[:n] = hs[:n]
-            hp2[:n] = hp[:n]
-            hx2[:n] = hx[:n]
-            ht, hs, hp, hx = ht2, hs2, hp2, hx2
-        t = ht[0]
-        p = hp[0]
-        x = hx[0]
-        n = _gpop(ht, hs, hp, hx, n)
-        events += 1
-        typ = p & 3
-        rest = p >> 2
-        n_kick = 0
-        if typ == _READY:  # the head of a chunk reaches the next hop of its path
-            h = rest & _HMASK
-            rest >>= _HBITS
-            c = rest & _CMASK
-            e = rest >> _CBITS
-            lk = _enqueue(
-                qk, qp, qx, q_off, qn, stage, nch, e_flow, path_links, path_ptr, e, c, h, x, qseq
-            )
-            qseq += 1
-            if not busy[lk]:
-                busy[lk] = True
-                kick[n_kick] = lk
-                n_kick += 1
-        elif typ == _KICK:  # link free: send the highest-priority waiting chunk
-            lk = rest
-            if qn[lk] == 0:
-                busy[lk] = False
-                continue
-            off = q_off[lk]
-            pe = qp[off]
-            tail_in = qx[off]
-            _qpop(qk, qp, qx, off, qn[lk])
-            qn[lk] -= 1
-            h = pe & _HMASK
-            c = (pe >> _HBITS) & _CMASK
-            e = pe >> (_HBITS + _CBITS)
-            f = e_flow[e]
-            dur = cbytes[f] / link_bw[lk]
-            end = t + dur
-            if tail_in > end:
-                end = tail_in
-            busy_time[lk] += dur
-            n = _gpush(ht, hs, hp, hx, n, end, seq, (lk << 2) | _KICK, 0.0)
-            seq += 1
-            lat = link_lat[lk]
-            if path_ptr[e] + h + 1 < path_ptr[e + 1]:
-                p2 = (((e << _CBITS) | c) << _HBITS | (h + 1)) << 2 | _READY
-                n = _gpush(ht, hs, hp, hx, n, t + lat, seq, p2, end + lat)
-            else:
-                p2 = ((e << _CBITS) | c) << 2 | _ARRIVE
-                n = _gpush(ht, hs, hp, hx, n, end + lat, seq, p2, end + lat)
-            seq += 1
-        else:  # a whole chunk arrived at the far end of edge e
-            c = rest & _CMASK
-            e = rest >> _CBITS
-            f = e_flow[e]
-            v = e_dst[e]
-            if t > finish:
-                finish = t
-            if t > flow_done[f]:
-                flow_done[f] = t
-            n_rel = 0
-            send = False
-            if kind[f] == 0:
-                send = True
-            else:
-                idx = cnt_ptr[f] + v * nch[f] + c
-                cnt[idx] -= 1
-                if cnt[idx] == 0:
-                    if v != root[f]:
-                        send = True
-                    elif member_base[f] >= 0:
-                        g = member_base[f] + (c if member_cw[f] else 0)
-                        grp_rem[g] -= 1
-                        if grp_rem[g] == 0:
-                            for j in range(dep_ptr[g], dep_ptr[g + 1]):
-                                rel_f[n_rel] = dep_flow[j]
-                                rel_c[n_rel] = dep_chunk[j]
-                                n_rel += 1
-            if send:
-                for j in range(out_ptr[f * n_nodes + v], out_ptr[f * n_nodes + v + 1]):
-                    lk = _enqueue(
-                        qk,
-                        qp,
-                        qx,
-                        q_off,
-                        qn,
-                        stage,
-                        nch,
-                        e_flow,
-                        path_links,
-                        path_ptr,
-                        out_edges[j],
-                        c,
-                        0,
-                        t,
-                        qseq,
-                    )
-                    qseq += 1
-                    if not busy[lk]:
-                        busy[lk] = True
-                        kick[n_kick] = lk
-                        n_kick += 1
-            for r in range(n_rel):
-                f2 = rel_f[r]
-                c_lo = rel_c[r]
-                c_hi = c_lo + 1
-                if c_lo < 0:
-                    c_lo = 0
-                    c_hi = nch[f2]
-                for c2 in range(c_lo, c_hi):
-                    for v2 in range(n_nodes):
-                        if kind[f2] == 0:
-                            if v2 != root[f2]:
-                                continue
-                        elif v2 == root[f2] or cnt[cnt_ptr[f2] + v2 * nch[f2] + c2] != 0:
-                            continue
-                        for j in range(out_ptr[f2 * n_nodes + v2], out_ptr[f2 * n_nodes + v2 + 1]):
-                            lk = _enqueue(
-                                qk,
-                                qp,
-                                qx,
-                                q_off,
-                                qn,
-                                stage,
-                                nch,
-                                e_flow,
-                                path_links,
-                                path_ptr,
-                                out_edges[j],
-                                c2,
-                                0,
-                                t,
-                                qseq,
-                            )
-                            qseq += 1
-                            if not busy[lk]:
-                                busy[lk] = True
-                                kick[n_kick] = lk
-                                n_kick += 1
-        for i in range(n_kick):
-            n = _gpush(ht, hs, hp, hx, n, t, seq, (kick[i] << 2) | _KICK, 0.0)
-            seq += 1
-    return finish, busy_time, events, flow_done
+#: First event-heap size: this many slots per link plus a constant (it grows when needed).
+HEAP_SLOTS_PER_LINK = 4
+HEAP_SLOTS_EXTRA = 1024
 
 
 @dataclass(frozen=True)
@@ -474,7 +109,7 @@ class _Prepared:
                 links = known.get(path)
                 if links is None:
                     links = known[path] = table.path_links(path, f"{rs.algorithm} flow {fi}")
-                if len(links) > _HMASK:
+                if len(links) > K.HMASK:
                     raise ForestCollError(
                         f"{rs.algorithm} flow {fi}: path too long ({len(links)} hops)"
                     )
@@ -671,6 +306,40 @@ def fits_chunk_level(prep: _Prepared, size: int, chunk: float, min_chunks: int) 
     return prep.arrays_for(size, chunk, min_chunks)["total_tx"] <= MAX_TRANSMISSIONS
 
 
+def _run_kernels(prep: _Prepared, a: dict, control: np.ndarray):
+    """Bundle the arrays of one run, release the first chunks and serve every event (growing the
+    event heap when the kernel asks). Returns the (flows, links) bundles holding the results and
+    the number of events; raises Cancelled when ``control[0]`` was set."""
+    n_links = prep.table.bandwidth.shape[0]
+    slots = max(a["total_tx"], 1)
+    flows = K.Flows(
+        prep.kind, prep.root, a["nch"], a["cbytes"], prep.stage, prep.has_dep,
+        np.zeros(len(prep.flows), np.float64),
+    )
+    edges = K.Edges(
+        prep.n_nodes, prep.e_flow, prep.e_dst, prep.path_ptr, prep.path_links, prep.out_ptr,
+        prep.out_edges,
+    )
+    red = K.Reduce(  # arrays_for made fresh counters for this run: the kernels count them down
+        a["cnt_ptr"], a["cnt_init"], a["grp_rem"], a["member_base"], a["member_cw"], a["dep_ptr"],
+        a["dep_flow"], a["dep_chunk"],
+    )
+    links = K.Links(
+        prep.table.bandwidth, prep.table.latency, np.zeros(n_links, np.bool_),
+        np.zeros(n_links, np.float64), np.empty(n_links, np.int64), a["q_off"],
+        np.zeros(n_links, np.int64), np.empty(slots, np.int64), np.empty(slots, np.int64),
+        np.empty(slots, np.float64),
+    )
+    heap = K.new_heap(HEAP_SLOTS_PER_LINK * n_links + HEAP_SLOTS_EXTRA)
+    clock = np.zeros(4, np.int64)
+    K.release_at_start(flows, edges, red, links, heap, clock)
+    while (status := K.run_events(flows, edges, red, links, heap, clock, control)) == K.NEED_ROOM:
+        heap = K.grown_heap(heap, 2 * heap.time.shape[0] + n_links + 8, int(clock[K.PENDING]))
+    if status == K.STOPPED:
+        raise Cancelled("simulation cancelled")
+    return flows, links, int(clock[K.EVENTS])
+
+
 def simulate_prepared(
     prep: _Prepared,
     size: int,
@@ -701,43 +370,19 @@ def simulate_prepared(
         else:
             eff_chunk *= 2.0
         a = prep.arrays_for(size, eff_chunk, min_chunks)
-    if a["nch"].size and int(a["nch"].max()) > _CMASK:  # cannot happen below MAX_TRANSMISSIONS
-        raise ForestCollError(f"a flow would need {int(a['nch'].max())} chunks (limit {_CMASK})")
-    table = prep.table
+    if a["nch"].size and int(a["nch"].max()) > K.CMASK:  # cannot happen below MAX_TRANSMISSIONS
+        raise ForestCollError(f"a flow would need {int(a['nch'].max())} chunks (limit {K.CMASK})")
     control = np.zeros(2, np.int64)
     expected = max(1, 2 * a["total_tx"] + 1)  # a READY/ARRIVE and a KICK per transmission
     watcher = _Watcher(watch, control, expected) if watch is not None else None
-    finish, busy, events, flow_done = _simulate_kernel(
-        prep.n_nodes,
-        prep.kind,
-        prep.root,
-        a["nch"],
-        a["cbytes"],
-        prep.e_flow,
-        prep.e_dst,
-        prep.path_ptr,
-        prep.path_links,
-        prep.out_ptr,
-        prep.out_edges,
-        a["cnt_ptr"],
-        a["cnt_init"],
-        a["grp_rem"],
-        a["member_base"],
-        a["member_cw"],
-        a["dep_ptr"],
-        a["dep_flow"],
-        a["dep_chunk"],
-        prep.has_dep,
-        prep.stage,
-        table.bandwidth,
-        table.latency,
-        a["q_off"],
-        control,
-    )
-    if watcher is not None:
-        watcher.stop()
-    if finish < 0:
-        raise Cancelled("simulation cancelled")
+    try:
+        flows, links, events = _run_kernels(prep, a, control)
+    finally:
+        if watcher is not None:
+            watcher.stop()
+    busy = links.busy_time
+    flow_done = flows.done
+    finish = float(flow_done.max()) if flow_done.size else 0.0
     busy_frac = busy / finish if finish > 0 else np.zeros_like(busy)
     return SimRun(
         int(size),

@@ -39,6 +39,7 @@ and xGMI's (RCCL has no per-link constant like NCCL's NVLink one).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -103,26 +104,38 @@ TREE_CORRECTION = (
 #: topo.h:21-24 NVLink GB/s per link that NCCL assumes / line rate per link and direction.
 NVLINK_EFFICIENCY = {"volta": 20.0 / 25, "ampere": 20.0 / 25, "hopper": 20.6 / 25, "blackwell": 40.1 / 50}
 #: Calibrated on the logs marked "calibration" in solver.simulate.calibration (see there).
-NET_EFFICIENCY = 0.91
-XGMI_EFFICIENCY = 0.70
+NET_EFFICIENCY = 0.87
+XGMI_EFFICIENCY = 0.67
 #: Channels assumed for the per-channel caps (NCCL runs 16-32 on 8-GPU NVSwitch/xGMI boxes).
 CHANNELS = 16
 #: getNetOverhead, tuning.cc:228-233 (us per ring step, Intel host; AMD hosts 2.0).
 NET_OVERHEAD_US = 1.0
+#: NCCL_BUFFSIZE default, src/init.cc:813 (4 MiB), cut into NCCL_STEPS = 8 steps
+#: (src/include/device.h:26). Tree/Simple moves one step per chunk (enqueue.cc:2222-2223, chunkSteps
+#: is 1 for every algorithm but Ring); NCCL splits the message evenly over its channels.
+DEFAULT_BUFFSIZE = 1 << 22
+NCCL_STEPS = 8
 
 
 @dataclass(frozen=True)
 class Library:
-    """The library and hardware generation whose tuner is modelled.
+    """The library and hardware generation whose tuner is modelled, and the run's settings.
 
     ``name``: "nccl" or "rccl"; ``generation``: volta/ampere/hopper/blackwell (NVIDIA) or
     cdna2/cdna3/cdna4 (AMD; tuned with NCCL's Ampere/Hopper/Blackwell tables, as RCCL derives from
     them); ``nvls``: NVSwitch with in-switch reduction (NVLink SHARP, Hopper and later).
+    The environment a site may impose: ``algos`` (``NCCL_ALGO``; empty = all), ``protos``
+    (``NCCL_PROTO``; empty = the default set), ``buffsize`` (``NCCL_BUFFSIZE``, bytes) and
+    ``forced``: (collective, algorithm) pairs a tuner plugin imposes at every size.
     """
 
     name: str = "nccl"
     generation: str = "ampere"
     nvls: bool = False
+    algos: tuple[str, ...] = ()
+    protos: tuple[str, ...] = ()
+    buffsize: int = DEFAULT_BUFFSIZE
+    forced: tuple[tuple[str, str], ...] = ()
 
     @property
     def gen_index(self) -> int:
@@ -138,7 +151,34 @@ class Library:
     @property
     def ll128(self) -> bool:
         # tuning.cc:518-531: LL128 on by default on Hopper/Blackwell; RCCL enables it on gfx94x/95x
+        if self.protos:
+            return "LL128" in self.protos
         return self.generation in ("hopper", "blackwell", "cdna3", "cdna4")
+
+    def allows(self, algo: str, proto: str, collective: str) -> bool:
+        """Whether the run's settings let the tuner pick (algo, proto) for ``collective``."""
+        forced = dict(self.forced).get(collective)
+        if forced is not None and algo != forced:
+            return False
+        if self.algos and algo not in self.algos:
+            return False
+        if self.protos and proto not in self.protos:
+            return False
+        return proto != "LL128" or self.ll128
+
+    @property
+    def label(self) -> str:
+        parts = [f"{self.name} {self.generation}"]
+        if self.nvls:
+            parts.append("with NVLS")
+        if self.algos:
+            parts.append("algo " + ",".join(self.algos))
+        if self.protos:
+            parts.append("proto " + ",".join(self.protos))
+        if self.buffsize != DEFAULT_BUFFSIZE:
+            parts.append(f"buffsize {self.buffsize >> 20} MiB")
+        parts += [f"{c} forced to {a}" for c, a in self.forced]
+        return " ".join(parts)
 
 
 #: Library per template (``Topology.extra["template"]``); other fabrics get ``Library()``.
@@ -159,16 +199,60 @@ def library_for(topo: Topology) -> Library:
 
 
 def parse_library(spec: str) -> Library:
-    """``nccl:hopper``, ``nccl:hopper:nvls``, ``rccl:cdna3`` ..."""
-    parts = [p.strip().lower() for p in spec.split(":") if p.strip()]
-    if not parts or parts[0] not in ("nccl", "rccl"):
+    """``nccl:hopper``, ``nccl:hopper:nvls``, ``rccl:cdna3`` ... followed by optional settings:
+    ``algo=ring+tree`` (NCCL_ALGO), ``proto=simple`` (NCCL_PROTO), ``buffsize=8M``
+    (NCCL_BUFFSIZE) and ``allreduce=tree`` (a tuner plugin forcing one algorithm)."""
+    parts = [p.strip() for p in spec.split(":") if p.strip()]
+    if not parts or parts[0].lower() not in ("nccl", "rccl"):
         raise ForestCollError(f"bad library {spec!r} (use e.g. nccl:hopper:nvls or rccl:cdna3)")
-    gen = parts[1] if len(parts) > 1 else ("cdna3" if parts[0] == "rccl" else "ampere")
+    name = parts[0].lower()
+    gen = parts[1].lower() if len(parts) > 1 else ("cdna3" if name == "rccl" else "ampere")
     known = set(_GEN_INDEX) | {"cdna2", "cdna3", "cdna4"}
     if gen not in known:
         raise ForestCollError(f"bad generation {gen!r} in {spec!r} (one of {', '.join(sorted(known))})")
-    nvls = len(parts) > 2 and parts[2] == "nvls"
-    return Library(parts[0], gen, nvls)
+    lib = Library(name, gen, False)
+    for opt in parts[2:]:
+        lib = _apply_option(lib, opt, spec)
+    return lib
+
+
+_ALGO_NAMES = {a.lower(): a for a in ALGOS}
+_PROTO_NAMES = {p.lower(): p for p in PROTOS}
+_COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
+
+
+def _names(value: str, table: dict, what: str, spec: str) -> tuple[str, ...]:
+    out = []
+    for v in value.replace(",", "+").split("+"):
+        if v.strip().lower() not in table:
+            raise ForestCollError(
+                f"bad {what} {v!r} in library {spec!r} (one of {', '.join(table.values())})"
+            )
+        out.append(table[v.strip().lower()])
+    return tuple(out)
+
+
+def _apply_option(lib: Library, opt: str, spec: str) -> Library:
+    key, _, value = opt.partition("=")
+    key = key.strip().lower()
+    if key == "nvls" and not value:
+        return replace(lib, nvls=True)
+    if key == "algo":
+        return replace(lib, algos=_names(value, _ALGO_NAMES, "algorithm", spec))
+    if key == "proto":
+        return replace(lib, protos=_names(value, _PROTO_NAMES, "protocol", spec))
+    if key == "buffsize":
+        m = re.fullmatch(r"(\d{1,12})([KMG]?)", value.strip().upper())
+        size = int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)] if m else 0
+        if size < NCCL_STEPS:
+            raise ForestCollError(f"bad buffsize {value!r} in library {spec!r} (e.g. buffsize=8M)")
+        return replace(lib, buffsize=size)
+    if key in _COLLECTIVES and value:
+        (algo,) = _names(value, _ALGO_NAMES, "algorithm", spec)[:1]
+        return replace(lib, forced=lib.forced + ((key, algo),))
+    raise ForestCollError(
+        f"bad library setting {opt!r} in {spec!r} (nvls, algo=, proto=, buffsize= or allreduce=ALGO)"
+    )
 
 
 # ----------------------------------------------------------------------------- fabric shape
@@ -221,22 +305,45 @@ def shape_of(topo: Topology) -> Shape:
 # ----------------------------------------------------------------------------- the tuner
 @dataclass(frozen=True)
 class Choice:
-    """One (algorithm, protocol) with NCCL's model numbers: ``bw`` algorithm bandwidth GB/s."""
+    """One (algorithm, protocol) with NCCL's model numbers: ``bw`` algorithm bandwidth GB/s.
+
+    ``chunk`` > 0 marks a store-and-forward pipeline (Tree/Simple): each of ``channels`` channels
+    moves its share of the message in chunks of ``chunk`` bytes, and a chunk needs ``path``
+    seconds per byte to cross every hop of the tree (see :func:`_tree_path`)."""
 
     algorithm: str
     protocol: str
     bw: float
     latency_us: float
+    chunk: int = 0
+    channels: int = CHANNELS
+    path: float = 0.0
 
     def time(self, size: int, collective: str, ranks: int) -> float:
-        """Seconds for ``size`` bytes (tuning.cc:630-655)."""
+        """Seconds for ``size`` bytes: ``lat + bytes / bw`` (tuning.cc:630-655), plus the
+        pipeline fill of a chunked tree (:meth:`fill`)."""
         bw = self.bw
         log_size = int(math.log2(size >> 6)) if size >= 64 else -1
         proto = PROTOS.index(self.protocol)
+        if self.chunk:
+            return self.latency_us * 1e-6 + self.fill(size)
         if self.algorithm == "Tree" and collective == "allreduce" and 0 <= log_size < 23:
             bw *= TREE_CORRECTION[proto][log_size]
         lat = self.latency_us
         return (lat + size / (1000.0 * bw)) * 1e-6
+
+    def fill(self, size: int) -> float:
+        """Seconds of a chunked tree for ``size`` bytes, latency excluded.
+
+        Each channel carries ``size / channels`` bytes. Up to one chunk per channel, the data
+        crosses the tree hop after hop (a hop forwards a chunk once it has all of it):
+        ``per_channel * path``. Beyond, chunks stream at the algorithm bandwidth and only the
+        first one pays the path: ``size / bw + chunk * (path - channels / bw)``."""
+        per_channel = size / self.channels
+        if per_channel <= self.chunk:
+            return per_channel * self.path
+        slot = self.channels / (self.bw * 1e9)
+        return size / (self.bw * 1e9) + self.chunk * max(self.path - slot, 0.0)
 
     @property
     def label(self) -> str:
@@ -290,7 +397,15 @@ def tuner(topo: Topology, collective: str, library: Library | None = None) -> Tu
         ring_bus = intra
     else:
         ring_bus = min(intra * ppn / max(ppn - 1, 1) if ppn > 1 else math.inf, net)
-    tree_total = intra if nodes == 1 else min(intra, net)
+    # tuning.cc:306: NCCL rates a tree on <= 2 nodes by its intra-node graph bandwidth; on two
+    # nodes each box also sends the message once over its NICs (half of it per tree), so the NICs
+    # cap it at twice their bandwidth in bus terms (algbw = bus / 2, tuning.cc:380).
+    if nodes == 1:
+        tree_total = intra
+    elif nodes == 2:
+        tree_total = min(intra, 2 * net)
+    else:
+        tree_total = min(intra, net)
     nsteps = 2 * (n - 1) if collective == "allreduce" else n - 1
     ll_max = LL_MAX_BW[gi if nodes == 1 else 0][ni]
     choices = []
@@ -311,7 +426,7 @@ def tuner(topo: Topology, collective: str, library: Library | None = None) -> Tu
         for pi, proto in enumerate(PROTOS):
             if algo in ("NVLS", "NVLSTree", "PAT") and proto != "Simple":
                 continue
-            if proto == "LL128" and not lib.ll128:
+            if not lib.allows(algo, proto, collective):
                 continue
             bus = _bus_bandwidth(algo, proto, collective, lib, sh, ring_bus, tree_total, ll_max, gi, ni)
             if bus <= 0:
@@ -323,10 +438,29 @@ def tuner(topo: Topology, collective: str, library: Library | None = None) -> Tu
             else:
                 alg_bw = bus * n / nsteps
             lat = _latency(algo, pi, collective, sh, intra_hw, nsteps)
-            choices.append(Choice(algo, proto, alg_bw, lat))
+            if algo == "Tree" and proto == "Simple":
+                chunk = lib.buffsize // NCCL_STEPS
+                path = _tree_path(sh, intra, net)
+                choices.append(Choice(algo, proto, alg_bw, lat, chunk, CHANNELS, path))
+            else:
+                choices.append(Choice(algo, proto, alg_bw, lat))
     if not choices:
         raise ForestCollError("no algorithm of the library applies to this fabric")
     return Tuner(collective, lib, sh, tuple(choices))
+
+
+def _tree_path(sh: Shape, intra: float, net: float) -> float:
+    """Seconds per byte for one channel's chunk to go up and down NCCL's tree: ``ppn - 1`` chain
+    hops inside each box and ``log2(boxes)`` network hops, each way (the depths of
+    tuning.cc:416), every hop at its link's bandwidth shared by the ``CHANNELS`` channels."""
+    hops_in = 2 * (sh.ppn - 1)
+    hops_net = 2 * (math.log2(sh.boxes) if sh.boxes > 1 else 0)
+    per = 0.0
+    if hops_in:
+        per += hops_in / max(intra, 1e-9)
+    if hops_net:
+        per += hops_net / max(net, 1e-9)
+    return per * CHANNELS / 1e9
 
 
 def _bus_bandwidth(algo, proto, collective, lib, sh, ring_bus, tree_total, ll_max, gi, ni) -> float:
@@ -339,7 +473,11 @@ def _bus_bandwidth(algo, proto, collective, lib, sh, ring_bus, tree_total, ll_ma
             bus = min(bus * 0.92, CHANNELS * RING_LL128_BW[gi][ni])
         return bus
     if algo == "Tree":
-        bus = min(tree_total * 0.92, CHANNELS * TREE_BW[gi][ni])
+        # tuning.cc:330-331 derates the tree by 0.92. Not on two boxes: there the bound is the
+        # NVLink/NIC rate we already derate (with it, the A3 Mega log ends 7 % low and the refit
+        # of the two efficiencies drifts to net 0.98 / xGMI 0.66; without it 0.91 / 0.70).
+        derate = 1.0 if sh.boxes == 2 else 0.92
+        bus = min(tree_total * derate, CHANNELS * TREE_BW[gi][ni])
         if proto == "LL":
             bus = min(bus / 3.8, ll_max)
         elif proto == "LL128":

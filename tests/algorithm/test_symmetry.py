@@ -16,6 +16,7 @@ from solver.algorithm import pipeline
 from solver.algorithm.optimum import compute_optimum
 from solver.algorithm.orbit_packing import pack_by_orbits, translated_classes
 from solver.algorithm.plan_split import split_by_plans
+from solver.algorithm.spare_trim import trim_shared_links
 from solver.algorithm.symmetry import find_box_symmetry, is_automorphism
 from solver.algorithm.verify import verify_schedule
 from solver.flow.csr import IndexedFabric
@@ -171,3 +172,72 @@ def test_unbalanced_switch_falls_back_to_trimming(symmetric_everywhere):
               for l in topo.links if l.target == "rail0")
     s = solver.solve(replace(topo, links=links))
     verify_schedule(s)
+
+
+def _invariant_everywhere(fabric, caps, k):
+    """λ(s, v) >= N·k at every compute node v, by networkx (the naive twin)."""
+    g = nx.DiGraph()
+    for (u, v), c in zip(fabric.edges, caps):
+        if c:
+            g.add_edge(u, v, capacity=c)
+    for v in fabric.compute:
+        g.add_edge("s", v, capacity=k)
+    N = fabric.num_compute
+    return all(nx.maximum_flow_value(g, "s", v) >= N * k for v in fabric.compute)
+
+
+def test_spare_spine_capacity_is_trimmed_to_the_smallest_common_cap():
+    # 8 leaves of 4 GPUs, 4 spines, 2:1: each GPU's own link is the bottleneck (k = 2 trees per
+    # root, 62 units per GPU link), so a leaf's uplinks (4 x 31 units each way) hold far more
+    # than the 28 x 2 units that must cross them
+    topo = templates.fat_tree(8, 4, 4, oversubscription=2)
+    fabric, sym = _indexed(topo)
+    opt = compute_optimum(fabric, sinks=sym.representatives(fabric))
+    caps = trim_shared_links(fabric, list(opt.caps), opt.k, sym)
+    spine = [i for i, (u, v) in enumerate(fabric.edges)
+             if fabric.names[u].startswith("spine") or fabric.names[v].startswith("spine")]
+    assert {opt.caps[i] for i in spine} == {31}
+    assert opt.k == 2 and {caps[i] for i in spine} == {14}  # 56 units over 4 spines
+    assert all(caps[i] == opt.caps[i] for i in range(len(caps)) if i not in spine)
+    assert _invariant_everywhere(fabric, caps, opt.k)
+    one_less = [13 if i in spine else c for i, c in enumerate(caps)]
+    assert not _invariant_everywhere(fabric, one_less, opt.k)
+
+
+def test_nothing_to_trim_where_the_shared_links_are_the_bottleneck():
+    # 4x DGX H100 rail: the NICs are the bottleneck (box egress), the rails keep all they have
+    fabric, sym = _indexed(FABRICS["rail4"]())
+    opt = compute_optimum(fabric, sinks=sym.representatives(fabric))
+    assert trim_shared_links(fabric, list(opt.caps), opt.k, sym) == list(opt.caps)
+
+
+def test_trimmed_fat_tree_splits_into_direct_entries_to_every_leaf():
+    """After trimming, every GPU's units through the spines are spread evenly over the other
+    leaves (k per leaf): each of its k trees can enter every other leaf straight from the root,
+    and the orbit packing gives height-2 trees."""
+    topo = templates.fat_tree(8, 4, 4, oversubscription=2)
+    fabric, sym = _indexed(topo)
+    opt = compute_optimum(fabric, sinks=sym.representatives(fabric))
+    caps = trim_shared_links(fabric, list(opt.caps), opt.k, sym)
+    split = split_by_plans(fabric, dict(zip(fabric.edges, caps)), opt.k, sym)
+    assert split is not None
+    for u in fabric.compute:
+        units = dict.fromkeys(set(range(8)) - {int(sym.box_of[u])}, 0)
+        for (x, t), c in split.caps.items():
+            if x == u and sym.box_of[t] != sym.box_of[u]:
+                units[int(sym.box_of[t])] += c
+        assert set(units.values()) == {opt.k}
+    reps = pack_by_orbits(fabric, sym, split.caps, opt.k)
+    assert reps is not None
+    for root, _mult, edges in reps:
+        depth = {root: 0}
+        for x, y in edges:
+            depth[y] = depth[x] + 1
+        assert max(depth.values()) == 2
+
+
+def test_fat_tree_pipeline_gives_height_two(symmetric_everywhere):
+    s = solver.solve(templates.fat_tree(8, 4, 4, oversubscription=2))
+    verify_schedule(s)
+    assert s.algbw_exact == s.optimal_algbw_exact
+    assert {t.height for t in s.trees} == {2}

@@ -67,8 +67,7 @@ def assert_no_result_drawn(rc):
     assert rc.canvas.links.colors is None  # no heat-map colours matched by node id
     assert rc.overlays.cut.badge is None and rc.overlays.cut.items == []
     assert rc.trees_view.model.rowCount() == 0
-    assert not any(label.startswith(("simulated", "bound"))
-                   for label in rc.plots.labels())
+    assert rc.plots.labels() == [] and rc.plots._simulated == [] and rc.plots._model == []
 
 
 # ---------------------------------------------------------------------- item 1: another fabric
@@ -305,16 +304,17 @@ def test_results_file_keeps_the_simulated_baselines_shown(qtbot, make_window, tm
     solve_and_wait(qtbot, w)
     with qtbot.waitSignal(rc.simulation.task.done, timeout=60000):
         rc.plots.simulate_button.click()
-    shown = {label.split()[-1] for label in rc.plots.labels() if label.startswith("simulated")}
-    assert {"forestcoll", "ring"} <= shown
+    shown = {rc.plots.lines[label].name for label in rc.plots._simulated}
+    assert {"ForestColl", "ring"} <= shown and any(s.startswith("nccl (") for s in shown)
     path = rc.exports.export_h5(tmp_path / "what_is_shown.h5")
     assert path is not None and errors == []
     (name, _), = read_schedules(path).items()
     tables = read_results(path)
     simulated = {t.algorithm: t for t in tables.values() if t.source == "simulator"}
-    assert set(simulated) == shown  # every simulated line on the plot is in the file
+    assert len(simulated) == len(shown)  # every simulated line on the plot is in the file
     assert simulated["forestcoll"].schedule == name  # linked to the stored schedule
-    plotted = rc.plots.series["simulated ring"]
+    assert len(simulated["nccl"].attrs["choice"]) == len(simulated["nccl"].size_bytes)
+    plotted = rc.plots.series["ring"]
     assert list(simulated["ring"].predicted_algbw) == pytest.approx(list(plotted.yData))
     # a new result drops the simulated lines from the plot, and from the next file
     solve_and_wait(qtbot, w)
@@ -363,7 +363,7 @@ def test_cancel_stops_a_simulation_at_once(qtbot, make_window, monkeypatch):
     qtbot.waitUntil(lambda: running_workers() == 0, timeout=1000)  # the worker stopped too
     assert time.monotonic() - t0 < 1.0
     qtbot.wait(100)
-    assert not any(label.startswith("simulated") for label in rc.plots.labels())
+    assert rc.plots._simulated == []
     assert rc.simulation.tables == {}
 
 
@@ -383,8 +383,8 @@ def test_a_cancelled_simulation_that_runs_on_never_reaches_the_plot(qtbot, make_
     assert rc.plots.simulate_button.text() == "Cancel simulation"
     with qtbot.waitSignal(rc.simulation.task.done, timeout=5000) as blocker:
         pass
-    assert len(calls) == 2 and list(blocker.args[0]) == ["sim_allgather_ring"]
-    assert rc.plots.labels().count("simulated ring") == 1
+    assert len(calls) == 2 and {r.algorithm for r in blocker.args[0].rows} == {"ring"}
+    assert rc.plots._simulated == ["ring"]
 
 
 def test_stop_workers_cancels_every_solve_within_a_second(qtbot):

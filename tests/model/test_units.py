@@ -33,3 +33,20 @@ def test_format_size_parses_back(nbytes):
 
 def test_format_size_accepts_integral_floats():
     assert format_size(float(1 << 30)) == "1G"
+
+
+@pytest.mark.parametrize(
+    ("gbps", "text"),
+    [
+        (266.6667, "266.7 GB/s"),
+        (1.0, "1 GB/s"),
+        (0.0512, "51.2 MB/s"),
+        (0.000004, "4 KB/s"),
+        (1500.0, "1.5 TB/s"),
+        (float("nan"), "–"),
+    ],
+)
+def test_format_rate_picks_the_unit_that_keeps_the_number_at_least_one(gbps, text):
+    from solver.model.units import format_rate
+
+    assert format_rate(gbps) == text

@@ -207,6 +207,9 @@ REAL = ROOT / "tests" / "data" / "real" / "logs"
         ("nccl_allreduce_h100_a3mega_2node.log", "allreduce", "nccl-tests", 16, 31, 180.71),
         # indented inside a README, no rank lines, redop "none": collective from the file name
         ("nccl_allgather_b200_a4_2node.log", "allgather", "nccl-tests", 0, 24, 390.71),
+        ("nccl_allgather_h200_a3ultra_2node.log", "allgather", "nccl-tests", 0, 24, 350.77),
+        # five 0-byte rows first (nccl-tests prints them for -b 0)
+        ("nccl_allgather_h100_a3mega_gke_2node.log", "allgather", "nccl-tests", 0, 31, 201.32),
     ],
 )
 def test_real_logs_parse(name, collective, tool, ranks, rows, last_algbw):
@@ -214,7 +217,8 @@ def test_real_logs_parse(name, collective, tool, ranks, rows, last_algbw):
     assert (m.collective, m.tool, m.ranks, len(m.size_bytes)) == (collective, tool, ranks, rows)
     assert m.variant == "out-of-place" and m.wrong_sizes == ()
     assert m.algbw_used[-1] == pytest.approx(last_algbw)
-    assert np.all(np.diff(m.size_bytes) > 0)
+    sized = m.size_bytes[m.size_bytes > 0]
+    assert np.all(np.diff(sized) > 0) and np.all(m.size_bytes[: len(m.size_bytes) - len(sized)] == 0)
     # algbw = size / time, as nccl-tests prints it (2 decimals)
     np.testing.assert_allclose(m.algbw_used, m.size_bytes / m.time_used / 1e9, rtol=0.02, atol=0.01)
 

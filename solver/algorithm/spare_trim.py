@@ -1,0 +1,79 @@
+"""Trim the spare capacity of the shared switches before a symmetric fabric is split.
+
+On a fat tree whose bottleneck is each GPU's own link, the leaf-spine links carry far more
+than the optimum needs: a leaf must pass about one unit per tree that enters or leaves it,
+(N - n_leaf)·k units each way, while its uplinks hold up to 16× that. Splitting the spines
+with all of it gives every GPU logical edges to most GPUs of other leaves (about N²/3 one-unit
+edges at 4096 GPUs), and a dense logical graph makes everything after it slow.
+
+:func:`trim_shared_links` lowers every link at a switch outside the boxes (spines, rails, IB
+switches: the switches a box translation fixes) to at most a common cap ``c``, the smallest
+``c`` that keeps the splitting invariant ``λ(s, v) >= N·k`` for every compute node v. The
+check needs one max-flow per orbit of compute nodes (the trimmed fabric keeps the
+translation, since σ fixes those switches), and ``c`` is found by bisection. Lowering a
+capacity never raises a max-flow, so the optimum is unchanged: the cut bound needs no more
+than the trimmed links give, and trees packed on the trimmed capacities fit the untrimmed
+fabric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from solver.algorithm.symmetry import BoxSymmetry
+from solver.flow.csr import IndexedFabric, flow_network
+
+
+def trim_shared_links(fabric: IndexedFabric, caps: list[int], k: int, sym: BoxSymmetry,
+                      check: Callable[[], None] | None = None) -> list[int]:
+    """Edge capacities (in ``fabric.edges`` order) with the links at shared switches capped.
+
+    Returns ``caps`` itself when nothing can be trimmed, or when capping would leave a switch
+    unbalanced (in-capacity != out-capacity; plan splitting needs balanced switches).
+    """
+    shared = np.asarray([sym.box_of[u] < 0 and not fabric.is_compute[u]
+                         or sym.box_of[v] < 0 and not fabric.is_compute[v]
+                         for u, v in fabric.edges], dtype=bool)
+    if not shared.any():
+        return caps
+    base = np.asarray(caps, dtype=np.int64)
+    N = fabric.num_compute
+    net = flow_network(fabric, caps, k)
+    arcs = net.edge_arc[: len(caps)][shared]
+    sinks = sym.representatives(fabric)
+
+    def holds(c: int) -> bool:
+        net.cap[arcs] = np.minimum(base[shared], c)
+        for v in sinks:
+            if check is not None:
+                check()
+            if net.max_flow(fabric.n, v, cutoff=N * k) < N * k:
+                return False
+        return True
+
+    lo, hi = 0, int(base[shared].max())
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if holds(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo == int(base[shared].max()):
+        return caps
+    trimmed = base.copy()
+    trimmed[shared] = np.minimum(base[shared], lo)
+    if not _balanced(fabric, trimmed) and _balanced(fabric, base):
+        return caps
+    return trimmed.tolist()
+
+
+def _balanced(fabric: IndexedFabric, caps: np.ndarray) -> bool:
+    """Whether every switch has equal in- and out-capacity."""
+    tails = np.asarray([u for u, _ in fabric.edges], dtype=np.int64)
+    heads = np.asarray([v for _, v in fabric.edges], dtype=np.int64)
+    into = np.bincount(heads, weights=caps, minlength=fabric.n)
+    out = np.bincount(tails, weights=caps, minlength=fabric.n)
+    switch = ~np.asarray(fabric.is_compute, dtype=bool)
+    return bool(np.array_equal(into[switch], out[switch]))
