@@ -84,7 +84,7 @@ class _Caps:
 
 
 class _SwitchAdjacency:
-    """In/out neighbours of the switches of box 0 and outside the boxes (actual nodes)."""
+    """In/out neighbours (actual nodes) of some nodes: see :class:`_OrbitSplitter`."""
 
     def __init__(self):
         self.inn: dict[int, set[int]] = {}
@@ -94,9 +94,9 @@ class _SwitchAdjacency:
 class _OrbitSplitter(_PlanSplitter):
     def __init__(self, fabric: IndexedFabric, caps: dict[tuple[int, int], int], k: int,
                  sym: BoxSymmetry):
-        self.fabric, self.k, self.sym = fabric, k, sym
+        super().__init__(fabric, caps, k, sym)  # partner orders etc.; O(links), not O(N²)
         self.rep: dict[tuple[int, int], int] = {}
-        self.paths: dict[tuple[int, int], dict[Path, int]] = {}
+        self.paths = {}
         for e, c in caps.items():
             if c > 0:
                 key, shift = self.key(*e)
@@ -104,11 +104,14 @@ class _OrbitSplitter(_PlanSplitter):
                     self.rep[key] = c
                     self.paths[key] = {e: c}
         self.cur = _Caps(self)
+        # out-neighbours of box-0 nodes and switches outside the boxes, in-neighbours of those
+        # switches (what the plans read); translates of box nodes are kept at their box-0 copy
         self.graph = _SwitchAdjacency()
         for v in range(fabric.n):
-            if not fabric.is_compute[v] and sym.box_of[v] <= 0:
-                self.graph.inn[v] = set()
+            if sym.box_of[v] == 0 or (sym.box_of[v] < 0 and not fabric.is_compute[v]):
                 self.graph.out[v] = set()
+                if not fabric.is_compute[v]:
+                    self.graph.inn[v] = set()
         for e, c in caps.items():
             if c > 0:
                 self._link(*e)
@@ -124,11 +127,8 @@ class _OrbitSplitter(_PlanSplitter):
 
     def _link(self, u: int, v: int, add: bool = True) -> None:
         """Record (or forget) the actual edge (u, v) at its switch ends of box 0 / outside."""
-        graph, is_compute = self.graph, self.fabric.is_compute
-        if not is_compute[v]:
-            self._touch(graph.inn, v, u, add)
-        if not is_compute[u]:
-            self._touch(graph.out, u, v, add)
+        self._touch(self.graph.inn, v, u, add)
+        self._touch(self.graph.out, u, v, add)
 
     def _touch(self, table: dict[int, set[int]], end: int, other: int, add: bool) -> None:
         sym = self.sym
@@ -160,8 +160,6 @@ class _OrbitSplitter(_PlanSplitter):
         for table, other, ends in ((self.graph.out, list(self.graph.inn[w]), lambda x: (x, w)),
                                    (self.graph.inn, list(self.graph.out[w]), lambda x: (w, x))):
             for x in other:
-                if comp[x]:
-                    continue
                 if sym.box_of[x] < 0 and sym.box_of[w] >= 0:
                     self._orbit_link(*ends(x), False)
                 else:
@@ -191,7 +189,8 @@ class _OrbitSplitter(_PlanSplitter):
         for t in outs:
             classes.setdefault(int(sym.pos_of[t]), []).append(t)
         plan = self._plan(w, rows, outs, {t: (int(sym.pos_of[t]),) for t in outs},
-                          {(p,): self.cur[(w, ts[0])] for p, ts in classes.items()})
+                          {(p,): self.cur[(w, ts[0])] for p, ts in classes.items()},
+                          order=self._fixed_order, spread_boxes=True)
         if plan is None:
             return False
         # the order in which the full splitting consumes every record (see plan_split)
