@@ -65,12 +65,28 @@ def cut_condition(fabric: IndexedFabric, caps: list[int], k: int,
     return True
 
 
+class Budget:
+    """Trim states a search may still visit (shared by the steps of :func:`exact_fixed_k`)."""
+
+    def __init__(self, states: int):
+        self.states = states
+
+    def spend(self) -> None:
+        self.states -= 1
+        if self.states < 0:
+            raise SearchLimit("the switch trim search ran out of its state budget")
+
+
 def feasible_trim(fabric: IndexedFabric, caps: list[int], k: int,
-                  check: Callable[[], None] | None = None, limit: int = 20_000) -> list[int] | None:
+                  check: Callable[[], None] | None = None,
+                  budget: Budget | int = 20_000) -> list[int] | None:
     """Balanced capacities ``c' <= caps`` meeting the cut condition, or ``None`` if none exist.
 
-    Raises :class:`SearchLimit` after ``limit`` trim states (see the module docstring).
+    Raises :class:`SearchLimit` when the ``budget`` of trim states runs out (see the module
+    docstring).
     """
+    if isinstance(budget, int):
+        budget = Budget(budget)
     e = excess(fabric, caps)
     if not cut_condition(fabric, caps, k, check):
         return None  # trimming only lowers cuts
@@ -79,14 +95,14 @@ def feasible_trim(fabric: IndexedFabric, caps: list[int], k: int,
     for i, (u, v) in enumerate(fabric.edges):
         outs.setdefault(u, []).append(i)
         ins.setdefault(v, []).append(i)
-    search = _TrimSearch(fabric, caps, k, ins, outs, check, limit)
+    search = _TrimSearch(fabric, caps, k, ins, outs, check, budget)
     return search.run([0] * len(caps), e)
 
 
 class _TrimSearch:
-    def __init__(self, fabric, caps, k, ins, outs, check, limit):
+    def __init__(self, fabric, caps, k, ins, outs, check, budget: Budget):
         self.fabric, self.caps, self.k = fabric, caps, k
-        self.ins, self.outs, self.check, self.limit = ins, outs, check, limit
+        self.ins, self.outs, self.check, self.budget = ins, outs, check, budget
         self.seen: set[tuple[int, ...]] = set()
 
     def run(self, trim: list[int], e: dict[int, int]) -> list[int] | None:
@@ -94,8 +110,7 @@ class _TrimSearch:
         if key in self.seen:
             return None
         self.seen.add(key)
-        if len(self.seen) > self.limit:
-            raise SearchLimit(f"switch trim search stopped after {self.limit} states")
+        self.budget.spend()
         open_ = [w for w, x in e.items() if x]
         if not open_:
             caps = [c - t for c, t in zip(self.caps, trim)]
@@ -147,17 +162,19 @@ class _TrimSearch:
 
 def exact_fixed_k(fabric: IndexedFabric, k: int, U0: Fraction,
                   check: Callable[[], None] | None = None, limit: int = 20_000,
-                  steps: int = 500) -> tuple[Fraction, list[int]]:
+                  steps: int = 200) -> tuple[Fraction, list[int]]:
     """Smallest U >= U0 (U0: the cut bound for k) whose floors admit k trees per root, and the
-    trimmed balanced capacities. Raises :class:`SearchLimit` if undecided within the limits."""
+    trimmed balanced capacities. Raises :class:`SearchLimit` if undecided within ``limit`` trim
+    states (over all steps) and ``steps`` values of U."""
     U = U0
+    budget = Budget(limit)
     for _ in range(steps):
         floors = [math.floor(U * b) for b in fabric.bandwidth]
-        caps = feasible_trim(fabric, floors, k, check, limit)
+        caps = feasible_trim(fabric, floors, k, check, budget)
         if caps is not None:
             return U, caps
         U = min(Fraction(c + 1) / b for c, b in zip(floors, fabric.bandwidth))
     raise SearchLimit(f"no feasible switch trim within {steps} steps of U")
 
 
-__all__ = ["SearchLimit", "cut_condition", "exact_fixed_k", "excess", "feasible_trim"]
+__all__ = ["Budget", "SearchLimit", "cut_condition", "exact_fixed_k", "excess", "feasible_trim"]

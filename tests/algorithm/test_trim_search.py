@@ -86,3 +86,32 @@ def test_the_gap_fabric_is_proven():
     verify_schedule(s)
     assert s.algbw_exact == 101
     assert any("is the optimum under that limit" in w for w in s.warnings), s.warnings
+
+
+def test_beyond_the_search_limits_the_greedy_trim_is_used_and_said(monkeypatch):
+    from solver.algorithm import fixed_k
+    from solver.algorithm.trim_search import SearchLimit
+
+    topo = _gap_fabric()
+    fabric = IndexedFabric.from_topology(topo)
+    opt = compute_optimum(fabric)
+    monkeypatch.setattr(fixed_k, "EXACT_MAX_EDGES", 0)
+    with pytest.raises(SearchLimit):
+        fixed_k.exact_capacity(fabric, 1, opt.rate)
+    U, caps = fixed_k_capacity(fabric, 1, opt.rate, balance=True)  # the greedy trim
+    assert not any(excess(fabric, caps).values())
+    assert best_exact_algbw(fabric, 1, opt.rate) is None
+    s = solve(topo, max_trees_per_root=1)
+    verify_schedule(s)
+    assert any("not proven optimal under that limit" in w for w in s.warnings), s.warnings
+
+
+def test_a_tiny_state_budget_stops_the_search():
+    from solver.algorithm.trim_search import SearchLimit
+
+    topo = _unbalancing_fabric(1168)
+    fabric = IndexedFabric.from_topology(topo)
+    opt = compute_optimum(fabric)
+    U0, _ = fixed_k_capacity(fabric, 1, opt.rate)
+    with pytest.raises(SearchLimit):
+        exact_fixed_k(fabric, 1, U0, limit=0)
