@@ -7,7 +7,8 @@ fabric:
 - cached: first solve in a new process that finds the cache filled by the cold run;
 - warm:   best of ``--repeat`` further solves in that second process (its phase times are shown);
 - peak RSS: ``ru_maxrss`` of the cached process (Python + numba + the solve);
-- verify: time of :func:`solver.algorithm.verify.verify_schedule` on the warm schedule;
+- verify: time of :func:`solver.algorithm.verify.verify_schedule` on the warm schedule (in
+  ``--workers`` forked processes for schedules of >= 1M tree edges);
 - heights: tree heights in logical (compute-to-compute) hops, min..max (mean weighted by tree
   weight); tall trees cost latency on small messages;
 - symmetry: the box translation the solver finds (fabrics of >= 256 compute nodes use it: one
@@ -20,6 +21,7 @@ Usage::
     python benchmarks/solve.py                 # 1/2/4x DGX A100, 1/2/4x MI250, 16x DGX H100 rail
     python benchmarks/solve.py --large --only 128xH100rail --no-cold --repeat 1
     python benchmarks/solve.py --large         # also the issue-11 rows: 1024..4096 GPUs, 16K cut
+    python benchmarks/solve.py --large --only fattree1024 --workers 1   # one core's worth
     python benchmarks/solve.py --only 2xMI250 --collective allreduce --max-trees-per-root 8
 """
 
@@ -54,6 +56,7 @@ LARGE = {
     "128xH100rail": ("dgx_h100_rail", (128,), {}, None, None),
     "64xMI250": ("mi250", (64,), {"ib_bw": 16}, None, None),
     "256xH100rail": ("dgx_h100_rail", (256,), {}, None, None),
+    "fattree1024": ("fat_tree", (32, 16, 32), {"oversubscription": 2}, None, None),
     "fattree4096": ("fat_tree", (128, 16, 32), {"oversubscription": 2}, None, None),
     "2048xH100rail-cut": ("dgx_h100_rail", (2048,), {}, None, None),  # 16 384 GPUs
 }
@@ -68,6 +71,7 @@ def child(args) -> None:
     from solver import solve
     from solver.io import templates
     from solver.algorithm.verify import verify_schedule
+    from solver.flow.sinks import worker_count
 
     template, pos, kw, *_ = {**FABRICS, **LARGE}[args.child]
     topo = getattr(templates, template)(*pos, **kw)
@@ -113,7 +117,7 @@ def child(args) -> None:
         schedule = again
     if args.repeat or args.verify_first:
         t0 = time.perf_counter()
-        verify_schedule(schedule)
+        verify_schedule(schedule, workers=worker_count())
         result["verify"] = time.perf_counter() - t0
     result["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(result))
@@ -168,6 +172,8 @@ def _heights(schedule) -> str:
 
 def run_child(name: str, args, cache_dir: str, repeat: int) -> dict:
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=str(ROOT))
+    if getattr(args, "workers", None):
+        env["FORESTCOLL_THREADS"] = str(args.workers)
     cmd = [
         sys.executable,
         __file__,
@@ -224,6 +230,13 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--no-cold", action="store_true", help="skip the empty-cache run")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per child")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="threads for independent max-flows and processes for verify "
+        "(FORESTCOLL_THREADS; default: the usable CPUs)",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--verify-first", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

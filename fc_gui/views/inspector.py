@@ -66,7 +66,19 @@ class Inspector(QWidget):
         lay.addWidget(self.message)
         lay.addStretch(1)
 
-        # fabric page
+        self._build_fabric_page()
+        self._build_node_page()
+        self._build_link_page()
+        self._build_multi_page()
+
+        for page in (self.fabric_page, self.node_page, self.link_page, self.multi_page):
+            self.stack.addWidget(page)
+        document.selection_changed.connect(self.refresh)
+        document.changed.connect(self.refresh)
+        self.refresh()
+
+    def _build_fabric_page(self) -> None:
+        """The fabric's name and contents."""
         self.fabric_page = QWidget()
         f = QFormLayout(self.fabric_page)
         self.fabric_name = QLineEdit()
@@ -75,7 +87,8 @@ class Inspector(QWidget):
         f.addRow("Contents", self.fabric_counts)
         self.fabric_name.editingFinished.connect(self._apply_name)
 
-        # node page
+    def _build_node_page(self) -> None:
+        """One node: id, kind, role, group; position and links shown."""
         self.node_page = QWidget()
         f = QFormLayout(self.node_page)
         self.node_id = QLineEdit()
@@ -107,7 +120,8 @@ class Inspector(QWidget):
             lambda: self._apply_node(group=self.node_group.text().strip() or None)
         )
 
-        # link page (one or many)
+    def _build_link_page(self) -> None:
+        """One or several links: bandwidth, latency, direction."""
         self.link_page = QWidget()
         f = QFormLayout(self.link_page)
         self.link_ends = QLabel()
@@ -124,7 +138,8 @@ class Inspector(QWidget):
         self.link_lat.editingFinished.connect(self._apply_latency)
         self.link_directed.clicked.connect(self._apply_directed)
 
-        # several nodes
+    def _build_multi_page(self) -> None:
+        """Several nodes: role and group of all at once."""
         self.multi_page = QWidget()
         v = QVBoxLayout(self.multi_page)
         self.multi_text = QLabel()
@@ -155,12 +170,6 @@ class Inspector(QWidget):
         v.addLayout(form)
         v.addWidget(self.links_only_button)
         v.addStretch(1)
-
-        for page in (self.fabric_page, self.node_page, self.link_page, self.multi_page):
-            self.stack.addWidget(page)
-        document.selection_changed.connect(self.refresh)
-        document.changed.connect(self.refresh)
-        self.refresh()
 
     # ------------------------------------------------------------------ display
     def refresh(self) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from solver.flow.csr import IndexedFabric, flow_network
+from solver.flow.sinks import flows_to_sinks
 from solver.model.errors import SolverError
 from solver.flow.maxflow import MAX_CAPACITY
 
@@ -119,13 +120,10 @@ def compute_optimum(
         target = q * N
         best_value = 0
         best_mask = None
-        for t in sinks:
-            if check is not None:
-                check()
-            flow = net.max_flow(s, t, cutoff=target)
+        # one flow per sink, in threads; the first sink with the largest shortfall wins
+        for flow, side in flows_to_sinks(net, s, sinks, target, short_side=True, check=check):
             if target - flow > best_value:
                 best_value = target - flow
-                side = net.source_side(s)
                 best_mask = [bool(x) for x in side[:n]]
         if best_mask is None:
             break

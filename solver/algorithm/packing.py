@@ -247,6 +247,135 @@ class _PackingNetwork:
             pos += N + 1
 
 
+class _TreePacker:
+    """The state of one :func:`pack_trees` run: the packing network with its stored flows, the
+    classes still partial (each holding an auxiliary slot) and the classes done."""
+
+    def __init__(self, N: int, caps: dict[tuple[int, int], int], k: int) -> None:
+        self.N, self.k = N, k
+        self.pn = _PackingNetwork(N, {e: c for e, c in caps.items() if c > 0}, 4)
+        self.net = self.pn.net
+        self.untouched = [k] * N  # multiplicity of each root not yet started
+        for r in range(N):
+            self.net.cap[self.pn.root_arc[r]] = k
+        self.free_slots = list(range(self.pn.slots - 1, -1, -1))
+        self.pending: list[TreeClass] = []  # partial classes waiting (each holds an aux slot)
+        self.done: list[TreeClass] = []
+        self.total_open = N * k  # multiplicity of classes not yet complete
+        self.tests = 0  # max-flow tests run by the kernel
+        self.sigma = N
+        self.ex = new_excess()
+        self.stored = self._zero_flows()
+        self.nb = self._neighbours()
+        self.tree = GrowingTree(
+            np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64),
+            np.zeros((max(N - 1, 1), 2), dtype=np.int64), np.zeros(11, dtype=np.int64),
+        )
+
+    def _zero_flows(self) -> StoredFlows:
+        net = self.net
+        rows = np.ascontiguousarray(np.broadcast_to(net.cap, (self.N, net.cap.shape[0])))
+        return StoredFlows(rows, np.zeros(self.N, dtype=np.int64), net.res)
+
+    def _neighbours(self) -> Neighbours:
+        pairs = sorted(self.pn.pair_arc)
+        nb_ptr = np.zeros(self.N + 1, dtype=np.int64)
+        for x, _ in pairs:
+            nb_ptr[x + 1] += 1
+        np.cumsum(nb_ptr, out=nb_ptr)
+        nb_y = np.asarray([y for _, y in pairs], dtype=np.int64)
+        nb_arc = np.asarray([self.pn.pair_arc[p] for p in pairs], dtype=np.int64)
+        return Neighbours(nb_ptr, nb_y, nb_arc)
+
+    def change(self, a: int, delta: int) -> None:
+        """Change arc a's capacity by delta, repairing every stored flow."""
+        if delta and _change_all(self.net.graph, self.stored, self.sigma, int(a), int(delta),
+                                 self.ex, self.net.work):
+            raise SolverError("internal error: stored flow repair failed in tree packing")
+
+    def change_arcs(self, arcs: np.ndarray, delta: int) -> None:
+        if _change_arcs(self.net.graph, self.stored, self.sigma, arcs, int(delta), self.ex,
+                        self.net.work):
+            raise SolverError("internal error: stored flow repair failed in tree packing")
+
+    def grab_slot(self, cls: TreeClass) -> None:
+        """Give ``cls`` a free auxiliary slot; with none left, rebuild the network with twice the
+        slots and re-install everything."""
+        if not self.free_slots:
+            old_slots = self.pn.slots
+            cur = {p: int(self.net.cap[a]) for p, a in self.pn.pair_arc.items()}
+            self.pn = _PackingNetwork(self.N, cur, old_slots * 2)
+            self.net = self.pn.net
+            self.nb = self._neighbours()
+            for r in range(self.N):
+                self.net.cap[self.pn.root_arc[r]] = self.untouched[r]
+            for c in self.pending:
+                self.net.cap[self.pn.slot_arc[c.slot]] = c.mult
+                self.net.cap[self.pn.member_arc[c.slot][c.members]] = INF
+            self.stored = self._zero_flows()
+            self.free_slots = list(range(self.pn.slots - 1, old_slots - 1, -1))
+        cls.slot = self.free_slots.pop()
+
+    def install(self, cls: TreeClass) -> None:
+        self.change_arcs(np.ascontiguousarray(self.pn.member_arc[cls.slot][cls.members]), INF)
+        self.change(self.pn.slot_arc[cls.slot], cls.mult)
+
+    def release(self, cls: TreeClass) -> None:
+        self.change(self.pn.slot_arc[cls.slot], -cls.mult)
+        self.change_arcs(np.ascontiguousarray(self.pn.member_arc[cls.slot][cls.members]), -INF)
+        self.free_slots.append(cls.slot)
+        cls.slot = -1
+
+    def load(self, cls: TreeClass) -> None:
+        """Copy a class into the kernel's arrays."""
+        members, inflag, edges, state = self.tree
+        nm = len(cls.members)
+        members[:nm] = cls.members
+        inflag[:] = 0
+        inflag[cls.members] = 1
+        ne = len(cls.edges)
+        if ne:
+            edges[:ne] = cls.edges
+        state[:] = 0
+        state[ST_MEMBERS], state[ST_SCAN], state[ST_MULT], state[ST_EDGES] = (
+            nm, cls.scan, cls.mult, ne)
+
+    def grow(self, root: int, check: Callable[[], None] | None) -> None:
+        """Grow the loaded class until complete; each split-off rest becomes a pending class."""
+        members, _, edges, state = self.tree
+        while True:
+            state[ST_OTHERS] = self.total_open - int(state[ST_MULT])
+            status = _grow(self.net.graph, self.stored, self.sigma, self.pn.root_arc, self.nb,
+                           self.tree, self.ex, self.net.work)
+            self.tests += int(state[ST_TESTS])
+            state[ST_TESTS] = 0
+            if status == 0:
+                return
+            if status >= 2:
+                what = "cannot be completed" if status == 2 else "lost its flow repair"
+                raise SolverError(f"internal error: tree from rank {root} {what}")
+            sm, se = int(state[ST_SPLIT_MEMBERS]), int(state[ST_SPLIT_EDGES])
+            rest = TreeClass(root, int(state[ST_SPLIT_REST]),
+                             [(int(a), int(b)) for a, b in edges[:se]],
+                             [int(v) for v in members[:sm]], int(state[ST_SPLIT_SCAN]))
+            self.grab_slot(rest)
+            self.install(rest)
+            self.pending.append(rest)
+            if check is not None:
+                check()
+
+    def store(self, cls: TreeClass) -> None:
+        """Copy the grown class back from the kernel's arrays; it is done."""
+        members, _, edges, state = self.tree
+        n_e = int(state[ST_EDGES])
+        cls.mult = int(state[ST_MULT])
+        cls.edges = [(int(a), int(b)) for a, b in edges[:n_e]]
+        cls.members = [int(v) for v in members[:self.N]]
+        cls.scan = int(state[ST_SCAN])
+        self.total_open -= cls.mult
+        self.done.append(cls)
+
+
 def pack_trees(
     N: int,
     caps: dict[tuple[int, int], int],
@@ -259,127 +388,23 @@ def pack_trees(
     ``caps`` maps (x, y) rank pairs to integer capacities with ``λ(s, v) >= N·k`` (s -> every rank
     with capacity k). Raises :class:`SolverError` if a tree cannot be completed (a bug).
     """
-    res_caps = {e: c for e, c in caps.items() if c > 0}
-    slots = 4
-    pn = _PackingNetwork(N, res_caps, slots)
-    untouched = [k] * N
-    for r in range(N):
-        pn.net.cap[pn.root_arc[r]] = k
-    free_slots = list(range(slots - 1, -1, -1))
-    pending: list[TreeClass] = []  # partial classes waiting (each holds an aux slot)
-    done: list[TreeClass] = []
-    total_open = N * k  # multiplicity of classes not yet complete
-    tests = 0
-    sigma = N
-    net = pn.net
-    ex = new_excess()
-
-    def zero_flows() -> StoredFlows:
-        rows = np.ascontiguousarray(np.broadcast_to(net.cap, (N, net.cap.shape[0])))
-        return StoredFlows(rows, np.zeros(N, dtype=np.int64), net.res)
-
-    stored = zero_flows()
-
-    def change(a: int, delta: int) -> None:
-        if delta and _change_all(net.graph, stored, sigma, int(a), int(delta), ex, net.work):
-            raise SolverError("internal error: stored flow repair failed in tree packing")
-
-    def neighbours():
-        pairs = sorted(pn.pair_arc)
-        nb_ptr = np.zeros(N + 1, dtype=np.int64)
-        for x, _ in pairs:
-            nb_ptr[x + 1] += 1
-        np.cumsum(nb_ptr, out=nb_ptr)
-        nb_y = np.asarray([y for _, y in pairs], dtype=np.int64)
-        nb_arc = np.asarray([pn.pair_arc[p] for p in pairs], dtype=np.int64)
-        return Neighbours(nb_ptr, nb_y, nb_arc)
-
-    def grab_slot(cls: TreeClass) -> None:
-        nonlocal pn, net, free_slots, nb, stored
-        if not free_slots:
-            # grow the network: rebuild with twice the slots and re-install everything
-            old_slots = pn.slots
-            cur = {p: int(net.cap[a]) for p, a in pn.pair_arc.items()}
-            pn = _PackingNetwork(N, cur, old_slots * 2)
-            net = pn.net
-            nb = neighbours()
-            for r in range(N):
-                net.cap[pn.root_arc[r]] = untouched[r]
-            for c in pending:
-                net.cap[pn.slot_arc[c.slot]] = c.mult
-                net.cap[pn.member_arc[c.slot][c.members]] = INF
-            stored = zero_flows()
-            free_slots = list(range(pn.slots - 1, old_slots - 1, -1))
-        cls.slot = free_slots.pop()
-
-    def change_arcs(arcs: np.ndarray, delta: int) -> None:
-        if _change_arcs(net.graph, stored, sigma, arcs, int(delta), ex, net.work):
-            raise SolverError("internal error: stored flow repair failed in tree packing")
-
-    def install(cls: TreeClass) -> None:
-        change_arcs(np.ascontiguousarray(pn.member_arc[cls.slot][cls.members]), INF)
-        change(pn.slot_arc[cls.slot], cls.mult)
-
-    def release(cls: TreeClass) -> None:
-        change(pn.slot_arc[cls.slot], -cls.mult)
-        change_arcs(np.ascontiguousarray(pn.member_arc[cls.slot][cls.members]), -INF)
-        free_slots.append(cls.slot)
-        cls.slot = -1
-
-    nb = neighbours()
-    tree = GrowingTree(np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64),
-                       np.zeros((max(N - 1, 1), 2), dtype=np.int64), np.zeros(11, dtype=np.int64))
-    members, inflag, edges, state = tree
+    packer = _TreePacker(N, caps, k)
     for root in range(N):
         cls: TreeClass | None = TreeClass(root, k, [], [root], 0)
-        untouched[root] = 0
-        change(pn.root_arc[root], -k)
+        packer.untouched[root] = 0
+        packer.change(packer.pn.root_arc[root], -k)
         while cls is not None:
             if check is not None:
                 check()
-            # load the class into the kernel's arrays
-            nm = len(cls.members)
-            members[:nm] = cls.members
-            inflag[:] = 0
-            inflag[cls.members] = 1
-            ne = len(cls.edges)
-            if ne:
-                edges[:ne] = cls.edges
-            state[:] = 0
-            state[ST_MEMBERS], state[ST_SCAN], state[ST_MULT], state[ST_EDGES] = (
-                nm, cls.scan, cls.mult, ne)
-            while True:
-                state[ST_OTHERS] = total_open - int(state[ST_MULT])
-                status = _grow(net.graph, stored, sigma, pn.root_arc, nb, tree, ex, net.work)
-                tests += int(state[ST_TESTS])
-                state[ST_TESTS] = 0
-                if status == 0:
-                    break
-                if status >= 2:
-                    what = "cannot be completed" if status == 2 else "lost its flow repair"
-                    raise SolverError(f"internal error: tree from rank {root} {what}")
-                sm, se = int(state[ST_SPLIT_MEMBERS]), int(state[ST_SPLIT_EDGES])
-                rest = TreeClass(cls.root, int(state[ST_SPLIT_REST]),
-                                 [(int(a), int(b)) for a, b in edges[:se]],
-                                 [int(v) for v in members[:sm]], int(state[ST_SPLIT_SCAN]))
-                grab_slot(rest)
-                install(rest)
-                pending.append(rest)
-                if check is not None:
-                    check()
-            n_e = int(state[ST_EDGES])
-            cls.mult = int(state[ST_MULT])
-            cls.edges = [(int(a), int(b)) for a, b in edges[:n_e]]
-            cls.members = [int(v) for v in members[:N]]
-            cls.scan = int(state[ST_SCAN])
-            total_open -= cls.mult
-            done.append(cls)
+            packer.load(cls)
+            packer.grow(cls.root, check)
+            packer.store(cls)
             if progress is not None:
-                progress(1 - total_open / (N * k))
-            cls = pending.pop() if pending else None
+                progress(1 - packer.total_open / (N * k))
+            cls = packer.pending.pop() if packer.pending else None
             if cls is not None:
-                release(cls)
-    return done, tests
+                packer.release(cls)
+    return packer.done, packer.tests
 
 
 class _Shape:
@@ -456,6 +481,142 @@ def _key(*hists: list[int]) -> tuple[int, int, int]:
     return h, at, sum(d * c for hist in hists for d, c in enumerate(hist))
 
 
+class _Regraft(NamedTuple):
+    """Tree ``tree`` moves y's subtree ``sub`` from parent x to parent p (depths change by
+    ``delta``; ``hist`` is the tree's depth histogram after the move)."""
+
+    tree: int
+    y: int
+    x: int
+    p: int
+    sub: list[int]
+    delta: int
+    hist: list[int]
+
+
+class _ParentExchange:
+    """The state of one :func:`shorten_trees` run: the trees, the free capacity of every edge,
+    the trees using each edge, and the moves tried so far."""
+
+    def __init__(self, classes: list[TreeClass], caps: dict[tuple[int, int], int], budget: int,
+                 check: Callable[[], None] | None) -> None:
+        self.budget, self.check, self.tried = budget, check, 0
+        self.trees = [_Shape(c.root, c.mult, {y: x for x, y in c.edges}) for c in classes]
+        self.free = dict(caps)
+        self.users: dict[tuple[int, int], set[int]] = {}
+        for i, t in enumerate(self.trees):
+            for y, x in t.parent.items():
+                self.free[(x, y)] -= t.mult
+                self.users.setdefault((x, y), set()).add(i)
+        self.into: dict[int, list[int]] = {}
+        for (z, y) in sorted(caps):
+            self.into.setdefault(y, []).append(z)
+
+    def run(self) -> list[TreeClass]:
+        while self.tried < self.budget:
+            tallest = max(t.height() for t in self.trees)
+            if tallest < 2 or not self._lower_one(tallest):
+                break
+        out = []
+        for t in self.trees:
+            edges = _bfs_edges(t.root, t.parent)
+            out.append(TreeClass(t.root, t.mult, edges, [t.root] + [v for _, v in edges],
+                                 len(edges) + 1))
+        return out
+
+    def _lower_one(self, tallest: int) -> bool:
+        """Make one move that lowers a tallest tree; False if none is found."""
+        for a in [i for i, t in enumerate(self.trees) if t.height() == tallest]:
+            ta = self.trees[a]
+            # the ancestors (depth >= 2) of A's deepest vertices, shallowest first
+            cand = set()
+            for v, d in ta.depth.items():
+                if d == tallest:
+                    while ta.depth[v] >= 2 and v not in cand:
+                        cand.add(v)
+                        v = ta.parent[v]
+            for y in sorted(cand, key=lambda v: (ta.depth[v], v)):
+                if self._lower_at(a, y):
+                    return True
+        return False
+
+    def _lower_at(self, a: int, y: int) -> bool:
+        """Try to hang y's subtree in tree a under each z at least two levels above y."""
+        ta = self.trees[a]
+        d_y = ta.depth[y]
+        x = ta.parent[y]
+        sub_a = ta.subtree(y)
+        for z in self.into.get(y, ()):
+            if ta.depth.get(z, d_y) > d_y - 2 or self.tried >= self.budget:
+                continue
+            self.tried += 1
+            if self.check is not None and self.tried % 500 == 0:
+                self.check()
+            delta_a = ta.depth[z] + 1 - d_y
+            move_a = _Regraft(a, y, x, z, sub_a, delta_a, ta.moved_hist(sub_a, delta_a))
+            if self.free.get((z, y), 0) > 0:
+                if _key(move_a.hist) < _key(ta.hist):
+                    self._take_free(move_a)
+                    return True
+                continue
+            move_b = self._best_partner(move_a)
+            if move_b is not None:
+                self._exchange(move_a, move_b)
+                return True
+        return False
+
+    def _best_partner(self, move_a: _Regraft) -> _Regraft | None:
+        """The tree b using (z, y) whose taking (x, y) instead lowers a and b the most."""
+        ta, y, x, z = self.trees[move_a.tree], move_a.y, move_a.x, move_a.p
+        best = None
+        for b in sorted(self.users.get((z, y), ())):
+            tb = self.trees[b]
+            if tb.below(y, x):
+                continue
+            self.tried += 1
+            sub_b = tb.subtree(y)
+            delta_b = tb.depth[x] + 1 - tb.depth[y]
+            hist_b = tb.moved_hist(sub_b, delta_b)
+            new = _key(move_a.hist, hist_b)
+            if new < _key(ta.hist, tb.hist) and (best is None or new < best[0]):
+                best = (new, _Regraft(b, y, z, x, sub_b, delta_b, hist_b))
+        return None if best is None else best[1]
+
+    def _split_off(self, i: int, part: int) -> int:
+        """A tree of multiplicity ``part`` split off tree i (i itself if that is all of it)."""
+        t = self.trees[i]
+        if part == t.mult:
+            return i
+        t.mult -= part
+        self.trees.append(t.copy(part))
+        j = len(self.trees) - 1
+        for y, x in t.parent.items():
+            self.users[(x, y)].add(j)
+        return j
+
+    def _take_free(self, m: _Regraft) -> None:
+        """Tree a takes the unused capacity of (z, y)."""
+        part = min(self.free[(m.p, m.y)], self.trees[m.tree].mult)
+        a2 = self._split_off(m.tree, part)
+        self.trees[a2].move(m.y, m.p, m.sub, m.delta, m.hist)
+        self.users[(m.x, m.y)].discard(a2)
+        self.users.setdefault((m.p, m.y), set()).add(a2)
+        self.free[(m.x, m.y)] += part
+        self.free[(m.p, m.y)] -= part
+
+    def _exchange(self, ma: _Regraft, mb: _Regraft) -> None:
+        """Trees a and b swap y's parents: a takes (z, y), b takes (x, y)."""
+        part = min(self.trees[ma.tree].mult, self.trees[mb.tree].mult)
+        a2 = self._split_off(ma.tree, part)
+        b2 = self._split_off(mb.tree, part)
+        self.trees[a2].move(ma.y, ma.p, ma.sub, ma.delta, ma.hist)
+        self.trees[b2].move(mb.y, mb.p, mb.sub, mb.delta, mb.hist)
+        self.users[(ma.x, ma.y)].discard(a2)
+        self.users[(ma.x, ma.y)].add(b2)
+        self.users[(ma.p, ma.y)].discard(b2)
+        self.users[(ma.p, ma.y)].add(a2)
+
+
 def shorten_trees(classes: list[TreeClass], caps: dict[tuple[int, int], int],
                   budget: int | None = None,
                   check: Callable[[], None] | None = None) -> list[TreeClass]:
@@ -475,105 +636,7 @@ def shorten_trees(classes: list[TreeClass], caps: dict[tuple[int, int], int],
     n_ranks = len(classes[0].edges) + 1
     if budget is None:
         budget = 400_000 // max(n_ranks, 1)
-    trees = [_Shape(c.root, c.mult, {y: x for x, y in c.edges}) for c in classes]
-    free = dict(caps)
-    users: dict[tuple[int, int], set[int]] = {}
-    for i, t in enumerate(trees):
-        for y, x in t.parent.items():
-            free[(x, y)] -= t.mult
-            users.setdefault((x, y), set()).add(i)
-    into: dict[int, list[int]] = {}
-    for (z, y) in sorted(caps):
-        into.setdefault(y, []).append(z)
-
-    def split_off(i: int, part: int) -> int:
-        t = trees[i]
-        if part == t.mult:
-            return i
-        t.mult -= part
-        trees.append(t.copy(part))
-        j = len(trees) - 1
-        for y, x in t.parent.items():
-            users[(x, y)].add(j)
-        return j
-
-    tried = 0
-    while tried < budget:
-        tallest = max(t.height() for t in trees)
-        if tallest < 2:
-            break
-        moved = False
-        for a in [i for i, t in enumerate(trees) if t.height() == tallest]:
-            ta = trees[a]
-            # the ancestors (depth >= 2) of A's deepest vertices, shallowest first
-            cand = set()
-            for v, d in ta.depth.items():
-                if d == tallest:
-                    while ta.depth[v] >= 2 and v not in cand:
-                        cand.add(v)
-                        v = ta.parent[v]
-            for y in sorted(cand, key=lambda v: (ta.depth[v], v)):
-                d_y = ta.depth[y]
-                x = ta.parent[y]
-                sub_a = ta.subtree(y)
-                for z in into.get(y, ()):
-                    if ta.depth.get(z, d_y) > d_y - 2 or tried >= budget:
-                        continue
-                    tried += 1
-                    if check is not None and tried % 500 == 0:
-                        check()
-                    delta_a = ta.depth[z] + 1 - d_y
-                    hist_a = ta.moved_hist(sub_a, delta_a)
-                    if free.get((z, y), 0) > 0:
-                        if _key(hist_a) < _key(ta.hist):
-                            part = min(free[(z, y)], ta.mult)
-                            a2 = split_off(a, part)
-                            trees[a2].move(y, z, sub_a, delta_a, hist_a)
-                            users[(x, y)].discard(a2)
-                            users.setdefault((z, y), set()).add(a2)
-                            free[(x, y)] += part
-                            free[(z, y)] -= part
-                            moved = True
-                            break
-                        continue
-                    best = None
-                    for b in sorted(users.get((z, y), ())):
-                        tb = trees[b]
-                        if tb.below(y, x):
-                            continue
-                        tried += 1
-                        sub_b = tb.subtree(y)
-                        delta_b = tb.depth[x] + 1 - tb.depth[y]
-                        hist_b = tb.moved_hist(sub_b, delta_b)
-                        new = _key(hist_a, hist_b)
-                        if new < _key(ta.hist, tb.hist) and (best is None or new < best[0]):
-                            best = (new, b, sub_b, delta_b, hist_b)
-                    if best is None:
-                        continue
-                    _, b, sub_b, delta_b, hist_b = best
-                    part = min(ta.mult, trees[b].mult)
-                    a2 = split_off(a, part)
-                    b2 = split_off(b, part)
-                    trees[a2].move(y, z, sub_a, delta_a, hist_a)
-                    trees[b2].move(y, x, sub_b, delta_b, hist_b)
-                    users[(x, y)].discard(a2)
-                    users[(x, y)].add(b2)
-                    users[(z, y)].discard(b2)
-                    users[(z, y)].add(a2)
-                    moved = True
-                    break
-                if moved:
-                    break
-            if moved:
-                break
-        if not moved:
-            break
-    out = []
-    for t in trees:
-        edges = _bfs_edges(t.root, t.parent)
-        out.append(TreeClass(t.root, t.mult, edges, [t.root] + [v for _, v in edges],
-                             len(edges) + 1))
-    return out
+    return _ParentExchange(classes, caps, budget, check).run()
 
 
 def _bfs_edges(root: int, parent: dict[int, int]) -> list[tuple[int, int]]:

@@ -29,6 +29,7 @@ from solver.algorithm.splitting import Path, SplitResult, _Adjacency, _join, _ta
 from solver.algorithm.symmetry import BoxSymmetry
 from solver.flow.csr import IndexedFabric
 from solver.flow.maxflow import INF, FlowNetwork, augment
+from solver.flow.sinks import flows_to_sinks
 
 
 def split_by_plans(fabric: IndexedFabric, caps: dict[tuple[int, int], int], k: int,
@@ -62,12 +63,7 @@ def invariant_holds(fabric: IndexedFabric, caps: dict[tuple[int, int], int], k: 
     net = FlowNetwork(n + 1, [u for u, _ in pairs] + [n] * N,
                       [v for _, v in pairs] + list(fabric.compute),
                       [caps[p] for p in pairs] + [k] * N)
-    for v in sinks:
-        if check is not None:
-            check()
-        if net.max_flow(n, v, cutoff=N * k) < N * k:
-            return False
-    return True
+    return all(flow >= N * k for flow, _ in flows_to_sinks(net, n, sinks, N * k, check=check))
 
 
 class _PlanSplitter:

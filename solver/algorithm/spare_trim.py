@@ -24,6 +24,7 @@ import numpy as np
 
 from solver.algorithm.symmetry import BoxSymmetry
 from solver.flow.csr import IndexedFabric, flow_network
+from solver.flow.sinks import flows_to_sinks
 
 
 def trim_shared_links(fabric: IndexedFabric, caps: list[int], k: int, sym: BoxSymmetry,
@@ -46,12 +47,8 @@ def trim_shared_links(fabric: IndexedFabric, caps: list[int], k: int, sym: BoxSy
 
     def holds(c: int) -> bool:
         net.cap[arcs] = np.minimum(base[shared], c)
-        for v in sinks:
-            if check is not None:
-                check()
-            if net.max_flow(fabric.n, v, cutoff=N * k) < N * k:
-                return False
-        return True
+        flows = flows_to_sinks(net, fabric.n, sinks, N * k, check=check)
+        return all(flow >= N * k for flow, _ in flows)
 
     lo, hi = 0, int(base[shared].max())
     while lo < hi:

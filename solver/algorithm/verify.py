@@ -20,6 +20,7 @@ O(W·E) Fraction operations for W distinct tree weights and E directed links.
 
 from __future__ import annotations
 
+import multiprocessing as mp
 from collections import Counter
 from fractions import Fraction
 from itertools import pairwise
@@ -30,9 +31,11 @@ from solver.model.topology import COMPUTE, SWITCH
 
 __all__ = ["link_data", "recompute_algbw", "verify_schedule"]
 
+PARALLEL_MIN_EDGES = 1_000_000  # tree edges from which verify_schedule(workers > 1) forks
+
 
 # --------------------------------------------------------------------------- public API
-def verify_schedule(schedule: Schedule) -> None:
+def verify_schedule(schedule: Schedule, workers: int = 1) -> None:
     """Check every claim of ``schedule``; raise :class:`SolverError` on the first violation.
 
     Checked: each tree spans the compute nodes from its root (allgather: out-tree, edges
@@ -49,6 +52,10 @@ def verify_schedule(schedule: Schedule) -> None:
     ----------
     schedule : Schedule
         The schedule to check; it is not modified.
+    workers : int
+        Processes for the per-tree checks of schedules with at least
+        :data:`PARALLEL_MIN_EDGES` tree edges (forked; Linux). The trees are split into
+        contiguous ranges; the result is the same as with one.
 
     Raises
     ------
@@ -57,10 +64,12 @@ def verify_schedule(schedule: Schedule) -> None:
     """
     if schedule.collective not in COLLECTIVES:
         raise SolverError(f"unknown collective {schedule.collective!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise SolverError(f"workers must be a positive integer, got {workers!r}")
     if schedule.collective == "allreduce":
-        _verify_allreduce(schedule)
+        _verify_allreduce(schedule, workers)
     else:
-        _verify_single(schedule, where=schedule.collective)
+        _verify_single(schedule, where=schedule.collective, workers=workers)
 
 
 def recompute_algbw(schedule: Schedule) -> Fraction:
@@ -82,11 +91,17 @@ def recompute_algbw(schedule: Schedule) -> Fraction:
 
 def link_data(schedule: Schedule) -> dict[tuple[str, str], Fraction]:
     """Bytes crossing each used directed link, per byte of message (M = 1), walking into phases."""
+    trees = [tree for _coll, tree in schedule.all_trees()]
+    return _data_from_uses(schedule, _link_uses(trees))
+
+
+def _link_uses(trees) -> dict[Fraction, Counter]:
+    """Per tree weight, how many tree edges cross each directed link."""
     # count the uses of each edge object first (trees share edge objects; counting by identity
     # avoids hashing a path per tree edge), then walk each distinct path once
     edges_by_weight: dict[Fraction, Counter] = {}
     objects: dict[int, object] = {}
-    for _coll, tree in schedule.all_trees():
+    for tree in trees:
         counts = edges_by_weight.setdefault(Fraction(tree.weight), Counter())
         for edge in tree.edges:
             counts[id(edge)] += 1
@@ -98,6 +113,11 @@ def link_data(schedule: Schedule) -> dict[tuple[str, str], Fraction]:
             path = objects[ident].path
             for i in range(len(path) - 1):
                 uses[path[i], path[i + 1]] += count
+    return uses_by_weight
+
+
+def _data_from_uses(schedule: Schedule,
+                    uses_by_weight: dict[Fraction, Counter]) -> dict[tuple[str, str], Fraction]:
     n = len(schedule.topology.compute_ids)
     data: dict[tuple[str, str], Fraction] = {}
     for weight, uses in uses_by_weight.items():
@@ -125,7 +145,7 @@ def _time_per_byte(schedule: Schedule, data: dict[tuple[str, str], Fraction]) ->
     return worst
 
 
-def _verify_single(s: Schedule, where: str) -> None:
+def _verify_single(s: Schedule, where: str, workers: int = 1) -> None:
     if s.collective not in ("allgather", "reduce-scatter"):
         raise SolverError(
             f"{where}: expected an allgather or reduce-scatter schedule, got {s.collective!r}"
@@ -143,18 +163,7 @@ def _verify_single(s: Schedule, where: str) -> None:
     if s.max_trees_per_root is not None and k > s.max_trees_per_root:
         raise SolverError(f"{where}: k = {k} exceeds max_trees_per_root = {s.max_trees_per_root}")
 
-    gather = s.collective == "allgather"
-    per_root: Counter = Counter()
-    checked_paths: set = set()  # ids of edge objects already found valid: trees share them
-    for i, tree in enumerate(s.trees):
-        tw = f"{where}: tree {i} (root {tree.root!r})"
-        _check_tree(tree, tw, gather, kinds, compute, bandwidth, checked_paths)
-        m = tree.multiplicity
-        if isinstance(m, bool) or not isinstance(m, int) or m < 1:
-            raise SolverError(f"{tw}: multiplicity must be a positive integer, got {m!r}")
-        if tree.weight != Fraction(m, k):
-            raise SolverError(f"{tw}: weight {tree.weight} != multiplicity/k = {m}/{k}")
-        per_root[tree.root] += m
+    per_root, uses = _scan_in_workers(s, where, workers)
     for root in compute:
         if per_root.get(root, 0) != k:
             raise SolverError(
@@ -162,12 +171,69 @@ def _verify_single(s: Schedule, where: str) -> None:
                 f"{per_root.get(root, 0)}, not k = {k}"
             )
 
-    data = link_data(s)
+    data = _data_from_uses(s, uses)
     time = _time_per_byte(s, data)
     _check_link_load(s, where, data, time, bandwidth)
     algbw = 1 / time
     _check_algbw(s, where, algbw)
     _check_cut(s, where, kinds, bandwidth, n)
+
+
+def _scan_trees(s: Schedule, where: str, lo: int, hi: int) -> tuple[Counter, dict]:
+    """Check trees ``lo..hi-1`` of ``s``: (multiplicity per root, link uses per weight)."""
+    kinds = {n.id: n.kind for n in s.topology.nodes}
+    compute = s.topology.compute_ids
+    bandwidth = s.topology.directed_bandwidths()
+    gather = s.collective == "allgather"
+    per_root: Counter = Counter()
+    checked_paths: set = set()  # ids of edge objects already found valid: trees share them
+    for i in range(lo, hi):
+        tree = s.trees[i]
+        tw = f"{where}: tree {i} (root {tree.root!r})"
+        _check_tree(tree, tw, gather, kinds, compute, bandwidth, checked_paths)
+        m = tree.multiplicity
+        if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+            raise SolverError(f"{tw}: multiplicity must be a positive integer, got {m!r}")
+        if tree.weight != Fraction(m, s.k):
+            raise SolverError(f"{tw}: weight {tree.weight} != multiplicity/k = {m}/{s.k}")
+        per_root[tree.root] += m
+    return per_root, _link_uses(s.trees[lo:hi])
+
+
+_FORKED: tuple[Schedule, str] | None = None  # what forked workers scan (inherited, not pickled)
+
+
+def _scan_forked(lo: int, hi: int) -> tuple[Counter, dict]:
+    s, where = _FORKED
+    return _scan_trees(s, where, lo, hi)
+
+
+def _scan_in_workers(s: Schedule, where: str, workers: int) -> tuple[Counter, dict]:
+    """:func:`_scan_trees` over all trees, in ``workers`` forked processes when that pays.
+
+    Each process checks a contiguous range of trees and returns its counts (small: per root
+    and per link); an error found in any range is raised (its message names the tree). Processes are forked (they
+    inherit the schedule instead of receiving a copy), so this runs only where ``fork``
+    exists and the schedule is large; else one process does it all.
+    """
+    edges = sum(len(t.edges) for t in s.trees)
+    if workers <= 1 or edges < PARALLEL_MIN_EDGES or "fork" not in mp.get_all_start_methods():
+        return _scan_trees(s, where, 0, len(s.trees))
+    global _FORKED
+    bounds = [len(s.trees) * i // workers for i in range(workers + 1)]
+    _FORKED = (s, where)
+    try:
+        with mp.get_context("fork").Pool(workers) as pool:
+            parts = pool.starmap(_scan_forked, pairwise(bounds))
+    finally:
+        _FORKED = None
+    per_root: Counter = Counter()
+    uses: dict[Fraction, Counter] = {}
+    for roots, part_uses in parts:
+        per_root.update(roots)
+        for weight, counts in part_uses.items():
+            uses.setdefault(weight, Counter()).update(counts)
+    return per_root, uses
 
 
 def _check_tree(tree, tw, gather, kinds, compute, bandwidth, checked_paths) -> None:
@@ -326,7 +392,7 @@ def _check_cut(s, where, kinds, bandwidth, n) -> None:
         )
 
 
-def _verify_allreduce(s: Schedule) -> None:
+def _verify_allreduce(s: Schedule, workers: int = 1) -> None:
     if s.trees:
         raise SolverError("allreduce: top-level trees must be empty (trees live in phases)")
     if len(s.phases) != 2 or [p.collective for p in s.phases] != ["reduce-scatter", "allgather"]:
@@ -337,7 +403,7 @@ def _verify_allreduce(s: Schedule) -> None:
     for p in s.phases:
         if p.topology != s.topology:
             raise SolverError(f"allreduce: {p.collective} phase is on a different fabric")
-        _verify_single(p, where=f"allreduce/{p.collective}")
+        _verify_single(p, where=f"allreduce/{p.collective}", workers=workers)
     rs, ag = s.phases
     data_rs, data_ag = link_data(rs), link_data(ag)
     time = _time_per_byte(rs, data_rs) + _time_per_byte(ag, data_ag)

@@ -15,14 +15,6 @@ COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 
 
 def register(subparsers):
-    from solver.simulate import (
-        ALGORITHMS,
-        DEFAULT_CHUNK,
-        DEFAULT_LATENCY_US,
-        DEFAULT_MIN_CHUNKS,
-        DEFAULT_SIZES,
-    )
-
     p = add_command(
         subparsers,
         "simulate",
@@ -41,6 +33,22 @@ def register(subparsers):
         "TOPO may be a results .h5 that holds a schedule: it is simulated without solving again.",
         "forestcoll simulate sample_topologies/mi250_2x.json --sizes 1M:4G:4 --algorithms forestcoll,ring",
     )
+    _add_run_arguments(p)
+    _add_output_arguments(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def _add_run_arguments(p) -> None:
+    """What to simulate: the fabric, the collective, the algorithms, sizes and chunking."""
+    from solver.simulate import (
+        ALGORITHMS,
+        DEFAULT_CHUNK,
+        DEFAULT_LATENCY_US,
+        DEFAULT_MIN_CHUNKS,
+        DEFAULT_SIZES,
+    )
+
     p.add_argument(
         "topology",
         metavar="TOPO",
@@ -96,6 +104,10 @@ def register(subparsers):
         metavar="K",
         help="simulate the ForestColl schedule with at most K trees per root",
     )
+
+
+def _add_output_arguments(p) -> None:
+    """Options of the model (library, chunk or flow level) and of what is printed or stored."""
     p.add_argument(
         "--links",
         type=int,
@@ -130,18 +142,33 @@ def register(subparsers):
         metavar="RESULTS.h5",
         help="also store the schedule and the simulated tables in an HDF5 results file",
     )
-    p.set_defaults(func=run)
-    return p
 
 
 def run(args) -> int:
-    from solver.algorithm.pipeline import solve
-    from solver.simulate import parse_size, parse_sizes, result_tables, sweep
-
     from solver.simulate.library import library_for, parse_library
 
     topo, stored = _fabric_and_schedule(args)
     library = parse_library(args.library) if args.library else library_for(topo)
+    algorithms, sizes, chunk = _checked_options(args)
+    schedule, sw = _simulate(args, topo, stored, library, algorithms, sizes, chunk)
+    if args.output:
+        _write_results(args.output, schedule, sw)
+    pairs = list(topo.directed_bandwidths())
+    if args.json:
+        _print_json(topo, schedule, sw, pairs)
+        return 0
+    _print_table(args, topo, schedule, sw, sizes)
+    if args.links > 0:
+        _print_busiest_links(sw, max(sizes), args.links, pairs)
+    if args.output:
+        sys.stdout.write(f"wrote {args.output}\n")
+    return 0
+
+
+def _checked_options(args):
+    """(algorithms, sizes, chunk) from the arguments; one-line errors for bad values."""
+    from solver.simulate import parse_size, parse_sizes
+
     algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     if not algorithms:
         raise ForestCollError("--algorithms is empty")
@@ -155,6 +182,15 @@ def run(args) -> int:
         raise ForestCollError(f"--latency must be >= 0, got {args.latency:g}")
     if args.max_trees_per_root is not None and args.max_trees_per_root < 1:
         raise ForestCollError("--max-trees-per-root must be >= 1")
+    return algorithms, sizes, chunk
+
+
+def _simulate(args, topo, stored, library, algorithms, sizes, chunk):
+    """Solve (unless the schedule was stored) and run the sweep, with a progress bar and Ctrl-C.
+    Returns (schedule or None, sweep)."""
+    from solver.algorithm.pipeline import solve
+    from solver.simulate import sweep
+
     bar = ProgressBar()
     try:
         try:
@@ -184,35 +220,42 @@ def run(args) -> int:
             )
     finally:
         bar.close()
-    if args.output:
-        if not args.output.endswith((".h5", ".hdf5")):
-            raise ForestCollError(f"{args.output}: results files end in .h5")
-        from solver.io import results_h5 as h5
+    return schedule, sw
 
-        from solver.simulate.estimate import model_tables
 
-        name = h5.write_schedule(args.output, schedule, tables=model_tables)
-        for tname, table in result_tables(sw, name).items():
-            h5.write_results(args.output, tname, table)
-    pairs = list(topo.directed_bandwidths())
-    if args.json:
-        doc = {
-            "topology": topo.name,
-            "collective": sw.collective,
-            "num_compute_nodes": len(topo.compute_ids),
-            "optimal_algbw": sw.optimal_algbw,
-            "schedule_algbw": schedule.algbw if schedule is not None else None,
-            "chunk": sw.chunk,
-            "min_chunks": sw.min_chunks,
-            "default_latency_us": sw.latency_us,
-            "notes": {k: list(v) for k, v in sw.notes.items()},
-            "library": None if sw.library is None else sw.library.__dict__,
-            "in_switch_reduction": sw.in_switch_note(),
-            "rows": [_row_json(r, sw, pairs) for r in sw.rows],
-        }
-        json.dump(doc, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-        return 0
+def _write_results(path: str, schedule, sw) -> None:
+    if not path.endswith((".h5", ".hdf5")):
+        raise ForestCollError(f"{path}: results files end in .h5")
+    from solver.io import results_h5 as h5
+    from solver.simulate import result_tables
+    from solver.simulate.estimate import model_tables
+
+    name = h5.write_schedule(path, schedule, tables=model_tables)
+    for tname, table in result_tables(sw, name).items():
+        h5.write_results(path, tname, table)
+
+
+def _print_json(topo, schedule, sw, pairs) -> None:
+    doc = {
+        "topology": topo.name,
+        "collective": sw.collective,
+        "num_compute_nodes": len(topo.compute_ids),
+        "optimal_algbw": sw.optimal_algbw,
+        "schedule_algbw": schedule.algbw if schedule is not None else None,
+        "chunk": sw.chunk,
+        "min_chunks": sw.min_chunks,
+        "default_latency_us": sw.latency_us,
+        "notes": {k: list(v) for k, v in sw.notes.items()},
+        "library": None if sw.library is None else sw.library.__dict__,
+        "in_switch_reduction": sw.in_switch_note(),
+        "rows": [_row_json(r, sw, pairs) for r in sw.rows],
+    }
+    json.dump(doc, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+def _print_table(args, topo, schedule, sw, sizes) -> None:
+    """The header lines, one row per (size, algorithm), and the notes under the table."""
     out = sys.stdout
     out.write(
         f"{topo.name}: {sw.collective}, {len(topo.compute_ids)} compute nodes, optimum "
@@ -260,18 +303,17 @@ def run(args) -> int:
             f"links at the efficiency {lib.name} reaches on them ({lib.generation}); "
             "--line-rate for nominal bandwidth\n"
         )
-    if args.links > 0:
-        big = max(sizes)
-        for name in dict.fromkeys(r.algorithm for r in sw.rows):
-            busy = sw.link_busy.get((name, big))
-            if busy is None:
-                continue
-            top = sorted(range(len(busy)), key=lambda i: (-busy[i], i))[: args.links]
-            cells = ", ".join(f"{pairs[i][0]}->{pairs[i][1]} {busy[i]:.2f}" for i in top)
-            out.write(f"busiest links, {name} at {format_size(big)}: {cells}\n")
-    if args.output:
-        out.write(f"wrote {args.output}\n")
-    return 0
+
+
+def _print_busiest_links(sw, size: int, count: int, pairs) -> None:
+    """Each algorithm's ``count`` busiest links at ``size``."""
+    for name in dict.fromkeys(r.algorithm for r in sw.rows):
+        busy = sw.link_busy.get((name, size))
+        if busy is None:
+            continue
+        top = sorted(range(len(busy)), key=lambda i: (-busy[i], i))[:count]
+        cells = ", ".join(f"{pairs[i][0]}->{pairs[i][1]} {busy[i]:.2f}" for i in top)
+        sys.stdout.write(f"busiest links, {name} at {format_size(size)}: {cells}\n")
 
 
 class _Interrupt:

@@ -85,6 +85,27 @@ def loads(text: str, where: str = "<string>") -> Topology:
     root = parse_xml(text, where)
     if _local(root.tag) != "graphml":
         raise TopologyError(f"{where}: not GraphML (root element is <{_local(root.tag)}>)")
+    domains = _read_keys(root, where)
+    graph, edge_default = _the_graph(root, where)
+    nodes = [
+        _read_node(elem, i, domains["node"], where)
+        for i, elem in enumerate(_children(graph, "node"))
+    ]
+    links = [
+        _read_link(elem, i, domains["edge"], edge_default, where)
+        for i, elem in enumerate(_children(graph, "edge"))
+    ]
+    graph_raw = domains["graph"].values(graph, f"{where}: graph")
+    name = graph_raw.pop("name", None) or graph.get("id") or "untitled"
+    types = domains["graph"].types
+    extra = {
+        k: _typed(v, types.get(k, "string"), f"{where}: graph {k}") for k, v in graph_raw.items()
+    }
+    return Topology(name=name, nodes=tuple(nodes), links=tuple(links), extra=extra)
+
+
+def _read_keys(root, where: str) -> dict[str, _Keys]:
+    """The <key> declarations of each domain (node, edge, graph; ``for="all"`` goes to all)."""
     domains = {"node": _Keys(), "edge": _Keys(), "graph": _Keys()}
     for key in _children(root, "key"):
         kid = key.get("id")
@@ -101,6 +122,11 @@ def loads(text: str, where: str = "<string>") -> Topology:
             default = _children(key, "default")
             if default:
                 keys.defaults[name] = default[0].text or ""
+    return domains
+
+
+def _the_graph(root, where: str):
+    """The file's one <graph> element and its edge default ('directed' or 'undirected')."""
     graphs = _children(root, "graph")
     if not graphs:
         raise TopologyError(f"{where}: no <graph> element")
@@ -110,93 +136,81 @@ def loads(text: str, where: str = "<string>") -> Topology:
     edge_default = graph.get("edgedefault", "undirected")
     if edge_default not in ("directed", "undirected"):
         raise TopologyError(f"{where}: edgedefault must be 'directed' or 'undirected'")
+    return graph, edge_default
 
-    nodes = []
-    for i, elem in enumerate(_children(graph, "node")):
-        node_id = elem.get("id")
-        if not node_id:
-            raise TopologyError(f"{where}: node {i} has no 'id'")
-        if _children(elem, "graph"):
-            raise TopologyError(f"{where}: node {node_id!r}: nested graphs are not supported")
-        what = f"{where}: node {node_id!r}"
-        raw = domains["node"].values(elem, what)
-        if "kind" in raw:
-            kind = raw["kind"].strip()
-            if kind not in (COMPUTE, SWITCH):
-                raise TopologyError(f"{what}: kind must be 'compute' or 'switch', got {kind!r}")
-        elif "compute" in raw:
-            kind = COMPUTE if _typed(raw["compute"], "boolean", f"{what}: compute") else SWITCH
-        else:
-            raise TopologyError(
-                f"{what}: needs a 'kind' attribute ('compute' or 'switch') or a boolean 'compute'"
-            )
-        coords = {}
-        for axis in ("x", "y"):
-            coord = raw.get(axis)
-            coords[axis] = None if coord in (None, "") else bounded_float(coord, f"{what}: {axis}")
-        types = domains["node"].types
-        nodes.append(
-            Node(
-                id=node_id,
-                kind=kind,
-                role=raw.get("role", "") or "",
-                x=coords["x"],
-                y=coords["y"],
-                group=raw.get("group") or None,
-                extra={
-                    k: _typed(v, types.get(k, "string"), f"{what}: {k}")
-                    for k, v in raw.items()
-                    if k not in _NODE_KEYS
-                },
-            )
+
+def _read_node(elem, i: int, keys: _Keys, where: str) -> Node:
+    node_id = elem.get("id")
+    if not node_id:
+        raise TopologyError(f"{where}: node {i} has no 'id'")
+    if _children(elem, "graph"):
+        raise TopologyError(f"{where}: node {node_id!r}: nested graphs are not supported")
+    what = f"{where}: node {node_id!r}"
+    raw = keys.values(elem, what)
+    if "kind" in raw:
+        kind = raw["kind"].strip()
+        if kind not in (COMPUTE, SWITCH):
+            raise TopologyError(f"{what}: kind must be 'compute' or 'switch', got {kind!r}")
+    elif "compute" in raw:
+        kind = COMPUTE if _typed(raw["compute"], "boolean", f"{what}: compute") else SWITCH
+    else:
+        raise TopologyError(
+            f"{what}: needs a 'kind' attribute ('compute' or 'switch') or a boolean 'compute'"
         )
-
-    links = []
-    for i, elem in enumerate(_children(graph, "edge")):
-        src, dst = elem.get("source"), elem.get("target")
-        if not src or not dst:
-            raise TopologyError(f"{where}: edge {i} needs 'source' and 'target'")
-        flag = elem.get("directed")
-        if flag is None:
-            directed = edge_default == "directed"
-        elif flag in ("true", "false"):
-            directed = flag == "true"
-        else:
-            raise TopologyError(f"{where}: edge {i}: directed must be 'true' or 'false'")
-        what = f"{where}: edge {elem.get('id') or i} ({src}{'->' if directed else '<->'}{dst})"
-        raw = domains["edge"].values(elem, what)
-        if "bandwidth" in raw:
-            bw = to_fraction(raw["bandwidth"], f"{what}: bandwidth")
-        elif "capacity" in raw:
-            bw = to_fraction(raw["capacity"], f"{what}: capacity")
-        else:
-            raise TopologyError(f"{what}: missing 'bandwidth' (or 'capacity')")
-        lat = raw.get("latency")
-        types = domains["edge"].types
-        extra = {
-            k: _typed(v, types.get(k, "string"), f"{what}: {k}")
+    coords = {}
+    for axis in ("x", "y"):
+        coord = raw.get(axis)
+        coords[axis] = None if coord in (None, "") else bounded_float(coord, f"{what}: {axis}")
+    return Node(
+        id=node_id,
+        kind=kind,
+        role=raw.get("role", "") or "",
+        x=coords["x"],
+        y=coords["y"],
+        group=raw.get("group") or None,
+        extra={
+            k: _typed(v, keys.types.get(k, "string"), f"{what}: {k}")
             for k, v in raw.items()
-            if k not in _EDGE_KEYS
-        }
-        if "bandwidth" in raw and "capacity" in raw:
-            extra["capacity"] = raw["capacity"]
-        links.append(
-            Link(
-                source=src,
-                target=dst,
-                bandwidth=bw,
-                latency=None if lat in (None, "") else to_fraction(lat, f"{what}: latency"),
-                directed=directed,
-                extra=extra,
-            )
-        )
-    graph_raw = domains["graph"].values(graph, f"{where}: graph")
-    name = graph_raw.pop("name", None) or graph.get("id") or "untitled"
-    types = domains["graph"].types
+            if k not in _NODE_KEYS
+        },
+    )
+
+
+def _read_link(elem, i: int, keys: _Keys, edge_default: str, where: str) -> Link:
+    src, dst = elem.get("source"), elem.get("target")
+    if not src or not dst:
+        raise TopologyError(f"{where}: edge {i} needs 'source' and 'target'")
+    flag = elem.get("directed")
+    if flag is None:
+        directed = edge_default == "directed"
+    elif flag in ("true", "false"):
+        directed = flag == "true"
+    else:
+        raise TopologyError(f"{where}: edge {i}: directed must be 'true' or 'false'")
+    what = f"{where}: edge {elem.get('id') or i} ({src}{'->' if directed else '<->'}{dst})"
+    raw = keys.values(elem, what)
+    if "bandwidth" in raw:
+        bw = to_fraction(raw["bandwidth"], f"{what}: bandwidth")
+    elif "capacity" in raw:
+        bw = to_fraction(raw["capacity"], f"{what}: capacity")
+    else:
+        raise TopologyError(f"{what}: missing 'bandwidth' (or 'capacity')")
+    lat = raw.get("latency")
     extra = {
-        k: _typed(v, types.get(k, "string"), f"{where}: graph {k}") for k, v in graph_raw.items()
+        k: _typed(v, keys.types.get(k, "string"), f"{what}: {k}")
+        for k, v in raw.items()
+        if k not in _EDGE_KEYS
     }
-    return Topology(name=name, nodes=tuple(nodes), links=tuple(links), extra=extra)
+    if "bandwidth" in raw and "capacity" in raw:
+        extra["capacity"] = raw["capacity"]
+    return Link(
+        source=src,
+        target=dst,
+        bandwidth=bw,
+        latency=None if lat in (None, "") else to_fraction(lat, f"{what}: latency"),
+        directed=directed,
+        extra=extra,
+    )
 
 
 def _type_of(values: list[Any]) -> str:

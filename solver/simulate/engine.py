@@ -90,16 +90,27 @@ class _Prepared:
 
     def __init__(self, rs: RouteSet, table: LinkTable) -> None:
         compute = rs.topology.compute_ids
-        node_ix = {c: i for i, c in enumerate(compute)}
-        self.n_nodes = len(compute)
-        flows = [f for f in rs.flows]
-        self.flows = flows
+        self.n_nodes = nn = len(compute)
+        self.flows = flows = list(rs.flows)
         self.table = table
-        nn = self.n_nodes
+        self._read_edges(rs, {c: i for i, c in enumerate(compute)})
+        # edges out of (flow, node): CSR
+        keys = self.e_flow * nn + self.e_src
+        self.out_edges = np.argsort(keys, kind="stable").astype(np.int64)
+        counts = np.bincount(keys, minlength=len(flows) * nn)
+        self.out_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        # children per (flow, node) for reduce flows
+        self.children = np.bincount(self.e_flow * nn + self.e_dst, minlength=len(flows) * nn)
+        self.hops_per_edge = np.diff(self.path_ptr)
+        self._groups_spec, self.has_dep = _dependency_groups(rs)
+        self.stage = _stages(rs)
+
+    def _read_edges(self, rs: RouteSet, node_ix: dict[str, int]) -> None:
+        """Per flow its kind and root; per tree edge its flow, ends and path (CSR of links)."""
         kind, root = [], []
         e_flow, e_src, e_dst, path_ptr, path_links = [], [], [], [0], []
         known: dict[tuple[str, ...], list[int]] = {}  # trees share most of their paths
-        for fi, f in enumerate(flows):
+        for fi, f in enumerate(self.flows):
             kind.append(0 if f.kind == BCAST else 1)
             root.append(node_ix[f.root])
             for src, dst, path in f.edges:
@@ -108,7 +119,7 @@ class _Prepared:
                 e_dst.append(node_ix[dst])
                 links = known.get(path)
                 if links is None:
-                    links = known[path] = table.path_links(path, f"{rs.algorithm} flow {fi}")
+                    links = known[path] = self.table.path_links(path, f"{rs.algorithm} flow {fi}")
                 if len(links) > K.HMASK:
                     raise ForestCollError(
                         f"{rs.algorithm} flow {fi}: path too long ({len(links)} hops)"
@@ -122,73 +133,8 @@ class _Prepared:
         self.e_dst = np.array(e_dst, np.int64)
         self.path_ptr = np.array(path_ptr, np.int64)
         self.path_links = np.array(path_links, np.int64)
-        n_edges = len(e_flow)
-        if n_edges >= 1 << 28:
+        if len(e_flow) >= 1 << 28:
             raise ForestCollError("too many tree edges to simulate")
-        # edges out of (flow, node): CSR
-        keys = self.e_flow * nn + self.e_src
-        order = np.argsort(keys, kind="stable")
-        self.out_edges = order.astype(np.int64)
-        counts = np.bincount(keys, minlength=len(flows) * nn)
-        self.out_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        # children per (flow, node) for reduce flows
-        self.children = np.bincount(self.e_flow * nn + self.e_dst, minlength=len(flows) * nn)
-        self.hops_per_edge = np.diff(self.path_ptr)
-        self.edges_of_flow = np.bincount(self.e_flow, minlength=len(flows))
-        # groups (dependencies)
-        member_base = np.full(len(flows), -1, np.int64)
-        member_cw = np.zeros(len(flows), np.int64)
-        has_dep = np.zeros(len(flows), np.int64)
-        self._groups_spec = []  # (members [(flow)], chunkwise, dependents [flow])
-        by_after: dict[tuple[int, ...], list[int]] = {}
-        chunkwise: dict[int, list[int]] = {}
-        for fi, f in enumerate(flows):
-            if f.after_chunkwise >= 0:
-                chunkwise.setdefault(f.after_chunkwise, []).append(fi)
-                has_dep[fi] = 1
-            elif f.after:
-                by_after.setdefault(tuple(sorted(set(f.after))), []).append(fi)
-                has_dep[fi] = 1
-        member_of: dict[int, int] = {}
-        for g_members, deps in list(by_after.items()):
-            gi = len(self._groups_spec)
-            self._groups_spec.append((list(g_members), False, deps))
-            for m in g_members:
-                if m in member_of:
-                    raise ForestCollError(f"{rs.algorithm}: flow {m} is awaited by two groups")
-                member_of[m] = gi
-        for m, deps in chunkwise.items():
-            if m in member_of:
-                raise ForestCollError(f"{rs.algorithm}: flow {m} is awaited by two groups")
-            gi = len(self._groups_spec)
-            self._groups_spec.append(([m], True, deps))
-            member_of[m] = gi
-        for m in member_of:
-            if flows[m].kind == BCAST:
-                raise ForestCollError(
-                    f"{rs.algorithm}: only reduce flows can be awaited (flow {m})"
-                )
-        self.member_of = member_of
-        # stage = dependency depth: flows that wait for others come after them in link queues
-        stage = np.zeros(len(flows), np.int64)
-        for _ in range(len(flows) + 1):
-            changed = False
-            for fi, f in enumerate(flows):
-                waits = list(f.after) + ([f.after_chunkwise] if f.after_chunkwise >= 0 else [])
-                want = max((int(stage[j]) + 1 for j in waits), default=0)
-                if want > _MAX_STAGE:
-                    raise ForestCollError(
-                        f"{rs.algorithm}: flow dependencies nest deeper than {_MAX_STAGE} (or loop)"
-                    )
-                if want != stage[fi]:
-                    stage[fi] = want
-                    changed = True
-            if not changed:
-                break
-        self.stage = stage
-        self.member_cw_flag = member_cw
-        self.member_base_t = member_base
-        self.has_dep = has_dep
 
     def arrays_for(self, size: int, chunk: float, min_chunks: int = 1):
         flows = self.flows
@@ -222,8 +168,8 @@ class _Prepared:
                 pos += nn * int(nch[fi])
         cnt_init = np.concatenate(parts).astype(np.int64) if parts else np.zeros(1, np.int64)
         # groups
-        member_base = self.member_base_t.copy()
-        member_cw = self.member_cw_flag.copy()
+        member_base = np.full(len(flows), -1, np.int64)
+        member_cw = np.zeros(len(flows), np.int64)
         grp_rem, dep_ptr, dep_flow, dep_chunk = [], [0], [], []
         gid = 0
         for members, cw, deps in self._groups_spec:
@@ -268,6 +214,61 @@ class _Prepared:
             q_off=q_off,
             total_tx=total_tx,
         )
+
+
+def _dependency_groups(rs: RouteSet):
+    """Groups of awaited flows: ([members], chunkwise, [dependent flows]) per group, and per flow
+    1 if it waits for a group. Flows awaiting the same set of flows share one group (released
+    when all of its members are done); a chunkwise wait gets one group per chunk of its member."""
+    flows = rs.flows
+    has_dep = np.zeros(len(flows), np.int64)
+    groups = []
+    by_after: dict[tuple[int, ...], list[int]] = {}
+    chunkwise: dict[int, list[int]] = {}
+    for fi, f in enumerate(flows):
+        if f.after_chunkwise >= 0:
+            chunkwise.setdefault(f.after_chunkwise, []).append(fi)
+            has_dep[fi] = 1
+        elif f.after:
+            by_after.setdefault(tuple(sorted(set(f.after))), []).append(fi)
+            has_dep[fi] = 1
+    awaited: dict[int, None] = {}  # insertion order: the first bad flow is the one named
+    for g_members, deps in list(by_after.items()):
+        groups.append((list(g_members), False, deps))
+        for m in g_members:
+            if m in awaited:
+                raise ForestCollError(f"{rs.algorithm}: flow {m} is awaited by two groups")
+            awaited[m] = None
+    for m, deps in chunkwise.items():
+        if m in awaited:
+            raise ForestCollError(f"{rs.algorithm}: flow {m} is awaited by two groups")
+        groups.append(([m], True, deps))
+        awaited[m] = None
+    for m in awaited:
+        if flows[m].kind == BCAST:
+            raise ForestCollError(f"{rs.algorithm}: only reduce flows can be awaited (flow {m})")
+    return groups, has_dep
+
+
+def _stages(rs: RouteSet) -> np.ndarray:
+    """Dependency depth of each flow: flows that wait for others come after them in link queues."""
+    flows = rs.flows
+    stage = np.zeros(len(flows), np.int64)
+    for _ in range(len(flows) + 1):
+        changed = False
+        for fi, f in enumerate(flows):
+            waits = list(f.after) + ([f.after_chunkwise] if f.after_chunkwise >= 0 else [])
+            want = max((int(stage[j]) + 1 for j in waits), default=0)
+            if want > _MAX_STAGE:
+                raise ForestCollError(
+                    f"{rs.algorithm}: flow dependencies nest deeper than {_MAX_STAGE} (or loop)"
+                )
+            if want != stage[fi]:
+                stage[fi] = want
+                changed = True
+        if not changed:
+            break
+    return stage
 
 
 class _Watcher:

@@ -412,3 +412,34 @@ def test_twin_fixed_k_reaches_its_cut_bound(topo, max_k):
     verify_schedule(s)
     assert s.k <= max_k
     assert s.algbw_exact == best_algbw_at_most(topo, max_k) <= s.optimal_algbw_exact
+
+
+# ------------------------------------------------------------------ forked verification
+def test_forked_verification_accepts_and_rejects_like_one_process(monkeypatch):
+    from solver.algorithm import verify as verify_module
+    from solver.io import templates
+
+    monkeypatch.setattr(verify_module, "PARALLEL_MIN_EDGES", 0)
+    s = solver.solve(templates.dgx_h100_rail(2))
+    for workers in (1, 2, 3):
+        verify_schedule(s, workers=workers)
+    # a tree in the last range breaks: the forked run names it like the single one
+    last = len(s.trees) - 1
+    broken = with_tree(s, last, edges=s.trees[last].edges[:-1])
+    messages = []
+    for workers in (1, 3):
+        with pytest.raises(SolverError, match=rf"tree {last} .*has \d+ edges") as err:
+            verify_schedule(broken, workers=workers)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+    # one range loses a tree's multiplicity: caught by the merged per-root sums
+    short = with_tree(s, 0, multiplicity=s.trees[0].multiplicity, weight=s.trees[0].weight)
+    short = dataclasses.replace(short, trees=short.trees[1:])
+    with pytest.raises(SolverError, match="multiplicities of root"):
+        verify_schedule(short, workers=2)
+
+
+@pytest.mark.parametrize("workers", [0, -1, True, 1.5])
+def test_verify_workers_must_be_a_positive_integer(ag, workers):
+    with pytest.raises(SolverError, match="workers must be a positive integer"):
+        verify_schedule(ag, workers=workers)
