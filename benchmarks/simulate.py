@@ -12,7 +12,7 @@ Usage: python benchmarks/simulate.py [--collective allgather] [--chunk 256K] [--
 3. Scale table (--scale, GPU counts of n x DGX H100 rail): solve time; simulation of the ForestColl
    schedule at 1 GiB with the default model (chunk-level while it fits, else flow-level): wall
    time, events, algbw vs optimum; the flow-level model's time and algbw (cross-check); the
-   library's choice and algbw.
+   library's choice and algbw; the time to build the ring baseline's routes (routing + rings).
 """
 
 from __future__ import annotations
@@ -125,7 +125,8 @@ def scale_table(gpus: list[int], collective: str) -> None:
     print(f"Scale: n x DGX H100 rail, {collective} at 1 GiB (ForestColl at line rate)")
     head = (
         f"{'GPUs':>5} {'solve (s)':>9} {'model':>5} {'sim (s)':>8} {'events':>9} {'algbw':>7} "
-        f"{'%opt':>6} {'flow (s)':>8} {'flow algbw':>10} {'nccl choice':<16} {'nccl algbw':>10}"
+        f"{'%opt':>6} {'flow (s)':>8} {'flow algbw':>10} {'nccl choice':<16} {'nccl algbw':>10} "
+        f"{'ring routes (s)':>15}"
     )
     print(head)
     print("-" * len(head))
@@ -141,10 +142,13 @@ def scale_table(gpus: list[int], collective: str) -> None:
         t0 = time.perf_counter()
         fl = sweep(topo, collective, ["forestcoll"], [1 << 30], schedule=sched, model="flow").rows[0]
         t_flow = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        route_sets(topo, collective, ["ring"])  # routing + ring placement (the baselines' start)
+        t_ring = time.perf_counter() - t0
         print(
             f"{g:>5} {t_solve:>9.1f} {fc.model:>5} {t_sim:>8.2f} {fc.events:>9} "
             f"{fc.algbw:>7.1f} {100 * fc.algbw / sched.optimal_algbw:>5.1f}% {t_flow:>8.2f} "
-            f"{fl.algbw:>10.1f} {nc.choice:<16} {nc.algbw:>10.1f}",
+            f"{fl.algbw:>10.1f} {nc.choice:<16} {nc.algbw:>10.1f} {t_ring:>15.2f}",
             flush=True,
         )
 

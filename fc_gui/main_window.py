@@ -8,7 +8,8 @@ What the controllers use
 - ``window.add_dock(widget, area, title)`` -> QDockWidget (its toggle goes into View > Panels).
 - ``window.results_controller``: the :class:`fc_gui.controllers.results.ResultsController`
   (None when built with ``install_results=False``, as tests that install their own do), and
-  ``window.studies_controller`` (:class:`fc_gui.controllers.studies.StudiesController`).
+  ``window.studies_controller`` (:class:`fc_gui.controllers.studies.StudiesController`) and
+  ``window.lecture_controller`` (:class:`fc_gui.controllers.lecture.LectureController`).
 - ``window.file_path`` is the open file (None for a new fabric); ``window.show_error(msg)`` shows
   a one-line error dialog.
 """
@@ -68,6 +69,7 @@ class MainWindow(QMainWindow):
         self.docks: dict[str, QDockWidget] = {}
         self.results_controller = None
         self.studies_controller = None
+        self.lecture_controller = None
         self.resize(1400, 860)
 
         self.menus = {}
@@ -130,6 +132,9 @@ class MainWindow(QMainWindow):
         from fc_gui.controllers.results import install
 
         self.results_controller = install(self)
+        from fc_gui.controllers.lecture import install as install_lecture
+
+        self.lecture_controller = install_lecture(self)
 
     def _install_studies(self) -> None:
         from fc_gui.controllers.studies import install

@@ -40,18 +40,34 @@ def figure_data(window) -> FigureData:
         data.link_colors = dict(heat.shown_colors())
         stops = heat.cmap.getStops(mode="byte")
         data.color_bar = [(float(p), tuple(int(v) for v in c[:3])) for p, c in zip(*stops)]
+    trees = overlays.trees
+    if trees.trees and trees.visible:
+        data.tree_paths = [
+            (tuple(e.path), trees.color_of(i)) for i, (_, t) in enumerate(trees.trees)
+            for e in t.edges
+        ]
+        data.tree_roots = frozenset(t.root for _, t in trees.trees)
+    anim = overlays.animation
+    if anim.trees and anim.overlay.visible:
+        if 0 < anim.step <= anim.steps:
+            data.current_paths = [tuple(p) for _, _, p in anim.levels[anim.step - 1]]
+        data.reached_nodes = frozenset(anim.holders())
+    data.dimmed = overlays.dimmer.dimmed
+    data.show_labels = window.canvas.labels_item.isVisible()
     return data
 
 
-def save_figure(window, path: str | Path, width: int = DEFAULT_WIDTH) -> Path:
-    """Write the figure to ``path`` (.svg: vector; .png: ``width`` pixels wide)."""
+def save_figure(window, path: str | Path, width: int = DEFAULT_WIDTH,
+                data: FigureData | None = None) -> Path:
+    """Write the figure to ``path`` (.svg: vector; .png: ``width`` pixels wide); ``data``:
+    what to draw (default: :func:`figure_data` of the window)."""
     path = Path(path)
     if not 100 <= width <= MAX_WIDTH:
         raise ForestCollError(f"figure width must be 100..{MAX_WIDTH} pixels, not {width}")
     suffix = path.suffix.lower()
     if suffix not in (".svg", ".png"):
         raise ForestCollError(f"{path}: a figure is .svg or .png")
-    svg = build_svg(figure_data(window), width=float(width))
+    svg = build_svg(data if data is not None else figure_data(window), width=float(width))
     try:
         if suffix == ".svg":
             atomic_write_text(path, svg)

@@ -159,13 +159,7 @@ class TopologyDocument(QObject):
             self._next_uid += 1
         self._disabled_nodes.clear()
         self._disabled_links.clear()
-        self._selected_nodes.clear()
-        self._selected_links.clear()
-        self.replaced.emit()
-        self.name_changed.emit(self._name)
-        self._structure()
-        self.disabled_changed.emit()
-        self.selection_changed.emit()
+        self._replaced()
 
     def snapshot(self) -> dict:
         """Everything needed to restore the document exactly (uids included)."""
@@ -188,6 +182,10 @@ class TopologyDocument(QObject):
             self._next_uid = max(self._next_uid, max(self._links) + 1)
         self._disabled_nodes = set(snap["disabled_nodes"])
         self._disabled_links = set(snap["disabled_links"])
+        self._replaced()
+
+    def _replaced(self) -> None:
+        """After the whole content changed: clear the selection and tell every view."""
         self._selected_nodes.clear()
         self._selected_links.clear()
         self.replaced.emit()

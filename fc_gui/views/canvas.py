@@ -93,6 +93,9 @@ class FabricCanvas(pg.GraphicsView):
         self.default_bandwidth = "100"
         self.context_menu_hooks: list[Callable] = []
         self.tooltip_providers: list[Callable] = []
+        self.label_formatter: Callable[[str], str] | None = None
+        self.label_px = 11  # node names' pixel size asked for (presenter scale)
+        self._legend_scale = 1.0
 
         # model arrays (rebuilt on structure change)
         self._ids: list[str] = []
@@ -214,9 +217,21 @@ class FabricCanvas(pg.GraphicsView):
         self.group_labels_item.setVisible(bool(visible))
 
     def set_label_scale(self, scale: float) -> None:
-        """Presenter scale: node and group names ``scale`` times their normal size."""
-        self.labels_item.set_font_px(round(11 * scale))
-        self.group_labels_item.set_font_px(round(11 * scale))
+        """Presenter scale: node and group names and the legend ``scale`` times their size
+        (node names only as large as fits between neighbours: :meth:`_update_labels`)."""
+        self.label_px = round(11 * scale)
+        self.labels_item.set_font_px(self.label_px)
+        self.group_labels_item.set_font_px(self.label_px)
+        self._update_labels()
+        self.legend.setLabelTextSize(f"{8 * scale:.1f}pt")
+        self._legend_scale = scale
+        self._legend_key = ()  # rebuilt: pyqtgraph's legend does not shrink its rows again
+        self._update_legend(list(self.doc.nodes.values()))
+
+    def set_label_formatter(self, formatter: Callable[[str], str] | None) -> None:
+        """How node ids are written on the canvas (None: the ids themselves)."""
+        self.label_formatter = formatter
+        self._update_labels()
 
     def highlight_nodes(
         self, ids: Iterable[str], brush=None, key: str = "default", size: float = 34
@@ -375,7 +390,7 @@ class FabricCanvas(pg.GraphicsView):
                 symbol=st.symbol,
                 brush=pg.mkBrush(*st.color),
                 pen=pg.mkPen(255, 255, 255),
-                size=min(st.size, 14),
+                size=min(min(st.size, 14) * self._legend_scale, 18),  # sample box: 20 px
             )
             self.legend.addItem(sample, label)
 
@@ -482,7 +497,15 @@ class FabricCanvas(pg.GraphicsView):
             scale=float(np.clip(round(spacing_px / 30 * 4) / 4, 0.5, 1.0)),
         )
         show = visible if len(visible) <= LABEL_LIMIT and spacing_px >= LABEL_SPACING_PX else []
-        self.labels_item.set_labels(self._pos[show], [self._ids[i] for i in show])
+        fmt = self.label_formatter
+        names = [self._ids[i] for i in show]
+        if fmt:
+            names = [fmt(n) for n in names]
+        if self.label_px > 11 and names:  # larger names, but never wider than their spacing
+            longest = max(len(n) for n in names)
+            fits = int(0.9 * spacing_px / (0.62 * longest))
+            self.labels_item.set_font_px(max(11, min(self.label_px, fits)))
+        self.labels_item.set_labels(self._pos[show], names)
         # group names: when few groups are in view
         groups = [
             (g, r)

@@ -28,6 +28,9 @@ from fc_gui.views.style import (
 )
 
 CUT_RGB = (183, 28, 28)
+ANIM_RGB = (216, 27, 96)
+REACHED_RGB = (255, 213, 79)
+DIM_OPACITY = 0.2  # as the canvas (fc_gui.views.overlays.DIM_OPACITY)
 NODE_SCALE = 1.0  # figure pixels per style pixel
 MARGIN = 30.0
 LEGEND_W = 190.0
@@ -47,6 +50,13 @@ class FigureData:
     color_bar: list[tuple[float, Sequence[int]]] | None = None  # (position 0..1, rgb) stops
     color_bar_title: str = "link load ÷ bandwidth"
     show_labels: bool = True
+    notes: list[str] = field(default_factory=list)  # dark text lines under the caption
+    table: list[Sequence[str]] = field(default_factory=list)  # rows under the notes (1st: header)
+    tree_paths: list[tuple[tuple[str, ...], Sequence[int]]] = field(default_factory=list)
+    tree_roots: frozenset[str] = frozenset()
+    current_paths: list[tuple[str, ...]] = field(default_factory=list)  # animated transfers
+    reached_nodes: frozenset[str] = frozenset()  # nodes holding the animated data
+    dimmed: bool = False  # links and cut faded (a tree is animated over them)
 
 
 def _rgb(c: Sequence[int]) -> str:
@@ -89,7 +99,9 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
     plot_w = max(width - LEGEND_W - 3 * MARGIN, 100.0)
     scale = plot_w / span_x
     lines = len(data.caption.splitlines())
-    top = MARGIN + 40 + 18 * lines + 36
+    notes_y = MARGIN + 40 + 18 * lines
+    table_y = notes_y + 19 * len(data.notes) + (8 if data.table else 0)
+    top = table_y + 19 * len(data.table) + 36
     plot_h = span_y * scale
     legend_h = 40 + 22 * len({(k, r) for _, k, r, *_ in data.nodes}) + (90 if data.color_bar else 0)
     height = max(top + plot_h + 2 * MARGIN, top + legend_h + MARGIN)
@@ -112,6 +124,12 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
             f'<text x="{MARGIN}" y="{MARGIN + 40 + 18 * i}" font-size="14" '
             f'fill="{_rgb(CUT_RGB)}">{escape(line)}</text>'
         )
+    for i, line in enumerate(data.notes):
+        out.append(
+            f'<text x="{MARGIN}" y="{notes_y + 4 + 19 * i}" font-size="15" fill="#222" '
+            f'xml:space="preserve">{escape(line)}</text>'
+        )
+    out.extend(_table(data.table, MARGIN, table_y))
     # group frames
     groups: dict[str, list[tuple[float, float]]] = {}
     for nid, _, _, _, _, g in data.nodes:
@@ -132,7 +150,8 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
     # links
     shown = [(u, v, bw) for u, v, bw in data.links if u in xy and v in xy]
     classes = width_classes(np.array([bw for *_, bw in shown], dtype=float))
-    out.append('<g id="links" stroke-linecap="round">')
+    dim = f' opacity="{DIM_OPACITY}"' if data.dimmed else ""
+    out.append(f'<g id="links" stroke-linecap="round"{dim}>')
     for (u, v, _), cls in zip(shown, classes, strict=True):
         color = data.link_colors.get((u, v)) or data.link_colors.get((v, u)) or LINK_COLOR
         (ax, ay), (bx, by) = at(u), at(v)
@@ -143,7 +162,7 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
         )
     out.append("</g>")
     if data.cut_nodes or data.cut_links:
-        out.append('<g id="cut">')
+        out.append(f'<g id="cut"{dim}>')
         for nid in data.cut_nodes:
             if nid in xy:
                 cx, cy = at(nid)
@@ -159,6 +178,7 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
                     f'stroke="{_rgb(CUT_RGB)}" stroke-width="3" stroke-dasharray="8 5"/>'
                 )
         out.append("</g>")
+    out.extend(_trees(data, at))
     out.append('<g id="nodes">')
     for nid, kind, role, *_ in data.nodes:
         x, y = at(nid)
@@ -173,6 +193,71 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
     out.extend(_legend(data, width - LEGEND_W - MARGIN, top))
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def _table(rows: Sequence[Sequence[str]], x: float, y: float) -> list[str]:
+    """Rows as aligned columns (the header bold), ``y`` the top of the first row."""
+    if not rows:
+        return []
+    widths = [max(len(r[i]) for r in rows if i < len(r)) for i in range(max(len(r) for r in rows))]
+    xs = [x + sum(8.6 * w + 24 for w in widths[:i]) for i in range(len(widths))]
+    out = ['<g id="table" font-size="15" fill="#222">']
+    for j, row in enumerate(rows):
+        weight = ' font-weight="bold"' if j == 0 else ""
+        for cx, cell in zip(xs, row):
+            out.append(f'<text x="{cx:.1f}" y="{y + 4 + 19 * j:.1f}"{weight}>{escape(cell)}</text>')
+    out.append("</g>")
+    return out
+
+
+def _polyline(points: list[tuple[float, float]], color: Sequence[int], width: float) -> str:
+    p = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+    return (f'<polyline points="{p}" fill="none" stroke="{_rgb(color)}" '
+            f'stroke-width="{width:.1f}" stroke-linejoin="round"/>')
+
+
+def _arrow(a: tuple[float, float], b: tuple[float, float], color: Sequence[int]) -> str:
+    """A filled arrow head at 70 % of the hop a→b (the data's direction)."""
+    dx, dy = b[0] - a[0], b[1] - a[1]
+    d = math.hypot(dx, dy) or 1.0
+    ux, uy = dx / d, dy / d
+    tx, ty = a[0] + 0.7 * dx, a[1] + 0.7 * dy
+    pts = [(tx + 7 * ux, ty + 7 * uy), (tx - 5 * ux - 5 * uy, ty - 5 * uy + 5 * ux),
+           (tx - 5 * ux + 5 * uy, ty - 5 * uy - 5 * ux)]
+    return f'<polygon points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in pts)}" fill="{_rgb(color)}"/>'
+
+
+def _trees(data: FigureData, at) -> list[str]:
+    """Shown trees along their physical paths, the animated transfers and who holds the data."""
+    if not (data.tree_paths or data.current_paths or data.reached_nodes):
+        return []
+    known = {nid for nid, *_ in data.nodes}
+    out = ['<g id="trees">']
+    for nid in sorted(data.reached_nodes & known):
+        x, y = at(nid)
+        out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="13" fill="{_rgb(REACHED_RGB)}" '
+                   f'fill-opacity="0.8" stroke="{_rgb(ANIM_RGB)}" stroke-width="2"/>')
+    for path, color in data.tree_paths:
+        if all(p in known for p in path):
+            pts = [at(p) for p in path]
+            out.append(_polyline(pts, color, 2.5))
+            out.append(_arrow(pts[-2], pts[-1], color))
+    for path in data.current_paths:
+        if all(p in known for p in path):
+            pts = [at(p) for p in path]
+            out.append(_polyline(pts, ANIM_RGB, 5.0))
+            out.append(_arrow(pts[-2], pts[-1], ANIM_RGB))
+    for nid in sorted(data.tree_roots & known):
+        x, y = at(nid)
+        star = [
+            (x + (11 if i % 2 == 0 else 4.5) * math.sin(i * math.pi / 5),
+             y - (11 if i % 2 == 0 else 4.5) * math.cos(i * math.pi / 5))
+            for i in range(10)
+        ]
+        p = " ".join(f"{px:.1f},{py:.1f}" for px, py in star)
+        out.append(f'<polygon points="{p}" fill="rgb(255,214,0)" stroke="rgb(40,40,40)"/>')
+    out.append("</g>")
+    return out
 
 
 def _legend(data: FigureData, lx: float, ly: float) -> list[str]:

@@ -78,15 +78,24 @@ class ColorBarWidget(QWidget):
         self.greyed = False
         self.dimmed = False
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        font = QFont(self.font())
-        font.setPointSizeF(8)
-        self.setFont(font)
-        fm = self.fontMetrics()
-        width = max(fm.horizontalAdvance(title) + 14, 34 + fm.horizontalAdvance("100% (bottleneck)"))
-        self.resize(width + 6, 150)
+        self.scale = 1.0
+        self.set_scale(1.0)
         parent.installEventFilter(self)
         self._place()
         self.raise_()
+
+    def set_scale(self, scale: float) -> None:
+        """Presenter scale: text and bar ``scale`` times their normal size."""
+        self.scale = float(scale)
+        font = QFont(self.font())
+        font.setPointSizeF(8 * self.scale)
+        self.setFont(font)
+        fm = self.fontMetrics()
+        width = max(fm.horizontalAdvance(self.title) + 14,
+                    34 * self.scale + fm.horizontalAdvance("100% (bottleneck)"))
+        self.resize(int(width + 6), int(150 * self.scale))
+        self._place()
+        self.update()
 
     def eventFilter(self, obj, event) -> bool:
         if event.type() == QEvent.Type.Resize:
@@ -118,8 +127,9 @@ class ColorBarWidget(QWidget):
         p.drawRoundedRect(self.rect().adjusted(0, 0, -1, -1), 4, 4)
         p.setFont(self.font())
         p.setPen(QColor(40, 40, 40))
-        p.drawText(QRectF(6, 4, self.width() - 12, 16), Qt.AlignmentFlag.AlignLeft, self.title)
-        top, bottom, x0, w = 26.0, float(self.height() - 12), 10.0, 16.0
+        k = self.scale
+        p.drawText(QRectF(6, 4, self.width() - 12, 16 * k), Qt.AlignmentFlag.AlignLeft, self.title)
+        top, bottom, x0, w = 26.0 * k, float(self.height() - 12 * k), 10.0, 16.0 * k
         grad = QLinearGradient(0, bottom, 0, top)
         for t in np.linspace(0, 1, 11):
             grad.setColorAt(float(t), self.cmap.map(float(t), mode="qcolor"))
@@ -130,7 +140,7 @@ class ColorBarWidget(QWidget):
         for t in (0.0, 0.25, 0.5, 0.75, 1.0):
             y = bottom - t * (bottom - top)
             p.drawLine(QPointF(x0 + w, y), QPointF(x0 + w + 4, y))
-            p.drawText(QPointF(x0 + w + 7, y + 4), self.label(t))
+            p.drawText(QPointF(x0 + w + 7, y + 4 * k), self.label(t))
         p.end()
 
 

@@ -176,6 +176,7 @@ class CutOverlay(CanvasOverlay):
         self.cut: BottleneckCut | None = None
         self.label_text = ""
         self.badge: CornerBadge | None = None
+        self.caption_shown = True  # the corner caption (lecture mode shows it in its panel)
 
     def show_cut(self, cut: BottleneckCut | None, num_compute: int | None = None,
                  groups: Mapping[str, str | None] | None = None) -> None:
@@ -215,7 +216,7 @@ class CutOverlay(CanvasOverlay):
         self.badge = CornerBadge(self.label_text, self.canvas.overlay_parent())
         self.badge.set_greyed(self.greyed)
         self.badge.set_dimmed(self.dimmed)
-        self.badge.setVisible(self.visible)
+        self.badge.setVisible(self.visible and self.caption_shown)
 
     def set_greyed(self, greyed: bool) -> None:
         super().set_greyed(greyed)
@@ -238,7 +239,13 @@ class CutOverlay(CanvasOverlay):
     def set_visible(self, visible: bool) -> None:
         super().set_visible(visible)
         if self.badge is not None:
-            self.badge.setVisible(visible)
+            self.badge.setVisible(visible and self.caption_shown)
+
+    def set_caption_shown(self, shown: bool) -> None:
+        """Show the corner caption with the cut (default) or only the shading."""
+        self.caption_shown = bool(shown)
+        if self.badge is not None:
+            self.badge.setVisible(self.visible and self.caption_shown)
 
 
 # ---------------------------------------------------------------------- congestion heat map
@@ -373,15 +380,18 @@ class TreeOverlay(CanvasOverlay):
         """The colour of the ``i``-th shown tree (matches the swatch in the trees list)."""
         return TREE_PALETTE[i % len(TREE_PALETTE)]
 
-    def show_trees(self, trees: Sequence[tuple[str, Tree]]) -> None:
-        """Draw ``trees`` (tree ``i`` in :meth:`color_of` ``(i)``)."""
+    def show_trees(self, trees: Sequence[tuple[str, Tree]],
+                   lane_pairs: Sequence[tuple[str, str]] | None = None) -> None:
+        """Draw ``trees`` (tree ``i`` in :meth:`color_of` ``(i)``); ``lane_pairs``: the hops
+        that size the lanes and arrowheads (default: the trees' own; a tree drawn level by level
+        passes its whole tree's, so they keep their size from level to level)."""
         self.clear()
         self.trees = list(trees)
         if not self.trees:
             return
         pos = self.canvas.node_positions()
         all_pairs = [p for _, t in self.trees for p in tree_hop_pairs(t)]
-        offset = lane_offset(pos, all_pairs)
+        offset = lane_offset(pos, all_pairs if lane_pairs is None else lane_pairs)
         arrow = 2.0 * offset if offset else 0.1
         by_color: dict[int, list[np.ndarray]] = {}
         roots = []

@@ -20,6 +20,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from solver.algorithm.paths import refine_over_pieces
 from solver.algorithm.splitting import Path, _take
 from solver.algorithm.symmetry import BoxSymmetry
 from solver.flow.csr import IndexedFabric
@@ -86,27 +87,21 @@ def route_representatives(sym: BoxSymmetry, reps: list[RepClass],
         for x, y in _breadth_first(root, edges):
             c = int(sym.box_of[x])
             record = paths[(sym.translate(x, -c), sym.translate(y, -c))]
-            refined = []
             pieces = _take(record, mult)
-            pi, p_rem = 0, pieces[0][1]
-            for m, hops in subs:
-                left = m
-                while left > 0:
-                    use = min(left, p_rem)
-                    path = pieces[pi][0]
-                    tid = template_id.get(path)
-                    if tid is None:
-                        tid = template_id[path] = len(templates)
-                        templates.append(path)
-                    refined.append((use, hops + [(tid, c)] if len(pieces) > 1 else hops))
-                    if len(pieces) == 1:
-                        hops.append((tid, c))
-                    left -= use
-                    p_rem -= use
-                    if p_rem == 0 and pi + 1 < len(pieces):
-                        pi += 1
-                        p_rem = pieces[pi][1]
-            subs = refined
+
+            def hop(path: Path, c: int = c) -> tuple[int, int]:
+                tid = template_id.get(path)
+                if tid is None:
+                    tid = template_id[path] = len(templates)
+                    templates.append(path)
+                return tid, c
+
+            if len(pieces) == 1:  # no sub-class splits: extend the hop lists in place
+                one = hop(pieces[0][0])
+                for _, hops in subs:
+                    hops.append(one)
+            else:
+                subs = refine_over_pieces(subs, pieces, hop)
         for m, hops in subs:
             arr = np.asarray(hops, dtype=np.int64).reshape(-1, 2)
             routed.append((root, m, arr[:, 0], arr[:, 1]))

@@ -8,8 +8,13 @@ resulting tree has exactly one physical path per edge and the units on each path
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from solver.algorithm.packing import TreeClass
 from solver.algorithm.splitting import Path, _take
+
+Hop = TypeVar("Hop")
 
 
 def route_classes(
@@ -40,21 +45,30 @@ def route_classes(
                     routed.append((u, v, path))
                 continue
             pieces = _take(record, cls.mult)
-            refined = []
-            pi = 0
-            p_rem = pieces[0][1]
-            for mult, routed in subs:
-                left = mult
-                while left > 0:
-                    use = min(left, p_rem)
-                    refined.append((use, routed + [(u, v, pieces[pi][0])]))
-                    left -= use
-                    p_rem -= use
-                    if p_rem == 0 and pi + 1 < len(pieces):
-                        pi += 1
-                        p_rem = pieces[pi][1]
-            subs = refined
+            subs = refine_over_pieces(subs, pieces, lambda path, u=u, v=v: (u, v, path))
         root = rank_node[cls.root]
         for mult, routed in subs:
             out.append((root, mult, routed))
     return out
+
+
+def refine_over_pieces(
+    subs: list[tuple[int, list[Hop]]], pieces: list[tuple[Path, int]], hop: Callable[[Path], Hop]
+) -> list[tuple[int, list[Hop]]]:
+    """Sub-classes ``(mult, hops)`` refined over ``pieces`` ``(path, units)`` taken in order:
+    each sub-class takes its next ``mult`` units, split where a piece ends; every part gets
+    ``hop(path)`` appended to a copy of its hops. The pieces hold exactly the sub-classes' total."""
+    refined = []
+    pi = 0
+    p_rem = pieces[0][1]
+    for mult, hops in subs:
+        left = mult
+        while left > 0:
+            use = min(left, p_rem)
+            refined.append((use, hops + [hop(pieces[pi][0])]))
+            left -= use
+            p_rem -= use
+            if p_rem == 0 and pi + 1 < len(pieces):
+                pi += 1
+                p_rem = pieces[pi][1]
+    return refined

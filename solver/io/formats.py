@@ -21,7 +21,7 @@ from pathlib import Path
 
 from solver.model.errors import TopologyError
 from solver.io.files import atomic_write_text, read_text
-from solver.model.topology import Topology, validate
+from solver.model.topology import Topology, validate_read
 from solver.io import v1
 
 MAX_FILE_BYTES = 100 * 1024 * 1024
@@ -83,12 +83,7 @@ def load(path: str | os.PathLike, *, check: bool = True, **options) -> Topology:
         from solver.io import nccl_xml
 
         topo = nccl_xml.loads(text, where, **options)
-    if check:
-        try:
-            validate(topo)
-        except TopologyError as exc:
-            raise TopologyError(f"{where}: {exc}") from None
-    return topo
+    return validate_read(topo, where) if check else topo
 
 
 def dumps(topo: Topology, fmt: str) -> str:

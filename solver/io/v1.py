@@ -14,7 +14,14 @@ from typing import Any
 from solver.model.errors import TopologyError
 from solver.model.values import (MAX_ID_CHARS, bounded_float, identifier, text_value)
 from solver.io.untrusted import json_value, parse_json
-from solver.model.topology import Link, Node, Topology, fraction_to_json, to_fraction, validate
+from solver.model.topology import (
+    Link,
+    Node,
+    Topology,
+    fraction_to_json,
+    to_fraction,
+    validate_read,
+)
 
 FORMAT_NAME = "forestcoll-topology"
 FORMAT_VERSION = 1
@@ -149,12 +156,7 @@ def from_dict(data: Any, where: str = "<topology>", *, check: bool = True) -> To
         links=tuple(links),
         extra=kept(data, _TOP_KEYS, where),
     )
-    if check:
-        try:
-            validate(topo)
-        except TopologyError as exc:
-            raise TopologyError(f"{where}: {exc}") from None
-    return topo
+    return validate_read(topo, where) if check else topo
 
 
 def loads(text: str, where: str = "<string>", *, check: bool = True) -> Topology:

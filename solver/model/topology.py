@@ -169,6 +169,14 @@ class Topology:
 
 
 # --------------------------------------------------------------------- validation
+def validate_read(topo: Topology, where: str) -> Topology:
+    """:func:`validate` for a fabric read from ``where`` (a file name): the error starts with it."""
+    try:
+        return validate(topo)
+    except TopologyError as exc:
+        raise TopologyError(f"{where}: {exc}") from None
+
+
 def validate(topo: Topology, *, check_connectivity: bool = True) -> Topology:
     """Check a topology and return it unchanged; raise :class:`TopologyError` naming the problem.
 

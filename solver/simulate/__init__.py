@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from fractions import Fraction
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -200,8 +201,12 @@ def route_sets(
     collective: str,
     algorithms: Sequence[str],
     schedule: Schedule | None = None,
+    check: Callable[[str, float], None] | None = None,
 ) -> tuple[dict[str, RouteSet], dict[str, str]]:
-    """Route sets for ``algorithms``; returns (built, skipped-with-reason)."""
+    """Route sets for ``algorithms``; returns (built, skipped-with-reason).
+
+    ``check(name, fraction)`` is called every few milliseconds while baseline ``name`` is being
+    built (routing, ring placement, Blink's trees); it may raise Cancelled to stop."""
     built: dict[str, RouteSet] = {}
     skipped: dict[str, str] = {}
     routing = None
@@ -223,10 +228,29 @@ def route_sets(
         if name == "tree" and collective != "allreduce":
             skipped[name] = "NCCL's tree exists for allreduce only"
             continue
+        hook = None if check is None else (lambda f, name=name: check(name, f))
         if routing is None:
-            routing = baselines.Routing(topo)
-        built[name] = baselines.build(name, topo, collective, routing)
+            routing = baselines.Routing(topo, None if check is None else (lambda f: check("routes", f)))
+        built[name] = baselines.build(name, topo, collective, routing, hook)
     return built, skipped
+
+
+def _build_check(progress, cancel) -> Callable[[str, float], None] | None:
+    """The ``check`` of :func:`route_sets` for a sweep: raises Cancelled once ``cancel`` is set,
+    reports "build ring 40 %" through ``progress`` at most every 0.1 s."""
+    if progress is None and cancel is None:
+        return None
+    last = [0.0]
+
+    def check(name: str, fraction: float) -> None:
+        if _cancelled(cancel):
+            raise Cancelled("cancelled while building routes")
+        now = time.monotonic()
+        if progress is not None and now - last[0] >= 0.1:
+            last[0] = now
+            progress(f"build {name} {100 * fraction:.0f} %", 0.0)
+
+    return check
 
 
 def sweep(
@@ -259,7 +283,9 @@ def sweep(
     sizes = list(sizes) or parse_sizes(DEFAULT_SIZES)
     if chunk <= 0:
         raise ForestCollError(f"chunk must be > 0 bytes, got {chunk}")
-    built, skipped = route_sets(topo, collective, algorithms, schedule)
+    built, skipped = route_sets(
+        topo, collective, algorithms, schedule, _build_check(progress, cancel)
+    )
     opt = float(schedule.optimal_algbw_exact) if schedule is not None else float("nan")
     result = Sweep(
         topo, collective, int(chunk), float(latency_us), opt, min_chunks=min_chunks, library=library

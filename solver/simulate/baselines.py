@@ -27,11 +27,16 @@ bottleneck bandwidth) through switches only, then fewest hops, then smallest nod
 NICs hang off different IB switches), the route relays through compute nodes, like NCCL's PXN.
 Allreduce = reduce-scatter then allgather, with the allgather of each piece
 pipelined chunk by chunk after its reduce-scatter.
+
+Building takes seconds on large fabrics (Blink grows n trees over n^2 pairs). Every builder takes
+``check(fraction)``, called every few milliseconds with the fraction of its work done; it may
+raise :class:`~solver.model.errors.Cancelled` to stop the build.
 """
 
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -43,12 +48,20 @@ from solver.simulate.routes import BCAST, REDUCE, Flow, LinkTable, RouteSet
 
 ALGORITHMS = ("ring", "ring1", "tree", "direct", "blink")
 
+#: Progress/cancel hook of a build: called with the fraction done; may raise Cancelled.
+Check = Callable[[float], None]
+
+
+def _no_check(_fraction: float) -> None:
+    return None
+
 
 # ----------------------------------------------------------------------------- routing
 class Routing:
     """Widest-then-shortest route for every ordered pair of compute nodes (inner nodes switches)."""
 
-    def __init__(self, topo: Topology) -> None:
+    def __init__(self, topo: Topology, check: Check | None = None) -> None:
+        check = check or _no_check
         self.topo = topo
         self.compute = topo.compute_ids
         caps = topo.directed_bandwidths()
@@ -62,7 +75,9 @@ class Routing:
         self.path: dict[tuple[str, str], tuple[str, ...]] = {}
         self.width: dict[tuple[str, str], Fraction] = {}
         self.relayed: set[tuple[str, str]] = set()
-        for s in self.compute:
+        self._bw: dict[tuple[str, str], float] = {}
+        for i, s in enumerate(self.compute):
+            check(i / len(self.compute))
             for relay in (False, True):
                 best = self._search(s, adj, order, kinds, relay)
                 for t in self.compute:
@@ -106,10 +121,12 @@ class Routing:
 
     def bw(self, u: str, v: str) -> float:
         """Bottleneck bandwidth of the switch-only route u -> v (0 if it needs a relay)."""
-        if (u, v) in self.relayed:
-            return 0.0
-        w = self.width.get((u, v))
-        return 0.0 if w is None else float(w)
+        w = self._bw.get((u, v))
+        if w is None:
+            width = self.width.get((u, v))
+            w = 0.0 if (u, v) in self.relayed or width is None else float(width)
+            self._bw[(u, v)] = w
+        return w
 
 
 # ----------------------------------------------------------------------------- rings
@@ -122,42 +139,55 @@ def _boxes(topo: Topology) -> list[list[str]]:
 
 
 class _LoadTracker:
+    """Load (routes per link) of the rings placed so far; link lists cached per pair.
+
+    Plain Python lists: a candidate ring segment touches a dozen links, far too few for numpy's
+    per-call overhead to pay off (the search costs thousands of candidates)."""
+
     def __init__(self, topo: Topology, routing: Routing) -> None:
         self.table = LinkTable.of(topo)
         self.routing = routing
-        self.load = np.zeros(len(self.table.pairs))
+        self.load = [0.0] * len(self.table.pairs)
+        self.bandwidth = [float(b) for b in self.table.bandwidth]
         self.used_pairs: dict[tuple[str, str], int] = {}
+        self._links: dict[tuple[str, str], tuple[int, ...]] = {}
 
-    def links(self, u: str, v: str) -> list[int]:
-        return self.table.path_links(self.routing.route(u, v), "route")
+    def links(self, u: str, v: str) -> tuple[int, ...]:
+        li = self._links.get((u, v))
+        if li is None:
+            li = tuple(self.table.path_links(self.routing.route(u, v), "route"))
+            self._links[(u, v)] = li
+        return li
 
-    def cost(self, seq: list[str], closed: bool) -> tuple[float, float, int]:
+    @staticmethod
+    def _pairs(seq: list[str], closed: bool) -> list[tuple[str, str]]:
         pairs = list(zip(seq[:-1], seq[1:]))
         if closed and len(seq) > 1:
             pairs.append((seq[-1], seq[0]))
-        rev = sum(
-            1 for u, v in pairs if (v, u) in self.used_pairs and (u, v) not in self.used_pairs
-        )
-        add = np.zeros_like(self.load)
+        return pairs
+
+    def cost(self, seq: list[str], closed: bool) -> tuple[float, float, int]:
+        """(busiest link's load / bandwidth, sum of squares, reversed pairs) once ``seq`` is added."""
+        pairs = self._pairs(seq, closed)
+        used = self.used_pairs
+        rev = sum(1 for u, v in pairs if (v, u) in used and (u, v) not in used)
+        add: dict[int, int] = {}
         for u, v in pairs:
             for li in self.links(u, v):
-                add[li] += 1.0
-        touched = add > 0
-        if not touched.any():
+                add[li] = add.get(li, 0) + 1
+        if not add:
             return 0.0, 0.0, rev
-        new = (self.load[touched] + add[touched]) / self.table.bandwidth[touched] * 1e9
-        return float(np.max(new)), float(np.sum(new * new)), rev
+        load, bw = self.load, self.bandwidth
+        new = [(load[li] + a) / bw[li] * 1e9 for li, a in sorted(add.items())]
+        return max(new), sum(x * x for x in new), rev
 
     def pair_cost(self, u: str, v: str) -> float:
-        li = self.links(u, v)
-        return float(np.max((self.load[li] + 1.0) / self.table.bandwidth[li]))
+        load, bw = self.load, self.bandwidth
+        return max((load[li] + 1.0) / bw[li] for li in self.links(u, v))
 
     def commit(self, seq: list[str], closed: bool, sign: int = 1) -> None:
         """Add (sign=1) or remove (sign=-1) the load of a path (closed: a cycle)."""
-        pairs = list(zip(seq[:-1], seq[1:]))
-        if closed and len(seq) > 1:
-            pairs.append((seq[-1], seq[0]))
-        for u, v in pairs:
+        for u, v in self._pairs(seq, closed):
             self.used_pairs[(u, v)] = self.used_pairs.get((u, v), 0) + sign
             if self.used_pairs[(u, v)] <= 0:
                 del self.used_pairs[(u, v)]
@@ -236,7 +266,11 @@ def _best_segment(nodes, start, end, routing, tracker, closed) -> list[str]:
 
 
 def ring_orders(
-    topo: Topology, channels: int | None = None, routing: Routing | None = None, passes: int = 3
+    topo: Topology,
+    channels: int | None = None,
+    routing: Routing | None = None,
+    passes: int = 3,
+    check: Check | None = None,
 ) -> list[list[str]]:
     """The node order of every ring channel (see the module docstring).
 
@@ -267,8 +301,13 @@ def ring_orders(
             row.append((start, end if k > 1 else start))
         plan.append(row)
     segs: list[list[list[str]]] = [[[] for _ in boxes] for _ in range(n_ch)]
+    check = check or _no_check
+    placements = n_ch * len(boxes) * (1 + (passes if n_ch > 1 else 0))
+    placed = [0]
 
     def place(c: int, bi: int) -> None:
+        check(placed[0] / placements)
+        placed[0] += 1
         nodes = boxes[bi]
         start, end = plan[c][bi]
         if len(nodes) == 1:
@@ -291,12 +330,17 @@ def ring_orders(
         if not single:
             inter_box(c, 1)
     for _ in range(passes if n_ch > 1 else 0):
+        changed = False
         for c in range(n_ch):
             for bi, nodes in enumerate(boxes):
                 if len(nodes) < 3:
                     continue
-                tracker.commit(segs[c][bi], plan[c][bi][1] is None, -1)
+                before = segs[c][bi]
+                tracker.commit(before, plan[c][bi][1] is None, -1)
                 place(c, bi)
+                changed = changed or segs[c][bi] != before
+        if not changed:
+            break  # a pass that moved nothing leaves the loads as they were: the next would too
     return [[v for seg in segs[c] for v in seg] for c in range(n_ch)]
 
 
@@ -341,10 +385,11 @@ def ring(
     channels: int | None = None,
     routing: Routing | None = None,
     name: str = "ring",
+    check: Check | None = None,
 ) -> RouteSet:
     """NCCL-style multi-channel rings (``channels=1``: a single ring)."""
     routing = routing or Routing(topo)
-    orders = ring_orders(topo, channels, routing)
+    orders = ring_orders(topo, channels, routing, check=check)
     n = len(topo.compute_ids)
     share = 1.0 / (len(orders) * n)
     ag, rs = [], []
@@ -385,12 +430,13 @@ def double_binary_tree(
     collective: str = "allreduce",
     channels: int | None = None,
     routing: Routing | None = None,
+    check: Check | None = None,
 ) -> RouteSet:
     """NCCL's double binary tree allreduce (see the module docstring)."""
     if collective != "allreduce":
         raise ForestCollError("the tree baseline exists for allreduce only (as in NCCL)")
     routing = routing or Routing(topo)
-    orders = ring_orders(topo, channels, routing)
+    orders = ring_orders(topo, channels, routing, check=check)
     group = {n.id: n.group or "" for n in topo.nodes}
     flows: list[Flow] = []
     share = 1.0 / (2 * len(orders))
@@ -465,15 +511,16 @@ def direct(
 
 # ----------------------------------------------------------------------------- blink
 @njit
-def _blink_kernel(pidx, phops, inv_bw, n_links):
-    """Grow one tree per root: repeatedly add the (inside x, outside y) pair whose route would
-    have the lowest max (load + 1) / bandwidth, ties to fewer hops, then smaller (x, y)."""
+def _blink_kernel(pidx, phops, inv_bw, load, out, r0, r1):
+    """Grow the trees of roots r0..r1-1: repeatedly add the (inside x, outside y) pair whose route
+    would have the lowest max (load + 1) / bandwidth, ties to fewer hops, then smaller (x, y).
+    ``load`` (links + 1 sentinel) carries over from earlier roots; fills ``out[r]``; returns
+    False when a node cannot be reached."""
     n = pidx.shape[0]
     n_h = pidx.shape[2]
-    load = np.zeros(n_links + 1)
-    out = np.zeros((n, max(n - 1, 1), 2), np.int64)
+    n_links = load.shape[0] - 1
     inside = np.zeros(n, np.bool_)
-    for r in range(n):
+    for r in range(r0, r1):
         inside[:] = False
         inside[r] = True
         for step in range(n - 1):
@@ -503,8 +550,7 @@ def _blink_kernel(pidx, phops, inv_bw, n_links):
                         bx = x
                         by = y
             if bx < 0:
-                out[0, 0, 0] = -1
-                return out
+                return False
             inside[by] = True
             out[r, step, 0] = bx
             out[r, step, 1] = by
@@ -513,13 +559,17 @@ def _blink_kernel(pidx, phops, inv_bw, n_links):
                 if lk == n_links:
                     break
                 load[lk] += 1.0
-    return out
+    return True
 
 
 def blink(
-    topo: Topology, collective: str = "allgather", routing: Routing | None = None
+    topo: Topology,
+    collective: str = "allgather",
+    routing: Routing | None = None,
+    check: Check | None = None,
 ) -> RouteSet:
     """One load-balanced spanning tree per root (greedy packing, Blink-style)."""
+    check = check or _no_check
     routing = routing or Routing(topo)
     comp = list(topo.compute_ids)
     n = len(comp)
@@ -532,14 +582,20 @@ def blink(
         li = table.path_links(p, "route")
         idx[comp.index(u), comp.index(v), : len(li)] = li
     hops = (idx != n_links).sum(axis=2)
+    phases = (collective != "reduce-scatter") + (collective != "allgather")
+    # roots per kernel call: about 2e7 pair-hop visits (tens of ms) between two checks
+    batch = max(1, int(2e7 // max(n * n * n * maxh, 1)))
 
-    def trees(reverse: bool) -> list[list[tuple[int, int]]]:
+    def trees(reverse: bool, phase: int) -> list[list[tuple[int, int]]]:
         # pairs[x, y] = links of the route the data takes when y joins the tree through x
         pidx = np.ascontiguousarray(idx.transpose(1, 0, 2) if reverse else idx)
         phops = np.ascontiguousarray(hops.T if reverse else hops)
-        out = _blink_kernel(pidx, phops, inv_bw, n_links)
-        if out[0, 0, 0] < 0:
-            raise ForestCollError("blink: a compute node cannot be reached")
+        load = np.zeros(n_links + 1)
+        out = np.zeros((n, max(n - 1, 1), 2), np.int64)
+        for r0 in range(0, n, batch):
+            check((phase + r0 / n) / phases)
+            if not _blink_kernel(pidx, phops, inv_bw, load, out, r0, min(n, r0 + batch)):
+                raise ForestCollError("blink: a compute node cannot be reached")
         return [[(int(x), int(y)) for x, y in out[r]] for r in range(n)]
 
     ag = (
@@ -551,7 +607,7 @@ def blink(
                 tuple((comp[x], comp[y], routing.route(comp[x], comp[y])) for x, y in t),
                 "allgather",
             )
-            for r, t in enumerate(trees(False))
+            for r, t in enumerate(trees(False, 0))
         ]
         if collective != "reduce-scatter"
         else []
@@ -565,7 +621,7 @@ def blink(
                 tuple((comp[y], comp[x], routing.route(comp[y], comp[x])) for x, y in t),
                 "reduce-scatter",
             )
-            for r, t in enumerate(trees(True))
+            for r, t in enumerate(trees(True, phases - 1))
         ]
         if collective != "allgather"
         else []
@@ -573,10 +629,16 @@ def blink(
     return RouteSet(topo, collective, "blink", tuple(_compose(collective, rs, ag)))
 
 
-def build(name: str, topo: Topology, collective: str, routing: Routing | None = None) -> RouteSet:
+def build(
+    name: str,
+    topo: Topology,
+    collective: str,
+    routing: Routing | None = None,
+    check: Check | None = None,
+) -> RouteSet:
     """The route set of baseline ``name`` (one of :data:`ALGORITHMS`); every flow is checked to
-    be a tree spanning all compute nodes."""
-    rs = _build(name, topo, collective, routing or Routing(topo))
+    be a tree spanning all compute nodes. ``check``: see the module docstring."""
+    rs = _build(name, topo, collective, routing or Routing(topo), check)
     everyone = set(topo.compute_ids)
     for i, f in enumerate(rs.flows):
         reached = {f.root}
@@ -592,15 +654,17 @@ def build(name: str, topo: Topology, collective: str, routing: Routing | None = 
     return rs
 
 
-def _build(name: str, topo: Topology, collective: str, routing: Routing) -> RouteSet:
+def _build(
+    name: str, topo: Topology, collective: str, routing: Routing, check: Check | None
+) -> RouteSet:
     if name == "ring":
-        return ring(topo, collective, routing=routing)
+        return ring(topo, collective, routing=routing, check=check)
     if name == "ring1":
-        return ring(topo, collective, channels=1, routing=routing, name="ring1")
+        return ring(topo, collective, channels=1, routing=routing, name="ring1", check=check)
     if name == "tree":
-        return double_binary_tree(topo, collective, routing=routing)
+        return double_binary_tree(topo, collective, routing=routing, check=check)
     if name == "direct":
         return direct(topo, collective, routing)
     if name == "blink":
-        return blink(topo, collective, routing)
+        return blink(topo, collective, routing, check=check)
     raise ForestCollError(f"unknown baseline {name!r} (choose from {', '.join(ALGORITHMS)})")

@@ -462,7 +462,10 @@ def test_simulate_plots_forestcoll_and_baselines(qtbot, make_window):
         rc.plots.simulate_button.click()
         assert rc.plots.simulate_button.text() == "Cancel simulation"
     # progress crossed from the worker thread into the GUI thread (one per simulated size at least)
-    assert reports and all(t.startswith(("simulate", "library model")) for t, _ in reports)
+    assert reports and all(
+        t.startswith(("build ", "simulate", "library model")) for t, _ in reports
+    )
+    assert reports[0][0] == "build routes 0 %"  # the baselines' routes are built first
     assert reports[-1][1] == pytest.approx(1.0)
     labels = rc.plots.labels()
     assert "ForestColl" in labels and "ring" in labels

@@ -167,3 +167,39 @@ def test_no_baseline_beats_the_optimum(path):
             assert row.algbw <= sched.optimal_algbw * (1 + 1e-9), (coll, row.algorithm)
             assert row.time >= row.route_bound_time * (1 - 1e-9)
             assert np.isfinite(row.estimate_time)
+
+
+# ----------------------------------------------------------------------------- progress, cancel
+def test_builders_report_progress_in_order():
+    for name in ("ring", "tree", "blink"):
+        seen: list[float] = []
+        B.build(name, mi250(2), "allreduce", check=seen.append)
+        assert seen and seen[0] == 0.0 and all(0 <= f < 1 for f in seen), name
+        assert seen == sorted(seen), name
+    seen = []
+    B.ring_orders(dgx_a100(2), check=seen.append)
+    assert len(seen) >= 2 * 8  # one call per placed segment (8 channels x 2 boxes, then passes)
+
+
+def test_a_build_stops_when_its_check_raises():
+    from solver.model.errors import Cancelled
+
+    def stop_half_way(fraction: float) -> None:
+        if fraction >= 0.5:
+            raise Cancelled("stop")
+
+    for name in ("ring", "blink"):
+        with pytest.raises(Cancelled):
+            B.build(name, mi250(2), "allreduce", check=stop_half_way)
+
+
+def test_sweep_cancels_while_building_routes_before_any_run():
+    from solver.model.errors import Cancelled
+
+    seen: list[str] = []
+    with pytest.raises(Cancelled, match="building routes"):
+        sweep(
+            dgx_a100(2), "allgather", ["ring"], [1 << 20],
+            progress=lambda text, _f: seen.append(text), cancel=lambda: bool(seen),
+        )
+    assert seen == ["build routes 0 %"]  # reported at once, stopped at the next check

@@ -1,0 +1,382 @@
+"""View > Lecture mode: a guided walk through one fabric for a class or a design review.
+
+Entering hides the docks and the toolbar and shows the :class:`LecturePanel` beside the canvas;
+the fabric is solved in the results' cancellable worker (the window stays responsive) and the
+ring comparison is simulated in a background task. Each step (:mod:`fc_gui.model.lecture`)
+sets the canvas layers through View > Layers, draws the tree up to its level with the broadcast
+animation (which dims the other layers), and can be exported as a figure showing just that.
+Keys while the lecture runs: Right/PageDown next, Left/PageUp back, Esc exits (the window's
+layout, layers and text sizes come back as they were).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QApplication, QFileDialog
+
+from fc_gui.controllers.figure import DEFAULT_WIDTH, figure_data, save_figure
+from fc_gui.controllers.file_actions import with_positions
+from fc_gui.controllers.solve_worker import BackgroundTask
+from fc_gui.model.lecture import (
+    PRESETS,
+    Comparison,
+    ComparisonRow,
+    LecturePlan,
+    LectureStep,
+    lecture_steps,
+    partial_tree,
+    pick_tree,
+    short_label,
+    step_counter,
+    step_html,
+)
+from fc_gui.model.trees import tree_hop_pairs
+from fc_gui.views.figure_svg import FigureData
+from fc_gui.views.lecture_panel import LecturePanel, LectureStartDialog
+from solver.io.templates import TEMPLATES
+from solver.model.errors import ForestCollError
+from solver.model.schedule import Schedule
+from solver.model.topology import Topology
+from solver.simulate import sweep
+
+NEXT_KEYS = (Qt.Key.Key_Right, Qt.Key.Key_PageDown)
+BACK_KEYS = (Qt.Key.Key_Left, Qt.Key.Key_PageUp)
+EXIT_KEYS = (Qt.Key.Key_Escape,)
+#: Layers a step can set, by their key in View > Layers.
+STEP_LAYERS = ("cut", "heat", "trees", "labels", "frames")
+
+
+def compare(schedule: Schedule, size: int, cancel=None) -> Comparison:
+    """Simulate ForestColl's schedule and the ring at ``size`` bytes (background thread)."""
+    sw = sweep(schedule.topology, schedule.collective, ("forestcoll", "ring"), [size],
+               schedule=schedule, cancel=cancel)
+    rows = tuple(
+        ComparisonRow(r.algorithm, r.algbw,
+                      size / r.route_bound_time / 1e9 if r.route_bound_time > 0 else float("nan"))
+        for r in sw.rows
+    )
+    return Comparison(size, rows)
+
+
+def preset_topology(key: str) -> Topology:
+    """The fabric of lecture preset ``key`` (laid out by structure when the preset says so)."""
+    preset = PRESETS[key]
+    topo = TEMPLATES[preset.template].function(**preset.values)
+    return with_positions(topo, restructure=preset.restructure)
+
+
+class LectureController(QObject):
+    """Lecture mode of one main window (see module docstring).
+
+    Signals
+    -------
+    active_changed(bool)
+    step_shown(int)  the index of the step on screen
+    """
+
+    active_changed = Signal(bool)
+    step_shown = Signal(int)
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.window = window
+        self.results = window.results_controller
+        self.active = False
+        self.steps: list[LectureStep] = []
+        self.index = 0
+        self.plan: LecturePlan | None = None
+        self.panel = LecturePanel()
+        self.dock = window.add_dock(self.panel, Qt.DockWidgetArea.RightDockWidgetArea, "Lecture")
+        self.dock.hide()
+        self.panel.next_requested.connect(self.next)
+        self.panel.back_requested.connect(self.back)
+        self.panel.exit_requested.connect(self.exit)
+        self.panel.export_requested.connect(lambda: self.export_figure())
+        self.panel.scale_changed.connect(self.set_scale)
+        self.panel.size_changed.connect(self.set_compare_size)
+        self.task = BackgroundTask(self)
+        self.task.done.connect(self._on_compared)
+        self.task.failed.connect(self._on_compare_failed)
+        self._cancel = threading.Event()
+        self._saved: dict = {}
+        self.results.schedule_changed.connect(self._on_schedule)
+        self.results.solving.worker.failed.connect(self._on_solve_failed)
+
+        self.action = QAction("&Lecture mode…", self)
+        self.action.setShortcut(QKeySequence("Ctrl+Shift+L"))
+        self.action.setToolTip("A guided walk through a fabric: cut, trees, ring; for teaching")
+        self.action.triggered.connect(self.open_dialog)
+        window.view_menu.insertAction(window.view_menu.actions()[0], self.action)
+        window.view_menu.insertSeparator(window.view_menu.actions()[1])
+        window.help_menu.insertAction(window.help_menu.actions()[0], self.action)
+        window.addAction(self.action)
+
+    # ------------------------------------------------------------------ starting
+    def open_dialog(self) -> bool:
+        """View > Lecture mode…: pick the fabric, then start."""
+        if self.active:
+            self.exit()
+            return False
+        dialog = LectureStartDialog(self.window)
+        if not dialog.exec():
+            return False
+        choice = dialog.choice
+        if choice == "current":
+            return self.start()
+        if choice == "template":
+            from fc_gui.views.template_gallery import TemplateGallery
+
+            gallery = TemplateGallery(self.window)
+            if not gallery.exec() or gallery.topology is None:
+                return False
+            return self.start(gallery.topology)
+        return self.start(preset_topology(choice))
+
+    def start(self, topology: Topology | None = None) -> bool:
+        """Enter lecture mode on ``topology`` (None: the open fabric) and solve it."""
+        w = self.window
+        if topology is not None:
+            if not w.file_actions.confirm_discard("starting a lecture on another fabric"):
+                return False
+            w.file_actions.new_fabric(topology)
+        self._enter()
+        self.plan, self.steps, self.index = None, [], 0
+        self.panel.show_message("Solving…", "Finding the optimal schedule of this fabric. "
+                                "The window stays responsive; Esc leaves the lecture.")
+        if not self.results.solving.solve(collective="allgather", max_trees_per_root=None):
+            self.panel.show_message("Cannot solve this fabric", "See the error message; "
+                                    "fix the fabric or pick another one.")
+        return True
+
+    def _enter(self) -> None:
+        if self.active:
+            return
+        w = self.window
+        self._saved = {
+            "state": w.saveState(),
+            "layers": self.results.layers.states(),
+        }
+        for dock in w.docks.values():
+            if dock is not self.dock:
+                dock.hide()
+        w.tools_toolbar.hide()
+        self.dock.show()
+        self.active = True
+        QApplication.instance().installEventFilter(self)
+        ov = self.results.overlays
+        ov.cut.set_caption_shown(False)  # the panel shows the cut's numbers, in large type
+        doc = w.document
+
+        def label(nid: str) -> str:
+            node = doc.nodes.get(nid)
+            return short_label(nid, node.group if node is not None else None)
+
+        w.canvas.set_label_formatter(label)
+        self.set_scale(self.panel.scale)
+        QTimer.singleShot(0, w.canvas.fit_view)  # the canvas is narrower beside the panel
+        self.active_changed.emit(True)
+
+    # ------------------------------------------------------------------ solving and simulating
+    def _on_schedule(self, schedule: Schedule | None) -> None:
+        if not self.active:
+            return
+        if schedule is None or schedule.phases or schedule.bottleneck is None:
+            self.plan, self.steps = None, []
+            self.panel.show_message("No result", "The fabric changed: the lecture's result was "
+                                    "dropped. Exit and start the lecture again.")
+            return
+        groups = {n.id: n.group for n in self.window.document.nodes.values()}
+        self.plan = LecturePlan(schedule, pick_tree(schedule), None, self.panel.compare_size,
+                                groups)
+        self.steps = lecture_steps(self.plan)
+        self.go(0)
+        self._simulate()
+
+    def _on_solve_failed(self, message: str) -> None:
+        if self.active:
+            self.panel.show_message("The solve failed", message)
+
+    def _simulate(self) -> None:
+        plan = self.plan
+        if plan is None:
+            return
+        self.task.abandon()
+        self._cancel = cancel = threading.Event()
+        schedule, size = plan.schedule, plan.compare_size
+        self.task.start(lambda: compare(schedule, size, cancel), cancel=cancel)
+
+    def set_compare_size(self, size: int) -> None:
+        """Simulate the comparison at ``size`` bytes (the panel's size box)."""
+        if self.plan is None:
+            return
+        self.plan = LecturePlan(self.plan.schedule, self.plan.tree, None, int(size),
+                                self.plan.groups)
+        self._rebuild()
+        self._simulate()
+
+    def _on_compared(self, comparison: Comparison) -> None:
+        plan = self.plan
+        if plan is None or comparison.size != plan.compare_size:
+            return
+        self.plan = LecturePlan(plan.schedule, plan.tree, comparison, plan.compare_size,
+                                plan.groups)
+        self._rebuild()
+
+    def _on_compare_failed(self, message: str) -> None:
+        if self.active and not self._cancel.is_set():
+            self.results.status(f"Lecture: ring comparison failed: {message}", 8000)
+
+    def _rebuild(self) -> None:
+        self.steps = lecture_steps(self.plan)
+        if self.active and self.steps:
+            self.go(min(self.index, len(self.steps) - 1))
+
+    # ------------------------------------------------------------------ stepping
+    @property
+    def step(self) -> LectureStep | None:
+        return self.steps[self.index] if self.steps else None
+
+    def next(self) -> None:
+        if self.steps and self.index + 1 < len(self.steps):
+            self.go(self.index + 1)
+
+    def back(self) -> None:
+        if self.steps and self.index > 0:
+            self.go(self.index - 1)
+
+    def go(self, index: int) -> None:
+        """Show step ``index``: its layers, its tree level, its text."""
+        if not self.steps:
+            return
+        self.index = max(0, min(index, len(self.steps) - 1))
+        step = self.steps[self.index]
+        layers = self.results.layers
+        for key in STEP_LAYERS:
+            layers.actions[key].setChecked(key in step.layers)
+        self._show_tree(step)
+        busy = ""
+        if step.key == "ring" and self.plan is not None and self.plan.comparison is None:
+            busy = "The simulation runs in the background; the table appears when it is done."
+        self.panel.show_step(step_counter(self.index, self.steps), step.title,
+                             step_html(step, busy))
+        self.panel.set_navigation(self.index > 0, self.index + 1 < len(self.steps))
+        self.step_shown.emit(self.index)
+
+    def _show_tree(self, step: LectureStep) -> None:
+        ov = self.results.overlays
+        if step.tree_level < 0 or self.plan is None:
+            ov.animation.stop()
+            ov.trees.show_trees([])
+            return
+        tree = self.plan.tree
+        whole = [("allgather", tree)]
+        if ov.animation.trees != whole:
+            ov.animation.set_trees(whole)
+        ov.trees.show_trees([("allgather", partial_tree(tree, step.tree_level))],
+                            lane_pairs=tree_hop_pairs(tree))
+        ov.animation.go_to(step.tree_level)
+
+    # ------------------------------------------------------------------ presenter
+    def set_scale(self, scale: float) -> None:
+        """Text size of the panel and the canvas's names (100 % = normal)."""
+        self.panel.set_scale(scale)
+        if self.active:
+            w = self.window
+            w.canvas.set_label_scale(scale)
+            # the colour bar sits over the canvas: larger, but not over the fabric
+            self.results.overlays.heat.color_bar.set_scale(min(scale, 1.5))
+            width = min(0.6, 0.3 + 0.1 * scale) * w.width()
+            w.resizeDocks([self.dock], [int(width)], Qt.Orientation.Horizontal)
+            QTimer.singleShot(0, w.canvas.fit_view)
+
+    def eventFilter(self, obj, event) -> bool:
+        kind = event.type()
+        if kind not in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress):
+            return False
+        if not self.active or QApplication.activeModalWidget() is not None:
+            return False
+        key = event.key()
+        if key not in NEXT_KEYS + BACK_KEYS + EXIT_KEYS or event.modifiers() not in (
+            Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier
+        ):
+            return False
+        if kind == QEvent.Type.ShortcutOverride:
+            event.accept()  # the key comes as a key press (not the window's Esc shortcut)
+            return True
+        if key in NEXT_KEYS:
+            self.next()
+        elif key in BACK_KEYS:
+            self.back()
+        else:
+            self.exit()
+        return True
+
+    # ------------------------------------------------------------------ figure
+    def figure(self) -> FigureData:
+        """What the step shows, for Export figure: the canvas layers plus the step's text."""
+        data = figure_data(self.window)
+        step = self.step
+        if step is not None:
+            data.title = f"{data.title} — {step.title}"
+            data.caption = step.formula  # in red under the title (the cut's numbers)
+            data.notes = step.lines(100, formula=False, table=False)
+            data.table = [list(row) for row in step.table]
+        return data
+
+    def export_figure(self, path: str | Path | None = None, width: int = DEFAULT_WIDTH):
+        """Write the step's figure (.svg or .png); asks for a file name when ``path`` is None."""
+        if self.step is None:
+            return None
+        if path is None:
+            name = f"lecture_{self.index + 1:02d}_{self.step.key}.svg"
+            folder = self.window.file_path.parent if self.window.file_path else Path.cwd()
+            start = str(folder / name)
+            path, _ = QFileDialog.getSaveFileName(
+                self.window, "Export the step as a figure", start,
+                "SVG figure (*.svg);;PNG figure (*.png)",
+            )
+            if not path:
+                return None
+        try:
+            out = save_figure(self.window, path, width, data=self.figure())
+        except ForestCollError as exc:
+            self.results.report_error(str(exc))
+            return None
+        self.results.status(f"Figure written to {out}", 6000)
+        return out
+
+    # ------------------------------------------------------------------ leaving
+    def exit(self) -> None:
+        """Leave lecture mode: docks, toolbar, layers and text sizes as they were."""
+        if not self.active:
+            return
+        w = self.window
+        self.active = False
+        QApplication.instance().removeEventFilter(self)
+        self.task.abandon()
+        ov = self.results.overlays
+        ov.animation.stop()
+        ov.trees.show_trees([])
+        for key, on in self._saved.get("layers", {}).items():
+            self.results.layers.actions[key].setChecked(on)
+        w.canvas.set_label_scale(1.0)
+        w.canvas.set_label_formatter(None)
+        ov.cut.set_caption_shown(True)
+        ov.heat.color_bar.set_scale(1.0)
+        self.dock.hide()
+        w.tools_toolbar.show()
+        state = self._saved.get("state")
+        if state is not None:
+            w.restoreState(state)
+        self.dock.hide()
+        QTimer.singleShot(0, w.canvas.fit_view)
+        self.active_changed.emit(False)
+
+
+def install(window) -> LectureController:
+    """Add lecture mode to ``window`` (needs its results controller)."""
+    return LectureController(window)
