@@ -76,10 +76,14 @@ class CompressedSchedule:
 
     # ------------------------------------------------------------------ expansion
     def power(self, b: int) -> np.ndarray:
-        """σ^b over node indices (b taken mod ``order``), by repeated composition."""
+        """σ^b over node indices (b taken mod ``order``), by repeated squaring."""
         out = np.arange(self.generator.shape[0], dtype=np.int64)
-        for _ in range(b % self.order):
-            out = self.generator[out]
+        base, b = self.generator, b % self.order
+        while b:
+            if b & 1:
+                out = base[out]
+            base = base[base]
+            b >>= 1
         return out
 
     def translate(self, tree: Tree, perm: np.ndarray) -> Tree:

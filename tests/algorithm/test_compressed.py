@@ -127,3 +127,12 @@ def test_fabrics_without_boxes_are_refused_in_one_line():
     with pytest.raises(SolverError, match="no box symmetry") as info:
         solve_compressed(plain)
     assert "\n" not in str(info.value)
+
+
+def test_powers_of_the_generator(rail4):
+    _, plan = rail4
+    step = plan.generator
+    manual = np.arange(step.shape[0])
+    for b in range(2 * plan.order + 1):
+        assert np.array_equal(plan.power(b), manual), b
+        manual = step[manual]
