@@ -25,6 +25,8 @@ from solver.model.topology import COMPUTE, Topology
 DEFAULT_COMPARE_SIZE = 1 << 30
 #: Sizes offered for the comparison.
 COMPARE_SIZES = (1 << 20, 16 << 20, 256 << 20, 1 << 30)
+#: Levels of the animated tree beyond which the lecture picks a shorter tree.
+MAX_TREE_LEVELS = 8
 #: Transfers named one by one in a tree step's text (the rest are counted).
 MAX_TRANSFERS_NAMED = 6
 
@@ -185,12 +187,16 @@ def cut_paragraphs(schedule: Schedule, groups: dict[str, str | None]) -> tuple[s
 
 # ---------------------------------------------------------------------- (c) one tree
 def pick_tree(schedule: Schedule) -> Tree:
-    """The tree the lecture animates: the first root's tallest tree (the most levels to show;
-    the first of them on a tie)."""
+    """The tree the lecture animates: the first root's tallest tree of at most
+    :data:`MAX_TREE_LEVELS` levels (the most to show in a few steps; the first on a tie), else
+    its shortest (a ring's chains would take a step per GPU)."""
     trees = list(schedule.trees)
     root = trees[0].root
     own = [t for t in trees if t.root == root]
-    return max(own, key=lambda t: (t.height, -own.index(t)))
+    short = [t for t in own if t.height <= MAX_TREE_LEVELS]
+    if short:
+        return max(short, key=lambda t: (t.height, -own.index(t)))
+    return min(own, key=lambda t: (t.height, own.index(t)))
 
 
 def partial_tree(tree: Tree, level: int) -> Tree:

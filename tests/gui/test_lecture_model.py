@@ -122,3 +122,22 @@ def test_small_helpers():
     assert short_label("b0.gpu3", "b0") == "gpu3"
     assert short_label("ib0", "network") == "ib0"
     assert short_label("gpu1", None) == "gpu1"
+
+
+def test_the_animated_tree_has_at_most_eight_levels_when_one_exists():
+    from dataclasses import replace
+
+    s = ring4_schedule()
+    assert pick_tree(s).height == 3  # ring4's chains: all 3 levels, the first one
+    assert pick_tree(s) is s.trees[0]
+    # a long chain (9 levels) loses to a 3-level tree; alone, it is taken
+    from itertools import pairwise
+
+    from solver.model.schedule import TreeEdge
+
+    chain = s.trees[0]
+    ids = ["gpu0"] + [f"x{i}" for i in range(1, 10)]
+    long_chain = replace(chain, edges=tuple(TreeEdge(a, b, (a, b)) for a, b in pairwise(ids)))
+    assert long_chain.height == 9
+    assert pick_tree(replace(s, trees=(long_chain, chain))) is chain
+    assert pick_tree(replace(s, trees=(long_chain,))) is long_chain
