@@ -7,8 +7,8 @@ fabric:
 - cached: first solve in a new process that finds the cache filled by the cold run;
 - warm:   best of ``--repeat`` further solves in that second process (its phase times are shown);
 - peak RSS: ``ru_maxrss`` of the cached process (Python + numba + the solve);
-- verify: time of :func:`solver.algorithm.verify.verify_schedule` on the warm schedule (in
-  ``--workers`` forked processes for schedules of >= 1M tree edges);
+- verify: time of :func:`solver.algorithm.verify.verify_schedule` on the warm schedule (one
+  process, or ``--workers`` forked processes for schedules of >= 1M tree edges);
 - heights: tree heights in logical (compute-to-compute) hops, min..max (mean weighted by tree
   weight); tall trees cost latency on small messages;
 - symmetry: the box translation the solver finds (fabrics of >= 256 compute nodes use it: one
@@ -71,7 +71,6 @@ def child(args) -> None:
     from solver import solve
     from solver.io import templates
     from solver.algorithm.verify import verify_schedule
-    from solver.flow.sinks import worker_count
 
     template, pos, kw, *_ = {**FABRICS, **LARGE}[args.child]
     topo = getattr(templates, template)(*pos, **kw)
@@ -117,7 +116,9 @@ def child(args) -> None:
         schedule = again
     if args.repeat or args.verify_first:
         t0 = time.perf_counter()
-        verify_schedule(schedule, workers=worker_count())
+        # forked verification only when asked for (--workers): on a loaded machine the
+        # copy-on-write of a large schedule can cost more than the second process gains
+        verify_schedule(schedule, workers=int(os.environ.get("FORESTCOLL_THREADS", "1")))
         result["verify"] = time.perf_counter() - t0
     result["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(result))
@@ -234,8 +235,8 @@ def main(argv=None) -> int:
         "--workers",
         type=int,
         default=None,
-        help="threads for independent max-flows and processes for verify "
-        "(FORESTCOLL_THREADS; default: the usable CPUs)",
+        help="threads for independent max-flows (FORESTCOLL_THREADS; default: the usable "
+        "CPUs) and processes for verify (default 1)",
     )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--verify-first", action="store_true", help=argparse.SUPPRESS)

@@ -25,6 +25,8 @@ from solver.model.topology import COMPUTE, Topology
 DEFAULT_COMPARE_SIZE = 1 << 30
 #: Sizes offered for the comparison.
 COMPARE_SIZES = (1 << 20, 16 << 20, 256 << 20, 1 << 30)
+#: Levels of the animated tree beyond which the lecture picks a shorter tree.
+MAX_TREE_LEVELS = 8
 #: Transfers named one by one in a tree step's text (the rest are counted).
 MAX_TRANSFERS_NAMED = 6
 
@@ -185,12 +187,16 @@ def cut_paragraphs(schedule: Schedule, groups: dict[str, str | None]) -> tuple[s
 
 # ---------------------------------------------------------------------- (c) one tree
 def pick_tree(schedule: Schedule) -> Tree:
-    """The tree the lecture animates: the first root's tallest tree (the most levels to show;
-    the first of them on a tie)."""
+    """The tree the lecture animates: the first root's tallest tree of at most
+    :data:`MAX_TREE_LEVELS` levels (the most to show in a few steps; the first on a tie), else
+    its shortest (a ring's chains would take a step per GPU)."""
     trees = list(schedule.trees)
     root = trees[0].root
     own = [t for t in trees if t.root == root]
-    return max(own, key=lambda t: (t.height, -own.index(t)))
+    short = [t for t in own if t.height <= MAX_TREE_LEVELS]
+    if short:
+        return max(short, key=lambda t: (t.height, -own.index(t)))
+    return min(own, key=lambda t: (t.height, own.index(t)))
 
 
 def partial_tree(tree: Tree, level: int) -> Tree:
@@ -262,12 +268,21 @@ def ring_paragraphs(schedule: Schedule, comparison: Comparison | None,
             f"its slowest hop: at most {ring.limit:.1f} GB/s here, whatever the size."
         )
     if fc is not None:
-        paras.append(
-            f"ForestColl's trees load every link in proportion to its bandwidth; the heat map "
-            f"shows the links leaving S* (dashed) at 100 %: they are busy all the time, so the schedule "
-            f"reaches the cut bound {num_text(bound)} GB/s (simulated {fc.algbw:.1f} GB/s; the "
-            f"rest is per-hop latency and pipeline start)."
-        )
+        share = fc.algbw / float(bound)
+        why = ("ForestColl's trees load every link in proportion to its bandwidth; the heat map "
+               "shows the links leaving S* (dashed) at 100 %: they are busy all the time")
+        if share >= 0.9:
+            paras.append(
+                f"{why}, so the schedule reaches the cut bound {num_text(bound)} GB/s "
+                f"(simulated {fc.algbw:.1f} GB/s, {100 * share:.0f} %; the rest is per-hop "
+                "latency and the pipeline's start)."
+            )
+        else:
+            paras.append(
+                f"{why}, so large messages reach the cut bound {num_text(bound)} GB/s. At this "
+                f"size ForestColl simulates at {fc.algbw:.1f} GB/s ({100 * share:.0f} %): per-hop "
+                "latency and the pipeline's start dominate small messages."
+            )
     if ring is not None and fc is not None and ring.algbw > 0:
         paras.append(f"ForestColl is {fc.algbw / ring.algbw:.2f}× the ring at this size.")
     return tuple(paras)
@@ -322,8 +337,8 @@ def step_html(step: LectureStep, busy: str = "") -> str:
     """The step's body as rich text for the lecture panel (``busy``: a note in italics, e.g.
     that the comparison is still being simulated)."""
     def esc(text: str) -> str:  # "300 GB/s" never breaks across lines on the slide
-        text = html.escape(text).replace(" GB/s", "\u00a0GB\u2060/\u2060s")
-        return text.replace(" × ", "\u00a0×\u00a0")
+        text = html.escape(text).replace(" GB/s", "\u00a0GB/s").replace(" × ", "\u00a0×\u00a0")
+        return text.replace("/", "\u2060/\u2060").replace("–", "\u2060–\u2060")
 
     parts = [f"<p>{esc(p)}</p>" for p in step.paragraphs]
     if step.formula:

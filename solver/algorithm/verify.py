@@ -212,7 +212,9 @@ def _scan_in_workers(s: Schedule, where: str, workers: int) -> tuple[Counter, di
     """:func:`_scan_trees` over all trees, in ``workers`` forked processes when that pays.
 
     Each process checks a contiguous range of trees and returns its counts (small: per root
-    and per link); an error found in any range is raised (its message names the tree). Processes are forked (they
+    and per link); an error found in any range is raised (its message names the tree). A
+    forked child copies every memory page whose objects it touches (reference counts), so on
+    a machine without idle cores the copies can cost more than the second process gains. Processes are forked (they
     inherit the schedule instead of receiving a copy), so this runs only where ``fork``
     exists and the schedule is large; else one process does it all.
     """

@@ -52,6 +52,7 @@ def test_cut_step_has_the_formula_with_the_real_numbers():
     assert "S* = all but gpu3" in text and "|S*∩Vc| = 3 of the N = 4 GPUs" in text
     assert "B⁺(S*) = 200 GB/s (gpu2→gpu3 100, gpu0→gpu3 100)" in text
     assert "266.667\u00a0GB\u2060/\u2060s" in step_html(cut)  # never broken across lines
+    assert "(M\u2060/\u2060N)" in step_html(cut)
 
 
 def test_tree_steps_grow_the_tree_level_by_level():
@@ -84,6 +85,10 @@ def test_ring_step_waits_for_the_simulation_then_shows_the_table():
     lines = ring.lines(80)
     assert any(line.startswith("ring") and "190.0 GB/s" in line for line in lines)
     assert all(len(line) <= 80 for line in lines if not line.startswith(("algorithm", "forestcoll", "ring ", "cut bound")))
+    assert "reaches the cut bound 266.667 GB/s (simulated 260.0 GB/s, 98 %" in text
+    small = Comparison(1 << 20, (ComparisonRow("forestcoll", 80.0, 266.7),))
+    text = " ".join(lecture_steps(LecturePlan(_plan().schedule, _plan().tree, small, 1 << 20))[-1].paragraphs)
+    assert "large messages reach the cut bound" in text and "80.0 GB/s (30 %)" in text
     assert "<table" in step_html(ring) and "<td style='padding:2px 10px 2px 0'>ring</td>" in step_html(ring)
 
 
@@ -117,3 +122,22 @@ def test_small_helpers():
     assert short_label("b0.gpu3", "b0") == "gpu3"
     assert short_label("ib0", "network") == "ib0"
     assert short_label("gpu1", None) == "gpu1"
+
+
+def test_the_animated_tree_has_at_most_eight_levels_when_one_exists():
+    from dataclasses import replace
+
+    s = ring4_schedule()
+    assert pick_tree(s).height == 3  # ring4's chains: all 3 levels, the first one
+    assert pick_tree(s) is s.trees[0]
+    # a long chain (9 levels) loses to a 3-level tree; alone, it is taken
+    from itertools import pairwise
+
+    from solver.model.schedule import TreeEdge
+
+    chain = s.trees[0]
+    ids = ["gpu0"] + [f"x{i}" for i in range(1, 10)]
+    long_chain = replace(chain, edges=tuple(TreeEdge(a, b, (a, b)) for a, b in pairwise(ids)))
+    assert long_chain.height == 9
+    assert pick_tree(replace(s, trees=(long_chain, chain))) is chain
+    assert pick_tree(replace(s, trees=(long_chain,))) is long_chain
