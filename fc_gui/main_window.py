@@ -150,6 +150,9 @@ class MainWindow(QMainWindow):
         from fc_gui.controllers.file_actions import FileActions
 
         self.file_actions = FileActions(self)
+        from fc_gui.controllers.fabric_warnings import FabricWarnings
+
+        self.fabric_warnings = FabricWarnings(self)
 
     def _build_edit_menu(self) -> None:
         m = self.edit_menu

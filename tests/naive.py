@@ -516,3 +516,57 @@ def twin_solve(
         link_load=loads,
         warnings=tuple(warnings),
     )
+
+
+# ----------------------------------------------------------------------------- fixed k, exact
+def _vectors(m: int, total: int):
+    """Every vector of m non-negative integers with sum <= total."""
+    if m == 0:
+        yield ()
+        return
+    for first in range(total + 1):
+        for rest in _vectors(m - 1, total - first):
+            yield (first,) + rest
+
+
+def trimmed_fixed_k_units(topo: Topology, k: int, max_steps: int = 50) -> Fraction:
+    """Smallest U whose floors ⌊U·b(e)⌋ admit k trees per root *through switches*, by brute force.
+
+    For each U (from the cut bound, through the breakpoints of the floors) every trim vector t on
+    the switch links with Σt <= Σ|in - out| · (number of switches) is tried: the capacities minus
+    t must balance every switch and pass the cut condition (``rooted_ok``). That bound holds
+    every maximal balanced trim (one simple path of at most #switches links per unit of
+    imbalance).
+    """
+    compute = set(topo.compute_ids)
+    switches = [n.id for n in topo.nodes if n.id not in compute]
+    bws = topo.directed_bandwidths()
+    u = fixed_k_units(topo, k)
+    for _ in range(max_steps):
+        caps = {e: math.floor(u * b) for e, b in bws.items()}
+        imbalance = {w: 0 for w in switches}
+        for (a, b), c in caps.items():
+            if b in imbalance:
+                imbalance[b] += c
+            if a in imbalance:
+                imbalance[a] -= c
+        trimmable = [e for e in caps if e[0] not in compute or e[1] not in compute]
+        budget = sum(abs(x) for x in imbalance.values()) * len(switches)
+        for t in _vectors(len(trimmable), budget):
+            if any(x > caps[e] for x, e in zip(t, trimmable)):
+                continue
+            left = dict(imbalance)
+            for x, (a, b) in zip(t, trimmable):
+                if b in left:
+                    left[b] -= x
+                if a in left:
+                    left[a] += x
+            if any(left.values()):
+                continue
+            trimmed = dict(caps)
+            for x, e in zip(t, trimmable):
+                trimmed[e] -= x
+            if rooted_ok(trimmed, topo.compute_ids, k):
+                return u
+        u = min(Fraction(math.floor(u * b) + 1) / b for b in bws.values())
+    raise AssertionError("no feasible trim found")

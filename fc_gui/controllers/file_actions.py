@@ -23,12 +23,12 @@ from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from fc_gui.model.commands import ReplaceTopologyCommand
 from fc_gui.model.layouts import needs_layout
-from fc_gui.model.structure_layout import structural
 from fc_gui.model.result_text import plural
+from fc_gui.model.structure_layout import structural
 from solver.io import v1
 from solver.io.files import atomic_write_text
 from solver.io.formats import format_for, load, save
@@ -229,17 +229,12 @@ class FileActions:
             return
         options = {}
         if format_for(path) == "nccl-xml":
-            boxes, ok = QInputDialog.getInt(
-                self.window,
-                "NCCL topology import",
-                "Number of boxes (joined by an IB switch):",
-                1,
-                1,
-                512,
-            )
-            if not ok:
+            from fc_gui.views.import_dialog import NcclImportDialog
+
+            dialog = NcclImportDialog(self.window, path)
+            if not dialog.exec():
                 return
-            options["boxes"] = boxes
+            options = dialog.options()
         self.open_path(path, replace_undoable=True, **options)
 
     def new_from_template(self) -> None:

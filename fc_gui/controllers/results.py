@@ -47,7 +47,9 @@ CLOSE_WAIT_MS = 500
 
 def install(window, solve_fn=None, warmup: bool = True) -> ResultsController:
     """Build the results side of ``window`` (see module docstring); returns the controller."""
-    return ResultsController(window, solve_fn=solve_fn, warmup=warmup)
+    controller = ResultsController(window, solve_fn=solve_fn, warmup=warmup)
+    window.fabric_warnings.connect_results(controller)
+    return controller
 
 
 class ResultsController(QObject):

@@ -45,8 +45,13 @@ def summary_html(
     elapsed: float | None = None,
     stale: bool = False,
     previous: Schedule | None = None,
+    fabric_warnings: Sequence[str] = (),
 ) -> str:
-    """The summary as rich text (also used by the screenshot and tests)."""
+    """The summary as rich text (also used by the screenshot and tests).
+
+    ``fabric_warnings``: what is wrong with the fabric itself (a box whose GPUs meet only
+    through PCIe, :func:`solver.model.scale_up.scale_up_warnings`), said under the numbers.
+    """
     esc = html.escape
     rows: list[tuple[str, str]] = []
     n = schedule.num_compute_nodes
@@ -114,6 +119,8 @@ def summary_html(
     extra = ""
     for w in schedule.warnings:
         extra += f"<p style='color:#b35c00'>⚠ {esc(w)}</p>"
+    for w in fabric_warnings:
+        extra += f"<p style='color:#b35c00'><b>⚠ Fabric:</b> {esc(w)}</p>"
     return f"{head}<table cellspacing='0' cellpadding='1'>{body}</table>{extra}"
 
 

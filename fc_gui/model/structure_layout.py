@@ -13,13 +13,17 @@ dumps, GraphML from other tools) and offered in View > Auto-layout:
 - GPUs without such links sit in a row (a grid of at most :data:`ROW_MAX` per row);
 - the rest of the box (PCIe switches, NICs, CPUs) hangs below its GPUs in rows by hop distance,
   each node under the mean position of its neighbours in the row above;
-- network switches (outside every box) sit in tiers below the boxes, leaves above spines.
+- network switches (outside every box) sit in tiers below the boxes, leaves above spines; a
+  scale-up switch shared by several boxes (a multi-node NVLink domain) sits above them instead,
+  near the GPUs it joins.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
+
+import numpy as np
 
 from solver.model.topology import COMPUTE, Topology
 
@@ -237,12 +241,79 @@ def _box(
         y += _ROW_GAP
     if not pos:
         return pos, 0.0, 0.0
+    _untangle(pos, adj, fixed=set(gpus) | set(stars))
     left = min(x for x, _ in pos.values())
     up = min(yy for _, yy in pos.values())
     pos = {n: (x - left, yy - up) for n, (x, yy) in pos.items()}
     width = max(x for x, _ in pos.values())
     height = max(yy for _, yy in pos.values())
     return pos, width, height
+
+
+_CLEARANCE = 0.12 * SPACING  # a link passing a node closer than this runs "through" it
+
+
+def _untangle(
+    pos: Positions, adj: dict[str, dict[str, float]], fixed: set[str], rounds: int = 12
+) -> None:
+    """Move nodes off links that run through them (within :data:`_CLEARANCE`), in place.
+
+    A host device (PCIe switch, CPU, NIC) steps aside; when the node passed through must stay
+    (a GPU on its circle, a star), one movable end of the link moves instead -- e.g. the CPU-CPU
+    diagonal that would cross an NVSwitch at the centre. A few rounds, numpy over the box."""
+    ids = list(pos)
+    if len(ids) < 3:
+        return
+    index = {n: i for i, n in enumerate(ids)}
+    edges = sorted(
+        {(min(index[a], index[b]), max(index[a], index[b])) for a in ids for b in adj[a]
+         if b in index and b != a}
+    )
+    if not edges:
+        return
+    ends = np.array(edges, dtype=np.int64)
+    p = np.array([pos[n] for n in ids], dtype=float)
+    movable = np.array([n not in fixed for n in ids])
+    rows = np.arange(len(ends))
+    for _ in range(rounds):
+        a, b = p[ends[:, 0]], p[ends[:, 1]]
+        d = b - a
+        length2 = np.maximum((d**2).sum(axis=1), 1e-9)
+        t = ((p[None, :, :] - a[:, None, :]) * d[:, None, :]).sum(axis=2) / length2[:, None]
+        closest = a[:, None, :] + t[..., None] * d[:, None, :]
+        dist = np.hypot(*(p[None, :, :] - closest).transpose(2, 0, 1))
+        hit = (t > 0.02) & (t < 0.98) & (dist < _CLEARANCE)
+        hit[rows, ends[:, 0]] = False
+        hit[rows, ends[:, 1]] = False
+        if not hit.any():
+            break
+        for e, n in zip(*np.nonzero(hit), strict=True):
+            normal = np.array([-d[e, 1], d[e, 0]]) / math.sqrt(length2[e])
+            side = 1.0 if float(np.dot(p[n] - closest[e, n], normal)) >= 0 else -1.0
+            need = 1.6 * _CLEARANCE - dist[e, n]
+            if movable[n]:
+                _step_aside(p, n, side * normal, need)
+                continue
+            # else move an end of the link: the line moves (1 - t) or t as far at n
+            u, v = ends[e]
+            tries = sorted(((1.0 - t[e, n], u), (t[e, n], v)), reverse=True)
+            for w, end in tries:
+                if movable[end] and _step_aside(p, end, -side * normal, need / max(w, 0.25)):
+                    break
+    for n, i in index.items():
+        pos[n] = (float(p[i, 0]), float(p[i, 1]))
+
+
+def _step_aside(p: np.ndarray, i: int, direction: np.ndarray, step: float) -> bool:
+    """Move point ``i`` by ``step`` (or a little more) along ``direction``, unless every such
+    move lands nearer than half a spacing to another node (then it stays: False)."""
+    others = np.delete(p, i, axis=0)
+    for k in (1.0, 1.5, 2.2):
+        q = p[i] + k * step * direction
+        if not len(others) or np.hypot(*(others - q).T).min() >= 0.5 * SPACING:
+            p[i] = q
+            return True
+    return False
 
 
 def structural(topo: Topology) -> Positions:
@@ -277,6 +348,19 @@ def structural(topo: Topology) -> Positions:
         oy = (b // cols) * row_h
         for nid, (x, y) in p.items():
             pos[nid] = (ox + x, oy + y)
+    # a scale-up switch shared by the boxes (an NVLink domain across trays) sits above them,
+    # next to the GPUs it joins, so its links do not run through the boxes' host devices
+    gpus = {n.id for n in topo.nodes if n.kind == COMPUTE}
+    above = [s for s in network if _is_star(role[s]) and any(v in gpus for v in adj[s])]
+    if above and pos:
+        top = min(y for _, y in pos.values()) - 1.5 * SPACING
+        wishes = []
+        for i, n in enumerate(above):
+            xs = [pos[v][0] for v in adj[n] if v in pos]
+            wishes.append((sum(xs) / len(xs) if xs else i * SPACING, n))
+        for n, x in _spread(wishes, SPACING).items():
+            pos[n] = (x, top)
+        network = [s for s in network if s not in set(above)]
     y = math.ceil(n_boxes / cols) * row_h if n_boxes else 0.0
     remaining = list(network)
     frontier = set(pos)

@@ -40,7 +40,7 @@ from fc_gui.model.document import TopologyDocument
 from fc_gui.model.lanes import segment_distance_px
 from fc_gui.views import style
 from fc_gui.views.canvas_items import GroupFramesItem, LabelsItem, PassiveScatter
-from fc_gui.views.canvas_links import LinkLayer, segments_xy
+from fc_gui.views.canvas_links import LinkLayer
 from fc_gui.views.canvas_tools import Tool, ToolHandler, make_tools
 
 LABEL_LIMIT = 150  # draw node labels only when at most this many nodes are in view
@@ -305,7 +305,7 @@ class FabricCanvas(pg.GraphicsView):
         """The link uid under data point (x, y), or None."""
         if len(self._ends) == 0:
             return None
-        seg = np.stack([self._pos[self._ends[:, 0]], self._pos[self._ends[:, 1]]], axis=1)
+        seg = np.stack(self.links.segment_ends(self._pos), axis=1)
         d = segment_distance_px(seg, x, y, self._pixel_size())
         i = int(np.argmin(d))
         return self._link_uids[i] if d[i] <= tolerance_px else None
@@ -334,6 +334,8 @@ class FabricCanvas(pg.GraphicsView):
         nodes = list(doc.nodes.values())
         self._ids = [n.id for n in nodes]
         self._index = {n: i for i, n in enumerate(self._ids)}
+        # where labels collide, the more important node keeps its label (lower rank first)
+        self._label_rank = np.array([style.label_rank(n.kind, n.role) for n in nodes], dtype=int)
         self._pos = np.array([[n.x or 0.0, n.y or 0.0] for n in nodes], dtype=float).reshape(-1, 2)
         self._link_uids = list(doc.links)
         self._link_row = {u: i for i, u in enumerate(self._link_uids)}
@@ -465,7 +467,7 @@ class FabricCanvas(pg.GraphicsView):
             dtype=np.int64,
         )
         if len(rows):
-            self.selected_links_item.setData(*segments_xy(self._pos, self._ends, rows))
+            self.selected_links_item.setData(*self.links.segments_xy(self._pos, rows))
         else:
             self.selected_links_item.setData([], [])
 
@@ -497,6 +499,7 @@ class FabricCanvas(pg.GraphicsView):
             scale=float(np.clip(round(spacing_px / 30 * 4) / 4, 0.5, 1.0)),
         )
         show = visible if len(visible) <= LABEL_LIMIT and spacing_px >= LABEL_SPACING_PX else []
+        show = sorted(show, key=lambda i: self._label_rank[i])  # LabelsItem skips overlaps
         fmt = self.label_formatter
         names = [self._ids[i] for i in show]
         if fmt:

@@ -66,7 +66,10 @@ class GroupFramesItem(pg.GraphicsObject):
 
 class LabelsItem(pg.GraphicsObject):
     """Many short texts at data points, drawn in one paint call at a fixed pixel size
-    (pyqtgraph's TextItem costs a Python callback per item on every view change)."""
+    (pyqtgraph's TextItem costs a Python callback per item on every view change).
+
+    A text that would overlap one already drawn goes above its point instead of below, or is
+    left out (give the important ones first); :attr:`drawn` lists what the last paint showed."""
 
     def __init__(self, color, below: bool = True, font_px: int = 11) -> None:
         super().__init__()
@@ -78,6 +81,7 @@ class LabelsItem(pg.GraphicsObject):
         self._font = QFont()
         self._font.setPixelSize(font_px)
         self._bounds = QRectF()
+        self.drawn: list[str] = []
 
     def set_labels(self, xy: np.ndarray, texts: list[str]) -> None:
         self.prepareGeometryChange()
@@ -132,13 +136,23 @@ class LabelsItem(pg.GraphicsObject):
             else int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         )
         metrics = painter.fontMetrics()
+        taken: list[QRectF] = []
+        self.drawn = []
         k = self._font.pixelSize() / 11.0  # boxes grow with the font (presenter scale)
         for (x, y), text in zip(self._xy, self._texts):
             p = tr.map(QPointF(x, y))
-            if self._below:
-                rect = QRectF(p.x() - 80 * k, p.y() + 9 + 2 * k, 160 * k, 16 * k)
+            if self._below:  # under the node, or above it when that place is taken
+                places = [QRectF(p.x() - 80 * k, p.y() + 9 + 2 * k, 160 * k, 16 * k),
+                          QRectF(p.x() - 80 * k, p.y() - 25 * k, 160 * k, 16 * k)]
             else:
-                rect = QRectF(p.x() + 2, p.y() - 17 * k, 300 * k, 16 * k)
-            back = QRectF(metrics.boundingRect(rect.toRect(), flags, text)).adjusted(-2, 0, 2, 0)
+                places = [QRectF(p.x() + 2, p.y() - 17 * k, 300 * k, 16 * k)]
+            for rect in places:
+                back = QRectF(metrics.boundingRect(rect.toRect(), flags, text)).adjusted(-2, 0, 2, 0)
+                if not any(back.intersects(r) for r in taken):
+                    break
+            else:
+                continue  # would overwrite a more important label: unreadable both
+            taken.append(back)
+            self.drawn.append(text)
             painter.fillRect(back, self._halo)
             painter.drawText(rect, flags, text)

@@ -3,6 +3,8 @@ heat map, and the arrow heads of directed links.
 
 Links are rows (document order) with end rows ``ends`` into the canvas's node position array;
 :meth:`LinkLayer.update_geometry` recomputes every curve from the positions (numpy only).
+Parallel links (several between the same two nodes) are drawn side by side
+(:mod:`fc_gui.model.parallel_links`); :meth:`LinkLayer.segment_ends` gives the drawn lines.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from fc_gui.model.document import TopologyDocument
+from fc_gui.model.parallel_links import parallel_slots, shift_segments
 from fc_gui.views import style
 from fc_gui.views.canvas_items import ARROWS, PassiveScatter
 
@@ -43,11 +46,9 @@ def _rgba(color) -> tuple:
     return c + (255,) if len(c) == 3 else c
 
 
-def segments_xy(pos: np.ndarray, ends: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """x and y arrays (``connect='pairs'``) of the links ``rows``."""
-    a = pos[ends[rows, 0]]
-    b = pos[ends[rows, 1]]
-    xy = np.empty((2 * len(rows), 2))
+def _pairs_xy(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x and y arrays (``connect='pairs'``) of the segments a[i] -> b[i]."""
+    xy = np.empty((2 * len(a), 2))
     xy[0::2] = a
     xy[1::2] = b
     return xy[:, 0], xy[:, 1]
@@ -65,6 +66,7 @@ class LinkLayer:
         self.opacity = 1.0  # < 1 while the links are dimmed (a tree is animated over them)
         self._halves = None
         self._ends = np.zeros((0, 2), dtype=np.int64)
+        self._slots = np.zeros(0)  # side-by-side slot of each link (0: no parallel link)
         self._keys: list[tuple[str, str, bool]] = []  # (source, target, directed) per row
         self._width_classes = np.zeros(0, dtype=np.int64)
         self._directed_rows = np.zeros(0, dtype=np.int64)
@@ -77,6 +79,7 @@ class LinkLayer:
         links = [doc.links[u] for u in uids]
         self._ends = ends
         self._keys = [(ln.source, ln.target, ln.directed) for ln in links]
+        self._slots = parallel_slots([(ln.source, ln.target) for ln in links])
         self._halves = None
         bw_cache: dict = {}
         bws = np.array(
@@ -220,25 +223,32 @@ class LinkLayer:
             return True
         return False
 
+    def segment_ends(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Start and end points of every link as drawn (parallel links moved apart)."""
+        ends = self._ends
+        return shift_segments(pos[ends[:, 0]], pos[ends[:, 1]], self._slots)
+
+    def segments_xy(self, pos: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """x and y arrays (``connect='pairs'``) of the links ``rows`` as drawn."""
+        a, b = self.segment_ends(pos)
+        return _pairs_xy(a[rows], b[rows])
+
     def update_geometry(self, pos: np.ndarray, y_inverted: bool) -> None:
         """Recompute every curve's coordinates from the node positions ``pos``."""
-        ends = self._ends
+        ends_a, ends_b = self.segment_ends(pos)
         for item, rows in self.groups:
-            item.setData(*segments_xy(pos, ends, rows))
+            item.setData(*_pairs_xy(ends_a[rows], ends_b[rows]))
         for item, rows, info in self.color_groups:
-            a = pos[ends[rows, 0]]
-            b = pos[ends[rows, 1]]
+            a = ends_a[rows]
+            b = ends_b[rows]
             mid = (a + b) / 2
             start = np.where(info[:, 0:1] == 0, a, b)
             stop = np.where(info[:, 1:2].astype(bool), b, mid)
-            xy = np.empty((2 * len(rows), 2))
-            xy[0::2] = start
-            xy[1::2] = stop
-            item.setData(xy[:, 0], xy[:, 1])
+            item.setData(*_pairs_xy(start, stop))
         # arrow heads at 62 % of every directed link
         if len(self._directed_rows):
-            a = pos[ends[self._directed_rows, 0]]
-            b = pos[ends[self._directed_rows, 1]]
+            a = ends_a[self._directed_rows]
+            b = ends_b[self._directed_rows]
             at = a + (b - a) * 0.62
             sign = 1.0 if y_inverted else -1.0
             ang = np.degrees(np.arctan2(sign * (b[:, 1] - a[:, 1]), b[:, 0] - a[:, 0])) % 360

@@ -56,6 +56,7 @@ class SummaryView(QWidget):
         self.schedule: Schedule | None = None
         self._elapsed: float | None = None
         self._previous: Schedule | None = None
+        self.fabric_warnings: tuple[str, ...] = ()
         self.clear()
 
     def clear(self, text: str = "No result yet: press Solve.") -> None:
@@ -70,16 +71,26 @@ class SummaryView(QWidget):
         self.schedule = schedule
         self._elapsed = elapsed
         self._previous = previous
-        self.label.setText(summary_html(schedule, elapsed, previous=previous))
+        self._render()
+
+    def set_fabric_warnings(self, warnings) -> None:
+        """What is wrong with the fabric (PCIe-only boxes), said under the numbers."""
+        self.fabric_warnings = tuple(warnings)
+        if self.schedule is not None:
+            self._render()
+
+    def _render(self) -> None:
+        self.label.setText(
+            summary_html(self.schedule, self._elapsed, stale=self.stale, previous=self._previous,
+                         fabric_warnings=self.fabric_warnings)
+        )
 
     def set_stale(self, stale: bool) -> None:
         """Mark the summary stale: a warning line and the whole text greyed."""
         self.stale = bool(stale and self.schedule is not None)
         self.label.setStyleSheet("QLabel#summaryLabel { color: #8a8a8a; }" if self.stale else "")
         if self.schedule is not None:
-            self.label.setText(
-                summary_html(self.schedule, self._elapsed, stale=stale, previous=self._previous)
-            )
+            self._render()
 
     def text(self) -> str:
         return self.label.text()

@@ -86,6 +86,22 @@ def role_style_cached(kind: str, role: str) -> RoleStyle:
     return st
 
 
+#: Which labels give way when two would overlap: compute nodes keep theirs, then scale-up and
+#: network switches, then CPUs and NICs, then PCIe switches (there are many, and alike).
+_HOST_LABEL_RANK = {"cpu": 2, "nic": 2, "pcie": 3, "pci": 3}
+
+
+def label_rank(kind: str, role: str) -> int:
+    """0 (label always kept first) .. 3 (given up first) for a node's label."""
+    if kind == COMPUTE:
+        return 0
+    key = (role or "").strip().lower()
+    for name, rank in _HOST_LABEL_RANK.items():
+        if key.startswith(name):
+            return rank
+    return 1
+
+
 def width_classes(bandwidths: np.ndarray) -> np.ndarray:
     """:func:`width_class` of every bandwidth (log scale between their min and max)."""
     b = np.asarray(bandwidths, dtype=float)

@@ -34,12 +34,57 @@ def routed_forest(fabric: IndexedFabric, sym: BoxSymmetry, reps: list[RepClass],
                   k: int) -> tuple[list[Tree], dict[tuple[str, str], int]]:
     """Every tree (the box-0 classes and their translates) on physical paths, and the
     multiplicity crossing each directed link (node names) for the link loads."""
+    templates, routed = route_representatives(sym, reps, paths)
+    table = _edge_table(fabric, sym, templates)
+    names = fabric.names
+    trees = []
+    weights: dict[int, Fraction] = {}
+    for b in range(sym.boxes):
+        for root, m, tids, boxes in routed:
+            edges = table[tids, (boxes + b) % sym.boxes]
+            w = weights.setdefault(m, Fraction(m, k))
+            trees.append(Tree(names[sym.translate(root, b)], m, w, tuple(edges.tolist())))
+    per_template = np.zeros(len(templates), dtype=np.int64)
+    for _, m, tids, _ in routed:
+        np.add.at(per_template, tids, m)
+    return trees, _link_usage(fabric, sym, templates, per_template)
+
+
+Routed = tuple[int, int, np.ndarray, np.ndarray]  # (root, multiplicity, template ids, box offsets)
+
+
+def representative_trees(fabric: IndexedFabric, sym: BoxSymmetry, reps: list[RepClass],
+                         paths: dict[tuple[int, int], dict[Path, int]], k: int) -> list[Tree]:
+    """Only the box-0 trees on physical paths (a compressed plan's representatives)."""
+    templates, routed = route_representatives(sym, reps, paths)
+    names = fabric.names
+    moved: dict[tuple[int, int], TreeEdge] = {}
+    trees = []
+    for root, m, tids, boxes in routed:
+        edges = []
+        for tid, c in zip(tids.tolist(), boxes.tolist()):
+            edge = moved.get((tid, c))
+            if edge is None:
+                path = [names[sym.translate(v, c)] for v in templates[tid]]
+                edge = moved[(tid, c)] = TreeEdge(path[0], path[-1], tuple(path))
+            edges.append(edge)
+        trees.append(Tree(names[root], m, Fraction(m, k), tuple(edges)))
+    return trees
+
+
+def route_representatives(sym: BoxSymmetry, reps: list[RepClass],
+                          paths: dict[tuple[int, int], dict[Path, int]]
+                          ) -> tuple[list[Path], list[Routed]]:
+    """Template paths and the box-0 tree classes routed on them (split where a record splits).
+
+    A routed edge is (template id, box offset c): the template moved by σ^c.
+    """
     templates: list[Path] = []
     template_id: dict[Path, int] = {}
     routed = []  # (root, mult, template ids, box offsets)
     for root, mult, edges in reps:
         subs: list[tuple[int, list[tuple[int, int]]]] = [(mult, [])]
-        for x, y in edges:
+        for x, y in _breadth_first(root, edges):
             c = int(sym.box_of[x])
             record = paths[(sym.translate(x, -c), sym.translate(y, -c))]
             pieces = _take(record, mult)
@@ -60,19 +105,16 @@ def routed_forest(fabric: IndexedFabric, sym: BoxSymmetry, reps: list[RepClass],
         for m, hops in subs:
             arr = np.asarray(hops, dtype=np.int64).reshape(-1, 2)
             routed.append((root, m, arr[:, 0], arr[:, 1]))
-    table = _edge_table(fabric, sym, templates)
-    names = fabric.names
-    trees = []
-    weights: dict[int, Fraction] = {}
-    for b in range(sym.boxes):
-        for root, m, tids, boxes in routed:
-            edges = table[tids, (boxes + b) % sym.boxes]
-            w = weights.setdefault(m, Fraction(m, k))
-            trees.append(Tree(names[sym.translate(root, b)], m, w, tuple(edges.tolist())))
-    per_template = np.zeros(len(templates), dtype=np.int64)
-    for _, m, tids, _ in routed:
-        np.add.at(per_template, tids, m)
-    return trees, _link_usage(fabric, sym, templates, per_template)
+    return templates, routed
+
+
+def _breadth_first(root: int, edges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Tree edges ordered by depth (stable): orbit packing may attach a vertex to an earlier
+    level after a deeper one, and schedules list their edges breadth-first."""
+    depth = {root: 0}
+    for x, y in edges:
+        depth[y] = depth[x] + 1
+    return sorted(edges, key=lambda e: depth[e[0]])
 
 
 def _link_usage(fabric: IndexedFabric, sym: BoxSymmetry, templates: list[Path],

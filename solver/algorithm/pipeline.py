@@ -19,7 +19,7 @@ from typing import Any
 from solver.algorithm.balance import balance_switches
 from solver.flow.csr import IndexedFabric
 from solver.model.errors import Cancelled, SolverError, TopologyError
-from solver.algorithm.fixed_k import fixed_k_capacity
+from solver.algorithm.fixed_k import fixed_k_capacity, gap_note
 from solver.algorithm.optimum import Optimum, compute_optimum
 from solver.algorithm.packing import pack_trees, shorten_trees
 from solver.algorithm.paths import route_classes
@@ -314,6 +314,7 @@ class _AllgatherSolve:
                 f"with at most {K} trees per root the cut bound is {float(cut):.6g} GB/s, but "
                 f"rounding bandwidths to whole trees left a switch unbalanced; this schedule "
                 f"reaches {float(algbw):.6g} GB/s ({100 * float(algbw / cut):.1f}% of that bound)"
+                + gap_note(self.full, K, self.bound.rate, algbw, self.check)
             )]
         if K is None and (algbw != opt.algbw if forest.fabric is self.full
                           else not opt.algbw <= algbw):

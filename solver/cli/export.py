@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from solver.model.errors import ForestCollError
+from solver.model.plan import COMPRESS_MIN_N
 from solver.io.files import atomic_write_text
 from solver.model.schedule import COLLECTIVES, Schedule
 from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
@@ -125,9 +126,19 @@ def load_schedule(args) -> Schedule:
     if k is not None and k < 1:
         raise ForestCollError(f"--max-trees-per-root must be >= 1, got {k}")
     if Path(args.source).suffix.lower() in (".h5", ".hdf5"):
+        from solver.io.plans_h5 import read_plans
         from solver.io.results_h5 import read_schedules
 
         stored = read_schedules(args.source)
+        plans = read_plans(args.source)
+        plan = None
+        if args.schedule in plans and args.schedule not in stored:
+            plan = plans[args.schedule]
+        elif not args.schedule and args.collective == "allgather" and k is None and plans and not [
+                s for s in stored.values() if s.collective == "allgather" and not s.max_trees_per_root]:
+            plan = plans[min(plans)]
+        if plan is not None:
+            return _expand_plan(plan, args)
         if args.schedule:
             if args.schedule not in stored:
                 raise ForestCollError(
@@ -154,6 +165,22 @@ def load_schedule(args) -> Schedule:
         return solve(topo, collective=args.collective, max_trees_per_root=k, progress=bar)
     finally:
         bar.close()
+
+
+def _expand_plan(plan, args) -> Schedule:
+    """A stored compressed plan as a full schedule, refused before expanding when the export
+    could not take it (MSCCL: more ranks than the runtime reads; JSON: N² tree edges)."""
+    n = len(plan.topology.compute_ids)
+    if _format(args) == "msccl-xml":
+        from solver.msccl.limits import check_rank_count
+
+        check_rank_count(n, args.runtime)
+    elif n >= COMPRESS_MIN_N:
+        raise ForestCollError(
+            f"{args.source}: the plan's full schedule has {plan.num_trees} trees of {n - 1} edges; "
+            "a JSON document of it is not written (read the plan with 'forestcoll show')"
+        )
+    return plan.expand()
 
 
 def run(args) -> int:

@@ -14,6 +14,7 @@ from solver.io.files import atomic_write_text
 from solver.model.schedule import COLLECTIVES, BottleneckCut, Schedule
 from solver.model.scale_up import scale_up_warnings
 from solver.model.topology import Topology
+from solver.model.plan import COMPRESS_MIN_N, CompressedSchedule
 from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
 
 PHASES = ("optimum", "switch_removal", "trees", "paths")
@@ -29,7 +30,11 @@ def register(subparsers) -> argparse.ArgumentParser:
         "Prints the exact optimum (GB/s), k (trees per root), the number and heights of the trees,\n"
         "the bottleneck cut that limits the collective, the time of each solver phase and any\n"
         "warnings. --json prints the schedule document on stdout instead; -o saves it (.json,\n"
-        "or .h5 results file). Errors are one line on stderr with exit code 2.",
+        "or .h5 results file). Errors are one line on stderr with exit code 2.\n"
+        f"From {COMPRESS_MIN_N} compute nodes on fabrics of identical boxes (and with --compressed)\n"
+        "the allgather schedule is kept as a compressed plan: the trees of one box's roots plus\n"
+        "the automorphism that moves them to the other boxes; it is verified without expanding\n"
+        "it and saved to .h5 ('forestcoll show' lists it).",
         "forestcoll solve sample_topologies/dgx_a100_2x.json --collective allreduce --max-trees-per-root 4 "
         "-o schedule.h5",
     )
@@ -61,9 +66,75 @@ def register(subparsers) -> argparse.ArgumentParser:
         default=True,
         help="re-check the schedule with the independent verifier (default: on; it is cheap)",
     )
+    parser.add_argument(
+        "--compressed",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="keep the allgather schedule as a compressed plan: the trees of the roots of one "
+        "box plus the automorphism that moves them to every other box (saved to .h5 only). "
+        f"Default: on from {COMPRESS_MIN_N} compute nodes when the fabric has identical boxes",
+    )
     add_fabric_options(parser)
     parser.set_defaults(func=run)
     return parser
+
+
+def _wants_plan(args, topo: Topology) -> bool:
+    """Whether to solve a compressed plan: ``--compressed``, or automatic on large box fabrics."""
+    plain = args.collective == "allgather" and args.max_trees_per_root is None
+    if args.compressed:
+        if not plain:
+            raise ForestCollError("--compressed plans are allgather schedules without "
+                                  "--max-trees-per-root")
+        return True
+    if args.compressed is False or not plain or len(topo.compute_ids) < COMPRESS_MIN_N:
+        return False
+    from solver.algorithm.symmetry import find_box_symmetry
+    from solver.flow.csr import IndexedFabric
+
+    fabric = IndexedFabric.from_topology(topo)
+    return find_box_symmetry(fabric, [n.group for n in topo.nodes]) is not None
+
+
+def _run_plan(args, topo: Topology, fabric_warnings: list[str]) -> int:
+    """Solve, verify and save a compressed plan (see :mod:`solver.algorithm.compressed`)."""
+    if args.json:
+        raise ForestCollError("a compressed plan has no --json document (its full schedule holds "
+                              "N² tree edges); save it with -o FILE.h5, or use --no-compressed")
+    if args.output and _output_kind(args.output) != "h5":
+        raise ForestCollError(f"{args.output}: a compressed plan is saved to a .h5 results file")
+    from solver.algorithm.compressed import solve_compressed
+
+    bar = ProgressBar()
+    started = time.perf_counter()
+    try:
+        plan = solve_compressed(topo, progress=bar)
+    finally:
+        bar.close()
+    elapsed = time.perf_counter() - started
+    verified = None
+    if args.verify:
+        from solver.algorithm.verify_plan import verify_compressed
+
+        t0 = time.perf_counter()
+        try:
+            verify_compressed(plan)
+        except SolverError as exc:
+            raise SolverError(f"the plan failed verification: {exc}") from None
+        verified = time.perf_counter() - t0
+    if args.output:
+        from solver.io.plans_h5 import write_plan
+
+        try:
+            write_plan(args.output, plan)
+        except OSError as exc:
+            raise ForestCollError(f"{args.output}: cannot write: {exc.strerror or exc}") from None
+    print(format_plan_report(plan, verified=verified, elapsed=elapsed, source=args.topology))
+    for w in fabric_warnings:
+        print(f"  warning: {w}")
+    if args.output:
+        print(f"saved: {args.output} (plan {plan.collective!r})")
+    return 0
 
 
 def run(args) -> int:
@@ -76,6 +147,8 @@ def run(args) -> int:
     if args.json:  # stdout holds the document: warn on stderr
         for w in fabric_warnings:
             print(f"warning: {w}", file=sys.stderr)
+    if _wants_plan(args, topo):
+        return _run_plan(args, topo, fabric_warnings)
     from solver import solve
 
     bar = ProgressBar()
@@ -261,6 +334,35 @@ def format_report(
     lines.append(
         "  verified:   yes (independent exact check of trees, paths, loads and algbw)"
         if verified
+        else "  verified:   no (--no-verify)"
+    )
+    return "\n".join(lines)
+
+
+def format_plan_report(plan: CompressedSchedule, *, verified: float | None,
+                       elapsed: float | None = None, source: str = "") -> str:
+    """The summary printed by ``forestcoll solve`` for a compressed plan."""
+    s = plan.base
+    topo = s.topology
+    reps = plan.representatives
+    heights = [t.height for t in reps]
+    lines = [
+        f"{topo.name or source}: {s.collective} on {len(topo.compute_ids)} compute nodes, "
+        f"{len(topo.switch_ids)} {'switch' if len(topo.switch_ids) == 1 else 'switches'}",
+        f"  optimum:    {_gbps(s.optimal_algbw_exact)} (exact {_exact(s.optimal_algbw_exact)})",
+        f"  plan:       {_gbps(s.algbw_exact)} with k = {s.k} {_plural('tree', s.k)} per root, "
+        f"compressed: {len(reps)} representative {_plural('tree', len(reps))} x {plan.order} "
+        f"translates = {plan.num_trees} trees, heights {min(heights)}..{max(heights)}",
+        f"  bottleneck: {describe_cut(s, s.bottleneck)}",
+        _timing_line(s, "  "),
+    ]
+    if elapsed is not None:
+        lines.append(f"  total:      {elapsed:.3g} s")
+    lines += [f"  warning: {w}" for w in s.warnings]
+    lines.append(
+        f"  verified:   yes in {verified:.3g} s (representative trees in full, the generator an "
+        "automorphism of the fabric, loads and algbw from link-orbit sums)"
+        if verified is not None
         else "  verified:   no (--no-verify)"
     )
     return "\n".join(lines)

@@ -179,4 +179,21 @@ def _check_dataset(ds: h5py.Dataset, path: str, where: str, error) -> None:
             )
 
 
-__all__ = ["MAX_ELEMENTS", "audit"]
+def permutation(ds, n: int, where: str, error: type[ForestCollError]) -> np.ndarray:
+    """A compressed plan's generator: a 1-D integer dataset of exactly ``n`` node indices that
+    is a permutation of ``0..n-1``, read only after its shape and dtype are checked (a forged
+    length never allocates more than ``n`` entries)."""
+    path = getattr(ds, "name", "generator")
+    if not isinstance(ds, h5py.Dataset) or ds.dtype.kind not in "iu":
+        raise error(f"{where}: {path} must be an integer dataset")
+    if ds.ndim != 1 or ds.shape[0] != n:
+        raise error(f"{where}: {path} has shape {ds.shape}, expected ({n},): one entry per node")
+    values = ds[()].astype(np.int64)
+    if n and (values.min() < 0 or values.max() >= n):
+        raise error(f"{where}: {path}: node index outside 0..{n - 1}")
+    if np.bincount(values, minlength=n).max(initial=0) > 1:
+        raise error(f"{where}: {path} maps two nodes to one (not a permutation)")
+    return values
+
+
+__all__ = ["MAX_ELEMENTS", "audit", "permutation"]

@@ -120,9 +120,7 @@ def _walk(box: _Box, elem: ET.Element, parent: str, cpu: str) -> None:
     kind = rates.pci_class_type(elem.get("class"), box.runtime)
     if gpus:
         if len(gpus) > 1:
-            raise TopologyError(
-                f"{what}: {len(gpus)} <gpu> elements in one PCI device (MLOPart) are not supported"
-            )
+            raise TopologyError(_several_gpus(what, gpus))
         _add_gpu(box, gpus[0], parent, cpu, box.pci_bw(elem, what), busid)
     elif nics:
         nets = [n for nic in nics for n in nic if _local(n.tag) == "net"]
@@ -149,6 +147,29 @@ def _walk(box: _Box, elem: ET.Element, parent: str, cpu: str) -> None:
         for sub in subs:
             _walk(box, sub, bridge, cpu)
     # anything else (an NVSwitch's own PCI function, a GPU without rank, a drive) is no node
+
+
+def _several_gpus(what: str, gpus: list[ET.Element]) -> str:
+    """Why a PCI device holding several <gpu> elements is refused (one line).
+
+    NCCL (NVIDIA/nccl @5067397c) reads every <gpu> of one <pci> (src/graph/topo.cc:660-667).
+    With ``mlopart=`` they are the uGPU partitions of one GPU under an MLOPart MPS server: each
+    becomes its own DEV node joined to its sibling at MLOPART_LOC_BW (topo.h:18, topo.cc:590-623),
+    splits the GPU's NVLinks (topo.cc:827-843) and shares its C2C through a bridge node
+    (topo.cc:925-941). Without ``mlopart`` they are several ranks on one device. Neither is a
+    GPU of its own in this model, and no public dump exists to check such a model against.
+    """
+    if any(g.get("mlopart") is not None for g in gpus):
+        return (
+            f"{what}: {len(gpus)} <gpu> elements with mlopart= are uGPU partitions of one GPU "
+            "(NCCL MLOPart, src/graph/topo.cc:590-623), which this importer does not model; dump "
+            "the topology without the MLOPart MPS server (one <gpu> per device)"
+        )
+    return (
+        f"{what}: {len(gpus)} <gpu> elements in one PCI device are several ranks on one GPU "
+        "(NCCL src/graph/topo.cc:660-667), which this importer does not model; dump the topology "
+        "with one rank per GPU"
+    )
 
 
 MAX_ATTR_INT = 2**31 - 1  # dev, rank, sm, link counts: read as C ints by the runtimes

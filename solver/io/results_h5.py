@@ -1,6 +1,6 @@
 """The HDF5 results file: one fabric, many schedules and predicted-vs-measured tables.
 
-Layout (schema ``forestcoll-results``, version 1.1; 1.1 added ``/studies``)::
+Layout (schema ``forestcoll-results``, version 1.2; 1.1 added ``/studies``, 1.2 ``/plans``)::
 
     /                      attrs schema, schema_version, creator, creator_version, created, modified
     /topology              attrs name, extra_json
@@ -24,6 +24,8 @@ Layout (schema ``forestcoll-results``, version 1.1; 1.1 added ``/studies``)::
                            predicted_algbw, measured_algbw (units GB/s); attrs collective,
                            algorithm, source, schedule, attrs_json
     /studies/<name>        design-study rows, one dataset per column (:mod:`solver.io.studies_h5`)
+    /plans/<name>          compressed plans: representative trees + generator
+                           (:mod:`solver.io.plans_h5`)
     /provenance            attrs program, program_version, python, numpy, numba, networkx, h5py;
       <schedule name>      attrs options_json, timings_json, written
 
@@ -63,7 +65,7 @@ from solver.model.topology import Link, Node, Topology, validate
 from solver.model.units import format_size
 
 SCHEMA = "forestcoll-results"
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 CREATOR = "ForestColl Designer"
 MAX_FILE_BYTES = 4 * 2**30  # a results file larger than this is refused before it is opened
 COMPRESS_MIN = 4096  # elements; smaller datasets are stored contiguous
@@ -857,6 +859,20 @@ def summarize(path: str | os.PathLike) -> str:
             lines.append(
                 f"  {name}: {_attr_str(g, 'source')} / {_attr_str(g, 'algorithm')}, {len(sizes)} sizes {span}, "
                 f"{measured} measured"
+            )
+        plans = f.get("plans", {})
+        if len(plans):
+            lines.append(f"plans ({len(plans)}):")
+        for name in plans.keys() if plans else []:
+            g = plans[name]
+            reps = len(g["trees"]["root"]) if "trees" in g else 0
+            order = _attr_int(g, "order", 1, 2**31)
+            lines.append(
+                f"  {name}: {_attr_str(g, 'collective')}, k={_attr_int(g, 'k', 0, 2**31)}, "
+                f"algbw {_finite(g.attrs['algbw'], 'algbw'):.3f} GB/s (optimum "
+                f"{_finite(g.attrs['optimal_algbw'], 'optimum'):.3f} = "
+                f"{_attr_str(g, 'optimal_algbw_exact')[:60]}), compressed: {reps} representative "
+                f"trees x {order} translates = {reps * order} trees"
             )
         studies = f.get("studies", {})
         if len(studies):

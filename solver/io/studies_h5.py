@@ -1,4 +1,4 @@
-"""Study rows in the HDF5 results file: ``/studies/<name>`` (schema 1.1).
+"""Study rows in the HDF5 results file: ``/studies/<name>`` (added in schema 1.1).
 
 Layout::
 

@@ -232,6 +232,30 @@ def dgx_h100_rail(n: int = 2, nvlink_bw: float = 450, nic_bw: float = 50) -> Top
     return b.build()
 
 
+#: The 16 GCDs of an MI250 box in order around a circle: the two GCDs of a package (4 links)
+#: side by side, packages along the ring of the next-fastest links -- the order the designer's
+#: structural layout gives (``fc_gui.model.structure_layout.circle_order``; a GUI test checks it).
+MI250_CIRCLE = (1, 0, 4, 5, 6, 7, 3, 2, 10, 11, 15, 14, 13, 12, 8, 9)
+_MI250_RADIUS = 16 * _COL / (2 * math.pi)
+_PAIR_STEP = 0.55  # angular step between a package's two GCDs, relative to other neighbours
+
+
+def _mi250_circle() -> dict[int, tuple[float, float]]:
+    """GCD -> (x, y) on the circle of :data:`MI250_CIRCLE`, from the top, clockwise (y down),
+    inside the square [0, 2r]^2."""
+    steps = []
+    for i, g in enumerate(MI250_CIRCLE):
+        h = MI250_CIRCLE[(i + 1) % 16]
+        steps.append(_PAIR_STEP if MI250_XGMI[g][h] == 4 else 1.0)
+    total = sum(steps)
+    r = _MI250_RADIUS
+    out, angle = {}, -math.pi / 2
+    for g, step in zip(MI250_CIRCLE, steps, strict=True):
+        out[g] = (r + r * math.cos(angle), r + r * math.sin(angle))
+        angle += 2 * math.pi * step / total
+    return out
+
+
 def mi250(n: int = 1, xgmi_bw: float = 50, ib_bw: float = 16) -> Topology:
     """``n`` AMD MI250 boxes as modelled in ALGORITHM.md.
 
@@ -245,17 +269,16 @@ def mi250(n: int = 1, xgmi_bw: float = 50, ib_bw: float = 16) -> Topology:
     b = _Builder(
         f"{n}x MI250", template="mi250", template_params=_params(n=n, xgmi_bw=per_link, ib_bw=ib)
     )
-    # GCDs in two rows of 8 (the two halves of the matrix), packages of two GCDs stacked.
-    box_w, box_h = 7 * _COL, _ROW
+    # GCDs on a circle (see _mi250_circle): no xGMI link runs through a third GCD.
+    circle = _mi250_circle()
+    box_w = box_h = 2 * _MI250_RADIUS
     gcds = []
     for box in range(n):
         ox, oy = _box_origin(box, n, box_w, box_h)
         ids = []
         for j in range(16):
-            half, k = divmod(j, 8)
-            ids.append(
-                b.node(f"b{box}.gcd{j}", COMPUTE, "gpu", ox + k * _COL, oy + half * _ROW, f"b{box}")
-            )
+            x, y = circle[j]
+            ids.append(b.node(f"b{box}.gcd{j}", COMPUTE, "gpu", ox + x, oy + y, f"b{box}"))
         for i, j in itertools.combinations(range(16), 2):
             count = MI250_XGMI[i][j]
             if count:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 from solver.model.schedule import Schedule, Tree
 from solver.msccl.program import Gpu, Program, Step, Threadblock
+from solver.msccl.limits import check_fits
 from solver.msccl.runtimes import INT8_MAX, INT16_MAX, INT64, PROTOCOLS, MscclError, Runtime, runtime
 
 
@@ -242,6 +243,7 @@ def build_program(
     opts = Options(proto, instances, min_bytes, max_bytes, name)
     _check_options(rt, opts)
     ids = rank_order(schedule, order)
+    check_fits(schedule, rt.name, ids)  # limits decided by the trees, before minutes of building
     rank = {v: i for i, v in enumerate(ids)}
     phases = _phases(schedule)
     C = 1

@@ -204,7 +204,7 @@ def test_show_summarises_and_lists_trees(tmp_path, capsys):
     write_schedule(h5, bfs_schedule(ring(4)), tables=model_tables)
     code, text, _ = run(["show", h5], capsys)
     assert code == 0
-    assert "forestcoll-results 1.1" in text and "allgather_k1: allgather, k=1" in text
+    assert "forestcoll-results 1.2" in text and "allgather_k1: allgather, k=1" in text
     assert "allgather_k1.bound: model / forestcoll, 23 sizes 1K..4G" in text
     code, text, _ = run(["show", h5, "--trees", "allgather_k1"], capsys)
     assert code == 0 and text.count("root ") == 4

@@ -173,3 +173,34 @@ def test_every_fabric_command_takes_the_dump_options(argv, tmp_path, capsys):
     code, _, err = run([argv[0], SAMPLE, *rest, "--pcie-bw", "32"], capsys)
     assert code == 2
     assert err.strip() == f"error: --pcie-bw applies to NCCL/RCCL .xml dumps only, not {SAMPLE}"
+
+
+def _one_device_two_gpus(mlopart: bool) -> str:
+    """One PCI GPU device holding two <gpu> elements: the shape NCCL writes for the two uGPUs of
+    a GPU under an MLOPart MPS server (with ``mlopart=``) or for two ranks on one GPU."""
+    attrs = [' mlopart="0"', ' mlopart="1"'] if mlopart else ["", ""]
+    gpus = "".join(
+        f'<gpu dev="0" sm="100"{a} rank="{r}" gdr="1">'
+        '<nvlink target="fffffff:ff:ff.0" count="18" tclass="0x068000"/></gpu>'
+        for r, a in enumerate(attrs)
+    )
+    return (
+        '<system version="1"><cpu host_hash="0x1" numaid="0" arch="arm64">'
+        '<pci busid="0002:81:00.0" class="0x030200" link_speed="32.0 GT/s PCIe" link_width="16">'
+        f"{gpus}</pci></cpu></system>"
+    )
+
+
+def test_several_gpus_in_one_pci_device_are_refused_with_the_reason(capsys, tmp_path):
+    with pytest.raises(TopologyError) as exc:
+        loads(_one_device_two_gpus(True), "mlo.xml")
+    text = str(exc.value)
+    assert "uGPU partitions of one GPU" in text and "MLOPart" in text
+    assert "src/graph/topo.cc:590-623" in text and "without the MLOPart MPS server" in text
+    assert "\n" not in text
+    with pytest.raises(TopologyError, match=r"several ranks on one GPU .*topo\.cc:660-667"):
+        loads(_one_device_two_gpus(False), "ranks.xml")
+    path = tmp_path / "mlo.xml"
+    path.write_text(_one_device_two_gpus(True), encoding="utf-8")
+    code, out, err = run(["info", path], capsys)
+    assert code == 2 and out == "" and err.startswith("error: ") and err.count("\n") == 1

@@ -76,7 +76,7 @@ def test_schema_attributes_units_and_compression(tmp_path, topo):
     rh.write_schedule(path, bfs_schedule(topo), tables=model_tables)
     with h5py.File(path, "r") as f:
         assert f.attrs["schema"] == "forestcoll-results"
-        assert f.attrs["schema_version"] == "1.1"
+        assert f.attrs["schema_version"] == "1.2"
         assert f.attrs["creator"] == "ForestColl Designer"
         assert "T" in f.attrs["created"]
         assert f["topology/links/bandwidth"].attrs["units"] == "GB/s"

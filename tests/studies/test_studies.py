@@ -203,7 +203,7 @@ def test_rows_stream_into_the_file_and_resume_computes_only_the_rest(engine, tmp
     expected = {r["element"]: r["algbw_exact"] for r in full.rows}
     assert {r["element"]: r["algbw_exact"] for r in stored.rows} == expected
     with h5py.File(out, "r") as f:
-        assert f.attrs["schema_version"] == "1.1"
+        assert f.attrs["schema_version"] == "1.2"
         g = f["studies/failures_allgather"]
         assert g.attrs["study"] == "failures"
         assert g.attrs["elements"] == "links,switches,nics"

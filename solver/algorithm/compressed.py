@@ -1,0 +1,173 @@
+"""``solve_compressed()``: the allgather schedule of a box-symmetric fabric as a compressed plan.
+
+The full schedule of N roots holds about N² tree edges (16 384 GPUs: 2.7·10⁸), which neither fits
+in memory as objects nor in a file of sensible size. On a fabric with a box translation σ of
+order B (:mod:`solver.algorithm.symmetry`) this module splits the switches by σ-equivariant plans
+and grows trees for the roots of box 0, keeping one logical edge per orbit
+(:mod:`solver.algorithm.orbit_plan`), routes them (:mod:`solver.algorithm.orbit_routes`) and
+returns those representative trees with σ (:class:`~solver.model.plan.CompressedSchedule`).
+
+Link loads come from *orbit sums*: σ also permutes the directed links, and the expanded forest
+puts on link e the representatives' use of every link in e's orbit O(e), each counted B/|O(e)|
+times (σ^b maps a link of O onto e for exactly B/|O| values of b). So the loads, the schedule
+time and the algbw are exact without building a translated tree.
+
+Steps and costs (F = fabric links, R = N/B representative roots, D = logical out-degree): box
+symmetry O(F), the optimum with one max-flow per representative sink, plans one small max-flow
+per switch orbit, packing O(R·k·N·D) in vectorised steps, routing and loads O(F + R·k·N·path
+length). Nothing of size N² is built.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from fractions import Fraction
+
+import numpy as np
+
+from solver.algorithm.optimum import Optimum, compute_optimum
+from solver.algorithm.orbit_plan import pack_orbits, split_orbits
+from solver.algorithm.orbit_routes import representative_trees
+from solver.algorithm.symmetry import find_box_symmetry
+from solver.flow.csr import IndexedFabric
+from solver.model.errors import SolverError
+from solver.model.plan import CompressedSchedule
+from solver.model.schedule import BottleneckCut, LinkLoad, Schedule, Tree
+from solver.model.topology import Topology, validate
+
+
+
+def solve_compressed(topology: Topology, check: Callable[[], None] | None = None,
+                     progress: Callable[[str, float], None] | None = None) -> CompressedSchedule:
+    """The exact allgather optimum of ``topology`` as representative trees plus σ.
+
+    Raises :class:`SolverError` (one line) when the fabric has no box translation, or when
+    the symmetric plans or orbit packing do not reach the optimum (the full solver then has to
+    be used, without ``--compressed``).
+    """
+    validate(topology)
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    fabric = IndexedFabric.from_topology(topology)
+    sym = find_box_symmetry(fabric, [node.group for node in topology.nodes])
+    if sym is None:
+        raise SolverError(
+            "no box symmetry found (a compressed plan needs identical boxes named by node "
+            "groups); solve without --compressed"
+        )
+    if progress is not None:
+        progress("optimum", 0.0)
+    opt = compute_optimum(fabric, check, sinks=sym.representatives(fabric))
+    timings["optimum"] = time.perf_counter() - t0
+    if progress is not None:
+        progress("switch_removal", 0.0)
+    t0 = time.perf_counter()
+    # plans and box-0 trees on edge orbits: the full logical graph has ~N²/8 edges on rails
+    split = split_orbits(fabric, dict(zip(fabric.edges, opt.caps)), opt.k, sym, check)
+    timings["switch_removal"] = time.perf_counter() - t0
+    if split is None:
+        raise SolverError("a switch cannot be split by a symmetric plan on this fabric; solve "
+                          "without --compressed")
+    rep_caps, paths = split
+    if progress is not None:
+        progress("trees", 0.0)
+    t0 = time.perf_counter()
+    reps = pack_orbits(fabric, sym, rep_caps, opt.k, check)
+    timings["trees"] = time.perf_counter() - t0
+    if reps is None:
+        raise SolverError("orbit packing found no trees for box 0 at the optimum; solve without "
+                          "--compressed")
+    if progress is not None:
+        progress("paths", 0.0)
+    t0 = time.perf_counter()
+    trees = representative_trees(fabric, sym, reps, paths, opt.k)
+    order = {c: i for i, c in enumerate(topology.compute_ids)}
+    trees.sort(key=lambda t: order[t.root])
+    loads, algbw = orbit_loads(topology, fabric, sym.shift, sym.boxes, trees, opt.k)
+    timings["paths"] = time.perf_counter() - t0
+    if progress is not None:
+        progress("paths", 1.0)
+    if algbw != opt.algbw:
+        raise SolverError(f"internal error: compressed plan reaches {float(algbw):g} GB/s, "
+                          f"optimum {float(opt.algbw):g}")
+    base = Schedule(
+        topology=topology,
+        collective="allgather",
+        k=opt.k,
+        max_trees_per_root=None,
+        optimal_algbw_exact=opt.algbw,
+        algbw_exact=algbw,
+        bottleneck=_bottleneck(fabric, opt),
+        trees=tuple(trees),
+        link_load=tuple(loads),
+        timings=timings,
+    )
+    return CompressedSchedule(base, sym.shift, sym.boxes)
+
+
+def link_orbits(fabric: IndexedFabric, generator: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(orbit id per directed link, orbit sizes) under the node permutation ``generator``.
+
+    Raises :class:`SolverError` if the generator moves a link onto a non-link.
+    """
+    index = {e: i for i, e in enumerate(fabric.edges)}
+    image = np.empty(len(fabric.edges), dtype=np.int64)
+    for i, (u, v) in enumerate(fabric.edges):
+        j = index.get((int(generator[u]), int(generator[v])))
+        if j is None:
+            raise SolverError(f"the generator moves link {fabric.names[u]}->{fabric.names[v]} "
+                              "onto a pair that is no link")
+        image[i] = j
+    orbit = np.full(len(fabric.edges), -1, dtype=np.int64)
+    sizes = []
+    for start in range(len(fabric.edges)):
+        if orbit[start] >= 0:
+            continue
+        e, size = start, 0
+        while orbit[e] < 0:
+            orbit[e] = len(sizes)
+            size += 1
+            e = int(image[e])
+        sizes.append(size)
+    return orbit, np.asarray(sizes, dtype=np.int64)
+
+
+def orbit_loads(topology: Topology, fabric: IndexedFabric, generator: np.ndarray, order: int,
+                trees: list[Tree], k: int) -> tuple[list[LinkLoad], Fraction]:
+    """Per-link loads and algbw of the expanded forest, from the representatives' orbit sums."""
+    orbit, sizes = link_orbits(fabric, generator)
+    index = {name: i for i, name in enumerate(fabric.names)}
+    link = {e: i for i, e in enumerate(fabric.edges)}
+    per_orbit = np.zeros(len(sizes), dtype=object)
+    per_orbit[:] = 0
+    uses: dict[tuple[str, ...], int] = {}
+    for t in trees:
+        for e in t.edges:
+            uses[e.path] = uses.get(e.path, 0) + t.multiplicity
+    for path, m in uses.items():
+        for a, b in zip(path, path[1:]):
+            per_orbit[orbit[link[(index[a], index[b])]]] += m
+    if any(order % int(s) for s in sizes):
+        raise SolverError("a link orbit's size does not divide the order of the generator")
+    N = fabric.num_compute
+    # the full forest's trees crossing link e: (B/|O|) · the orbit's sum
+    usage = [Fraction(int(per_orbit[o]) * (order // int(sizes[o])), N * k) for o in orbit]
+    time_ = max(d / b for d, b in zip(usage, fabric.bandwidth))
+    names = fabric.names
+    loads = [LinkLoad(names[u], names[v], b, d / (b * time_))
+             for (u, v), b, d in zip(fabric.edges, fabric.bandwidth, usage)]
+    by_link = {(x.source, x.target): x for x in loads}
+    ordered = [by_link[e] for e in topology.directed_bandwidths() if e in by_link]
+    return ordered, 1 / time_
+
+
+def _bottleneck(fabric: IndexedFabric, opt: Optimum) -> BottleneckCut:
+    names, mask = fabric.names, opt.cut
+    links = tuple((names[u], names[v], b) for (u, v), b in zip(fabric.edges, fabric.bandwidth)
+                  if mask[u] and not mask[v])
+    return BottleneckCut(tuple(names[i] for i in range(fabric.n) if mask[i]), opt.cut_compute,
+                         opt.cut_bandwidth, links)
+
+
+__all__ = ["link_orbits", "orbit_loads", "solve_compressed"]

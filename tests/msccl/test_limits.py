@@ -1,0 +1,60 @@
+"""Runtime limits decided from the trees before an MSCCL program is built (solver.msccl.limits)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from solver import solve
+from solver.cli import main
+from solver.io import formats
+from solver.model.topology import Link, Node, Topology
+from solver.msccl import export_xml
+from solver.msccl.limits import check_fits, check_rank_count
+from solver.msccl.runtimes import MscclError
+
+
+def star(n: int) -> Topology:
+    """n GPUs on one switch: the optimal trees have height 1, so each root sends to n-1 peers."""
+    nodes = tuple(Node(f"g{i}", "compute", "gpu") for i in range(n)) + (Node("sw", "switch", "nvswitch"),)
+    return Topology(f"star{n}", nodes, tuple(Link(f"g{i}", "sw", Fraction(100)) for i in range(n)))
+
+
+@pytest.fixture(scope="module")
+def star66():
+    schedule = solve(star(66))
+    assert max(t.height for t in schedule.trees) == 1  # what makes the fabric cross the limit
+    return schedule
+
+
+def test_rccl_threadblock_limit_is_named_before_building(star66):
+    with pytest.raises(MscclError) as info:
+        export_xml(star66, "rccl")
+    text = str(info.value)
+    assert "65 peers" in text and "MSCCL_MAX_NUM_THREAD_BLOCKS" in text
+    assert "msccl_struct.h:18" in text and "\n" not in text
+
+
+def test_the_executor_takes_the_same_schedule(star66):
+    ranks = list(star66.topology.compute_ids)
+    check_fits(star66, "msccl-executor", ranks)  # 1024 threadblocks per rank there
+    check_fits(star66, "msccl-legacy", ranks)
+
+
+def test_rank_count_limit():
+    check_rank_count(1024, "msccl-executor")
+    for runtime, cite in (("msccl-executor", "msccl_parser.h:22"), ("rccl", "msccl_parser.h:22"),
+                          ("msccl-legacy", "xml.h:18")):
+        with pytest.raises(MscclError, match="MAX_SUBS") as info:
+            check_rank_count(1025, runtime)
+        assert cite in str(info.value)
+
+
+def test_the_cli_stops_with_one_line(tmp_path, capsys):
+    fabric = tmp_path / "star.json"
+    formats.save(star(66), fabric)
+    assert main(["export", str(fabric), "--runtime", "rccl", "-o", str(tmp_path / "x.xml")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "MSCCL_MAX_NUM_THREAD_BLOCKS" in err
+    assert not (tmp_path / "x.xml").exists()
