@@ -23,10 +23,12 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QDockWidget,
+    QFrame,
     QLabel,
     QLineEdit,
     QMainWindow,
     QMessageBox,
+    QScrollArea,
     QWidget,
 )
 
@@ -37,6 +39,8 @@ from fc_gui.views.canvas import FabricCanvas, Tool
 from solver.model.topology import Topology
 
 APP_NAME = "ForestColl Designer"
+#: The least height of a dock's content: below its natural height it scrolls (see add_dock).
+DOCK_MIN_HEIGHT = 90
 
 
 def default_topology() -> Topology:
@@ -115,10 +119,20 @@ class MainWindow(QMainWindow):
     def add_dock(
         self, widget: QWidget, area=Qt.DockWidgetArea.RightDockWidgetArea, title: str = ""
     ) -> QDockWidget:
-        """Put ``widget`` in a dock at ``area``; its show/hide toggle goes into View > Panels."""
+        """Put ``widget`` in a dock at ``area``; its show/hide toggle goes into View > Panels.
+
+        The widget sits in a frameless scroll area: a dock shorter than its content scrolls
+        instead of squashing its fields, so the window fits a 768-pixel-high laptop screen.
+        """
         dock = QDockWidget(title or widget.windowTitle(), self)
         dock.setObjectName(f"dock-{title or id(widget)}")
-        dock.setWidget(widget)
+        scroll = QScrollArea()
+        scroll.setObjectName(f"scroll-{title or id(widget)}")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setMinimumHeight(DOCK_MIN_HEIGHT)
+        scroll.setWidget(widget)
+        dock.setWidget(scroll)
         self.addDockWidget(area, dock)
         self.panels_menu.addAction(dock.toggleViewAction())
         self.docks[dock.windowTitle()] = dock

@@ -25,6 +25,7 @@ from PySide6.QtCore import QStandardPaths, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from fc_gui.controllers.results_file import is_results_file, read_saved_result, show_saved_result
 from fc_gui.model.commands import ReplaceTopologyCommand
 from fc_gui.model.layouts import needs_layout
 from fc_gui.model.result_text import plural
@@ -36,8 +37,9 @@ from solver.model.errors import ForestCollError, TopologyError
 from solver.model.topology import Topology, validate
 
 OPEN_FILTER = (
-    "Fabric files (*.json *.graphml *.xml);;ForestColl v1 (*.json);;"
-    "networkx node-link (*.nodelink.json *.json);;GraphML (*.graphml);;NCCL topology XML (*.xml)"
+    "Fabric files (*.json *.graphml *.xml *.h5 *.hdf5);;ForestColl v1 (*.json);;"
+    "networkx node-link (*.nodelink.json *.json);;GraphML (*.graphml);;NCCL topology XML (*.xml);;"
+    "Results files, with their saved result (*.h5 *.hdf5)"
 )
 MAX_RECENT = 8
 RECOVERY_KEY = "forestcoll_recovered_from"
@@ -70,7 +72,12 @@ def read_fabric(path: str | Path, **options) -> tuple[Topology, str | None]:
     Structural errors (syntax, ids, bandwidths...) raise TopologyError; a fabric that is valid
     but not solvable yet (one compute node, disconnected) loads with a warning.
     """
-    topo = load(path, check=False, **options)
+    if is_results_file(path):  # its fabric; the saved result is shown by after_open
+        from solver.io.results_h5 import read_topology
+
+        topo = read_topology(path)
+    else:
+        topo = load(path, check=False, **options)
     try:
         validate(topo, check_connectivity=False)
     except TopologyError as exc:
@@ -81,7 +88,8 @@ def read_fabric(path: str | Path, **options) -> tuple[Topology, str | None]:
         validate(topo)
     except TopologyError as exc:
         warning = str(exc)
-    return with_positions(topo, restructure=format_for(path) == "nccl-xml"), warning
+    dump = not is_results_file(path) and format_for(path) == "nccl-xml"
+    return with_positions(topo, restructure=dump), warning
 
 
 class FileActions:
@@ -204,11 +212,25 @@ class FileActions:
         """Bookkeeping once ``path`` is in the document: file name, recent list, view."""
         w = self.window
         path = Path(path)
-        w.file_path = path if format_for(path) == "v1" and _is_v1_file(path) else None
+        v1_file = not is_results_file(path) and format_for(path) == "v1" and _is_v1_file(path)
+        w.file_path = path if v1_file else None
         w.canvas.fit_view()
         w._update_title()
         self.add_recent(path)
         self._status(f"opened {path}")
+        if is_results_file(path) and w.results_controller is not None:
+            self.show_saved_result(path)
+
+    def show_saved_result(self, path: Path) -> None:
+        """Show the result saved in the results file ``path`` (its fabric is open)."""
+        try:
+            saved = read_saved_result(path)
+        except ForestCollError as exc:
+            self._error(str(exc))
+            return
+        show_saved_result(self.window.results_controller, saved)
+        if saved.schedule is not None:
+            self._status(f"opened {path}: saved {saved.name} result shown")
 
     def open_dialog(self) -> None:
         if not self.confirm_discard("opening another file"):

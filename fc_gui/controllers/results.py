@@ -173,10 +173,12 @@ class ResultsController(QObject):
         self.schedule_changed.emit(None)
 
     def on_fabric_replaced(self) -> None:
-        """Another fabric: drop the result and stop (and ignore) work on the old one."""
+        """Another fabric: drop the result, the measurements imported for the old fabric, and
+        stop (and ignore) work on the old one."""
         self.solving.abandon()
         self.simulation.cancel()
         self.clear_results()
+        self.plots.clear_imported()
         self.panel.reset()
 
     def set_stale(self, stale: bool) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject
 
 from fc_gui.controllers.solve_worker import BackgroundTask
+from fc_gui.model.plot_series import ordered
 from solver.model.results import ResultTable
 from solver.model.schedule import Schedule
 from solver.simulate import LIBRARY, Sweep, parse_sizes, result_tables, sweep
@@ -84,11 +85,21 @@ class SimulationController(QObject):
         if self._schedule is not self.results.schedule:
             self.plots.set_status("simulation dropped: the result changed meanwhile")
             return
-        self.tables = result_tables(sw)
+        self.tables = ordered(result_tables(sw))  # ForestColl first, then the library
         n = self.plots.add_tables(self.tables, kind="simulated")
         lib = sw.library
         where = f", links at {lib.name}'s efficiency ({lib.generation})" if lib else ""
         self.plots.set_status(f"{n} simulated series{where}")
+
+    def show_saved(self, schedule: Schedule, tables: dict[str, ResultTable]) -> int:
+        """Show simulated ``tables`` saved with ``schedule`` (the shown result, opened from a
+        results file) as if simulated here; returns how many lines were added."""
+        self._schedule = schedule
+        self.tables = ordered(tables)
+        n = self.plots.add_tables(self.tables, kind="simulated")
+        if n:
+            self.plots.set_status(f"{n} simulated series from the results file")
+        return n
 
     def _forget(self, schedule) -> None:
         if schedule is not self._schedule:

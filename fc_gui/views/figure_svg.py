@@ -10,6 +10,7 @@ bar -- no embedded bitmaps. PNG figures are this SVG rendered at any width
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
@@ -35,6 +36,17 @@ DIM_OPACITY = 0.2  # as the canvas (fc_gui.views.overlays.DIM_OPACITY)
 NODE_SCALE = 1.0  # figure pixels per style pixel
 MARGIN = 30.0
 LEGEND_W = 190.0
+#: The cut caption under the title: baseline of its first line, line pitch, font size, and the
+#: width of a character, generous so the estimate never falls short of the real text.
+CAPTION_Y = MARGIN + 40.0
+CAPTION_LINE = 18.0
+CAPTION_PX = 14
+CAPTION_CHAR_W = 0.62 * CAPTION_PX
+#: Clear space between the caption and the group frames' labels (their text is 12 px, 4 px
+#: above the frame), and the frames' padding around their nodes (the cut's halo has radius 17).
+CAPTION_GAP = 14.0
+FRAME_LABEL_PX = 16.0
+FRAME_PAD = 20.0
 
 
 @dataclass
@@ -68,6 +80,24 @@ def _alpha(c: Sequence[int]) -> str:
     return f"{(c[3] if len(c) > 3 else 255) / 255:.3g}"
 
 
+def caption_lines(caption: str, width: float) -> list[str]:
+    """The caption's lines, each wrapped at spaces to fit ``width`` pixels (estimated with
+    :data:`CAPTION_CHAR_W` per character: SVG does not wrap text)."""
+    limit = max(20, int(width // CAPTION_CHAR_W))
+    out: list[str] = []
+    for line in caption.splitlines():
+        out.extend(textwrap.wrap(line, limit, break_long_words=False) or [""])
+    return out
+
+
+def caption_bottom(lines: int) -> float:
+    """The lowest pixel of a caption of ``lines`` lines (descenders included); the title only
+    when there is no caption."""
+    if not lines:
+        return MARGIN + 20.0
+    return CAPTION_Y + CAPTION_LINE * (lines - 1) + 0.3 * CAPTION_PX
+
+
 def node_shape(style: RoleStyle, x: float, y: float, extra: str = "") -> str:
     """One node as an SVG shape: circle, square, diamond, triangle or hexagon."""
     r = style.size * NODE_SCALE / 2
@@ -99,10 +129,16 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
     span_x, span_y = max(x1 - x0, 1.0), max(y1 - y0, 1.0)
     plot_w = max(width - LEGEND_W - 3 * MARGIN, 100.0)
     scale = plot_w / span_x
-    lines = len(data.caption.splitlines())
-    notes_y = MARGIN + 40 + 18 * lines
+    caption = caption_lines(data.caption, width - 2 * MARGIN)
+    notes_y = CAPTION_Y + CAPTION_LINE * len(caption)
     table_y = notes_y + 19 * len(data.notes) + (8 if data.table else 0)
-    top = table_y + 19 * len(data.table) + 36
+    if data.table:  # the lowest text above the fabric: table, notes or caption
+        text_bottom = table_y + 4 + 19 * (len(data.table) - 1) + 0.3 * 15
+    elif data.notes:
+        text_bottom = notes_y + 4 + 19 * (len(data.notes) - 1) + 0.3 * 15
+    else:
+        text_bottom = caption_bottom(len(caption))
+    top = text_bottom + CAPTION_GAP + FRAME_LABEL_PX + FRAME_PAD
     plot_h = span_y * scale
     legend_h = 40 + 22 * len({(k, r) for _, k, r, *_ in data.nodes}) + (90 if data.color_bar else 0)
     height = max(top + plot_h + 2 * MARGIN, top + legend_h + MARGIN)
@@ -120,9 +156,9 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
         f'<text x="{MARGIN}" y="{MARGIN + 14}" font-size="20" font-weight="bold">'
         f"{escape(data.title)}</text>",
     ]
-    for i, line in enumerate(data.caption.splitlines()):
+    for i, line in enumerate(caption):
         out.append(
-            f'<text x="{MARGIN}" y="{MARGIN + 40 + 18 * i}" font-size="14" '
+            f'<text x="{MARGIN}" y="{CAPTION_Y + CAPTION_LINE * i}" font-size="{CAPTION_PX}" '
             f'fill="{_rgb(CUT_RGB)}">{escape(line)}</text>'
         )
     for i, line in enumerate(data.notes):
@@ -131,6 +167,19 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
             f'xml:space="preserve">{escape(line)}</text>'
         )
     out.extend(_table(data.table, MARGIN, table_y))
+    out.extend(_fabric(data, at, scale))
+    out.extend(_trees(data, at))
+    out.extend(_nodes(data, at))
+    out.extend(_legend(data, width - LEGEND_W - MARGIN, top))
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _fabric(data: FigureData, at, scale: float) -> list[str]:
+    """The group frames, the links (width by bandwidth class, parallel ones side by side) and
+    the bottleneck cut, in drawing order."""
+    xy = {nid: (x, y) for nid, _, _, x, y, _ in data.nodes}
+    out: list[str] = []
     # group frames
     groups: dict[str, list[tuple[float, float]]] = {}
     for nid, _, _, _, _, g in data.nodes:
@@ -138,10 +187,10 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
             groups.setdefault(g, []).append(at(nid))
     out.append('<g id="groups">')
     for g, pts in groups.items():
-        gx0 = min(p[0] for p in pts) - 16
-        gy0 = min(p[1] for p in pts) - 16
-        gx1 = max(p[0] for p in pts) + 16
-        gy1 = max(p[1] for p in pts) + 16
+        gx0 = min(p[0] for p in pts) - FRAME_PAD
+        gy0 = min(p[1] for p in pts) - FRAME_PAD
+        gx1 = max(p[0] for p in pts) + FRAME_PAD
+        gy1 = max(p[1] for p in pts) + FRAME_PAD
         out.append(
             f'<rect x="{gx0:.1f}" y="{gy0:.1f}" width="{gx1 - gx0:.1f}" height="{gy1 - gy0:.1f}" '
             f'rx="6" fill="{_rgb(GROUP_FILL)}" stroke="{_rgb(GROUP_EDGE)}"/>'
@@ -185,7 +234,12 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
                     f'stroke="{_rgb(CUT_RGB)}" stroke-width="3" stroke-dasharray="8 5"/>'
                 )
         out.append("</g>")
-    out.extend(_trees(data, at))
+    return out
+
+
+def _nodes(data: FigureData, at) -> list[str]:
+    """The node shapes and, on fabrics of up to 64 nodes when shown, their labels."""
+    out: list[str] = []
     out.append('<g id="nodes">')
     for nid, kind, role, *_ in data.nodes:
         x, y = at(nid)
@@ -197,9 +251,7 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
             x, y = at(nid)
             out.append(f'<text x="{x:.1f}" y="{y + 20:.1f}">{escape(nid)}</text>')
         out.append("</g>")
-    out.extend(_legend(data, width - LEGEND_W - MARGIN, top))
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _table(rows: Sequence[Sequence[str]], x: float, y: float) -> list[str]:

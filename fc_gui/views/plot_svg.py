@@ -162,10 +162,10 @@ def build_plot_svg(data: PlotData, width: float = 900.0, height: float = 320.0) 
         )
     out.append('<g clip-path="url(#area)">')
     for line in data.lines:
-        pts = [
+        pts = [  # inside the x range (Qt's SVG renderer ignores clip paths)
             (px(math.log10(a)), py(b))
             for a, b in zip(line.x, line.y)
-            if a > 0 and math.isfinite(b)
+            if a > 0 and math.isfinite(b) and vx0 - 1e-9 <= math.log10(a) <= vx1 + 1e-9
         ]
         if len(pts) > 1:
             coords = " ".join(f"{a:.2f},{b:.2f}" for a, b in pts)

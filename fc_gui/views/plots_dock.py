@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QImage
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont, QFontMetricsF, QImage
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from fc_gui.model.plot_series import Series, csv_text, in_switch_note, table_series, unique_name
@@ -74,6 +74,21 @@ def model_tables(schedule: Schedule) -> dict[str, ResultTable]:
     return tables(schedule, schedule.collective)
 
 
+def _height_only_min(label: pg.LabelItem) -> None:
+    """pyqtgraph's LabelItem.updateMin without the width: the label may be narrower than its
+    text (the text is elided to fit, :meth:`PlotsDock.set_note`)."""
+    height = label.itemRect().height()
+    label.setMinimumWidth(0)
+    label.setMinimumHeight(height)
+    label._sizeHint = {
+        Qt.SizeHint.MinimumSize: (0, height),
+        Qt.SizeHint.PreferredSize: (0, height),
+        Qt.SizeHint.MaximumSize: (-1, -1),
+        Qt.SizeHint.MinimumDescent: (0, 0),
+    }
+    label.updateGeometry()
+
+
 class PlotsDock(QWidget):
     """algbw vs message size (see module docstring).
 
@@ -110,6 +125,9 @@ class PlotsDock(QWidget):
         self.legend.setParentItem(self.plot_item)
         self.legend.anchor(itemPos=(1, 0), parentPos=(1, 0), offset=(-LEGEND_GAP, LEGEND_GAP))
         self.plot_item.geometryChanged.connect(self.fit_legend)
+        # the note above the plot never widens it (pyqtgraph's label asks for its text's width)
+        title = self.plot_item.titleLabel
+        title.updateMin = lambda: _height_only_min(title)
         self.plot.setMinimumHeight(160)
         # Before any data: the sizes the tool sweeps (1 KiB .. 4 GiB), not pyqtgraph's 1..10 B.
         self.plot_item.setXRange(3.0, 9.65, padding=0)
@@ -143,6 +161,7 @@ class PlotsDock(QWidget):
         self.colors: dict[str, tuple[int, int, int]] = {}
         self.styles: dict[str, tuple] = {}  # name: (colour, width, dashed, symbol)
         self.note = ""
+        self._shown_note: str | None = None
         self._model: list[str] = []
         self._simulated: list[str] = []
         self._imported: list[str] = []
@@ -231,14 +250,30 @@ class PlotsDock(QWidget):
         self.status.setText(text)
 
     def set_note(self, text: str) -> None:
-        """A one-line note above the plot (the library's in-switch reduction beating the bound);
-        '' removes it. It is part of the exported plot."""
+        """A one-line note above the plot (the library's in-switch reduction beating the bound),
+        elided to the plot's width (the whole of it in its tooltip and in the exported SVG);
+        '' removes it."""
         self.note = text
-        if text:
-            self.plot_item.setTitle(html.escape(text), size=LEGEND_TEXT_SIZE, color=NOTE_COLOR)
-        else:
-            self.plot_item.setTitle(None)
+        self._shown_note = None
         self.plot_item.titleLabel.setToolTip(text)
+        self._show_note()
+
+    def _show_note(self) -> None:
+        if not self.note:
+            if self._shown_note != "":
+                self.plot_item.setTitle(None)
+                self._shown_note = ""
+            return
+        font = QFont(self.font())
+        font.setPointSizeF(8)
+        # the plot area's width (the title is centred over it), as laid out after fit_legend
+        legend = self.legend.width() + 2 * LEGEND_GAP if self.legend.items else 0.0
+        axis = self.plot_item.getAxis("left").width()
+        room = max(80.0, self.plot_item.width() - legend - axis - 12)
+        shown = QFontMetricsF(font).elidedText(self.note, Qt.TextElideMode.ElideRight, room)
+        if shown != self._shown_note:
+            self._shown_note = shown
+            self.plot_item.setTitle(html.escape(shown), size=LEGEND_TEXT_SIZE, color=NOTE_COLOR)
 
     def set_greyed(self, greyed: bool) -> None:
         """Fade the lines of the shown result (it is stale); imported measurements stay."""
@@ -284,6 +319,7 @@ class PlotsDock(QWidget):
         legend.setGeometry(0, 0, *legend.size)
         legend.layout.setContentsMargins(LEGEND_PAD, LEGEND_PAD, LEGEND_PAD, LEGEND_PAD)
         self.plot_item.layout.setContentsMargins(1, 1, width + 2 * LEGEND_GAP, 1)
+        self._show_note()
 
     def hover_lines(self) -> list[Line]:
         """The visible lines, for the hover read-out."""
@@ -298,14 +334,24 @@ class PlotsDock(QWidget):
         return csv_text(list(self.lines.values()))
 
     def image(self, width: int | None = None) -> QImage:
-        """The plot (axes, lines, legend, note) as an image ``width`` pixels wide."""
-        from pyqtgraph.exporters import ImageExporter
+        """The plot (axes, lines, legend, note) as an image ``width`` pixels wide: the vector
+        drawing of :meth:`svg_text` rendered at that width (text and lines stay sharp)."""
+        from PySide6.QtCore import QByteArray, QRectF
+        from PySide6.QtGui import QColor, QPainter
+        from PySide6.QtSvg import QSvgRenderer
 
         self.hover.hide()
-        exporter = ImageExporter(self.plot_item)
-        if width:
-            exporter.parameters()["width"] = int(width)
-        return exporter.export(toBytes=True)
+        w, h = max(self.plot.width(), 500), max(self.plot.height(), 240)
+        width = int(width or w)
+        height = max(1, round(h * width / w))
+        renderer = QSvgRenderer(QByteArray(self.svg_text(w, h).encode("utf-8")))
+        image = QImage(width, height, QImage.Format.Format_ARGB32)
+        image.fill(QColor("white"))
+        painter = QPainter(image)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        renderer.render(painter, QRectF(0, 0, width, height))
+        painter.end()
+        return image
 
     def svg_text(self, width: float | None = None, height: float | None = None) -> str:
         """The plot as a true vector SVG (:mod:`fc_gui.views.plot_svg`), of the view's ranges;
@@ -319,8 +365,12 @@ class PlotsDock(QWidget):
         bottom, left = self.plot_item.getAxis("bottom"), self.plot_item.getAxis("left")
         x_ticks = [(v, label) for _, vals in bottom.tickValues(x0, x1, 600)
                    for v, label in zip(vals, bottom.tickStrings(vals, 1, 1))]
-        y_ticks = [(v, label) for spacing, vals in left.tickValues(y0, y1, 200)
-                   for v, label in zip(vals, left.tickStrings(vals, 1, spacing))]
+        # y: the major ticks, and finer ones while they stay >= 24 px apart
+        px_per_unit = max(self.plot.height(), 240) / max(y1 - y0, 1e-12)
+        y_ticks = []
+        for i, (spacing, vals) in enumerate(left.tickValues(y0, y1, 200)):
+            if i == 0 or spacing * px_per_unit >= 24:
+                y_ticks += zip(vals, left.tickStrings(vals, 1, spacing))
         lines = []
         for name, line in self.lines.items():
             color, width, dashed, symbol = self.styles[name]

@@ -87,3 +87,42 @@ def test_cli_figure_flag(tmp_path):
     assert bad.returncode == 2
     assert [ln for ln in bad.stderr.splitlines() if ln.startswith("error:")]
     assert "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("width", [420, 1200, 3000])
+def test_figure_caption_keeps_clear_of_the_box_frames(qtbot, width):
+    """The cut caption (wrapped to the figure's width) ends at least 10 px above the first
+    frame's label, and no caption line runs past the figure's right edge (measured with the
+    font's real metrics)."""
+    from PySide6.QtGui import QFont, QFontMetricsF
+
+    from fc_gui.views.figure_svg import FigureData, build_svg
+
+    nodes = [(f"b{b}.gpu{i}", "compute", "gpu", 40.0 * i, 100.0 * b, f"b{b}")
+             for b in range(2) for i in range(4)]
+    caption = (
+        "Bottleneck cut: S* = all but b0.gpu0\n"
+        "|S*∩Vc| = 15,  B⁺(S*) = 325 GB/s on 2 links leaving S* (dashed), including a long tail\n"
+        "algbw* = N·B⁺(S*)/|S*∩Vc| = 16·325/15 = 346.667 GB/s"
+    )
+    data = FigureData("2x box", nodes, [], cut_nodes=frozenset({"b0.gpu1"}), caption=caption)
+    root = ET.fromstring(build_svg(data, width=width))
+    texts = list(root.iter(f"{SVG}text"))
+    caption_rows = [t for t in texts if t.get("fill") == "rgb(183,28,28)"]
+    assert " ".join(t.text for t in caption_rows).split() == caption.split()  # all of it
+    font = QFont("DejaVu Sans")
+    font.setPixelSize(14)
+    metrics = QFontMetricsF(font)
+    caption_bottom = max(float(t.get("y")) + metrics.descent() for t in caption_rows)
+    for t in caption_rows:
+        right = float(t.get("x")) + metrics.horizontalAdvance(t.text)
+        assert right <= width, (t.text, right, width)
+    frames = [r for r in root.iter(f"{SVG}rect") if r.get("rx") == "6"]
+    labels = [t for t in texts if t.get("font-size") == "12" and t.text in ("b0", "b1")]
+    assert len(frames) == 2 and len(labels) == 2
+    label_top = min(float(t.get("y")) - 12 for t in labels)
+    assert caption_bottom + 10 <= label_top <= min(float(r.get("y")) for r in frames)
+    # the cut's halo (r = 17) stays inside its frame
+    halo = next(c for c in root.iter(f"{SVG}circle") if c.get("r") == "17")
+    b0 = frames[0]
+    assert float(b0.get("y")) <= float(halo.get("cy")) - 17

@@ -255,3 +255,25 @@ def test_designer_simulation_shows_the_cli_numbers_and_its_nvls_note(qtbot, make
     assert doc["in_switch_reduction"] and rc.plots.note == doc["in_switch_reduction"]
     assert rc.plots.plot_item.titleLabel.isVisible()
     assert doc["in_switch_reduction"] in rc.plots.svg_text()
+
+
+def test_a_long_note_is_elided_and_never_pushes_the_legend_out(dock, qtbot):
+    twelve_series(dock)
+    note = ("NVLSTree/Simple reduces inside the NVSwitch: 309.1 GB/s at 1G beats the ForestColl "
+            "bound 266.7 GB/s, which assumes switches only forward") * 2
+    dock.set_note(note)
+    for width in (700, 1000):
+        dock.resize(width, 260)
+        qtbot.wait(50)
+        view = dock.plot.mapToScene(dock.plot.viewport().rect()).boundingRect()
+        assert view.contains(dock.legend.sceneBoundingRect()), width
+        title = dock.plot_item.titleLabel
+        text = title.item.sceneBoundingRect()
+        assert title.isVisible() and view.contains(text)
+        assert not text.intersects(dock.legend.sceneBoundingRect())
+        shown = title.item.toPlainText()
+        assert shown.endswith("…") and note.startswith(shown[:-1])
+    assert dock.plot_item.titleLabel.toolTip() == note
+    assert note in dock.svg_text()  # the exported SVG has all of it
+    dock.set_note("")
+    assert not dock.plot_item.titleLabel.isVisible()

@@ -1,0 +1,79 @@
+"""Opening a results file (.h5): its fabric, and the result saved with it, shown as if just solved.
+
+``forestcoll solve -o``, ``forestcoll simulate -o``, ``forestcoll measure import`` and the
+designer's Export › Results write the fabric, schedules and result tables into one HDF5 file.
+Opening it (File › Open, Open recent, ``forestcoll gui FILE.h5``) loads the fabric and shows the
+saved schedule — cut, heat map, trees, summary — with its simulated lines and measurements on the
+plot, instead of an empty result on that fabric.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from solver.model.results import ResultTable
+from solver.model.schedule import Schedule
+
+SUFFIXES = (".h5", ".hdf5")
+
+
+def is_results_file(path: str | Path) -> bool:
+    return str(path).lower().endswith(SUFFIXES)
+
+
+@dataclass(frozen=True)
+class SavedResult:
+    """The schedule a results file holds (None: only a fabric) and its result tables."""
+
+    schedule: Schedule | None
+    name: str
+    tables: dict[str, ResultTable]
+
+    def simulated(self) -> dict[str, ResultTable]:
+        """The simulator's tables of the shown schedule's collective (``simulate -o``)."""
+        collective = self.schedule.collective if self.schedule is not None else None
+        return {
+            n: t for n, t in self.tables.items()
+            if t.source == "simulator" and t.collective == collective
+        }
+
+    def measured(self) -> dict[str, ResultTable]:
+        """Tables with measurements (``measure import``)."""
+        return {
+            n: t for n, t in self.tables.items()
+            if t.source != "simulator" and t.source != "model"
+        }
+
+
+def pick_schedule(schedules: dict[str, Schedule]) -> tuple[str, Schedule | None]:
+    """The schedule to show: the first without a trees-per-root limit, else the first."""
+    for name, s in schedules.items():
+        if s.max_trees_per_root is None:
+            return name, s
+    for name, s in schedules.items():
+        return name, s
+    return "", None
+
+
+def read_saved_result(path: str | Path) -> SavedResult:
+    """The saved schedule and tables of ``path`` (ForestCollError: one line, if unreadable)."""
+    from solver.io import results_h5
+
+    name, schedule = pick_schedule(results_h5.read_schedules(path))
+    return SavedResult(schedule, name, results_h5.read_results(path))
+
+
+def show_saved_result(controller, saved: SavedResult) -> int:
+    """Show ``saved`` on ``controller`` (a ResultsController whose document holds its fabric);
+    returns how many lines it added to the plot."""
+    from fc_gui.controllers.solving import prepare_display
+
+    added = 0
+    schedule = saved.schedule
+    if schedule is not None:
+        controller.panel.set_collective(schedule.collective)
+        controller.previous = None
+        controller.show_schedule(schedule, prepared=prepare_display(schedule))
+        added += controller.simulation.show_saved(schedule, saved.simulated())
+    return added + controller.plots.add_tables(saved.measured(), kind="imported")

@@ -1,0 +1,122 @@
+"""Opening a results file (.h5) shows the result saved in it on its fabric (issue 14 item 1):
+cut, heat map, trees, summary and the plot's simulated and measured lines, not an empty result."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QImage
+
+from fc_gui.controllers.results import install
+from fc_gui.main_window import MainWindow
+from solver.model.results import ResultTable
+
+ROOT = Path(__file__).resolve().parents[2]
+RING8 = ROOT / "sample_topologies" / "ring_8.json"
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory) -> Path:
+    """``forestcoll simulate ring_8.json -o`` plus a measured table: a results file with a
+    schedule, simulated tables (the nccl one included) and a measurement."""
+    from solver.cli import main
+    from solver.io.results_h5 import write_results
+
+    path = tmp_path_factory.mktemp("saved") / "ring8.h5"
+    assert main(["simulate", str(RING8), "-s", "1K:1G:16", "-a", "forestcoll,nccl,ring",
+                 "-o", str(path)]) == 0
+    sizes = np.array([1 << 20, 1 << 24], np.int64)
+    nan = np.full(2, np.nan)
+    write_results(path, "measured_allgather_nccl_tests", ResultTable(
+        "allgather", "measured", "nccl-tests", sizes, nan, nan.copy(),
+        np.array([1e-4, 1e-3]), np.array([10.5, 16.8])))
+    return path
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    w = MainWindow(None, settings=settings, state_dir=tmp_path / "state", install_results=False)
+    w.results_controller = install(w, warmup=False)
+    w.file_actions.confirm_discard = lambda reason="": True
+    w.resize(1200, 800)
+    w.show()
+    yield w
+    w.results_controller.shutdown()
+    w.undo_stack.setClean()
+    w.close()
+    w.deleteLater()
+
+
+def test_opening_a_results_file_shows_its_saved_result(window, saved, errors):
+    from solver.io.results_h5 import read_schedules
+
+    (stored,) = read_schedules(saved).values()
+    rc = window.results_controller
+    assert window.file_actions.open_path(saved)
+    assert errors == []
+    assert window.document.to_topology().compute_ids == stored.topology.compute_ids
+    s = rc.schedule
+    assert s is not None and not rc.stale
+    assert s.optimal_algbw_exact == stored.optimal_algbw_exact and len(s.trees) == len(stored.trees)
+    assert rc.panel.collective == "allgather"
+    assert "allgather" in rc.summary.text()
+    assert rc.overlays.cut.badge is not None and "8·200/7 = 228.571 GB/s" in rc.overlays.cut.label_text
+    assert set(rc.overlays.heat.colors) == {(ll.source, ll.target) for ll in s.link_load}
+    assert rc.trees_view.model.rowCount() > 0
+    labels = rc.plots.labels()
+    assert labels[0].startswith("bound ") and labels[1] == "α-β estimate"
+    assert labels[2] == "ForestColl" and labels[3].startswith("nccl (")  # legend order
+    assert labels[4:] == ["ring", "measured allgather"]
+    assert {t.algorithm for t in rc.simulation.tables.values()} == {"forestcoll", "nccl", "ring"}
+    # the file is not a fabric file to save over: Save asks for a name
+    assert window.file_path is None
+    # another fabric drops all of it
+    assert window.file_actions.open_path(RING8)
+    assert rc.schedule is None and rc.plots.labels() == [] and rc.simulation.tables == {}
+
+
+def test_a_results_file_whose_schedule_was_removed_opens_its_fabric_only(window, saved,
+                                                                          tmp_path, errors):
+    import shutil
+
+    import h5py
+
+    path = tmp_path / "fabric_only.h5"
+    shutil.copy(saved, path)
+    with h5py.File(path, "r+") as f:  # a file whose schedule someone deleted
+        for name in list(f["schedules"]):
+            del f["schedules"][name]
+    assert window.file_actions.open_path(path)
+    assert errors == []
+    assert len(window.document.to_topology().compute_ids) == 8
+    rc = window.results_controller
+    assert rc.schedule is None and rc.simulation.tables == {}
+    assert rc.plots.labels() == ["measured allgather"]  # measurements need no schedule
+
+
+def test_a_broken_results_file_is_one_line(window, tmp_path, errors):
+    bad = tmp_path / "bad.h5"
+    bad.write_bytes(b"\x89HDF\r\n\x1a\n not really")
+    assert not window.file_actions.open_path(bad)
+    assert errors and "\n" not in errors[-1][1]
+
+
+@pytest.mark.slow
+def test_gui_command_opens_a_results_file_with_its_result(saved, tmp_path):
+    """``forestcoll gui FILE.h5 --screenshot`` (no --solve) draws the saved result."""
+    out = tmp_path / "shot.png"
+    env = {"QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path),
+           "XDG_CONFIG_HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path)}
+    run = subprocess.run(
+        [sys.executable, "-m", "solver.cli", "gui", str(saved), "--screenshot", str(out)],
+        capture_output=True, text=True, timeout=180, env=env, check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    image = QImage(str(out))
+    assert not image.isNull() and image.width() > 800
