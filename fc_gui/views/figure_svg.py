@@ -167,6 +167,19 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
             f'xml:space="preserve">{escape(line)}</text>'
         )
     out.extend(_table(data.table, MARGIN, table_y))
+    out.extend(_fabric(data, at, scale))
+    out.extend(_trees(data, at))
+    out.extend(_nodes(data, at))
+    out.extend(_legend(data, width - LEGEND_W - MARGIN, top))
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _fabric(data: FigureData, at, scale: float) -> list[str]:
+    """The group frames, the links (width by bandwidth class, parallel ones side by side) and
+    the bottleneck cut, in drawing order."""
+    xy = {nid: (x, y) for nid, _, _, x, y, _ in data.nodes}
+    out: list[str] = []
     # group frames
     groups: dict[str, list[tuple[float, float]]] = {}
     for nid, _, _, _, _, g in data.nodes:
@@ -221,7 +234,12 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
                     f'stroke="{_rgb(CUT_RGB)}" stroke-width="3" stroke-dasharray="8 5"/>'
                 )
         out.append("</g>")
-    out.extend(_trees(data, at))
+    return out
+
+
+def _nodes(data: FigureData, at) -> list[str]:
+    """The node shapes and, on fabrics of up to 64 nodes when shown, their labels."""
+    out: list[str] = []
     out.append('<g id="nodes">')
     for nid, kind, role, *_ in data.nodes:
         x, y = at(nid)
@@ -233,9 +251,7 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
             x, y = at(nid)
             out.append(f'<text x="{x:.1f}" y="{y + 20:.1f}">{escape(nid)}</text>')
         out.append("</g>")
-    out.extend(_legend(data, width - LEGEND_W - MARGIN, top))
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _table(rows: Sequence[Sequence[str]], x: float, y: float) -> list[str]:

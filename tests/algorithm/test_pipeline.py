@@ -350,3 +350,28 @@ def test_the_shallower_of_spread_and_greedy_splitting_is_kept():
         shapes.append(_heights(shorten_trees(packed, caps)))
     s = solver.solve(templates.mi250(2))
     assert max(t.height for t in s.trees) == min(shapes)[0] < 14  # greedy, unshortened: 14
+
+
+def test_solve_pauses_the_garbage_collector_and_restores_it():
+    import gc
+
+    seen = []
+    topo = templates.dgx_a100(2)
+    assert gc.isenabled()
+    s = solver.solve(topo, progress=lambda phase, f: seen.append(gc.isenabled()))
+    assert seen and not any(seen)
+    assert gc.isenabled()
+    verify_schedule(s)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        solver.solve(topo)
+        verify_schedule(s)
+        assert not gc.isenabled()  # left off when it was off
+    finally:
+        gc.enable()
+    # back on after a solve stopped halfway (cancelled at its first progress report)
+    stop = []
+    with pytest.raises(Cancelled):
+        solver.solve(topo, progress=lambda phase, f: stop.append(phase), cancel=lambda: bool(stop))
+    assert stop and gc.isenabled()

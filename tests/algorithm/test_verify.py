@@ -400,14 +400,16 @@ def test_twin_fixed_k_reaches_its_cut_bound(topo, max_k):
     try:
         s = twin_solve(topo, "allgather", max_trees_per_root=max_k)
     except SolverError as exc:
-        # The known gap of fixed K with switches: rounding to whole trees unbalances a switch that
-        # no unit can be trimmed from. Both implementations must then agree it is that case: the
-        # fast solver stays below the per-K cut bound and says so.
+        # The twin's greedy trim found no balanced trim at the per-K cut bound. The fast solver
+        # searches every maximal trim (solver.algorithm.trim_search), so it may still reach the
+        # bound; it must never pass it, and when it stays below it must say so.
         assert "cannot be trimmed" in str(exc), exc
         fast = solver.solve(topo, max_trees_per_root=max_k)
         verify_schedule(fast)
-        assert fast.algbw_exact < best_algbw_at_most(topo, max_k)
-        assert any("cut bound" in w for w in fast.warnings), fast.warnings
+        bound = best_algbw_at_most(topo, max_k)
+        assert fast.algbw_exact <= bound
+        if fast.algbw_exact < bound:
+            assert any("cut bound" in w for w in fast.warnings), fast.warnings
         return
     verify_schedule(s)
     assert s.k <= max_k
