@@ -143,6 +143,7 @@ class ResultsController(QObject):
             first,
             self.overlays.show_cut,
             self.overlays.show_heat,
+            self.canvas.refit_if_covered,  # the caption and colour bar just appeared
             lambda: self.trees_view.set_schedule(schedule, prepared.get("tree_rows")),
             lambda: self.plots.set_schedule(schedule, prepared.get("model_tables")),
             lambda: self.schedule_changed.emit(schedule),

@@ -31,13 +31,14 @@ from typing import ClassVar
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QUndoStack
-from PySide6.QtWidgets import QMenu, QToolTip
+from PySide6.QtWidgets import QMenu, QToolTip, QWidget
 
 from fc_gui.model.commands import DeleteCommand, MoveNodesCommand, SetDisabledCommand
 from fc_gui.model.document import TopologyDocument
 from fc_gui.model.lanes import segment_distance_px
+from fc_gui.model.view_fit import covered, fit_clear_of
 from fc_gui.views import style
 from fc_gui.views.canvas_items import GroupFramesItem, LabelsItem, PassiveScatter
 from fc_gui.views.canvas_links import LinkLayer
@@ -113,6 +114,7 @@ class FabricCanvas(pg.GraphicsView):
         self._groups: list[tuple[str, np.ndarray]] = []
         self._group_rects: list[QRectF] = []
         self._closed = False
+        self._view_moved_by_user = False  # zoomed or panned since the last fit
         self._unit = 1.0
         self._nn = 1.0
         self._node_scale = 1.0
@@ -160,6 +162,7 @@ class FabricCanvas(pg.GraphicsView):
         self._label_timer.setInterval(40)
         self._label_timer.timeout.connect(self._update_labels)
         vb.sigRangeChanged.connect(lambda *_: self._label_timer.start())
+        vb.sigRangeChangedManually.connect(self._on_view_moved_by_user)
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.tools = make_tools(self)
 
@@ -268,22 +271,61 @@ class FabricCanvas(pg.GraphicsView):
         self.tool_changed.emit(tool)
 
     def fit_view(self) -> None:
-        """Zoom so the whole fabric is in view."""
+        """Zoom so the whole fabric is in view, clear of the floating captions (cut caption,
+        colour bar, legend, warning banner): see :mod:`fc_gui.model.view_fit`."""
         if len(self._pos) == 0:
             self.view_box.setRange(QRectF(-1, -1, 2, 2))
             return
-        lo = self._pos.min(axis=0)
-        hi = self._pos.max(axis=0)
+        lo = self._pos.min(axis=0) - self._unit
+        hi = self._pos.max(axis=0) + self._unit
         span = np.maximum(hi - lo, self._unit * 2)
-        self.view_box.setRange(
-            QRectF(lo[0], lo[1], span[0], span[1]).adjusted(
-                -self._unit, -self._unit, self._unit, self._unit
-            ),
-            padding=0.05,
-        )
+        hi = lo + span
+        view_px = (self.view_box.width(), self.view_box.height())
+        if min(view_px) < 50:  # not laid out yet: the plain fit
+            self.view_box.setRange(QRectF(lo[0], lo[1], span[0], span[1]), padding=0.05)
+        else:
+            fit = fit_clear_of(tuple(lo), tuple(hi), view_px, self.floating_captions())
+            self.view_box.setRange(QRectF(fit.x0, fit.y0, fit.width, fit.height), padding=0)
+        self._view_moved_by_user = False
+
+    def floating_captions(self) -> list[tuple[str, float, float]]:
+        """The captions floating over the canvas, as ``(corner, width, height)`` in pixels with
+        their margin from the edges: visible child widgets and the legend."""
+        width, height = self.width(), self.height()
+        found = []
+        for child in self.findChildren(QWidget, options=Qt.FindChildOption.FindDirectChildrenOnly):
+            if child is self.viewport() or not child.isVisible():
+                continue
+            g = child.geometry()
+            top = g.center().y() < height / 2
+            left = g.center().x() < width / 2
+            w = g.right() + 1 if left else width - g.left()
+            h = g.bottom() + 1 if top else height - g.top()
+            found.append((("t" if top else "b") + ("l" if left else "r"), w, h))
+        if self.legend.isVisible() and self._legend_key:
+            r = self.legend.sceneBoundingRect()  # scene units are the canvas's pixels
+            found.append(("bl", r.right() + 1, height - r.top()))
+        return found
+
+    def refit_if_covered(self) -> None:
+        """Fit again if the user has not zoomed or panned since the last fit and a node now
+        lies under a caption (one appeared with a result)."""
+        if self._view_moved_by_user or len(self._pos) == 0:
+            return
+        vb = self.view_box
+        points = []
+        for x, y in self._pos:
+            p = self.mapFromScene(vb.mapViewToScene(QPointF(float(x), float(y))))
+            points.append((p.x(), p.y()))
+        if covered(points, (self.width(), self.height()), self.floating_captions()):
+            self.fit_view()
+
+    def _on_view_moved_by_user(self, *_) -> None:
+        self._view_moved_by_user = True
 
     def zoom(self, factor: float) -> None:
         self.view_box.scaleBy((1 / factor, 1 / factor))
+        self._view_moved_by_user = True
 
     def set_grid(self, on: bool, size: float | None = None) -> None:
         self.snap_to_grid = on

@@ -29,6 +29,7 @@ import numpy as np
 from solver.algorithm.optimum import Optimum, compute_optimum
 from solver.algorithm.orbit_plan import pack_orbits, split_orbits
 from solver.algorithm.orbit_routes import representative_trees
+from solver.algorithm.spare_trim import trim_shared_links
 from solver.algorithm.symmetry import find_box_symmetry
 from solver.flow.csr import IndexedFabric
 from solver.model.errors import SolverError
@@ -64,7 +65,9 @@ def solve_compressed(topology: Topology, check: Callable[[], None] | None = None
         progress("switch_removal", 0.0)
     t0 = time.perf_counter()
     # plans and box-0 trees on edge orbits: the full logical graph has ~N²/8 edges on rails
-    split = split_orbits(fabric, dict(zip(fabric.edges, opt.caps)), opt.k, sym, check)
+    # spare capacity at shared switches (fat-tree spines) would make the plans dense
+    caps = trim_shared_links(fabric, list(opt.caps), opt.k, sym, check)
+    split = split_orbits(fabric, dict(zip(fabric.edges, caps)), opt.k, sym, check)
     timings["switch_removal"] = time.perf_counter() - t0
     if split is None:
         raise SolverError("a switch cannot be split by a symmetric plan on this fabric; solve "

@@ -121,7 +121,10 @@ def _add_output_arguments(p) -> None:
         metavar="LIB",
         help="library of the nccl baseline and of the link efficiencies: nccl:GEN[:nvls] or "
         "rccl:GEN (GEN volta/ampere/hopper/blackwell/cdna2/cdna3/cdna4; default from the "
-        "fabric's template, else nccl:ampere)",
+        "fabric's template, else nccl:ampere), then the run's settings if any: algo=ring+tree "
+        "(NCCL_ALGO), proto=simple (NCCL_PROTO), buffsize=8M (NCCL_BUFFSIZE), allreduce=tree "
+        "(a tuner plugin's pick), e.g. GCP A3 Mega: "
+        "nccl:hopper:algo=ring+tree:proto=simple:buffsize=8M:allreduce=tree",
     )
     p.add_argument(
         "--model",

@@ -15,7 +15,9 @@ the runtimes' limits can be decided from the trees alone, in one pass over their
   and one send, so per tree a rank needs at least max(receives, sends) steps.
 
 These are lower bounds: a schedule that passes may still fail the full rule check
-(:func:`solver.msccl.rules.check_rules`) after it is built.
+(:func:`solver.msccl.rules.check_rules`) after it is built. The same bounds (total steps and
+threadblocks) also refuse, before building, a program too large for the symbolic execution
+every written XML passes (:data:`solver.msccl.interpreter.CLOCK_BUDGET`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from solver.model.schedule import Schedule
+from solver.msccl.interpreter import CLOCK_BUDGET
 from solver.msccl.runtimes import MscclError, runtime
 
 
@@ -65,9 +68,11 @@ def check_fits(schedule: Schedule, runtime_name: str, ranks: list[str]) -> None:
                 "one send and one receive peer"
             )
 
+    def tbs(v: str) -> int:
+        return max(len(send_peers.get(v, ())), len(recv_peers.get(v, ())), 1)
+
     def elements(v: str) -> int:
-        peers = max(len(send_peers.get(v, ())), len(recv_peers.get(v, ())), 1)
-        return 1 + n + peers + steps.get(v, 0)
+        return 1 + n + tbs(v) + steps.get(v, 0)
 
     worst = max(ranks, key=elements)
     if elements(worst) >= rt.max_nodes:
@@ -75,6 +80,15 @@ def check_fits(schedule: Schedule, runtime_name: str, ranks: list[str]) -> None:
             f"rank {worst} needs at least {elements(worst)} XML elements, more than the {rt.name} "
             f"reader keeps ({rt.max_nodes - 1}; MAX_NODES, {rt.where('max_nodes')}): <algo>, "
             f"{n} <gpu>s, a <tb> per peer and {steps.get(worst, 0)} <step>s for its tree edges"
+        )
+    total_steps = sum(steps.get(v, 0) for v in ranks)
+    total_tbs = sum(tbs(v) for v in ranks)
+    if max(total_steps, total_tbs) * total_tbs > CLOCK_BUDGET:
+        raise MscclError(
+            f"the program would have at least {total_steps} steps on {total_tbs} threadblocks: "
+            f"{rt.name}'s limits allow it, but it is too large for the symbolic execution that "
+            f"checks every XML before it is written (its limit: {CLOCK_BUDGET} steps x "
+            "threadblocks); export a smaller fabric or fewer trees per root"
         )
 
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from fractions import Fraction
 
 import numpy as np
 
@@ -67,13 +66,13 @@ class Routing:
         caps = topo.directed_bandwidths()
         order = {n.id: i for i, n in enumerate(topo.nodes)}
         kinds = {n.id: n.kind for n in topo.nodes}
-        adj: dict[str, list[tuple[str, Fraction]]] = {n.id: [] for n in topo.nodes}
+        adj: dict[str, list[tuple[str, float]]] = {n.id: [] for n in topo.nodes}
         for (u, v), b in caps.items():
-            adj[u].append((v, b))
+            adj[u].append((v, float(b)))  # floats: Fraction comparisons dominated the search
         for u in adj:
             adj[u].sort(key=lambda vb: order[vb[0]])
         self.path: dict[tuple[str, str], tuple[str, ...]] = {}
-        self.width: dict[tuple[str, str], Fraction] = {}
+        self.width: dict[tuple[str, str], float] = {}
         self.relayed: set[tuple[str, str]] = set()
         self._bw: dict[tuple[str, str], float] = {}
         for i, s in enumerate(self.compute):
@@ -107,8 +106,8 @@ class Routing:
             for v, b in adj[u]:
                 if v in best or v in path:
                     continue
-                w = b if width is None else min(width, b)
-                heapq.heappush(heap, (-float(w), hops + 1, key + (order[v],), v, path + (v,), w))
+                w = b if width is None or b < width else width
+                heapq.heappush(heap, (-w, hops + 1, key + (order[v],), v, path + (v,), w))
         return best
 
     def route(self, u: str, v: str) -> tuple[str, ...]:
@@ -265,6 +264,36 @@ def _best_segment(nodes, start, end, routing, tracker, closed) -> list[str]:
     return [start] + rest + ([end] if end is not None and end != start else [])
 
 
+class _BoxState:
+    """What a segment placement inside one box depends on, in the box's own positions: the
+    routes' widths and links between its nodes (the box's signature), the load on those links
+    and the pairs already used. Two boxes with equal keys get the same segment (by position)."""
+
+    def __init__(self, nodes: list[str], routing: Routing, tracker: _LoadTracker) -> None:
+        self.nodes = nodes
+        self.pos = {v: i for i, v in enumerate(nodes)}
+        self.tracker = tracker
+        self.pairs = [(u, v) for u in nodes for v in nodes if u != v]
+        where: dict[int, int] = {}
+        shape = []
+        for u, v in self.pairs:
+            li = tracker.links(u, v) if (u, v) in routing.path else ()
+            shape.append((routing.bw(u, v), tuple(where.setdefault(x, len(where)) for x in li)))
+        self.links = list(where)
+        self.signature = (tuple(shape), tuple(tracker.bandwidth[x] for x in self.links))
+
+    def key(self, start: str, end: str | None) -> tuple:
+        load = self.tracker.load
+        used = self.tracker.used_pairs
+        return (
+            self.signature,
+            self.pos[start],
+            None if end is None else self.pos[end],
+            tuple(load[x] for x in self.links),
+            tuple(used.get(p, 0) for p in self.pairs),
+        )
+
+
 def ring_orders(
     topo: Topology,
     channels: int | None = None,
@@ -304,6 +333,8 @@ def ring_orders(
     check = check or _no_check
     placements = n_ch * len(boxes) * (1 + (passes if n_ch > 1 else 0))
     placed = [0]
+    local = [_BoxState(nodes, routing, tracker) for nodes in boxes]
+    memo: dict[tuple, list[int]] = {}
 
     def place(c: int, bi: int) -> None:
         check(placed[0] / placements)
@@ -313,7 +344,14 @@ def ring_orders(
         if len(nodes) == 1:
             seg = [start]
         else:
-            seg = _best_segment(nodes, start, end, routing, tracker, end is None)
+            # identical boxes in identical states get the same segment: compute it once
+            key = local[bi].key(start, end)
+            hit = memo.get(key)
+            if hit is None:
+                seg = _best_segment(nodes, start, end, routing, tracker, end is None)
+                memo[key] = [local[bi].pos[v] for v in seg]
+            else:
+                seg = [nodes[i] for i in hit]
         segs[c][bi] = seg
         tracker.commit(seg, end is None)
 
@@ -344,31 +382,6 @@ def ring_orders(
     return [[v for seg in segs[c] for v in seg] for c in range(n_ch)]
 
 
-def _chain_bcast(order: list[str], i: int, routing: Routing) -> tuple:
-    n = len(order)
-    return tuple(
-        (
-            order[(i + j) % n],
-            order[(i + j + 1) % n],
-            routing.route(order[(i + j) % n], order[(i + j + 1) % n]),
-        )
-        for j in range(n - 1)
-    )
-
-
-def _chain_reduce(order: list[str], i: int, routing: Routing) -> tuple:
-    """Reduce chain ending at order[i]: order[i+1] -> order[i+2] -> ... -> order[i]."""
-    n = len(order)
-    return tuple(
-        (
-            order[(i + 1 + j) % n],
-            order[(i + 2 + j) % n],
-            routing.route(order[(i + 1 + j) % n], order[(i + 2 + j) % n]),
-        )
-        for j in range(n - 1)
-    )
-
-
 def _pair_allreduce(rs_flows: list[Flow], ag_flows: list[Flow]) -> list[Flow]:
     """rs + ag with ag[i] waiting chunk by chunk for rs[i]."""
     from dataclasses import replace
@@ -394,9 +407,14 @@ def ring(
     share = 1.0 / (len(orders) * n)
     ag, rs = [], []
     for order in orders:
+        # hop k: order[k] -> order[k+1]; root i's broadcast chain is hops i..i+n-2, the reduce
+        # chain ending at i is hops i+1..i+n-1
+        hops = [(u, v, routing.route(u, v)) for u, v in zip(order, order[1:] + order[:1])]
+        twice = hops + hops
+        m = len(order)
         for i, r in enumerate(order):
-            ag.append(Flow(BCAST, r, share, _chain_bcast(order, i, routing), "allgather"))
-            rs.append(Flow(REDUCE, r, share, _chain_reduce(order, i, routing), "reduce-scatter"))
+            ag.append(Flow(BCAST, r, share, tuple(twice[i : i + m - 1]), "allgather"))
+            rs.append(Flow(REDUCE, r, share, tuple(twice[i + 1 : i + m]), "reduce-scatter"))
     flows = _compose(collective, rs, ag)
     notes = (f"{len(orders)} channel(s)",)
     return RouteSet(topo, collective, name, tuple(flows), notes, {"orders": orders})

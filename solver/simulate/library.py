@@ -29,7 +29,16 @@ What NCCL's graph search (``search.cc``) would find is replaced by the physical 
 bandwidth to the outside (least over boxes). With ``ppn`` GPUs per box, ring channels leave each
 box through a different GPU (one NIC per channel, PXN otherwise), so a GPU forwards on its
 NVLink/xGMI in ``ppn - 1`` of every ``ppn`` ring hops: ring bus bandwidth =
-``min(intra * ppn / (ppn - 1), net)`` across boxes, ``intra`` inside one box.
+``min(intra * ppn / (ppn - 1), net)`` across boxes, ``intra`` inside one box. A tree on two
+boxes is rated by ``intra`` as NCCL does (tuning.cc:306), capped at twice the NICs (each box sends
+every byte once over them).
+
+Beyond NCCL's formula, one term it does not have: Tree/Simple moves each channel's share in
+chunks of one NCCL step (``NCCL_BUFFSIZE / NCCL_STEPS``, enqueue.cc:2222-2223), and a hop
+forwards a chunk only once it holds all of it, so the first chunk pays the whole up-and-down path
+(:meth:`Choice.fill`). With GCP's 8 MiB buffers on A3 Mega that is ~0.7 ms, seen in the real log.
+A run's settings (``NCCL_ALGO``, ``NCCL_PROTO``, ``NCCL_BUFFSIZE``, a tuner plugin forcing an
+algorithm) are part of :class:`Library`.
 
 Two efficiencies are *calibrated* on real logs (tests/data/real/logs, see
 :mod:`solver.simulate.calibration`): the network's (RoCE/IB/TCPXO payload rate over line rate)

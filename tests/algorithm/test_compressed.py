@@ -136,3 +136,14 @@ def test_powers_of_the_generator(rail4):
     for b in range(2 * plan.order + 1):
         assert np.array_equal(plan.power(b), manual), b
         manual = step[manual]
+
+
+def test_a_fat_tree_plan_after_the_spare_trim():
+    """Spines hold far more than the optimum needs: without the shared-link trim the orbit
+    plans are too dense for orbit packing; with it the plan is exact and verifies expanded."""
+    topo = templates.fat_tree(8, 2, 4, oversubscription=2)
+    plan = solve_compressed(topo)
+    verify_compressed(plan)
+    full = plan.expand()
+    verify_schedule(full)
+    assert plan.order == 8 and max(t.height for t in plan.representatives) <= 3

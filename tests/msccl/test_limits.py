@@ -58,3 +58,14 @@ def test_the_cli_stops_with_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "MSCCL_MAX_NUM_THREAD_BLOCKS" in err
     assert not (tmp_path / "x.xml").exists()
+
+
+def test_too_large_to_execute_is_refused_before_building(star66, monkeypatch):
+    from solver.msccl import limits
+
+    ranks = list(star66.topology.compute_ids)
+    check_fits(star66, "msccl-executor", ranks)
+    monkeypatch.setattr(limits, "CLOCK_BUDGET", 1000)
+    with pytest.raises(MscclError, match="too large for the symbolic execution") as info:
+        check_fits(star66, "msccl-executor", ranks)
+    assert "limits allow it" in str(info.value) and "\n" not in str(info.value)

@@ -203,3 +203,24 @@ def test_sweep_cancels_while_building_routes_before_any_run():
             progress=lambda text, _f: seen.append(text), cancel=lambda: bool(seen),
         )
     assert seen == ["build routes 0 %"]  # reported at once, stopped at the next check
+
+
+def test_ring_chains_are_the_rotations_of_each_channel():
+    # slow twin: root i's broadcast chain walks order[i] -> order[i+1] -> ... (n-1 hops); the
+    # reduce-scatter chain ending at order[i] starts at order[i+1]
+    topo = mi250(2)
+    rs = B.ring(topo, "allreduce")
+    routing = B.Routing(topo)
+    flows = iter(rs.flows)
+    reduce_flows = [f for f in rs.flows if f.kind == REDUCE]
+    bcast_flows = [f for f in rs.flows if f.kind == BCAST]
+    k = 0
+    for order in rs.extra["orders"]:
+        n = len(order)
+        for i in range(n):
+            step = [(order[(i + j) % n], order[(i + j + 1) % n]) for j in range(n - 1)]
+            assert bcast_flows[k].edges == tuple((u, v, routing.route(u, v)) for u, v in step)
+            step = [(order[(i + 1 + j) % n], order[(i + 2 + j) % n]) for j in range(n - 1)]
+            assert reduce_flows[k].edges == tuple((u, v, routing.route(u, v)) for u, v in step)
+            k += 1
+    assert next(flows) is rs.flows[0] and k == len(bcast_flows) == len(reduce_flows)

@@ -329,6 +329,8 @@ def test_cli_simulate_writes_h5(tmp_path, capsys):
         (["-a", "forestcoll,nope"], "unknown algorithm"),
         (["--latency", "-1"], "latency"),
         (["--min-chunks", "0"], "--min-chunks"),
+        (["--library", "nccl:hopper:buffsize=lots"], "bad buffsize"),
+        (["--library", "nccl:hopper:proto=fast"], "bad protocol"),
     ],
 )
 def test_cli_simulate_errors(argv, message, capsys):
@@ -338,6 +340,17 @@ def test_cli_simulate_errors(argv, message, capsys):
     assert main(["simulate", str(path), *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and message in err and "Traceback" not in err
+
+
+def test_cli_simulate_library_settings_change_the_nccl_pick(capsys):
+    from solver.cli import main
+
+    path = ROOT / "sample_topologies" / "dgx_h100_rail_2x.json"
+    args = ["simulate", str(path), "-c", "allreduce", "-s", "1G", "-a", "nccl", "--json"]
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["rows"][0]["choice"] == "NVLSTree/Simple"
+    assert main([*args, "--library", "nccl:hopper:algo=ring+tree:proto=simple:allreduce=ring"]) == 0
+    assert json.loads(capsys.readouterr().out)["rows"][0]["choice"] == "Ring/Simple"
 
 
 def test_warm_up_runs():
