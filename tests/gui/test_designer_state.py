@@ -7,41 +7,15 @@ from dataclasses import replace
 from fractions import Fraction
 
 import pytest
-from PySide6.QtCore import QSettings
 from PySide6.QtGui import QKeySequence
 from results_fixtures import FakeSolver, ring4, ring4_schedule
 
-from fc_gui.controllers.results import install
-from fc_gui.main_window import MainWindow
 from fc_gui.model.commands import SetLinkPropsCommand
 from fc_gui.model.result_text import cut_caption, cut_set_text
 from fc_gui.views.overlays import STALE_OPACITY
 from solver.io import v1
 from solver.model.schedule import BottleneckCut
 
-
-
-@pytest.fixture
-def make_window(qtbot, tmp_path):
-    windows = []
-
-    def make(topology=None, solve_fn=None):
-        settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-        w = MainWindow(topology or ring4(), settings=settings, state_dir=tmp_path / "state",
-                       install_results=False)
-        w.results_controller = install(w, solve_fn=solve_fn or FakeSolver(0.05), warmup=False)
-        w.file_actions.confirm_discard = lambda reason="": True
-        w.resize(1200, 800)
-        w.show()
-        windows.append(w)
-        return w
-
-    yield make
-    for w in windows:
-        w.results_controller.shutdown()
-        w.undo_stack.setClean()
-        w.close()
-        w.deleteLater()
 
 
 def solve_and_wait(qtbot, window):
@@ -71,8 +45,8 @@ def assert_no_result_drawn(rc):
 
 
 # ---------------------------------------------------------------------- item 1: another fabric
-def test_open_of_a_fabric_with_the_same_node_ids_clears_the_result(qtbot, make_window, tmp_path):
-    w = make_window()
+def test_open_of_a_fabric_with_the_same_node_ids_clears_the_result(qtbot, make_results_window, tmp_path):
+    w = make_results_window()
     rc = w.results_controller
     solve_and_wait(qtbot, w)
     assert rc.overlays.cut.badge is not None and rc.canvas.links.colors is not None
@@ -82,11 +56,11 @@ def test_open_of_a_fabric_with_the_same_node_ids_clears_the_result(qtbot, make_w
 
 
 @pytest.mark.parametrize("how", ["import", "template", "recovery"])
-def test_import_template_and_recovery_clear_the_result_also_on_undo(qtbot, make_window, tmp_path,
+def test_import_template_and_recovery_clear_the_result_also_on_undo(qtbot, make_results_window, tmp_path,
                                                                     how):
     from solver.io.templates import ring
 
-    w = make_window()
+    w = make_results_window()
     rc = w.results_controller
     solve_and_wait(qtbot, w)
     if how == "import":
@@ -94,7 +68,7 @@ def test_import_template_and_recovery_clear_the_result_also_on_undo(qtbot, make_
     elif how == "template":
         w.file_actions.new_fabric(ring(4))
     else:
-        other = make_window()
+        other = make_results_window()
         other.undo_stack.push(SetLinkPropsCommand(
             other.document, {0: replace(other.document.links[0], bandwidth=Fraction(7))}))
         assert other.file_actions.autosave()
@@ -104,9 +78,9 @@ def test_import_template_and_recovery_clear_the_result_also_on_undo(qtbot, make_
     assert_no_result_drawn(rc)
 
 
-def test_a_solve_of_the_old_fabric_under_way_is_dropped(qtbot, make_window, tmp_path):
+def test_a_solve_of_the_old_fabric_under_way_is_dropped(qtbot, make_results_window, tmp_path):
     fake = FakeSolver(0.5)
-    w = make_window(solve_fn=fake)
+    w = make_results_window(solve_fn=fake)
     rc = w.results_controller
     assert rc.solving.solve()
     qtbot.wait(50)
@@ -118,8 +92,8 @@ def test_a_solve_of_the_old_fabric_under_way_is_dropped(qtbot, make_window, tmp_
     assert rc.solving.worker.wait(2000)
 
 
-def test_a_stale_result_is_greyed_everywhere_and_a_new_solve_restores_it(qtbot, make_window):
-    w = make_window()
+def test_a_stale_result_is_greyed_everywhere_and_a_new_solve_restores_it(qtbot, make_results_window):
+    w = make_results_window()
     rc = w.results_controller
     solve_and_wait(qtbot, w)
     heat = dict(rc.canvas.links.colors)
@@ -176,11 +150,11 @@ def test_cut_caption_names_the_complement_by_box():
     assert cut_set_text(inside[:2], ids) == "{" + ", ".join(inside[:2]) + "}"
 
 
-def test_cut_caption_on_the_canvas_uses_the_documents_boxes(qtbot, make_window):
+def test_cut_caption_on_the_canvas_uses_the_documents_boxes(qtbot, make_results_window):
     from solver.io.templates import dgx_a100
 
     topo = dgx_a100(4)
-    w = make_window(topology=topo)
+    w = make_results_window(topology=topo)
     rc = w.results_controller
     ids = [n.id for n in topo.nodes]
     inside = tuple(n for n in ids if not n.startswith("b0."))
@@ -193,18 +167,18 @@ def test_cut_caption_on_the_canvas_uses_the_documents_boxes(qtbot, make_window):
 
 
 # ---------------------------------------------------------------------- item 11: plurals
-def test_counts_and_captions_use_singular_for_one(qtbot, make_window):
+def test_counts_and_captions_use_singular_for_one(qtbot, make_results_window):
     from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
 
     topo = Topology("tiny", (Node("g0", COMPUTE, x=0, y=0), Node("g1", COMPUTE, x=1, y=0),
                              Node("sw", SWITCH, x=0, y=1)),
                     (Link("g0", "g1", Fraction(10)),))
-    w = make_window(topology=topo)
+    w = make_results_window(topology=topo)
     assert w.status_counts.text() == "2 compute nodes, 1 switch, 1 link"
     assert w.inspector.fabric_counts.text() == "2 compute nodes, 1 switch, 1 link"
     s = ring4_schedule()
     one = replace(s.bottleneck, links=s.bottleneck.links[:1])
-    w2 = make_window()
+    w2 = make_results_window()
     w2.results_controller.show_schedule(replace(s, bottleneck=one))
     text = w2.results_controller.summary.text()
     assert "over 1 link" in text and "1 links" not in text
@@ -218,8 +192,8 @@ def bandwidth_edit(window, value: int) -> None:
         window.document, {uid: replace(window.document.links[uid], bandwidth=Fraction(value))}))
 
 
-def test_edits_are_autosaved_once_they_pause_and_undo_to_clean_forgets(qtbot, make_window):
-    w = make_window()
+def test_edits_are_autosaved_once_they_pause_and_undo_to_clean_forgets(qtbot, make_results_window):
+    w = make_results_window()
     fa = w.file_actions
     fa.autosave_delay_ms = 80
     path = fa.recovery_path()
@@ -236,8 +210,8 @@ def test_edits_are_autosaved_once_they_pause_and_undo_to_clean_forgets(qtbot, ma
     assert not w.is_modified() and not path.exists()
 
 
-def test_recovery_offers_the_newest_autosave(qtbot, make_window, tmp_path):
-    old, new = make_window(), make_window()
+def test_recovery_offers_the_newest_autosave(qtbot, make_results_window, tmp_path):
+    old, new = make_results_window(), make_results_window()
     bandwidth_edit(old, 11)
     assert old.file_actions.autosave()
     bandwidth_edit(new, 77)
@@ -251,7 +225,7 @@ def test_recovery_offers_the_newest_autosave(qtbot, make_window, tmp_path):
     old.file_actions.recovery_path().write_text(json.dumps(data))
     os.utime(new.file_actions.recovery_path(), (1, 1))  # mtime is not what decides
     asked = []
-    w = make_window()
+    w = make_results_window()
     assert w.file_actions.offer_recovery(ask=lambda text: asked.append(text) or True)
     assert {ln.bandwidth for ln in w.document.links.values()} >= {Fraction(77)}
     assert Fraction(11) not in {ln.bandwidth for ln in w.document.links.values()}
@@ -261,27 +235,27 @@ def test_recovery_offers_the_newest_autosave(qtbot, make_window, tmp_path):
         w.file_actions.recovery_path().name]
 
 
-def test_recovery_leaves_the_files_of_running_designers_alone(make_window):
+def test_recovery_leaves_the_files_of_running_designers_alone(make_results_window):
     import json
     import os
     import socket
 
-    other = make_window()
+    other = make_results_window()
     bandwidth_edit(other, 55)
     assert other.file_actions.autosave()
     path = other.file_actions.recovery_path()
     data = json.loads(path.read_text())
     data["forestcoll_recovered_from"].update(pid=os.getppid(), host=socket.gethostname())
     path.write_text(json.dumps(data))  # as if another running designer (the parent) wrote it
-    w = make_window()
+    w = make_results_window()
     assert not w.file_actions.offer_recovery(ask=lambda text: True)
     assert path.exists()
 
 
-def test_import_and_template_ask_before_replacing_an_edited_fabric(make_window, monkeypatch):
+def test_import_and_template_ask_before_replacing_an_edited_fabric(make_results_window, monkeypatch):
     from PySide6.QtWidgets import QFileDialog
 
-    w = make_window()
+    w = make_results_window()
     asked = []
     w.file_actions.confirm_discard = lambda reason="": asked.append(reason) or False
     opened = []
@@ -296,10 +270,10 @@ def test_import_and_template_ask_before_replacing_an_edited_fabric(make_window, 
 
 
 # ---------------------------------------------------------------------- item 8: results file
-def test_results_file_keeps_the_simulated_baselines_shown(qtbot, make_window, tmp_path, errors):
+def test_results_file_keeps_the_simulated_baselines_shown(qtbot, make_results_window, tmp_path, errors):
     from solver.io.results_h5 import read_results, read_schedules
 
-    w = make_window()
+    w = make_results_window()
     rc = w.results_controller
     solve_and_wait(qtbot, w)
     with qtbot.waitSignal(rc.simulation.task.done, timeout=60000):
@@ -342,7 +316,7 @@ def fake_sweep(seconds: float, honour_cancel: bool, calls: list):
     return run
 
 
-def test_cancel_stops_a_simulation_at_once(qtbot, make_window, monkeypatch):
+def test_cancel_stops_a_simulation_at_once(qtbot, make_results_window, monkeypatch):
     import time
 
     from fc_gui.controllers import simulation
@@ -350,7 +324,7 @@ def test_cancel_stops_a_simulation_at_once(qtbot, make_window, monkeypatch):
 
     calls = []
     monkeypatch.setattr(simulation, "sweep", fake_sweep(30.0, True, calls))
-    w = make_window()
+    w = make_results_window()
     rc = w.results_controller
     solve_and_wait(qtbot, w)
     rc.plots.simulate_button.click()
@@ -367,13 +341,13 @@ def test_cancel_stops_a_simulation_at_once(qtbot, make_window, monkeypatch):
     assert rc.simulation.tables == {}
 
 
-def test_a_cancelled_simulation_that_runs_on_never_reaches_the_plot(qtbot, make_window,
+def test_a_cancelled_simulation_that_runs_on_never_reaches_the_plot(qtbot, make_results_window,
                                                                      monkeypatch):
     from fc_gui.controllers import simulation
 
     calls = []
     monkeypatch.setattr(simulation, "sweep", fake_sweep(0.6, False, calls))  # deaf to cancel
-    w = make_window()
+    w = make_results_window()
     rc = w.results_controller
     solve_and_wait(qtbot, w)
     rc.plots.simulate_button.click()
@@ -462,8 +436,8 @@ def test_quitting_during_a_solve_exits_cleanly(tmp_path, kind):
 
 
 # ---------------------------------------------------------------------- item 11: the Solve dock
-def test_the_stale_banner_never_squeezes_the_solve_fields(qtbot, make_window, tmp_path):
-    w = make_window()
+def test_the_stale_banner_never_squeezes_the_solve_fields(qtbot, make_results_window, tmp_path):
+    w = make_results_window()
     rc = w.results_controller
     p = rc.panel
     w.resize(w.minimumSizeHint())  # the shortest the window gets
@@ -484,8 +458,8 @@ def test_the_stale_banner_never_squeezes_the_solve_fields(qtbot, make_window, tm
 
 
 # ---------------------------------------------------------------------- item 11: the Help menu
-def test_help_menu_has_a_quick_start_and_the_real_shortcuts(qtbot, make_window):
-    w = make_window()
+def test_help_menu_has_a_quick_start_and_the_real_shortcuts(qtbot, make_results_window):
+    w = make_results_window()
     titles = [a.text() for a in w.help_menu.actions() if not a.isSeparator()]
     assert titles == ["&Quick start", "&Keyboard shortcuts", "&About"]
     quick = w.show_quick_start()
@@ -508,10 +482,10 @@ def test_help_menu_has_a_quick_start_and_the_real_shortcuts(qtbot, make_window):
     assert ("Solve", "Solve", "Ctrl+J") in w.show_shortcuts().rows
 
 
-def test_a_studys_resilience_map_is_not_drawn_on_another_fabric(make_window, tmp_path):
+def test_a_studys_resilience_map_is_not_drawn_on_another_fabric(make_results_window, tmp_path):
     from fc_gui.controllers.studies import install as install_studies
 
-    w = make_window()
+    w = make_results_window()
     studies = install_studies(w)
     rows = [{"element": "gpu0--gpu1", "kind": "link", "change_pct": -25.0},
             {"element": "gpu2", "kind": "node", "change_pct": -50.0}]
@@ -524,8 +498,8 @@ def test_a_studys_resilience_map_is_not_drawn_on_another_fabric(make_window, tmp
     assert "replaced" in studies.dock.status.text()
 
 
-def test_a_result_that_arrives_stale_is_greyed_from_the_start(qtbot, make_window):
-    w = make_window()
+def test_a_result_that_arrives_stale_is_greyed_from_the_start(qtbot, make_results_window):
+    w = make_results_window()
     rc = w.results_controller
     rc.show_schedule(ring4_schedule(), stale=True)  # the fabric was edited during its solve
     assert rc.stale and rc.overlays.cut.badge.greyed

@@ -11,12 +11,10 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPointF, QSettings
+from PySide6.QtCore import QPointF
 from PySide6.QtGui import QImage
-from results_fixtures import FakeSolver, ring4, ring4_schedule
+from results_fixtures import ring4_schedule
 
-from fc_gui.controllers.results import install
-from fc_gui.main_window import MainWindow
 from fc_gui.views.plots_dock import PlotsDock
 from solver.model.results import ResultTable
 
@@ -137,33 +135,10 @@ def test_hover_reads_out_the_nearest_point_of_each_series(dock, qtbot):
 
 
 # ---------------------------------------------------------------------- export
-@pytest.fixture
-def make_window(qtbot, tmp_path):
-    windows = []
-
-    def make(topology=None, solve_fn=None):
-        settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-        w = MainWindow(topology or ring4(), settings=settings, state_dir=tmp_path / "state",
-                       install_results=False)
-        w.results_controller = install(w, solve_fn=solve_fn or FakeSolver(0.05), warmup=False)
-        w.file_actions.confirm_discard = lambda reason="": True
-        w.resize(1200, 800)
-        w.show()
-        windows.append(w)
-        return w
-
-    yield make
-    for w in windows:
-        w.results_controller.shutdown()
-        w.undo_stack.setClean()
-        w.close()
-        w.deleteLater()
-
-
-def test_export_menu_writes_the_plot_as_png_svg_and_csv(make_window, tmp_path, errors):
+def test_export_menu_writes_the_plot_as_png_svg_and_csv(make_results_window, tmp_path, errors):
     import cairosvg
 
-    w = make_window()
+    w = make_results_window()
     rc = w.results_controller
     twelve_series(rc.plots)
     texts = [a.text() for a in w.export_menu.actions()]
@@ -203,8 +178,8 @@ def test_export_menu_writes_the_plot_as_png_svg_and_csv(make_window, tmp_path, e
     assert errors and errors[-1][0] == "Export failed" and "\n" not in errors[-1][1]
 
 
-def test_plot_export_needs_lines(make_window, tmp_path, errors):
-    w = make_window()
+def test_plot_export_needs_lines(make_results_window, tmp_path, errors):
+    w = make_results_window()
     rc = w.results_controller
     assert not rc.plot_export.csv_action.isEnabled()
     assert rc.plot_export.export_csv(tmp_path / "empty.csv") is None
@@ -212,7 +187,7 @@ def test_plot_export_needs_lines(make_window, tmp_path, errors):
 
 
 # ---------------------------------------------------------------------- designer == CLI
-def test_designer_simulation_shows_the_cli_numbers_and_its_nvls_note(qtbot, make_window, capsys):
+def test_designer_simulation_shows_the_cli_numbers_and_its_nvls_note(qtbot, make_results_window, capsys):
     """On one DGX H100 (NVSwitch with NVLS), allreduce: every simulated point of the designer is
     the point ``forestcoll simulate`` prints for the same sizes, including the library's pick,
     and the note that NVLS beats the ForestColl bound is on the plot."""
@@ -221,7 +196,7 @@ def test_designer_simulation_shows_the_cli_numbers_and_its_nvls_note(qtbot, make
     from solver.cli import main
     from solver.io.templates import dgx_h100_rail
 
-    w = make_window(dgx_h100_rail(1), solve_fn=solver.solve)
+    w = make_results_window(dgx_h100_rail(1), solve_fn=solver.solve)
     rc = w.results_controller
     rc.panel.set_collective("allreduce")
     with qtbot.waitSignal(rc.schedule_changed, timeout=60000):
