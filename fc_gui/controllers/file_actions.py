@@ -229,7 +229,9 @@ class FileActions:
             self._error(str(exc))
             return
         show_saved_result(self.window.results_controller, saved)
-        if saved.schedule is not None:
+        if saved.note:
+            self._status(f"opened {path}: {saved.note}")
+        elif saved.schedule is not None:
             self._status(f"opened {path}: saved {saved.name} result shown")
 
     def open_dialog(self) -> None:

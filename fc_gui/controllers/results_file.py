@@ -5,6 +5,11 @@ designer's Export › Results write the fabric, schedules and result tables into
 Opening it (File › Open, Open recent, ``forestcoll gui FILE.h5``) loads the fabric and shows the
 saved schedule — cut, heat map, trees, summary — with its simulated lines and measurements on the
 plot, instead of an empty result on that fabric.
+
+A file that holds only a compressed plan (``forestcoll solve --compressed``, schema 1.2) is shown
+expanded into its full schedule when that stays small enough to draw (:data:`PLAN_EXPAND_MAX_N`
+compute nodes); a larger plan opens its fabric with a status line naming the plan and the command
+that reads it, never a partial forest whose simulation would give wrong numbers.
 """
 
 from __future__ import annotations
@@ -16,6 +21,10 @@ from solver.model.results import ResultTable
 from solver.model.schedule import Schedule
 
 SUFFIXES = (".h5", ".hdf5")
+
+#: largest plan (compute nodes) the designer expands on its GUI thread: 512 GPUs (≈ 2.6·10⁵ tree
+#: edges) take ≈ 2.5 s to expand and show; 2048 took 27 s and 2.2 GB, which would freeze the window.
+PLAN_EXPAND_MAX_N = 512
 
 
 def is_results_file(path: str | Path) -> bool:
@@ -29,6 +38,7 @@ class SavedResult:
     schedule: Schedule | None
     name: str
     tables: dict[str, ResultTable]
+    note: str = ""  # what the designer did with a compressed plan, for the status bar
 
     def simulated(self) -> dict[str, ResultTable]:
         """The simulator's tables of the shown schedule's collective (``simulate -o``)."""
@@ -61,7 +71,23 @@ def read_saved_result(path: str | Path) -> SavedResult:
     from solver.io import results_h5
 
     name, schedule = pick_schedule(results_h5.read_schedules(path))
-    return SavedResult(schedule, name, results_h5.read_results(path))
+    tables = results_h5.read_results(path)
+    if schedule is not None:
+        return SavedResult(schedule, name, tables)
+    from solver.io.plans_h5 import read_plans
+
+    plans = read_plans(path)
+    if not plans:
+        return SavedResult(None, "", tables)
+    name, plan = next(iter(plans.items()))
+    n = len(plan.topology.compute_ids)
+    if n > PLAN_EXPAND_MAX_N:
+        return SavedResult(None, "", tables, note=(
+            f"compressed plan {name!r} for {n} GPUs ({plan.num_trees} trees) not drawn: the "
+            f"designer expands plans up to {PLAN_EXPAND_MAX_N} GPUs; read it with "
+            f"'forestcoll show {Path(path).name} --verify'"))
+    return SavedResult(plan.expand(), name, tables,
+                       note=f"compressed plan {name!r} expanded to {plan.num_trees} trees")
 
 
 def show_saved_result(controller, saved: SavedResult) -> int:

@@ -120,3 +120,46 @@ def test_gui_command_opens_a_results_file_with_its_result(saved, tmp_path):
     assert run.returncode == 0, run.stderr
     image = QImage(str(out))
     assert not image.isNull() and image.width() > 800
+
+
+def _plan_file(tmp_path, boxes: int) -> Path:
+    from solver.algorithm.compressed import solve_compressed
+    from solver.io import templates
+    from solver.io.plans_h5 import write_plan
+
+    path = tmp_path / f"plan{boxes}.h5"
+    write_plan(path, solve_compressed(templates.dgx_h100_rail(boxes)))
+    return path
+
+
+def test_a_compressed_plan_opens_expanded_into_its_full_schedule(window, tmp_path, errors):
+    from solver.algorithm.verify import verify_schedule
+    from solver.io.plans_h5 import read_plans
+
+    path = _plan_file(tmp_path, 4)  # 32 GPUs: box 0's trees plus 3 translates of each
+    (plan,) = read_plans(path).values()
+    assert plan.order == 4 and len(plan.base.trees) * 4 == plan.num_trees
+    assert window.file_actions.open_path(path)
+    assert errors == []
+    rc = window.results_controller
+    s = rc.schedule
+    assert s is not None and len(s.trees) == plan.num_trees  # every root's trees, not box 0's
+    assert {t.root for t in s.trees} == set(s.topology.compute_ids)
+    verify_schedule(s)
+    assert s.algbw_exact == plan.optimal_algbw_exact
+    assert rc.overlays.cut.badge is not None and rc.overlays.cut.badge.isVisible()
+    assert f"expanded to {plan.num_trees} trees" in window.statusBar().currentMessage()
+
+
+def test_a_plan_too_large_to_draw_opens_its_fabric_and_says_why(window, tmp_path, errors,
+                                                                 monkeypatch):
+    from fc_gui.controllers import results_file
+
+    monkeypatch.setattr(results_file, "PLAN_EXPAND_MAX_N", 16)
+    path = _plan_file(tmp_path, 4)
+    assert window.file_actions.open_path(path)
+    assert errors == []
+    assert window.results_controller.schedule is None  # never a partial forest
+    assert len(window.document.to_topology().compute_ids) == 32
+    message = window.statusBar().currentMessage()
+    assert "not drawn" in message and "forestcoll show" in message and "--verify" in message
