@@ -156,7 +156,7 @@ class _OrbitSplitter(_PlanSplitter):
     def _unlink_all(self, w: int) -> None:
         """Forget every edge at the split switch w: w's own sets list every actual neighbour,
         so each is dropped once (a neighbour outside the boxes of a box switch: all translates)."""
-        sym, comp = self.sym, self.fabric.is_compute
+        sym = self.sym
         for table, other, ends in ((self.graph.out, list(self.graph.inn[w]), lambda x: (x, w)),
                                    (self.graph.inn, list(self.graph.out[w]), lambda x: (w, x))):
             for x in other:
@@ -180,17 +180,9 @@ class _OrbitSplitter(_PlanSplitter):
         return plan is not None and self._apply(w0, plan)
 
     def split_fixed_switch(self, w: int) -> bool:
+        """Split w by its σ-invariant plan, kept for box 0 only (the orbit's representative)."""
         sym = self.sym
-        ins, outs = sorted(self.graph.inn[w]), sorted(self.graph.out[w])
-        if any(sym.box_of[v] < 0 for v in ins + outs):
-            return False
-        rows = [u for u in ins if sym.box_of[u] == 0]
-        classes: dict[int, list[int]] = {}
-        for t in outs:
-            classes.setdefault(int(sym.pos_of[t]), []).append(t)
-        plan = self._plan(w, rows, outs, {t: (int(sym.pos_of[t]),) for t in outs},
-                          {(p,): self.cur[(w, ts[0])] for p, ts in classes.items()},
-                          order=self._fixed_order, spread_boxes=True)
+        plan = self.fixed_switch_plan(w)
         if plan is None:
             return False
         # the order in which the full splitting consumes every record (see plan_split)

@@ -152,19 +152,25 @@ class _PlanSplitter:
                 return False
         return True
 
-    def split_fixed_switch(self, w: int) -> bool:
-        """Split w (outside the boxes) by a σ-invariant plan: rows are its box-0 in-neighbours."""
+    def fixed_switch_plan(self, w: int) -> list[tuple[int, int, int]] | None:
+        """The σ-invariant plan of switch w (outside the boxes) for its box-0 in-neighbours (the
+        rows), or None when w has a neighbour outside the boxes or no plan exists."""
         sym = self.sym
         ins, outs = sorted(self.graph.inn[w]), sorted(self.graph.out[w])
         if any(sym.box_of[v] < 0 for v in ins + outs):
-            return False  # a neighbour outside the boxes: no invariant plan of this form
+            return None  # a neighbour outside the boxes: no invariant plan of this form
         rows = [u for u in ins if sym.box_of[u] == 0]
         classes: dict[int, list[int]] = {}
         for t in outs:
             classes.setdefault(int(sym.pos_of[t]), []).append(t)
-        plan = self._plan(w, rows, outs, {t: (int(sym.pos_of[t]),) for t in outs},
+        return self._plan(w, rows, outs, {t: (int(sym.pos_of[t]),) for t in outs},
                           {(p,): self.cur[(w, ts[0])] for p, ts in classes.items()},
                           order=self._fixed_order, spread_boxes=True)
+
+    def split_fixed_switch(self, w: int) -> bool:
+        """Split w (outside the boxes) by its σ-invariant plan, translated to every box."""
+        sym = self.sym
+        plan = self.fixed_switch_plan(w)
         if plan is None:
             return False
         moved = [(sym.translate(u, b), sym.translate(t, b), x)
