@@ -25,7 +25,6 @@ from __future__ import annotations
 import time as _time
 
 import numpy as np
-import scipy.sparse as sp
 
 from solver.model.errors import Cancelled
 from solver.simulate.engine import DEFAULT_MIN_CHUNKS, SimRun
@@ -34,23 +33,39 @@ from solver.simulate.estimate import PreparedModel
 _EPS = 1e-12
 
 
+class _Incidence:
+    """A sparse links x flows matrix as (row, column, value) triples with no repeated (row,
+    column), and the two products the filling needs: ``inc @ x`` and ``inc.T @ y`` (numpy's
+    ``bincount``; one pass over the non-zeros each)."""
+
+    def __init__(self, rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]) -> None:
+        key = np.asarray(rows, np.int64) * shape[1] + np.asarray(cols, np.int64)
+        key, counts = np.unique(key, return_counts=True)
+        self.rows, self.cols = np.divmod(key, shape[1]) if shape[1] else (key, key)
+        self.values = counts.astype(np.float64)
+        self.shape = shape
+
+    def __matmul__(self, x: np.ndarray) -> np.ndarray:
+        return np.bincount(self.rows, self.values * x[self.cols], minlength=self.shape[0])
+
+    def transposed_times(self, y: np.ndarray) -> np.ndarray:
+        return np.bincount(self.cols, self.values * y[self.rows], minlength=self.shape[1])
+
+
 def _streams(prep):
     """(incidence links x flows with multiplicities, share per flow, flows each waits for whole,
     the flow each follows chunk by chunk or -1), from the prepared arrays."""
     n = len(prep.flows)
     rows = prep.path_links
     cols = np.repeat(prep.e_flow, prep.hops_per_edge)
-    inc = sp.csr_matrix(
-        (np.ones(len(rows)), (rows, cols)), shape=(len(prep.table.pairs), n)
-    )
-    inc.sum_duplicates()
+    inc = _Incidence(rows, cols, (len(prep.table.pairs), n))
     share = np.array([f.share for f in prep.flows], np.float64)
     waits: list[set[int]] = [set(f.after) for f in prep.flows]
     upstream = np.array([f.after_chunkwise for f in prep.flows], np.int64)
     return inc, share, waits, upstream
 
 
-def _rates(inc_t, inc, cap, w, active, stage, upstream, caught) -> np.ndarray:
+def _rates(inc, cap, w, active, stage, upstream, caught) -> np.ndarray:
     """Weighted progressive filling, stage by stage: flows that others wait for (lower dependency
     depth) are served first, as the chunk simulator ranks their chunks first. A flow that follows
     another chunk by chunk and has caught up with it goes no faster than it."""
@@ -61,11 +76,11 @@ def _rates(inc_t, inc, cap, w, active, stage, upstream, caught) -> np.ndarray:
         limit = np.full(len(w), np.inf)
         tied = members & caught
         limit[tied] = rate[upstream[tied]]
-        left = _fill_stage(inc_t, inc, left, w, members, rate, limit)
+        left = _fill_stage(inc, left, w, members, rate, limit)
     return rate
 
 
-def _fill_stage(inc_t, inc, left, w, active, rate, limit) -> np.ndarray:
+def _fill_stage(inc, left, w, active, rate, limit) -> np.ndarray:
     """Progressive filling of ``active`` flows on capacity ``left`` (rate_f += w_f * lambda, at
     most ``limit_f``); returns the capacity left over."""
     cap = left
@@ -82,7 +97,7 @@ def _fill_stage(inc_t, inc, left, w, active, rate, limit) -> np.ndarray:
         rate[free] += w[free] * step
         left = left - demand * step
         saturated = used & (left <= _EPS * np.maximum(cap, 1.0))
-        hit = (inc_t @ saturated.astype(np.float64)) > 0
+        hit = inc.transposed_times(saturated.astype(np.float64)) > 0
         free &= ~hit & (rate < limit * (1 - 1e-12))
     return left
 
@@ -100,7 +115,6 @@ def simulate_flows(
     prep = model.prep
     table = prep.table
     inc, share, waits, upstream = _streams(prep)
-    inc_t = inc.T.tocsr()
     stage = np.zeros(len(share), np.int64)
     for _ in range(len(share)):
         new = np.array(
@@ -126,7 +140,7 @@ def simulate_flows(
         # progress (bytes) of a follower may not pass its upstream's
         ahead = np.where(follows, (total_bytes[up] - left[up]) - (total_bytes - left), np.inf)
         caught = follows & ~done[up] & (ahead <= _EPS * max(1.0, float(size)))
-        rate = _rates(inc_t, inc, cap, total_bytes * active, active, stage, up, caught)
+        rate = _rates(inc, cap, total_bytes * active, active, stage, up, caught)
         moving = active & (rate > 0)
         if not moving.any():
             raise RuntimeError("flow-level simulation stalled (a flow has no capacity)")
