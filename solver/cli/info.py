@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from solver.io import strict_json
 from solver.model.errors import TopologyError
 from solver.model.scale_up import scale_up_warnings
 from solver.model.topology import Topology, validate
@@ -161,7 +161,7 @@ def run(args) -> int:
         raise TopologyError(f"{args.topo}: {exc}") from None
     summary = summarize(topo)
     if args.json:
-        print(json.dumps(summary.to_json(), indent=2))
+        print(strict_json.dumps(summary.to_json(), indent=2))
     else:
         print(format_text(summary, args.topo))
     if summary.connectivity_error is not None:

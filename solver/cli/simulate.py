@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sys
 
+from solver.io import strict_json
 from solver.model.errors import ForestCollError, SolverError
 from solver.model.units import format_size
 from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
@@ -253,7 +253,7 @@ def _print_json(topo, schedule, sw, pairs) -> None:
         "in_switch_reduction": sw.in_switch_note(),
         "rows": [_row_json(r, sw, pairs) for r in sw.rows],
     }
-    json.dump(doc, sys.stdout, indent=1)
+    strict_json.dump(doc, sys.stdout, indent=1)
     sys.stdout.write("\n")
 
 

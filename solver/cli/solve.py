@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from fractions import Fraction
 from pathlib import Path
 
+from solver.io import strict_json
 from solver.model.errors import ForestCollError, SolverError
 from solver.io.files import atomic_write_text
 from solver.model.schedule import COLLECTIVES, BottleneckCut, Schedule
@@ -175,7 +175,7 @@ def run(args) -> int:
     if args.output:
         save_schedule(args.output, schedule)
     if args.json:
-        json.dump(schedule.to_dict(), sys.stdout, indent=1)
+        strict_json.dump(schedule.to_dict(), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         print(format_report(schedule, verified=verified, elapsed=elapsed, source=args.topology))
@@ -200,7 +200,7 @@ def save_schedule(path: str, schedule: Schedule) -> None:
     """Write ``schedule`` to ``path``: JSON document (atomic) or HDF5 results file."""
     if _output_kind(path) == "json":
         try:
-            atomic_write_text(path, json.dumps(schedule.to_dict(), indent=1) + "\n")
+            atomic_write_text(path, strict_json.dumps(schedule.to_dict(), indent=1) + "\n")
         except OSError as exc:
             raise ForestCollError(f"{path}: cannot write: {exc.strerror}") from None
         return

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
+from solver.io import strict_json
 from solver.cli._common import add_command
 from solver.cli._common import add_fabric_options, load_fabric
 from solver.model.errors import ForestCollError
@@ -168,7 +168,7 @@ def _run(plan, args) -> int:
     finally:
         bar.close()
     if args.json:
-        json.dump(to_json(result), sys.stdout, indent=1)
+        strict_json.dump(to_json(result), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         print(text(result))
