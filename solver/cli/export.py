@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from solver.io import strict_json
+from solver.io.schedule_json import schedule_json_text
 from solver.model.errors import ForestCollError
 from solver.model.plan import COMPRESS_MIN_N
 from solver.io.files import atomic_write_text
@@ -190,7 +190,7 @@ def run(args) -> int:
     order = msccl.read_rank_order(args.rank_order) if args.rank_order else None
     schedule = load_schedule(args)
     if fmt == "json":
-        text = strict_json.dumps(schedule.to_dict(), indent=2) + "\n"
+        text = schedule_json_text(schedule)
         if args.output == "-":
             sys.stdout.write(text)
         else:

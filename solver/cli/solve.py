@@ -8,7 +8,7 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-from solver.io import strict_json
+from solver.io.schedule_json import schedule_json_text, write_schedule_json
 from solver.model.errors import ForestCollError, SolverError
 from solver.io.files import atomic_write_text
 from solver.model.schedule import COLLECTIVES, BottleneckCut, Schedule
@@ -175,8 +175,7 @@ def run(args) -> int:
     if args.output:
         save_schedule(args.output, schedule)
     if args.json:
-        strict_json.dump(schedule.to_dict(), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        write_schedule_json(schedule, sys.stdout)
     else:
         print(format_report(schedule, verified=verified, elapsed=elapsed, source=args.topology))
         for w in fabric_warnings:
@@ -200,7 +199,7 @@ def save_schedule(path: str, schedule: Schedule) -> None:
     """Write ``schedule`` to ``path``: JSON document (atomic) or HDF5 results file."""
     if _output_kind(path) == "json":
         try:
-            atomic_write_text(path, strict_json.dumps(schedule.to_dict(), indent=1) + "\n")
+            atomic_write_text(path, schedule_json_text(schedule))
         except OSError as exc:
             raise ForestCollError(f"{path}: cannot write: {exc.strerror}") from None
         return

@@ -36,8 +36,12 @@ def finite(value: Any) -> Any:
 
 def dumps(value: Any, **kwargs: Any) -> str:
     """:func:`json.dumps` of :func:`finite` ``(value)``, refusing NaN and infinities
-    (``allow_nan=False``) so that the text is strict JSON."""
-    return json.dumps(finite(value), allow_nan=False, **kwargs)
+    (``allow_nan=False``) so that the text is strict JSON. A document that is already plain JSON
+    data (the usual case) is written directly, without the copy."""
+    try:
+        return json.dumps(value, allow_nan=False, **kwargs)
+    except (TypeError, ValueError):
+        return json.dumps(finite(value), allow_nan=False, **kwargs)
 
 
 def dump(value: Any, stream: IO[str], **kwargs: Any) -> None:

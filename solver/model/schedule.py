@@ -116,21 +116,26 @@ class Schedule:
             return tuple(pair for p in self.phases for pair in p.all_trees())
         return tuple((self.collective, t) for t in self.trees)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON document of ``forestcoll solve --json`` (and ``export --format json``)."""
-        trees = []
-        for coll, t in self.all_trees():
-            d: dict[str, Any] = {
-                "root": t.root,
-                "weight": float(t.weight),
-                "weight_exact": _frac_str(t.weight),
-                "multiplicity": t.multiplicity,
-                "height": t.height,
-                "edges": [{"src": e.src, "dst": e.dst, "path": list(e.path)} for e in t.edges],
-            }
-            if self.phases:
-                d["phase"] = coll
-            trees.append(d)
+    def tree_dict(self, collective: str, tree: Tree) -> dict[str, Any]:
+        """One entry of the document's ``trees`` list (``collective`` is the tree's phase)."""
+        d: dict[str, Any] = {
+            "root": tree.root,
+            "weight": float(tree.weight),
+            "weight_exact": _frac_str(tree.weight),
+            "multiplicity": tree.multiplicity,
+            "height": tree.height,
+            "edges": [{"src": e.src, "dst": e.dst, "path": list(e.path)} for e in tree.edges],
+        }
+        if self.phases:
+            d["phase"] = collective
+        return d
+
+    def to_dict(self, *, with_trees: bool = True) -> dict[str, Any]:
+        """The JSON document of ``forestcoll solve --json`` (and ``export --format json``); with
+        ``with_trees=False`` its ``trees`` list is left empty (``num_trees`` still counts them) for
+        a writer that streams them (:mod:`solver.io.schedule_json`)."""
+        pairs = self.all_trees()
+        trees = [self.tree_dict(coll, t) for coll, t in pairs] if with_trees else []
         cut = self.bottleneck
         return {
             "collective": self.collective,
@@ -141,7 +146,7 @@ class Schedule:
             "algbw_exact": _frac_str(self.algbw_exact),
             "k": self.k,
             "max_trees_per_root": self.max_trees_per_root,
-            "num_trees": len(trees),
+            "num_trees": len(pairs),
             "bottleneck": {
                 "nodes": list(cut.nodes),
                 "compute_nodes_inside": cut.compute_nodes_inside,
