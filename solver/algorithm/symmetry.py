@@ -11,8 +11,11 @@ boxes. Then
 - trees rooted in box b can be the translates of trees rooted in box 0.
 
 Candidates come from the node groups of the topology (templates and importers name a box per
-group); inside a group, nodes are matched by a canonical order: kind, then a colour refinement
-of the group's own links (bandwidths included), then topology order. A candidate is only used
+group) or, for a file without them, from the fabric's own structure
+(:func:`find_structural_box_symmetry`: colour refinement of the whole fabric, then boxes as what
+stays connected once the network tiers are set aside); inside a group, nodes are matched by a
+canonical order: kind, links to nodes outside the boxes, a colour refinement of the group's own
+links (bandwidths included), and individualisation where ties remain. A candidate is only used
 after :func:`find_box_symmetry` has checked, link by link, that it is an automorphism: nothing
 here is assumed.
 """
@@ -62,20 +65,39 @@ class BoxSymmetry:
         return [v for v in fabric.compute if self.box_of[v] <= 0]
 
 
-def _canonical_order(fabric: IndexedFabric, members: list[int],
-                     local: dict[int, list[tuple[int, Fraction]]]) -> list[int]:
-    """Members sorted by kind and a colour refinement of the group's own links."""
-    colour = {v: (0 if fabric.is_compute[v] else 1,) for v in members}
-    for _ in range(len(members)):
+def _refine(members: list[int], colour: dict[int, int],
+            local: dict[int, list[tuple[int, Fraction]]]) -> dict[int, int]:
+    """Colour refinement inside one group until no class splits; colours renamed 0.. in the
+    order of their signatures, so isomorphic groups get the same names."""
+    while True:
         sig = {v: (colour[v], tuple(sorted((colour[w], b) for w, b in local[v])))
                for v in members}
         names = {s: i for i, s in enumerate(sorted(set(sig.values())))}
-        new = {v: (names[sig[v]],) for v in members}
-        if len(set(new.values())) == len(set(colour.values())):
-            colour = new
-            break
+        new = {v: names[sig[v]] for v in members}
+        if len(names) == len(set(colour.values())):
+            return new
         colour = new
-    return sorted(members, key=lambda v: (colour[v], v))
+
+
+def _canonical_order(fabric: IndexedFabric, members: list[int],
+                     local: dict[int, list[tuple[int, Fraction]]],
+                     anchor: dict[int, tuple]) -> list[int]:
+    """Members in a canonical order: colours from kind, from their links to nodes outside every
+    box (``anchor``: a box translation fixes those, so each is told apart by its index) and from
+    a refinement of the group's own links; while a class still holds several members, its
+    first member in topology order is told apart and the refinement repeated
+    (individualisation-refinement), so that corresponding nodes of isomorphic groups line up."""
+    start = {v: (0 if fabric.is_compute[v] else 1, anchor[v]) for v in members}
+    names = {c: i for i, c in enumerate(sorted(set(start.values())))}
+    colour = _refine(members, {v: names[c] for v, c in start.items()}, local)
+    while len(set(colour.values())) < len(members):
+        sizes: dict[int, int] = {}
+        for c in colour.values():
+            sizes[c] = sizes.get(c, 0) + 1
+        tied = min(c for c, k in sizes.items() if k > 1)
+        chosen = min(v for v in members if colour[v] == tied)
+        colour = _refine(members, {v: 2 * colour[v] + (v != chosen) for v in members}, local)
+    return sorted(members, key=lambda v: colour[v])
 
 
 def find_box_symmetry(fabric: IndexedFabric, groups: Sequence[str | None]) -> BoxSymmetry | None:
@@ -102,10 +124,17 @@ def find_box_symmetry(fabric: IndexedFabric, groups: Sequence[str | None]) -> Bo
         for v in members:
             box_index[v] = b
     local: dict[int, list[tuple[int, Fraction]]] = {v: [] for v in box_index}
+    outside: dict[int, list[tuple[int, int, Fraction]]] = {v: [] for v in box_index}
     for (u, v), bw in zip(fabric.edges, fabric.bandwidth):
         if u in box_index and box_index.get(v) == box_index[u]:
             local[u].append((v, bw))
-    node_at = np.array([_canonical_order(fabric, m, local) for m in boxes], dtype=np.int64)
+        elif u in box_index and v not in box_index:
+            outside[u].append((0, v, bw))
+        elif v in box_index and u not in box_index:
+            outside[v].append((1, u, bw))
+    anchor = {v: tuple(sorted(links)) for v, links in outside.items()}
+    node_at = np.array([_canonical_order(fabric, m, local, anchor) for m in boxes],
+                       dtype=np.int64)
     box_of = np.full(fabric.n, -1, dtype=np.int64)
     pos_of = np.full(fabric.n, -1, dtype=np.int64)
     for b in range(len(boxes)):
@@ -124,3 +153,86 @@ def is_automorphism(fabric: IndexedFabric, perm: np.ndarray) -> bool:
         return False
     bw = dict(zip(fabric.edges, fabric.bandwidth))
     return all(bw.get((int(perm[u]), int(perm[v]))) == b for (u, v), b in bw.items())
+
+
+#: classes of switches set aside, least bandwidth first, before the structural search gives up
+STRUCTURAL_ATTEMPTS = 6
+
+
+def refined_colours(fabric: IndexedFabric) -> list[int]:
+    """Colour refinement (1-dimensional Weisfeiler-Leman) of the whole fabric: nodes start
+    coloured by kind and are split by the multisets of (neighbour colour, bandwidth) of their
+    outgoing and incoming links until no class splits. Nodes an automorphism can exchange always
+    share a colour; O(rounds · E log E), rounds <= the number of classes."""
+    out: list[list[tuple[int, Fraction]]] = [[] for _ in range(fabric.n)]
+    inc: list[list[tuple[int, Fraction]]] = [[] for _ in range(fabric.n)]
+    for (u, v), bw in zip(fabric.edges, fabric.bandwidth):
+        out[u].append((v, bw))
+        inc[v].append((u, bw))
+    colour = [0 if c else 1 for c in fabric.is_compute]
+    classes = len(set(colour))
+    while True:
+        sig = [
+            (colour[v], tuple(sorted((colour[w], b) for w, b in out[v])),
+             tuple(sorted((colour[w], b) for w, b in inc[v])))
+            for v in range(fabric.n)
+        ]
+        names = {s: i for i, s in enumerate(sorted(set(sig)))}
+        colour = [names[s] for s in sig]
+        if len(names) == classes:
+            return colour
+        classes = len(names)
+
+
+def _components(fabric: IndexedFabric, removed: set[int]) -> list[int]:
+    """Connected component id per node of the fabric without ``removed`` (-1 for those)."""
+    parent = list(range(fabric.n))
+
+    def find(v: int) -> int:
+        while parent[v] != v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+
+    for u, v in fabric.edges:
+        if u not in removed and v not in removed:
+            ru, rv = find(u), find(v)
+            if ru != rv:
+                parent[ru] = rv
+    return [-1 if v in removed else find(v) for v in range(fabric.n)]
+
+
+def find_structural_box_symmetry(fabric: IndexedFabric) -> BoxSymmetry | None:
+    """A box translation found from the fabric alone, for files without group names.
+
+    Switch colour classes (:func:`refined_colours`) are set aside, the class carrying the least
+    bandwidth in all first (a network tier: rails, IB switches, spines; every box has its own
+    NVSwitch, NICs and GPUs, joined by faster links); after each, the connected
+    parts that hold compute nodes are candidate boxes, given to :func:`find_box_symmetry`, which
+    checks the translation link by link. At most :data:`STRUCTURAL_ATTEMPTS` candidates are
+    tried; ``None`` when none is an automorphism.
+    """
+    colour = refined_colours(fabric)
+    members: dict[int, list[int]] = {}
+    for v, c in enumerate(colour):
+        members.setdefault(c, []).append(v)
+    carried = [Fraction(0)] * fabric.n
+    for (u, v), bw in zip(fabric.edges, fabric.bandwidth):
+        carried[u] += bw
+        carried[v] += bw
+    # the class carrying least bandwidth first: a network tier (rails, IB, spines) before the
+    # switches inside the boxes (NVSwitches, NICs)
+    switch_classes = sorted((m for m in members.values() if not fabric.is_compute[m[0]]),
+                            key=lambda m: (carried[m[0]] * len(m), len(m), m[0]))
+    removed: set[int] = set()
+    for cls in switch_classes[:STRUCTURAL_ATTEMPTS]:
+        removed.update(cls)
+        part = _components(fabric, removed)
+        holding = {part[v] for v in fabric.compute}
+        if len(holding) < 2:
+            continue
+        groups = [f"box{part[v]}" if part[v] in holding else None for v in range(fabric.n)]
+        sym = find_box_symmetry(fabric, groups)
+        if sym is not None:
+            return sym
+    return None

@@ -120,10 +120,22 @@ def test_link_orbits_have_the_box_count():
     assert orbit.shape == (len(fabric.edges),) and np.bincount(orbit).tolist() == sizes.tolist()
 
 
-def test_fabrics_without_boxes_are_refused_in_one_line():
+def test_boxes_without_group_names_are_found_from_the_structure():
     topo = templates.dgx_h100_rail(2)
     plain = dataclasses.replace(topo, nodes=tuple(dataclasses.replace(n, group=None)
                                                   for n in topo.nodes))
+    plan = solve_compressed(plain)
+    verify_compressed(plan)
+    assert plan.optimal_algbw_exact == solve_compressed(topo).optimal_algbw_exact
+
+
+def test_fabrics_without_boxes_are_refused_in_one_line():
+    topo = templates.dgx_h100_rail(2)
+    links = list(topo.links)
+    i = next(j for j, l in enumerate(links) if l.source == "b1.gpu3" and l.target == "b1.nvsw")
+    links[i] = dataclasses.replace(links[i], bandwidth=Fraction(400))  # box 1 differs
+    plain = dataclasses.replace(topo, links=tuple(links), nodes=tuple(
+        dataclasses.replace(n, group=None) for n in topo.nodes))
     with pytest.raises(SolverError, match="no box symmetry") as info:
         solve_compressed(plain)
     assert "\n" not in str(info.value)

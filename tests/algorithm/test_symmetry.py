@@ -17,7 +17,12 @@ from solver.algorithm.optimum import compute_optimum
 from solver.algorithm.orbit_packing import pack_by_orbits, translated_classes
 from solver.algorithm.plan_split import split_by_plans
 from solver.algorithm.spare_trim import trim_shared_links
-from solver.algorithm.symmetry import find_box_symmetry, is_automorphism
+from solver.algorithm.symmetry import (
+    find_box_symmetry,
+    find_structural_box_symmetry,
+    is_automorphism,
+    refined_colours,
+)
 from solver.algorithm.verify import verify_schedule
 from solver.flow.csr import IndexedFabric
 from solver.io import templates
@@ -65,6 +70,65 @@ def test_no_groups_no_symmetry():
     topo = templates.dgx_h100_rail(4)
     topo = replace(topo, nodes=tuple(replace(n, group=None) for n in topo.nodes))
     assert _indexed(topo)[1] is None
+
+
+def _anonymous(topo, seed=0):
+    """``topo`` as a file from another tool: no groups, nodes and links in a shuffled order."""
+    import random
+
+    rng = random.Random(seed)
+    nodes = [replace(n, group=None) for n in topo.nodes]
+    links = list(topo.links)
+    rng.shuffle(nodes)
+    rng.shuffle(links)
+    return replace(topo, nodes=tuple(nodes), links=tuple(links))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("name", sorted(FABRICS))
+def test_boxes_are_found_from_the_structure_alone(name, seed):
+    grouped = FABRICS[name]()
+    topo = _anonymous(grouped, seed)
+    fabric = IndexedFabric.from_topology(topo)
+    sym = find_structural_box_symmetry(fabric)
+    assert sym is not None and is_automorphism(fabric, sym.shift)
+    # the same boxes as the template's groups: every found box is one named group
+    named = {n.id: n.group for n in grouped.nodes}
+    for b in range(sym.boxes):
+        groups = {named[fabric.names[v]] for v in sym.node_at[b]}
+        assert len(groups) == 1 and None not in groups
+    assert sym.boxes == len({n.group for n in grouped.nodes if n.is_compute})
+
+
+def test_colour_refinement_keeps_automorphic_nodes_together():
+    fabric, sym = _indexed(templates.dgx_a100(3))
+    colour = refined_colours(fabric)
+    assert all(colour[v] == colour[int(sym.shift[v])] for v in range(fabric.n))
+    assert len(set(colour)) < fabric.n
+
+
+def test_a_box_that_differs_has_no_structural_symmetry_either():
+    topo = templates.dgx_h100_rail(4)
+    links = list(topo.links)
+    i = next(j for j, l in enumerate(links) if l.source == "b2.gpu3" and l.target == "b2.nvsw")
+    links[i] = replace(links[i], bandwidth=Fraction(400))
+    fabric = IndexedFabric.from_topology(_anonymous(replace(topo, links=tuple(links))))
+    assert find_structural_box_symmetry(fabric) is None
+
+
+def test_anonymous_file_solves_on_the_symmetric_path(symmetric_everywhere, monkeypatch):
+    found = []
+
+    def recording(fabric):
+        found.append(find_structural_box_symmetry(fabric))
+        return found[-1]
+
+    monkeypatch.setattr(pipeline, "find_structural_box_symmetry", recording)
+    grouped = templates.dgx_h100_rail(4)
+    schedule = solver.solve(_anonymous(grouped))
+    verify_schedule(schedule)
+    assert len(found) == 1 and found[0] is not None and found[0].boxes == 4
+    assert schedule.optimal_algbw_exact == solver.solve(grouped).optimal_algbw_exact
 
 
 @pytest.mark.parametrize("name", sorted(FABRICS))
