@@ -409,8 +409,9 @@ def _topology_difference(a: Topology, b: Topology) -> str:
 
 # ----------------------------------------------------------------------------- schedules
 def _check_refs(s: Schedule, index: dict[str, int]) -> None:
-    refs = [v for t in s.trees for e in t.edges for v in (e.src, e.dst, *e.path)]
-    refs += [t.root for t in s.trees] + list(s.bottleneck.nodes)
+    """Every node the schedule names outside its tree edges is in the fabric (the tree edges
+    are checked as they are indexed, in :func:`_tree_arrays`)."""
+    refs = [t.root for t in s.trees] + list(s.bottleneck.nodes)
     refs += [v for ll in s.link_load for v in (ll.source, ll.target)]
     refs += [v for u, w, _ in s.bottleneck.links for v in (u, w)]
     for v in refs:
@@ -418,6 +419,33 @@ def _check_refs(s: Schedule, index: dict[str, int]) -> None:
             raise ResultsFileError(
                 f"schedule {s.collective!r} refers to node {v!r}, which its fabric lacks"
             )
+
+
+def _tree_arrays(s: Schedule, index: dict[str, int]):
+    """(edge offsets per tree, edge sources, edge targets, path offsets per edge, path nodes) as
+    node indices; a path shared by many trees is indexed once."""
+    edge_off = [0]
+    path_off = [0]
+    e_src: list[int] = []
+    e_dst: list[int] = []
+    p_nodes: list[int] = []
+    known: dict[tuple[str, ...], list[int]] = {}
+    try:
+        for t in s.trees:
+            for e in t.edges:
+                nodes = known.get(e.path)
+                if nodes is None:
+                    nodes = known[e.path] = [index[v] for v in e.path]
+                e_src.append(index[e.src])
+                e_dst.append(index[e.dst])
+                p_nodes.extend(nodes)
+                path_off.append(len(p_nodes))
+            edge_off.append(len(e_src))
+    except KeyError as exc:
+        raise ResultsFileError(
+            f"schedule {s.collective!r} refers to node {exc.args[0]!r}, which its fabric lacks"
+        ) from None
+    return edge_off, e_src, e_dst, path_off, p_nodes
 
 
 def _write_schedule_group(g: h5py.Group, s: Schedule, topo: Topology) -> None:
@@ -441,18 +469,7 @@ def _write_schedule_group(g: h5py.Group, s: Schedule, topo: Topology) -> None:
         )
 
     trees = g.create_group("trees")
-    edge_off = [0]
-    path_off = [0]
-    e_src: list[int] = []
-    e_dst: list[int] = []
-    p_nodes: list[int] = []
-    for t in s.trees:
-        for e in t.edges:
-            e_src.append(index[e.src])
-            e_dst.append(index[e.dst])
-            p_nodes.extend(index[v] for v in e.path)
-            path_off.append(len(p_nodes))
-        edge_off.append(len(e_src))
+    edge_off, e_src, e_dst, path_off, p_nodes = _tree_arrays(s, index)
     _dataset(trees, "root", [index[t.root] for t in s.trees], np.int32)
     _dataset(trees, "multiplicity", [t.multiplicity for t in s.trees], np.int64)
     _dataset(trees, "weight", [float(t.weight) for t in s.trees], np.float64)

@@ -120,10 +120,10 @@ class _Prepared:
                 links = known.get(path)
                 if links is None:
                     links = known[path] = self.table.path_links(path, f"{rs.algorithm} flow {fi}")
-                if len(links) > K.HMASK:
-                    raise ForestCollError(
-                        f"{rs.algorithm} flow {fi}: path too long ({len(links)} hops)"
-                    )
+                    if len(links) > K.HMASK:
+                        raise ForestCollError(
+                            f"{rs.algorithm} flow {fi}: path too long ({len(links)} hops)"
+                        )
                 path_links.extend(links)
                 path_ptr.append(len(path_links))
         self.kind = np.array(kind, np.int64)

@@ -149,7 +149,7 @@ def _tree_flows(sched: Schedule, kind: str, phase: str) -> list[Flow]:
     merged: dict[tuple, float] = {}
     order: list[tuple] = []
     for t in sched.trees:
-        edges = tuple((e.src, e.dst, tuple(e.path)) for e in t.edges)
+        edges = tuple([(e.src, e.dst, e.path) for e in t.edges])  # paths are tuples
         key = (t.root, edges)
         if key not in merged:
             merged[key] = 0.0
