@@ -28,7 +28,8 @@ What is read:
   listed in :attr:`Measurement.wrong_sizes`. A size printed several times (``-N`` cycles, or the
   zero-byte rows small sizes round to) keeps its median-time row (:attr:`Measurement.repeats`).
 - **Launcher prefixes**: ``mpirun --tag-output`` (``[1,0]<stdout>:``), Hydra ``-prepend-rank``
-  (``[0]``, also glued inside a row as it is printed in pieces) and ``srun -l`` (``0: ``).
+  (``[0]``, also glued inside a row as it is printed in pieces), ``srun -l`` (``0: ``) and a
+  SkyPilot job log's ``(head, rank=0, pid=3808)`` before any of them.
 - **NCCL INFO/WARN lines** between rows or spliced into one (NCCL writes its debug lines to the
   same stdout while nccl-tests prints a row in three pieces): the INFO text is cut out and the
   row's pieces joined.
@@ -101,6 +102,8 @@ _NVLS_CHANNELS_RE = re.compile(r"\b(\d{1,6}) nvls channels")
 _RCCL_HINT = re.compile(r"\b(?:rccl|RCCL|HIP|hipMalloc|gfx9\d{2}|MI\d{3}|Instinct)")
 _INFO_MARKERS = (" NCCL INFO", " NCCL WARN", " RCCL INFO", " RCCL WARN", " NCCL TRACE")
 _TAG_RE = re.compile(r"(\[[^\]\s]{1,200}\]<std(?:out|err)>:|\[\d{1,7}\](?= |$)|\d{1,7}: )")
+#: a SkyPilot / Ray job-log prefix: "(head, rank=0, pid=3808) ", "(worker1, rank=1, pid=2769, ip=...) "
+_JOB_PREFIX_RE = re.compile(r"\([A-Za-z0-9_.-]{1,64}, rank=\d{1,7}[^()]{0,200}\) ")
 MAX_LOG_BYTES = 50 * 1024 * 1024
 MAX_SIZE_BYTES = 2**48  # one message (256 TiB; nccl-tests sweeps stop far below)
 MAX_TIME_US = 1e12  # one measured time (about 11 days)
@@ -283,9 +286,12 @@ def _strip_tag(line: str) -> str:
     and, for the bracketed ones, where the launcher glued it inside the line (a row printed in
     pieces gets the tag before each piece)."""
     body = line.lstrip()
+    job = _JOB_PREFIX_RE.match(body)
+    if job:
+        body = body[job.end():].lstrip()
     m = _TAG_RE.match(body)
     if not m:
-        return line
+        return body if job else line
     tag = m.group(1)
     rest = body[m.end():]
     if tag.startswith("["):
@@ -788,3 +794,21 @@ def load_log(path: str | os.PathLike, collective: str | None = None) -> Measurem
     if text.lstrip().startswith("{"):
         return parse_json(text, str(p), collective)
     return parse_text(text, str(p), collective)
+
+
+def above_bound_reason(collective: str, settings: dict, nvswitch: bool) -> str:
+    """Why a measured algbw can sit above ForestColl's forward-only bound (a schedule that
+    only forwards and adds on GPUs cannot beat it): in-switch reduction (NVLS on an NVSwitch,
+    CollNet/SHARP in the network) for allreduce, else the fabric given is not the one that ran
+    (or its link figures are below the hardware's)."""
+    state = nvls_state(settings, collective)
+    if collective == "allreduce":
+        if state == "on":
+            return "NVLS: the NVSwitch adds (in-switch reduction), which forwarding cannot match"
+        if settings.get("NCCL_COLLNET_ENABLE", "").strip() == "1":
+            return "CollNet/SHARP: the network adds (in-network reduction)"
+        if nvswitch and state == "":
+            return ("NVLS likely: an NVSwitch fabric and the log does not turn NVLS off "
+                    "(in-switch reduction beats forwarding)")
+    return ("no in-switch reduction in this log: the fabric's link figures are below what "
+            "ran (or the log ran on another fabric)")
