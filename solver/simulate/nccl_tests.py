@@ -493,7 +493,10 @@ def read_sections(text: str, where: str = "<log>") -> list[Section]:
             current.last_line = lineno
         current = None
 
-    for lineno, raw in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    for lineno, raw in enumerate(lines, 1):
+        if not raw or raw.isspace():
+            continue
         line = _strip_tag(raw.lstrip("\ufeff"))
         if not tool_rccl and _RCCL_HINT.search(line[:400]):
             tool_rccl = True
@@ -591,7 +594,7 @@ def read_sections(text: str, where: str = "<log>") -> list[Section]:
                 current.collective = _collective_of(binary)
             _scan_settings(current, stripped, lineno, False)
     finish_row()
-    last = len(text.splitlines())
+    last = len(lines)
     for sec in sections:
         if not sec.last_line:
             sec.last_line = last
