@@ -30,12 +30,19 @@ def register(subparsers):
         help="import an nccl-tests/rccl-tests log",
         description=(
             "Read LOG (nccl-tests/rccl-tests text table, old or new column layout, or -J JSON),\n"
-            "infer the collective from the log (or --collective), and store a table\n"
+            "take its run of the collective (-c picks one run of a log holding several, as\n"
+            "'run all collectives' scripts write; a single run's collective comes from the log),\n"
+            "and store a table\n"
             "/results/<name> with the measured time/algbw and the predicted bound\n"
             "(size / optimal algbw of TOPO). The ForestColl schedule is solved and stored too if the\n"
             "file does not hold one for that collective. Out-of-place columns are used (in-place\n"
             "when out-of-place numbers are missing); rows with #wrong != 0 are dropped and listed;\n"
-            "a log whose '#  Rank' lines count other than TOPO's compute nodes is refused."
+            "a log whose '#  Rank' lines count other than TOPO's compute nodes is refused.\n"
+            "mpirun --tag-output / -prepend-rank / srun -l prefixes and NCCL INFO lines (also\n"
+            "spliced into a row) are skipped; a table inside a markdown or text file is found.\n"
+            "The run's settings the log shows (nccl version, NCCL_ALGO, NCCL_PROTO,\n"
+            "NCCL_MAX_NCHANNELS, NVLS on/off...) are printed and stored; a row above the\n"
+            "forward-only bound is printed with its reason (e.g. NVLS in-switch reduction)."
         ),
         epilog=(
             "example:\n  forestcoll measure import tests/data/nccl_tests_allgather_2xmi250.log "
@@ -53,7 +60,8 @@ def register(subparsers):
         "--collective",
         "-c",
         choices=COLLECTIVES,
-        help="collective (default: inferred from the log)",
+        help="the collective's run to import (default: the log's only one; a log without a "
+        "collective name takes this one)",
     )
     imp.add_argument(
         "--name", help="table name under /results (default measured_<collective>_<tool>)"
@@ -76,7 +84,7 @@ def _no_sub(parser) -> int:
 def run_import(args) -> int:
     from solver.algorithm.pipeline import solve
     from solver.model.results import ResultTable
-    from solver.simulate.nccl_tests import load_log
+    from solver.simulate.nccl_tests import above_bound_reason, load_log
 
     if not args.output.endswith((".h5", ".hdf5")):
         raise ForestCollError(f"{args.output}: results files end in .h5")
@@ -115,6 +123,22 @@ def run_import(args) -> int:
     opt = float(schedule.optimal_algbw_exact)
     sizes = meas.size_bytes.astype(np.float64)
     bound_t = sizes / (opt * 1e9)
+    nvswitch = any(nd.role == "nvswitch" for nd in topo.nodes)
+    reason = above_bound_reason(meas.collective, meas.settings, nvswitch)
+    above = [int(s) for s, a in zip(meas.size_bytes, meas.algbw_used) if a > opt]
+    attrs = {
+        "file": Path(args.log).name,
+        "variant": meas.variant,
+        "dropped_wrong_sizes": list(meas.wrong_sizes),
+        "predicted": "bound: size / optimal algbw",
+        "compare_on": "time and algbw (not busbw)",
+        "settings": dict(meas.settings),
+        "section": meas.section,
+        "repeats": meas.repeats,
+    }
+    if above:
+        attrs["above_bound_sizes"] = above
+        attrs["above_bound_reason"] = reason
     table = ResultTable(
         collective=meas.collective,
         algorithm=args.algorithm,
@@ -125,26 +149,29 @@ def run_import(args) -> int:
         measured_time=meas.time_used,
         measured_algbw=meas.algbw_used,
         schedule=sched_name,
-        attrs={
-            "file": Path(args.log).name,
-            "variant": meas.variant,
-            "dropped_wrong_sizes": list(meas.wrong_sizes),
-            "predicted": "bound: size / optimal algbw",
-            "compare_on": "time and algbw (not busbw)",
-        },
+        attrs=attrs,
     )
     name = (
         args.name or f"measured_{meas.collective.replace('-', '_')}_{meas.tool.replace('-', '_')}"
     )
     h5.write_results(args.output, name, table)
     out = sys.stdout
+    if len(meas.sections) > 1:
+        out.write(f"{args.log} holds {len(meas.sections)} runs: " + "; ".join(meas.sections) + "\n")
     out.write(
-        f"{meas.tool} {meas.collective}: {len(sizes)} sizes from {args.log} -> "
-        f"{args.output}:/results/{name}\n"
+        f"{meas.tool} {meas.collective}: {len(sizes)} sizes from {args.log}"
+        + (f" ({meas.section})" if meas.section else "")
+        + f" -> {args.output}:/results/{name}\n"
         f"using the {meas.variant} columns"
         + (f" ({meas.ranks} ranks)" if meas.ranks else "")
         + "\n"
     )
+    if meas.settings:
+        out.write("run settings: " + ", ".join(f"{k}={v}" for k, v in meas.settings.items()) + "\n")
+    else:
+        out.write("run settings: none shown in the log (run with NCCL_DEBUG=INFO to record them)\n")
+    if meas.repeats > 1:
+        out.write(f"sizes printed up to {meas.repeats} times: the median-time row of each is kept\n")
     if meas.wrong_sizes:
         out.write(
             f"dropped {len(meas.wrong_sizes)} row(s) with #wrong != 0: "
@@ -153,5 +180,12 @@ def run_import(args) -> int:
         )
     out.write(f"{'size':>12} {'time(us)':>10} {'algbw':>8} {'bound':>8} {'%bound':>7}\n")
     for s, t, a in zip(meas.size_bytes, meas.time_used, meas.algbw_used):
-        out.write(f"{int(s):>12} {t * 1e6:>10.2f} {a:>8.2f} {opt:>8.2f} {100 * a / opt:>6.1f}%\n")
+        mark = " *" if a > opt else ""
+        out.write(
+            f"{int(s):>12} {t * 1e6:>10.2f} {a:>8.2f} {opt:>8.2f} {100 * a / opt:>6.1f}%{mark}\n"
+        )
+    if above:
+        out.write(
+            f"* {len(above)} size(s) above the forward-only bound {opt:.2f} GB/s: {reason}\n"
+        )
     return 0
