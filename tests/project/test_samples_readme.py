@@ -1,4 +1,4 @@
-"""The sample fabrics' documentation matches the files: README's count, and in
+"""The sample fabrics' documentation matches the files: the manual's count (docs/formats.md), and in
 sample_topologies/README.md one row per file with its true sizes and optimum, and only paths
 that exist."""
 
@@ -27,7 +27,7 @@ def _rows() -> dict[str, list[str]]:
 
 def test_readme_counts_the_samples():
     files = sorted(p.name for p in SAMPLES.glob("*.json"))
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "formats.md").read_text(encoding="utf-8")
     m = re.search(r"`sample_topologies/` holds (\d+) fabrics", readme)
     assert m and int(m.group(1)) == len(files)
     assert sorted(_rows()) == files
