@@ -237,6 +237,8 @@ def _node(text: str, pos: int, where: str, out: Scan, ordinal: int) -> tuple[int
             c = text[p] if p < len(text) else ""
         elif c == " " and key and text[_BLANK.match(text, p).end():][:1] == "=":
             raise _equals_space(text, p, where, key)
+    if not c:
+        raise _fail(where, text, p, "text", "the file ends inside a tag ('Unexpected EOF')", "18-24")
     if c in "\n\r":
         raise _rule_newline(text, p, where)
     if c in "\t\f\v":
@@ -250,8 +252,6 @@ def _node(text: str, pos: int, where: str, out: Scan, ordinal: int) -> tuple[int
         )
     if len(tokens) > MAX_ATTR_COUNT:
         out.dropped[ordinal] = {k: _line(text, at) for k, at in tokens[MAX_ATTR_COUNT:] if k}
-    if not c:
-        raise _fail(where, text, p, "text", "the file ends inside a tag ('Unexpected EOF')", "18-24")
     if c == "/" and text.startswith("/>", p):
         return p + 2, True, name, False
     if c != ">":
