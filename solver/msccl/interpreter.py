@@ -16,13 +16,16 @@ Execution model (what the kernel does, made symbolic):
   reached its step (the flag is the kernel's step counter, published by ``hasdep``
   transmissions), a receive waits for a message, a send for room in the connection;
 - messages are FIFO per (sender, receiver, channel). A connection buffers NCCL_STEPS = 8 steps
-  (device.h:32) and one piece of a transmission fills ``chunkSteps`` of them: 8 / 4 = 2 pieces
-  for the Simple protocol (4 for most collectives, 1 for broadcast and reduce:
-  collectives.h:16-24, msccl_struct.h:24), 8 for LL and LL128 (msccl_setup.cc:52). A
-  transmission of ``cnt`` chunks is ``cnt`` pieces when the message is large (maxAllowedCount 1,
-  msccl_setup.cc:60). So a send waits until its ``cnt`` pieces fit in what the receiver has not
-  yet taken; a send larger than the whole buffer streams, and is let through when the connection
-  is empty. ``fifo_capacity`` overrides the number of pieces;
+  (device.h:32) and one piece of a transmission fills MSCCL_CHUNKSTEPS = 4 of them with the
+  Simple protocol, whatever the collective (:func:`connection_pieces`): 2 pieces; 8 for LL and
+  LL128 (msccl_setup.cc:52). A
+  transmission of ``cnt`` chunks is ceil(``cnt`` / maxAllowedCount) kernel calls (pieces), and
+  maxAllowedCount is 1 when the message is large (msccl_setup.cc:60; :func:`max_allowed_count`
+  takes it at the file's maxBytes). The kernel streams the pieces: each waits for room (a send)
+  or data (a receive) on its own (msccl_kernel_impl.h:290-303, prims_simple.h:112-127), so a
+  ``cnt=3`` send on a 2-piece connection puts two pieces and waits for the receiver before the
+  third, exactly like three ``cnt=1`` sends (:func:`solver.msccl.lowering.split_pieces`).
+  ``fifo_capacity`` overrides the number of pieces a connection holds;
 - ``s`` sends src; ``r`` dst = message; ``rcs`` dst = message, forwarded; ``rrs`` sends src +
   message; ``rrc`` dst = src + message; ``rrcs`` dst = src + message, forwarded; ``cpy`` dst =
   src; ``re`` dst = dst + every fused source. A transmission with ``cnt`` 0 moves nothing;
@@ -43,7 +46,7 @@ import numpy as np
 
 from solver.io.files import read_bytes
 from solver.msccl import collectives as colls
-from solver.msccl.lowering import Transmission, lower
+from solver.msccl.lowering import Transmission, lower, split_pieces
 from solver.msccl.program import Program, parse_xml
 from solver.msccl.rules import check_rules
 from solver.msccl.runtimes import INT16_MAX, RECVS, SENDS, MscclError, runtime
@@ -96,11 +99,42 @@ def read_text(path: str | Path) -> str:
         raise MscclError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
-def connection_pieces(proto: str, collective: str) -> int:
-    """Pieces a connection buffers (see the module docstring)."""
-    if proto != "Simple":
-        return 8
-    return 8 if collective in ("broadcast", "reduce") else 2
+NCCL_STEPS = 8  # src/include/device.h:32
+MSCCL_CHUNKSTEPS = NCCL_STEPS // 2  # msccl_struct.h:24
+
+
+def connection_pieces(proto: str) -> int:
+    """Kernel calls a connection buffers before a send waits: NCCL_STEPS steps, of which a call
+    takes MSCCL_CHUNKSTEPS with Simple (the kernel's ProtoSimple<2, 2>, msccl_kernel_impl.h:407,
+    uses every slice of a call even when it is small, prims_simple.h:362-380), one with LL and
+    LL128 (msccl_setup.cc:52)."""
+    return NCCL_STEPS // MSCCL_CHUNKSTEPS if proto == "Simple" else NCCL_STEPS
+
+
+def max_allowed_count(rt, p: Program, collective: str) -> int:
+    """The kernel's maxAllowedCount at the largest message the runtime picks ``p`` for: how many
+    chunks one kernel call moves (msccl_setup.cc:49-67). It is smallest at the largest size, and
+    the smaller it is the more calls, so the more a connection can fill: checking there covers
+    every size. With no upper limit (maxBytes 0) it is 1.
+
+    chunkEffectiveSize = buffer / NCCL_STEPS x chunkSteps (4, or 1 for broadcast and reduce,
+    collectives.h:16-24, msccl_parser.cc:335-342; 1 step for LL/LL128), halved for LL, 15/16 (7/8
+    on RCCL) for LL128; maxAllowedCount = max(1, chunkEffectiveSize / ceil(maxBytes /
+    nchunksperloop)), at most MSCCL_MAX_COUNT - 1. Buffers are the runtime's defaults
+    (NCCL_BUFFSIZE... can change them at run time)."""
+    max_bytes = p.max_bytes
+    if rt.legacy and max_bytes is None:
+        max_bytes = 2**27  # topo.cc:805
+    if not max_bytes or max_bytes < 0 or p.proto not in rt.buffsize or p.nchunksperloop < 1:
+        return 1
+    steps = 1 if p.proto != "Simple" or collective in ("broadcast", "reduce") else MSCCL_CHUNKSTEPS
+    chunk = rt.buffsize[p.proto] // NCCL_STEPS * steps
+    if p.proto == "LL":
+        chunk //= 2
+    elif p.proto == "LL128":
+        chunk = chunk // rt.ll128_line_elems * (rt.ll128_line_elems - 1)
+    per_chunk = -(-max_bytes // p.nchunksperloop)
+    return max(1, min(chunk // per_chunk, rt.max_count - 1))
 
 
 def check_file(
@@ -141,12 +175,13 @@ def check_program(
         modes = tuple(
             m for m, on in (("out-of-place", program.outofplace), ("in-place", program.inplace)) if on
         )
-    capacity = fifo_capacity or connection_pieces(program.proto, collective)
+    capacity = fifo_capacity or connection_pieces(program.proto)
+    per_call = max_allowed_count(rt, program, collective)
     executed = 0
     verified = colls.postcondition(collective, program.ngpus, program.nchunksperloop) is not None
     for mode in modes:
         try:
-            machine = _Machine(program, collective, mode == "in-place", capacity, findings.lowered)
+            machine = _Machine(program, collective, mode == "in-place", capacity, findings.lowered, per_call)
             executed = machine.run()
             if verified:
                 machine.verify()
@@ -217,22 +252,30 @@ class _Slot:
         self.readers: list = []
 
 
-def _transmissions(tb, lowered: dict) -> list[Transmission]:
-    """A fresh copy of the threadblock's transmissions (runs must not share state)."""
+def _transmissions(tb, lowered: dict, per_call: int) -> list[Transmission]:
+    """The threadblock's transmissions, connection ones split into the kernel calls that stream
+    them, ``per_call`` chunks each (a fresh list: runs must not share state)."""
     low = lowered.get(id(tb)) or lower(tb)
-    return list(low.transmissions)
+    return [piece for tx in low.transmissions for piece in split_pieces(tx, per_call)]
+
+
+def _whole_cnt(tx: Transmission) -> int:
+    """The ``cnt`` of the transmission ``tx`` is a piece of (a receive must match its send)."""
+    return tx.whole.cnt if tx.whole is not None else tx.cnt
 
 
 class _Machine:
     """One run of a program in one mode (in-place or out-of-place)."""
 
-    def __init__(self, p: Program, collective: str, inplace: bool, capacity: int, lowered: dict):
+    def __init__(
+        self, p: Program, collective: str, inplace: bool, capacity: int, lowered: dict, per_call: int = 1
+    ):
         self.p, self.collective, self.inplace, self.capacity = p, collective, inplace, capacity
         self.n = p.ngpus
         self.lay = colls.layout(collective, self.n, p.nchunksperloop)
         gpus = sorted(p.gpus, key=lambda g: g.id)
         self.blocks = [
-            _Block(0, g.id, tb.id, tb.send, tb.recv, tb.chan, _transmissions(tb, lowered))
+            _Block(0, g.id, tb.id, tb.send, tb.recv, tb.chan, _transmissions(tb, lowered, per_call))
             for g in gpus
             for tb in sorted(g.tbs, key=lambda t: t.id)
         ]
@@ -350,8 +393,7 @@ class _Machine:
             return ("msg", b.recv, b.rank, b.chan)
         if tx.cnt and tx.type in SENDS:
             q = self.fifos.get((b.rank, b.send, b.chan))
-            held = sum(m[0] for m in q) if q else 0
-            if held and held + tx.cnt > self.capacity:
+            if q and len(q) >= self.capacity:  # one entry per piece
                 return ("room", b.rank, b.send, b.chan)
         return None
 
@@ -372,8 +414,9 @@ class _Machine:
                         if w.index not in queued:
                             queued.add(w.index)
                             ready.append(w)
+                if b.txs[b.pc].piece == b.txs[b.pc].pieces - 1:
+                    self.executed += 1
                 b.pc += 1
-                self.executed += 1
         self._check_finished()
         return self.executed
 
@@ -390,15 +433,17 @@ class _Machine:
             key = (b.recv, b.rank, b.chan)
             sent_cnt, msg, msg_clock = self.fifos[key].popleft()
             woken.append(("room",) + key)
-            if sent_cnt != tx.cnt:
-                raise _Fail(f"{self._who(b, tx)} receives cnt={tx.cnt} but rank {b.recv} sent cnt={sent_cnt}")
+            if sent_cnt != _whole_cnt(tx):
+                raise _Fail(
+                    f"{self._who(b, tx)} receives cnt={_whole_cnt(tx)} but rank {b.recv} sent cnt={sent_cnt}"
+                )
             np.maximum(clock, msg_clock, out=clock)
         clock[b.index] += 1
         event = (b.index, int(clock[b.index]), b, tx)  # named only if a message needs it
         out = self._apply(b, tx, msg, event) if tx.cnt else None
         if out is not None:
             key = (b.rank, b.send, b.chan)
-            self.fifos.setdefault(key, deque()).append((tx.cnt, out, clock.copy()))
+            self.fifos.setdefault(key, deque()).append((_whole_cnt(tx), out, clock.copy()))
             woken.append(("msg",) + key)
         if tx.hasdep:
             b.flag = tx.flag
@@ -448,7 +493,7 @@ class _Machine:
         for (src, dst, chan), q in self.fifos.items():
             if q:
                 raise _Fail(
-                    f"rank {src} sent {len(q)} message(s) to rank {dst} on channel {chan} that were never received"
+                    f"rank {src} sent {len(q)} chunk(s) to rank {dst} on channel {chan} that were never received"
                 )
 
     def _waits_for(self, b: _Block) -> _Block | None:
@@ -487,7 +532,8 @@ class _Machine:
             reason = f"waits for a message from rank {b.recv} on channel {b.chan}"
         else:
             reason = f"waits for rank {b.send} to receive on channel {b.chan}"
-        return f"{self._who(b, tx)} {reason}"
+        piece = f" at piece {tx.piece + 1} of {tx.pieces}" if tx.pieces > 1 else ""
+        return f"{self._who(b, tx)}{piece} {reason}"
 
     # ------------------------------------------------------------------ result
     def verify(self) -> None:

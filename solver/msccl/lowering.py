@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from solver.msccl.program import Step, Threadblock
+from solver.msccl.runtimes import RECVS, SENDS
 
 MAX_REDUCE_FUSION = 16  # msccl_struct.h:20
 
@@ -39,6 +40,45 @@ class Transmission:
     deps: list[tuple[int, int]] = field(default_factory=list)  # (threadblock, step) to wait for
     reductions: list[int] = field(default_factory=list)  # source offsets of a (fused) ``re``
     flag: int = -1  # the kernel's step counter when it completes (its flag if hasdep)
+    piece: int = 0  # which of the transmission's connection pieces this is (see split_pieces)
+    pieces: int = 1
+    whole: Transmission | None = None  # the transmission a piece belongs to
+
+
+def split_pieces(tx: Transmission, per_call: int = 1) -> list[Transmission]:
+    """``tx`` as the kernel streams it through a connection: one piece per kernel call.
+
+    The kernel runs a transmission of ``count`` chunks as calls of at most ``maxAllowedCount``
+    chunks each (``per_call``; msccl_kernel_impl.h:290-303 in RCCL 0cbce2a7, msccl_kernel.cu:245
+    in msccl-executor). Each call waits for connection room (a send) or data (a receive) slice by
+    slice, so the pieces move through the connection one at a time: a send never needs room for
+    all of them at once (prims_simple.h:112-127, 162, 179). Dependencies are waited for before
+    the first piece (msccl_kernel_impl.h:270-284) and the flag is published after the last
+    (377-378). Transmissions that use no connection (``cpy``, ``re``, ``nop``) and those that
+    fit one call stay whole.
+    """
+    if tx.cnt <= per_call or (tx.type not in SENDS and tx.type not in RECVS):
+        return [tx]
+    starts = list(range(0, tx.cnt, per_call))
+    return [
+        Transmission(
+            type=tx.type,
+            srcbuf=tx.srcbuf,
+            srcoff=tx.srcoff + c,
+            dstbuf=tx.dstbuf,
+            dstoff=tx.dstoff + c,
+            cnt=min(per_call, tx.cnt - c),
+            hasdep=tx.hasdep if k == len(starts) - 1 else 0,
+            first=tx.first,
+            deps=tx.deps if k == 0 else [],
+            reductions=[],
+            flag=tx.flag,
+            piece=k,
+            pieces=len(starts),
+            whole=tx,
+        )
+        for k, c in enumerate(starts)
+    ]
 
 
 @dataclass

@@ -12,6 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
+from solver.msccl import reader
 from solver.msccl.runtimes import INT32, INT64, MscclError
 
 BUFFERS = ("i", "o", "s")
@@ -78,7 +79,18 @@ class Program:
 
 
 # ---------------------------------------------------------------------------- writing
-NAME_MAX = 254  # the runtimes read attribute values into char[MAX_STR_LEN=255] (msccl_parser.h:20)
+NAME_MAX = 254  # bytes: the runtimes read attribute values into char[MAX_STR_LEN+1] (msccl_parser.h:20, 34)
+_MARKUP = {"&": "\\u0026", "<": "\\u003c", ">": "\\u003e", '"': "\\u0022"}
+
+
+def attribute_text(text: str) -> str:
+    """``text`` as an attribute value the runtimes' reader takes byte for byte: printable, no
+    character XML would write as a reference (the reader never decodes one), at most
+    ``NAME_MAX`` bytes."""
+    out = "".join(_MARKUP.get(ch, ch) for ch in printable(text[: NAME_MAX * 2]))[:NAME_MAX]
+    while len(out.encode("utf-8")) > NAME_MAX:
+        out = out[:-1]
+    return out
 
 
 def printable(text: str) -> str:
@@ -102,7 +114,7 @@ def to_xml(program: Program) -> str:
     algo = ET.Element(
         "algo",
         {
-            "name": printable(program.name or "")[:NAME_MAX],
+            "name": attribute_text(program.name or ""),
             "proto": program.proto,
             "nchannels": str(program.nchannels),
             "nchunksperloop": str(program.nchunksperloop),
@@ -162,7 +174,6 @@ def to_xml(program: Program) -> str:
 
 
 # ---------------------------------------------------------------------------- parsing
-MAX_STR_LEN = 255  # msccl_parser.h:20
 INT_DIGITS = 20  # longer than any int64: refused before conversion
 _PLAIN = re.compile(r"-?(0|[1-9][0-9]{0,17})")  # fits an int64 with room to spare
 
@@ -219,34 +230,14 @@ def parse_xml(text: str, where: str = "<xml>") -> Program:
 
 
 def _parse(text: str, where: str) -> Program:
-    head = text[:4096].lstrip()
-    if "<!DOCTYPE" in text or "<!ENTITY" in text:
-        raise MscclError(
-            f"{where}: DOCTYPE/ENTITY declarations are not MSCCL XML (the runtimes' reader, "
-            "msccl_parser.cc:104-157, knows elements and comments only)"
-        )
-    if head.startswith("<?"):
-        raise MscclError(
-            f"{where}: starts with an XML declaration '<?...?>', which the runtimes' reader "
-            "refuses ('expected >', msccl_parser.cc:152)"
-        )
-    _check_separators(text, where)
+    seen = reader.scan(text, where)  # what the runtimes' own reader fails on or misreads
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
         raise MscclError(f"{where}: not well-formed XML ({exc})") from None
     if root.tag != "algo":
         raise MscclError(f"{where}: the top element must be <algo>, got <{_clip(root.tag)}>")
-    longest = max((len(v) for el in root.iter() for v in el.attrib.values()), default=0)
-    if longest >= MAX_STR_LEN:
-        el, key = next(
-            (el, k) for el in root.iter() for k, v in el.attrib.items() if len(v) == longest
-        )
-        raise MscclError(
-            f"{where}: <{_clip(el.tag)}> attribute {_clip(key)!r} is {longest} characters; the "
-            f"runtimes read values into char[{MAX_STR_LEN}] without a bound (msccl_parser.h:20, "
-            "msccl_parser.cc:44-49)"
-        )
+    reader.check_elements(root, seen, where)
     get = root.get
     p = Program(
         name=get("name"),
@@ -263,24 +254,6 @@ def _parse(text: str, where: str) -> Program:
     for ge in root.findall("gpu"):
         p.gpus.append(_parse_gpu(ge))
     return p
-
-
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_QUOTED = re.compile(r'"[^"]*"')
-
-
-def _check_separators(text: str, where: str) -> None:
-    """Between tokens the runtimes' reader knows space, newline and carriage return only
-    (msccl_parser.cc:75, 107): a tab there joins the next attribute's name or stops the file."""
-    bare = _QUOTED.sub('""', _COMMENT.sub("", text))
-    for ch, name in (("\t", "tab"), ("\f", "form feed"), ("\v", "vertical tab")):
-        at = bare.find(ch)
-        if at >= 0:
-            line = bare.count("\n", 0, at) + 1
-            raise MscclError(
-                f"{where}: a {name} between XML tokens (line {line}); the runtimes' reader separates "
-                "tokens with space, newline or carriage return only (msccl_parser.cc:75, 107)"
-            )
 
 
 def _required(el: ET.Element, name: str, where: str, bits: int = 32) -> int:

@@ -68,6 +68,10 @@ class Runtime:
     max_str_len: int  # MAX_STR_LEN: attribute value buffer
     xml_colls: dict[str, str]
     step_types: tuple[str, ...]
+    # default connection buffer bytes per protocol (NCCL_BUFFSIZE / _LL_ / _LL128_ defaults) and
+    # LL128's line length in 8-byte elements: they size the pieces the kernel streams
+    buffsize: dict[str, int] = field(default_factory=dict)
+    ll128_line_elems: int = 16
     legacy: bool = False
     full_ops_at_launch: bool = True  # whether rcs/rrs/rrc/rrcs kernels are built
     cite: dict[str, str] = field(default_factory=dict)
@@ -102,7 +106,10 @@ RUNTIMES: dict[str, Runtime] = {
         max_str_len=255,
         xml_colls=OURS_BY_XML_RCCL,
         step_types=_STEP_TYPES,
+        buffsize={"Simple": 1 << 22, "LL": 8 * 512 * 8 * 16, "LL128": 120 * 640 * 8 * 8},
         cite={
+            "buffsize": "src/init.cc:614-616, src/include/device.h:67-89 (LL 512 threads, LL128 "
+            "120 elements x 640 threads, 128-byte lines)",
             "max_steps": "makefiles/common.mk:19 (MSCCL_MAX_NUM_STEPS ?= 64)",
             "max_threadblocks": "src/include/msccl/msccl_struct.h:18 (MSCCL_MAX_NUM_THREAD_BLOCKS "
             "= 32 per channel x MAXCHANNELS 32, src/include/device.h:65)",
@@ -127,6 +134,8 @@ RUNTIMES: dict[str, Runtime] = {
         max_str_len=255,
         xml_colls=OURS_BY_XML_RCCL,
         step_types=_STEP_TYPES,
+        buffsize={"Simple": 1 << 22, "LL": 8 * 256 * 8 * 16, "LL128": 28 * 256 * 8 * 8},
+        ll128_line_elems=8,
         full_ops_at_launch=False,
         cite={
             "max_steps": "src/include/msccl/msccl_struct.h:16 (MSCCL_MAX_NUM_STEPS 64)",
@@ -138,6 +147,9 @@ RUNTIMES: dict[str, Runtime] = {
             "max_subs": "src/include/msccl/msccl_parser.h:22",
             "max_str_len": "src/include/msccl/msccl_parser.h:20",
             "full_ops": "src/misc/msccl/msccl_setup.cc:430-437",
+            "buffsize": "src/init.cc:837-839 (DEFAULT_LL_BUFFSIZE, DEFAULT_LL128_BUFFSIZE, "
+            "DEFAULT_BUFFSIZE), src/include/device.h:68-88 (256 threads, LL128 28 elements per "
+            "thread, 64-byte lines)",
         },
     ),
     "msccl-legacy": Runtime(
@@ -153,8 +165,10 @@ RUNTIMES: dict[str, Runtime] = {
         max_str_len=255,
         xml_colls=OURS_BY_XML_LEGACY,
         step_types=_STEP_TYPES + ("ra",),
+        buffsize={"Simple": 1 << 22, "LL": 8 * 512 * 8 * 16, "LL128": 120 * 640 * 8 * 8},
         legacy=True,
         cite={
+            "buffsize": "src/init.cc:451-453, src/include/devcomm.h:52-72",
             "max_steps": "src/include/msccl.h:6 (MSCCL_MAX_NUM_STEPS 256)",
             "max_threadblocks": "src/include/msccl.h:8 (MSCCL_MAX_NUM_THREAD_BLOCKS 108*2)",
             "max_channels": "src/include/devcomm.h:51 (MAXCHANNELS 32)",

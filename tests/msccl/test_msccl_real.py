@@ -148,7 +148,7 @@ def _small(c=2, n=2, s=0):
         (_small(n=1_000_000), "ngpus 1000000 must be between 1 and 1024"),
         (_small(s=10**15), "s_chunks=1000000000000000 does not fit the runtime's 32-bit integer"),
         (_small(s=10**30), "s_chunks='1" + "0" * 30 + "' is not a decimal integer"),
-        (_small().replace('name="x"', 'name="' + "a" * 300 + '"'), "is 300 characters"),
+        (_small().replace('name="x"', 'name="' + "a" * 300 + '"'), "is 300 bytes"),
         ('<!DOCTYPE algo [<!ENTITY a "aaaa">]>' + _small(), "DOCTYPE/ENTITY declarations"),
         ('<?xml version="1.0"?>' + _small(), "starts with an XML declaration"),
     ],
