@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 from solver.algorithm.balance import balance_capacities
+from solver.algorithm.cost import CostLimit, check_fixed_k
 from solver.algorithm.trim_search import SearchLimit, exact_fixed_k, excess
 from solver.flow.csr import IndexedFabric, flow_network
 from solver.model.errors import SolverError
@@ -85,7 +86,11 @@ def exact_capacity(fabric: IndexedFabric, k: int, rate: Fraction,
 def best_exact_algbw(fabric: IndexedFabric, K: int, rate: Fraction,
                      check: Callable[[], None] | None = None) -> Fraction | None:
     """The optimum algbw with at most ``K`` trees per root (best k in (K/2, K]), proven by the
-    exhaustive trim search, or ``None`` when the fabric is too large for it."""
+    exhaustive trim search, or ``None`` when the fabric or K is too large for it."""
+    try:
+        check_fixed_k(fabric, K)
+    except CostLimit:
+        return None
     best = None
     for k in range(K // 2 + 1, K + 1):
         try:

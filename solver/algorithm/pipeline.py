@@ -19,6 +19,8 @@ from fractions import Fraction
 from typing import Any
 
 from solver.algorithm.balance import balance_switches
+from solver.algorithm.cost import CostLimit, check_fixed_k, check_optimum, check_schedule_size
+from solver.algorithm.direct import direct_forest
 from solver.flow.csr import IndexedFabric
 from solver.model.errors import Cancelled, SolverError, TopologyError
 from solver.algorithm.fixed_k import fixed_k_capacity, gap_note
@@ -112,6 +114,7 @@ def solve(
     if not isinstance(topology, Topology):
         raise TopologyError("solve() needs a Topology")
     validate(topology)
+    check_schedule_size(len(topology.compute_ids), 2 if collective == "allreduce" else 1)
     check = _make_check(cancel)
     if check is not None:
         check()
@@ -221,13 +224,30 @@ class _AllgatherSolve:
         self.tell("optimum", 0.0)
         t0 = time.perf_counter()
         self.full = IndexedFabric.from_topology(self.topology)
-        self.sym = _box_symmetry(self.topology, self.full)
-        sinks = None if self.sym is None else self.sym.representatives(self.full)
-        self.bound = compute_optimum(self.full, self.check, sinks=sinks)
-        self.timings["optimum"] = time.perf_counter() - t0
         self.timings["switch_removal"] = 0.0
+        # a star on one switch or a chain-like tree: the optimal forest is forced
+        self.direct = direct_forest(self.full, self.check)
+        if self.direct is not None:
+            self.sym = None
+            self.bound = self.direct.optimum
+        else:
+            self.sym = _box_symmetry(self.topology, self.full)
+            sinks = None if self.sym is None else self.sym.representatives(self.full)
+            check_optimum(self.full, sinks)
+            self.bound = compute_optimum(self.full, self.check, sinks=sinks)
+        self.timings["optimum"] = time.perf_counter() - t0
+        self.tell("optimum", 1.0)
 
     def forest(self) -> _Forest:
+        if self.direct is not None:
+            t0 = time.perf_counter()
+            self.tell("paths", 0.0)
+            trees = _sorted_trees(self.direct.trees, self.topology)
+            loads, algbw = _link_loads(self.topology, [(_link_usage(trees), 1)])
+            self.timings["trees"] = 0.0
+            self.timings["paths"] = time.perf_counter() - t0
+            return _Forest(self.full, self.bound, 1, _imbalance_notes(self.full), trees, loads,
+                           algbw)
         notes = _imbalance_notes(self.full)
         fast = None
         if self.sym is not None and (self.K is None or self.bound.k <= self.K):
@@ -424,7 +444,19 @@ def _symmetric_forest(topology: Topology, fabric: IndexedFabric, sym: BoxSymmetr
 def _best_fixed_k(fabric: IndexedFabric, opt: Optimum, K: int,
                   check: Callable[[], None] | None,
                   balance_floors: bool = False) -> tuple[int, list[int], Fraction]:
-    """Best k <= K: doubling a tree set never hurts, so only k in (K/2, K] can win."""
+    """Best k <= K: doubling a tree set never hurts, so only k in (K/2, K] can win.
+
+    When trying every k would exceed the cost limit (:func:`solver.algorithm.cost.check_fixed_k`)
+    k = K alone is tried: if it reaches the fractional bound x* no k can do better; otherwise the
+    search is refused with the limit named.
+    """
+    try:
+        check_fixed_k(fabric, K)
+    except CostLimit:
+        U, caps = fixed_k_capacity(fabric, K, opt.rate, check, balance=balance_floors)
+        if Fraction(K) / U == opt.rate:
+            return K, caps, opt.rate
+        raise
     best = None
     for k in range(K // 2 + 1, K + 1):
         U, caps = fixed_k_capacity(fabric, k, opt.rate, check, balance=balance_floors)

@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from solver.algorithm.cost import check_flow_rows
 from solver.flow.jit import njit_noalloc
 from solver.flow.csr import IndexedFabric
 from solver.model.errors import SolverError
@@ -296,6 +297,8 @@ class _Splitter:
         if self.check is not None:
             self.check()
         cur, N = self.cur, self.N
+        most = len(cur) + sum(len(self.graph.inn[w]) * len(self.graph.out[w]) for w in batch)
+        check_flow_rows("switch removal", N, 2 * (most + N))
         extra = []
         for w in batch:
             ins, outs = sorted(self.graph.inn[w]), sorted(self.graph.out[w])

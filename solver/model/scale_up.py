@@ -28,25 +28,31 @@ def _box_label(group: str | None) -> str:
     return f"box {group}" if group else "the fabric"
 
 
-def _components(members: list[str], adjacency: dict[str, set[str]]) -> list[list[str]]:
-    """Groups of ``members`` joined by scale-up paths (members kept in their order)."""
-    seen: dict[str, int] = {}
-    comps: list[list[str]] = []
-    for start in members:
-        if start in seen:
+def _labels(adjacency: dict[str, set[str]]) -> dict[str, int]:
+    """Connected-component number of every node of ``adjacency`` (one pass, O(V + E))."""
+    label: dict[str, int] = {}
+    for start in adjacency:
+        if start in label:
             continue
-        idx = len(comps)
-        comps.append([])
+        idx = len(label)  # any number unused so far
+        label[start] = idx
         stack = [start]
-        seen[start] = idx
         while stack:
             u = stack.pop()
-            for v in adjacency.get(u, ()):
-                if v not in seen:
-                    seen[v] = idx
+            for v in adjacency[u]:
+                if v not in label:
+                    label[v] = idx
                     stack.append(v)
-        comps[idx] = [m for m in members if seen.get(m) == idx]
-    return comps
+    return label
+
+
+def _components(members: list[str], label: dict[str, int]) -> list[list[str]]:
+    """Groups of ``members`` in one component of ``label`` (members kept in their order; the
+    groups in the order of their first member)."""
+    comps: dict[object, list[str]] = {}
+    for m in members:
+        comps.setdefault(label.get(m, ("alone", m)), []).append(m)
+    return list(comps.values())
 
 
 def _short(ids: list[str]) -> str:
@@ -84,9 +90,11 @@ def scale_up_warnings(topo: Topology) -> list[str]:
     that meet through host devices (PCIe switches, CPUs) but not through a scale-up path are
     reported; GPUs that meet only through the scale-out network (a fat tree's leaf) are not,
     and neither is a box with one compute node. Returns ``[]`` when nothing is to be said.
+    Linear in the fabric (components are labelled once for all boxes).
     """
-    strict = _adjacency(topo, host_too=False)
-    relaxed = _adjacency(topo, host_too=True)
+    # components of the whole fabric once: a box's GPUs may meet through other boxes' nodes
+    strict = _labels(_adjacency(topo, host_too=False))
+    relaxed = _labels(_adjacency(topo, host_too=True))
     boxes: dict[str | None, list[str]] = {}
     for n in topo.nodes:
         if n.is_compute:
