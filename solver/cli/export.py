@@ -126,6 +126,7 @@ def load_schedule(args) -> Schedule:
     if k is not None and k < 1:
         raise ForestCollError(f"--max-trees-per-root must be >= 1, got {k}")
     if Path(args.source).suffix.lower() in (".h5", ".hdf5"):
+        from solver.algorithm.verify_stored import verify_stored
         from solver.io.plans_h5 import read_plans
         from solver.io.results_h5 import read_schedules
 
@@ -138,12 +139,14 @@ def load_schedule(args) -> Schedule:
                 s for s in stored.values() if s.collective == "allgather" and not s.max_trees_per_root]:
             plan = plans[min(plans)]
         if plan is not None:
+            verify_stored(plan, args.source, args.schedule or min(plans))
             return _expand_plan(plan, args)
         if args.schedule:
             if args.schedule not in stored:
                 raise ForestCollError(
                     f"{args.source}: no schedule {args.schedule!r} (it has: {', '.join(stored) or 'none'})"
                 )
+            verify_stored(stored[args.schedule], args.source, args.schedule)
             return stored[args.schedule]
         matches = [
             name
@@ -156,6 +159,7 @@ def load_schedule(args) -> Schedule:
                 f"{args.source}: no {args.collective} schedule{limit} (it has: {', '.join(stored) or 'none'}); "
                 "use --schedule NAME"
             )
+        verify_stored(stored[min(matches)], args.source, min(matches))
         return stored[min(matches)]
     topo = load_fabric(args.source, args)
     from solver import solve
