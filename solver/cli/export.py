@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from solver.model.values import printable
 from solver.model.errors import ForestCollError
 from solver.model.plan import COMPRESS_MIN_N
 from solver.io.files import atomic_write_text
@@ -199,7 +200,7 @@ def run(args) -> int:
             sys.stdout.write(text)
         else:
             atomic_write_text(args.output, text)
-            print(f"wrote {args.output}: {schedule.collective} schedule, k={schedule.k}")
+            print(f"wrote {printable(args.output)}: {schedule.collective} schedule, k={schedule.k}")
         return 0
     options = {
         "proto": args.proto,
@@ -213,10 +214,10 @@ def run(args) -> int:
         return 0
     report = msccl.write_xml(args.output, schedule, args.runtime, **options)
     out = Path(args.output)
-    print(f"wrote {out}: {report.summary()}")
+    print(f"wrote {printable(str(out))}: {report.summary()}")
     ranks = msccl.rank_order(schedule, order)
     shown = ", ".join(f"{i}={v}" for i, v in enumerate(ranks[:4]))
     print(f"ranks: {shown}{', ...' if len(ranks) > 4 else ''} (--rank-order FILE to change)")
     hint = ENABLE_HINT[args.runtime].format(dir=out.resolve().parent, file=out.resolve())
-    print(f"to use it: {hint}")
+    print(f"to use it: {printable(hint)}")
     return 0

@@ -55,7 +55,7 @@ import h5py
 import numpy as np
 
 from solver.model.errors import ForestCollError, TopologyError
-from solver.io.files import atomic_write_bytes, check_input_file, memory_headroom
+from solver.io.files import atomic_write_bytes, check_input_file, memory_headroom, write_lock
 from solver.io.h5_audit import audit
 from solver.model.values import exact_number, printable
 from solver.io.untrusted import json_value, parse_json
@@ -669,8 +669,13 @@ def _check_name(name: str) -> str:
 
 def _modify(path: str | os.PathLike, topology: Topology | None, edit) -> None:
     """Run ``edit(h5file)`` on a copy of ``path`` (created with ``topology`` if missing), then
-    rename the copy over ``path``. On any failure the original file is untouched."""
-    target = Path(path)
+    rename the copy over ``path``. On any failure the original file is untouched. Concurrent
+    updates are serialised (:func:`solver.io.files.write_lock`): each reads the other's."""
+    with write_lock(path):  # another writer's update is read, not lost
+        _modify_locked(Path(path), topology, edit)
+
+
+def _modify_locked(target: Path, topology: Topology | None, edit) -> None:
     exists = target.exists()
     if exists:
         _open_read(target).close()  # schema/version check before anything else
