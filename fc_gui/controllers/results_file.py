@@ -9,7 +9,9 @@ plot, instead of an empty result on that fabric.
 A file that holds only a compressed plan (``forestcoll solve --compressed``, schema 1.2) is shown
 expanded into its full schedule when that stays small enough to draw (:data:`PLAN_EXPAND_MAX_N`
 compute nodes); a larger plan opens its fabric with a status line naming the plan and the command
-that reads it, never a partial forest whose simulation would give wrong numbers.
+that reads it, never a partial forest whose simulation would give wrong numbers. What is shown
+is verified against the stored fabric first; a file that fails opens its fabric and a dialog
+names the rule the saved result breaks.
 """
 
 from __future__ import annotations
@@ -67,12 +69,18 @@ def pick_schedule(schedules: dict[str, Schedule]) -> tuple[str, Schedule | None]
 
 
 def read_saved_result(path: str | Path) -> SavedResult:
-    """The saved schedule and tables of ``path`` (ForestCollError: one line, if unreadable)."""
+    """The saved schedule and tables of ``path`` (ForestCollError: one line, if unreadable).
+
+    The schedule or plan shown is verified against the stored fabric first
+    (:func:`solver.algorithm.verify_stored.verify_stored`): a forged cut, optimum or tree is
+    refused with the verifier's message, never drawn as the saved result."""
+    from solver.algorithm.verify_stored import verify_stored
     from solver.io import results_h5
 
     name, schedule = pick_schedule(results_h5.read_schedules(path))
     tables = results_h5.read_results(path)
     if schedule is not None:
+        verify_stored(schedule, path, name)
         return SavedResult(schedule, name, tables)
     from solver.io.plans_h5 import read_plans
 
@@ -80,6 +88,7 @@ def read_saved_result(path: str | Path) -> SavedResult:
     if not plans:
         return SavedResult(None, "", tables)
     name, plan = next(iter(plans.items()))
+    verify_stored(plan, path, name)
     n = len(plan.topology.compute_ids)
     if n > PLAN_EXPAND_MAX_N:
         return SavedResult(None, "", tables, note=(

@@ -2,7 +2,9 @@
 
 A subcommand module defines ``register(subparsers) -> argparse.ArgumentParser`` and sets
 ``func=run`` on its parser with ``run(args) -> int``. User errors are raised as
-:class:`solver.model.errors.ForestCollError` and printed here as one line ``error: ...`` (exit 2).
+:class:`solver.model.errors.ForestCollError` and printed here as one line ``error: ...`` (exit 2);
+control characters in the message (a file name holding a newline, an escape sequence read from a
+file) are printed escaped (:func:`solver.model.values.printable`), so the line stays one line.
 
 Other installed packages add subcommands through the entry point group ``forestcoll.commands``
 (:data:`COMMAND_ENTRY_POINTS`): each entry point names a ``register(subparsers)`` function. The
@@ -32,7 +34,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit code 2 (argparse's default)."""
 
     def error(self, message: str) -> None:  # noqa: D102
-        self.exit(2, f"error: {message} (see '{self.prog} --help')\n")
+        from solver.model.values import printable
+
+        self.exit(2, f"error: {printable(message)} (see '{self.prog} --help')\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         print("error: cancelled", file=sys.stderr)
         return 130
     except ForestCollError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from solver.model.values import printable
+
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

@@ -6,6 +6,7 @@ instead of reading a file; ``--list-templates`` shows the templates and their pa
 
 from __future__ import annotations
 
+from solver.model.values import printable
 from solver.model.errors import TopologyError
 from solver.cli._common import add_command, add_fabric_options, load_fabric
 
@@ -109,7 +110,7 @@ def run(args) -> int:
     except OSError as exc:
         raise TopologyError(f"{output}: cannot write: {exc.strerror or exc}") from None
     print(
-        f"wrote {output} ({out_format}): {len(topo.compute_ids)} compute nodes, "
+        f"wrote {printable(str(output))} ({out_format}): {len(topo.compute_ids)} compute nodes, "
         f"{len(topo.switch_ids)} switches, {len(topo.links)} links"
     )
     return 0

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from solver.io.schedule_json import schedule_json_text
+from solver.model.values import printable
 from solver.model.errors import ForestCollError
 from solver.model.plan import COMPRESS_MIN_N
 from solver.io.files import atomic_write_text
@@ -126,6 +127,7 @@ def load_schedule(args) -> Schedule:
     if k is not None and k < 1:
         raise ForestCollError(f"--max-trees-per-root must be >= 1, got {k}")
     if Path(args.source).suffix.lower() in (".h5", ".hdf5"):
+        from solver.algorithm.verify_stored import verify_stored
         from solver.io.plans_h5 import read_plans
         from solver.io.results_h5 import read_schedules
 
@@ -138,12 +140,14 @@ def load_schedule(args) -> Schedule:
                 s for s in stored.values() if s.collective == "allgather" and not s.max_trees_per_root]:
             plan = plans[min(plans)]
         if plan is not None:
+            verify_stored(plan, args.source, args.schedule or min(plans))
             return _expand_plan(plan, args)
         if args.schedule:
             if args.schedule not in stored:
                 raise ForestCollError(
                     f"{args.source}: no schedule {args.schedule!r} (it has: {', '.join(stored) or 'none'})"
                 )
+            verify_stored(stored[args.schedule], args.source, args.schedule)
             return stored[args.schedule]
         matches = [
             name
@@ -156,6 +160,7 @@ def load_schedule(args) -> Schedule:
                 f"{args.source}: no {args.collective} schedule{limit} (it has: {', '.join(stored) or 'none'}); "
                 "use --schedule NAME"
             )
+        verify_stored(stored[min(matches)], args.source, min(matches))
         return stored[min(matches)]
     topo = load_fabric(args.source, args)
     from solver import solve
@@ -195,7 +200,7 @@ def run(args) -> int:
             sys.stdout.write(text)
         else:
             atomic_write_text(args.output, text)
-            print(f"wrote {args.output}: {schedule.collective} schedule, k={schedule.k}")
+            print(f"wrote {printable(args.output)}: {schedule.collective} schedule, k={schedule.k}")
         return 0
     options = {
         "proto": args.proto,
@@ -209,10 +214,10 @@ def run(args) -> int:
         return 0
     report = msccl.write_xml(args.output, schedule, args.runtime, **options)
     out = Path(args.output)
-    print(f"wrote {out}: {report.summary()}")
+    print(f"wrote {printable(str(out))}: {report.summary()}")
     ranks = msccl.rank_order(schedule, order)
     shown = ", ".join(f"{i}={v}" for i, v in enumerate(ranks[:4]))
     print(f"ranks: {shown}{', ...' if len(ranks) > 4 else ''} (--rank-order FILE to change)")
     hint = ENABLE_HINT[args.runtime].format(dir=out.resolve().parent, file=out.resolve())
-    print(f"to use it: {hint}")
+    print(f"to use it: {printable(hint)}")
     return 0

@@ -371,11 +371,13 @@ def _fabric_and_schedule(args):
     """The fabric of ``args.topology``, and the stored schedule when it is a results .h5 file."""
     if not str(args.topology).endswith((".h5", ".hdf5")):
         return load_fabric(args.topology, args), None
+    from solver.algorithm.verify_stored import verify_stored
     from solver.io import results_h5 as h5
 
     topo = h5.read_topology(args.topology)
-    for s in h5.read_schedules(args.topology).values():
+    for name, s in h5.read_schedules(args.topology).items():
         if s.collective == args.collective and s.max_trees_per_root == args.max_trees_per_root:
+            verify_stored(s, args.topology, name)
             return topo, s
     raise ForestCollError(
         f"{args.topology} holds no {args.collective} schedule"

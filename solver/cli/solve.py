@@ -9,6 +9,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from solver.io.schedule_json import schedule_json_text, write_schedule_json
+from solver.model.values import printable
 from solver.model.errors import ForestCollError, SolverError
 from solver.io.files import atomic_write_text
 from solver.model.schedule import COLLECTIVES, BottleneckCut, Schedule
@@ -133,7 +134,7 @@ def _run_plan(args, topo: Topology, fabric_warnings: list[str]) -> int:
     for w in fabric_warnings:
         print(f"  warning: {w}")
     if args.output:
-        print(f"saved: {args.output} (plan {plan.collective!r})")
+        print(f"saved: {printable(args.output)} (plan {plan.collective!r})")
     return 0
 
 
@@ -181,7 +182,7 @@ def run(args) -> int:
         for w in fabric_warnings:
             print(f"  warning: {w}")
         if args.output:
-            print(f"saved: {args.output}")
+            print(f"saved: {printable(args.output)}")
     return 0
 
 

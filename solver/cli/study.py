@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from solver.io import strict_json
+from solver.model.values import printable
 from solver.cli._common import add_command
 from solver.cli._common import add_fabric_options, load_fabric
 from solver.model.errors import ForestCollError
@@ -173,7 +174,7 @@ def _run(plan, args) -> int:
     else:
         print(text(result))
         if args.output:
-            print(f"saved: {args.output} (/studies/{result.name})")
+            print(f"saved: {printable(args.output)} (/studies/{result.name})")
     return 0
 
 

@@ -16,7 +16,16 @@ a crash, a full disk or Ctrl-C never leaves a half-written file and the old file
   points to (an error only when that folder is missing).
 - Missing folders: ``-o algos/x.xml`` creates ``algos/`` (and its parents) with the umask.
 - Temporary files are named ``.NAME.PID.RANDOM.fctmp``; one left behind by a killed process
-  (its PID no longer runs) is removed by the next write of ``NAME`` in that folder.
+  (its PID no longer runs) is removed by the next write of ``NAME`` in that folder. When that
+  name would exceed the folder's ``NAME_MAX`` (255 bytes on most file systems), ``NAME`` is cut
+  and a hash of the whole name appended, so any legal output name can be written.
+- Non-regular targets: an existing target that is not a regular file (``/dev/null``, a
+  terminal, a FIFO, a socket) is refused with one line; it is never replaced by a regular file
+  (as root, replacing ``/dev/null`` would break the machine) and never written into (a FIFO
+  without a reader would block). Write to a regular file, or to ``-`` where a command offers it.
+- Concurrent writers: :func:`write_lock` serialises read-modify-write updates of files in one
+  folder (an advisory ``flock`` on the folder), so two processes adding schedules to one results
+  file both keep theirs.
 - Failures (no space left, read-only file system, permission denied...) are one line,
   :class:`OutputError`, naming the target; the temporary file is removed.
 """
@@ -25,9 +34,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import secrets
 import stat
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -171,10 +182,30 @@ def _pid_running(pid: int) -> bool:
     return True
 
 
+def _name_max(folder: Path) -> int:
+    try:
+        return int(os.pathconf(folder, "PC_NAME_MAX"))
+    except (OSError, ValueError):
+        return 255
+
+
+def temp_stem(folder: Path, name: str) -> str:
+    """The ``NAME`` part of the temporary names of ``name`` in ``folder``: ``name`` itself, or,
+    when ``.NAME.PID.RANDOM.fctmp`` would not fit ``NAME_MAX``, a prefix of it plus ``~`` and 12
+    hex digits of its hash."""
+    limit = _name_max(folder) - len(f"..{2**22}.{'0' * 8}{TEMP_SUFFIX}")  # PIDs up to 2^22
+    encoded = os.fsencode(name)
+    if len(encoded) <= limit:
+        return name
+    digest = hashlib.sha256(encoded).hexdigest()[:12]
+    cut = encoded[: max(0, limit - 13)].decode("utf-8", "ignore") if limit > 13 else ""
+    return f"{cut}~{digest}"
+
+
 def clean_stale_temps(folder: Path, name: str) -> int:
     """Remove ``.NAME.PID.*.fctmp`` files in ``folder`` whose process no longer runs."""
     removed = 0
-    prefix = f".{name}."
+    prefix = f".{temp_stem(folder, name)}."
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -207,8 +238,9 @@ def _resolve_target(path: str | os.PathLike) -> Path:
 
 
 def _new_temp(folder: Path, name: str) -> Path:
+    stem = temp_stem(folder, name)
     for _ in range(100):
-        tmp = folder / f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+        tmp = folder / f".{stem}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
         except FileExistsError:
@@ -230,6 +262,13 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     folder = target.parent if str(target.parent) else Path(".")
     if target.is_dir():
         raise OutputError(f"{path}: is a folder; give a file name")
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        reason = "not a regular file (a device, pipe or socket); write to a regular file"
+        raise OutputError(f"{path}: {reason}", reason)
     blocker = next((p for p in (folder, *folder.parents) if p.exists()), None)
     if blocker is not None and not blocker.is_dir():
         reason = f"{blocker} is a file, not a folder"
@@ -272,6 +311,46 @@ def _finish(tmp: Path, target: Path) -> None:
     os.replace(tmp, target)
 
 
+LOCK_TIMEOUT_S = 60.0  # how long a writer waits for another one before giving up
+
+
+@contextlib.contextmanager
+def write_lock(path: str | os.PathLike, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold an exclusive advisory lock (``flock``) on the folder of ``path`` while a
+    read-modify-write update of ``path`` runs; other writers wait for it.
+
+    After ``timeout`` seconds of waiting: :class:`OutputError` naming the folder. A folder that
+    does not exist yet (the write creates it) or cannot be opened for reading (permission
+    ``-wx``) is written without the lock.
+    """
+    import fcntl
+
+    target = _resolve_target(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        yield  # the write itself reports what is wrong with the folder
+        return
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise OutputError(
+                        f"{path}: another program has been writing to {folder} for "
+                        f"{timeout:g} s; try again when it has finished") from None
+                time.sleep(0.05)
+            except OSError:  # a file system without flock: write unlocked
+                break
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` as UTF-8 to ``path`` atomically (a lone surrogate is an OutputError)."""
     try:
@@ -299,6 +378,8 @@ __all__ = [
     "atomic_write_text",
     "check_input_file",
     "clean_stale_temps",
+    "temp_stem",
+    "write_lock",
     "memory_headroom",
     "read_bytes",
     "read_text",

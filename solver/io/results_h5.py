@@ -55,9 +55,9 @@ import h5py
 import numpy as np
 
 from solver.model.errors import ForestCollError, TopologyError
-from solver.io.files import atomic_write_bytes, check_input_file, memory_headroom
+from solver.io.files import atomic_write_bytes, check_input_file, memory_headroom, write_lock
 from solver.io.h5_audit import audit
-from solver.model.values import exact_number
+from solver.model.values import exact_number, printable
 from solver.io.untrusted import json_value, parse_json
 from solver.model.results import ResultTable
 from solver.model.schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
@@ -686,8 +686,13 @@ def _check_name(name: str) -> str:
 
 def _modify(path: str | os.PathLike, topology: Topology | None, edit) -> None:
     """Run ``edit(h5file)`` on a copy of ``path`` (created with ``topology`` if missing), then
-    rename the copy over ``path``. On any failure the original file is untouched."""
-    target = Path(path)
+    rename the copy over ``path``. On any failure the original file is untouched. Concurrent
+    updates are serialised (:func:`solver.io.files.write_lock`): each reads the other's."""
+    with write_lock(path):  # another writer's update is read, not lost
+        _modify_locked(Path(path), topology, edit)
+
+
+def _modify_locked(target: Path, topology: Topology | None, edit) -> None:
     exists = target.exists()
     if exists:
         _open_read(target).close()  # schema/version check before anything else
@@ -833,7 +838,11 @@ def read_results(path: str | os.PathLike) -> dict[str, ResultTable]:
 
 
 def summarize(path: str | os.PathLike) -> str:
-    """A human summary: file metadata, fabric, schedules and result tables."""
+    """A human summary: file metadata, fabric, schedules and result tables.
+
+    Text from the file is escaped (:func:`solver.model.values.printable`: an escape sequence in
+    a name or attribute is shown, not obeyed); figures come from the exact attributes. Nothing
+    here verifies a schedule: ``forestcoll show`` does that before it prints this."""
     with _reading(path) as f:
         topo = _read_topology(f["topology"])
         lines = [
@@ -856,9 +865,7 @@ def summarize(path: str | os.PathLike) -> str:
                 ntrees = sum(len(g["phases"][p]["trees"]["root"]) for p in g["phases"])
             lines.append(
                 f"  {name}: {_attr_str(g, 'collective')}, k={_attr_int(g, 'k', 0, 2**31)}"
-                f"{f', K<={k_lim}' if k_lim else ''}, algbw {_finite(g.attrs['algbw'], 'algbw'):.3f} GB/s "
-                f"(optimum {_finite(g.attrs['optimal_algbw'], 'optimum'):.3f} = "
-                f"{_attr_str(g, 'optimal_algbw_exact')[:60]}), "
+                f"{f', K<={k_lim}' if k_lim else ''}, {_algbw_text(g)}, "
                 f"{ntrees} trees"
             )
         rg = f.get("results", {})
@@ -886,9 +893,7 @@ def summarize(path: str | os.PathLike) -> str:
             order = _attr_int(g, "order", 1, 2**31)
             lines.append(
                 f"  {name}: {_attr_str(g, 'collective')}, k={_attr_int(g, 'k', 0, 2**31)}, "
-                f"algbw {_finite(g.attrs['algbw'], 'algbw'):.3f} GB/s (optimum "
-                f"{_finite(g.attrs['optimal_algbw'], 'optimum'):.3f} = "
-                f"{_attr_str(g, 'optimal_algbw_exact')[:60]}), compressed: {reps} representative "
+                f"{_algbw_text(g)}, compressed: {reps} representative "
                 f"trees x {order} translates = {reps * order} trees"
             )
         studies = f.get("studies", {})
@@ -901,4 +906,12 @@ def summarize(path: str | os.PathLike) -> str:
                 f"  {name}: {_attr_str(g, 'study')} ({_attr_str(g, 'collective')}), "
                 f"{int(g.attrs.get('rows', 0))} of {int(g.attrs.get('rows_total', 0))} rows, {state}"
             )
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
+
+
+def _algbw_text(g: h5py.Group) -> str:
+    """``algbw A GB/s (optimum O = p/q)`` from the exact attributes (the float ones are for
+    other readers; nothing here trusts them)."""
+    algbw = _parse_frac(_attr_str(g, "algbw_exact"), f"{g.name} algbw_exact")
+    optimum = _parse_frac(_attr_str(g, "optimal_algbw_exact"), f"{g.name} optimum")
+    return f"algbw {float(algbw):.3f} GB/s (optimum {float(optimum):.3f} = {_frac(optimum)[:60]})"

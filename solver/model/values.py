@@ -228,6 +228,28 @@ def _bad_char(text: str) -> str | None:
     return None
 
 
+_BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A)) | {0x200E, 0x200F}
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print on a terminal as (part of) one line: control characters (newline,
+    tab and escape included), DEL and C1 controls, bidirectional overrides, lone surrogates and
+    U+FFFE/U+FFFF become Python escapes (``\\x1b``, ``\\n``, ``\\u202e``); everything else is kept."""
+    if text.isprintable() and not any(ord(ch) in _BIDI for ch in text):
+        return text
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if (code < 0x20 or 0x7F <= code <= 0x9F or 0xD800 <= code <= 0xDFFF
+                or code in (0xFFFE, 0xFFFF) or code in _BIDI or not ch.isprintable()
+                and ch != " "):
+            out.append(ch.encode("unicode_escape", "backslashreplace").decode("ascii")
+                       if code < 0xD800 or code > 0xDFFF else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def text_value(
     value: Any,
     what: str,

@@ -4,6 +4,11 @@
 :meth:`DaskEngine.run` scatters the context once to every worker, submits one task per batch and
 hands each finished batch back as soon as it is done. A worker that dies costs only its tasks:
 the scheduler gives them to another worker. ``cancel`` is polled a few times a second.
+
+An existing scheduler is first asked for Dask's handshake (the scheduler speaks first) with a
+deadline of :data:`CONNECT_S` seconds: a peer that accepts the connection and never answers
+(distributed's own ``connect`` reads the handshake without a deadline) is one error line, not
+a hang.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 from solver.model.errors import Cancelled, ForestCollError
 
 POLL_S = 0.25
+CONNECT_S = 10.0  # seconds for an existing scheduler to accept and complete the handshake
 
 
 class EngineError(ForestCollError):
@@ -27,6 +33,27 @@ def _is_set(cancel: Any) -> bool:
         return False
     is_set = getattr(cancel, "is_set", None)
     return bool(is_set() if is_set is not None else cancel())
+
+
+def _handshake(address: str, seconds: float) -> None:
+    """Connect to the scheduler at ``address`` and read its handshake within ``seconds``."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def probe() -> None:
+        comm = await asyncio.wait_for(connect(address, timeout=seconds), seconds)
+        await comm.close()
+
+    try:
+        asyncio.run(probe())
+    except (asyncio.TimeoutError, TimeoutError):
+        raise EngineError(
+            f"cannot reach the Dask scheduler at {address}: no handshake within {seconds:g} s "
+            "(is it a Dask scheduler?)") from None
+    except Exception as exc:  # noqa: BLE001 - refused, unresolvable, garbage instead of Dask
+        raise EngineError(
+            f"cannot reach the Dask scheduler at {address}: {_first_line(exc)}") from None
 
 
 class DaskEngine:
@@ -58,8 +85,9 @@ class DaskEngine:
         from distributed import Client, LocalCluster
 
         if self.scheduler:
+            _handshake(self.scheduler, CONNECT_S)
             try:
-                self.client = Client(self.scheduler, timeout="10s")
+                self.client = Client(self.scheduler, timeout=f"{CONNECT_S:g}s")
             except (OSError, TimeoutError, ValueError) as exc:
                 raise EngineError(
                     f"cannot reach the Dask scheduler at {self.scheduler}: {_first_line(exc)}"

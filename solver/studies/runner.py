@@ -4,6 +4,15 @@ Rows reach the file in batches, each batch one atomic rewrite (at most every ``f
 seconds, and always before returning or raising), so an interrupted study keeps what it
 computed; ``resume=True`` reads the rows already in ``/studies/<name>`` and computes only the
 others. A sweep's change is measured against its first point, which is submitted first.
+
+Resumed rows are input from a file and are checked before they are kept (:func:`check_resumed`):
+every row must be a row of this plan with a readable exact optimum that agrees with its float;
+removing a link, switch or NIC cannot raise the optimum above the intact fabric's and an upgrade
+cannot lower it; an upgrade row the plan knows without a solve must hold that value; and
+:data:`RESUME_CHECK_ROWS` rows chosen by a seeded generator (a sweep: its first point, the
+reference of every change) are solved again and must match exactly. A study row carries no
+certificate of its lower bound (that is the max-flow the study exists to compute), so a row
+forged within those bounds and not drawn is kept: run without ``--resume`` to recompute all.
 """
 
 from __future__ import annotations
@@ -19,13 +28,17 @@ from typing import Any
 
 from solver.io.studies_h5 import has_study, read_study, write_study_rows
 from solver.model.errors import ForestCollError
+from solver.model.values import exact_number
 from solver.studies.columns import row_key
+from solver.studies.elements import COMPUTE
 from solver.studies.engine import DaskEngine
 from solver.studies.plans import StudyPlan
-from solver.studies.tasks import SWEEP, evaluate_batch, exact_text
+from solver.studies.tasks import FAILURES, SWEEP, UPGRADE, evaluate_batch, exact_text
 
 MAX_BATCH = 16  # elements per task at most: enough to hide scheduling overhead
 TASKS_PER_WORKER = 4  # at least this many tasks per worker when there is enough work
+RESUME_CHECK_ROWS = 8  # resumed rows solved again before the others are trusted (seeded choice)
+RESUME_CHECK_SEED = 21
 
 
 @dataclass
@@ -89,7 +102,71 @@ def _load_done(plan: StudyPlan, output, name: str) -> dict[str, dict[str, Any]]:
             f"{output}: study {name!r} was run with other parameters "
             f"({json.dumps(stored.parameters, sort_keys=True)}); use another --name or drop --resume"
         )
-    return {row_key(r): r for r in stored.rows}
+    done = {row_key(r): r for r in stored.rows}
+    check_resumed(plan, done, f"{output}: study {name!r}")
+    return done
+
+
+def check_resumed(plan: StudyPlan, done: dict[str, dict[str, Any]], where: str) -> None:
+    """Refuse stored rows that cannot be rows of ``plan`` (see the module docstring); raises
+    :class:`ForestCollError` naming the row and the rule."""
+    keys = set(plan.keys)
+    free = {row_key(r): r for r in plan.free_rows}
+    base = plan.base.algbw if plan.base is not None else None
+    for key, row in done.items():
+        rw = f"{where}: row {key!r}"
+        if key not in keys:
+            raise ForestCollError(f"{rw} is not a row of this study")
+        value = exact_number(str(row.get("algbw_exact", "")), f"{rw} algbw_exact",
+                             error=ForestCollError)
+        if value < 0:
+            raise ForestCollError(f"{rw}: algbw {float(value):.6g} GB/s is negative")
+        if row.get("algbw") != float(value):
+            raise ForestCollError(f"{rw}: algbw {row.get('algbw')!r} GB/s disagrees with "
+                                  f"algbw_exact {exact_text(value)}")
+        if not row.get("connected") and value != 0:
+            raise ForestCollError(f"{rw}: a disconnected fabric has algbw 0, not {float(value):.6g}")
+        element = plan.elements.get(key)
+        if (plan.study == FAILURES and element is not None and element.kind != COMPUTE
+                and value > base):
+            raise ForestCollError(
+                f"{rw}: algbw {float(value):.6g} GB/s exceeds the intact fabric's "
+                f"{float(base):.6g} GB/s (removing a {element.kind} cannot raise the optimum)")
+        if plan.study == UPGRADE and value < base:
+            raise ForestCollError(
+                f"{rw}: algbw {float(value):.6g} GB/s is below the intact fabric's "
+                f"{float(base):.6g} GB/s (an upgrade cannot lower the optimum)")
+        if key in free and Fraction(free[key]["algbw_exact"]) != value:
+            raise ForestCollError(
+                f"{rw}: algbw {float(value):.6g} GB/s, but this upgrade leaves the bottleneck "
+                f"at {float(Fraction(free[key]['algbw_exact'])):.6g} GB/s")
+    for key in _drawn(plan, done, free):
+        again = _solve_again(plan, key)
+        if Fraction(again["algbw_exact"]) != Fraction(done[key]["algbw_exact"]):
+            raise ForestCollError(
+                f"{where}: row {key!r}: stored algbw {done[key]['algbw']:.6g} GB/s, solved "
+                f"again {again['algbw']:.6g} GB/s (the file's rows are not this study's; run "
+                "without --resume)")
+
+
+def _drawn(plan: StudyPlan, done, free) -> list[str]:
+    """The resumed rows solved again: a sweep's first point, else a seeded sample."""
+    if plan.study == SWEEP:
+        return [plan.keys[0]] if plan.keys and plan.keys[0] in done else []
+    import random
+
+    candidates = sorted(k for k in done if k not in free)
+    rng = random.Random(RESUME_CHECK_SEED)
+    return rng.sample(candidates, min(RESUME_CHECK_ROWS, len(candidates)))
+
+
+def _solve_again(plan: StudyPlan, key: str) -> dict[str, Any]:
+    if plan.study == SWEEP:
+        (point,) = [p for p in plan.items if p.key == key]
+        return evaluate_batch(plan.context, [point])[0]
+    rep = plan.orbits.representative[key] if plan.orbits is not None else key
+    (raw,) = evaluate_batch(plan.context, [plan.elements[rep]])
+    return next(r for r in plan.expand(raw) if row_key(r) == key)
 
 
 def run_study(plan: StudyPlan, engine: DaskEngine, *, output: str | Path | None = None,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from bfs_schedules import bfs_schedule
 
-from solver import save_topology
+from solver import save_topology, solve
 from solver.cli import main
 from solver.io.results_h5 import read_schedules, write_schedule
 from solver.io.templates import dgx_a100, ring
@@ -98,7 +98,7 @@ def test_export_json_matches_to_dict(tmp_path, capsys):
 
 def test_export_from_results_file(tmp_path, capsys):
     h5 = tmp_path / "r.h5"
-    s = bfs_schedule(ring(4), "allreduce")
+    s = solve(ring(4), "allreduce", max_trees_per_root=1)  # a stored schedule is verified: real
     write_schedule(h5, s)
     code, _text, err = run(
         [
@@ -201,7 +201,7 @@ def test_show_summarises_and_lists_trees(tmp_path, capsys):
     h5 = tmp_path / "r.h5"
     from solver.simulate.estimate import model_tables
 
-    write_schedule(h5, bfs_schedule(ring(4)), tables=model_tables)
+    write_schedule(h5, solve(ring(4), max_trees_per_root=1), tables=model_tables)
     code, text, _ = run(["show", h5], capsys)
     assert code == 0
     assert "forestcoll-results 1.2" in text and "allgather_k1: allgather, k=1" in text

@@ -270,3 +270,22 @@ def test_progress_bar_only_on_a_terminal(capsys, fabric_file, monkeypatch):
     assert code == 0
     assert isinstance(seen[0], ProgressBar)
     assert err == ""  # stderr is not a terminal here: no bar drawn
+
+
+def test_two_solves_into_one_results_file_keep_both_schedules(tmp_path):
+    """Two ``solve -o same.h5`` at once: each read-modify-write holds the folder's lock
+    (solver.io.files.write_lock), so the second reads the first's schedule instead of writing
+    over it; before, one schedule was lost while both printed "saved" (issue 21 item 4)."""
+    out = tmp_path / "same.h5"
+    ring8 = ROOT / "sample_topologies" / "ring_8.json"
+    runs = [subprocess.Popen([sys.executable, "-m", "solver.cli", "solve", str(ring8),
+                              "--collective", c, "-o", str(out)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for c in ("allgather", "reduce-scatter", "allreduce")]
+    for run in runs:
+        stdout, stderr = run.communicate(timeout=300)
+        assert run.returncode == 0, stderr
+        assert "saved: " in stdout
+    from solver.io.results_h5 import read_schedules
+
+    assert set(read_schedules(out)) == {"allgather", "reduce-scatter", "allreduce"}

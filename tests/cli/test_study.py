@@ -170,3 +170,31 @@ def test_unreachable_scheduler_is_one_error_line(capsys):
     code = main(["study", "failures", str(SAMPLE), "--scheduler", "tcp://127.0.0.1:9"])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error: cannot reach the Dask scheduler at tcp://127.0.0.1:9")
+
+
+def test_a_scheduler_that_accepts_and_never_answers_is_one_error_line(capsys, monkeypatch):
+    """A TCP peer that accepts and stays silent used to hang ``study --scheduler`` forever
+    (distributed reads the handshake without a deadline); now the handshake has one."""
+    import socket
+    import threading
+    import time
+
+    from solver.studies import engine
+
+    monkeypatch.setattr(engine, "CONNECT_S", 2.0)
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    accepted = []
+    threading.Thread(target=lambda: accepted.append(server.accept()), daemon=True).start()
+    port = server.getsockname()[1]
+    try:
+        start = time.monotonic()
+        code = main(["study", "failures", str(SAMPLE), "--scheduler", f"tcp://127.0.0.1:{port}"])
+        spent = time.monotonic() - start
+    finally:
+        server.close()
+    err = capsys.readouterr().err
+    assert accepted, "the peer never saw the connection"
+    assert code == 2 and err.count("\n") == 1, err
+    assert "no handshake within 2 s" in err and spent < 30

@@ -101,3 +101,60 @@ def test_reads_refuse_folders_devices_and_big_files(tmp_path):
     (tmp_path / "latin.json").write_bytes(b"{\xff}")
     with pytest.raises(TopologyError, match="not UTF-8 text \\(byte 1\\)"):
         files.read_text(tmp_path / "latin.json", 100, "x")
+
+
+def test_non_regular_targets_are_refused_not_replaced(tmp_path):
+    """``-o /dev/null`` or a FIFO used to be replaced by a regular file (issue 21 item 4)."""
+    fifo = tmp_path / "pipe.xml"
+    os.mkfifo(fifo)
+    with pytest.raises(OutputError, match="not a regular file"):
+        files.atomic_write_text(fifo, "x")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    link = tmp_path / "null.xml"
+    link.symlink_to(os.devnull)  # through a symbolic link too
+    with pytest.raises(OutputError, match="not a regular file"):
+        files.atomic_write_text(link, "x")
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(files.TEMP_SUFFIX)] == []
+
+
+def test_a_name_of_255_bytes_is_written(tmp_path):
+    """The temporary name (``.NAME.PID.RANDOM.fctmp``) used to exceed NAME_MAX."""
+    for name in ("a" * 251 + ".xml", "é" * 125 + ".xml"):  # 255 bytes, ASCII and two-byte UTF-8
+        assert len(os.fsencode(name)) <= 255
+        files.atomic_write_text(tmp_path / name, "x")
+        assert (tmp_path / name).read_text() == "x"
+    stem = files.temp_stem(tmp_path, "a" * 251 + ".xml")
+    assert len(os.fsencode(f".{stem}.4194304.abcd1234{files.TEMP_SUFFIX}")) <= 255
+    assert files.temp_stem(tmp_path, "x.json") == "x.json"
+    # a stale temporary file of such a name is still found and removed
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    stale = tmp_path / f".{stem}.{int(dead.stdout)}.abcd1234{files.TEMP_SUFFIX}"
+    stale.write_text("half")
+    files.atomic_write_text(tmp_path / ("a" * 251 + ".xml"), "y")
+    assert not stale.exists()
+
+
+def test_write_lock_serialises_writers_and_times_out(tmp_path):
+    target = tmp_path / "r.h5"
+    script = (
+        "import sys, time; from solver.io.files import write_lock\n"
+        "with write_lock(sys.argv[1]):\n"
+        "    print('locked', flush=True); time.sleep(1.5)\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", script, str(target)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(OutputError, match="another program has been writing"):
+            with files.write_lock(target, timeout=0.2):
+                pass
+        import time
+
+        start = time.monotonic()
+        with files.write_lock(target, timeout=30):  # waits for the holder, then proceeds
+            waited = time.monotonic() - start
+        assert 0.5 < waited < 30
+    finally:
+        holder.wait(timeout=30)
