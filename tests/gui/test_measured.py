@@ -210,8 +210,9 @@ def test_the_library_selector_simulates_with_the_chosen_library(mi300x, qtbot):
 
 
 def test_nothing_of_the_old_fabric_stays_when_another_opens(mi300x, qtbot, tmp_path):
-    from solver.io import v1
     from results_fixtures import ring4
+
+    from solver.io import v1
 
     rc = mi300x.results_controller
     plots = rc.plots
