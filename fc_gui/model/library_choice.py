@@ -38,7 +38,7 @@ def auto_library(topo: Topology) -> tuple[Library, str]:
     elif str(extra.get("template", "")) in TEMPLATE_LIBRARY:
         why = f"the {extra['template']} template"
     else:
-        why = "the default: the fabric names no hardware"
+        why = "the default: no template or library setting names it"
     return lib, why
 
 

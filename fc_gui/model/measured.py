@@ -45,11 +45,16 @@ class ComparisonRow:
     def cells(self) -> tuple[str, str, str, str, str]:
         """The row as the error table writes it."""
 
-        def num(v: float, fmt: str) -> str:
+        def rate(v: float) -> str:  # GB/s: one decimal from 100 on, else 4 significant digits
+            if not math.isfinite(v):
+                return "–"
+            return f"{v:.1f}" if abs(v) >= 100 else f"{v:.4g}"
+
+        def pct(v: float, fmt: str) -> str:
             return "–" if not math.isfinite(v) else format(v, fmt)
 
-        return (format_size(self.size), num(self.measured, ".1f"), num(self.predicted, ".1f"),
-                num(self.error_pct, "+.1f"), num(self.of_bound_pct, ".0f"))
+        return (format_size(self.size), rate(self.measured), rate(self.predicted),
+                pct(self.error_pct, "+.1f"), pct(self.of_bound_pct, ".0f"))
 
 
 def compare(

@@ -116,6 +116,8 @@ class MeasuredErrorTable(QWidget):
                 if c:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(r, c, item)
+        if rows:  # the large sizes, where a library is judged, in view first
+            self.table.scrollToBottom()
 
     def cell_texts(self) -> list[list[str]]:
         """The table as shown (tests, and what a reader copies)."""

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -84,6 +85,34 @@ def model_tables(schedule: Schedule) -> dict[str, ResultTable]:
     from solver.simulate.estimate import model_tables as tables
 
     return tables(schedule, schedule.collective)
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that never widens its row: a text too long for it is elided ("…"), the
+    whole of it in the tooltip; :meth:`text` is the whole text."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setText(text)
+
+    def text(self) -> str:  # noqa: D102 - the whole text, not the elided one shown
+        return self._full
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        self._full = text
+        self.setToolTip(text if text else "")
+        self._elide()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideRight,
+                                              max(self.width(), 10))
+        QLabel.setText(self, shown)
 
 
 def _height_only_min(label: pg.LabelItem) -> None:
@@ -178,8 +207,7 @@ class PlotsDock(QWidget):
         self.library_box.activated.connect(lambda *_: self._library_chosen())
         self.library_box.lineEdit().editingFinished.connect(self._library_chosen)
         self._library_text = AUTO
-        self.status = QLabel("")
-        self.status.setWordWrap(False)
+        self.status = ElidedLabel("")
         row = QHBoxLayout()
         row.addWidget(self.simulate_button)
         row.addWidget(QLabel("Library:"))

@@ -32,7 +32,9 @@ def test_compare_gives_the_error_of_the_same_size_only():
     assert rows[0].error_pct == pytest.approx(20.0)
     assert rows[2].error_pct == pytest.approx(-25.0)
     assert rows[2].of_bound_pct == pytest.approx(80.0)
-    assert rows[2].cells() == ("4K", "40.0", "30.0", "-25.0", "80")
+    assert rows[2].cells() == ("4K", "40", "30", "-25.0", "80")
+    assert compare([1 << 30], [179.24], [1 << 30], [174.04])[0].cells()[:3] == ("1G", "179.2", "174.0")
+    assert compare([1024], [0.07258], None, None)[0].cells()[1:3] == ("0.07258", "–")
     assert rows[1].cells()[2:4] == ("–", "–")
 
 
@@ -112,7 +114,7 @@ def test_a_raw_log_is_compared_size_by_size_with_the_simulation(mi300x, qtbot, e
     predicted = float(nccl.predicted_algbw[list(nccl.size_bytes).index(GIB)])
     measured = float(meas.algbw_used[i])
     assert cells[i][0] == "1G" and cells[i][1] == f"{measured:.1f}" == "179.2"
-    assert cells[i][2] == f"{predicted:.1f}"
+    assert cells[i][2] == (f"{predicted:.1f}" if predicted >= 100 else f"{predicted:.4g}")
     assert cells[i][3] == f"{100 * (predicted - measured) / measured:+.1f}"
     opt = float(rc.schedule.optimal_algbw_exact)
     assert cells[i][4] == f"{100 * measured / opt:.0f}"
@@ -127,7 +129,7 @@ def test_a_raw_log_is_compared_size_by_size_with_the_simulation(mi300x, qtbot, e
     table.reference_box.setCurrentText("ForestColl")
     fc = next(t for t in rc.simulation.tables.values() if t.algorithm == "forestcoll")
     fc_1g = float(fc.predicted_algbw[list(fc.size_bytes).index(GIB)])
-    assert table.cell_texts()[i][2] == f"{fc_1g:.1f}"
+    assert table.cell_texts()[i][2] == (f"{fc_1g:.1f}" if fc_1g >= 100 else f"{fc_1g:.4g}")
     plots.hover.show_at(QPointF(math.log10(GIB), 0.0))
     assert f"ForestColl {fc_1g:.1f} GB/s, error" in plots.hover.text
 
