@@ -1,6 +1,9 @@
-"""``forestcoll gui [TOPO] [--solve] [--screenshot PNG]``: start the designer.
+"""``forestcoll gui [TOPO] [--intra ...] [--solve] [--screenshot PNG]``: start the designer.
 
-The window appears at once on TOPO (any supported format) or the built-in 2x DGX A100 fabric.
+The window appears at once on TOPO (any supported format; an NCCL/RCCL dump read with the
+command line's dump options) or the built-in 2x DGX A100 fabric. A dump those options do not
+import (a skeleton without ``--intra``) opens the import dialog with them and the reason, not an
+error (in a batch run, ``--solve``/``--screenshot``/``--figure``, it is one error line, exit 2).
 ``--solve`` and ``--screenshot`` are carried out by the results controller
 (``window.results_controller.batch``). The arguments are declared in ``solver/cli/gui.py``.
 """
@@ -36,10 +39,50 @@ def install_error_hook(window, batch: bool) -> None:
     sys.excepthook = hook
 
 
+def import_options(args: argparse.Namespace) -> dict:
+    """The dump options of ``args`` (declared by ``fc_gui.cli``) as keywords of the importer
+    and of the import dialog."""
+    from solver.io.nccl_options import OVERRIDE_CLASSES
+
+    out: dict = {"boxes": args.boxes, "fabric": args.fabric}
+    if args.intra is not None:
+        out["intra"] = args.intra
+    bandwidth = {cls: vars(args)[f"{cls}_bw"] for cls in OVERRIDE_CLASSES
+                 if vars(args).get(f"{cls}_bw") is not None}
+    if bandwidth:
+        out["bandwidth"] = bandwidth
+    return out
+
+
+def given_import_options(args: argparse.Namespace) -> list[str]:
+    """The dump options given on the command line (``--boxes``, ``--intra``...)."""
+    from solver.io.nccl_options import OVERRIDE_CLASSES
+
+    given = ["--boxes"] if args.boxes != 1 else []
+    given += ["--fabric"] if args.fabric != "ib" else []
+    given += ["--intra"] if args.intra is not None else []
+    given += [f"--{cls}-bw" for cls in OVERRIDE_CLASSES if vars(args).get(f"{cls}_bw") is not None]
+    return given
+
+
 def run(args: argparse.Namespace) -> int:
     import os
     from pathlib import Path
 
+    from solver.io.formats import format_for
+    from solver.model.errors import ForestCollError
+
+    options = import_options(args)
+    try:
+        dump = bool(args.topo) and format_for(args.topo) == "nccl-xml"
+    except ForestCollError:  # a results file, or an unknown type: read_fabric says which
+        dump = False
+    given = given_import_options(args)
+    if given and not dump:
+        where = args.topo or "the built-in fabric"
+        print(f"error: {given[0]} applies to NCCL/RCCL .xml dumps only, not {where}",
+              file=sys.stderr)
+        return 2
     headless = (
         sys.platform.startswith("linux")
         and not os.environ.get("DISPLAY")
@@ -59,7 +102,6 @@ def run(args: argparse.Namespace) -> int:
     from PySide6.QtWidgets import QApplication
 
     from fc_gui.main_window import MainWindow
-    from solver.model.errors import ForestCollError
 
     app = QApplication.instance() or QApplication(["forestcoll gui"])
     app.setApplicationName("ForestColl Designer")
@@ -68,12 +110,13 @@ def run(args: argparse.Namespace) -> int:
     app.aboutToQuit.connect(lambda: QApplication.clipboard().clear())
     figure = args.figure
     batch = bool(args.solve or args.screenshot or figure)
+    ask_import = False  # a dump the options do not import: the import dialog, with them
     if args.topo:
         from fc_gui.controllers.file_actions import FileActions
 
         # read before building the window so a bad file in batch mode fails with exit code 2
         try:
-            topo = FileActions.read_quiet(args.topo)
+            topo = FileActions.read_quiet(args.topo, **(options if dump else {}))
         except Exception as exc:  # noqa: BLE001 - any failure to read is one line / a dialog
             text = str(exc) if isinstance(exc, ForestCollError) else (
                 f"{args.topo}: cannot read: {type(exc).__name__}: {exc}"
@@ -83,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"error: {text}", file=sys.stderr)
                 return 2
             topo = None
-            error = text
+            ask_import = dump and isinstance(exc, ForestCollError) and Path(args.topo).is_file()
+            error = None if ask_import else text
         else:
             error = None
     else:
@@ -99,6 +143,8 @@ def run(args: argparse.Namespace) -> int:
     window.show()
     if error:
         QTimer.singleShot(0, lambda: window.show_error(error))
+    if ask_import:
+        QTimer.singleShot(0, lambda: window.file_actions.import_path(args.topo, options))
     if batch:
         controller = window.results_controller
         QTimer.singleShot(

@@ -11,7 +11,7 @@ import argparse
 import importlib.util
 import sys
 
-from solver.cli._common import add_command
+from solver.cli._common import add_command, add_fabric_options
 from solver.model.errors import ForestCollError
 
 #: Third-party packages the window needs, with the requirement to install (see pyproject.toml).
@@ -29,8 +29,11 @@ def register(subparsers) -> argparse.ArgumentParser:
         subparsers,
         "gui",
         "open the desktop designer",
-        "Open the ForestColl Designer window on TOPO (v1 JSON, node-link JSON, GraphML or NCCL\n"
-        "topology XML) or, without TOPO, on the built-in 2x DGX A100 fabric. With --solve the\n"
+        "Open the ForestColl Designer window on TOPO (v1 JSON, node-link JSON, GraphML, NCCL\n"
+        "topology XML or a results file) or, without TOPO, on the built-in 2x DGX A100 fabric.\n"
+        "An NCCL/RCCL dump is read with --boxes/--fabric/--intra/--*-bw as forestcoll solve\n"
+        "reads it; when they do not fit it (a skeleton dump without --intra) the import dialog\n"
+        "opens with them, saying why. With --solve the\n"
         "fabric is solved at once; with --screenshot the window is rendered to a PNG and the\n"
         "program exits (works headless); with --figure the fabric and its result are written as\n"
         "a slide figure (vector SVG, or PNG --width pixels wide) and the program exits.",
@@ -42,6 +45,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         metavar="TOPO",
         help="fabric file to open (default: built-in 2x DGX A100)",
     )
+    add_fabric_options(parser)
     parser.add_argument("--solve", action="store_true", help="solve right after opening")
     parser.add_argument(
         "--screenshot", metavar="PNG", help="render the window to PNG (after --solve) and exit"

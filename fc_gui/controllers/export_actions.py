@@ -133,7 +133,11 @@ class ExportActions(QObject):
     # ------------------------------------------------------------------ helpers
     def _ask_path(self, title: str, filters: str, suffix: str) -> Path | None:
         stem = self.window.document.name or "fabric"
-        path, _ = QFileDialog.getSaveFileName(self.window, title, f"{stem}{suffix}", filters)
+        # results files are added to, never replaced: no "replace it?" question for them
+        options = (QFileDialog.Option.DontConfirmOverwrite if suffix == ".h5"
+                   else QFileDialog.Option(0))
+        path, _ = QFileDialog.getSaveFileName(self.window, title, f"{stem}{suffix}", filters,
+                                              options=options)
         return Path(path) if path else None
 
     def _fail(self, message: str) -> None:
@@ -151,18 +155,21 @@ class ExportActions(QObject):
 
     # ------------------------------------------------------------------ exports
     def export_h5(self, path: str | Path | None = None) -> Path | None:
-        """Add the shown schedule, its predicted tables and the simulated tables on the plot
-        (ForestColl and the baselines, as ``forestcoll simulate -o`` writes them) to an HDF5
-        results file."""
+        """Add the shown schedule, its predicted tables, the simulated tables on the plot
+        (ForestColl and the baselines, as ``forestcoll simulate -o`` writes them) and the
+        imported measurements (as ``forestcoll measure import`` writes them, the bound as their
+        prediction) to an HDF5 results file; an existing file of the same fabric is added to."""
         schedule = self._schedule()
         if schedule is None:
             return None
         path = Path(path) if path else self._ask_path(
-            "Export results", "HDF5 results (*.h5 *.hdf5)", ".h5"
+            "Export results (added to an existing results file of this fabric)",
+            "HDF5 results (*.h5 *.hdf5)", ".h5",
         )
         if path is None:
             return None
         try:
+            from fc_gui.model.measured import with_bound
             from solver.io.results_h5 import write_results, write_schedule
             from solver.simulate.estimate import model_tables
 
@@ -171,14 +178,18 @@ class ExportActions(QObject):
             for tname, table in simulated.items():
                 link = name if table.algorithm == "forestcoll" else table.schedule
                 write_results(path, tname, replace(table, schedule=link))
+            measured = self.controller.measurements.tables
+            for tname, table in measured.items():
+                write_results(path, tname, with_bound(table, schedule, name))
         except ForestCollError as exc:
             self._fail(str(exc))
             return None
         except OSError as exc:
             self._fail(f"cannot write {path}: {exc.strerror or exc}")
             return None
-        sims = f" and {plural(len(simulated), 'simulated table')}" if simulated else ""
-        self._done(path, f"schedule '{name}'{sims}")
+        sims = f", {plural(len(simulated), 'simulated table')}" if simulated else ""
+        meas = f", {plural(len(measured), 'measured table')}" if measured else ""
+        self._done(path, f"schedule '{name}'{sims}{meas}")
         return path
 
     def export_msccl(

@@ -9,7 +9,9 @@ changes the fabric is written to this window's own file ``<state dir>/recovery/<
 (undoing back to the saved state, saving, or a clean close deletes it). A window opened with
 ``check_recovery=True`` offers back the NEWEST recovery file left by a designer that is no longer
 running (files of running designers are left alone); older ones are discarded with it.
-Replacing an edited fabric (open, import, new from template) asks first.
+Replacing an edited fabric (open, import, new from template, new empty) asks first. A fabric
+just imported, built from a template or started empty is not "modified": there is nothing to
+lose by closing it (undoing back to the fabric before it is).
 """
 
 from __future__ import annotations
@@ -111,6 +113,7 @@ class FileActions:
         self.new_action = act(
             "&New from template…", self.new_from_template, QKeySequence.StandardKey.New
         )
+        self.new_empty_action = act("New (&empty)", self.new_empty, QKeySequence("Ctrl+Alt+N"))
         self.open_action = act("&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
         self.recent_menu = m.addMenu("Open &recent")
         m.addSeparator()
@@ -201,6 +204,8 @@ class FileActions:
         w = self.window
         if replace_undoable:
             w.undo_stack.push(ReplaceTopologyCommand(w.document, topo, f"Import {path.name}"))
+            w.undo_stack.setClean()  # as read from the file: nothing unsaved yet
+            self.remove_recovery()
         else:
             w.document.load_topology(topo)
             w.undo_stack.clear()
@@ -249,17 +254,23 @@ class FileActions:
         path, _ = QFileDialog.getOpenFileName(
             self.window, "Import fabric", self._last_dir(), OPEN_FILTER
         )
-        if not path:
-            return
-        options = {}
+        if path:
+            self.import_path(path)
+
+    def import_path(self, path: str | Path, options: dict | None = None) -> bool:
+        """Import ``path``; an NCCL/RCCL dump goes through the import dialog (its fields set to
+        ``options``, as ``forestcoll gui DUMP --intra ...`` gives them). False if cancelled or
+        refused."""
+        options = dict(options or {})
         if format_for(path) == "nccl-xml":
+            from fc_gui.controllers.solve_worker import BackgroundTask
             from fc_gui.views.import_dialog import NcclImportDialog
 
-            dialog = NcclImportDialog(self.window, path)
+            dialog = NcclImportDialog(self.window, path, options, task=BackgroundTask())
             if not dialog.exec():
-                return
+                return False
             options = dialog.options()
-        self.open_path(path, replace_undoable=True, **options)
+        return self.open_path(path, replace_undoable=True, **options)
 
     def new_from_template(self) -> None:
         from fc_gui.views.template_gallery import TemplateGallery
@@ -270,12 +281,21 @@ class FileActions:
         if dialog.exec() and dialog.topology is not None:
             self.new_fabric(dialog.topology)
 
+    def new_empty(self) -> None:
+        """File > New (empty): an untitled fabric without nodes, to draw from scratch."""
+        if not self.confirm_discard("starting an empty fabric"):
+            return
+        self.new_fabric(Topology(name="untitled", nodes=(), links=()))
+
     def new_fabric(self, topo: Topology) -> None:
-        """Replace the fabric by ``topo`` as one undoable command (the file becomes untitled)."""
+        """Replace the fabric by ``topo`` as one undoable command (the file becomes untitled;
+        nothing is unsaved yet)."""
         w = self.window
         w.undo_stack.push(
             ReplaceTopologyCommand(w.document, with_positions(topo), f"New {topo.name}")
         )
+        w.undo_stack.setClean()
+        self.remove_recovery()
         w.file_path = None
         w.canvas.fit_view()
         w._update_title()

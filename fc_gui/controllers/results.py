@@ -29,7 +29,7 @@ from PySide6.QtWidgets import QApplication
 from fc_gui.controllers.batch import BatchRun
 from fc_gui.controllers.export_actions import ExportActions
 from fc_gui.controllers.layers_menu import LayersMenu
-from fc_gui.controllers.measurements import MeasurementImport
+from fc_gui.controllers.measurements import MeasurementsController
 from fc_gui.controllers.plot_export import PlotExport
 from fc_gui.controllers.result_overlays import ResultOverlays
 from fc_gui.controllers.simulation import SimulationController
@@ -80,7 +80,7 @@ class ResultsController(QObject):
         self.menu = SolveMenu(self)
         self.solving = SolveController(self, solve_fn=solve_fn, warmup=warmup)
         self.simulation = SimulationController(self)
-        self.measurements = MeasurementImport(self)
+        self.measurements = MeasurementsController(self)
         self.exports = ExportActions(self, window.export_menu)
         self.plot_export = PlotExport(self, window.export_menu)
         self.batch = BatchRun(self)
@@ -174,12 +174,13 @@ class ResultsController(QObject):
         self.schedule_changed.emit(None)
 
     def on_fabric_replaced(self) -> None:
-        """Another fabric: drop the result, the measurements imported for the old fabric, and
-        stop (and ignore) work on the old one."""
+        """Another fabric: drop the result, the measurements imported for the old fabric, every
+        trace of it on the plot (hover box, note, status line, library choice), and stop (and
+        ignore) work on the old one."""
         self.solving.abandon()
         self.simulation.cancel()
         self.clear_results()
-        self.plots.clear_imported()
+        self.plots.reset()
         self.panel.reset()
 
     def set_stale(self, stale: bool) -> None:

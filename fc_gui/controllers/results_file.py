@@ -51,11 +51,10 @@ class SavedResult:
         }
 
     def measured(self) -> dict[str, ResultTable]:
-        """Tables with measurements (``measure import``)."""
-        return {
-            n: t for n, t in self.tables.items()
-            if t.source != "simulator" and t.source != "model"
-        }
+        """Tables with measurements (``measure import``, or the designer's export)."""
+        from fc_gui.model.measured import measured_tables
+
+        return measured_tables(self.tables)
 
 
 def pick_schedule(schedules: dict[str, Schedule]) -> tuple[str, Schedule | None]:
@@ -111,4 +110,4 @@ def show_saved_result(controller, saved: SavedResult) -> int:
         controller.previous = None
         controller.show_schedule(schedule, prepared=prepare_display(schedule))
         added += controller.simulation.show_saved(schedule, saved.simulated())
-    return added + controller.plots.add_tables(saved.measured(), kind="imported")
+    return added + controller.measurements.add(saved.measured())

@@ -3,8 +3,11 @@
 The designer simulates what ``forestcoll simulate`` does for the same fabric and sizes: ForestColl,
 ``nccl`` (the library's own pick, :mod:`solver.simulate.library`) and the baselines, every
 simulated algorithm on links derated to the efficiency that library reaches (the library of the
-fabric: :func:`~solver.simulate.library.library_for`). The numbers are the CLI's (a test compares
-them); the plot's title carries the CLI's note when NVLS in-switch reduction beats the bound.
+fabric, :func:`fc_gui.model.library_choice.auto_library`, or the one chosen in the Plots dock's
+library selector). The numbers are the CLI's (a test compares them); the plot's title carries
+the CLI's note when NVLS in-switch reduction beats the bound. The sizes are :data:`SIM_SIZES` and
+every measured size of the shown collective (the measurements imported on the plot), so each
+measured point has its prediction.
 """
 
 from __future__ import annotations
@@ -12,14 +15,18 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 
 from fc_gui.controllers.solve_worker import BackgroundTask
+from fc_gui.model.library_choice import chosen_library, library_text
+from fc_gui.model.measured import simulation_sizes
 from fc_gui.model.plot_series import ordered
+from solver.model.errors import ForestCollError
 from solver.model.results import ResultTable
 from solver.model.schedule import Schedule
+from solver.model.topology import Topology
 from solver.simulate import LIBRARY, Sweep, parse_sizes, result_tables, sweep
-from solver.simulate.library import library_for
+from solver.simulate.library import Library, library_for
 
 if TYPE_CHECKING:
     from fc_gui.controllers.results import ResultsController
@@ -30,21 +37,35 @@ SIM_SIZES = "1K:1G:4"
 SIM_ALGORITHMS = ("forestcoll", LIBRARY, "ring", "tree", "direct", "blink")
 
 
-def simulate_schedule(schedule: Schedule, cancel=None, progress=None) -> Sweep:
+def simulate_schedule(schedule: Schedule, cancel=None, progress=None,
+                      library: Library | None = None, sizes: list[int] | None = None) -> Sweep:
     """``forestcoll simulate``'s sweep of ``schedule``, the library and the baselines over
-    :data:`SIM_SIZES`, at the library's link efficiency (``progress(text, fraction)`` about
-    every 0.1 s; ``cancel`` stops within ~10 ms)."""
+    ``sizes`` (default :data:`SIM_SIZES`), at ``library``'s link efficiency (default the
+    fabric's, as the CLI without ``--library``); ``progress(text, fraction)`` about every 0.1 s;
+    ``cancel`` stops within ~10 ms."""
     topo = schedule.topology
     return sweep(
-        topo, schedule.collective, SIM_ALGORITHMS, parse_sizes(SIM_SIZES),
-        schedule=schedule, cancel=cancel, progress=progress, library=library_for(topo),
+        topo, schedule.collective, SIM_ALGORITHMS, sizes or parse_sizes(SIM_SIZES),
+        schedule=schedule, cancel=cancel, progress=progress,
+        library=library if library is not None else library_for(topo),
     )
+
+
+_EMPTY = Topology("empty", (), ())
 
 
 class SimulationController(QObject):
     """The plots dock's Simulate button: simulates the shown schedule in the background; a second
     press cancels. Tables of a result replaced meanwhile are dropped; ``tables`` holds the
-    simulated tables shown (the results file export writes them)."""
+    simulated tables shown (the results file export writes them).
+
+    Signals
+    -------
+    shown()
+        The simulated lines on the plot changed (shown, or dropped with their result).
+    """
+
+    shown = Signal()
 
     def __init__(self, results: ResultsController) -> None:
         super().__init__(results)
@@ -59,6 +80,18 @@ class SimulationController(QObject):
         self.task.failed.connect(self._on_failed)
         self.task.progress.connect(self._on_progress)
         self.plots.simulate_requested.connect(self.simulate)
+        self.plots.library_changed.connect(self._on_library_changed)
+        self.library_why = ""
+
+    def library(self, schedule: Schedule) -> tuple[Library, str]:
+        """The library to simulate ``schedule`` with (the selector's choice) and why; a bad
+        choice raises ForestCollError."""
+        return chosen_library(schedule.topology, self.plots.library_text())
+
+    def sizes(self, schedule: Schedule) -> list[int]:
+        """:data:`SIM_SIZES` and the measured sizes of ``schedule``'s collective."""
+        tables = self.results.measurements.tables.values()
+        return simulation_sizes(parse_sizes(SIM_SIZES), tables, schedule.collective)
 
     def simulate(self) -> None:
         """Simulate the shown schedule and the baselines (background); a second call cancels."""
@@ -68,13 +101,42 @@ class SimulationController(QObject):
         schedule = self._schedule = self.results.schedule
         if schedule is None:
             return
+        try:
+            library, why = self.library(schedule)
+        except ForestCollError as exc:
+            self.plots.mark_library(False, str(exc))
+            self.results.report_error(str(exc), title="Library")
+            return
+        self.plots.mark_library(True)
+        self.library_why = why
+        sizes = self.sizes(schedule)
         self._cancel = threading.Event()
         cancel = self._cancel
         self.plots.set_simulating(True)
         report = self.task.report
         self.task.start(
-            lambda: simulate_schedule(schedule, cancel=cancel, progress=report), cancel=cancel
+            lambda: simulate_schedule(schedule, cancel=cancel, progress=report, library=library,
+                                      sizes=sizes),
+            cancel=cancel,
         )
+
+    def _on_library_changed(self, text: str) -> None:
+        """A library chosen in the selector: checked at once; a simulation shown (or running)
+        is run again with it."""
+        schedule = self.results.schedule
+        try:
+            chosen_library(schedule.topology if schedule is not None else _EMPTY, text)
+        except ForestCollError as exc:
+            self.plots.mark_library(False, str(exc))
+            self.plots.set_status(f"library refused: {exc}")
+            return
+        self.plots.mark_library(True, "")
+        if schedule is None or not (self.tables or self.task.is_running()):
+            return
+        if self.task.is_running():
+            self.task.abandon()
+            self.plots.set_simulating(False)
+        self.simulate()
 
     def _on_progress(self, text: str, fraction: float) -> None:
         if self.task.is_running() and not self._cancel.is_set():
@@ -86,10 +148,17 @@ class SimulationController(QObject):
             self.plots.set_status("simulation dropped: the result changed meanwhile")
             return
         self.tables = ordered(result_tables(sw))  # ForestColl first, then the library
+        self._drop_shown_lines()
         n = self.plots.add_tables(self.tables, kind="simulated")
         lib = sw.library
-        where = f", links at {lib.name}'s efficiency ({lib.generation})" if lib else ""
-        self.plots.set_status(f"{n} simulated series{where}")
+        sizes = len({r.size for r in sw.rows})
+        where = f"; library {library_text(lib, self.library_why)}" if lib else ""
+        self.plots.set_status(f"{n} simulated series at {sizes} sizes{where}")
+        self.shown.emit()
+
+    def _drop_shown_lines(self) -> None:
+        """A simulation shown again (other sizes or library) replaces the lines before it."""
+        self.plots.clear_simulated()
 
     def show_saved(self, schedule: Schedule, tables: dict[str, ResultTable]) -> int:
         """Show simulated ``tables`` saved with ``schedule`` (the shown result, opened from a
@@ -99,11 +168,15 @@ class SimulationController(QObject):
         n = self.plots.add_tables(self.tables, kind="simulated")
         if n:
             self.plots.set_status(f"{n} simulated series from the results file")
+        self.shown.emit()
         return n
 
     def _forget(self, schedule) -> None:
         if schedule is not self._schedule:
+            had = bool(self.tables)
             self.tables = {}
+            if had:
+                self.shown.emit()
 
     def _on_failed(self, message: str) -> None:
         self.plots.set_simulating(False)

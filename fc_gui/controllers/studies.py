@@ -238,8 +238,12 @@ class StudiesController(QObject):
         self.finished.emit(stored)
 
     def save_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save study", "results.h5",
-                                              "HDF5 results (*.h5 *.hdf5)")
+        # a study is added to a results file (next to its schedules and tables), never
+        # replacing it: no "replace it?" question for an existing file
+        path, _ = QFileDialog.getSaveFileName(
+            self.window, "Save study (added to an existing results file)", "results.h5",
+            "HDF5 results (*.h5 *.hdf5)", options=QFileDialog.Option.DontConfirmOverwrite,
+        )
         if not path:
             return
         try:

@@ -5,6 +5,13 @@ side read. It holds :class:`solver.model.topology.Node` / :class:`~solver.model.
 ``Fraction`` bandwidths) and never touches a widget. Every user edit goes through an undoable
 command (``fc_gui.model.commands``) that calls the primitive mutators below; views redraw from signals.
 
+Template metadata (``extra["template"]``, ``extra["template_params"]``: what
+``solver.io.templates`` built the fabric as, which also picks its library) holds only while the
+fabric is that template: once nodes, links, roles, groups or bandwidths differ from the fabric
+as it was opened, :meth:`TopologyDocument.to_topology` leaves it out (so a fabric drawn after
+Select all + Delete is not simulated as a DGX A100); undoing back to it brings it back. Moves
+and what-if switches keep it.
+
 Links are addressed by a document-wide integer *uid* (stable across undo/redo, unlike list
 positions); :meth:`TopologyDocument.to_topology` writes them in uid order, so a loaded file keeps
 its link order on a round trip.
@@ -25,6 +32,7 @@ Signals
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from fractions import Fraction
@@ -35,6 +43,14 @@ from solver.model.errors import TopologyError
 from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
 
 Position = tuple[float, float]
+
+#: ``Topology.extra`` keys that describe the template the fabric was built as.
+TEMPLATE_KEYS = ("template", "template_params")
+
+
+def _signature(nodes: Iterable[Node], links: Iterable[Link]) -> tuple[frozenset, Counter]:
+    """What the solver sees of a fabric, positions aside: its nodes and its links (a multiset)."""
+    return frozenset(replace(n, x=None, y=None) for n in nodes), Counter(links)
 
 
 class TopologyDocument(QObject):
@@ -60,6 +76,9 @@ class TopologyDocument(QObject):
         self._disabled_links: set[int] = set()
         self._selected_nodes: set[str] = set()
         self._selected_links: set[int] = set()
+        self._template_signature: tuple | None = None  # the template's fabric, when from one
+        self._revision = 0  # counts structural changes (caches what depends on them)
+        self._template_check: tuple[int, bool] = (-1, False)
         if topology is not None:
             self.load_topology(topology)
 
@@ -146,7 +165,21 @@ class TopologyDocument(QObject):
         else:
             nodes = tuple(n for n in self._nodes.values() if n.id not in self._disabled_nodes)
             links = tuple(ln for uid, ln in self._links.items() if not self.is_link_disabled(uid))
-        return Topology(name=self._name, nodes=nodes, links=links, extra=dict(self._extra))
+        extra = dict(self._extra)
+        if not self.is_template():
+            for key in TEMPLATE_KEYS:
+                extra.pop(key, None)
+        return Topology(name=self._name, nodes=nodes, links=links, extra=extra)
+
+    def is_template(self) -> bool:
+        """True while the fabric is the template it was opened as (see module docstring)."""
+        if self._template_signature is None:
+            return False
+        revision, same = self._template_check
+        if revision != self._revision:
+            same = _signature(self._nodes.values(), self._links.values()) == self._template_signature
+            self._template_check = (self._revision, same)
+        return same
 
     def load_topology(self, topology: Topology) -> None:
         """Replace everything with ``topology`` (used by ReplaceTopology and on open)."""
@@ -159,6 +192,10 @@ class TopologyDocument(QObject):
             self._next_uid += 1
         self._disabled_nodes.clear()
         self._disabled_links.clear()
+        self._template_signature = (
+            _signature(topology.nodes, topology.links)
+            if any(k in self._extra for k in TEMPLATE_KEYS) else None
+        )
         self._replaced()
 
     def snapshot(self) -> dict:
@@ -170,6 +207,7 @@ class TopologyDocument(QObject):
             "links": dict(self._links),
             "disabled_nodes": set(self._disabled_nodes),
             "disabled_links": set(self._disabled_links),
+            "template_signature": self._template_signature,
         }
 
     def restore(self, snap: dict) -> None:
@@ -182,6 +220,7 @@ class TopologyDocument(QObject):
             self._next_uid = max(self._next_uid, max(self._links) + 1)
         self._disabled_nodes = set(snap["disabled_nodes"])
         self._disabled_links = set(snap["disabled_links"])
+        self._template_signature = snap["template_signature"]
         self._replaced()
 
     def _replaced(self) -> None:
@@ -197,6 +236,7 @@ class TopologyDocument(QObject):
     # ------------------------------------------------------------------ primitive mutators
     # (called by fc_gui.model.commands; each emits the signals views need)
     def _structure(self) -> None:
+        self._revision += 1
         self.structure_changed.emit()
         self.topology_changed.emit()
         self.changed.emit()

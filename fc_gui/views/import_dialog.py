@@ -3,14 +3,19 @@
 
 Given the dump's path, the dialog reads it with the options shown: what the importer refuses
 (a skeleton dump without ``--intra``, ``--intra`` on a full dump, an MLOPart device...) is said on
-one line inside the dialog when it opens and when OK is pressed, and OK stays refused until the
-options fit the file -- the user sees this one dialog, never a second error box after it.
+one line inside the dialog when it opens, again as the options are typed (:data:`RECHECK_MS`
+after the last keystroke, read in a background task: 4096 boxes of a big dump take seconds),
+and when OK is pressed; OK stays refused until the options fit the
+file -- the user sees this one dialog, never a second error box after it. The fields can start
+from the command line's options (``forestcoll gui DUMP --intra ...``).
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -27,6 +32,8 @@ from solver.io.nccl_xml import FABRICS, MAX_BOXES
 from solver.model.errors import ForestCollError
 
 FROM_DUMP = "from the dump"
+#: Quiet time after the last change of an option before the dump is read again with them (ms).
+RECHECK_MS = 250
 ERROR_STYLE = "color: rgb(183,28,28);"
 
 
@@ -38,9 +45,14 @@ class NcclImportDialog(QDialog):
     """Options of :func:`solver.io.nccl_xml.loads`; :meth:`options` gives them as keywords.
 
     ``path``: the dump; when given, :meth:`problem` reads it with the options shown.
+    ``options``: the fields' first values (keywords of :meth:`options`: ``boxes``, ``fabric``,
+    ``intra``, ``bandwidth``). ``task``: a background task (``start(fn)``, ``abandon()``, signals
+    ``done``/``failed``; the controllers' ``BackgroundTask``) the re-check as you type runs in;
+    without one it runs on the calling thread.
     """
 
-    def __init__(self, parent=None, path: str | Path | None = None) -> None:
+    def __init__(self, parent=None, path: str | Path | None = None,
+                 options: dict | None = None, task=None) -> None:
         super().__init__(parent)
         self.path = Path(path) if path else None
         name = self.path.name if self.path else ""
@@ -85,11 +97,66 @@ class NcclImportDialog(QDialog):
         )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
+        self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
         form.addRow(buttons)
-        problem = self.problem()
-        self.error.setText(problem or "")
+        self.set_options(options or {})
+        self.recheck_timer = QTimer(self)
+        self.recheck_timer.setSingleShot(True)
+        self.recheck_timer.setInterval(RECHECK_MS)
+        self.recheck_timer.timeout.connect(self.recheck_in_background)
+        self.check_task = task
+        if task is not None:
+            task.setParent(self)
+            task.done.connect(self._show_problem)
+            task.failed.connect(self._show_problem)
+        self.boxes.valueChanged.connect(lambda *_: self.recheck_timer.start())
+        self.fabric.currentIndexChanged.connect(lambda *_: self.recheck_timer.start())
+        self.intra.textChanged.connect(lambda *_: self.recheck_timer.start())
+        for spin in self.overrides.values():
+            spin.valueChanged.connect(lambda *_: self.recheck_timer.start())
+        problem = self.recheck()
         if problem and "--intra" in problem:
             self.intra.setFocus()
+
+    def set_options(self, options: dict) -> None:
+        """Set the fields from keyword options (as :meth:`options` returns them)."""
+        self.boxes.setValue(int(options.get("boxes", 1) or 1))
+        fabric = options.get("fabric")
+        if fabric and self.fabric.findText(str(fabric)) >= 0:
+            self.fabric.setCurrentText(str(fabric))
+        self.intra.setText(str(options.get("intra") or ""))
+        for cls, value in (options.get("bandwidth") or {}).items():
+            if cls in self.overrides:
+                try:
+                    self.overrides[cls].setValue(float(Fraction(str(value))))
+                except (ValueError, ZeroDivisionError):
+                    pass  # not a number: the field stays "from the dump"
+
+    def recheck(self) -> str | None:
+        """Read the dump with the options shown; show what is refused (or nothing)."""
+        self.recheck_timer.stop()
+        if self.check_task is not None:
+            self.check_task.abandon()
+        problem = self.problem()
+        self._show_problem(problem)
+        return problem
+
+    def recheck_in_background(self) -> None:
+        """:meth:`recheck` in the background task (the options as they are now)."""
+        if self.check_task is None:
+            self.recheck()
+            return
+        self.check_task.abandon()
+        try:
+            options = self.options()
+        except ForestCollError as exc:
+            self._show_problem(str(exc))
+            return
+        self.check_task.start(lambda: self._problem_with(options))
+
+    def _show_problem(self, problem: str | None) -> None:
+        self.error.setText(problem or "")
+        self.ok_button.setToolTip(problem or "")
 
     def options(self) -> dict:
         """Keyword options for ``read_fabric``/``load`` (raises TopologyError when invalid)."""
@@ -108,6 +175,13 @@ class NcclImportDialog(QDialog):
         """Why the options shown do not import the dump (one line), or None."""
         try:
             options = self.options()
+        except ForestCollError as exc:
+            return str(exc)
+        return self._problem_with(options)
+
+    def _problem_with(self, options: dict) -> str | None:
+        """Why ``options`` do not import the dump (one line), or None (any thread)."""
+        try:
             if self.path is not None:
                 from solver.io.formats import load
 
@@ -119,11 +193,15 @@ class NcclImportDialog(QDialog):
         return None
 
     def accept(self) -> None:
-        problem = self.problem()
-        if problem:
-            self.error.setText(problem)
+        if self.recheck():
             return
         super().accept()
+
+    def done(self, result: int) -> None:
+        self.recheck_timer.stop()
+        if self.check_task is not None:
+            self.check_task.abandon()
+        super().done(result)
 
 
 __all__ = ["NcclImportDialog"]

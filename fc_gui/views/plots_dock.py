@@ -4,8 +4,11 @@ Lines: the throughput bound (M / optimal algbw: flat), an alpha-aware estimate o
 (link-load bound + pipeline fill, from ``solver.simulate.estimate.model_tables``, the model
 ``forestcoll simulate`` prints too),
 simulated ForestColl, the library's pick (``nccl``) and the baselines (run in the background by
-the results controller), and measurements imported from an HDF5 results file (``/results``
-tables with measured columns). Series names are short (:mod:`fc_gui.model.plot_series`).
+the results controller), and measurements (a raw nccl-tests/rccl-tests log, or the ``/results``
+tables with measured columns of a results file). Series names are short
+(:mod:`fc_gui.model.plot_series`). Beside the plot, once something is measured, the
+measured-vs-predicted table (:class:`~fc_gui.views.error_table.MeasuredErrorTable`); above it,
+the library selector (:mod:`fc_gui.model.library_choice`).
 """
 
 from __future__ import annotations
@@ -14,15 +17,25 @@ import html
 import math
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QFontMetricsF, QImage
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
+from fc_gui.model.library_choice import AUTO, LIBRARY_CHOICES
 from fc_gui.model.plot_series import Series, csv_text, in_switch_note, table_series, unique_name
+from fc_gui.views.error_table import MeasuredErrorTable
 from fc_gui.views.plot_hover import Line, PlotHover
 from fc_gui.views.plot_svg import PlotData, PlotLine, build_plot_svg
 from solver.model.results import ResultTable
@@ -74,6 +87,34 @@ def model_tables(schedule: Schedule) -> dict[str, ResultTable]:
     return tables(schedule, schedule.collective)
 
 
+class ElidedLabel(QLabel):
+    """A one-line label that never widens its row: a text too long for it is elided ("…"), the
+    whole of it in the tooltip; :meth:`text` is the whole text."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setText(text)
+
+    def text(self) -> str:  # noqa: D102 - the whole text, not the elided one shown
+        return self._full
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        self._full = text
+        self.setToolTip(text if text else "")
+        self._elide()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideRight,
+                                              max(self.width(), 10))
+        QLabel.setText(self, shown)
+
+
 def _height_only_min(label: pg.LabelItem) -> None:
     """pyqtgraph's LabelItem.updateMin without the width: the label may be narrower than its
     text (the text is elided to fit, :meth:`PlotsDock.set_note`)."""
@@ -101,10 +142,16 @@ class PlotsDock(QWidget):
     -------
     simulate_requested()
     import_requested()
+    imported_cleared()
+        *Clear imported* (or a new fabric) removed the imported lines.
+    library_changed(str)
+        The library selector's text (``auto`` or a ``--library`` spec) was chosen or typed.
     """
 
     simulate_requested = Signal()
     import_requested = Signal()
+    imported_cleared = Signal()
+    library_changed = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -140,20 +187,47 @@ class PlotsDock(QWidget):
         )
         self.simulate_button.clicked.connect(self.simulate_requested)
         self.import_button = QPushButton("Import measurements…")
-        self.import_button.setToolTip("Plot measured tables from an HDF5 results file")
+        self.import_button.setToolTip(
+            "Plot measurements: a raw nccl-tests/rccl-tests log (text or -J JSON) of the open "
+            "fabric, or the measured tables of an HDF5 results file (forestcoll measure import)"
+        )
         self.import_button.clicked.connect(self.import_requested)
         self.clear_button = QPushButton("Clear imported")
         self.clear_button.clicked.connect(self.clear_imported)
-        self.status = QLabel("")
+        self.library_box = QComboBox()
+        self.library_box.setEditable(True)
+        self.library_box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.library_box.setMinimumContentsLength(18)
+        self.library_box.setToolTip(
+            "Library of the nccl line and of the links' efficiency: auto (the fabric's own "
+            "pick) or a forestcoll simulate --library value, e.g. nccl:hopper:nvls, rccl:cdna3, "
+            "nccl:hopper:algo=ring+tree:proto=simple"
+        )
+        self.library_box.addItems([AUTO, *LIBRARY_CHOICES])
+        self.library_box.activated.connect(lambda *_: self._library_chosen())
+        self.library_box.lineEdit().editingFinished.connect(self._library_chosen)
+        self._library_text = AUTO
+        self.status = ElidedLabel("")
         row = QHBoxLayout()
         row.addWidget(self.simulate_button)
+        row.addWidget(QLabel("Library:"))
+        row.addWidget(self.library_box)
         row.addWidget(self.import_button)
         row.addWidget(self.clear_button)
         row.addWidget(self.status, 1)
+        self.error_table = MeasuredErrorTable()
+        self.error_table.hide()
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.plot)
+        self.splitter.addWidget(self.error_table)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(row)
-        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.splitter, 1)
+        self.line_notes: dict[str, tuple[str, ...]] = {}  # per-point hover notes (measured)
 
         self.schedule: Schedule | None = None
         self.series: dict[str, pg.PlotDataItem] = {}
@@ -205,43 +279,105 @@ class PlotsDock(QWidget):
         with the result, dropped by the next result); "imported": tables of a results file (kept
         until Clear imported). The library table's in-switch note goes to the plot's title.
         """
-        added = 0
-        target = self._simulated if kind == "simulated" else self._imported
-        for table in tables.values():
-            line = table_series(table, simulated_only=kind == "simulated")
-            if line is None:
-                continue
-            line = replace(line, name=unique_name(line.name, self.series))
-            n = len(self._simulated) + len(self._imported)
-            color = SERIES_COLORS[n % len(SERIES_COLORS)]
-            self._add_line(
-                line, color, pen=dict(color=color, width=1.5),
-                symbol=SYMBOLS[n % len(SYMBOLS)], symbolBrush=color, symbolSize=6, symbolPen=None,
-            )
-            target.append(line.name)
-            if kind == "simulated" and self.greyed:
-                self.series[line.name].setOpacity(0.3)
-            added += 1
+        added = sum(self.add_table(table, kind) is not None for table in tables.values())
         note = in_switch_note(tables)
         if note:
             self.set_note(note)
         return added
 
-    def import_file(self, path: str | Path) -> int:
-        """Plot the measured (and simulated) tables of an HDF5 results file; returns the count.
+    def add_table(self, table: ResultTable, kind: str = "simulated") -> str | None:
+        """Add the line of one table (see :meth:`add_tables`); returns its name on the plot,
+        None when the table has nothing to plot."""
+        line = table_series(table, simulated_only=kind == "simulated")
+        if line is None:
+            return None
+        target = self._simulated if kind == "simulated" else self._imported
+        line = replace(line, name=unique_name(line.name, self.series))
+        n = len(self._simulated) + len(self._imported)
+        color = SERIES_COLORS[n % len(SERIES_COLORS)]
+        self._add_line(
+            line, color, pen=dict(color=color, width=1.5),
+            symbol=SYMBOLS[n % len(SYMBOLS)], symbolBrush=color, symbolSize=6, symbolPen=None,
+        )
+        target.append(line.name)
+        if kind == "simulated" and self.greyed:
+            self.series[line.name].setOpacity(0.3)
+        return line.name
 
-        Raises ForestCollError (e.g. not a results file) with a one-line message.
-        """
-        from solver.io import results_h5
+    def clear_simulated(self) -> None:
+        """Remove the simulated lines and their note (a new simulation replaces them)."""
+        self._remove(self._simulated)
+        self._simulated = []
+        self.set_note("")
 
-        tables = results_h5.read_results(path)
-        count = self.add_tables(tables, kind="imported")
-        self.status.setText(f"{count} series from {Path(path).name}")
-        return count
+    def simulated_labels(self) -> list[str]:
+        return list(self._simulated)
+
+    def model_labels(self) -> list[str]:
+        return list(self._model)
 
     def clear_imported(self) -> None:
+        """Remove the imported lines (and the error table that compares them)."""
         self._remove(self._imported)
         self._imported = []
+        self.set_line_notes({})
+        self.show_error_table(False)
+        self.imported_cleared.emit()
+
+    def reset(self) -> None:
+        """Another fabric: nothing of the old one stays -- lines, hover box, note, status line,
+        error table, library choice."""
+        self.hover.hide()
+        self.set_schedule(None)
+        self.clear_imported()
+        self.set_note("")
+        self.status.setText("")
+        self.set_library_text(AUTO)
+
+    # ------------------------------------------------------------------ measured vs predicted
+    def set_line_notes(self, notes: dict[str, tuple[str, ...]]) -> None:
+        """Per-point hover notes of lines (name: one note per point), replacing the ones before."""
+        self.line_notes = {k: tuple(v) for k, v in notes.items()}
+
+    def show_error_table(self, visible: bool) -> None:
+        """Show the error table beside the plot, or hide (and empty) it; its owner fills it."""
+        if not visible:
+            self.error_table.clear()
+            self.error_table.hide()
+            return
+        if not self.error_table.isVisible():
+            self.error_table.show()
+            total = max(self.splitter.width(), 600)
+            side = min(330, total // 3)
+            self.splitter.setSizes([total - side, side])
+
+    # ------------------------------------------------------------------ library
+    def library_text(self) -> str:
+        """The selector's choice: ``auto`` or a ``--library`` spec."""
+        return self._library_text
+
+    def set_library_text(self, text: str) -> None:
+        """Show ``text`` in the selector (no signal)."""
+        self._library_text = text.strip() or AUTO
+        self.library_box.blockSignals(True)
+        index = self.library_box.findText(self._library_text)
+        if index >= 0:
+            self.library_box.setCurrentIndex(index)
+        else:
+            self.library_box.setEditText(self._library_text)
+        self.library_box.blockSignals(False)
+
+    def mark_library(self, ok: bool, tip: str = "") -> None:
+        """Show a refused library spec (red frame, the reason in the tooltip)."""
+        self.library_box.setStyleSheet("" if ok else "QComboBox { border: 2px solid #d32f2f; }")
+        if tip:
+            self.library_box.lineEdit().setToolTip(tip)
+
+    def _library_chosen(self) -> None:
+        text = self.library_box.currentText().strip() or AUTO
+        if text != self._library_text:
+            self._library_text = text
+            self.library_changed.emit(text)
 
     def labels(self) -> list[str]:
         return list(self.series)
@@ -324,7 +460,8 @@ class PlotsDock(QWidget):
     def hover_lines(self) -> list[Line]:
         """The visible lines, for the hover read-out."""
         return [
-            Line(name, line.size_bytes, line.algbw, line.notes, self.colors[name])
+            Line(name, line.size_bytes, line.algbw, self.line_notes.get(name, line.notes),
+                 self.colors[name])
             for name, line in self.lines.items()
             if self.series[name].isVisible()
         ]

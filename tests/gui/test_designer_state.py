@@ -410,7 +410,7 @@ def start():
     QTimer.singleShot(300, w.close)  # quit while it runs
 QTimer.singleShot(500, start)
 sys.exit(run(argparse.Namespace(topo=None, solve=False, screenshot=None, figure=None, width=None,
-                                  no_recovery=True)))
+                                  no_recovery=True, boxes=1, fabric="ib", intra=None)))
 """
 
 

@@ -351,14 +351,17 @@ def test_plots_bound_and_imported_measurements(qtbot, make_window, tmp_path, err
     table = ResultTable("allgather", "nccl", "nccl-tests", sizes, nan, nan.copy(),
                         np.array([1e-4, 1e-3, 1e-2]), np.array([50.0, 150.0, 240.0]))
     write_results(path, "nccl_run1", table)
-    assert rc.measurements.import_file(str(path)) == 1
+    with qtbot.waitSignal(rc.measurements.imported, timeout=30000) as got:
+        assert rc.measurements.import_file(str(path))  # read in the background
+    assert got.args == [1]
     assert "measured nccl" in rc.plots.labels()
     rc.plots.clear_imported()
-    assert "measured nccl" not in rc.plots.labels()
+    assert "measured nccl" not in rc.plots.labels() and not rc.measurements.tables
 
     bad = tmp_path / "bad.h5"
     bad.write_text("not hdf5")
-    assert rc.measurements.import_file(str(bad)) == 0
+    with qtbot.waitSignal(rc.measurements.task.failed, timeout=30000):
+        assert rc.measurements.import_file(str(bad))
     assert errors and errors[-1][0] == "Import failed" and "\n" not in errors[-1][1]
 
 
