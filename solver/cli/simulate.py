@@ -218,8 +218,9 @@ def _simulate(args, topo, stored, library, algorithms, sizes, chunk):
                 cancel=interrupted,
                 min_chunks=args.min_chunks,
                 keep_link_busy=args.links > 0,
-                library=None if args.line_rate else library,
+                library=library,
                 model=args.model,
+                line_rate=args.line_rate,
             )
     finally:
         bar.close()
@@ -260,6 +261,8 @@ def _print_json(topo, schedule, sw, pairs) -> None:
 def _print_table(args, topo, schedule, sw, sizes) -> None:
     """The header lines, one row per (size, algorithm), and the notes under the table."""
     out = sys.stdout
+    from solver.simulate.library import library_reason
+
     out.write(
         f"{topo.name}: {sw.collective}, {len(topo.compute_ids)} compute nodes, optimum "
         f"{sw.optimal_algbw:.3f} GB/s "
@@ -302,10 +305,15 @@ def _print_table(args, topo, schedule, sw, sizes) -> None:
         out.write(f"note: {note}\n")
     if sw.library is not None:
         lib = sw.library
-        out.write(
-            f"links at the efficiency {lib.name} reaches on them ({lib.generation}); "
-            "--line-rate for nominal bandwidth\n"
-        )
+        why = "--library" if args.library else library_reason(topo)
+        out.write(f"library: {lib.label} ({why})\n")
+        if sw.line_rate:
+            out.write("links at line rate (--line-rate); the library row keeps its own efficiency\n")
+        else:
+            out.write(
+                f"links at the efficiency {lib.name} reaches on them ({lib.generation}); "
+                "--line-rate for nominal bandwidth\n"
+            )
 
 
 def _print_busiest_links(sw, size: int, count: int, pairs) -> None:

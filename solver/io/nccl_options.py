@@ -44,6 +44,7 @@ class IntraFabric:
 
     kind: str  # "nvswitch": every GPU to one switch; "mesh": every GPU pair; "none"
     bandwidth: Fraction | None = None  # GB/s per GPU (nvswitch) or per GPU pair (mesh)
+    hardware: str = ""  # the preset's GPU ("h100", "mi300x"...) when one was named
 
     @property
     def label(self) -> str:
@@ -74,7 +75,7 @@ def parse_intra(text: str | IntraFabric | None) -> IntraFabric | None:
     bw = preset if preset is not None else to_fraction(value, f"--intra {kind} bandwidth")
     if bw <= 0:
         raise TopologyError(f"--intra {kind} bandwidth must be > 0 GB/s, got {value}")
-    return IntraFabric(kind, bw)
+    return IntraFabric(kind, bw, value if preset is not None else "")
 
 
 def parse_overrides(values: Mapping[str, object] | None) -> dict[str, Fraction]:

@@ -584,6 +584,9 @@ def loads(
         extra["fabric"] = fabric
     if parsed.skeleton:
         extra["skeleton"] = True
+    given = parse_intra(intra)
+    if given is not None and given.hardware:
+        extra["intra_hardware"] = given.hardware  # the library model follows it
     if parsed.notes:
         extra["import_notes"] = list(dict.fromkeys(parsed.notes))
     return Topology(name=name, nodes=tuple(placed.nodes), links=tuple(placed.links), extra=extra)

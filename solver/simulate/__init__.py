@@ -176,7 +176,8 @@ class Sweep:
     rows: list[SweepRow] = field(default_factory=list)
     notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     link_busy: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
-    library: _library.Library | None = None  # links derated to what this library reaches
+    library: _library.Library | None = None  # the library modelled (None: the fabric's own)
+    line_rate: bool = False  # simulated algorithms at line rate, not derated to the library
 
     def table(self, algorithm: str) -> list[SweepRow]:
         return [r for r in self.rows if r.algorithm == algorithm]
@@ -267,11 +268,14 @@ def sweep(
     min_chunks: int = DEFAULT_MIN_CHUNKS,
     library: _library.Library | None = None,
     model: str = "auto",
+    line_rate: bool = False,
 ) -> Sweep:
     """Simulate every algorithm at every size (``schedule``: the ForestColl schedule to use).
 
-    ``library``: run the simulated algorithms on links derated to what that library's transfers
-    reach (:func:`solver.simulate.library.derated`), as the ``nccl`` row is; None = line rate.
+    ``library``: the library the ``nccl`` row models (None: the one the fabric's hardware runs,
+    :func:`solver.simulate.library.library_for`); when given, the simulated algorithms run on links
+    derated to what its transfers reach (:func:`solver.simulate.library.derated`), as the ``nccl``
+    row is, unless ``line_rate``. The two choices are independent.
     ``progress(text, fraction)`` is called every ~0.1 s, also during one long run; ``cancel``
     (an Event or a callable) stops a running simulation within ~10 ms (:class:`Cancelled`).
     ``model``: "chunk" (discrete events, chunks coarsened past 4 M transmissions), "flow"
@@ -288,7 +292,8 @@ def sweep(
     )
     opt = float(schedule.optimal_algbw_exact) if schedule is not None else float("nan")
     result = Sweep(
-        topo, collective, int(chunk), float(latency_us), opt, min_chunks=min_chunks, library=library
+        topo, collective, int(chunk), float(latency_us), opt, min_chunks=min_chunks,
+        library=library, line_rate=line_rate,
     )
     for name, why in skipped.items():
         result.notes[name] = (f"skipped: {why}",)
@@ -301,7 +306,7 @@ def sweep(
         done = _library_rows(result, sizes, factor, opt)
         if progress is not None:
             progress("library model", done / total)
-    link_topo = _library.derated(topo, library) if library is not None else topo
+    link_topo = _library.derated(topo, library) if library is not None and not line_rate else topo
     for name, rs in built.items():
         result.notes[name] = rs.notes
         prep = prepare(rs, latency_us, link_topo)
@@ -368,9 +373,12 @@ def _watch(progress, cancel, name: str, size: int, done: int, total: int):
 
 def _library_rows(sw: Sweep, sizes: list[int], factor: float, opt: float) -> int:
     """Append the ``nccl`` rows (the library tuner's pick and time per size); returns the count."""
-    tuner = _library.tuner(sw.topology, sw.collective, sw.library)
+    tuner = _library.tuner(sw.topology, sw.collective, sw.library,
+                           bound_algbw=None if math.isnan(opt) else opt)
     lib = tuner.library
     notes = [f"{lib.name} {lib.generation}{' with NVLS' if lib.nvls else ''} tuner model"]
+    if sw.library is None:
+        notes.append(f"library from the hardware: {_library.library_reason(sw.topology)}")
     picks: dict[str, list[int]] = {}
     for size in sizes:
         choice, t = tuner.best(size)
@@ -395,6 +403,12 @@ def _library_rows(sw: Sweep, sizes: list[int], factor: float, opt: float) -> int
         )
     for label, at in picks.items():
         notes.append(f"{label} at {format_size(min(at))}..{format_size(max(at))}")
+    capped = sorted({c.label for c in tuner.choices if c.capped})
+    if capped:
+        notes.append(
+            f"{', '.join(capped)} capped at the forward-only bound {opt:.1f} GB/s: the tuner's "
+            "figures for this fabric are above what any schedule that only forwards can reach"
+        )
     sw.notes[LIBRARY] = tuple(notes)
     return len(sizes)
 

@@ -198,13 +198,80 @@ TEMPLATE_LIBRARY = {
 }
 
 
-def library_for(topo: Topology) -> Library:
-    """The library a fabric runs: from ``extra["library"]`` ("nccl:hopper:nvls"), its template, or
-    NCCL on Ampere without NVLS."""
+#: RCCL architecture (``gcn`` attribute, numeric gcnArch mapped as RCCL maps it) -> generation;
+#: gfx906/gfx908 (MI50/MI100) have no tables of their own here: CDNA2's, said in the reason
+AMD_GENERATION = {
+    "gfx906": "cdna2", "gfx908": "cdna2", "gfx90a": "cdna2",
+    "gfx940": "cdna3", "gfx941": "cdna3", "gfx942": "cdna3",
+    "gfx950": "cdna4",
+}
+#: ``--intra`` preset GPU -> library
+INTRA_LIBRARY = {
+    "a100": Library("nccl", "ampere", False),
+    "h100": Library("nccl", "hopper", True),
+    "b200": Library("nccl", "blackwell", True),
+    "mi300x": Library("rccl", "cdna3", False),
+}
+
+
+def _nvidia_generation(sm: int) -> str:
+    """NCCL's compute-capability bands (sm 70 Volta, 80/86/89 Ampere tables, 90 Hopper,
+    100+ Blackwell: tuning.cc picks its tables by ``compCap``)."""
+    if sm >= 100:
+        return "blackwell"
+    if sm >= 90:
+        return "hopper"
+    if sm >= 80:
+        return "ampere"
+    return "volta"
+
+
+def pick_library(topo: Topology) -> tuple[Library, str]:
+    """The library and generation the fabric's hardware runs, and why, in words.
+
+    In order: the file's own ``extra["library"]`` ("nccl:hopper:nvls"); the GPUs of an imported
+    dump (``gcn`` -> RCCL CDNA2/3/4; else ``sm`` -> NCCL Volta/Ampere/Hopper/Blackwell, with NVLS
+    when sm >= 90 GPUs share an NVSwitch); the ``--intra`` preset a skeleton dump was imported
+    with; the template; else NCCL's Ampere tables (said so: choose with ``--library``)."""
     spec = topo.extra.get("library") if topo.extra else None
     if isinstance(spec, str) and spec:
-        return parse_library(spec)
-    return TEMPLATE_LIBRARY.get(str(topo.extra.get("template", "")) if topo.extra else "", Library())
+        return parse_library(spec), f"the file sets library {spec!r}"
+    gpus = [n for n in topo.nodes if n.is_compute]
+    gcn = sorted({str(n.extra["gcn"]) for n in gpus if n.extra and n.extra.get("gcn")})
+    if gcn:
+        from solver.io.nccl_rates import gcn_arch_name
+
+        arch = gcn_arch_name(gcn[0])
+        gen = AMD_GENERATION.get(arch.split(":")[0], "cdna3")
+        known = arch.split(":")[0] in AMD_GENERATION and arch.split(":")[0] not in ("gfx906", "gfx908")
+        how = "" if known else f" (no tables for {arch}: {gen.upper()}'s)"
+        named = arch if arch == gcn[0] else f"{gcn[0]} = {arch}"
+        return Library("rccl", gen, False), f"AMD GPUs (gcn {named}){how}"
+    sms = sorted({int(n.extra["sm"]) for n in gpus
+                  if n.extra and str(n.extra.get("sm", "")).isdigit()})
+    if sms:
+        gen = _nvidia_generation(sms[0])
+        nvswitch = any(n.role == "nvswitch" for n in topo.nodes)
+        nvls = gen in ("hopper", "blackwell") and nvswitch
+        why = f"NVIDIA GPUs (sm {sms[0]})" + (" on an NVSwitch: NVLS" if nvls else "")
+        return Library("nccl", gen, nvls), why
+    preset = str(topo.extra.get("intra_hardware", "")) if topo.extra else ""
+    if preset in INTRA_LIBRARY:
+        return INTRA_LIBRARY[preset], f"--intra preset {preset}"
+    template = str(topo.extra.get("template", "")) if topo.extra else ""
+    if template in TEMPLATE_LIBRARY:
+        return TEMPLATE_LIBRARY[template], f"template {template}"
+    return Library(), "no GPU model in the file: NCCL's Ampere tables (choose with --library)"
+
+
+def library_for(topo: Topology) -> Library:
+    """The library a fabric's hardware runs (:func:`pick_library`)."""
+    return pick_library(topo)[0]
+
+
+def library_reason(topo: Topology) -> str:
+    """Why :func:`library_for` picked what it did, in words."""
+    return pick_library(topo)[1]
 
 
 def parse_library(spec: str) -> Library:
@@ -272,14 +339,29 @@ class Shape:
     ranks: int
     boxes: int
     ppn: int  # GPUs per box (the smallest box)
-    intra: float  # least over GPUs of NVLink/xGMI bandwidth to the rest of the box
+    intra: float  # least over GPUs of NVLink/xGMI bandwidth to the rest of the box (no PCIe)
     net: float  # least over boxes of bandwidth leaving the box (0 for one box)
     nvswitch: bool  # every box has an NVSwitch
+    gpu_fabric: bool = True  # every GPU has NVLink/xGMI links (else ``intra`` is its PCIe)
 
 
 def _is_net_link(link: Link, group: dict, role: dict) -> bool:
     gs, gt = group.get(link.source), group.get(link.target)
     return gs != gt or role.get(link.source) == "nic" or role.get(link.target) == "nic"
+
+
+#: link classes of an imported dump that are not the GPU fabric (NVLink/xGMI): a GPU's PCIe link
+#: to its switch or CPU carries the NIC traffic and host copies, not NCCL's intra-node rings
+#: (ncclTopoCompute searches NVLink/xGMI paths first and falls back to PCIe only without them)
+HOST_LINK_CLASSES = ("pcie", "pci", "sys", "net")
+HOST_ROLES = ("cpu", "pcie", "nic")
+
+
+def _is_gpu_fabric_link(link: Link, role: dict) -> bool:
+    cls = (link.extra or {}).get("link_class")
+    if cls in HOST_LINK_CLASSES:
+        return False
+    return role.get(link.source) not in HOST_ROLES and role.get(link.target) not in HOST_ROLES
 
 
 def shape_of(topo: Topology) -> Shape:
@@ -291,6 +373,7 @@ def shape_of(topo: Topology) -> Shape:
     for c in compute:
         boxes.setdefault(group[c], []).append(c)
     intra = {c: 0.0 for c in compute}
+    host = {c: 0.0 for c in compute}  # PCIe: NCCL's rings use it only without NVLink/xGMI
     out = {b: 0.0 for b in boxes}
     for link in topo.links:
         ends = [(link.source, link.target)] + ([] if link.directed else [(link.target, link.source)])
@@ -299,8 +382,12 @@ def shape_of(topo: Topology) -> Shape:
                 if group.get(u) in out and group.get(v) != group.get(u):
                     out[group[u]] += float(link.bandwidth)
             elif u in intra:
-                intra[u] += float(link.bandwidth)
+                into = intra if _is_gpu_fabric_link(link, role) else host
+                into[u] += float(link.bandwidth)
     nvsw = {group[n.id] for n in topo.nodes if n.role == "nvswitch"}
+    gpu_fabric = all(v > 0 for v in intra.values())
+    if not gpu_fabric:
+        intra = {c: intra[c] or host[c] for c in compute}
     return Shape(
         ranks=len(compute),
         boxes=len(boxes),
@@ -308,6 +395,7 @@ def shape_of(topo: Topology) -> Shape:
         intra=min(intra.values()),
         net=min(out.values()) if len(boxes) > 1 else 0.0,
         nvswitch=all(b in nvsw for b in boxes),
+        gpu_fabric=gpu_fabric,
     )
 
 
@@ -327,6 +415,7 @@ class Choice:
     chunk: int = 0
     channels: int = CHANNELS
     path: float = 0.0
+    capped: bool = False  # bw lowered to the forward-only bound (see :func:`tuner`)
 
     def time(self, size: int, collective: str, ranks: int) -> float:
         """Seconds for ``size`` bytes: ``lat + bytes / bw`` (tuning.cc:630-655), plus the
@@ -389,8 +478,17 @@ class Tuner:
         return t
 
 
-def tuner(topo: Topology, collective: str, library: Library | None = None) -> Tuner:
-    """NCCL's bandwidth/latency table for ``collective`` on ``topo`` (see the module docstring)."""
+#: algorithms whose switches reduce in the network: only they may beat the forward-only bound
+IN_SWITCH = ("NVLS", "NVLSTree")
+
+
+def tuner(topo: Topology, collective: str, library: Library | None = None,
+          bound_algbw: float | None = None) -> Tuner:
+    """NCCL's bandwidth/latency table for ``collective`` on ``topo`` (see the module docstring).
+
+    ``bound_algbw``: the fabric's forward-only optimum at line rate (GB/s). No schedule that only
+    forwards (Ring, Tree, PAT) can beat it, so their bandwidth is capped there; a capped choice
+    is marked (``Choice.capped``). Only in-switch reduction (:data:`IN_SWITCH`) may exceed it."""
     if collective not in ("allgather", "reduce-scatter", "allreduce"):
         raise ForestCollError(f"unknown collective {collective!r}")
     lib = library or library_for(topo)
@@ -418,7 +516,7 @@ def tuner(topo: Topology, collective: str, library: Library | None = None) -> Tu
     nsteps = 2 * (n - 1) if collective == "allreduce" else n - 1
     ll_max = LL_MAX_BW[gi if nodes == 1 else 0][ni]
     choices = []
-    intra_hw = "nvlink" if sh.intra > 0 else "pci"
+    intra_hw = "nvlink" if sh.gpu_fabric else "pci"
     for algo in ALGOS:
         if collective == "allreduce" and algo == "PAT":
             continue
@@ -446,13 +544,16 @@ def tuner(topo: Topology, collective: str, library: Library | None = None) -> Tu
                 alg_bw = bus  # tuning.cc:377: no ratio for non-ring allgather/reduce-scatter
             else:
                 alg_bw = bus * n / nsteps
+            capped = bool(bound_algbw) and algo not in IN_SWITCH and alg_bw > bound_algbw
+            if capped:
+                alg_bw = bound_algbw
             lat = _latency(algo, pi, collective, sh, intra_hw, nsteps)
             if algo == "Tree" and proto == "Simple":
                 chunk = lib.buffsize // NCCL_STEPS
                 path = _tree_path(sh, intra, net)
-                choices.append(Choice(algo, proto, alg_bw, lat, chunk, CHANNELS, path))
+                choices.append(Choice(algo, proto, alg_bw, lat, chunk, CHANNELS, path, capped))
             else:
-                choices.append(Choice(algo, proto, alg_bw, lat))
+                choices.append(Choice(algo, proto, alg_bw, lat, capped=capped))
     if not choices:
         raise ForestCollError("no algorithm of the library applies to this fabric")
     return Tuner(collective, lib, sh, tuple(choices))
