@@ -57,8 +57,8 @@ def _full_duplex(adj: list[set[int]], bw: dict[tuple[int, int], Fraction]) -> bo
     return all((u, v) in bw and (v, u) in bw for u in range(len(adj)) for v in adj[u])
 
 
-def direct_forest(fabric: IndexedFabric, check: Callable[[], None] | None = None
-                  ) -> DirectForest | None:
+def direct_forest(fabric: IndexedFabric, check: Callable[[], None] | None = None,
+                  progress: Callable[[float], None] | None = None) -> DirectForest | None:
     """The forced optimal forest of ``fabric`` if it is a star on one switch or a tree whose
     switches relay between two neighbours; else ``None`` (see the module docstring)."""
     if fabric.num_compute < 2:
@@ -66,10 +66,10 @@ def direct_forest(fabric: IndexedFabric, check: Callable[[], None] | None = None
     adj, bw = _neighbours(fabric)
     switches = [v for v in range(fabric.n) if not fabric.is_compute[v]]
     if len(switches) == 1 and fabric.n == fabric.num_compute + 1:
-        star = _star(fabric, switches[0], adj, bw)
+        star = _star(fabric, switches[0], adj, bw, check, progress)
         if star is not None:
             return star
-    return _tree(fabric, adj, bw, check)
+    return _tree(fabric, adj, bw, check, progress)
 
 
 def _optimum(fabric: IndexedFabric, mask: list[bool], cut_bw: Fraction) -> Optimum:
@@ -79,7 +79,7 @@ def _optimum(fabric: IndexedFabric, mask: list[bool], cut_bw: Fraction) -> Optim
                    (), 0)
 
 
-def _star(fabric: IndexedFabric, w: int, adj, bw) -> DirectForest | None:
+def _star(fabric: IndexedFabric, w: int, adj, bw, check, progress) -> DirectForest | None:
     compute = fabric.compute
     if adj[w] != set(compute) or any(adj[v] != {w} for v in compute):
         return None
@@ -91,10 +91,12 @@ def _star(fabric: IndexedFabric, w: int, adj, bw) -> DirectForest | None:
     thin = min(compute, key=lambda v: bw[(w, v)])  # first compute node of least bandwidth
     mask = [True] * fabric.n
     mask[thin] = False
-    edges = {(u, t): TreeEdge(names[u], names[t], (names[u], names[w], names[t]))
-             for u in compute for t in compute if u != t}
-    trees = [Tree(names[r], 1, Fraction(1), tuple(edges[(r, t)] for t in compute if t != r))
-             for r in compute]
+    trees = []
+    for count, r in enumerate(compute):
+        if count % 64 == 0:
+            _tick(check, progress, count / N)
+        trees.append(Tree(names[r], 1, Fraction(1), tuple(
+            TreeEdge(names[r], names[t], (names[r], names[w], names[t])) for t in compute if t != r)))
     return DirectForest("star", _optimum(fabric, mask, bw[(w, thin)]), trees)
 
 
@@ -124,7 +126,14 @@ def _live_tree(fabric: IndexedFabric, adj: list[set[int]]) -> list[set[int]] | N
     return live
 
 
-def _tree(fabric: IndexedFabric, adj, bw, check) -> DirectForest | None:
+def _tick(check, progress, fraction: float) -> None:
+    if check is not None:
+        check()
+    if progress is not None:
+        progress(fraction)
+
+
+def _tree(fabric: IndexedFabric, adj, bw, check, progress) -> DirectForest | None:
     live = _live_tree(fabric, adj)
     if live is None or not _full_duplex(live, bw):
         return None
@@ -157,8 +166,8 @@ def _tree(fabric: IndexedFabric, adj, bw, check) -> DirectForest | None:
     trees = []
     memo: dict[tuple[int, int], TreeEdge] = {}
     for count, r in enumerate(fabric.compute):
-        if check is not None and count % 64 == 0:
-            check()
+        if count % 64 == 0:
+            _tick(check, progress, count / N)
         trees.append(Tree(names[r], 1, Fraction(1), tuple(_oriented(live, r, is_compute, names,
                                                                      memo))))
     return DirectForest("tree", _optimum(fabric, mask, bw[(a, b)]), trees)

@@ -71,6 +71,7 @@ def compute_optimum(
     check: Callable[[], None] | None = None,
     start: Sequence[Sequence[bool]] = (),
     sinks: Sequence[int] | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> Optimum:
     """Exact optimum, bottleneck cut, ``k`` and ``U`` (see module docstring).
 
@@ -80,6 +81,8 @@ def compute_optimum(
     finds a better set; a good one saves iterations. ``sinks``: the compute nodes to run
     max-flows to, one per orbit of an automorphism group of the fabric (default: all of them);
     the flow values of a node and of its images are equal, so the result is the same.
+    ``progress(fraction)`` is told after every Dinkelbach step (the number of steps is not known
+    in advance: step i ends at ``1 - 2**-i``).
     Raises :class:`SolverError` when the compute nodes are not strongly connected or the numbers
     overflow int64.
     """
@@ -125,6 +128,8 @@ def compute_optimum(
             if target - flow > best_value:
                 best_value = target - flow
                 best_mask = [bool(x) for x in side[:n]]
+        if progress is not None:
+            progress(1 - 0.5**iterations)
         if best_mask is None:
             break
         inside, out = cut_ratio(fabric, best_mask)

@@ -226,7 +226,7 @@ class _AllgatherSolve:
         self.full = IndexedFabric.from_topology(self.topology)
         self.timings["switch_removal"] = 0.0
         # a star on one switch or a chain-like tree: the optimal forest is forced
-        self.direct = direct_forest(self.full, self.check)
+        self.direct = direct_forest(self.full, self.check, self.report("trees"))
         if self.direct is not None:
             self.sym = None
             self.bound = self.direct.optimum
@@ -234,7 +234,8 @@ class _AllgatherSolve:
             self.sym = _box_symmetry(self.topology, self.full)
             sinks = None if self.sym is None else self.sym.representatives(self.full)
             check_optimum(self.full, sinks)
-            self.bound = compute_optimum(self.full, self.check, sinks=sinks)
+            self.bound = compute_optimum(self.full, self.check, sinks=sinks,
+                                         progress=self.report("optimum"))
         self.timings["optimum"] = time.perf_counter() - t0
         self.tell("optimum", 1.0)
 

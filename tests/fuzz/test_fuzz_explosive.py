@@ -7,7 +7,7 @@ refuse before anything of the estimated size is allocated.
 
 from __future__ import annotations
 
-import json
+import re
 from fractions import Fraction
 
 import pytest
@@ -24,8 +24,6 @@ def test_explosive_fabric_is_solved_or_refused(name, tmp_path):
     path = tmp_path / f"fabric{case.ext}"
     path.write_text(case.text)
     argv = [case.command, str(path), *case.argv]
-    if case.command == "solve" and case.expect == "ok":
-        argv.append("--json")
     code, out, err, cpu, rss_kb = run_bounded(argv, tmp_path)
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert "Traceback" not in err, err[-2000:]
@@ -37,10 +35,13 @@ def test_explosive_fabric_is_solved_or_refused(name, tmp_path):
         return
     assert code == 0, (code, err[-2000:])
     if case.command == "solve":
-        doc = json.loads(out)
-        assert Fraction(doc["algbw_exact"]) == case.algbw
-        assert Fraction(doc["optimal_algbw_exact"]) == case.algbw
-        assert doc["num_trees"] >= doc["num_compute_nodes"]
+        # the report, not --json: the document of 9M tree edges would itself be ~1 GB. solve
+        # refuses a schedule below the optimum (without K) and the verifier has checked it
+        exact = re.search(r"optimum: +[0-9.]+ GB/s \(exact ([0-9/]+)\)", out)
+        assert exact and Fraction(exact.group(1)) == case.algbw, out[:2000]
+        assert re.search(r"schedule: .*k = ", out) and "verified:   yes" in out, out[:2000]
+        if case.argv:  # with K the schedule must still reach the bound (k = K does)
+            assert "(100.0% of the optimum)" in out, out[:2000]
     else:
         assert "2000" in out or "4000" in out  # the summary of the whole dump
 
