@@ -113,10 +113,14 @@ def run(args: argparse.Namespace) -> int:
     ask_import = False  # a dump the options do not import: the import dialog, with them
     if args.topo:
         from fc_gui.controllers.file_actions import FileActions
+        from fc_gui.controllers.results_file import is_results_file, read_saved_result
 
         # read before building the window so a bad file in batch mode fails with exit code 2
+        # (a results file's saved result too: it is verified, and a dialog would block a batch)
         try:
             topo = FileActions.read_quiet(args.topo, **(options if dump else {}))
+            if batch and is_results_file(args.topo):
+                read_saved_result(args.topo)
         except Exception as exc:  # noqa: BLE001 - any failure to read is one line / a dialog
             text = str(exc) if isinstance(exc, ForestCollError) else (
                 f"{args.topo}: cannot read: {type(exc).__name__}: {exc}"

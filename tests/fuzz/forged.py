@@ -119,6 +119,25 @@ def path_detour(f) -> None:
     nodes[1] = (int(nodes[1]) + 2) % n
 
 
+def real_cut_forged_optimum(f) -> None:
+    """ring_8: the optimum raised to 1600 GB/s and backed by a real cut, gpu0 alone (egress
+    200 GB/s, bound 8·200/1): every rule of the verifier holds, but the cut is not minimal."""
+    g = f[SCHEDULE]
+    ids = _strings(f["topology/nodes/id"])
+    b = g["bottleneck"]
+    gpu0 = ids.index("gpu0")
+    _replace(b, "nodes", [gpu0])
+    _replace(b, "link_source", [gpu0, gpu0])
+    _replace(b, "link_target", [ids.index("gpu1"), ids.index("gpu7")])
+    _replace(b, "link_bandwidth", [100.0, 100.0])
+    _replace(b, "link_bandwidth_exact", ["100", "100"])
+    b.attrs["compute_nodes_inside"] = 1
+    b.attrs["egress_bandwidth"] = 200.0
+    b.attrs["egress_bandwidth_exact"] = "200"
+    g.attrs["optimal_algbw"] = 1600.0
+    g.attrs["optimal_algbw_exact"] = "1600"
+
+
 SCHEDULE_FORGERIES: dict[str, tuple[Any, str]] = {
     "tree-not-spanning": (tree_not_spanning, "failed verification"),
     "forged-optimum": (forged_optimum, "failed verification"),
@@ -131,6 +150,7 @@ SCHEDULE_FORGERIES: dict[str, tuple[Any, str]] = {
     "link-load": (link_load, "failed verification"),
     "k-attribute": (k_attribute, "failed verification"),
     "path-detour": (path_detour, "failed verification"),
+    "real-cut-forged-optimum": (real_cut_forged_optimum, "not the fabric's optimum"),
 }
 
 

@@ -163,3 +163,30 @@ def test_a_plan_too_large_to_draw_opens_its_fabric_and_says_why(window, tmp_path
     assert len(window.document.to_topology().compute_ids) == 32
     message = window.statusBar().currentMessage()
     assert "not drawn" in message and "forestcoll show" in message and "--verify" in message
+
+
+@pytest.mark.parametrize("kind,name", [("schedule", "zero-cut"), ("schedule", "forged-optimum"),
+                                       ("schedule", "real-cut-forged-optimum"),
+                                       ("plan", "generator-gpu-to-switch"), ("plan", "order-8")])
+def test_a_forged_results_file_opens_its_fabric_and_a_dialog_not_the_lie(
+        kind, name, window, saved, tmp_path, errors):
+    """Issue 21: a forged cut was drawn as the saved result ("algbw* = 8·0/8 = 0 GB/s"); a
+    generator mapping a GPU to a switch ended in "unexpected KeyError". The saved result is
+    verified first: the fabric opens, the dialog names the rule, nothing of the lie is shown."""
+    import shutil
+
+    import h5py
+    from fuzz.forged import PLAN_FORGERIES, SCHEDULE_FORGERIES
+
+    forge = (SCHEDULE_FORGERIES if kind == "schedule" else PLAN_FORGERIES)[name][0]
+    path = tmp_path / "forged.h5"
+    shutil.copy(saved if kind == "schedule" else _plan_file(tmp_path, 4), path)
+    with h5py.File(path, "r+") as f:
+        forge(f)
+    assert window.file_actions.open_path(path)
+    assert len(errors) == 1 and "failed verification" in errors[0][1], errors
+    assert "\n" not in errors[0][1]
+    rc = window.results_controller
+    assert rc.schedule is None
+    assert rc.overlays.cut.badge is None or not rc.overlays.cut.badge.isVisible()
+    assert window.document.to_topology().compute_ids  # the fabric itself is open
