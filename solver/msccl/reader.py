@@ -3,8 +3,9 @@
 RCCL and msccl-executor-nccl do not parse MSCCL XML with an XML library. They read it byte by
 byte with a small reader of their own (``src/misc/msccl/msccl_parser.cc:18-157`` and
 ``src/include/msccl/msccl_parser.h:19-35``, identical in ROCm/rccl 0cbce2a7 and
-Azure/msccl-executor-nccl c6f6b36d; the newest RCCL, ROCm/rocm-systems ``projects/rccl``, has the
-same code with ``MSCCL_``-prefixed constants four lines further down; the legacy
+Azure/msccl-executor-nccl c6f6b36d; the newest RCCL, ``projects/rccl`` of ROCm/rocm-systems (read
+in the fork harsh-nod/rocm-systems b921529d: the stored ROCm snapshot 1b1610fc has no
+projects/rccl), has the same code with ``MSCCL_``-prefixed constants five lines further down; the legacy
 microsoft/msccl b23e9cd5 reader is NCCL's ``src/graph/xml.cc:20-159``, the same code two lines
 further down). :func:`scan` walks the text the way that reader does and refuses, with the file's
 line and one rule named after the reader's behaviour, every file the reader fails on or would read
