@@ -50,6 +50,7 @@ Where the reader accepts more than XML does (``--`` in a comment, ``<`` in a val
 from __future__ import annotations
 
 import re
+
 from solver.msccl.runtimes import MscclError
 
 SOURCE = "rccl 0cbce2a7 / msccl-executor c6f6b36d"
