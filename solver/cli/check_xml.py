@@ -15,10 +15,13 @@ def register(subparsers) -> argparse.ArgumentParser:
         subparsers,
         "check-xml",
         "check an MSCCL XML algorithm by executing it",
-        "Check an MSCCL XML algorithm file: the checks of the runtime's own loader, one rule per\n"
-        "check of its source, each message citing file:line (attributes, peers, channels, steps,\n"
-        "cnt < 72, dependencies, XML element limits...); then lower each threadblock as the loader\n"
-        "does (nops carry dependencies, consecutive reductions fuse), run it on symbolic buffers\n"
+        "Check an MSCCL XML algorithm file: read as the runtime's own XML reader reads it (no\n"
+        "references, CDATA, text, single quotes, spaces around '=' or newlines inside tags; at most\n"
+        "16 attribute tokens; msccl_parser.cc:18-214, each refusal naming its rule and line), then\n"
+        "the checks of the runtime's own loader, one rule per check of its source, each message\n"
+        "citing file:line (attributes, peers, channels, steps, cnt < 72, dependencies, XML element\n"
+        "limits...); then lower each threadblock as the loader does (nops carry dependencies,\n"
+        "consecutive reductions fuse, cnt chunks stream as kernel calls), run it on symbolic buffers\n"
         "in every mode it declares (in-place, out-of-place) and verify the result: allreduce,\n"
         "allgather, reducescatter, alltoall, broadcast, reduce, gather and scatter (send, recv and\n"
         "alltoallv are executed but their sizes are only known at run time). A deadlock names the\n"
@@ -39,8 +42,9 @@ def register(subparsers) -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="N",
-        help="chunks a connection buffers before a send waits (default: the runtime's, 2 for "
-        "Simple and 8 for LL/LL128)",
+        help="kernel calls a connection buffers before a send waits (default: the runtime's, 2 "
+        "for Simple and 8 for LL/LL128); a step of cnt chunks is streamed as cnt calls at large "
+        "sizes (fewer when the file's maxBytes is small)",
     )
     parser.set_defaults(func=run)
     return parser

@@ -3,8 +3,9 @@
 RCCL and msccl-executor-nccl do not parse MSCCL XML with an XML library. They read it byte by
 byte with a small reader of their own (``src/misc/msccl/msccl_parser.cc:18-157`` and
 ``src/include/msccl/msccl_parser.h:19-35``, identical in ROCm/rccl 0cbce2a7 and
-Azure/msccl-executor-nccl c6f6b36d; the newest RCCL, ROCm/rocm-systems ``projects/rccl``, has the
-same code with ``MSCCL_``-prefixed constants four lines further down; the legacy
+Azure/msccl-executor-nccl c6f6b36d; the newest RCCL, ``projects/rccl`` of ROCm/rocm-systems (read
+in the fork harsh-nod/rocm-systems b921529d: the stored ROCm snapshot 1b1610fc has no
+projects/rccl), has the same code with ``MSCCL_``-prefixed constants five lines further down; the legacy
 microsoft/msccl b23e9cd5 reader is NCCL's ``src/graph/xml.cc:20-159``, the same code two lines
 further down). :func:`scan` walks the text the way that reader does and refuses, with the file's
 line and one rule named after the reader's behaviour, every file the reader fails on or would read
@@ -49,7 +50,6 @@ Where the reader accepts more than XML does (``--`` in a comment, ``<`` in a val
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from solver.msccl.runtimes import MscclError
 
@@ -71,20 +71,20 @@ READ = {
 
 _TOKEN = re.compile(r"[^ >/\n\r=]*")  # what ends a token (msccl_parser.cc:60, 75)
 _BLANK = re.compile(r"[ \n\r]*")
+_SPACES = re.compile(r" +")
 # the common case, matched whole: canonical tags of printable ASCII (no '&', '<', '"' in values),
 # one space before each of at most 16 attributes, short names and values
 _NAME = r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}"
 _VALUE = r'"[\x20\x21\x23-\x25\x27-\x3b\x3d-\x7e]{0,200}"'
-_FAST = re.compile(rf"[ \n\r]*(?:<({_NAME})(?: {_NAME}={_VALUE}){{0,16}}(/?)>|</({_NAME})>)")
+_FAST = re.compile(
+    rf"[ \n\r]*(?:<({_NAME})(?: {_NAME}={_VALUE}){{0,16}}(/?)>|</({_NAME})>"
+    # a comment whose first word (read as an element name, 115-121) is plain and short; it ends
+    # at the first '-->' after '<!--' (93-100)
+    r"|<!--(?=[^ >/\n\r=]{0,250}[ >/\n\r])(?s:.*?)-->)"
+)
+_CANONICAL_RUN = re.compile(rf"(?: {_NAME}={_VALUE})+")  # attributes the slow path takes at once
+_RUN_KEY = re.compile(rf" ({_NAME})={_VALUE}")
 _STEP_PATH = ["algo", "gpu", "tb", "step"]
-
-
-@dataclass
-class Scan:
-    """What the reader keeps that XML does not: attributes past the 16th token, per element
-    (its index in document order) -> {key: line}."""
-
-    dropped: dict[int, dict[str, int]] = field(default_factory=dict)
 
 
 def _line(text: str, pos: int) -> int:
@@ -98,11 +98,11 @@ def _fail(where: str, text: str, pos: int, rule: str, message: str, cite: str) -
     )
 
 
-def scan(text: str, where: str = "<xml>") -> Scan:
+def scan(text: str, where: str = "<xml>") -> None:
     """Walk ``text`` as the runtimes' reader does; raise :class:`MscclError` at the first place
-    where it fails or reads something else than XML means (see the module docstring)."""
-    out = Scan()
-    pos, end, ordinal = 0, len(text), 0
+    where it fails or reads something else than XML means (see the module docstring). Linear in
+    the text: the common tag is matched whole by one regular expression."""
+    pos, end = 0, len(text)
     stack: list[str] = []
     fast = _FAST.match
     while True:
@@ -115,19 +115,19 @@ def scan(text: str, where: str = "<xml>") -> Scan:
             else:
                 if stack == _STEP_PATH:
                     raise _step_child(text, m.start(1) - 1, where, name)
-                ordinal += 1
                 if not m.group(2):
                     stack.append(name)
             pos = m.end()
             continue
         pos = _BLANK.match(text, pos).end()
         if pos >= end:
-            return out
-        pos, opened, name, closing = _node(text, pos, where, out, ordinal)
+            return
+        depth = len(stack)
+        read = _STEP_PATH[depth] if depth < len(_STEP_PATH) and stack == _STEP_PATH[:depth] else ""
+        pos, opened, name, closing = _node(text, pos, where, read)
         if opened:
             if stack == _STEP_PATH:
                 raise _step_child(text, pos - 1, where, name)
-            ordinal += 1
             if text[pos - 2] != "/":
                 stack.append(name)
         elif closing and stack:
@@ -174,9 +174,10 @@ def _token(text: str, pos: int, where: str, what: str, limit: int) -> tuple[str,
     return name, stop
 
 
-def _node(text: str, pos: int, where: str, out: Scan, ordinal: int) -> tuple[int, bool, str, bool]:
+def _node(text: str, pos: int, where: str, read: str) -> tuple[int, bool, str, bool]:
     """Read one node at ``pos`` (after blanks); returns (position after it, whether it opens an
-    element, its name, whether it is a closing tag)."""
+    element, its name, whether it is a closing tag). ``read``: the element the loader reads at
+    this place (<algo>, <gpu> in it, <tb> in that, <step> in that), or ""."""
     c = text[pos]
     if c in "\t\f\v":
         raise _separator(text, pos, where)
@@ -222,20 +223,40 @@ def _node(text: str, pos: int, where: str, out: Scan, ordinal: int) -> tuple[int
             )
         return stop + 1, False, name, True
     name, stop = _token(text, pos + 1, where, "the element name", NAME_BYTES)
-    tokens: list[tuple[str, int]] = []
+    count = 0  # attribute tokens, as the reader counts them (every extra space is one)
+    needed = READ[name] if name == read else ()
     c = text[stop]
     p = stop
     while c == " ":
+        canonical = _CANONICAL_RUN.match(text, p)
+        if canonical is not None:  # plain attributes, one space each: one token each
+            attrs = canonical.group()
+            n = attrs.count('="')
+            if count + n > MAX_ATTR_COUNT and needed:
+                late = set(_RUN_KEY.findall(attrs)[max(0, MAX_ATTR_COUNT - count):]) & needed
+                if late:
+                    key = min(late)
+                    at = text.find(f" {key}=", p) + 1
+                    raise _attribute_count(text, at, where, name, key)
+            count += n
+            p = canonical.end()
+            c = text[p] if p < len(text) else ""
+            continue
+        run = _SPACES.match(text, p).end()  # k spaces: k - 1 empty tokens, then a token
+        count += run - p - 1
+        p = run - 1
         key_at = p + 1
         key, p = _token(text, key_at, where, "the attribute name", KEY_BYTES)
-        tokens.append((key, key_at))
+        count += 1
+        if count > MAX_ATTR_COUNT and key in needed:
+            raise _attribute_count(text, key_at, where, name, key)
         c = text[p]
         if c == "=" and not key:
-            raise _equals_space(text, key_at, where, tokens[-2][0] if len(tokens) > 1 else "")
+            raise _equals_space(text, key_at, where, "")
         if c == "=":
             p = _value(text, p + 1, where, key)
             c = text[p] if p < len(text) else ""
-        elif c == " " and key and text[_BLANK.match(text, p).end():][:1] == "=":
+        elif c == " " and key and text[_BLANK.match(text, p).end():_BLANK.match(text, p).end() + 1] == "=":
             raise _equals_space(text, p, where, key)
     if not c:
         raise _fail(where, text, p, "text", "the file ends inside a tag ('Unexpected EOF')", "18-24")
@@ -250,8 +271,6 @@ def _node(text: str, pos: int, where: str, out: Scan, ordinal: int) -> tuple[int
             "as an element",
             "115-121",
         )
-    if len(tokens) > MAX_ATTR_COUNT:
-        out.dropped[ordinal] = {k: _line(text, at) for k, at in tokens[MAX_ATTR_COUNT:] if k}
     if c == "/" and text.startswith("/>", p):
         return p + 2, True, name, False
     if c != ">":
@@ -263,11 +282,21 @@ def _node(text: str, pos: int, where: str, out: Scan, ordinal: int) -> tuple[int
     return p + 1, True, name, False
 
 
+def _attribute_count(text: str, pos: int, where: str, name: str, key: str) -> MscclError:
+    return _fail(
+        where, text, pos, "attribute-count",
+        f"<{name}> attribute {key!r} comes after its first {MAX_ATTR_COUNT} attribute tokens "
+        "(every extra space counts as one); the reader ignores it",
+        "138-146, msccl_parser.h:21",
+    )
+
+
 def _equals_space(text: str, pos: int, where: str, key: str) -> MscclError:
+    what = f"attribute {key[:40]!r} has" if key else "an attribute has no name, only"
     return _fail(
         where, text, pos, "equals-space",
-        f"attribute {key[:40]!r} has a space before '='; the reader reads it as {key[:40]!r} with "
-        "an empty value (0 to strtol) followed by a nameless attribute",
+        f"{what} a space before '='; the reader reads the name with an empty value (0 to strtol) "
+        "and the value as a nameless attribute",
         "60-67, 75",
     )
 
@@ -347,23 +376,4 @@ def _comment(text: str, pos: int, where: str) -> int:
     return close + 3
 
 
-def check_elements(root, scan_result: Scan, where: str) -> None:
-    """Attributes the reader never sees (past the 16th token): refused if the loader reads
-    them, dropped otherwise (so the program is what the runtime loads)."""
-    if scan_result.dropped:
-        for i, el in enumerate(root.iter()):
-            lost = scan_result.dropped.get(i)
-            if not lost:
-                continue
-            for key, line in lost.items():
-                if key in READ.get(el.tag, ()):
-                    raise MscclError(
-                        f"{where}: line {line}: <{el.tag}> attribute {key!r} comes after its first "
-                        f"{MAX_ATTR_COUNT} attribute tokens (every extra space counts as one); the "
-                        "reader ignores it [reader rule attribute-count: msccl_parser.cc:138-146, "
-                        f"msccl_parser.h:21 @ {SOURCE}]"
-                    )
-                el.attrib.pop(key, None)
-
-
-__all__ = ["MAX_ATTR_COUNT", "Scan", "check_elements", "scan"]
+__all__ = ["MAX_ATTR_COUNT", "READ", "scan"]
