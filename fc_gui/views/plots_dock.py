@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetricsF, QImage
 from PySide6.QtWidgets import (
     QComboBox,
@@ -104,6 +104,12 @@ class ElidedLabel(QLabel):
         self._full = text
         self.setToolTip(text if text else "")
         self._elide()
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return QSize(10, super().minimumSizeHint().height())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return self.minimumSizeHint()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
@@ -294,7 +300,9 @@ class PlotsDock(QWidget):
         target = self._simulated if kind == "simulated" else self._imported
         line = replace(line, name=unique_name(line.name, self.series))
         n = len(self._simulated) + len(self._imported)
-        color = SERIES_COLORS[n % len(SERIES_COLORS)]
+        used = set(self.colors.values())  # a line shown again must not take another's colour
+        color = next((c for c in SERIES_COLORS if c not in used),
+                     SERIES_COLORS[n % len(SERIES_COLORS)])
         self._add_line(
             line, color, pen=dict(color=color, width=1.5),
             symbol=SYMBOLS[n % len(SYMBOLS)], symbolBrush=color, symbolSize=6, symbolPen=None,

@@ -103,6 +103,8 @@ def test_a_raw_log_is_compared_size_by_size_with_the_simulation(mi300x, qtbot, e
     nccl = next(t for t in rc.simulation.tables.values() if t.algorithm == "nccl")
     assert set(meas.size_bytes) <= set(nccl.size_bytes.tolist()) and 1024 in nccl.size_bytes
     assert "at 31 sizes" in plots.status.text()  # the 1K:1G:4 grid is among them
+    # the lines simulated again do not take the colour of the measured one (or of each other)
+    assert len(set(plots.colors.values())) == len(plots.colors) == 9
     # the error table: one row per measured size, against the library's line
     table = plots.error_table
     assert table.isVisible()
