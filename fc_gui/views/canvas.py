@@ -437,6 +437,7 @@ class FabricCanvas(pg.GraphicsView):
                 size=min(min(st.size, 14) * self._legend_scale, 18),  # sample box: 20 px
             )
             self.legend.addItem(sample, label)
+        self.legend.setVisible(bool(seen))  # an empty fabric: no empty legend frame
 
     def _set_detail(self, thin: bool, scale: float = 1.0) -> None:
         """Level of detail: thin link pens when zoomed far out (instead of widths by

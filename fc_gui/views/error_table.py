@@ -65,8 +65,10 @@ class MeasuredErrorTable(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(18)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)  # fits: no sideways scroll
+        header.setMinimumSectionSize(30)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         font = self.table.font()
         font.setPointSizeF(max(7.0, font.pointSizeF() - 1))
         self.table.setFont(font)

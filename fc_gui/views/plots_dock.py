@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QSize, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetricsF, QImage
 from PySide6.QtWidgets import (
     QComboBox,
@@ -105,6 +105,12 @@ class ElidedLabel(QLabel):
         self.setToolTip(text if text else "")
         self._elide()
 
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return QSize(10, super().minimumSizeHint().height())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return self.minimumSizeHint()
+
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
         self._elide()
@@ -179,6 +185,7 @@ class PlotsDock(QWidget):
         # Before any data: the sizes the tool sweeps (1 KiB .. 4 GiB), not pyqtgraph's 1..10 B.
         self.plot_item.setXRange(3.0, 9.65, padding=0)
         self.hover = PlotHover(self.plot_item, self.hover_lines)
+        self.plot.installEventFilter(self)  # the read-out goes when the mouse leaves the plot
 
         self.simulate_button = QPushButton("Simulate")
         self.simulate_button.setToolTip(
@@ -294,7 +301,9 @@ class PlotsDock(QWidget):
         target = self._simulated if kind == "simulated" else self._imported
         line = replace(line, name=unique_name(line.name, self.series))
         n = len(self._simulated) + len(self._imported)
-        color = SERIES_COLORS[n % len(SERIES_COLORS)]
+        used = set(self.colors.values())  # a line shown again must not take another's colour
+        color = next((c for c in SERIES_COLORS if c not in used),
+                     SERIES_COLORS[n % len(SERIES_COLORS)])
         self._add_line(
             line, color, pen=dict(color=color, width=1.5),
             symbol=SYMBOLS[n % len(SYMBOLS)], symbolBrush=color, symbolSize=6, symbolPen=None,
@@ -333,6 +342,8 @@ class PlotsDock(QWidget):
         self.set_note("")
         self.status.setText("")
         self.set_library_text(AUTO)
+        self.plot_item.setXRange(3.0, 9.65, padding=0)  # the swept sizes, as before any data
+        self.plot_item.enableAutoRange(axis="y")
 
     # ------------------------------------------------------------------ measured vs predicted
     def set_line_notes(self, notes: dict[str, tuple[str, ...]]) -> None:
@@ -428,6 +439,11 @@ class PlotsDock(QWidget):
             self.status.setText("simulating ForestColl, the library and the baselines…")
 
     # ------------------------------------------------------------------ legend, hover, export
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+        if obj is self.plot and event.type() == QEvent.Type.Leave:
+            self.hover.hide()
+        return False
+
     def fit_legend(self) -> None:
         """Lay the legend out in as many columns as the plot's height needs and keep the plot
         area clear of it (the plot's right margin is the legend's width)."""

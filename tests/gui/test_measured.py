@@ -103,6 +103,8 @@ def test_a_raw_log_is_compared_size_by_size_with_the_simulation(mi300x, qtbot, e
     nccl = next(t for t in rc.simulation.tables.values() if t.algorithm == "nccl")
     assert set(meas.size_bytes) <= set(nccl.size_bytes.tolist()) and 1024 in nccl.size_bytes
     assert "at 31 sizes" in plots.status.text()  # the 1K:1G:4 grid is among them
+    # the lines simulated again do not take the colour of the measured one (or of each other)
+    assert len(set(plots.colors.values())) == len(plots.colors) == 9
     # the error table: one row per measured size, against the library's line
     table = plots.error_table
     assert table.isVisible()
@@ -125,6 +127,11 @@ def test_a_raw_log_is_compared_size_by_size_with_the_simulation(mi300x, qtbot, e
     assert line.note == (f"{table.reference_choice()} {predicted:.1f} GB/s, error "
                          f"{100 * (predicted - measured) / measured:+.1f} %")
     assert "measured allreduce: 1G 179.2 GB/s (nccl (" in plots.hover.text
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.sendEvent(plots.plot, QEvent(QEvent.Type.Leave))  # the mouse leaves the plot
+    assert not plots.hover.box.isVisible() and plots.hover.text == ""
     # another reference: ForestColl's simulated line
     table.reference_box.setCurrentText("ForestColl")
     fc = next(t for t in rc.simulation.tables.values() if t.algorithm == "forestcoll")
@@ -234,3 +241,5 @@ def test_nothing_of_the_old_fabric_stays_when_another_opens(mi300x, qtbot, tmp_p
     assert rc.measurements.tables == {} and rc.simulation.tables == {}
     assert plots.library_text() == "auto" and plots.library_box.currentText() == "auto"
     assert rc.schedule is None
+    (x0, x1), _ = plots.plot_item.vb.viewRange()
+    assert (x0, x1) == pytest.approx((3.0, 9.65))  # not the old fabric's 8 B .. 8 GiB
