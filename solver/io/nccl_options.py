@@ -29,12 +29,12 @@ OVERRIDE_CLASSES = {
 #: ``--intra`` kinds for skeleton dumps.
 INTRA_KINDS = ("nvswitch", "mesh", "none")
 
-#: Named ``--intra`` bandwidths, derived from the runtimes' per-link figures (nccl_rates).
+#: Named ``--intra`` bandwidths at line rate, as fabric files hold them (nccl_rates' line rates).
 INTRA_PRESETS: dict[tuple[str, str], Fraction] = {
-    ("nvswitch", "a100"): 12 * rates.SM80_NVLINK_BW,  # 12 NVLinks, sm 80
-    ("nvswitch", "h100"): 18 * rates.SM90_NVLINK_BW,  # 18 NVLinks, sm 90
-    ("nvswitch", "b200"): 18 * rates.SM100_NVLINK_BW,  # 18 NVLinks, sm 100
-    ("mesh", "mi300x"): rates.GFX94X_XGMI_BW,  # one xGMI link per GPU pair, gfx942
+    ("nvswitch", "a100"): 12 * rates.nvlink_line_rate(80),  # 12 NVLinks, sm 80: 300 GB/s
+    ("nvswitch", "h100"): 18 * rates.nvlink_line_rate(90),  # 18 NVLinks, sm 90: 450 GB/s
+    ("nvswitch", "b200"): 18 * rates.nvlink_line_rate(100),  # 18 NVLinks, sm 100: 900 GB/s
+    ("mesh", "mi300x"): rates.xgmi_line_rate("gfx942"),  # one xGMI link per GPU pair: 64 GB/s
 }
 
 

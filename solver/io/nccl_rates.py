@@ -49,6 +49,10 @@ SM100_NVLINK_BW = Fraction(401, 10)
 VEGA_XGMI_BW = Fraction(24)
 MI200_XGMI_BW = Fraction(36)
 GFX94X_XGMI_BW = Fraction(48)
+# RCCL after 0cbce2a7 (now ROCm/rocm-systems projects/rccl) rates gfx95x itself:
+# GFX95X_XGMI_WIDTH 48.0 (topo.h:36-39 there; ncclTopoXGMISpeed matches "gfx95" first). Before,
+# gfx950 fell through to VEGA_XGMI_WIDTH (24), half of what current RCCL uses.
+GFX95X_XGMI_BW = Fraction(48)
 
 # Old dumps write the deprecated numeric gcnArch; RCCL maps it to a name before using it
 # (convertGcnArchToGcnArchName, archinfo.cc:35-53, applied at topo.cc:399-403): 906 -> gfx906,
@@ -164,6 +168,39 @@ def nvlink_bandwidth(sm: int, runtime: str = NCCL) -> Fraction:
     return SM80_NVLINK_BW
 
 
+# Line rates per link and direction, from the vendors' specifications: what a fabric file holds
+# (templates and drawings are at line rate), so that a dump and a template of the same box give
+# the same bound and the library's efficiency is applied once, by the simulator. The runtime's
+# own figure above is kept on every imported GPU as ``rated_link_bw``.
+# NVLink: P100 160 GB/s over 4 links (20), V100 300/6, A100 600/12, H100 900/18 (25 each),
+# B200 1800/18 (50); sm 86 (NVLink bridges of A40/A6000) has no such single figure.
+# xGMI: MI250X 8 links of 100 GB/s both ways (50), MI300X/MI325X 7 x 128 (64), MI355X
+# 7 x 153.6 (76.8); MI50/MI100 (gfx906/gfx908) keep RCCL's figure.
+def nvlink_line_rate(sm: int) -> Fraction | None:
+    """Per-link, per-direction NVLink line rate (GB/s) for compute capability ``sm``."""
+    if sm >= 100:
+        return Fraction(50)
+    if sm == 86:
+        return None
+    if sm >= 70:
+        return Fraction(25)
+    if sm >= 60:
+        return Fraction(20)
+    return None
+
+
+def xgmi_line_rate(gcn: str) -> Fraction | None:
+    """Per-link, per-direction xGMI line rate (GB/s) for a GPU's ``gcn`` attribute."""
+    name = gcn_arch_name(gcn)
+    if name.startswith("gfx90a"):
+        return Fraction(50)
+    if name.startswith("gfx94"):
+        return Fraction(64)
+    if name.startswith("gfx95"):
+        return Fraction(384, 5)
+    return None
+
+
 def gcn_arch_name(gcn: str) -> str:
     """RCCL's architecture name for a ``gcn`` attribute (numeric gcnArch values are mapped)."""
     return GCN_ARCH_NAMES.get(gcn, gcn)
@@ -176,6 +213,8 @@ def xgmi_bandwidth(gcn: str) -> Fraction:
         return MI200_XGMI_BW
     if name.startswith("gfx94"):
         return GFX94X_XGMI_BW
+    if name.startswith("gfx95"):
+        return GFX95X_XGMI_BW
     return VEGA_XGMI_BW
 
 
@@ -238,6 +277,8 @@ __all__ = [
     "c2c_bandwidth",
     "cpu_link_bandwidth",
     "gcn_arch_name",
+    "nvlink_line_rate",
+    "xgmi_line_rate",
     "net_bandwidth",
     "nvlink_bandwidth",
     "pci_bandwidth",

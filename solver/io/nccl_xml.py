@@ -226,19 +226,37 @@ def _add_net(
 
 
 def _link_rate(box: _Box, gpu: str, tag: str) -> Fraction:
-    """Per-link figure of a GPU's <nvlink>/<xgmi> (or the user's override)."""
+    """Per-link line rate of a GPU's <nvlink>/<xgmi> (or the user's override, taken as given).
+
+    The runtime's own figure (:func:`_rated_link_rate`) is kept on the GPU as ``rated_link_bw``;
+    where the GPU has no known line rate (sm 86, gfx906/gfx908) the runtime's figure is used
+    and the import notes say so."""
+    if tag in box.overrides:
+        return box.overrides[tag]
+    rated = _rated_link_rate(box, gpu, tag)
+    extra = box.nodes[gpu]["extra"]
+    line = rates.xgmi_line_rate(extra["gcn"]) if tag == "xgmi" else rates.nvlink_line_rate(
+        extra["sm"])
+    extra["rated_link_bw"] = str(rated)
+    if line is None:
+        box.notes.append(
+            f"{tag} links of {rates.gcn_arch_name(extra['gcn']) if tag == 'xgmi' else 'sm ' + str(extra['sm'])} "
+            f"GPUs at the runtime's rated {float(rated):g} GB/s: no line rate known"
+        )
+        return rated
+    return line
+
+
+def _rated_link_rate(box: _Box, gpu: str, tag: str) -> Fraction:
+    """The runtime's per-link figure for a GPU's <nvlink>/<xgmi>."""
     extra = box.nodes[gpu]["extra"]
     if tag == "xgmi":
-        if "xgmi" in box.overrides:
-            return box.overrides["xgmi"]
         if "gcn" not in extra:
             raise TopologyError(
                 f"{box.where}: <gpu> at busid {extra['busid']!r} has <xgmi> links but no 'gcn' "
                 "attribute to pick the xGMI speed; give it with --xgmi-bw"
             )
         return rates.xgmi_bandwidth(extra["gcn"])
-    if "nvlink" in box.overrides:
-        return box.overrides["nvlink"]
     if "sm" not in extra:
         raise TopologyError(
             f"{box.where}: <gpu> at busid {extra['busid']!r} has <nvlink> links but no 'sm' "

@@ -81,8 +81,9 @@ def test_net_and_c2c():
 def test_intra_specs():
     assert parse_intra("nvswitch:450") == IntraFabric("nvswitch", Fraction(450))
     assert parse_intra("mesh:48.5") == IntraFabric("mesh", Fraction(97, 2))
-    assert parse_intra("NVSwitch:h100").bandwidth == Fraction(3708, 10)
-    assert parse_intra("mesh:mi300x").bandwidth == 48
+    assert parse_intra("NVSwitch:h100").bandwidth == 450  # 18 NVLinks at the 25 GB/s line rate
+    assert parse_intra("NVSwitch:h100").hardware == "h100"
+    assert parse_intra("mesh:mi300x").bandwidth == 64  # MI300X xGMI line rate
     assert parse_intra("none") == IntraFabric("none")
     assert parse_intra(None) is None
     for bad, msg in [

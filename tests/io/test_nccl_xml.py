@@ -64,17 +64,20 @@ def test_dgx_a100_dump_one_box():
     assert roles(topo) == {"cpu": 2, "pcie": 12, "gpu": 8, "nic": 8, "nvswitch": 1}
     caps = topo.directed_bandwidths()
     for i in range(8):
-        assert caps[(f"b0.gpu{i}", "b0.nvsw")] == 240  # six NVSwitches x 2 links x 20 GB/s
+        assert caps[(f"b0.gpu{i}", "b0.nvsw")] == 300  # six NVSwitches x 2 links x 25 GB/s line rate
+        assert topo.node(f"b0.gpu{i}").extra["rated_link_bw"] == "20"  # NCCL's SM80 figure
     assert caps[("b0.gpu0", "b0.pcie1")] == 24  # PCIe Gen4 x16
     assert caps[("b0.cpu3", "b0.cpu7")] == 16  # AMD inter-socket
     # the NVMe drive and the NVSwitches' own PCI functions are not nodes
     busids = {n.extra.get("busid") for n in topo.nodes}
     assert "0000:09:00.0" not in busids and "0000:c4:00.0" not in busids
-    assert topo.node("b0.gpu3").extra == {"busid": "0000:4e:00.0", "dev": 3, "rank": 3, "sm": 80}
+    assert topo.node("b0.gpu3").extra == {
+        "busid": "0000:4e:00.0", "dev": 3, "rank": 3, "sm": 80, "rated_link_bw": "20"
+    }
     assert topo.node("b0.nic5").extra["name"] == "mlx5_5"
-    # every GPU ingress: 240 NVLink + 24 PCIe, so the bound is 8 * 264 / 7
+    # every GPU ingress: 300 NVLink + 24 PCIe, so the bound is 8 * 324 / 7
     x, _ = maxflow_optimum(topo)
-    assert 8 * x == Fraction(8 * 264, 7)
+    assert 8 * x == Fraction(8 * 324, 7)
 
 
 def test_dgx_a100_dump_replicated_on_ib():
@@ -146,12 +149,14 @@ def test_gpu_to_gpu_nvlinks_pcie_and_nics():
     # GPUs are numbered in rank order
     assert [topo.node(c).extra["dev"] for c in topo.compute_ids] == [0, 1, 2]
     caps = topo.directed_bandwidths()
-    # both sides list the 2-link NVLink: one full-duplex link of 2 x 20 GB/s (sm 70)
-    assert caps[("b0.gpu0", "b0.gpu1")] == caps[("b0.gpu1", "b0.gpu0")] == 40
+    # both sides list the 2-link NVLink: one full-duplex link of 2 x 25 GB/s (sm 70 line rate;
+    # NCCL rates it 20 per link, kept as rated_link_bw)
+    assert caps[("b0.gpu0", "b0.gpu1")] == caps[("b0.gpu1", "b0.gpu0")] == 50
+    assert topo.node("b0.gpu0").extra["rated_link_bw"] == "20"
     duplex = [l for l in topo.links if {l.source, l.target} == {"b0.gpu0", "b0.gpu1"}]
     assert len(duplex) == 1 and not duplex[0].directed
     # only gpu1 lists its link to gpu2: one way
-    assert caps[("b0.gpu1", "b0.gpu2")] == 20 and ("b0.gpu2", "b0.gpu1") not in caps
+    assert caps[("b0.gpu1", "b0.gpu2")] == 25 and ("b0.gpu2", "b0.gpu1") not in caps
     # PCIe Gen3 x8 for gpu2, Skylake UPI between the sockets
     assert caps[("b0.gpu2", "b0.pcie0")] == 6
     assert caps[("b0.cpu0", "b0.cpu1")] == 10

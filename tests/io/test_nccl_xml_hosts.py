@@ -63,7 +63,7 @@ def test_host_hashes_become_boxes_without_boxes_option():
     # within a host GPUs follow rank order: host b's rank 2 GPU is dev 1
     assert gpus["b1.gpu0"].extra["rank"] == 2 and gpus["b1.gpu0"].extra["dev"] == 1
     caps = topo.directed_bandwidths()
-    assert caps[("b0.gpu0", "b0.gpu1")] == 80  # 4 x SM80_NVLINK_BW, same busid in each host
+    assert caps[("b0.gpu0", "b0.gpu1")] == 100  # 4 NVLinks x 25 (sm 80 line rate), same busid
     assert caps[("b0.nic0", "ib0")] == 25 and caps[("b1.nic0", "ib0")] == 25
     # repeating the dump repeats both hosts
     again = loads(TWO_HOSTS, "two.xml", boxes=2, fabric="rail")
@@ -78,7 +78,8 @@ def test_multi_node_nvlink_dump_shares_one_nvswitch():
     assert [n.id for n in nvsw] == ["nvsw"]
     caps = topo.directed_bandwidths()
     per_gpu = {caps[(f"b{b}.gpu{g}", "nvsw")] for b in (0, 1) for g in range(4)}
-    assert per_gpu == {Fraction(7218, 10)}  # 18 x SM100_NVLINK_BW
+    assert per_gpu == {Fraction(900)}  # 18 NVLink5 x 50 GB/s line rate (NCCL rates 40.1 each)
+    assert topo.node("b0.gpu0").extra["rated_link_bw"] == "401/10"
     assert caps[("b0.cpu0", "b0.cpu1")] == 6  # arm64: ARM_BW
     assert topo.extra["runtime"] == "nccl"
 
@@ -105,9 +106,10 @@ def test_skeleton_needs_intra_and_takes_it(capsys):
 
 def test_overrides_replace_one_class(capsys):
     base = load(MI300X).directed_bandwidths()
-    topo = load(MI300X, bandwidth={"xgmi": 64, "pcie": 32})
+    topo = load(MI300X, bandwidth={"xgmi": 70, "pcie": 32})
     caps = topo.directed_bandwidths()
-    assert base[("b0.gpu0", "b0.gpu1")] == 48 and caps[("b0.gpu0", "b0.gpu1")] == 64
+    # line rate 64 by default (RCCL's rated 48 kept on the GPU); the override is taken as given
+    assert base[("b0.gpu0", "b0.gpu1")] == 64 and caps[("b0.gpu0", "b0.gpu1")] == 70
     pcie = [l for l in topo.links if l.extra["link_class"] == "pcie"]
     assert pcie and all(l.bandwidth == 32 for l in pcie)
     sys_links = [l for l in topo.links if l.extra["link_class"] == "sys"]

@@ -57,16 +57,18 @@ def test_mi300x_xgmi_mesh():
     """8x MI300X (rccl_topo_8p_940.xml): 3072/7 GB/s.
 
     Each GPU (gcn="gfx942") lists one <xgmi> (count 1) to each of the 7 others: 48 GB/s per link
-    (GFX94X_XGMI_WIDTH). Every PCIe link is "32.0 GT/s PCIe" x16 = 16·240/80 = 48 GB/s.
-    A cut S holding k ≤ 6 GPUs loses at least the xGMI links k(8-k)·48, so its bound is
-    8(8-k)·48 ≥ 768. With k = 7 (all but GPU g) S must send g its 7·48 = 336 xGMI plus, at
+    (GFX94X_XGMI_WIDTH), imported at the 64 GB/s line rate (7 x 128 GB/s both ways per MI300X;
+    RCCL's 48 is kept as rated_link_bw). Every PCIe link is "32.0 GT/s PCIe" x16 = 16·240/80 = 48 GB/s.
+    A cut S holding k ≤ 6 GPUs loses at least the xGMI links k(8-k)·64, so its bound is
+    8(8-k)·64 ≥ 1024. With k = 7 (all but GPU g) S must send g its 7·64 = 448 xGMI plus, at
     least, g's own 48 GB/s PCIe link (every PCIe link is 48, the socket link is wider in total):
-    B⁺(S) = 384, bound 8/7·384 = 3072/7 ≈ 438.9 -- above the issue's 384 (the xGMI mesh alone).
+    B⁺(S) = 496, bound 8/7·496 = 3968/7 ≈ 566.9 (with RCCL's rated 48: 3072/7 ≈ 438.9).
     """
     topo = real("rccl_topo_8p_940.xml")
     caps = topo.directed_bandwidths()
-    assert caps[("b0.gpu0", "b0.gpu1")] == 48
-    assert algbw(topo) == Fraction(3072, 7) >= 384
+    assert caps[("b0.gpu0", "b0.gpu1")] == 64
+    assert topo.node("b0.gpu0").extra["rated_link_bw"] == "48"
+    assert algbw(topo) == Fraction(3968, 7)
     assert scale_up_warnings(topo) == []
 
 
@@ -74,13 +76,13 @@ def test_mi250_16_gcds_reads_numeric_gcn_as_gfx90a():
     """16-GCD MI250 (rccl_topo_16p1h.xml, gcn="910"): at least 160 GB/s.
 
     RCCL maps the numeric gcn 910 to gfx90a (archinfo.cc:43-44) and so uses 36 GB/s per xGMI link
-    (MI200_XGMI_WIDTH): GCD 0 lists count 4 to 0000:51, 1 to 0000:56, 2 to 0000:0e = 7·36 = 252
-    GB/s out. The issue's figure for this dump is >= 160 (it solved to 12.8 without xGMI).
+    (MI200_XGMI_WIDTH), imported at the 50 GB/s line rate (MI250X: 100 GB/s both ways per link):
+    GCD 0 lists count 4 to 0000:51, 1 to 0000:56, 2 to 0000:0e = 7·50 = 350 GB/s out. The issue's figure for this dump is >= 160 (it solved to 12.8 without xGMI).
     """
     topo = real("rccl_topo_16p1h.xml")
     caps = topo.directed_bandwidths()
     out = sum(bw for (u, v), bw in caps.items() if u == "b0.gpu0" and v.startswith("b0.gpu"))
-    assert out == 7 * 36
+    assert out == 7 * 50
     assert algbw(topo) >= 160
 
 
@@ -88,35 +90,36 @@ def test_gb300_two_host_mnnvl_dump():
     """2x GB300 tray (nccl_ebpf_gb300_mnnvl_topo_2tray_0405.xml): 189372/175 GB/s.
 
     Two host_hash values -> two boxes of 4 GPUs. Each GPU (sm 103) has count 18 NVLinks to the
-    one NVSwitch both hosts share: 18·40.1 = 721.8 GB/s (SM100_NVLINK_BW); <c2c bw=44712 count=5>
+    one NVSwitch both hosts share: 18·50 = 900 GB/s at the NVLink5 line rate (NCCL rates 40.1 per
+    link, SM100_NVLINK_BW); <c2c bw=44712 count=5>
     to its CPU: 223.56 GB/s; its PCIe parent bridge (64 GT/s x16 = 96) reaches the root only
     through a "16.0 GT/s" x1 bridge: 1.5 GB/s. For k ≤ 6 GPUs in S the NVSwitch links alone give
-    a bound ≥ 8·2·721.8/6 > 1900. For S = all but GPU g and its private bridge:
-    B⁺(S) = 721.8 + 223.56 + 1.5 = 946.86 (any other complement costs more: the CPU side of g's
-    C2C also feeds the other GPU's 223.56 C2C), bound 8/7·946.86 = 189372/175 ≈ 1082.1.
+    a bound ≥ 8·2·900/6 = 2400. For S = all but GPU g and its private bridge:
+    B⁺(S) = 900 + 223.56 + 1.5 = 1125.06 (any other complement costs more: the CPU side of g's
+    C2C also feeds the other GPU's 223.56 C2C), bound 8/7·1125.06 = 225012/175 ≈ 1285.8.
     """
     topo = real("nccl_ebpf_gb300_mnnvl_topo_2tray_0405.xml")
     assert topo.extra["boxes"] == 2 and topo.extra["hosts"] == 2
     assert {n.group for n in topo.nodes if n.is_compute} == {"b0", "b1"}
     caps = topo.directed_bandwidths()
-    assert caps[("b1.gpu3", "nvsw")] == Fraction(7218, 10)
+    assert caps[("b1.gpu3", "nvsw")] == 900  # 18 x 50 line rate
     assert caps[("b0.gpu0", "b0.cpu0")] == Fraction(22356, 100)
-    assert algbw(topo) == Fraction(189372, 175)
+    assert algbw(topo) == Fraction(225012, 175)
     assert scale_up_warnings(topo) == []
 
 
 def test_azure_ndv4_skeleton_with_nvswitch_flag():
     """Azure ND A100 v4 skeleton (azhpc_ndv4-topo.xml) with --intra nvswitch:a100: 2112/7 GB/s.
 
-    8 GPUs by class 0x030200, 8 NICs by 0x020700, no <gpu>. nvswitch:a100 = 12 NVLinks · 20
-    (SM80_NVLINK_BW) = 240 GB/s per GPU. Each GPU: "16 GT/s" x16 = 16·120/80 = 24 GB/s to its
-    bridge. For S = all but one GPU: B⁺(S) = 240 + 24 = 264; leaving the bridge out of S too
-    costs 4 more 24 GB/s links; k ≤ 6 GPUs lose ≥ 2·240 over NVSwitch (bound ≥ 640).
-    Optimum 8/7·264 = 2112/7 ≈ 301.7.
+    8 GPUs by class 0x030200, 8 NICs by 0x020700, no <gpu>. nvswitch:a100 = 12 NVLinks · 25
+    (line rate) = 300 GB/s per GPU. Each GPU: "16 GT/s" x16 = 16·120/80 = 24 GB/s to its
+    bridge. For S = all but one GPU: B⁺(S) = 300 + 24 = 324; leaving the bridge out of S too
+    costs 4 more 24 GB/s links; k ≤ 6 GPUs lose ≥ 2·300 over NVSwitch (bound ≥ 800).
+    Optimum 8/7·324 = 2592/7 ≈ 370.3.
     """
     topo = real("azhpc_ndv4-topo.xml")
     assert topo.extra["skeleton"] is True
-    assert algbw(topo) == Fraction(2112, 7)
+    assert algbw(topo) == Fraction(2592, 7)
 
 
 def test_azure_ncv4_is_pcie_only_and_says_so():
@@ -138,14 +141,14 @@ def test_azure_ncv4_is_pcie_only_and_says_so():
 
 
 def test_ibm_cloud_h100_vm_starved_pcie():
-    """IBM Cloud H100 VSI (ibm_cloud_h100_vsi_topo.xml): 29679/70 GB/s.
+    """IBM Cloud H100 VSI (ibm_cloud_h100_vsi_topo.xml): 1029/2 GB/s.
 
-    Each GPU (sm 90) has NVLinks 5+5+4+4 = 18 to the NVSwitches: 18·20.6 = 370.8 GB/s
-    (SM90_NVLINK_BW). Its PCIe link is "32.0 GT/s PCIe" width 0 (= 16): 48 GB/s, shared only
+    Each GPU (sm 90) has NVLinks 5+5+4+4 = 18 to the NVSwitches: 18·25 = 450 GB/s at line rate
+    (NCCL rates 20.6 per link, SM90_NVLINK_BW, kept as rated_link_bw). Its PCIe link is "32.0 GT/s PCIe" width 0 (= 16): 48 GB/s, shared only
     with a NIC under a bridge whose uplink is "2.5 GT/s PCIe" x1 = 15/80 GB/s. For S = all but
-    GPU g, its bridge and its NIC: B⁺(S) = 370.8 + 0.1875 = 370.9875 (keeping the bridge or the
-    NIC in S adds a 48 GB/s link); k ≤ 6 GPUs lose ≥ 2·370.8 over NVSwitch (bound ≥ 988).
-    Optimum 8/7·370.9875 = 29679/70 ≈ 424.0.
+    GPU g, its bridge and its NIC: B⁺(S) = 450 + 0.1875 = 450.1875 (keeping the bridge or the
+    NIC in S adds a 48 GB/s link); k ≤ 6 GPUs lose ≥ 2·450 over NVSwitch (bound ≥ 1200).
+    Optimum 8/7·450.1875 = 1029/2 = 514.5 (the 8x H100 template: 514.3, its NICs included).
     """
     topo = real("ibm_cloud_h100_vsi_topo.xml")
-    assert algbw(topo) == Fraction(29679, 70)
+    assert algbw(topo) == Fraction(1029, 2)

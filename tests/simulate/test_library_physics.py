@@ -92,5 +92,6 @@ def test_templates_name_their_library():
 def test_a_gpus_pcie_link_is_not_counted_as_xgmi():
     from solver.simulate.library import shape_of
 
-    # 16 MI250 GCDs: xGMI 144 + 72 + 36 GB/s per GCD, and a 48 GB/s PCIe link to its switch
-    assert shape_of(_dump("rccl_topo_16p1h.xml")).intra == pytest.approx(252)
+    # 16 MI250 GCDs: 4 + 2 + 1 xGMI links of 50 GB/s (line rate) per GCD, and a 48 GB/s PCIe
+    # link to its switch, which NCCL's rings do not use beside xGMI
+    assert shape_of(_dump("rccl_topo_16p1h.xml")).intra == pytest.approx(350)
