@@ -77,7 +77,9 @@ _SPACES = re.compile(r" +")
 _NAME = r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}"
 _VALUE = r'"[\x20\x21\x23-\x25\x27-\x3b\x3d-\x7e]{0,200}"'
 _FAST = re.compile(
-    rf"[ \n\r]*(?:<({_NAME})(?: {_NAME}={_VALUE}){{0,16}}(/?)>|</({_NAME})>"
+    # (a space before '/>' or '>', as ElementTree writes it, is one more, empty, token)
+    rf"[ \n\r]*(?:<({_NAME})(?:(?: {_NAME}={_VALUE}){{0,16}}|(?: {_NAME}={_VALUE}){{0,15}} )(/?)>"
+    rf"|</({_NAME})>"
     # a comment whose first word (read as an element name, 115-121) is plain and short; it ends
     # at the first '-->' after '<!--' (93-100)
     r"|<!--(?=[^ >/\n\r=]{0,250}[ >/\n\r])(?s:.*?)-->)"
