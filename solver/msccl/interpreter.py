@@ -47,6 +47,7 @@ import numpy as np
 from solver.io.files import read_bytes
 from solver.msccl import collectives as colls
 from solver.msccl.lowering import Transmission, lower, split_pieces
+from solver.msccl import reader
 from solver.msccl.program import Program, parse_xml
 from solver.msccl.rules import check_rules
 from solver.msccl.runtimes import INT16_MAX, RECVS, SENDS, MscclError, runtime
@@ -103,13 +104,14 @@ def read_text(path: str | Path) -> str:
     data = read_bytes(path, MAX_FILE_BYTES, "an MSCCL XML file", MscclError)
     if data.startswith(b"\xef\xbb\xbf"):
         raise MscclError(
-            f"{path}: starts with a UTF-8 byte-order mark, which the runtimes' reader refuses "
-            "(it expects '<', msccl_parser.cc:110-113)"
+            f"{path}: line 1: starts with a UTF-8 byte-order mark, which the runtimes' reader "
+            f"refuses (it expects '<') [reader rule text: msccl_parser.cc:107-113 @ {reader.SOURCE}]"
         )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise MscclError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise MscclError(f"{path}: line {line}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 NCCL_STEPS = 8  # src/include/device.h:32

@@ -66,6 +66,8 @@ CASES = [
     ("cdata", GOOD.replace("    </tb>\n  </gpu>\n</algo>", "    <![CDATA[ ]]></tb>\n  </gpu>\n</algo>"), 18),
     ("text", GOOD.replace("</algo>", "junk\n</algo>"), 20),
     ("text", _line13(STEP + "x"), 13),
+    ("text", "\ufeff" + GOOD, 1),  # a byte-order mark: not '<'
+    ("text", GOOD.replace("</algo>", "\t</algo>").replace("\t", "\u00a0"), 20),  # no-break space
     ("close-tag", GOOD.replace("</algo>", "</algo >"), 20),
     ("declaration", '<?xml version="1.0" encoding="UTF-8"?>\n' + GOOD, 1),
     ("declaration", GOOD.replace("</algo>", "<?pi data?>\n</algo>"), 20),
