@@ -80,6 +80,7 @@ CASES = [
     ("attribute-count", _line13(STEP.replace("<step ", "<step" + " " * 8)), 13),
     ("step-children", _line13(STEP.replace("/>", "><nested/></step>")), 13),
     ("separator", _line13(STEP.replace(' cnt="1"', '\tcnt="1"')), 13),
+    ("nesting", GOOD.replace("</algo>", "<x>\n" * 1001 + "</x>" * 1001 + "</algo>"), 1019),  # algo + 1000
 ]
 
 
