@@ -144,6 +144,8 @@ def test_exported_names_with_markup_characters_are_read_back_as_written(tmp_path
     name = re.search(r'name="([^"]*)"', text).group(1)
     assert "&" not in name and len(name.encode()) <= 254
     assert check_xml(text, "rccl").collective == "allgather"
+    p.comments = ["a---b----c -->", "-", "x--"]  # no '--' may reach a comment
+    assert check_xml(to_xml(p), "rccl").collective == "allgather"
 
 
 @pytest.mark.parametrize("path", sorted(REAL.glob("*.xml"))[:4], ids=lambda p: p.name)
