@@ -47,6 +47,7 @@ import numpy as np
 from solver.io.files import read_bytes
 from solver.msccl import collectives as colls
 from solver.msccl.lowering import Transmission, lower, split_pieces
+from solver.msccl import reader
 from solver.msccl.program import Program, parse_xml
 from solver.msccl.rules import check_rules
 from solver.msccl.runtimes import INT16_MAX, RECVS, SENDS, MscclError, runtime
@@ -54,7 +55,20 @@ from solver.msccl.runtimes import INT16_MAX, RECVS, SENDS, MscclError, runtime
 MAX_REPORTED = 4
 MAX_FILE_BYTES = 64 * 2**20  # check-xml reads at most this much
 WORK_BUDGET = 30_000_000  # chunk x contribution operations one check may do
-CLOCK_BUDGET = 40_000_000  # vector-clock entries (threadblocks x transmissions)
+# Vector clocks: one int32 per threadblock pair, plus one clock per published flag (kept for the
+# dependencies that wait on it); every transmission updates one clock (threadblocks operations).
+CLOCK_BYTES = 2 * 2**30  # memory the clocks may take
+CLOCK_OPS = 4_000_000_000  # transmissions x threadblocks clock-entry operations (numpy, ~1 ns each)
+
+
+def clock_cost(steps: int, tbs: int, flags: int = 0) -> tuple[int, int]:
+    """(bytes, operations) the vector clocks of one run take: ``4 * tbs * (tbs + flags)`` and
+    ``steps * tbs``. A lower bound with ``flags = 0`` (before the program is built)."""
+    return 4 * tbs * (tbs + flags), steps * tbs
+
+
+def clock_limit_text() -> str:
+    return f"{CLOCK_BYTES // 2**20} MiB of vector clocks and {CLOCK_OPS:.0e} clock operations"
 
 
 @dataclass
@@ -90,13 +104,14 @@ def read_text(path: str | Path) -> str:
     data = read_bytes(path, MAX_FILE_BYTES, "an MSCCL XML file", MscclError)
     if data.startswith(b"\xef\xbb\xbf"):
         raise MscclError(
-            f"{path}: starts with a UTF-8 byte-order mark, which the runtimes' reader refuses "
-            "(it expects '<', msccl_parser.cc:110-113)"
+            f"{path}: line 1: starts with a UTF-8 byte-order mark, which the runtimes' reader "
+            f"refuses (it expects '<') [reader rule text: msccl_parser.cc:107-113 @ {reader.SOURCE}]"
         )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise MscclError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise MscclError(f"{path}: line {line}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 NCCL_STEPS = 8  # src/include/device.h:32
@@ -220,11 +235,14 @@ def _check_shape(p: Program, collective: str, where: str) -> None:
     tbs = sum(len(g.tbs) for g in p.gpus)
     width = n if colls.reduces(collective) else 1
     work = sum(st.cnt for g in p.gpus for tb in g.tbs for st in tb.steps) * width
-    if work > WORK_BUDGET or max(steps, tbs) * tbs > CLOCK_BUDGET:
+    flags = sum(1 for g in p.gpus for tb in g.tbs for st in tb.steps if st.hasdep)
+    clock_bytes, clock_ops = clock_cost(steps, tbs, flags)
+    if work > WORK_BUDGET or clock_bytes > CLOCK_BYTES or clock_ops > CLOCK_OPS:
         raise MscclError(
             f"{where}: too large to execute here ({steps} steps on {tbs} threadblocks moving "
-            f"{work} chunk contributions; check-xml's limits are {WORK_BUDGET} contributions and "
-            f"{CLOCK_BUDGET} steps x threadblocks)"
+            f"{work} chunk contributions, {clock_bytes // 2**20} MiB of vector clocks, "
+            f"{clock_ops:.1e} clock operations; check-xml's limits are {WORK_BUDGET} contributions, "
+            f"{clock_limit_text()})"
         )
 
 

@@ -17,7 +17,8 @@ the runtimes' limits can be decided from the trees alone, in one pass over their
 These are lower bounds: a schedule that passes may still fail the full rule check
 (:func:`solver.msccl.rules.check_rules`) after it is built. The same bounds (total steps and
 threadblocks) also refuse, before building, a program too large for the symbolic execution
-every written XML passes (:data:`solver.msccl.interpreter.CLOCK_BUDGET`).
+every written XML passes (:func:`solver.msccl.interpreter.clock_cost` against ``CLOCK_BYTES`` and
+``CLOCK_OPS``: its vector clocks grow with threadblocks squared).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from solver.model.schedule import Schedule
-from solver.msccl.interpreter import CLOCK_BUDGET
+from solver.msccl import interpreter
 from solver.msccl.runtimes import MscclError, runtime
 
 
@@ -83,12 +84,14 @@ def check_fits(schedule: Schedule, runtime_name: str, ranks: list[str]) -> None:
         )
     total_steps = sum(steps.get(v, 0) for v in ranks)
     total_tbs = sum(tbs(v) for v in ranks)
-    if max(total_steps, total_tbs) * total_tbs > CLOCK_BUDGET:
+    clock_bytes, clock_ops = interpreter.clock_cost(total_steps, total_tbs)
+    if clock_bytes > interpreter.CLOCK_BYTES or clock_ops > interpreter.CLOCK_OPS:
         raise MscclError(
             f"the program would have at least {total_steps} steps on {total_tbs} threadblocks: "
             f"{rt.name}'s limits allow it, but it is too large for the symbolic execution that "
-            f"checks every XML before it is written (its limit: {CLOCK_BUDGET} steps x "
-            "threadblocks); export a smaller fabric or fewer trees per root"
+            f"checks every XML before it is written ({clock_bytes // 2**20} MiB of vector clocks, "
+            f"{clock_ops:.1e} clock operations; its limits: {interpreter.clock_limit_text()}); "
+            "export a smaller fabric or fewer trees per root"
         )
 
 

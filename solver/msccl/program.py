@@ -109,6 +109,9 @@ def printable(text: str) -> str:
     return "".join(out)
 
 
+_COMMENT_DASHES = re.compile(r"-{2,}")  # XML comments cannot hold '--'
+
+
 def to_xml(program: Program) -> str:
     """The XML text of ``program`` (attribute order as the MSCCL tools write it)."""
     algo = ET.Element(
@@ -127,7 +130,7 @@ def to_xml(program: Program) -> str:
         },
     )
     for text in program.comments:
-        algo.append(ET.Comment(f" {printable(text).replace('--', '-')} "))
+        algo.append(ET.Comment(f" {_COMMENT_DASHES.sub('-', printable(text))} "))
     for g in program.gpus:
         ge = ET.SubElement(
             algo,

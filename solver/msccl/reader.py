@@ -41,6 +41,8 @@ attribute-count     at most MAX_ATTR_COUNT = 16 attribute tokens are kept per el
                     msccl_parser.h:21, 35); every extra space is a token too
 step-children       a <step> with a child element reaches the NULL handler list (193-194,
                     211-214): the reader crashes
+nesting             the reader recurses once per element level without a bound (166, 199,
+                    206): more than MAX_DEPTH = 1000 levels are refused (a file needs 4)
 ==================  ==========================================================================
 
 Where the reader accepts more than XML does (``--`` in a comment, ``<`` in a value, a tag
@@ -55,6 +57,7 @@ from solver.msccl.runtimes import MscclError
 
 SOURCE = "rccl 0cbce2a7 / msccl-executor c6f6b36d"
 MAX_ATTR_COUNT = 16  # msccl_parser.h:21
+MAX_DEPTH = 1000  # ours: the reader's recursion (msccl_parser.cc:199, 206) has no bound
 VALUE_BYTES = 255  # value[MAX_STR_LEN+1] holds the value and its terminating NUL (msccl_parser.h:34)
 NAME_BYTES = 253  # GetToken fails when the 255th byte of a name is read (msccl_parser.cc:69-73)
 KEY_BYTES = 254  # ... unless it is the '=' ending a key (msccl_parser.cc:60 is tested first)
@@ -77,7 +80,9 @@ _SPACES = re.compile(r" +")
 _NAME = r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}"
 _VALUE = r'"[\x20\x21\x23-\x25\x27-\x3b\x3d-\x7e]{0,200}"'
 _FAST = re.compile(
-    rf"[ \n\r]*(?:<({_NAME})(?: {_NAME}={_VALUE}){{0,16}}(/?)>|</({_NAME})>"
+    # (a space before '/>' or '>', as ElementTree writes it, is one more, empty, token)
+    rf"[ \n\r]*(?:<({_NAME})(?:(?: {_NAME}={_VALUE}){{0,16}}|(?: {_NAME}={_VALUE}){{0,15}} )(/?)>"
+    rf"|</({_NAME})>"
     # a comment whose first word (read as an element name, 115-121) is plain and short; it ends
     # at the first '-->' after '<!--' (93-100)
     r"|<!--(?=[^ >/\n\r=]{0,250}[ >/\n\r])(?s:.*?)-->)"
@@ -117,6 +122,8 @@ def scan(text: str, where: str = "<xml>") -> None:
                     raise _step_child(text, m.start(1) - 1, where, name)
                 if not m.group(2):
                     stack.append(name)
+                    if len(stack) > MAX_DEPTH:
+                        raise _too_deep(text, m.start(1) - 1, where)
             pos = m.end()
             continue
         pos = _BLANK.match(text, pos).end()
@@ -130,8 +137,19 @@ def scan(text: str, where: str = "<xml>") -> None:
                 raise _step_child(text, pos - 1, where, name)
             if text[pos - 2] != "/":
                 stack.append(name)
+                if len(stack) > MAX_DEPTH:
+                    raise _too_deep(text, pos - 1, where)
         elif closing and stack:
             stack.pop()
+
+
+def _too_deep(text: str, pos: int, where: str) -> MscclError:
+    return _fail(
+        where, text, pos, "nesting",
+        f"elements nested more than {MAX_DEPTH} deep; the reader recurses once per level with no "
+        "bound (an MSCCL file needs 4), so deep nesting ends its stack",
+        "166, 199, 206",
+    )
 
 
 def _step_child(text: str, pos: int, where: str, name: str) -> MscclError:

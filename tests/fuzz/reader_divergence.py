@@ -111,6 +111,12 @@ def _separator(draw, text):
     return text[: m.start()] + draw(st.sampled_from(["\t", " \t"])) + text[m.start() + 1:]
 
 
+def _deep(draw, text):
+    n = draw(st.integers(1001, 20000))
+    tag = draw(st.sampled_from(["x", "unknown", "algo"]))  # (a <step> in a <tb> is step-children)
+    return _insert_before_close(draw, text, f"<{tag}>" * n + f"</{tag}>" * n)
+
+
 EDITS = {
     "reference": ("reference", _reference),
     "single-quote": ("quote", _quote),
@@ -126,6 +132,7 @@ EDITS = {
     "17-attribute-tokens": ("attribute-count", _count),
     "step-child-element": ("step-children", _step_child),
     "tab-separator": ("separator", _separator),
+    "deep-nesting": ("nesting", _deep),
 }
 
 

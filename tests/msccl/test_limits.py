@@ -65,7 +65,7 @@ def test_too_large_to_execute_is_refused_before_building(star66, monkeypatch):
 
     ranks = list(star66.topology.compute_ids)
     check_fits(star66, "msccl-executor", ranks)
-    monkeypatch.setattr(limits, "CLOCK_BUDGET", 1000)
+    monkeypatch.setattr(limits.interpreter, "CLOCK_OPS", 1000)
     with pytest.raises(MscclError, match="too large for the symbolic execution") as info:
         check_fits(star66, "msccl-executor", ranks)
     assert "limits allow it" in str(info.value) and "\n" not in str(info.value)

@@ -66,6 +66,8 @@ CASES = [
     ("cdata", GOOD.replace("    </tb>\n  </gpu>\n</algo>", "    <![CDATA[ ]]></tb>\n  </gpu>\n</algo>"), 18),
     ("text", GOOD.replace("</algo>", "junk\n</algo>"), 20),
     ("text", _line13(STEP + "x"), 13),
+    ("text", "\ufeff" + GOOD, 1),  # a byte-order mark: not '<'
+    ("text", GOOD.replace("</algo>", "\t</algo>").replace("\t", "\u00a0"), 20),  # no-break space
     ("close-tag", GOOD.replace("</algo>", "</algo >"), 20),
     ("declaration", '<?xml version="1.0" encoding="UTF-8"?>\n' + GOOD, 1),
     ("declaration", GOOD.replace("</algo>", "<?pi data?>\n</algo>"), 20),
@@ -78,6 +80,7 @@ CASES = [
     ("attribute-count", _line13(STEP.replace("<step ", "<step" + " " * 8)), 13),
     ("step-children", _line13(STEP.replace("/>", "><nested/></step>")), 13),
     ("separator", _line13(STEP.replace(' cnt="1"', '\tcnt="1"')), 13),
+    ("nesting", GOOD.replace("</algo>", "<x>\n" * 1001 + "</x>" * 1001 + "</algo>"), 1019),  # algo + 1000
 ]
 
 
@@ -141,6 +144,8 @@ def test_exported_names_with_markup_characters_are_read_back_as_written(tmp_path
     name = re.search(r'name="([^"]*)"', text).group(1)
     assert "&" not in name and len(name.encode()) <= 254
     assert check_xml(text, "rccl").collective == "allgather"
+    p.comments = ["a---b----c -->", "-", "x--"]  # no '--' may reach a comment
+    assert check_xml(to_xml(p), "rccl").collective == "allgather"
 
 
 @pytest.mark.parametrize("path", sorted(REAL.glob("*.xml"))[:4], ids=lambda p: p.name)
