@@ -111,7 +111,7 @@ def check_resumed(plan: StudyPlan, done: dict[str, dict[str, Any]], where: str) 
     """Refuse stored rows that cannot be rows of ``plan`` (see the module docstring); raises
     :class:`ForestCollError` naming the row and the rule."""
     keys = set(plan.keys)
-    free = {row_key(r): r for r in plan.free_rows}
+    free = {row_key(r): r for raw in plan.free_rows for r in plan.expand(raw)}
     base = plan.base.algbw if plan.base is not None else None
     for key, row in done.items():
         rw = f"{where}: row {key!r}"

@@ -152,3 +152,27 @@ def test_outputs_follow_the_umask_and_keep_modes(umask, expected, tmp_path, caps
     finally:
         os.umask(old)
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]
+
+
+def test_a_path_holding_control_characters_is_one_escaped_error_line(tmp_path, capsys):
+    """A file name with a newline printed a forged second ``error:`` line; one with an escape
+    sequence reached the terminal (issue 21 item 4). Error lines escape them."""
+    for name in ("x\nerror: forged.json", "x\x1b[2J\x1b]0;t\x07.json", "x\u202egnp.json"):
+        code, err = _run(["info", tmp_path / name], capsys)
+        _one_error(code, err, "no such file")
+        assert "\x1b" not in err and "\x07" not in err and "\u202e" not in err
+    code, err = _run(["info", tmp_path / "x\nerror: forged.json"], capsys)
+    assert "x\\nerror: forged.json" in err
+    with pytest.raises(SystemExit) as info:  # argparse's messages too
+        main(["solve", "--collective", "x\ny", "--", "\x1b[2J"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.count("\n") == 1 and "\x1b" not in err
+
+
+def test_printable_escapes_what_a_terminal_would_obey():
+    from solver.model.values import printable
+
+    assert printable("gpu0 é 中 ok") == "gpu0 é 中 ok"
+    assert printable("a\x1b[2Jb\tc\nd\x9b\x7f") == "a\\x1b[2Jb\\tc\\nd\\x9b\\x7f"
+    assert printable("\u202eevil\u2066") == "\\u202eevil\\u2066"
+    assert printable("\ud800") == "\\ud800"

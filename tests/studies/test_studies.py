@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from fractions import Fraction
 
 import h5py
@@ -288,3 +289,47 @@ def test_a_damaged_study_group_is_a_one_line_error(engine, tmp_path):
     assert "\n" not in str(err.value)
     with pytest.raises(ResultsFileError, match="no study 'other'"):
         read_study(out, "other")
+
+
+def test_resume_refuses_rows_that_cannot_be_this_studys(engine, tmp_path):
+    """Issue 21: ``--resume`` kept a forged row (9999 GB/s for a failure). Resumed rows are
+    checked against the plan: bounds from the intact optimum, upgrade rows known without a
+    solve, and a seeded sample solved again (every row here: the study has fewer than 8)."""
+    import numpy as np
+
+    from solver.studies.runner import RESUME_CHECK_ROWS
+
+    topo = fat_tree(2, 1, 2)
+    plan = upgrade_plan(topo, factor=2, use_symmetry=False)
+    free = {r["element"] for r in plan.free_rows}
+    assert free and len(plan.keys) > len(free)
+    out = tmp_path / "u.h5"
+    run_study(plan, engine, output=out)
+    base = Fraction(plan.base.algbw)
+
+    def forged(key: str, value: Fraction) -> Path:
+        path = tmp_path / f"forged-{len(list(tmp_path.iterdir()))}.h5"
+        path.write_bytes(out.read_bytes())
+        with h5py.File(path, "r+") as f:
+            g = f["studies/upgrade_allgather"]
+            keys = [x.decode() for x in g["element"][()]]
+            exact = [x.decode() for x in g["algbw_exact"][()]]
+            i = keys.index(key)
+            exact[i] = f"{value.numerator}/{value.denominator}"
+            g["algbw_exact"][...] = np.array(exact, dtype=object)
+            g["algbw"][i] = float(value)
+        return path
+
+    solved = sorted(set(plan.keys) - free)
+    assert len(plan.keys) <= RESUME_CHECK_ROWS + len(free)
+    cases = [(sorted(free)[0], base * 3, "leaves the bottleneck"),
+             (solved[0], base / 2, "below the intact fabric's"),
+             (solved[0], base * 7, "solved again")]
+    for key, value, words in cases:
+        path = forged(key, value)
+        with pytest.raises(ForestCollError, match=words):
+            run_study(upgrade_plan(topo, factor=2, use_symmetry=False), engine, output=path,
+                      resume=True)
+    intact = run_study(upgrade_plan(topo, factor=2, use_symmetry=False), engine, output=out,
+                       resume=True)
+    assert intact.resumed == len(plan.keys) and intact.solved == 0
