@@ -241,6 +241,6 @@ def test_nothing_of_the_old_fabric_stays_when_another_opens(mi300x, qtbot, tmp_p
     assert rc.measurements.tables == {} and rc.simulation.tables == {}
     assert plots.library_text() == "auto" and plots.library_box.currentText() == "auto"
     assert rc.schedule is None
-    (x0, x1), (y0, y1) = plots.plot_item.vb.viewRange()
+    (x0, x1), (_, y1) = plots.plot_item.vb.viewRange()
     assert (x0, x1) == pytest.approx((3.0, 9.65))  # not the old fabric's 8 B .. 8 GiB
     assert y1 < 2  # nor its GB/s
