@@ -204,7 +204,8 @@ class MeasurementsController(QObject):
             table = self.tables[key]
             ref = reference or default_reference(label, candidates)  # one choice for all
             rows, _ = self._rows(table, label, ref, schedule)
-            notes[label] = tuple(hover_note(ref, r) for r in rows)
+            same = schedule is not None and schedule.collective == table.collective
+            notes[label] = tuple(hover_note(ref, r) for r in rows) if same else ()
             if label == current:
                 rows, note = self._rows(table, label, reference, schedule)
                 table_view.set_rows(rows, note)
