@@ -47,9 +47,10 @@ IMPORT_FILTER = (
 )
 
 
-def read_measurements(path: str | Path, compute_nodes: int) -> tuple[list[ResultTable], str]:
-    """The measured tables of ``path`` (a results file, or a raw log) for a fabric of
-    ``compute_nodes`` compute nodes, and a warning ('' if none). Raises ForestCollError."""
+def read_measurements(path: str | Path, compute_nodes: int) -> tuple[dict[str, ResultTable], str]:
+    """The measured tables of ``path`` (a results file: by their names there; a raw log: named
+    as ``measure import`` names it) for a fabric of ``compute_nodes`` compute nodes, and a
+    warning ('' if none). Raises ForestCollError."""
     path = Path(path)
     if is_results_file(path):
         from solver.io import results_h5
@@ -60,7 +61,7 @@ def read_measurements(path: str | Path, compute_nodes: int) -> tuple[list[Result
                 f"{path.name} holds a fabric of {n} compute nodes, the open one has "
                 f"{compute_nodes}; open that file instead (File › Open)"
             )
-        tables = list(measured_tables(results_h5.read_results(path)).values())
+        tables = measured_tables(results_h5.read_results(path))
         if not tables:
             raise ForestCollError(f"{path.name} holds no measured table (forestcoll measure "
                                   "import writes them)")
@@ -69,7 +70,8 @@ def read_measurements(path: str | Path, compute_nodes: int) -> tuple[list[Result
 
     meas = load_log(path)
     warning = check_ranks(meas, compute_nodes, path)
-    return [log_table(meas)], warning
+    table = log_table(meas)
+    return {table_name(table, ()): table}, warning
 
 
 class MeasurementsController(QObject):
@@ -139,15 +141,15 @@ class MeasurementsController(QObject):
             text = f"{name}: {text}"
         self.results.report_error(text, title="Import failed")
 
-    def add(self, tables) -> int:
-        """Plot and keep measured ``tables`` (a sequence or a mapping); returns the count."""
-        values = tables.values() if isinstance(tables, dict) else tables
+    def add(self, tables: dict[str, ResultTable]) -> int:
+        """Plot and keep measured ``tables`` (name: table; a name already kept gets the next
+        free ``measure import`` name); returns the count."""
         count = 0
-        for table in values:
+        for name, table in tables.items():
             label = self.plots.add_table(table, kind="imported")
             if label is None:
                 continue
-            key = table_name(table, self.tables)
+            key = name if name not in self.tables else table_name(table, self.tables)
             self.tables[key] = table
             self.labels[key] = label
             count += 1
@@ -200,10 +202,10 @@ class MeasurementsController(QObject):
         notes = {}
         for label, key in by_label.items():
             table = self.tables[key]
-            ref = reference if label == current or reference in candidates else ""
-            ref = ref or default_reference(label, candidates)
+            ref = reference or default_reference(label, candidates)  # one choice for all
             rows, _ = self._rows(table, label, ref, schedule)
-            notes[label] = tuple(hover_note(ref, r) for r in rows)
+            same = schedule is not None and schedule.collective == table.collective
+            notes[label] = tuple(hover_note(ref, r) for r in rows) if same else ()
             if label == current:
                 rows, note = self._rows(table, label, reference, schedule)
                 table_view.set_rows(rows, note)

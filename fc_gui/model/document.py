@@ -48,9 +48,33 @@ Position = tuple[float, float]
 TEMPLATE_KEYS = ("template", "template_params")
 
 
-def _signature(nodes: Iterable[Node], links: Iterable[Link]) -> tuple[frozenset, Counter]:
-    """What the solver sees of a fabric, positions aside: its nodes and its links (a multiset)."""
-    return frozenset(replace(n, x=None, y=None) for n in nodes), Counter(links)
+class _TemplateFabric:
+    """What the solver sees of the fabric a template built (positions aside), to tell whether
+    the document still is it: the same nodes (id, kind, role, group) and the same multiset of
+    links. Links are compared by identity first (an undo puts the very same objects back),
+    by value only when some differ."""
+
+    def __init__(self, nodes: Iterable[Node], links: Iterable[Link]) -> None:
+        self.nodes = frozenset(_node_key(n) for n in nodes)
+        self.links = tuple(links)  # kept alive: their ids stay theirs
+        self.link_ids = frozenset(map(id, self.links))
+
+    def matches(self, nodes: Iterable[Node], links: Iterable[Link]) -> bool:
+        links = list(links)
+        if len(links) != len(self.links) or frozenset(map(_node_key, nodes)) != self.nodes:
+            return False
+        ids = set(map(id, links))
+        if len(ids) == len(links) and ids == self.link_ids:
+            return True
+        return Counter(map(_link_key, links)) == Counter(map(_link_key, self.links))
+
+
+def _node_key(n: Node) -> tuple:
+    return (n.id, n.kind, n.role, n.group)
+
+
+def _link_key(ln: Link) -> tuple:
+    return (ln.source, ln.target, ln.bandwidth, ln.latency, ln.directed)
 
 
 class TopologyDocument(QObject):
@@ -76,7 +100,7 @@ class TopologyDocument(QObject):
         self._disabled_links: set[int] = set()
         self._selected_nodes: set[str] = set()
         self._selected_links: set[int] = set()
-        self._template_signature: tuple | None = None  # the template's fabric, when from one
+        self._template: _TemplateFabric | None = None  # the template's fabric, when from one
         self._revision = 0  # counts structural changes (caches what depends on them)
         self._template_check: tuple[int, bool] = (-1, False)
         if topology is not None:
@@ -173,11 +197,11 @@ class TopologyDocument(QObject):
 
     def is_template(self) -> bool:
         """True while the fabric is the template it was opened as (see module docstring)."""
-        if self._template_signature is None:
+        if self._template is None:
             return False
         revision, same = self._template_check
         if revision != self._revision:
-            same = _signature(self._nodes.values(), self._links.values()) == self._template_signature
+            same = self._template.matches(self._nodes.values(), self._links.values())
             self._template_check = (self._revision, same)
         return same
 
@@ -192,8 +216,8 @@ class TopologyDocument(QObject):
             self._next_uid += 1
         self._disabled_nodes.clear()
         self._disabled_links.clear()
-        self._template_signature = (
-            _signature(topology.nodes, topology.links)
+        self._template = (
+            _TemplateFabric(topology.nodes, topology.links)
             if any(k in self._extra for k in TEMPLATE_KEYS) else None
         )
         self._replaced()
@@ -207,7 +231,7 @@ class TopologyDocument(QObject):
             "links": dict(self._links),
             "disabled_nodes": set(self._disabled_nodes),
             "disabled_links": set(self._disabled_links),
-            "template_signature": self._template_signature,
+            "template": self._template,
         }
 
     def restore(self, snap: dict) -> None:
@@ -220,7 +244,7 @@ class TopologyDocument(QObject):
             self._next_uid = max(self._next_uid, max(self._links) + 1)
         self._disabled_nodes = set(snap["disabled_nodes"])
         self._disabled_links = set(snap["disabled_links"])
-        self._template_signature = snap["template_signature"]
+        self._template = snap["template"]
         self._replaced()
 
     def _replaced(self) -> None:

@@ -32,11 +32,13 @@ QUICK_START = (
      "Inspector: the shown result turns grey (stale) until you solve again; Re-solve on edit "
      "does that for you on small fabrics. Undo (Ctrl+Z) takes any edit back.")),
     ("Compare",
-     ("In the Plots panel, Simulate runs ForestColl and the ring, tree, direct and Blink "
-     "baselines over message sizes; Import measurements… adds nccl-tests results.")),
+     ("In the Plots panel, Simulate runs ForestColl, the library (pick it under Library) and "
+     "the ring, tree, direct and Blink baselines over message sizes; Import measurements… "
+     "adds a raw nccl-tests/rccl-tests log and lists, per measured size, the error of the "
+     "prediction beside the plot.")),
     ("Keep it",
-     ("File ▸ Save (Ctrl+S) writes the fabric; Export ▸ Results (HDF5) stores the schedule and "
-     "the simulated tables shown; Export ▸ MSCCL XML gives a runnable algorithm. Unsaved "
+     ("File ▸ Save (Ctrl+S) writes the fabric; Export ▸ Results (HDF5) stores the schedule, "
+     "the simulated tables and the measurements shown; Export ▸ MSCCL XML gives a runnable algorithm. Unsaved "
      "edits are autosaved and offered back after a crash.")),
 )
 

@@ -343,6 +343,7 @@ class PlotsDock(QWidget):
         self.status.setText("")
         self.set_library_text(AUTO)
         self.plot_item.setXRange(3.0, 9.65, padding=0)  # the swept sizes, as before any data
+        self.plot_item.setYRange(0.0, 1.0, padding=0)  # not the old fabric's GB/s
         self.plot_item.enableAutoRange(axis="y")
 
     # ------------------------------------------------------------------ measured vs predicted

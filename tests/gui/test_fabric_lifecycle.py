@@ -102,6 +102,9 @@ def test_template_metadata_goes_once_the_fabric_is_no_longer_the_template(make_w
     ln = doc.links[uid]
     stack.push(SetLinkPropsCommand(doc, {uid: replace(ln, bandwidth=ln.bandwidth * 2)}))
     assert "template" not in doc.to_topology().extra
+    # and edited back to the template's figure (a new, equal link), it is the template again
+    stack.push(SetLinkPropsCommand(doc, {uid: replace(doc.links[uid], bandwidth=ln.bandwidth)}))
+    assert doc.links[uid] is not ln and doc.to_topology().extra["template"] == "mi250"
 
 
 # ---------------------------------------------------------------------- imports

@@ -241,5 +241,23 @@ def test_nothing_of_the_old_fabric_stays_when_another_opens(mi300x, qtbot, tmp_p
     assert rc.measurements.tables == {} and rc.simulation.tables == {}
     assert plots.library_text() == "auto" and plots.library_box.currentText() == "auto"
     assert rc.schedule is None
-    (x0, x1), _ = plots.plot_item.vb.viewRange()
+    (x0, x1), (_, y1) = plots.plot_item.vb.viewRange()
     assert (x0, x1) == pytest.approx((3.0, 9.65))  # not the old fabric's 8 B .. 8 GiB
+    assert y1 < 2  # nor its GB/s
+
+
+def test_a_measurement_of_another_collective_is_not_compared(mi300x, qtbot):
+    rc = mi300x.results_controller
+    import_log(qtbot, rc, LOG)  # allreduce
+    rc.panel.set_collective("allgather")
+    with qtbot.waitSignal(rc.schedule_changed, timeout=60000):
+        assert rc.solving.solve()
+    table = rc.plots.error_table
+    assert table.isVisible()
+    assert "measured allreduce, the result shown is allgather: solve allreduce" in table.note.text()
+    assert {row[2] for row in table.cell_texts()} == {"–"}  # nothing predicted for it
+    assert {row[4] for row in table.cell_texts()} == {"–"}  # nor a bound
+    readings = rc.plots.hover.show_at(QPointF(math.log10(GIB), 0.0))
+    assert next(r for r in readings if r.name == "measured allreduce").note == ""
+    # and the allgather simulation does not take the allreduce sizes
+    assert rc.simulation.sizes(rc.schedule)[0] == 1024

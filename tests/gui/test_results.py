@@ -355,6 +355,7 @@ def test_plots_bound_and_imported_measurements(qtbot, make_window, tmp_path, err
         assert rc.measurements.import_file(str(path))  # read in the background
     assert got.args == [1]
     assert "measured nccl" in rc.plots.labels()
+    assert list(rc.measurements.tables) == ["nccl_run1"]  # its name in the file, kept
     rc.plots.clear_imported()
     assert "measured nccl" not in rc.plots.labels() and not rc.measurements.tables
 
