@@ -15,6 +15,10 @@ measured on (README, Performance: 4096 GPUs, 1.7e7 tree edges, about 1 GB):
 - :data:`MAX_FLOW_WORK`: max-flow work of the exact optimum, estimated as (sinks per step) x
   (arcs) x (BFS depth of the fabric), which is what Dinic's phases cost on long thin fabrics
   (chains, rings: measured 3.5 ns per unit here); a few Dinkelbach steps are allowed for.
+- :data:`MAX_PACKING_WORK`: tree packing grows N·k trees edge by edge with a flow repair per
+  tested edge; estimated as N² x (BFS depth of the switch-free graph) x min(k, 8) (classes of
+  identical trees keep large k cheap). A ring of 256 GPUs: 1.7e7 (6 s on 2 busy cores), of 500:
+  1.25e8 (34 s).
 - :data:`MAX_FIXED_K_WORK`: the fixed-k search tries every k in (K/2, K]; each k costs at least
   one max-flow per compute node.
 """
@@ -32,6 +36,7 @@ MAX_DISTINCT_ROUTES = 4_000_000
 MAX_FLOW_ROWS_BYTES = 2 * 1024**3
 MAX_FLOW_WORK = 2_000_000_000
 MAX_FIXED_K_WORK = 20_000_000
+MAX_PACKING_WORK = 60_000_000
 
 
 class CostLimit(SolverError):
@@ -74,12 +79,15 @@ def check_flow_rows(phase: str, rows: int, arcs: int) -> None:
 
 def depth(fabric: IndexedFabric) -> int:
     """Hops from the first compute node to the farthest node, links taken both ways (>= 1)."""
-    adj: list[list[int]] = [[] for _ in range(fabric.n)]
-    for u, v in fabric.edges:
+    return _depth(fabric.n, fabric.edges, fabric.compute[0])
+
+
+def _depth(n: int, edges, start: int) -> int:
+    adj: list[list[int]] = [[] for _ in range(n)]
+    for u, v in edges:
         adj[u].append(v)
         adj[v].append(u)
-    dist = [-1] * fabric.n
-    start = fabric.compute[0]
+    dist = [-1] * n
     dist[start] = 0
     todo = deque([start])
     while todo:
@@ -105,6 +113,17 @@ def check_optimum(fabric: IndexedFabric, sinks: Sequence[int] | None) -> None:
         raise CostLimit(
             f"the exact optimum needs {count} max-flows per step on {fabric.n} nodes of depth "
             f"{depth(fabric)} (estimated work {work:.3g}; limit {MAX_FLOW_WORK:.3g})"
+        )
+
+
+def check_packing(N: int, pairs, k: int) -> None:
+    """Refuse a tree packing on ranks 0..N-1 (edges ``pairs``) over :data:`MAX_PACKING_WORK`."""
+    hops = _depth(N, pairs, 0)
+    work = N * N * hops * min(k, 8)
+    if work > MAX_PACKING_WORK:
+        raise CostLimit(
+            f"tree packing of {N} roots on a switch-free graph of depth {hops} (estimated work "
+            f"{work:.3g}; limit {MAX_PACKING_WORK:.3g})"
         )
 
 

@@ -163,13 +163,12 @@ def _tree(fabric: IndexedFabric, adj, bw, check, progress) -> DirectForest | Non
                 best = (ratio, a, b)
     _, a, b = best
     mask = _side(adj, a, b, n)  # with the dead branches on a's side: they are not cut
+    logical = _logical_edges(fabric, live)
     trees = []
-    memo: dict[tuple[int, int], TreeEdge] = {}
     for count, r in enumerate(fabric.compute):
         if count % 64 == 0:
             _tick(check, progress, count / N)
-        trees.append(Tree(names[r], 1, Fraction(1), tuple(_oriented(live, r, is_compute, names,
-                                                                     memo))))
+        trees.append(Tree(names[r], 1, Fraction(1), tuple(_oriented(logical, r))))
     return DirectForest("tree", _optimum(fabric, mask, bw[(a, b)]), trees)
 
 
@@ -187,32 +186,36 @@ def _side(adj: list[set[int]], a: int, b: int, n: int) -> list[bool]:
     return mask
 
 
-def _oriented(live, root: int, is_compute, names, memo) -> list[TreeEdge]:
-    """The tree ``live`` oriented away from ``root`` as logical edges between compute nodes,
-    breadth-first (switch runs become the paths of the logical edges)."""
+def _logical_edges(fabric: IndexedFabric, live: list[set[int]]
+                   ) -> dict[int, list[tuple[int, TreeEdge]]]:
+    """For each compute node u, (x, edge u->x) for the compute nodes x next to it in the tree
+    (runs of relaying switches become the paths of the logical edges)."""
+    names, is_compute = fabric.names, fabric.is_compute
+    logical: dict[int, list[tuple[int, TreeEdge]]] = {}
+    for u in fabric.compute:
+        out = logical[u] = []
+        for first in sorted(live[u]):
+            path = [u, first]
+            prev, x = u, first
+            while not is_compute[x]:  # a relaying switch: exactly one way on
+                (nxt,) = live[x] - {prev}
+                prev, x = x, nxt
+                path.append(x)
+            out.append((x, TreeEdge(names[u], names[x], tuple(names[v] for v in path))))
+    return logical
+
+
+def _oriented(logical: dict[int, list[tuple[int, TreeEdge]]], root: int) -> list[TreeEdge]:
+    """The tree oriented away from ``root`` as logical edges, breadth-first."""
     edges = []
     todo = deque([root])
     came = {root: -1}
     while todo:
         u = todo.popleft()
-        for first in sorted(live[u]):
-            if first == came[u]:
-                continue
-            prev, x = u, first
-            while not is_compute[x]:  # a relaying switch: exactly one way on
-                (nxt,) = live[x] - {prev}
-                prev, x = x, nxt
-            came[x] = prev
-            key = (u, first)
-            te = memo.get(key)
-            if te is None:
-                path = [u, first]
-                p2, y = u, first
-                while not is_compute[y]:
-                    (nxt,) = live[y] - {p2}
-                    p2, y = y, nxt
-                    path.append(y)
-                te = memo[key] = TreeEdge(names[u], names[x], tuple(names[v] for v in path))
-            edges.append(te)
-            todo.append(x)
+        parent = came[u]
+        for x, te in logical[u]:
+            if x != parent:
+                came[x] = u
+                edges.append(te)
+                todo.append(x)
     return edges

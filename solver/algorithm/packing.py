@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from solver.algorithm.cost import check_flow_rows
+from solver.algorithm.cost import check_flow_rows, check_packing
 from solver.flow.jit import njit_noalloc
 from solver.model.errors import SolverError
 from solver.flow.maxflow import INF, FlowNetwork, augment
@@ -255,6 +255,7 @@ class _TreePacker:
     def __init__(self, N: int, caps: dict[tuple[int, int], int], k: int) -> None:
         self.N, self.k = N, k
         check_flow_rows("tree packing", N, 2 * (len(caps) + N + 4 * (N + 1)))
+        check_packing(N, [e for e, c in caps.items() if c > 0], k)
         self.pn = _PackingNetwork(N, {e: c for e, c in caps.items() if c > 0}, 4)
         self.net = self.pn.net
         self.untouched = [k] * N  # multiplicity of each root not yet started

@@ -19,7 +19,8 @@ from fractions import Fraction
 from typing import Any
 
 from solver.algorithm.balance import balance_switches
-from solver.algorithm.cost import CostLimit, check_fixed_k, check_optimum, check_schedule_size
+from solver.algorithm.cost import (CostLimit, check_fixed_k, check_optimum, check_packing,
+                                   check_schedule_size)
 from solver.algorithm.direct import direct_forest
 from solver.flow.csr import IndexedFabric
 from solver.model.errors import Cancelled, SolverError, TopologyError
@@ -234,6 +235,9 @@ class _AllgatherSolve:
             self.sym = _box_symmetry(self.topology, self.full)
             sinks = None if self.sym is None else self.sym.representatives(self.full)
             check_optimum(self.full, sinks)
+            if self.full.num_compute == self.full.n and self.sym is None:
+                # no switches: the packing graph is the fabric, so refuse before the optimum
+                check_packing(self.full.n, self.full.edges, 1)
             self.bound = compute_optimum(self.full, self.check, sinks=sinks,
                                          progress=self.report("optimum"))
         self.timings["optimum"] = time.perf_counter() - t0

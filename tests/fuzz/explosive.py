@@ -119,6 +119,8 @@ def cases() -> list[Case]:
              Fraction(n_chain * 100, n_chain - 1)),
         Case("ring of 65536", ring(65536), ".json", (), "refused", words=("tree edges", "limit")),
         Case("ring of 1000", ring(1000), ".json", (), "refused", words=("max-flows", "limit")),
+        Case("ring of 500", ring(500), ".json", (), "refused", words=("tree packing", "limit")),
+        Case("ring of 256", ring(256), ".json", (), "ok", Fraction(256 * 200, 255)),
         Case("chain of 65534 switches", switch_chain(65534), ".json", (), "ok", Fraction(200)),
         Case("info on 2000 hosts", multi_node_nvlink_dump(2000), ".xml", (), "ok",
              command="info"),
