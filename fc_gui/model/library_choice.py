@@ -10,7 +10,7 @@ fabric's pick.
 from __future__ import annotations
 
 from solver.model.topology import Topology
-from solver.simulate.library import TEMPLATE_LIBRARY, Library, library_for, parse_library
+from solver.simulate.library import Library, parse_library, pick_library
 
 AUTO = "auto"
 
@@ -30,16 +30,9 @@ LIBRARY_CHOICES = (
 
 
 def auto_library(topo: Topology) -> tuple[Library, str]:
-    """The library ``forestcoll simulate`` uses for ``topo`` without ``--library``, and why."""
-    extra = topo.extra or {}
-    lib = library_for(topo)
-    if isinstance(extra.get("library"), str) and extra.get("library"):
-        why = "the fabric's library setting"
-    elif str(extra.get("template", "")) in TEMPLATE_LIBRARY:
-        why = f"the {extra['template']} template"
-    else:
-        why = "the default: no template or library setting names it"
-    return lib, why
+    """The library ``forestcoll simulate`` uses for ``topo`` without ``--library``, and why
+    (:func:`solver.simulate.library.pick_library`: from the GPUs' sm/gcn, the template...)."""
+    return pick_library(topo)
 
 
 def chosen_library(topo: Topology, spec: str) -> tuple[Library, str]:
