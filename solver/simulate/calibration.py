@@ -140,6 +140,16 @@ LOGS: tuple[RealLog, ...] = (
         ),
         held_out=False,
     ),
+    # the same fabric again, from another team's run (SkyPilot's GPUDirect example, mpirun
+    # --tag-output prefixes on every line): held out
+    RealLog(
+        "nccl_allgather_h200_a3ultra_skypilot_tagged.log",
+        "2x 8 H200 (GCP A3 Ultra), NVSwitch 450 GB/s, 8x 400 Gb/s RoCE per node (SkyPilot run)",
+        lambda: boxes_with_rails(
+            "2x H200 A3 Ultra", 2, 8, 50, nvswitch_bw=450, library="nccl:hopper:nvls"
+        ),
+        held_out=True,
+    ),
     RealLog(
         "nccl_allgather_h100_a3mega_gke_2node.log",
         "2x 8 H100 (GCP A3 Mega, GKE), NVSwitch 450 GB/s, 8x 200 Gb/s GPUDirect-TCPXO per node",
