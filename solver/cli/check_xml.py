@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from solver.cli._common import add_command
+from solver.model.values import printable
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -58,5 +59,5 @@ def run(args) -> int:
     report = check_file(args.xml, args.runtime, args.fifo_capacity)
     for note in report.notes:
         print(f"warning: {note}", file=sys.stderr)
-    print(f"{args.xml}: {report.summary()}")
+    print(f"{printable(args.xml)}: {report.summary()}")
     return 0

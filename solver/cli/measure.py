@@ -113,6 +113,9 @@ def run_import(args) -> int:
             raise ForestCollError(f"{args.output}: holds another fabric than {args.topology}")
         for name, s in h5.read_schedules(args.output).items():
             if s.collective == meas.collective and s.max_trees_per_root is None:
+                from solver.algorithm.verify_stored import verify_stored
+
+                verify_stored(s, args.output, name)  # its optimum becomes the bound stored here
                 schedule, sched_name = s, name
                 break
     if schedule is None:
