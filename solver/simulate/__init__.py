@@ -254,6 +254,23 @@ def _build_check(progress, cancel) -> Callable[[str, float], None] | None:
     return check
 
 
+def forward_only_bound(topo: Topology, collective: str) -> float:
+    """The exact forward-only optimum algbw (GB/s) of ``collective`` on ``topo`` (allgather; the
+    reversed fabric for reduce-scatter; both in series for allreduce), without building trees."""
+    from solver.algorithm.optimum import compute_optimum
+    from solver.flow.csr import IndexedFabric
+
+    def allgather(t: Topology) -> Fraction:
+        return compute_optimum(IndexedFabric.from_topology(t)).algbw
+
+    if collective == "allgather":
+        return float(allgather(topo))
+    rs = allgather(topo.reversed())
+    if collective == "reduce-scatter":
+        return float(rs)
+    return float(1 / (1 / rs + 1 / allgather(topo)))
+
+
 def sweep(
     topo: Topology,
     collective: str = "allgather",
@@ -302,11 +319,14 @@ def sweep(
     with_library = LIBRARY in algorithms
     total = max(1, len(built) * len(sizes) + (len(sizes) if with_library else 0))
     done = 0
+    link_topo = _library.derated(topo, library) if library is not None and not line_rate else topo
     if with_library:
-        done = _library_rows(result, sizes, factor, opt)
+        # no forward-only schedule beats the optimum of the links it runs on: at line rate the
+        # schedule's own optimum, on derated links that of the derated fabric
+        cap = opt if link_topo is topo or math.isnan(opt) else forward_only_bound(link_topo, collective)
+        done = _library_rows(result, sizes, factor, opt, cap)
         if progress is not None:
             progress("library model", done / total)
-    link_topo = _library.derated(topo, library) if library is not None and not line_rate else topo
     for name, rs in built.items():
         result.notes[name] = rs.notes
         prep = prepare(rs, latency_us, link_topo)
@@ -371,10 +391,11 @@ def _watch(progress, cancel, name: str, size: int, done: int, total: int):
     return watch
 
 
-def _library_rows(sw: Sweep, sizes: list[int], factor: float, opt: float) -> int:
-    """Append the ``nccl`` rows (the library tuner's pick and time per size); returns the count."""
+def _library_rows(sw: Sweep, sizes: list[int], factor: float, opt: float, cap: float) -> int:
+    """Append the ``nccl`` rows (the library tuner's pick and time per size, forward-only
+    choices at most ``cap`` GB/s); returns the count."""
     tuner = _library.tuner(sw.topology, sw.collective, sw.library,
-                           bound_algbw=None if math.isnan(opt) else opt)
+                           bound_algbw=None if math.isnan(cap) else cap)
     lib = tuner.library
     notes = [f"{lib.name} {lib.generation}{' with NVLS' if lib.nvls else ''} tuner model"]
     if sw.library is None:
@@ -406,7 +427,8 @@ def _library_rows(sw: Sweep, sizes: list[int], factor: float, opt: float) -> int
     capped = sorted({c.label for c in tuner.choices if c.capped})
     if capped:
         notes.append(
-            f"{', '.join(capped)} capped at the forward-only bound {opt:.1f} GB/s: the tuner's "
+            f"{', '.join(capped)} capped at the forward-only bound {cap:.1f} GB/s of the links "
+            f"{'at line rate' if cap == opt else 'at the library efficiency'}: the tuner's "
             "figures for this fabric are above what any schedule that only forwards can reach"
         )
     sw.notes[LIBRARY] = tuple(notes)
