@@ -47,13 +47,15 @@ def add_fabric_options(parser) -> None:
         metavar="KIND:GBPS",
         help="skeleton dumps (PCI devices only): the GPU-to-GPU fabric of each box, "
         "nvswitch:GBPS (every GPU to one switch), mesh:GBPS (every GPU pair) or none; "
-        "presets nvswitch:a100|h100|b200, mesh:mi300x",
+        "presets at line rate nvswitch:a100|h100|b200 (300/450/900), mesh:mi300x (64)",
     )
     for cls, meaning in OVERRIDE_CLASSES.items():
         group.add_argument(
             f"--{cls}-bw",
             metavar="GBPS",
-            help=f"override the runtime's {cls} bandwidth: GB/s {meaning}",
+            help=f"override the {cls} bandwidth (NVLink/xGMI: the line rate by default, the "
+            f"runtime's figure kept as rated_link_bw): GB/s {meaning}" if cls in ("nvlink", "xgmi")
+            else f"override the runtime's {cls} bandwidth: GB/s {meaning}",
         )
 
 
