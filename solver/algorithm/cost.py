@@ -17,8 +17,8 @@ measured on (README, Performance: 4096 GPUs, 1.7e7 tree edges, about 1 GB):
   (chains, rings: measured 3.5 ns per unit here); a few Dinkelbach steps are allowed for.
 - :data:`MAX_PACKING_WORK`: tree packing grows N·k trees edge by edge with a flow repair per
   tested edge; estimated as N² x (BFS depth of the switch-free graph) x min(k, 8) (classes of
-  identical trees keep large k cheap). A ring of 256 GPUs: 1.7e7 (6 s on 2 busy cores), of 500:
-  1.25e8 (34 s).
+  identical trees keep large k cheap). A ring of 256 GPUs: 1.7e7 (3.6 s), of 500: 1.25e8 (19 s,
+  packing ~16 s); a ring of 700 (1.7e8 already at k = 1) is refused.
 - :data:`MAX_FIXED_K_WORK`: the fixed-k search tries every k in (K/2, K]; each k costs at least
   one max-flow per compute node.
 """
@@ -36,7 +36,7 @@ MAX_DISTINCT_ROUTES = 4_000_000
 MAX_FLOW_ROWS_BYTES = 2 * 1024**3
 MAX_FLOW_WORK = 2_000_000_000
 MAX_FIXED_K_WORK = 20_000_000
-MAX_PACKING_WORK = 60_000_000
+MAX_PACKING_WORK = 150_000_000
 
 
 class CostLimit(SolverError):

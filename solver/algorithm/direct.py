@@ -1,6 +1,6 @@
 """Fabrics whose optimal schedule is forced: solved directly, without max-flows.
 
-Two shapes have an obvious optimal forest of one tree per root (k = 1), so the general pipeline
+Three shapes have an obvious optimal forest (one or two trees per root), so the general pipeline
 (N max-flows per optimum step, an (N x arcs) flow matrix for switch splitting and for tree
 packing) is skipped; on them it cost memory or time growing much faster than the file:
 
@@ -17,6 +17,12 @@ packing) is skipped; on them it cost memory or time growing much faster than the
   exactly one unit per root on a's side, which every schedule must also carry (those shards must
   reach the compute nodes beyond b). So the forest is optimal and its most loaded link gives the
   bottleneck cut: S = a's side, ``x* = min b(a->b) / |S ∩ Vc|``.
+
+- **A uniform ring**: a cycle of N >= 3 compute nodes, one bandwidth b on every directed link.
+  x* = 2b/(N-1); each root's tree runs both ways round the ring with arms of (N-1)//2 and the
+  rest hops (N even: a mirrored second tree, k = 2), so every directed link carries (N-1)/2
+  shards: the bound. (Heights about N/2: optimal throughput, long latency, as any optimal
+  schedule on a ring.)
 
 :func:`direct_forest` returns ``None`` for any other fabric. The result is exact (fractions) and
 checked by the pipeline's link loads and, as every schedule, by the verifier.
@@ -39,9 +45,10 @@ from solver.model.schedule import Tree, TreeEdge
 class DirectForest:
     """The forced forest of a star or a chain-like tree and the cut bound it reaches."""
 
-    shape: str  # "star" or "tree"
-    optimum: Optimum  # k = 1; ``caps`` empty (no integer packing is needed)
+    shape: str  # "star", "tree" or "ring"
+    optimum: Optimum  # ``caps`` empty (no integer packing is needed)
     trees: list[Tree]
+    k: int = 1  # trees per root
 
 
 def _neighbours(fabric: IndexedFabric) -> tuple[list[set[int]], dict[tuple[int, int], Fraction]]:
@@ -65,6 +72,10 @@ def direct_forest(fabric: IndexedFabric, check: Callable[[], None] | None = None
         return None
     adj, bw = _neighbours(fabric)
     switches = [v for v in range(fabric.n) if not fabric.is_compute[v]]
+    if not switches:
+        ring = _ring(fabric, adj, bw, check, progress)
+        if ring is not None:
+            return ring
     if len(switches) == 1 and fabric.n == fabric.num_compute + 1:
         star = _star(fabric, switches[0], adj, bw, check, progress)
         if star is not None:
@@ -72,11 +83,69 @@ def direct_forest(fabric: IndexedFabric, check: Callable[[], None] | None = None
     return _tree(fabric, adj, bw, check, progress)
 
 
-def _optimum(fabric: IndexedFabric, mask: list[bool], cut_bw: Fraction) -> Optimum:
+def _optimum(fabric: IndexedFabric, mask: list[bool], cut_bw: Fraction, k: int = 1) -> Optimum:
     inside = sum(1 for v in fabric.compute if mask[v])
     rate = cut_bw / inside
-    return Optimum(rate, rate * fabric.num_compute, tuple(mask), inside, cut_bw, 1, 1 / rate,
+    return Optimum(rate, rate * fabric.num_compute, tuple(mask), inside, cut_bw, k, k / rate,
                    (), 0)
+
+
+def _ring(fabric: IndexedFabric, adj, bw, check, progress) -> DirectForest | None:
+    """A cycle of N >= 3 compute nodes with one bandwidth b on every directed link.
+
+    x* = 2b/(N-1) (S = all nodes but one, left by two links). Each root's tree runs both ways
+    round the ring, one arm of a = (N-1)//2 hops and one of N-1-a; with N even a second tree
+    mirrors the first (k = 2, each carrying half), so every directed link carries (N-1)/2
+    shards, which is the bound."""
+    N = fabric.num_compute
+    if N < 3 or any(len(a) != 2 for a in adj) or len(set(bw.values())) != 1:
+        return None
+    if len(bw) != 2 * N or not _full_duplex(adj, bw):
+        return None
+    order = [fabric.compute[0]]  # walk the cycle
+    prev = -1
+    while True:
+        x = order[-1]
+        nxt = min(y for y in adj[x] if y != prev) if prev >= 0 else min(adj[x])
+        if nxt == order[0]:
+            break
+        prev = x
+        order.append(nxt)
+    if len(order) != N:
+        return None  # not one cycle (validate() refuses disconnected fabrics anyway)
+    names = fabric.names
+    b = next(iter(bw.values()))
+    memo: dict[tuple[int, int], TreeEdge] = {}
+
+    def edge(i: int, j: int) -> TreeEdge:
+        u, v = order[i % N], order[j % N]
+        te = memo.get((u, v))
+        if te is None:
+            te = memo[(u, v)] = TreeEdge(names[u], names[v], (names[u], names[v]))
+        return te
+
+    def tree(i: int, cw: int, ccw: int) -> tuple[TreeEdge, ...]:
+        out = []
+        for d in range(1, max(cw, ccw) + 1):
+            if d <= cw:
+                out.append(edge(i + d - 1, i + d))
+            if d <= ccw:
+                out.append(edge(i - d + 1, i - d))
+        return tuple(out)
+
+    a = (N - 1) // 2
+    k = 1 if (N - 1) % 2 == 0 else 2
+    trees = []
+    for i in range(N):
+        if i % 64 == 0:
+            _tick(check, progress, i / N)
+        root = names[order[i]]
+        trees.append(Tree(root, 1, Fraction(1, k), tree(i, a, N - 1 - a)))
+        if k == 2:
+            trees.append(Tree(root, 1, Fraction(1, 2), tree(i, N - 1 - a, a)))
+    mask = [True] * fabric.n
+    mask[order[0]] = False
+    return DirectForest("ring", _optimum(fabric, mask, 2 * b, k), trees, k)
 
 
 def _star(fabric: IndexedFabric, w: int, adj, bw, check, progress) -> DirectForest | None:

@@ -228,6 +228,8 @@ class _AllgatherSolve:
         self.timings["switch_removal"] = 0.0
         # a star on one switch or a chain-like tree: the optimal forest is forced
         self.direct = direct_forest(self.full, self.check, self.report("trees"))
+        if self.direct is not None and self.K is not None and self.direct.k > self.K:
+            self.direct = None  # (a uniform ring of even N has k = 2) the fixed-k search decides
         if self.direct is not None:
             self.sym = None
             self.bound = self.direct.optimum
@@ -248,10 +250,11 @@ class _AllgatherSolve:
             t0 = time.perf_counter()
             self.tell("paths", 0.0)
             trees = _sorted_trees(self.direct.trees, self.topology)
-            loads, algbw = _link_loads(self.topology, [(_link_usage(trees), 1)])
+            k = self.direct.k
+            loads, algbw = _link_loads(self.topology, [(_link_usage(trees), k)])
             self.timings["trees"] = 0.0
             self.timings["paths"] = time.perf_counter() - t0
-            return _Forest(self.full, self.bound, 1, _imbalance_notes(self.full), trees, loads,
+            return _Forest(self.full, self.bound, k, _imbalance_notes(self.full), trees, loads,
                            algbw)
         notes = _imbalance_notes(self.full)
         fast = None

@@ -1,4 +1,5 @@
-"""Forced forests (solver/algorithm/direct.py): stars on one switch and chain-like trees.
+"""Forced forests (solver/algorithm/direct.py): stars on one switch, chain-like trees, uniform
+rings.
 
 Each shape is solved without max-flows; the optimum is checked against the exhaustive twin
 (tests/naive.py, every cut enumerated) and every schedule by the independent verifier. Shapes that
@@ -39,12 +40,12 @@ def _chain(bws, switch_at=()):
     return Topology("chain", tuple(nodes), tuple(links))
 
 
-def _check(topo, shape):
+def _check(topo, shape, k=1):
     forest = direct_forest(IndexedFabric.from_topology(topo))
     assert forest is not None and forest.shape == shape
     s = solver.solve(topo)
     verify_schedule(s)
-    assert s.k == 1
+    assert s.k == k
     assert s.algbw_exact == s.optimal_algbw_exact == exhaustive_optimum(topo).algbw
     return s
 
@@ -91,13 +92,22 @@ def test_compute_node_with_three_branches_is_a_tree():
     _check(Topology("spider", nodes, links), "tree")
 
 
+@pytest.mark.parametrize("n", [3, 4, 5, 8, 11])
+def test_uniform_ring_matches_exhaustive_optimum(n):
+    nodes = tuple(_gpu(i) for i in range(n))
+    links = tuple(Link(f"g{i}", f"g{(i + 1) % n}", Fraction(25, 2)) for i in range(n))
+    s = _check(Topology("ring", nodes, links), "ring", k=1 if n % 2 else 2)
+    assert s.algbw_exact == 2 * n * Fraction(25, 2) / (n - 1)
+    assert max(len(set(t.depth_of().values())) - 1 for t in s.trees) == n // 2
+
+
 @pytest.mark.parametrize("case", ["y-switch", "cycle", "star-plus-link", "one-way-star"])
 def test_shapes_that_are_not_forced_use_the_general_pipeline(case):
     if case == "y-switch":  # a switch joining three GPUs on a longer fabric: would replicate
         nodes = (_gpu(0), _gpu(1), _gpu(2), _gpu(3), Node("w", "switch"))
         links = (Link("g0", "w", Fraction(10)), Link("g1", "w", Fraction(10)),
                  Link("g2", "w", Fraction(10)), Link("g2", "g3", Fraction(10)))
-    elif case == "cycle":
+    elif case == "cycle":  # a ring of unequal bandwidths
         nodes = tuple(_gpu(i) for i in range(4))
         links = tuple(Link(f"g{i}", f"g{(i + 1) % 4}", Fraction(10 + i)) for i in range(4))
     elif case == "star-plus-link":
@@ -113,3 +123,13 @@ def test_shapes_that_are_not_forced_use_the_general_pipeline(case):
     s = solver.solve(topo)
     verify_schedule(s)
     assert s.optimal_algbw_exact == exhaustive_optimum(topo).algbw
+
+
+def test_even_ring_under_one_tree_per_root_uses_the_fixed_k_search():
+    # the forced forest of an even ring has k = 2: with K = 1 the general fixed-k search decides
+    nodes = tuple(_gpu(i) for i in range(6))
+    topo = Topology("ring6", nodes, tuple(Link(f"g{i}", f"g{(i + 1) % 6}", Fraction(10))
+                                          for i in range(6)))
+    s = solver.solve(topo, max_trees_per_root=1)
+    verify_schedule(s)
+    assert s.k == 1 and s.algbw_exact < s.optimal_algbw_exact == exhaustive_optimum(topo).algbw
