@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fc_gui.model.plot_series import unique_name
 from solver.model.errors import ForestCollError
 from solver.model.results import ResultTable
 from solver.model.schedule import Schedule
@@ -145,13 +146,7 @@ def check_ranks(meas, compute_nodes: int, path: str | Path) -> str:
 def table_name(table: ResultTable, taken: Iterable[str]) -> str:
     """``measured_<collective>_<tool>`` (``measure import``'s name), ``_2``... when taken."""
     stem = f"measured_{table.collective}_{table.source}".replace("-", "_")
-    taken = set(taken)
-    if stem not in taken:
-        return stem
-    i = 2
-    while f"{stem}_{i}" in taken:
-        i += 1
-    return f"{stem}_{i}"
+    return unique_name(stem, set(taken), sep="_")
 
 
 def with_bound(table: ResultTable, schedule: Schedule, schedule_name: str) -> ResultTable:

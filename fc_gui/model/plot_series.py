@@ -87,14 +87,14 @@ def ordered(tables: Mapping[str, ResultTable]) -> dict[str, ResultTable]:
     )
 
 
-def unique_name(name: str, taken) -> str:
-    """``name``, or ``name 2``, ``name 3``... when it is already in ``taken``."""
+def unique_name(name: str, taken, sep: str = " ") -> str:
+    """``name``, or ``name 2``, ``name 3``... (``sep`` between) when it is already in ``taken``."""
     if name not in taken:
         return name
     i = 2
-    while f"{name} {i}" in taken:
+    while f"{name}{sep}{i}" in taken:
         i += 1
-    return f"{name} {i}"
+    return f"{name}{sep}{i}"
 
 
 def table_series(table: ResultTable, simulated_only: bool = False) -> Series | None:
