@@ -12,6 +12,7 @@ from solver.io import strict_json
 from solver.model.errors import TopologyError
 from solver.model.scale_up import scale_up_warnings
 from solver.model.topology import Topology, validate
+from solver.simulate.library import pick_library
 from solver.cli._common import add_command, add_fabric_options, load_fabric
 
 
@@ -31,6 +32,8 @@ class FabricSummary:
     connectivity_error: str | None
     warnings: tuple[str, ...] = ()  # boxes whose GPUs meet only over PCIe/CPU
     notes: tuple[str, ...] = ()  # what the importer skipped, as the runtime does
+    library: str = ""  # the NCCL/RCCL library the hardware runs (simulate's default)
+    library_reason: str = ""  # why that one
 
     @property
     def balanced(self) -> bool:
@@ -55,6 +58,8 @@ class FabricSummary:
             "connectivity_error": self.connectivity_error,
             "warnings": list(self.warnings),
             "import_notes": list(self.notes),
+            "library": self.library,
+            "library_reason": self.library_reason,
         }
 
 
@@ -76,6 +81,7 @@ def summarize(topo: Topology) -> FabricSummary:
     except TopologyError as exc:
         problem = str(exc)
     roles = Counter(n.role or n.kind for n in topo.nodes)
+    lib, why = pick_library(topo)
     return FabricSummary(
         name=topo.name,
         compute_nodes=len(compute),
@@ -89,6 +95,8 @@ def summarize(topo: Topology) -> FabricSummary:
         connectivity_error=problem,
         warnings=tuple(scale_up_warnings(topo)),
         notes=tuple(topo.extra.get("import_notes", ())),
+        library=lib.label,
+        library_reason=why,
     )
 
 
@@ -117,6 +125,7 @@ def format_text(s: FabricSummary, path: str) -> str:
         f"links:            {s.physical_links} physical, {s.directed_links} directed",
         f"compute ingress:  {_range(s.ingress)}",
         f"compute egress:   {_range(s.egress)}",
+        f"library:          {s.library} ({s.library_reason})",
     ]
     if s.balanced:
         lines.append("switch balance:   every switch balanced (in = out bandwidth)")

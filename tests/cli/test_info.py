@@ -240,3 +240,14 @@ def test_convert_path_count_is_checked(tmp_path, capsys):
     assert code == 2 and "convert needs IN OUT, got 1 path(s)" in one_line_error(err)
     code, _, err = run(["convert", "--param", "n=2", SAMPLE, tmp_path / "o.json"], capsys)
     assert code == 2 and "--param applies to --template only" in one_line_error(err)
+
+
+def test_info_names_the_library_the_hardware_runs(capsys):
+    from pathlib import Path
+
+    dump = Path(__file__).resolve().parents[1] / "data" / "real" / "topo" / "rccl_topo_8p_940.xml"
+    assert main(["info", str(dump)]) == 0
+    assert "library:          rccl cdna3 (AMD GPUs (gcn gfx942))" in capsys.readouterr().out
+    assert main(["info", str(dump), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["library"] == "rccl cdna3" and "gfx942" in doc["library_reason"]
