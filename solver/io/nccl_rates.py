@@ -9,8 +9,9 @@ Every number here is the runtime's own, read from its source at these commits:
 
 Bandwidths are GB/s in each direction, as exact fractions (NCCL's floats such as 20.6 and 40.1 are
 decimal constants, kept exactly). A dump is read with RCCL's rules when it holds AMD GPUs (a
-``gcn`` attribute or ``<xgmi>`` links), with NCCL's otherwise: the two tables differ (RCCL has no
-Blackwell NVLink figure and no Sapphire/Emerald Rapids inter-socket figure).
+``gcn`` attribute or ``<xgmi>`` links), with NCCL's otherwise: the two tables differ (RCCL @0cbce2a7
+has no Sapphire/Emerald Rapids inter-socket figure; current RCCL defines SRP/ERP_QPI_BW, topo.h:30-31
+of ROCm/rocm-systems @03a89144, not yet followed here).
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ LOC_BW = Fraction(5000)
 
 # NVLink per link and direction by compute capability: NCCL topo.h:19-24 (SM60 18, SM70 20, SM80 20,
 # SM90 20.6, SM86 12, SM100 40.1) chosen by ncclTopoNVLinkBw, topo.h:274-281; below sm 60 NCCL
-# falls back on SM80's figure (topo.h:281). RCCL topo.h:17-21,268-275 has the same table without
-# SM100 (its sm >= 90 all get 20.6).
+# falls back on SM80's figure (topo.h:281). RCCL @0cbce2a7 topo.h:17-21,268-275 had the same table
+# without SM100 (its sm >= 90 all got 20.6); current RCCL (ROCm/rocm-systems @03a89144
+# projects/rccl/src/graph/topo.h:25) has SM100_NVLINK_BW 40.1 and uses it for sm >= 100, as here.
+# Only a GPU's rated_link_bw records it: links are imported at line rate (nvlink_line_rate).
 SM60_NVLINK_BW = Fraction(18)
 SM70_NVLINK_BW = Fraction(20)
 SM80_NVLINK_BW = Fraction(20)
@@ -153,7 +156,7 @@ def pci_bandwidth(link_speed: str | None, link_width: str | None, what: str) -> 
 
 def nvlink_bandwidth(sm: int, runtime: str = NCCL) -> Fraction:
     """Per-link, per-direction NVLink bandwidth (GB/s) for compute capability ``sm``."""
-    if sm >= 100 and runtime == NCCL:
+    if sm >= 100:  # RCCL too since it moved to ROCm/rocm-systems (projects/rccl topo.h:25)
         return SM100_NVLINK_BW
     if sm >= 90:
         return SM90_NVLINK_BW

@@ -43,7 +43,7 @@ def test_nvlink_and_cpu_rates():
     assert nvlink_bandwidth(70) * 6 == 120  # V100
     assert nvlink_bandwidth(86) == 12 and nvlink_bandwidth(60) == 18
     assert nvlink_bandwidth(100) == Fraction(401, 10)
-    assert nvlink_bandwidth(100, "rccl") == Fraction(206, 10)  # RCCL has no SM100 figure
+    assert nvlink_bandwidth(100, "rccl") == Fraction(401, 10)  # current RCCL: SM100_NVLINK_BW too
     assert nvlink_bandwidth(50) == 20  # below sm 60: SM80's figure
     x86 = {"arch": "x86_64"}
     assert cpu_link_bandwidth({**x86, "vendor": "AuthenticAMD"}) == 16
