@@ -36,6 +36,9 @@ def test_ctrl_c_during_imports_is_rc_130_without_traceback(needle):
     proc = subprocess.Popen(
         [sys.executable, "-m", "solver.cli", "solve", str(FABRIC)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        # as a user's shell starts it: a CI job run in the background inherits SIGINT ignored,
+        # and Python then installs no KeyboardInterrupt handler at all
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     loaded = _wait_for_mapping(proc.pid, needle)
     proc.send_signal(signal.SIGINT)
