@@ -28,6 +28,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from fc_gui.controllers.results_file import is_results_file, read_saved_result, show_saved_result
+from fc_gui.controllers.solve_worker import BackgroundTask
 from fc_gui.model.commands import ReplaceTopologyCommand
 from fc_gui.model.layouts import needs_layout
 from fc_gui.model.result_text import plural
@@ -94,12 +95,21 @@ def read_fabric(path: str | Path, **options) -> tuple[Topology, str | None]:
     return with_positions(topo, restructure=dump), warning
 
 
+#: results files at least this large are read and verified in a worker thread (a 256-GPU
+#: schedule is ~1 MB and reads in well under a second; 1024 GPUs ~5 MB, ~25 s)
+BACKGROUND_READ_BYTES = 1 << 20
+
+
 class FileActions:
     """Builds the File menu of a MainWindow and implements its actions."""
 
     def __init__(self, window) -> None:
         self.window = window
         self.instance = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        # a large results file is read and verified in a worker (1024 GPUs: ~25 s of it)
+        self.saved_reader = BackgroundTask(window)
+        self.saved_reader.done.connect(self._saved_read)
+        self.saved_reader.failed.connect(self._error)
         m = window.file_menu
 
         def act(text, slot, shortcut=None):
@@ -216,6 +226,7 @@ class FileActions:
     def after_open(self, path: Path) -> None:
         """Bookkeeping once ``path`` is in the document: file name, recent list, view."""
         w = self.window
+        self.saved_reader.abandon()
         path = Path(path)
         v1_file = not is_results_file(path) and format_for(path) == "v1" and _is_v1_file(path)
         w.file_path = path if v1_file else None
@@ -227,12 +238,23 @@ class FileActions:
             self.show_saved_result(path)
 
     def show_saved_result(self, path: Path) -> None:
-        """Show the result saved in the results file ``path`` (its fabric is open)."""
+        """Show the result saved in the results file ``path`` (its fabric is open): read and
+        verified here when the file is small, in :attr:`saved_reader` beyond
+        :data:`BACKGROUND_READ_BYTES`, so that the window never freezes on a large one."""
+        self.saved_reader.abandon()  # an earlier file's result must not land on this fabric
+        if Path(path).stat().st_size >= BACKGROUND_READ_BYTES:
+            self._status(f"opened {path}: reading and verifying the saved result…")
+            self.saved_reader.start(lambda: (path, read_saved_result(path)))
+            return
         try:
             saved = read_saved_result(path)
         except ForestCollError as exc:
             self._error(str(exc))
             return
+        self._saved_read((path, saved))
+
+    def _saved_read(self, outcome) -> None:
+        path, saved = outcome
         show_saved_result(self.window.results_controller, saved)
         if saved.note:
             self._status(f"opened {path}: {saved.note}")
@@ -263,7 +285,6 @@ class FileActions:
         refused."""
         options = dict(options or {})
         if format_for(path) == "nccl-xml":
-            from fc_gui.controllers.solve_worker import BackgroundTask
             from fc_gui.views.import_dialog import NcclImportDialog
 
             dialog = NcclImportDialog(self.window, path, options, task=BackgroundTask())

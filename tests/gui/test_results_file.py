@@ -190,3 +190,39 @@ def test_a_forged_results_file_opens_its_fabric_and_a_dialog_not_the_lie(
     assert rc.schedule is None
     assert rc.overlays.cut.badge is None or not rc.overlays.cut.badge.isVisible()
     assert window.document.to_topology().compute_ids  # the fabric itself is open
+
+
+def test_a_large_results_file_is_read_in_the_background(window, saved, qtbot, errors, monkeypatch,
+                                                         tmp_path):
+    """Beyond BACKGROUND_READ_BYTES the saved result is read and verified in a worker: the open
+    returns at once with a status line, the result arrives later; opening another fabric first
+    drops it; a refusal is a dialog, as for a small file."""
+    from fc_gui.controllers import file_actions
+
+    monkeypatch.setattr(file_actions, "BACKGROUND_READ_BYTES", 0)
+    fa, rc = window.file_actions, window.results_controller
+    with qtbot.waitSignal(fa.saved_reader.done, timeout=60000):
+        assert fa.open_path(saved)
+        assert rc.schedule is None  # not yet: the worker reads and verifies it
+        assert "reading and verifying" in window.statusBar().currentMessage()
+    assert errors == [] and rc.schedule is not None
+    assert "8·200/7 = 228.571 GB/s" in rc.overlays.cut.label_text
+    # another fabric opened while a result is being read: that result never lands on it
+    assert fa.open_path(saved)
+    assert fa.open_path(RING8)
+    qtbot.wait(1500)
+    assert rc.schedule is None and errors == []
+    # a forged result is refused by the worker's verification in a dialog; its fabric stays
+    import shutil
+
+    import h5py
+    from fuzz.forged import SCHEDULE_FORGERIES
+
+    forged = tmp_path / "forged.h5"
+    shutil.copy(saved, forged)
+    with h5py.File(forged, "r+") as f:
+        SCHEDULE_FORGERIES["zero-cut"][0](f)
+    with qtbot.waitSignal(fa.saved_reader.failed, timeout=60000):
+        assert fa.open_path(forged)
+    assert len(errors) == 1 and "failed verification" in errors[0][1] and "\n" not in errors[0][1]
+    assert rc.schedule is None and window.document.to_topology().compute_ids
