@@ -66,12 +66,17 @@ def read_measurements(path: str | Path, compute_nodes: int) -> tuple[dict[str, R
             raise ForestCollError(f"{path.name} holds no measured table (forestcoll measure "
                                   "import writes them)")
         return tables, ""
-    from solver.simulate.nccl_tests import load_log
+    from solver.simulate.nccl_tests import load_log_runs
 
-    meas = load_log(path)
-    warning = check_ranks(meas, compute_nodes, path)
-    table = log_table(meas)
-    return {table_name(table, ()): table}, warning
+    tables: dict[str, ResultTable] = {}
+    warnings = []
+    for meas in load_log_runs(path):  # a "run all collectives" log: one table per collective
+        warning = check_ranks(meas, compute_nodes, path)
+        if warning and warning not in warnings:
+            warnings.append(warning)
+        table = log_table(meas)
+        tables[table_name(table, tables)] = table
+    return tables, "; ".join(warnings)
 
 
 class MeasurementsController(QObject):

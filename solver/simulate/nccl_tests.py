@@ -787,16 +787,35 @@ def parse_json(text: str, where: str = "<json>", collective: str | None = None) 
     return _measurement(coll, tool, rows, where)
 
 
+def _log_text(p: Path) -> str:
+    data = read_bytes(p, MAX_LOG_BYTES, "a test log", LogFormatError)
+    text = data.decode("utf-8", errors="replace")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
 def load_log(path: str | os.PathLike, collective: str | None = None) -> Measurement:
     """Read a log file (JSON if it starts with '{', else the text table)."""
     p = Path(path)
-    data = read_bytes(p, MAX_LOG_BYTES, "a test log", LogFormatError)
-    text = data.decode("utf-8", errors="replace")
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = _log_text(p)
     if text.lstrip().startswith("{"):
         return parse_json(text, str(p), collective)
     return parse_text(text, str(p), collective)
+
+
+def load_log_runs(path: str | os.PathLike) -> list[Measurement]:
+    """Every allgather / reduce-scatter / allreduce run of a log, one :class:`Measurement` each
+    (what the designer imports: a "run all collectives" log gives one line per collective it
+    compares; other collectives' runs are listed in each measurement's ``sections``). A log of
+    one run is :func:`load_log`'s; two runs of one collective are refused as there."""
+    p = Path(path)
+    text = _log_text(p)
+    if text.lstrip().startswith("{"):
+        return [parse_json(text, str(p))]
+    sections = read_sections(text, str(p))
+    runs = [s.collective for s in sections if s.rows and s.collective in SUPPORTED]
+    if len(runs) <= 1:
+        return [parse_text(text, str(p))]
+    return [parse_text(text, str(p), c) for c in dict.fromkeys(runs)]
 
 
 def above_bound_reason(collective: str, settings: dict, nvswitch: bool) -> str:

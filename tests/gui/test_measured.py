@@ -262,3 +262,30 @@ def test_a_measurement_of_another_collective_is_not_compared(mi300x, qtbot):
     assert next(r for r in readings if r.name == "measured allreduce").note == ""
     # and the allgather simulation does not take the allreduce sizes
     assert rc.simulation.sizes(rc.schedule)[0] == 1024
+
+
+def test_a_run_all_collectives_log_gives_one_line_per_collective(mi300x, qtbot, tmp_path):
+    # nccl-tests' "run all collectives" scripts write the runs one after another in one file;
+    # the designer takes every run it compares (here allreduce and allgather), not only one
+    rc = mi300x.results_controller
+    ar = LOG.read_text()
+    ag = ar.replace("all_reduce_perf", "all_gather_perf")
+    bcast = ar.replace("all_reduce_perf", "broadcast_perf")
+    both = tmp_path / "all_collectives.log"
+    both.write_text(ar + "\n" + bcast + "\n" + ag)
+    counts = []
+    rc.measurements.imported.connect(counts.append)
+    import_log(qtbot, rc, both)
+    assert counts == [2]
+    assert sorted(t.collective for t in rc.measurements.tables.values()) == ["allgather",
+                                                                             "allreduce"]
+    # the error table compares the run of the shown collective (allreduce)
+    table = rc.plots.error_table
+    assert table.measured_choice() == "measured allreduce"
+    assert len(table.cell_texts()) == len(load_log(LOG).size_bytes)
+    # two runs of one collective are still refused in one line
+    twice = tmp_path / "twice.log"
+    twice.write_text(ar + "\n" + ar)
+    from fc_gui.controllers.measurements import read_measurements
+    with pytest.raises(solver.ForestCollError, match="2 allreduce runs in one log"):
+        read_measurements(twice, 8)
