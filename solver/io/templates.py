@@ -232,6 +232,101 @@ def dgx_h100_rail(n: int = 2, nvlink_bw: float = 450, nic_bw: float = 50) -> Top
     return b.build()
 
 
+#: DGX SuperPOD scalable unit: 32 DGX H100 nodes of 8 GPUs, one leaf switch per rail.
+SU_NODES = 32
+SU_RAILS = 8
+
+
+def superpod(
+    sus: int = 1,
+    nvlink_bw: float = 450,
+    nic_bw: float = 50,
+    core_oversubscription: float = 1,
+    nodes_per_su: int = SU_NODES,
+) -> Topology:
+    """A DGX SuperPOD-like rail-optimised InfiniBand fabric of ``sus`` scalable units (SUs).
+
+    From NVIDIA's DGX SuperPOD reference architectures (H100: RA-11333-001 V11, 2023-09-22;
+    B200: docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-b200,
+    table "Larger DGX SuperPOD component counts"): an SU is 32 DGX nodes, each 8 GPUs on
+    NVSwitch (``nvlink_bw`` GB/s per GPU) and one 400 Gb/s NIC per GPU (``nic_bw`` = 50 GB/s).
+    The NIC of GPU j of every node of SU s goes to that SU's rail-j leaf ``su<s>.leaf<j>``; every
+    cable count is non-blocking (node-leaf = leaf-spine = spine-core = GPUs):
+
+    - up to 8 SUs, two tiers: 4 spines per SU, every leaf linked to every spine (its 32 uplinks
+      spread evenly: 2 SUs 8 spines, 4 SUs 16, 8 SUs 32, as the table);
+    - from 16 SUs (a multiple of 8), three tiers: pods of 4 SUs (32 leaves) each with 32 spines
+      ``pod<p>.spine<k>``, every leaf of the pod to every spine of it (one cable); 4 cores per SU
+      (16 SUs: 128 spines, 64 cores, as the table), spine k of every pod linked to the ``sus/8``
+      cores of core group k with its 32 uplinks spread evenly, divided by
+      ``core_oversubscription`` (1 = non-blocking).
+
+    Parallel cables between two switches are one link of their summed bandwidth. Beyond 64 SUs
+    (16 384 GPUs, the table's largest) the same pattern is scaled; a real build of that size
+    needs switches of higher radix. ``nodes_per_su`` below 32 gives a smaller model of the same
+    wiring (for teaching and tests: every count above scales with it).
+    """
+    sus = _count(sus, "number of scalable units", 1)
+    per_su = _count(nodes_per_su, "nodes per SU", 1, SU_NODES)
+    nvlink = _bandwidth(nvlink_bw, "NVLink bandwidth")
+    nic = _bandwidth(nic_bw, "NIC bandwidth")
+    over = _bandwidth(core_oversubscription, "core oversubscription")
+    three_tier = sus > 8
+    if three_tier and sus % 8:
+        raise TopologyError(
+            f"a SuperPOD of more than 8 SUs has three tiers and takes a multiple of 8 SUs "
+            f"(16, 24, 32, ...), got {sus}"
+        )
+    b = _Builder(
+        f"DGX SuperPOD {sus} SU ({sus * per_su * SU_RAILS} GPUs)",
+        template="superpod",
+        template_params=_params(
+            sus=sus, nvlink_bw=nvlink, nic_bw=nic, core_oversubscription=over,
+            nodes_per_su=per_su,
+        ),
+    )
+    _, nics, width, height = _nvswitch_boxes(b, sus * per_su, SU_RAILS, nvlink, nic)
+    y = height + _ROW
+    leaves = []
+    for su, x_su in enumerate(_spread(sus, width)):
+        row = []
+        for j in range(SU_RAILS):
+            x = x_su + (j - (SU_RAILS - 1) / 2) * _COL * 4
+            row.append(b.node(f"su{su}.leaf{j}", SWITCH, "leaf", x, y, f"su{su}"))
+        leaves.append(row)
+        for box in range(su * per_su, (su + 1) * per_su):
+            for j, nic_id in enumerate(nics[box]):
+                b.link(nic_id, row[j], nic)
+    uplink = per_su * nic  # a leaf's uplink bandwidth (non-blocking)
+    if not three_tier:
+        spines = [b.node(f"spine{k}", SWITCH, "spine", x, y + _ROW, "spines")
+                  for k, x in enumerate(_spread(4 * sus, width))]
+        for row in leaves:
+            for leaf in row:
+                for spine in spines:
+                    b.link(leaf, spine, uplink / len(spines))
+        return b.build()
+    pods = sus // 4
+    pod_spines = SU_NODES  # a pod's 32 leaves, each with one cable to each of its 32 spines
+    group = sus // 8  # cores per core group: 4 cores per SU over 32 spine indices
+    cores = [b.node(f"core{c}", SWITCH, "core", x, y + 2 * _ROW, "cores")
+             for c, x in enumerate(_spread(4 * sus, width))]
+    for p, x_pod in enumerate(_spread(pods, width)):
+        spines = [
+            b.node(f"pod{p}.spine{k}", SWITCH, "spine",
+                   x_pod + (k - (pod_spines - 1) / 2) * _COL, y + _ROW, f"pod{p}")
+            for k in range(pod_spines)
+        ]
+        for su in range(4 * p, 4 * p + 4):
+            for leaf in leaves[su]:
+                for spine in spines:
+                    b.link(leaf, spine, uplink / pod_spines)
+        for k, spine in enumerate(spines):
+            for c in range(k * group, (k + 1) * group):
+                b.link(spine, cores[c], uplink / (group * over))
+    return b.build()
+
+
 #: The 16 GCDs of an MI250 box in order around a circle: the two GCDs of a package (4 links)
 #: side by side, packages along the ring of the next-fastest links -- the order the designer's
 #: structural layout gives (``fc_gui.model.structure_layout.circle_order``; a GUI test checks it).
@@ -504,6 +599,20 @@ TEMPLATES: dict[str, TemplateSpec] = {
             ParamSpec("nic_bw", "NIC GB/s", float, 50, 1, 10_000),
         ),
     ),
+    "superpod": TemplateSpec(
+        superpod,
+        "DGX SuperPOD (rail-optimised, 2-3 tiers)",
+        "Scalable units of 32 DGX H100 (8 GPUs on NVSwitch, one 50 GB/s NIC each), one leaf per "
+        "rail per SU; 2 tiers up to 8 SUs, 3 tiers (pods of 4 SUs, cores) from 16, as NVIDIA's "
+        "reference architecture.",
+        (
+            ParamSpec("sus", "Scalable units (32 nodes)", int, 1, 1, 512),
+            ParamSpec("nvlink_bw", "NVLink GB/s per GPU", float, 450, 1, 10_000),
+            ParamSpec("nic_bw", "NIC GB/s", float, 50, 1, 10_000),
+            ParamSpec("core_oversubscription", "Core oversubscription", float, 1, 0.01, 1000),
+            ParamSpec("nodes_per_su", "Nodes per SU", int, SU_NODES, 1, SU_NODES),
+        ),
+    ),
     "mi250": TemplateSpec(
         mi250,
         "AMD MI250",
@@ -594,6 +703,11 @@ def _template_size(name: str, a: dict[str, Any]) -> tuple[int, int]:
     if name == "fat_tree":
         gpus = int(a["leaves"]) * int(a["gpus_per_leaf"])
         return gpus, gpus + int(a["leaves"]) * int(a["spines"])
+    if name == "superpod":
+        sus = int(a["sus"])
+        gpus = sus * int(a["nodes_per_su"]) * SU_RAILS
+        uplinks = 8 * sus * 4 * sus if sus <= 8 else 8 * sus * 32 + 4 * sus * 32
+        return gpus, 3 * gpus + uplinks
     if name == "fully_connected":
         n = int(a["n"])
         return n, n * (n - 1) // 2
@@ -693,6 +807,7 @@ __all__ = [
     "make",
     "mi250",
     "ring",
+    "superpod",
     "torus",
     "torus_2d",
     "torus_3d",

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from naive import maxflow_optimum
 
+import solver
 from solver.io import templates as T
 from solver.model.errors import TopologyError
 from solver.io.formats import load
@@ -259,3 +260,59 @@ def test_committed_samples_are_current():
     for file_name in T.SAMPLES:
         assert f"`{file_name}`" in readme
     assert "354.133 (= 5312/15)" in readme and "266.667" in readme
+
+
+# ----------------------------------------------------------------------------- SuperPOD
+def _switch_counts(topo):
+    roles = {}
+    for node in topo.nodes:
+        roles[node.role] = roles.get(node.role, 0) + 1
+    return roles
+
+
+def _tier_bandwidth(topo, lower: str, upper: str) -> Fraction:
+    role = {n.id: n.role for n in topo.nodes}
+    return sum((link.bandwidth for link in topo.links
+                if {role[link.source], role[link.target]} == {lower, upper}), Fraction(0))
+
+
+@pytest.mark.parametrize(
+    "sus, leaves, spines, cores",
+    # NVIDIA's "Larger DGX SuperPOD component counts" (B200 RA; the H100 RA's SU is the same)
+    [(2, 16, 8, 0), (4, 32, 16, 0), (8, 64, 32, 0), (16, 128, 128, 64)],
+)
+def test_superpod_has_the_reference_architectures_switch_counts(sus, leaves, spines, cores):
+    topo = T.make("superpod", sus=sus)
+    roles = _switch_counts(topo)
+    gpus = sus * 256
+    assert len(topo.compute_ids) == gpus
+    assert (roles["leaf"], roles["spine"], roles.get("core", 0)) == (leaves, spines, cores)
+    # non-blocking: every tier carries what the GPUs' NICs send (cables node-leaf = leaf-spine
+    # = spine-core = GPUs in the table, 50 GB/s each)
+    assert _tier_bandwidth(topo, "nic", "leaf") == gpus * 50
+    assert _tier_bandwidth(topo, "leaf", "spine") == gpus * 50
+    if cores:
+        assert _tier_bandwidth(topo, "spine", "core") == gpus * 50
+    # rail-optimised: GPU j's NIC of every node goes to the rail-j leaf of its SU
+    assert all(link.target == f"su{int(link.source.split('.')[0][1:]) // 32}.leaf"
+               f"{link.source.rsplit('nic', 1)[1]}"
+               for link in topo.links if ".nic" in link.source)
+
+
+def test_superpod_optimum_is_the_box_cut_by_hand():
+    # one SU, 32 nodes: everything but one box sends out over that box's 8 NICs only
+    # (8 x 50 = 400 GB/s for 248 of the 256 GPUs): algbw = 256/248 * 400 = 12800/31
+    schedule = solver.solve(T.make("superpod", sus=1, nodes_per_su=32))
+    assert schedule.optimal_algbw_exact == Fraction(12800, 31) == schedule.algbw_exact
+    # oversubscribed cores make the pod the bottleneck when it sends more than its cores take
+    topo = T.make("superpod", sus=16, nodes_per_su=1, core_oversubscription=4)
+    roles = _switch_counts(topo)
+    assert (roles["leaf"], roles["spine"], roles["core"]) == (128, 128, 64)
+    assert _tier_bandwidth(topo, "spine", "core") == 16 * 8 * 50 / 4
+
+
+def test_superpod_refuses_a_three_tier_size_it_cannot_wire():
+    with pytest.raises(TopologyError, match="multiple of 8 SUs"):
+        T.make("superpod", sus=12)
+    with pytest.raises(TopologyError, match="compute nodes; the limit"):
+        T.make("superpod", sus=512)
