@@ -194,6 +194,7 @@ class Library:
 TEMPLATE_LIBRARY = {
     "dgx_a100": Library("nccl", "ampere", False),
     "dgx_h100_rail": Library("nccl", "hopper", True),
+    "superpod": Library("nccl", "hopper", True),  # DGX H100 nodes
     "mi250": Library("rccl", "cdna2", False),
 }
 

@@ -93,6 +93,8 @@ def test_templates_name_their_library():
     assert pick_library(templates.make("mi250", n=2))[0].name == "rccl"
     lib, why = pick_library(templates.make("dgx_h100_rail", n=2))
     assert (lib.generation, lib.nvls, why) == ("hopper", True, "template dgx_h100_rail")
+    lib, why = pick_library(templates.make("superpod", nodes_per_su=2))  # DGX H100 nodes
+    assert (lib.generation, lib.nvls, why) == ("hopper", True, "template superpod")
     lib, why = pick_library(templates.make("ring", n=4))
     assert lib.generation == "ampere" and "--library" in why  # said, not hidden
 
