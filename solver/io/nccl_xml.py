@@ -6,8 +6,9 @@ are prefixed with ``b<box>.`` and every node carries its box as ``group`` and a 
 - ``<gpu>`` -> compute node ``gpu<i>`` (role ``gpu``; i = rank order within the box; ``dev``,
   ``rank``, ``sm``, ``gcn``, ``busid`` kept); a ``<pci>`` holding no ``<gpu>`` is not a GPU for the
   runtime (it has no rank) unless the whole dump is a skeleton (below);
-- ``<nvlink>`` / ``<xgmi>`` (NCCL topo.cc:811-871, RCCL topo.cc:557-606): to a GPU (``tclass``
-  0x03..., or 0x120000 for RCCL) one way, ``count`` x the per-link figure; to the CPU
+- ``<nvlink>`` / ``<xgmi>`` (NCCL topo.cc:811-871; RCCL ncclTopoAddXGMI, which reads no
+  ``<nvlink>``: an RCCL dump's are skipped): to a GPU (``tclass`` 0x03..., or 0x120000 for RCCL)
+  one way, ``count`` x the per-link figure; to the CPU
   (0x068001) both ways; anything else (0x068000 NVSwitch, or the bridge class a VM shows for an
   invisible switch) both ways to the box's one NVSwitch node ``nvsw`` -- the runtime keeps a single
   NVS node per system (topo.cc:849-853), so in a multi-host (multi-node NVLink) dump all hosts share
@@ -19,7 +20,8 @@ are prefixed with ``b<box>.`` and every node carries its box as ``group`` and a 
 - ``<pci>`` bridges -> switch ``pcie<k>`` (role ``pcie``); every device links to its parent at
   ``link_width`` x lane rate / 80 GB/s; bridges with no GPU or NIC below them are dropped, as are
   CPUs with nothing attached;
-- ``<net>`` -> switch ``nic<k>`` (role ``nic``); its network link has ``speed`` Mb/s / 8000.
+- ``<net>`` -> switch ``nic<k>`` (role ``nic``); its network link has ``speed`` Mb/s / 8000; a
+  ``<net>`` without ``dev`` (and for NCCL one with ``net="0"``) is no network device and skipped.
 
 Hosts: ``<cpu>`` elements are grouped by ``host_hash`` (NCCL topo.cc:713-723; missing = 0), one box
 per host. ``boxes`` > 1 repeats the whole dump. Several boxes are joined through their NICs:
@@ -106,9 +108,8 @@ def _walk(box: _Box, elem: ET.Element, parent: str, cpu: str) -> None:
     """Add the devices below ``elem`` (a <pci> or <nic> of a CPU or bridge) under ``parent``."""
     tag = _local(elem.tag)
     if tag == "nic":  # a NIC without PCI information, directly under a CPU (LOC_BW link)
-        for net in elem:
-            if _local(net.tag) == "net":
-                _add_net(box, net, parent, rates.LOC_BW, "", "loc")
+        for net in _nets(box, [elem]):
+            _add_net(box, net, parent, rates.LOC_BW, "", "loc")
         return
     if tag != "pci":
         return
@@ -123,7 +124,7 @@ def _walk(box: _Box, elem: ET.Element, parent: str, cpu: str) -> None:
             raise TopologyError(_several_gpus(what, gpus))
         _add_gpu(box, gpus[0], parent, cpu, box.pci_bw(elem, what), busid)
     elif nics:
-        nets = [n for nic in nics for n in nic if _local(n.tag) == "net"]
+        nets = _nets(box, nics)
         bw = box.pci_bw(elem, what)
         if len(nets) == 1:
             _add_net(box, nets[0], parent, bw, busid, "pcie")
@@ -147,6 +148,27 @@ def _walk(box: _Box, elem: ET.Element, parent: str, cpu: str) -> None:
         for sub in subs:
             _walk(box, sub, bridge, cpu)
     # anything else (an NVSwitch's own PCI function, a GPU without rank, a drive) is no node
+
+
+def _nets(box: _Box, nics: list[ET.Element]) -> list[ET.Element]:
+    """The <net> elements of these <nic>s the runtime makes network devices of (others noted)."""
+    out = []
+    for nic in nics:
+        for net in nic:
+            if _local(net.tag) != "net":
+                continue
+            if rates.net_counts(net.attrib, box.runtime):
+                out.append(net)
+                continue
+            why = (
+                "no 'dev' attribute" if "dev" not in net.attrib
+                else f"net={net.get('net')!r} (a GIN/RMA-only device)"
+            )
+            box.notes.append(
+                f"{box.where}: <net name={net.get('name')!r}> has {why}, so {box.runtime.upper()} "
+                "makes no network device of it; skipped"
+            )
+    return out
 
 
 def _several_gpus(what: str, gpus: list[ET.Element]) -> str:
@@ -203,7 +225,10 @@ def _add_gpu(box: _Box, elem: ET.Element, parent: str, cpu: str, bw: Fraction, b
     box.gpu_cpu[gpu] = cpu
     for sub in elem:
         tag = _local(sub.tag)
-        if tag in ("nvlink", "xgmi"):
+        if tag == "nvlink" and box.runtime == rates.RCCL:
+            # RCCL's AMD build reads only <xgmi> (ncclTopoAddXGMI; ncclTopoAddNvLinks is CUDA-only)
+            box.notes.append(f"{what}: <nvlink> in an RCCL dump, which RCCL does not read; skipped")
+        elif tag in ("nvlink", "xgmi"):
             target = (sub.get("target") or "").lower()
             count = _int(sub, "count", f"{what}: <{tag} target={target!r}>")
             if count is None or count <= 0:
@@ -262,7 +287,7 @@ def _rated_link_rate(box: _Box, gpu: str, tag: str) -> Fraction:
             f"{box.where}: <gpu> at busid {extra['busid']!r} has <nvlink> links but no 'sm' "
             "attribute to pick the NVLink speed; give it with --nvlink-bw"
         )
-    return rates.nvlink_bandwidth(extra["sm"], box.runtime)
+    return rates.nvlink_bandwidth(extra["sm"])
 
 
 def _add_nvlinks(box: _Box) -> None:
@@ -347,7 +372,7 @@ def _prune(box: _Box) -> None:
 def _add_cpu_links(box: _Box) -> None:
     pairs: dict[tuple[str, str], Fraction] = {}
     for a, attrs_a in box.cpus:
-        bw = box.overrides.get("sys", rates.cpu_link_bandwidth(attrs_a, box.runtime))
+        bw = box.overrides.get("sys", rates.cpu_link_bandwidth(attrs_a))
         for b, _ in box.cpus:
             if a != b:
                 pairs[(a, b)] = bw

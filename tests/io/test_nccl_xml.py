@@ -43,15 +43,13 @@ def test_nvlink_and_cpu_rates():
     assert nvlink_bandwidth(70) * 6 == 120  # V100
     assert nvlink_bandwidth(86) == 12 and nvlink_bandwidth(60) == 18
     assert nvlink_bandwidth(100) == Fraction(401, 10)
-    assert nvlink_bandwidth(100, "rccl") == Fraction(401, 10)  # current RCCL: SM100_NVLINK_BW too
     assert nvlink_bandwidth(50) == 20  # below sm 60: SM80's figure
     x86 = {"arch": "x86_64"}
     assert cpu_link_bandwidth({**x86, "vendor": "AuthenticAMD"}) == 16
     intel = {**x86, "vendor": "GenuineIntel", "familyid": "6"}
     assert cpu_link_bandwidth({**intel, "modelid": "85"}) == 10  # Skylake
     assert cpu_link_bandwidth({**intel, "modelid": "63"}) == 6  # Broadwell
-    assert cpu_link_bandwidth({**intel, "modelid": "143"}) == 22  # Sapphire Rapids (NCCL)
-    assert cpu_link_bandwidth({**intel, "modelid": "143"}, "rccl") == 10  # RCCL: Skylake
+    assert cpu_link_bandwidth({**intel, "modelid": "143"}) == 22  # Sapphire Rapids (RCCL too now)
     assert cpu_link_bandwidth({**intel, "modelid": "207"}) == 40  # Emerald Rapids
     assert cpu_link_bandwidth({**x86, "vendor": "AMD"}) == 5000  # unknown vendor: LOC_BW
     assert cpu_link_bandwidth({"arch": "ppc64"}) == 32
@@ -209,7 +207,7 @@ def test_multi_box_from_three_nics():
         (
             (
                 "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80' rank='0'/></pci>"
-                "<nic><net name='ib0' speed='fast'/></nic></cpu></system>"
+                "<nic><net name='ib0' dev='0' speed='fast'/></nic></cpu></system>"
             ),
             "<net name='ib0'>: speed (Mb/s) must be a whole number",
         ),
