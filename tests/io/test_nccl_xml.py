@@ -270,3 +270,45 @@ def test_committed_imported_sample_is_current():
     committed = load(sample)
     assert committed == fresh
     assert committed.directed_bandwidths() == fresh.directed_bandwidths()
+
+
+def _two_gpu_dump(nets: str, gpu_attrs: str = "sm='90'", link: str = "nvlink") -> str:
+    gpu = (
+        "<pci busid='0000:{b}:00.0' class='0x030200' link_speed='32.0 GT/s PCIe' link_width='16'>"
+        "<gpu dev='{d}' {attrs} rank='{d}'><{link} target='0000:{o}:00.0' count='2' "
+        "tclass='0x030200'/></gpu></pci>"
+    )
+    gpus = gpu.format(b="01", d=0, o="02", attrs=gpu_attrs, link=link) + gpu.format(
+        b="02", d=1, o="01", attrs=gpu_attrs, link=link
+    )
+    return (
+        "<system version='1'><cpu numaid='0' arch='x86_64' vendor='AuthenticAMD'>"
+        f"{gpus}<pci busid='0000:03:00.0' class='0x020700' link_speed='32.0 GT/s PCIe' "
+        f"link_width='16'><nic>{nets}</nic></pci></cpu></system>"
+    )
+
+
+def test_net_elements_the_runtime_does_not_use_are_skipped():
+    """NCCL @5067397c topo.cc:495-504: no dev -> no network device; net="0" -> GIN/RMA only."""
+    used = "<net name='mlx5_0' dev='0' speed='800000' net='1' gin='1'/>"
+    topo = loads(_two_gpu_dump(used), "x.xml", boxes=2)
+    assert {l.bandwidth for l in topo.links if l.extra["link_class"] == "net"} == {100}  # 800G
+    for skipped in ("<net name='mlx5_0' speed='400000'/>", "<net name='mlx5_0' dev='0' net='0' gin='1'/>"):
+        one = loads(_two_gpu_dump(skipped), "x.xml")
+        assert not any(n.role == "nic" for n in one.nodes)
+        assert any("makes no network device" in note for note in one.extra["import_notes"])
+        with pytest.raises(TopologyError, match="has no <net>"):
+            loads(_two_gpu_dump(skipped), "x.xml", boxes=2)
+    # RCCL reads no net attribute: net='0' is still a NIC there
+    rccl = loads(_two_gpu_dump("<net name='n' dev='0' net='0'/>", "sm='256' gcn='gfx942'", "xgmi"), "x.xml")
+    assert sum(n.role == "nic" for n in rccl.nodes) == 1
+
+
+def test_rccl_dump_nvlinks_are_not_read():
+    """RCCL's AMD build reads only <xgmi> (ncclTopoAddXGMI); an <nvlink> in an AMD dump is skipped."""
+    topo = loads(_two_gpu_dump("", "sm='256' gcn='gfx942'", "nvlink"), "x.xml")
+    assert topo.extra["runtime"] == "rccl"
+    assert not any(l.extra["link_class"] == "nvlink" for l in topo.links)
+    assert any("RCCL does not read" in note for note in topo.extra["import_notes"])
+    nccl = loads(_two_gpu_dump("", "sm='90'", "nvlink"), "x.xml")
+    assert nccl.directed_bandwidths()[("b0.gpu0", "b0.gpu1")] == 50  # 2 x 25 line rate
