@@ -12,7 +12,8 @@ Bandwidths are GB/s in each direction, as exact fractions (NCCL's floats such as
 decimal constants, kept exactly). A dump is read with RCCL's rules when it holds AMD GPUs (a
 ``gcn`` attribute or ``<xgmi>`` links), with NCCL's otherwise. A dump does not say which release
 wrote it: ``<system version>`` is NCCL_TOPO_XML_VERSION, 1 for every NCCL (xml.h:50) and 2 for
-every RCCL since 2020-08 (ROCm/rccl 7e3d8a31, xml.h:47), so each rule is the newest release's.
+every RCCL since 2020-08 (ROCm/rccl 7e3d8a31; xml.h:47 @0cbce2a7), and nothing else names a
+release or a date, so each rule is the newest release's (docs/formats.md lists them).
 """
 
 from __future__ import annotations
