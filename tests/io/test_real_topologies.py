@@ -73,6 +73,28 @@ def test_mi300x_xgmi_mesh():
     assert scale_up_warnings(topo) == []
 
 
+def test_mi355x_xgmi_mesh():
+    """8x MI355X (rccl_topo_8p_950.xml, gcn="gfx950"): 23424/35 GB/s.
+
+    Current RCCL rates gfx950 GFX95X_XGMI_WIDTH 48 per link (topo.h:40, ncclTopoXGMISpeed
+    matches "gfx95"; RCCL @0cbce2a7 gave it the default 24), kept as rated_link_bw; the links
+    are at the MI355X line rate 76.8 (7 x 153.6 GB/s both ways). Each GPU has one xGMI link to
+    each of the 7 others; every PCIe link is "32.0 GT/s PCIe" x16 = 48 GB/s (GPU - bridge -
+    switch - CPU, the switch also holding a 400G NIC: speed 400000 Mb/s = 50 GB/s). For S = all
+    but GPU g: B⁺(S) = 7·76.8 + 48 = 585.6 (leaving g's bridges out of S as well still costs a
+    48 GB/s PCIe link), bound 8/7·585.6 = 23424/35 ≈ 669.3; k ≤ 6 GPUs in S lose ≥ k(8-k)·76.8
+    of xGMI, bound ≥ 8·921.6/6 = 1228.8.
+    """
+    topo = real("rccl_topo_8p_950.xml")
+    caps = topo.directed_bandwidths()
+    assert caps[("b0.gpu0", "b0.gpu1")] == Fraction(384, 5)
+    assert {topo.node(g).extra["rated_link_bw"] for g in topo.compute_ids} == {"48"}
+    nets = [l for l in topo.links if l.extra["link_class"] == "pcie" and "nic" in l.source]
+    assert len(nets) == 8 and all(l.bandwidth == 48 for l in nets)
+    assert algbw(topo) == Fraction(23424, 35)
+    assert scale_up_warnings(topo) == []
+
+
 def test_mi300_numeric_gcn_940_rated_by_current_rccl():
     """4x MI300 (rccl_topo_4p_940.xml, gcn="940"): 320 GB/s.
 
