@@ -95,6 +95,23 @@ def test_mi355x_xgmi_mesh():
     assert scale_up_warnings(topo) == []
 
 
+def test_rccl_c2c_model():
+    """RCCL's C2C model (rccl_topo_2p_c2c_2nic.xml): 1920 GB/s.
+
+    Two gfx942 GPUs: <xgmi count=8> each way, 8·64 = 512 at line rate (rated 8·48); <c2c
+    count=8 bw=50000> to the CPU, 8·50000/1000 = 400 GB/s both ways (RCCL ncclTopoAddC2c as
+    NCCL's); each GPU's "32.0 GT/s PCIe" x16 (48) to a bridge, the bridge's x16 (48) to the CPU.
+    The NICs (400000 and 100000 Mb/s) take no part in one box. With N = 2 every cut separates
+    the GPUs; S = all but GPU g costs least: B⁺(S) = 512 + 400 + 48 = 960 (leaving g's bridge
+    out too costs the bridge's 48 instead of g's), bound 2·960/1 = 1920.
+    """
+    topo = real("rccl_topo_2p_c2c_2nic.xml")
+    caps = topo.directed_bandwidths()
+    assert caps[("b0.gpu0", "b0.gpu1")] == 512
+    assert caps[("b0.gpu0", "b0.cpu0")] == caps[("b0.cpu0", "b0.gpu0")] == 400
+    assert algbw(topo) == 1920
+
+
 def test_mi300_numeric_gcn_940_rated_by_current_rccl():
     """4x MI300 (rccl_topo_4p_940.xml, gcn="940"): 320 GB/s.
 
