@@ -319,6 +319,30 @@ def _leading_int(text: str) -> int:
     return sign * n
 
 
+def pci_device_id(attrs: dict[str, str]) -> int:
+    """NCCL's 64-bit id of a PCI device: vendor, device, subsystem vendor, subsystem device.
+
+    ncclTopoGetIntDevice (NCCL topo.cc:521-533): strtol of each attribute (0 if missing) shifted
+    by 48/32/16/0 bits."""
+    out = 0
+    for key, shift in (("vendor", 48), ("device", 32), ("subsystem_vendor", 16),
+                       ("subsystem_device", 0)):
+        if key in attrs:
+            out += _leading_int(attrs[key]) << shift
+    return out & (2**64 - 1)
+
+
+def bcm_switch_gen(device_id: int, level: int) -> int:
+    """The Broadcom PEX generation NCCL flattens a switch of (0: not one), at ``level`` 0 (the
+    switch) or 1 (a sub switch): getBcmGen, NCCL topo.cc:199-203, RCCL topo.cc the same."""
+    masked = device_id & 0xFFFFFFFFFFFFF000
+    if masked == 0x1000C0101000A000:
+        return 4
+    if masked == (0x1000C03010000000 | level * 0x1000):
+        return 5
+    return 0
+
+
 def c2c_bandwidth(bw_text: str | None, count_text: str | None, what: str) -> Fraction:
     """A ``<c2c bw count>`` GPU-CPU link in GB/s: ``bw * count / 1000`` (NCCL topo.cc:921-923)."""
     bw = bounded_int(bw_text or "0", f"{what}: <c2c> bw", maximum=MAX_C2C, base=0)
@@ -334,7 +358,9 @@ __all__ = [
     "c2c_bandwidth",
     "cpu_link_bandwidth",
     "gcn_arch_name",
+    "bcm_switch_gen",
     "net_counts",
+    "pci_device_id",
     "nvlink_line_rate",
     "rccl_arch_name",
     "xgmi_line_rate",

@@ -143,3 +143,19 @@ def test_overrides():
         parse_overrides({"infinity": 1})
     with pytest.raises(TopologyError, match="--sys-bw must be > 0"):
         parse_overrides({"sys": -1})
+
+
+def test_broadcom_switch_ids():
+    # getBcmGen (NCCL @5067397c topo.cc:199-203): vendor/device/subsystem ids packed 48/32/16/0
+    gen4 = {"vendor": "0x1000", "device": "0xc010", "subsystem_vendor": "0x1000",
+            "subsystem_device": "0xa064"}
+    assert rates.pci_device_id(gen4) == 0x1000C0101000A064
+    assert rates.bcm_switch_gen(rates.pci_device_id(gen4), 0) == 4
+    assert rates.bcm_switch_gen(rates.pci_device_id(gen4), 1) == 4  # both levels alike
+    nvidia_sub = {**gen4, "subsystem_vendor": "0x10de", "subsystem_device": "0x13b8"}
+    assert rates.bcm_switch_gen(rates.pci_device_id(nvidia_sub), 0) == 0
+    gen5 = {**gen4, "device": "0xc030", "subsystem_device": "0x0123"}
+    assert rates.bcm_switch_gen(rates.pci_device_id(gen5), 0) == 5
+    assert rates.bcm_switch_gen(rates.pci_device_id(gen5), 1) == 0
+    assert rates.bcm_switch_gen(rates.pci_device_id({**gen5, "subsystem_device": "0x1123"}), 1) == 5
+    assert rates.pci_device_id({}) == 0
