@@ -198,15 +198,17 @@ def nvlink_bandwidth(sm: int) -> Fraction:
 # the same bound and the library's efficiency is applied once, by the simulator. The runtime's
 # own figure above is kept on every imported GPU as ``rated_link_bw``.
 # NVLink: P100 160 GB/s over 4 links (20), V100 300/6, A100 600/12, H100 900/18 (25 each),
-# B200 1800/18 (50); sm 86 (NVLink bridges of A40/A6000) has no such single figure.
+# B200/B300 (sm 100/103) 1800/18 (50); sm 86 (NVLink bridges of A40/A6000) has no such single
+# figure, nor have sm 110/120/121 (Jetson Thor, RTX Blackwell, GB10: no GPU-to-GPU NVLink 5),
+# which NCCL still rates SM100_NVLINK_BW.
 # xGMI: MI250X 8 links of 100 GB/s both ways (50), MI300X/MI325X 7 x 128 (64), MI355X
 # 7 x 153.6 (76.8); MI50/MI100 (gfx906/gfx908) keep RCCL's figure.
 def nvlink_line_rate(sm: int) -> Fraction | None:
     """Per-link, per-direction NVLink line rate (GB/s) for compute capability ``sm``."""
+    if sm >= 110 or sm == 86:
+        return None
     if sm >= 100:
         return Fraction(50)
-    if sm == 86:
-        return None
     if sm >= 70:
         return Fraction(25)
     if sm >= 60:

@@ -159,3 +159,21 @@ def test_broadcom_switch_ids():
     assert rates.bcm_switch_gen(rates.pci_device_id(gen5), 1) == 0
     assert rates.bcm_switch_gen(rates.pci_device_id({**gen5, "subsystem_device": "0x1123"}), 1) == 5
     assert rates.pci_device_id({}) == 0
+
+
+@pytest.mark.parametrize(
+    "sm, rated, line",
+    [
+        (100, Fraction(401, 10), 50),  # B200/GB200: NVLink 5
+        (103, Fraction(401, 10), 50),  # B300/GB300
+        (110, Fraction(401, 10), None),  # NCCL rates every sm >= 100 alike; no NVLink 5 line rate
+        (120, Fraction(401, 10), None),
+        (90, Fraction(206, 10), 25),
+        (86, 12, None),
+        (80, 20, 25),
+        (60, 18, 20),
+    ],
+)
+def test_nvlink_rated_and_line_rates(sm, rated, line):
+    assert rates.nvlink_bandwidth(sm) == rated  # NCCL @5067397c topo.h:19-24,274-281
+    assert rates.nvlink_line_rate(sm) == line
