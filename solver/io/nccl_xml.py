@@ -402,10 +402,10 @@ def _flatten_bcm(box: _Box) -> None:
                 moved.append((top if a == sub else a, top if b == sub else b, bw, directed, cls))
             box.links = moved
             kids = box.children.pop(sub, [])
-            for siblings in box.children.values():
+            for siblings in box.children.values():  # the sub switch's devices take its place
                 if sub in siblings:
-                    siblings.remove(sub)
-            box.children.setdefault(top, []).extend(kids)
+                    at = siblings.index(sub)
+                    siblings[at:at + 1] = kids
             del box.nodes[sub]
             del box.bridge_ids[sub]
         if subs:
