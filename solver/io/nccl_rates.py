@@ -1,17 +1,19 @@
 """The bandwidth rules NCCL and RCCL apply to a topology dump, one function per rule.
 
-Every number here is the runtime's own, read from its source at these commits:
+Every number here is the runtime's own, from the newest source of each we could read:
 
-- NCCL: ``NVIDIA/nccl`` @ ``5067397c2676`` (``src/graph/topo.h``, ``src/graph/topo.cc``,
-  ``src/graph/xml.h``);
-- RCCL: ``ROCm/rccl`` @ ``0cbce2a7571c`` (``src/graph/topo.h``, ``src/graph/topo.cc``,
-  ``src/misc/archinfo.cc``).
+- NCCL: ``NVIDIA/nccl`` @ ``5067397c2676`` (2026-06-11, after v2.30.7-1; ``src/graph/topo.h``,
+  ``src/graph/topo.cc``, ``src/graph/xml.h``);
+- RCCL: ``ROCm/rocm-systems`` @ ``03a89144e7d8`` ``projects/rccl`` (``src/graph/topo.h``,
+  ``src/graph/topo.cc``; ``src/misc/archinfo.cc`` as stored @ ``5ec1bad7b0e3``), where RCCL lives
+  since it left ``ROCm/rccl`` (last there @ ``0cbce2a7571c``, 2024-10, the rules cited before).
 
 Bandwidths are GB/s in each direction, as exact fractions (NCCL's floats such as 20.6 and 40.1 are
 decimal constants, kept exactly). A dump is read with RCCL's rules when it holds AMD GPUs (a
-``gcn`` attribute or ``<xgmi>`` links), with NCCL's otherwise: the two tables differ (RCCL @0cbce2a7
-has no Sapphire/Emerald Rapids inter-socket figure; current RCCL defines SRP/ERP_QPI_BW, topo.h:30-31
-of ROCm/rocm-systems @03a89144, not yet followed here).
+``gcn`` attribute or ``<xgmi>`` links), with NCCL's otherwise. A dump does not say which release
+wrote it: ``<system version>`` is NCCL_TOPO_XML_VERSION, 1 for every NCCL (xml.h:50) and 2 for
+every RCCL since 2020-08 (ROCm/rccl 7e3d8a31; xml.h:47 @0cbce2a7), and nothing else names a
+release or a date, so each rule is the newest release's (docs/formats.md lists them).
 """
 
 from __future__ import annotations
@@ -28,16 +30,18 @@ MAX_C2C = 10**6  # <c2c bw> (MB/s) and count
 NCCL = "nccl"
 RCCL = "rccl"
 
-# NCCL topo.h:17 / RCCL topo.h:16 -- LOC_BW, the figure for "same place" links (a NIC without PCI
-# information hangs off its CPU at this rate, topo.cc:769 / RCCL topo.cc:547; an x86 CPU of an
-# unknown vendor or an unknown architecture gets it as inter-socket figure, topo.cc:61).
+# NCCL topo.h:17 / RCCL topo.h:19 -- LOC_BW, the figure for "same place" links (a NIC without PCI
+# information hangs off its CPU at this rate, NCCL topo.cc:769-770 / RCCL ncclTopoAddCpu; an x86
+# CPU of an unknown vendor or a CPU of an unknown architecture gets it as inter-socket figure,
+# NCCL topo.cc:61).
 LOC_BW = Fraction(5000)
 
 # NVLink per link and direction by compute capability: NCCL topo.h:19-24 (SM60 18, SM70 20, SM80 20,
-# SM90 20.6, SM86 12, SM100 40.1) chosen by ncclTopoNVLinkBw, topo.h:274-281; below sm 60 NCCL
-# falls back on SM80's figure (topo.h:281). RCCL @0cbce2a7 topo.h:17-21,268-275 had the same table
-# without SM100 (its sm >= 90 all got 20.6); current RCCL (ROCm/rocm-systems @03a89144
-# projects/rccl/src/graph/topo.h:25) has SM100_NVLINK_BW 40.1 and uses it for sm >= 100, as here.
+# SM90 20.6, SM86 12, SM100 40.1) chosen by ncclTopoNVLinkBw, topo.h:274-281 (sm >= 100 takes in
+# sm 100/103 NVLink 5 and sm 110/120; below sm 60 NCCL falls back on SM80's figure, topo.h:281).
+# RCCL has the same table, topo.h:20-25 and ncclTopoNVLinkBw topo.h:316-325, but its HIP build
+# never reads <nvlink> (ncclTopoAddNvLinks is in the CUDA-only branch of topo.cc; AMD builds call
+# ncclTopoAddXGMI), so an RCCL dump's <nvlink> elements are skipped.
 # Only a GPU's rated_link_bw records it: links are imported at line rate (nvlink_line_rate).
 SM60_NVLINK_BW = Fraction(18)
 SM70_NVLINK_BW = Fraction(20)
@@ -46,32 +50,45 @@ SM86_NVLINK_BW = Fraction(12)
 SM90_NVLINK_BW = Fraction(206, 10)
 SM100_NVLINK_BW = Fraction(401, 10)
 
-# xGMI per link and direction by architecture: RCCL topo.h:31-33 (VEGA_XGMI_WIDTH 24,
-# MI200_XGMI_WIDTH 36, GFX94X_XGMI_WIDTH 48), chosen by ncclTopoXGMISpeed, topo.h:258-265, with
-# IsArchMatch = prefix match (archinfo.cc:72-75).
+# xGMI per link and direction by architecture: RCCL topo.h:37-41 (VEGA_XGMI_WIDTH 24,
+# MI200_XGMI_WIDTH 36, GFX94X_XGMI_WIDTH 48, GFX95X_XGMI_WIDTH 48, GFX125X_XGMI_WIDTH 64), chosen
+# by ncclTopoXGMISpeed, topo.h:302-313: "gfx90a" -> 36, "gfx942" -> 48, "gfx95" -> 48,
+# "gfx1250" -> 64, anything else 24, with IsArchMatch a prefix match (archinfo.cc, IsArchMatch:
+# strncmp over the target's length). RCCL @0cbce2a7 matched "gfx94" (so gfx940/gfx941 got 48) and
+# had no gfx95/gfx1250 line (gfx950 got 24); current RCCL gives gfx940/gfx941 the default 24.
 VEGA_XGMI_BW = Fraction(24)
 MI200_XGMI_BW = Fraction(36)
 GFX94X_XGMI_BW = Fraction(48)
-# RCCL after 0cbce2a7 (now ROCm/rocm-systems projects/rccl) rates gfx95x itself:
-# GFX95X_XGMI_WIDTH 48.0 (topo.h:36-39 there; ncclTopoXGMISpeed matches "gfx95" first). Before,
-# gfx950 fell through to VEGA_XGMI_WIDTH (24), half of what current RCCL uses.
 GFX95X_XGMI_BW = Fraction(48)
+GFX125X_XGMI_BW = Fraction(64)
+XGMI_BY_ARCH = (
+    ("gfx90a", MI200_XGMI_BW),
+    ("gfx942", GFX94X_XGMI_BW),
+    ("gfx95", GFX95X_XGMI_BW),
+    ("gfx1250", GFX125X_XGMI_BW),
+)
 
-# Old dumps write the deprecated numeric gcnArch; RCCL maps it to a name before using it
-# (convertGcnArchToGcnArchName, archinfo.cc:35-53, applied at topo.cc:399-403): 906 -> gfx906,
-# 908 -> gfx908, 910 -> gfx90a (MI200, so 36 GB/s per link), 940/941/942 -> gfx940/941/942.
-GCN_ARCH_NAMES = {
+# Old dumps write the deprecated numeric gcnArch; RCCL maps it to a name before rating it
+# (convertGcnArchToGcnArchName, archinfo.cc, called by ncclTopoAddGpu in topo.cc): 906 -> gfx906,
+# 908 -> gfx908, 910 -> gfx90a (MI200, so 36 GB/s per link), 942 -> gfx942, 950 -> gfx950,
+# 1250 -> gfx1250; any other text stays as it is (RCCL @0cbce2a7 also mapped 940 and 941, which
+# current RCCL leaves as "940"/"941", rated 24).
+RCCL_GCN_ARCH_NAMES = {
     "906": "gfx906",
     "908": "gfx908",
     "910": "gfx90a",
-    "940": "gfx940",
-    "941": "gfx941",
     "942": "gfx942",
+    "950": "gfx950",
+    "1250": "gfx1250",
 }
+# What hardware a numeric gcnArch names (HIP's deprecated hipDeviceProp_t.gcnArch: the gfx
+# number; 910 is gfx90a as RCCL reads it): used to pick the line rate and the library, not the
+# runtime's rated figure. gcnArch 940/941 are gfx940/gfx941 (MI300 parts) whatever RCCL rates.
+GCN_ARCH_NAMES = {**RCCL_GCN_ARCH_NAMES, "940": "gfx940", "941": "gfx941"}
 
-# PCIe per-lane rate in units of 100 Mb/s, NCCL topo.cc:545-556 / RCCL topo.cc:415-418
-# (kvDictPciGen); unknown or empty speed -> 60; the bandwidth is width * rate / 80 GB/s and a
-# width of 0 counts as 16 (topo.cc:655-657 / RCCL topo.cc:478-481). The table is searched by
+# PCIe per-lane rate in units of 100 Mb/s, NCCL topo.cc:545-556 / RCCL topo.cc kvDictPciGen
+# (same table); unknown or empty speed -> 60; the bandwidth is width * rate / 80 GB/s and a
+# width of 0 counts as 16 (NCCL topo.cc:650-657 / RCCL ncclTopoAddPci). The table is searched by
 # prefix, in this order (kvConvertToInt, xml.h:425-437).
 PCI_LANE_RATES = (
     ("2.5 GT/s", 15),
@@ -88,8 +105,9 @@ PCI_LANE_RATES = (
 )
 PCI_LANE_RATE_DEFAULT = 60
 
-# PCI class codes -> device type, searched by prefix (NCCL topo.cc:538-544, RCCL topo.cc:414).
-# RCCL also counts 0x120000 (processing accelerator: MI300) as a GPU.
+# PCI class codes -> device type, searched by prefix (NCCL topo.cc:538-544, RCCL topo.cc
+# kvDictPciClass). RCCL also counts 0x120000 (processing accelerator: MI300/MI355X) as a GPU and
+# has no 0x080100 (CX8 data direct) line.
 NVSWITCH_CLASS = "0x068000"
 CPU_CLASS = "0x068001"
 BRIDGE_CLASS = "0x060400"
@@ -99,10 +117,11 @@ NVS = "nvs"
 CPU = "cpu"
 PCI = "pci"
 
-# Inter-socket (SYS) figures: NCCL topo.h:25-34 (AMD_BW 16, BDW_QPI_BW 6, SKL_QPI_BW 10,
+# Inter-socket (SYS) figures: NCCL topo.h:26-34 (AMD_BW 16, BDW_QPI_BW 6, SKL_QPI_BW 10,
 # SRP_QPI_BW 22, ERP_QPI_BW 40, ZPI_BW 6, YONGFENG_ZPI_BW 9, P9_BW 32, ARM_BW 6) picked by
-# ncclTopoGetInterCpuBw, topo.cc:60-82, with the Intel model from topo.cc:748-751. RCCL topo.h:23-29
-# and topo.cc:69-89 lack SRP/ERP: every Intel model >= 0x55 is Skylake (10).
+# ncclTopoGetInterCpuBw, topo.cc:60-82, with the Intel model from topo.cc:748-751. Current RCCL
+# has the same constants (topo.h:27-35) and the same ncclTopoGetInterCpuBw and Intel models
+# (topo.cc); RCCL @0cbce2a7 lacked SRP/ERP (every Intel model >= 0x55 was Skylake, 10).
 AMD_BW = Fraction(16)
 BDW_QPI_BW = Fraction(6)
 SKL_QPI_BW = Fraction(10)
@@ -113,8 +132,11 @@ YONGFENG_ZPI_BW = Fraction(9)
 P9_BW = Fraction(32)
 ARM_BW = Fraction(6)
 
-# <net speed> is Mb/s; speed <= 0 or missing counts as 10000 (NCCL topo.cc:415-418,
-# RCCL topo.cc:361-364).
+# <net speed> is Mb/s (the net plugin's "Port speed in Mbps", NCCL src/include/plugin/net/
+# net_v12.h:33; 400G NICs write 400000, 800G 800000); speed <= 0 or missing counts as 10000
+# (NCCL topo.cc:415-418, RCCL ncclTopoAddNet). A <net> without a ``dev`` attribute is no network
+# device (NCCL topo.cc:495-497, RCCL ncclTopoAddNic), and NCCL takes one with ``net="0"`` as a
+# GIN/RMA-only device, no NET node (topo.cc:499-504; RCCL reads no ``net`` attribute).
 NET_SPEED_DEFAULT_MBPS = 10000
 
 
@@ -154,9 +176,9 @@ def pci_bandwidth(link_speed: str | None, link_width: str | None, what: str) -> 
     return Fraction(width * pci_lane_rate(link_speed), 80)
 
 
-def nvlink_bandwidth(sm: int, runtime: str = NCCL) -> Fraction:
-    """Per-link, per-direction NVLink bandwidth (GB/s) for compute capability ``sm``."""
-    if sm >= 100:  # RCCL too since it moved to ROCm/rocm-systems (projects/rccl topo.h:25)
+def nvlink_bandwidth(sm: int) -> Fraction:
+    """Per-link, per-direction NVLink bandwidth (GB/s) NCCL gives compute capability ``sm``."""
+    if sm >= 100:
         return SM100_NVLINK_BW
     if sm >= 90:
         return SM90_NVLINK_BW
@@ -176,15 +198,17 @@ def nvlink_bandwidth(sm: int, runtime: str = NCCL) -> Fraction:
 # the same bound and the library's efficiency is applied once, by the simulator. The runtime's
 # own figure above is kept on every imported GPU as ``rated_link_bw``.
 # NVLink: P100 160 GB/s over 4 links (20), V100 300/6, A100 600/12, H100 900/18 (25 each),
-# B200 1800/18 (50); sm 86 (NVLink bridges of A40/A6000) has no such single figure.
+# B200/B300 (sm 100/103) 1800/18 (50); sm 86 (NVLink bridges of A40/A6000) has no such single
+# figure, nor have sm 110/120/121 (Jetson Thor, RTX Blackwell, GB10: no GPU-to-GPU NVLink 5),
+# which NCCL still rates SM100_NVLINK_BW.
 # xGMI: MI250X 8 links of 100 GB/s both ways (50), MI300X/MI325X 7 x 128 (64), MI355X
 # 7 x 153.6 (76.8); MI50/MI100 (gfx906/gfx908) keep RCCL's figure.
 def nvlink_line_rate(sm: int) -> Fraction | None:
     """Per-link, per-direction NVLink line rate (GB/s) for compute capability ``sm``."""
+    if sm >= 110 or sm == 86:
+        return None
     if sm >= 100:
         return Fraction(50)
-    if sm == 86:
-        return None
     if sm >= 70:
         return Fraction(25)
     if sm >= 60:
@@ -205,19 +229,21 @@ def xgmi_line_rate(gcn: str) -> Fraction | None:
 
 
 def gcn_arch_name(gcn: str) -> str:
-    """RCCL's architecture name for a ``gcn`` attribute (numeric gcnArch values are mapped)."""
+    """The architecture a ``gcn`` attribute names (numeric gcnArch values are mapped)."""
     return GCN_ARCH_NAMES.get(gcn, gcn)
 
 
+def rccl_arch_name(gcn: str) -> str:
+    """The name RCCL rates a ``gcn`` attribute by (convertGcnArchToGcnArchName)."""
+    return RCCL_GCN_ARCH_NAMES.get(gcn, gcn)
+
+
 def xgmi_bandwidth(gcn: str) -> Fraction:
-    """Per-link, per-direction xGMI bandwidth (GB/s) for a GPU's ``gcn`` attribute."""
-    name = gcn_arch_name(gcn)
-    if name.startswith("gfx90a"):
-        return MI200_XGMI_BW
-    if name.startswith("gfx94"):
-        return GFX94X_XGMI_BW
-    if name.startswith("gfx95"):
-        return GFX95X_XGMI_BW
+    """Per-link, per-direction xGMI bandwidth (GB/s) RCCL gives a GPU's ``gcn`` attribute."""
+    name = rccl_arch_name(gcn)
+    for prefix, bw in XGMI_BY_ARCH:
+        if name.startswith(prefix):
+            return bw
     return VEGA_XGMI_BW
 
 
@@ -228,7 +254,7 @@ def _int_attr(attrs: dict[str, str], key: str) -> int:
         return 0
 
 
-def cpu_link_bandwidth(attrs: dict[str, str], runtime: str = NCCL) -> Fraction:
+def cpu_link_bandwidth(attrs: dict[str, str]) -> Fraction:
     """The inter-socket (SYS) bandwidth a ``<cpu>`` with these attributes gives its links out."""
     arch = attrs.get("arch", "")
     vendor = attrs.get("vendor", "")
@@ -242,9 +268,9 @@ def cpu_link_bandwidth(attrs: dict[str, str], runtime: str = NCCL) -> Fraction:
     if vendor == "GenuineIntel":
         if family != 6 or model < 0x55:
             return BDW_QPI_BW
-        if runtime == NCCL and model >= 0xCF:
+        if model >= 0xCF:
             return ERP_QPI_BW
-        if runtime == NCCL and model >= 0x8F:
+        if model >= 0x8F:
             return SRP_QPI_BW
         return SKL_QPI_BW
     if vendor == "AuthenticAMD":
@@ -265,6 +291,60 @@ def net_bandwidth(speed_text: str | None, what: str) -> Fraction:
     return Fraction(mbps, 8000)
 
 
+def net_counts(attrs: dict[str, str], runtime: str = NCCL) -> bool:
+    """Whether the runtime makes a network device of a ``<net>`` with these attributes.
+
+    Not without ``dev`` (NCCL topo.cc:495-497, RCCL ncclTopoAddNic); for NCCL not with
+    ``net="0"`` either (a GIN/RMA-only device, topo.cc:499-504; strtol of the text, 0 if none)."""
+    if "dev" not in attrs:
+        return False
+    if runtime == NCCL and "net" in attrs:
+        return _leading_int(attrs["net"]) != 0
+    return True
+
+
+def _leading_int(text: str) -> int:
+    """strtol(text, NULL, 0): the leading integer (sign, 0x/0 prefixes), 0 if there is none."""
+    t = text.strip()
+    sign = -1 if t[:1] == "-" else 1
+    t = t[1:] if t[:1] in "+-" else t
+    base, digits = 10, "0123456789"
+    if t[:2].lower() == "0x" and t[2:3].lower() in "0123456789abcdef" and t[2:3]:
+        base, t, digits = 16, t[2:], "0123456789abcdef"
+    elif t[:1] == "0":
+        base, digits = 8, "01234567"
+    n = 0
+    for ch in t.lower():
+        if ch not in digits:
+            break
+        n = n * base + digits.index(ch)
+    return sign * n
+
+
+def pci_device_id(attrs: dict[str, str]) -> int:
+    """NCCL's 64-bit id of a PCI device: vendor, device, subsystem vendor, subsystem device.
+
+    ncclTopoGetIntDevice (NCCL topo.cc:521-533): strtol of each attribute (0 if missing) shifted
+    by 48/32/16/0 bits."""
+    out = 0
+    for key, shift in (("vendor", 48), ("device", 32), ("subsystem_vendor", 16),
+                       ("subsystem_device", 0)):
+        if key in attrs:
+            out += _leading_int(attrs[key]) << shift
+    return out & (2**64 - 1)
+
+
+def bcm_switch_gen(device_id: int, level: int) -> int:
+    """The Broadcom PEX generation NCCL flattens a switch of (0: not one), at ``level`` 0 (the
+    switch) or 1 (a sub switch): getBcmGen, NCCL topo.cc:199-203, RCCL topo.cc the same."""
+    masked = device_id & 0xFFFFFFFFFFFFF000
+    if masked == 0x1000C0101000A000:
+        return 4
+    if masked == (0x1000C03010000000 | level * 0x1000):
+        return 5
+    return 0
+
+
 def c2c_bandwidth(bw_text: str | None, count_text: str | None, what: str) -> Fraction:
     """A ``<c2c bw count>`` GPU-CPU link in GB/s: ``bw * count / 1000`` (NCCL topo.cc:921-923)."""
     bw = bounded_int(bw_text or "0", f"{what}: <c2c> bw", maximum=MAX_C2C, base=0)
@@ -280,7 +360,11 @@ __all__ = [
     "c2c_bandwidth",
     "cpu_link_bandwidth",
     "gcn_arch_name",
+    "bcm_switch_gen",
+    "net_counts",
+    "pci_device_id",
     "nvlink_line_rate",
+    "rccl_arch_name",
     "xgmi_line_rate",
     "net_bandwidth",
     "nvlink_bandwidth",

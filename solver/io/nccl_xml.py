@@ -6,8 +6,9 @@ are prefixed with ``b<box>.`` and every node carries its box as ``group`` and a 
 - ``<gpu>`` -> compute node ``gpu<i>`` (role ``gpu``; i = rank order within the box; ``dev``,
   ``rank``, ``sm``, ``gcn``, ``busid`` kept); a ``<pci>`` holding no ``<gpu>`` is not a GPU for the
   runtime (it has no rank) unless the whole dump is a skeleton (below);
-- ``<nvlink>`` / ``<xgmi>`` (NCCL topo.cc:811-871, RCCL topo.cc:557-606): to a GPU (``tclass``
-  0x03..., or 0x120000 for RCCL) one way, ``count`` x the per-link figure; to the CPU
+- ``<nvlink>`` / ``<xgmi>`` (NCCL topo.cc:811-871; RCCL ncclTopoAddXGMI, which reads no
+  ``<nvlink>``: an RCCL dump's are skipped): to a GPU (``tclass`` 0x03..., or 0x120000 for RCCL)
+  one way, ``count`` x the per-link figure; to the CPU
   (0x068001) both ways; anything else (0x068000 NVSwitch, or the bridge class a VM shows for an
   invisible switch) both ways to the box's one NVSwitch node ``nvsw`` -- the runtime keeps a single
   NVS node per system (topo.cc:849-853), so in a multi-host (multi-node NVLink) dump all hosts share
@@ -17,9 +18,12 @@ are prefixed with ``b<box>.`` and every node carries its box as ``group`` and a 
 - ``<cpu>`` -> switch ``cpu<numaid>`` (role ``cpu``); CPUs of one host are joined pairwise
   (SYS, topo.cc:270-283), each direction at the sending CPU's figure;
 - ``<pci>`` bridges -> switch ``pcie<k>`` (role ``pcie``); every device links to its parent at
-  ``link_width`` x lane rate / 80 GB/s; bridges with no GPU or NIC below them are dropped, as are
+  ``link_width`` x lane rate / 80 GB/s; Broadcom PEX switches shown as two levels are flattened
+  into one (ncclTopoFlattenBcmSwitches, NCCL topo.cc:204-265); ``<pcilink>`` joins two switches
+  one way at LOC_BW (topo.cc:873-892); bridges with no GPU or NIC below them are dropped, as are
   CPUs with nothing attached;
-- ``<net>`` -> switch ``nic<k>`` (role ``nic``); its network link has ``speed`` Mb/s / 8000.
+- ``<net>`` -> switch ``nic<k>`` (role ``nic``); its network link has ``speed`` Mb/s / 8000; a
+  ``<net>`` without ``dev`` (and for NCCL one with ``net="0"``) is no network device and skipped.
 
 Hosts: ``<cpu>`` elements are grouped by ``host_hash`` (NCCL topo.cc:713-723; missing = 0), one box
 per host. ``boxes`` > 1 repeats the whole dump. Several boxes are joined through their NICs:
@@ -80,6 +84,8 @@ class _Box:
     c2c: list[tuple[str, Fraction]] = field(default_factory=list)
     nets: list[tuple[str, Fraction | None]] = field(default_factory=list)  # nic id, speed
     cpus: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    bridge_ids: dict[str, int] = field(default_factory=dict)  # bridge node -> PCI device id
+    pcilinks: list[tuple[str, str]] = field(default_factory=list)  # bridge node, target busid
     counter: dict[str, int] = field(default_factory=dict)
     nvswitch: bool = False
 
@@ -106,9 +112,8 @@ def _walk(box: _Box, elem: ET.Element, parent: str, cpu: str) -> None:
     """Add the devices below ``elem`` (a <pci> or <nic> of a CPU or bridge) under ``parent``."""
     tag = _local(elem.tag)
     if tag == "nic":  # a NIC without PCI information, directly under a CPU (LOC_BW link)
-        for net in elem:
-            if _local(net.tag) == "net":
-                _add_net(box, net, parent, rates.LOC_BW, "", "loc")
+        for net in _nets(box, [elem]):
+            _add_net(box, net, parent, rates.LOC_BW, "", "loc")
         return
     if tag != "pci":
         return
@@ -117,13 +122,14 @@ def _walk(box: _Box, elem: ET.Element, parent: str, cpu: str) -> None:
     gpus = [c for c in elem if _local(c.tag) == "gpu"]
     nics = [c for c in elem if _local(c.tag) == "nic"]
     subs = [c for c in elem if _local(c.tag) == "pci"]
+    pcilinks = [c for c in elem if _local(c.tag) == "pcilink"]
     kind = rates.pci_class_type(elem.get("class"), box.runtime)
     if gpus:
         if len(gpus) > 1:
             raise TopologyError(_several_gpus(what, gpus))
         _add_gpu(box, gpus[0], parent, cpu, box.pci_bw(elem, what), busid)
     elif nics:
-        nets = [n for nic in nics for n in nic if _local(n.tag) == "net"]
+        nets = _nets(box, nics)
         bw = box.pci_bw(elem, what)
         if len(nets) == 1:
             _add_net(box, nets[0], parent, bw, busid, "pcie")
@@ -141,12 +147,36 @@ def _walk(box: _Box, elem: ET.Element, parent: str, cpu: str) -> None:
         nic = box.add(box.new_id("nic"), SWITCH, "nic", parent, busid=busid)
         box.links.append((nic, parent, box.pci_bw(elem, what), False, "pcie"))
         box.nets.append((nic, box.overrides.get("net")))
-    elif kind == rates.PCI and subs:
+    elif kind == rates.PCI and (subs or pcilinks):
         bridge = box.add(box.new_id("pcie"), SWITCH, "pcie", parent, busid=busid)
         box.links.append((bridge, parent, box.pci_bw(elem, what), False, "pcie"))
+        box.bridge_ids[bridge] = rates.pci_device_id(elem.attrib)
+        for link in pcilinks:
+            box.pcilinks.append((bridge, (link.get("target") or "").lower()))
         for sub in subs:
             _walk(box, sub, bridge, cpu)
     # anything else (an NVSwitch's own PCI function, a GPU without rank, a drive) is no node
+
+
+def _nets(box: _Box, nics: list[ET.Element]) -> list[ET.Element]:
+    """The <net> elements of these <nic>s the runtime makes network devices of (others noted)."""
+    out = []
+    for nic in nics:
+        for net in nic:
+            if _local(net.tag) != "net":
+                continue
+            if rates.net_counts(net.attrib, box.runtime):
+                out.append(net)
+                continue
+            why = (
+                "no 'dev' attribute" if "dev" not in net.attrib
+                else f"net={net.get('net')!r} (a GIN/RMA-only device)"
+            )
+            box.notes.append(
+                f"{box.where}: <net name={net.get('name')!r}> has {why}, so {box.runtime.upper()} "
+                "makes no network device of it; skipped"
+            )
+    return out
 
 
 def _several_gpus(what: str, gpus: list[ET.Element]) -> str:
@@ -203,7 +233,10 @@ def _add_gpu(box: _Box, elem: ET.Element, parent: str, cpu: str, bw: Fraction, b
     box.gpu_cpu[gpu] = cpu
     for sub in elem:
         tag = _local(sub.tag)
-        if tag in ("nvlink", "xgmi"):
+        if tag == "nvlink" and box.runtime == rates.RCCL:
+            # RCCL's AMD build reads only <xgmi> (ncclTopoAddXGMI; ncclTopoAddNvLinks is CUDA-only)
+            box.notes.append(f"{what}: <nvlink> in an RCCL dump, which RCCL does not read; skipped")
+        elif tag in ("nvlink", "xgmi"):
             target = (sub.get("target") or "").lower()
             count = _int(sub, "count", f"{what}: <{tag} target={target!r}>")
             if count is None or count <= 0:
@@ -262,7 +295,7 @@ def _rated_link_rate(box: _Box, gpu: str, tag: str) -> Fraction:
             f"{box.where}: <gpu> at busid {extra['busid']!r} has <nvlink> links but no 'sm' "
             "attribute to pick the NVLink speed; give it with --nvlink-bw"
         )
-    return rates.nvlink_bandwidth(extra["sm"], box.runtime)
+    return rates.nvlink_bandwidth(extra["sm"])
 
 
 def _add_nvlinks(box: _Box) -> None:
@@ -320,6 +353,79 @@ def _add_pairs(
         done.add((a, b))
 
 
+def _add_pcilinks(box: _Box) -> None:
+    """``<pcilink target>``: one way from a PCI switch to another at LOC_BW (NCCL topo.cc:873-892,
+    RCCL ncclTopoAddPciLinks); a target that is no PCI switch of the host is skipped."""
+    by_busid = {box.nodes[b]["extra"]["busid"]: b for b in box.bridge_ids}
+    for bridge, target in box.pcilinks:
+        other = by_busid.get(target)
+        if other is None or other == bridge:
+            box.notes.append(
+                f"{box.where}: <pcilink target={target!r}> names no other PCI switch; skipped"
+            )
+            continue
+        box.links.append((bridge, other, rates.LOC_BW, True, "loc"))
+
+
+def _flatten_bcm(box: _Box) -> None:
+    """Broadcom PEX switches shown as two levels are made one, as the runtimes do.
+
+    ncclTopoFlattenBcmSwitches (NCCL topo.cc:204-265, RCCL topo.cc the same), run on the PCI
+    switches in the order they were made: a switch whose id is a BCM Gen4/Gen5 one
+    (:func:`nccl_rates.bcm_switch_gen`, level 0) takes over every sub switch it links to whose
+    id is of the same generation at level 1: the link to the sub switch goes, the sub switch's
+    other links are moved to it (same bandwidth), the sub switch is removed. Each switch is
+    flattened once (NCCL marks it by setting its subsystem device to 0xffff)."""
+    done: set[str] = set()
+    while True:
+        top = next(
+            (b for b, dev in box.bridge_ids.items()
+             if b not in done and rates.bcm_switch_gen(dev, 0)),
+            None,
+        )
+        if top is None:
+            return
+        done.add(top)
+        gen = rates.bcm_switch_gen(box.bridge_ids[top], 0)
+        subs = [
+            b for b in box.bridge_ids
+            if b in _links_out(box, top) and rates.bcm_switch_gen(box.bridge_ids[b], 1) == gen
+        ]
+        for sub in subs:
+            back = _links_out(box, sub)  # what the sub switch links to keeps its link, now to top
+            moved = []
+            for a, b, bw, directed, cls in box.links:
+                if {a, b} == {sub, top}:
+                    continue  # the link between the two levels goes
+                if directed and b == sub and a not in back:
+                    continue  # a one-way link into the removed switch goes with it
+                moved.append((top if a == sub else a, top if b == sub else b, bw, directed, cls))
+            box.links = moved
+            kids = box.children.pop(sub, [])
+            for siblings in box.children.values():  # the sub switch's devices take its place
+                if sub in siblings:
+                    at = siblings.index(sub)
+                    siblings[at:at + 1] = kids
+            del box.nodes[sub]
+            del box.bridge_ids[sub]
+        if subs:
+            box.notes.append(
+                f"{box.where}: Broadcom PCIe Gen{gen} switch {box.nodes[top]['extra']['busid']!r} "
+                f"flattened with its {len(subs)} sub switch(es), as NCCL/RCCL do"
+            )
+
+
+def _links_out(box: _Box, node: str) -> set[str]:
+    """The nodes ``node`` has a link to (both ways, or one way from it)."""
+    out = set()
+    for a, b, _bw, directed, _cls in box.links:
+        if a == node:
+            out.add(b)
+        elif b == node and not directed:
+            out.add(a)
+    return out
+
+
 def _prune(box: _Box) -> None:
     """Drop PCIe bridges and CPUs that lead to no GPU or NIC (dead ends)."""
     while True:
@@ -347,7 +453,7 @@ def _prune(box: _Box) -> None:
 def _add_cpu_links(box: _Box) -> None:
     pairs: dict[tuple[str, str], Fraction] = {}
     for a, attrs_a in box.cpus:
-        bw = box.overrides.get("sys", rates.cpu_link_bandwidth(attrs_a, box.runtime))
+        bw = box.overrides.get("sys", rates.cpu_link_bandwidth(attrs_a))
         for b, _ in box.cpus:
             if a != b:
                 pairs[(a, b)] = bw
@@ -492,6 +598,8 @@ def _parse(
         if not any(a["kind"] == COMPUTE for a in box.nodes.values()):
             raise TopologyError(f"{label}: no <gpu> element found")
         _add_nvlinks(box)
+        _add_pcilinks(box)
+        _flatten_bcm(box)
         if intra is not None:
             _add_intra(box, intra)
         _prune(box)

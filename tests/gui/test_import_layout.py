@@ -109,4 +109,6 @@ def test_real_dumps_draw_their_links_around_nodes_not_through_them():
         pts = [(n.x, n.y) for n in topo.nodes]
         closest = min(math.dist(p, q) for i, p in enumerate(pts) for q in pts[i + 1:])
         assert closest >= 0.5 * SPACING, path.name  # stepping aside never piles nodes up
-    assert total <= 25  # over 65 dumps (158 before nodes stepped aside)
+    # over 68 dumps (158 before nodes stepped aside; 23 before Broadcom PEX switches were
+    # flattened as NCCL/RCCL do, which redraws rccl_topo_16p1h with 6)
+    assert total <= 29

@@ -14,13 +14,21 @@ from solver.model.errors import TopologyError
 @pytest.mark.parametrize(
     "gcn, per_link",
     [
+        # RCCL ROCm/rocm-systems @03a89144 projects/rccl/src/graph/topo.h:302-313 (ncclTopoXGMISpeed)
         ("gfx942", 48),  # MI300X: GFX94X_XGMI_WIDTH
-        ("gfx940", 48),
+        ("gfx942:sramecc+:xnack-", 48),  # prefix match (IsArchMatch)
+        ("gfx940", 24),  # current RCCL matches "gfx942", not "gfx94": the default
+        ("gfx941", 24),
+        ("gfx950", 48),  # MI355X: GFX95X_XGMI_WIDTH
+        ("gfx1250", 64),  # GFX125X_XGMI_WIDTH
         ("gfx90a", 36),  # MI200_XGMI_WIDTH
-        ("gfx90a:sramecc+:xnack-", 36),  # prefix match (IsArchMatch)
-        ("910", 36),  # numeric gcnArch 910 is gfx90a for RCCL (archinfo.cc:43-44)
-        ("940", 48),
+        ("gfx90a:sramecc+:xnack-", 36),
+        ("910", 36),  # numeric gcnArch 910 is gfx90a for RCCL (convertGcnArchToGcnArchName)
         ("942", 48),
+        ("950", 48),
+        ("1250", 64),
+        ("940", 24),  # current RCCL no longer maps 940/941 (RCCL @0cbce2a7 did: 48)
+        ("941", 24),
         ("908", 24),  # MI100: VEGA_XGMI_WIDTH
         ("906", 24),
         ("gfx1100", 24),
@@ -34,6 +42,35 @@ def test_xgmi_speed_by_arch(gcn, per_link):
 def test_gcn_names():
     assert rates.gcn_arch_name("910") == "gfx90a"
     assert rates.gcn_arch_name("gfx942") == "gfx942"
+    # the hardware a deprecated gcnArch names (line rate, library) vs the name RCCL rates it by
+    assert rates.gcn_arch_name("940") == "gfx940" and rates.rccl_arch_name("940") == "940"
+    assert rates.gcn_arch_name("950") == rates.rccl_arch_name("950") == "gfx950"
+    assert rates.xgmi_line_rate("940") == 64  # MI300-class links whatever RCCL rates them
+    assert rates.xgmi_line_rate("gfx950") == Fraction(384, 5)
+
+
+@pytest.mark.parametrize(
+    "attrs, runtime, counts",
+    [
+        ({"dev": "0", "speed": "400000"}, "nccl", True),
+        ({"name": "mlx5_0", "speed": "400000"}, "nccl", False),  # no dev: NCCL topo.cc:495-497
+        ({"name": "mlx5_0"}, "rccl", False),  # RCCL ncclTopoAddNic too
+        ({"dev": "0", "net": "1", "gin": "1"}, "nccl", True),
+        ({"dev": "0", "net": "0", "gin": "1"}, "nccl", False),  # GIN only: topo.cc:499-504
+        ({"dev": "0", "net": "0x0"}, "nccl", False),
+        ({"dev": "0", "net": "junk"}, "nccl", False),  # strtol -> 0
+        ({"dev": "0", "net": "0"}, "rccl", True),  # RCCL reads no net attribute
+    ],
+)
+def test_which_net_elements_are_network_devices(attrs, runtime, counts):
+    assert rates.net_counts(attrs, runtime) is counts
+
+
+def test_nic_speeds_are_megabits():
+    # Port speed in Mbps (NCCL src/include/plugin/net/net_v12.h:33): 400G and 800G NICs
+    assert rates.net_bandwidth("400000", "x") == 50
+    assert rates.net_bandwidth("800000", "x") == 100
+    assert rates.net_bandwidth("-1", "x") == Fraction(10000, 8000)  # speed <= 0 -> 10000
 
 
 @pytest.mark.parametrize(
@@ -106,3 +143,37 @@ def test_overrides():
         parse_overrides({"infinity": 1})
     with pytest.raises(TopologyError, match="--sys-bw must be > 0"):
         parse_overrides({"sys": -1})
+
+
+def test_broadcom_switch_ids():
+    # getBcmGen (NCCL @5067397c topo.cc:199-203): vendor/device/subsystem ids packed 48/32/16/0
+    gen4 = {"vendor": "0x1000", "device": "0xc010", "subsystem_vendor": "0x1000",
+            "subsystem_device": "0xa064"}
+    assert rates.pci_device_id(gen4) == 0x1000C0101000A064
+    assert rates.bcm_switch_gen(rates.pci_device_id(gen4), 0) == 4
+    assert rates.bcm_switch_gen(rates.pci_device_id(gen4), 1) == 4  # both levels alike
+    nvidia_sub = {**gen4, "subsystem_vendor": "0x10de", "subsystem_device": "0x13b8"}
+    assert rates.bcm_switch_gen(rates.pci_device_id(nvidia_sub), 0) == 0
+    gen5 = {**gen4, "device": "0xc030", "subsystem_device": "0x0123"}
+    assert rates.bcm_switch_gen(rates.pci_device_id(gen5), 0) == 5
+    assert rates.bcm_switch_gen(rates.pci_device_id(gen5), 1) == 0
+    assert rates.bcm_switch_gen(rates.pci_device_id({**gen5, "subsystem_device": "0x1123"}), 1) == 5
+    assert rates.pci_device_id({}) == 0
+
+
+@pytest.mark.parametrize(
+    "sm, rated, line",
+    [
+        (100, Fraction(401, 10), 50),  # B200/GB200: NVLink 5
+        (103, Fraction(401, 10), 50),  # B300/GB300
+        (110, Fraction(401, 10), None),  # NCCL rates every sm >= 100 alike; no NVLink 5 line rate
+        (120, Fraction(401, 10), None),
+        (90, Fraction(206, 10), 25),
+        (86, 12, None),
+        (80, 20, 25),
+        (60, 18, 20),
+    ],
+)
+def test_nvlink_rated_and_line_rates(sm, rated, line):
+    assert rates.nvlink_bandwidth(sm) == rated  # NCCL @5067397c topo.h:19-24,274-281
+    assert rates.nvlink_line_rate(sm) == line

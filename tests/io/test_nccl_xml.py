@@ -43,15 +43,13 @@ def test_nvlink_and_cpu_rates():
     assert nvlink_bandwidth(70) * 6 == 120  # V100
     assert nvlink_bandwidth(86) == 12 and nvlink_bandwidth(60) == 18
     assert nvlink_bandwidth(100) == Fraction(401, 10)
-    assert nvlink_bandwidth(100, "rccl") == Fraction(401, 10)  # current RCCL: SM100_NVLINK_BW too
     assert nvlink_bandwidth(50) == 20  # below sm 60: SM80's figure
     x86 = {"arch": "x86_64"}
     assert cpu_link_bandwidth({**x86, "vendor": "AuthenticAMD"}) == 16
     intel = {**x86, "vendor": "GenuineIntel", "familyid": "6"}
     assert cpu_link_bandwidth({**intel, "modelid": "85"}) == 10  # Skylake
     assert cpu_link_bandwidth({**intel, "modelid": "63"}) == 6  # Broadwell
-    assert cpu_link_bandwidth({**intel, "modelid": "143"}) == 22  # Sapphire Rapids (NCCL)
-    assert cpu_link_bandwidth({**intel, "modelid": "143"}, "rccl") == 10  # RCCL: Skylake
+    assert cpu_link_bandwidth({**intel, "modelid": "143"}) == 22  # Sapphire Rapids (RCCL too now)
     assert cpu_link_bandwidth({**intel, "modelid": "207"}) == 40  # Emerald Rapids
     assert cpu_link_bandwidth({**x86, "vendor": "AMD"}) == 5000  # unknown vendor: LOC_BW
     assert cpu_link_bandwidth({"arch": "ppc64"}) == 32
@@ -61,12 +59,16 @@ def test_nvlink_and_cpu_rates():
 def test_dgx_a100_dump_one_box():
     topo = load(DGX)
     assert topo.compute_ids == tuple(f"b0.gpu{i}" for i in range(8))
-    assert roles(topo) == {"cpu": 2, "pcie": 12, "gpu": 8, "nic": 8, "nvswitch": 1}
+    # each Broadcom PEX Gen4 switch (0x1000 0xc010 0x1000 0xa064) is flattened with its two sub
+    # switches (ncclTopoFlattenBcmSwitches): 4 switches of 2 GPUs + 2 NICs each, not 12 bridges
+    assert roles(topo) == {"cpu": 2, "pcie": 4, "gpu": 8, "nic": 8, "nvswitch": 1}
+    assert sum("flattened with its 2 sub switch" in n for n in topo.extra["import_notes"]) == 4
     caps = topo.directed_bandwidths()
     for i in range(8):
         assert caps[(f"b0.gpu{i}", "b0.nvsw")] == 300  # six NVSwitches x 2 links x 25 GB/s line rate
         assert topo.node(f"b0.gpu{i}").extra["rated_link_bw"] == "20"  # NCCL's SM80 figure
-    assert caps[("b0.gpu0", "b0.pcie1")] == 24  # PCIe Gen4 x16
+    assert caps[("b0.gpu0", "b0.pcie0")] == caps[("b0.gpu1", "b0.pcie0")] == 24  # PCIe Gen4 x16
+    assert caps[("b0.nic0", "b0.pcie0")] == caps[("b0.pcie0", "b0.cpu3")] == 24
     assert caps[("b0.cpu3", "b0.cpu7")] == 16  # AMD inter-socket
     # the NVMe drive and the NVSwitches' own PCI functions are not nodes
     busids = {n.extra.get("busid") for n in topo.nodes}
@@ -209,7 +211,7 @@ def test_multi_box_from_three_nics():
         (
             (
                 "<system><cpu><pci busid='0000:01:00.0' class='0x030200'><gpu dev='0' sm='80' rank='0'/></pci>"
-                "<nic><net name='ib0' speed='fast'/></nic></cpu></system>"
+                "<nic><net name='ib0' dev='0' speed='fast'/></nic></cpu></system>"
             ),
             "<net name='ib0'>: speed (Mb/s) must be a whole number",
         ),
@@ -272,3 +274,94 @@ def test_committed_imported_sample_is_current():
     committed = load(sample)
     assert committed == fresh
     assert committed.directed_bandwidths() == fresh.directed_bandwidths()
+
+
+def _two_gpu_dump(nets: str, gpu_attrs: str = "sm='90'", link: str = "nvlink") -> str:
+    gpu = (
+        "<pci busid='0000:{b}:00.0' class='0x030200' link_speed='32.0 GT/s PCIe' link_width='16'>"
+        "<gpu dev='{d}' {attrs} rank='{d}'><{link} target='0000:{o}:00.0' count='2' "
+        "tclass='0x030200'/></gpu></pci>"
+    )
+    gpus = gpu.format(b="01", d=0, o="02", attrs=gpu_attrs, link=link) + gpu.format(
+        b="02", d=1, o="01", attrs=gpu_attrs, link=link
+    )
+    return (
+        "<system version='1'><cpu numaid='0' arch='x86_64' vendor='AuthenticAMD'>"
+        f"{gpus}<pci busid='0000:03:00.0' class='0x020700' link_speed='32.0 GT/s PCIe' "
+        f"link_width='16'><nic>{nets}</nic></pci></cpu></system>"
+    )
+
+
+def test_net_elements_the_runtime_does_not_use_are_skipped():
+    """NCCL @5067397c topo.cc:495-504: no dev -> no network device; net="0" -> GIN/RMA only."""
+    used = "<net name='mlx5_0' dev='0' speed='800000' net='1' gin='1'/>"
+    topo = loads(_two_gpu_dump(used), "x.xml", boxes=2)
+    assert {l.bandwidth for l in topo.links if l.extra["link_class"] == "net"} == {100}  # 800G
+    for skipped in ("<net name='mlx5_0' speed='400000'/>", "<net name='mlx5_0' dev='0' net='0' gin='1'/>"):
+        one = loads(_two_gpu_dump(skipped), "x.xml")
+        assert not any(n.role == "nic" for n in one.nodes)
+        assert any("makes no network device" in note for note in one.extra["import_notes"])
+        with pytest.raises(TopologyError, match="has no <net>"):
+            loads(_two_gpu_dump(skipped), "x.xml", boxes=2)
+    # RCCL reads no net attribute: net='0' is still a NIC there
+    rccl = loads(_two_gpu_dump("<net name='n' dev='0' net='0'/>", "sm='256' gcn='gfx942'", "xgmi"), "x.xml")
+    assert sum(n.role == "nic" for n in rccl.nodes) == 1
+
+
+def test_rccl_dump_nvlinks_are_not_read():
+    """RCCL's AMD build reads only <xgmi> (ncclTopoAddXGMI); an <nvlink> in an AMD dump is skipped."""
+    topo = loads(_two_gpu_dump("", "sm='256' gcn='gfx942'", "nvlink"), "x.xml")
+    assert topo.extra["runtime"] == "rccl"
+    assert not any(l.extra["link_class"] == "nvlink" for l in topo.links)
+    assert any("RCCL does not read" in note for note in topo.extra["import_notes"])
+    nccl = loads(_two_gpu_dump("", "sm='90'", "nvlink"), "x.xml")
+    assert nccl.directed_bandwidths()[("b0.gpu0", "b0.gpu1")] == 50  # 2 x 25 line rate
+
+
+def _bcm_dump(top_sd: str, sub_sd: str, pcilink: str = "") -> str:
+    def bridge(busid, sd, inner):
+        return (
+            f"<pci busid='{busid}' class='0x060400' vendor='0x1000' device='0xc030' "
+            f"subsystem_vendor='0x1000' subsystem_device='{sd}' link_speed='32.0 GT/s PCIe' "
+            f"link_width='{'16' if busid.endswith('01:00.0') else '4'}'>{inner}</pci>"
+        )
+
+    def gpu(busid, dev):
+        return (
+            f"<pci busid='{busid}' class='0x030200' link_speed='32.0 GT/s PCIe' link_width='16'>"
+            f"<gpu dev='{dev}' sm='90' rank='{dev}'/></pci>"
+        )
+
+    subs = bridge("0000:02:00.0", sub_sd, gpu("0000:03:00.0", 0) + pcilink) + bridge(
+        "0000:04:00.0", sub_sd, gpu("0000:05:00.0", 1)
+    )
+    return (
+        "<system version='1'><cpu numaid='0' arch='x86_64' vendor='AuthenticAMD'>"
+        f"{bridge('0000:01:00.0', top_sd, subs)}</cpu></system>"
+    )
+
+
+def test_broadcom_gen5_switch_is_flattened():
+    """NCCL topo.cc:204-265: a Gen5 PEX switch (subsystem 0x0xxx) absorbs its 0x1xxx sub switches.
+
+    Unflattened, each GPU reaches the switch through its sub switch's x4 link (12 GB/s);
+    flattened, its own x16 link (48) goes straight to the switch.
+    """
+    flat = loads(_bcm_dump("0x0001", "0x1001"), "x.xml")
+    assert roles(flat)["pcie"] == 1
+    caps = flat.directed_bandwidths()
+    assert caps[("b0.gpu0", "b0.pcie0")] == caps[("b0.gpu1", "b0.pcie0")] == 48
+    assert any("Gen5 switch '0000:01:00.0' flattened with its 2" in n for n in flat.extra["import_notes"])
+    kept = loads(_bcm_dump("0x0001", "0x2001"), "x.xml")  # 0x2xxx: no level-1 Gen5 id
+    assert roles(kept)["pcie"] == 3
+    assert kept.directed_bandwidths()[("b0.pcie1", "b0.pcie0")] == 12  # x4 Gen5 sub switch link
+    assert "import_notes" not in kept.extra
+
+
+def test_pcilink_joins_two_switches_one_way():
+    """<pcilink target> (NCCL topo.cc:873-892): a one-way LOC_BW link from a PCI switch to another."""
+    topo = loads(_bcm_dump("0x2001", "0x2001", "<pcilink target='0000:04:00.0'/>"), "x.xml")
+    caps = topo.directed_bandwidths()
+    assert caps[("b0.pcie1", "b0.pcie2")] == 5000 and ("b0.pcie2", "b0.pcie1") not in caps
+    bad = loads(_bcm_dump("0x2001", "0x2001", "<pcilink target='0000:05:00.0'/>"), "x.xml")
+    assert any("names no other PCI switch" in n for n in bad.extra["import_notes"])

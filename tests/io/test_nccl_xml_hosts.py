@@ -113,7 +113,7 @@ def test_overrides_replace_one_class(capsys):
     pcie = [l for l in topo.links if l.extra["link_class"] == "pcie"]
     assert pcie and all(l.bandwidth == 32 for l in pcie)
     sys_links = [l for l in topo.links if l.extra["link_class"] == "sys"]
-    assert sys_links and all(l.bandwidth == 10 for l in sys_links)  # RCCL: Intel model 143 = SKL
+    assert sys_links and all(l.bandwidth == 22 for l in sys_links)  # Intel model 143: SRP_QPI_BW
     code, out, _ = run(["info", MI300X, "--xgmi-bw", "64", "--json"], capsys)
     assert code == 0
     assert json.loads(out)["ingress_gbps"] == {"min": 496.0, "max": 496.0}  # 7 x 64 + PCIe 48

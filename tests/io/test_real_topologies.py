@@ -61,7 +61,8 @@ def test_mi300x_xgmi_mesh():
     RCCL's 48 is kept as rated_link_bw). Every PCIe link is "32.0 GT/s PCIe" x16 = 16·240/80 = 48 GB/s.
     A cut S holding k ≤ 6 GPUs loses at least the xGMI links k(8-k)·64, so its bound is
     8(8-k)·64 ≥ 1024. With k = 7 (all but GPU g) S must send g its 7·64 = 448 xGMI plus, at
-    least, g's own 48 GB/s PCIe link (every PCIe link is 48, the socket link is wider in total):
+    least, g's own 48 GB/s PCIe link (every PCIe link is 48; the two Sapphire Rapids sockets,
+    Intel model 143, meet at SRP_QPI_BW 22 each way, RCCL @0cbce2a7 had 10: no cut here uses it):
     B⁺(S) = 496, bound 8/7·496 = 3968/7 ≈ 566.9 (with RCCL's rated 48: 3072/7 ≈ 438.9).
     """
     topo = real("rccl_topo_8p_940.xml")
@@ -72,10 +73,69 @@ def test_mi300x_xgmi_mesh():
     assert scale_up_warnings(topo) == []
 
 
+def test_mi355x_xgmi_mesh():
+    """8x MI355X (rccl_topo_8p_950.xml, gcn="gfx950"): 23424/35 GB/s.
+
+    Current RCCL rates gfx950 GFX95X_XGMI_WIDTH 48 per link (topo.h:40, ncclTopoXGMISpeed
+    matches "gfx95"; RCCL @0cbce2a7 gave it the default 24), kept as rated_link_bw; the links
+    are at the MI355X line rate 76.8 (7 x 153.6 GB/s both ways). Each GPU has one xGMI link to
+    each of the 7 others; every PCIe link is "32.0 GT/s PCIe" x16 = 48 GB/s (GPU - bridge -
+    switch - CPU, the switch also holding a 400G NIC: speed 400000 Mb/s = 50 GB/s). For S = all
+    but GPU g: B⁺(S) = 7·76.8 + 48 = 585.6 (leaving g's bridges out of S as well still costs a
+    48 GB/s PCIe link), bound 8/7·585.6 = 23424/35 ≈ 669.3; k ≤ 6 GPUs in S lose ≥ k(8-k)·76.8
+    of xGMI, bound ≥ 8·921.6/6 = 1228.8.
+    """
+    topo = real("rccl_topo_8p_950.xml")
+    caps = topo.directed_bandwidths()
+    assert caps[("b0.gpu0", "b0.gpu1")] == Fraction(384, 5)
+    assert {topo.node(g).extra["rated_link_bw"] for g in topo.compute_ids} == {"48"}
+    nets = [l for l in topo.links if l.extra["link_class"] == "pcie" and "nic" in l.source]
+    assert len(nets) == 8 and all(l.bandwidth == 48 for l in nets)
+    assert algbw(topo) == Fraction(23424, 35)
+    assert scale_up_warnings(topo) == []
+
+
+def test_rccl_c2c_model():
+    """RCCL's C2C model (rccl_topo_2p_c2c_2nic.xml): 1920 GB/s.
+
+    Two gfx942 GPUs: <xgmi count=8> each way, 8·64 = 512 at line rate (rated 8·48); <c2c
+    count=8 bw=50000> to the CPU, 8·50000/1000 = 400 GB/s both ways (RCCL ncclTopoAddC2c as
+    NCCL's); each GPU's "32.0 GT/s PCIe" x16 (48) to a bridge, the bridge's x16 (48) to the CPU.
+    The NICs (400000 and 100000 Mb/s) take no part in one box. With N = 2 every cut separates
+    the GPUs; S = all but GPU g costs least: B⁺(S) = 512 + 400 + 48 = 960 (leaving g's bridge
+    out too costs the bridge's 48 instead of g's), bound 2·960/1 = 1920.
+    """
+    topo = real("rccl_topo_2p_c2c_2nic.xml")
+    caps = topo.directed_bandwidths()
+    assert caps[("b0.gpu0", "b0.gpu1")] == 512
+    assert caps[("b0.gpu0", "b0.cpu0")] == caps[("b0.cpu0", "b0.gpu0")] == 400
+    assert algbw(topo) == 1920
+
+
+def test_mi300_numeric_gcn_940_rated_by_current_rccl():
+    """4x MI300 (rccl_topo_4p_940.xml, gcn="940"): 320 GB/s.
+
+    Current RCCL (ROCm/rocm-systems @03a89144) no longer maps the numeric gcnArch 940
+    (convertGcnArchToGcnArchName knows 906/908/910/942/950/1250) and ncclTopoXGMISpeed matches
+    "gfx942", so RCCL rates these links VEGA_XGMI_WIDTH 24 (RCCL @0cbce2a7: 48); that is only the
+    GPU's rated_link_bw. gcnArch 940 is gfx940, an MI300 part: links at the 64 GB/s line rate.
+    Each GPU has one xGMI link to each of the 3 others and a "32.0 GT/s PCIe" x16 link (48) to
+    its own AMD socket; sockets meet at 16 each way. For S = all but GPU g: B⁺(S) = 3·64 + 48
+    (g's socket in S; out of S, S feeds it 3·16 = 48 over SYS instead) = 240, bound 4/3·240 = 320;
+    k ≤ 2 GPUs in S lose ≥ k(4-k)·64 of xGMI, bound ≥ 4·256/2 = 512.
+    """
+    topo = real("rccl_topo_4p_940.xml")
+    caps = topo.directed_bandwidths()
+    assert caps[("b0.gpu0", "b0.gpu1")] == 64
+    assert {topo.node(g).extra["rated_link_bw"] for g in topo.compute_ids} == {"24"}
+    assert algbw(topo) == 320
+
+
 def test_mi250_16_gcds_reads_numeric_gcn_as_gfx90a():
     """16-GCD MI250 (rccl_topo_16p1h.xml, gcn="910"): at least 160 GB/s.
 
-    RCCL maps the numeric gcn 910 to gfx90a (archinfo.cc:43-44) and so uses 36 GB/s per xGMI link
+    RCCL maps the numeric gcn 910 to gfx90a (convertGcnArchToGcnArchName, archinfo.cc) and so
+    uses 36 GB/s per xGMI link
     (MI200_XGMI_WIDTH), imported at the 50 GB/s line rate (MI250X: 100 GB/s both ways per link):
     GCD 0 lists count 4 to 0000:51, 1 to 0000:56, 2 to 0000:0e = 7·50 = 350 GB/s out. The issue's figure for this dump is >= 160 (it solved to 12.8 without xGMI).
     """
