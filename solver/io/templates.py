@@ -253,10 +253,11 @@ def nvl72(gpus: int = 72, nvlink_bw: float = 900) -> Topology:
     )
     per_row = 18  # one row per 18 GPUs (an NVL72 rack has 18 compute trays of 4 GPUs)
     width = (min(gpus, per_row) - 1) * _COL
-    sw = b.node("nvsw", SWITCH, "nvswitch", width / 2, 0.0, "nvlink-domain", NVLS_CAPABILITIES)
+    # one group: NCCL sees the whole NVLink domain as one node (one NVLS domain)
+    sw = b.node("nvsw", SWITCH, "nvswitch", width / 2, 0.0, "rack", NVLS_CAPABILITIES)
     for j in range(gpus):
         row, col = divmod(j, per_row)
-        gpu = b.node(f"gpu{j}", COMPUTE, "gpu", col * _COL, _ROW * (1 + row), f"tray{j // 4}")
+        gpu = b.node(f"gpu{j}", COMPUTE, "gpu", col * _COL, _ROW * (1 + row), "rack")
         b.link(gpu, sw, nvlink)
     return b.build()
 
