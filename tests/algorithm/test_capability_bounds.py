@@ -167,3 +167,44 @@ def test_shared_network_runs_index_groups_in_sequence():
     assert max(h.intra, h.inter) == hierarchical_time_twin(topo)
     b = capability_bounds(topo, "allreduce")
     assert b.any_schedule == 15 and b.capability <= 15
+
+
+# ----------------------------------------------------------------------------- built out
+def test_hierarchical_schedule_on_2x_dgx_h100_is_built_and_verified():
+    from solver.algorithm.hierarchical import build_hierarchical, verify_hierarchical
+
+    topo = T.make("dgx_h100_rail", n=2)
+    h = build_hierarchical(topo)
+    verify_hierarchical(h)
+    assert h.time_per_byte() == Fraction(1, 400)  # = the any-schedule bound, exactly
+    loads = h.loads()
+    assert loads[("b0.gpu0", "b0.nvsw")] == 1 and loads[("b0.nvsw", "b0.gpu0")] == 1
+    # rail j carries only index j's portion: 1/8 each way per NIC link
+    assert loads[("b0.nic3", "rail3")] == Fraction(1, 8)
+
+
+def test_verifier_catches_a_broken_schedule():
+    from dataclasses import replace
+
+    from solver.algorithm.hierarchical import build_hierarchical, verify_hierarchical
+    from solver.model.errors import SolverError
+
+    topo = T.make("dgx_h100_rail", n=2)
+    h = build_hierarchical(topo)
+    dropped = replace(h, transfers=h.transfers[1:])  # one portion never goes up
+    with pytest.raises(SolverError, match="not M each way"):
+        verify_hierarchical(dropped)
+    swapped = replace(h, groups=(h.groups[1],) + h.groups[1:])
+    with pytest.raises(SolverError, match="partition"):
+        verify_hierarchical(swapped)
+
+
+@pytest.mark.parametrize("shape", [(1, 4, 30, 0), (2, 3, 50, 20), (3, 2, 40, 30)])
+def test_hierarchical_loads_never_need_more_than_the_figure(shape):
+    from solver.algorithm.hierarchical import build_hierarchical, verify_hierarchical
+
+    n_boxes, ppn, nvlink, nic = shape
+    topo = star([nvlink] * ppn) if n_boxes == 1 else boxes(n_boxes, ppn, nvlink, nic)
+    h = build_hierarchical(topo)
+    verify_hierarchical(h)
+    assert h.time_per_byte() <= max(h.plan.intra, h.plan.inter)
