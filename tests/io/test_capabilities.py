@@ -77,3 +77,13 @@ def test_dumps_mark_nvswitch_of_sm90_and_later_only():
     for path in sorted(REAL.glob("rccl_*.xml")):  # AMD: never NVLS, whatever their sm
         assert not any(n.capabilities for n in load(path).nodes), path.name
     validate(h100)
+
+
+def test_skeleton_dumps_follow_their_intra_preset():
+    import solver
+
+    opts = json.loads((REAL / "import_options.json").read_text())
+    ndv5 = solver.load_topology(REAL / "azhpc_ndv5-topo.xml", **opts["azhpc_ndv5-topo.xml"])
+    assert [n.id for n in ndv5.nodes if n.capabilities] == ["b0.nvsw"]  # nvswitch:h100
+    ndv4 = solver.load_topology(REAL / "azhpc_ndv4-topo.xml", **opts["azhpc_ndv4-topo.xml"])
+    assert not any(n.capabilities for n in ndv4.nodes)  # nvswitch:a100
