@@ -35,13 +35,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from solver.algorithm.cost import MAX_FLOW_WORK, CostLimit, check_optimum, flow_work
 from solver.algorithm.optimum import compute_optimum
+from solver.algorithm.symmetry import find_box_symmetry, find_structural_box_symmetry
 from solver.flow.csr import IndexedFabric
 from solver.flow.maxflow import FlowNetwork
 from solver.model.errors import ForestCollError, TopologyError
 from solver.model.topology import Topology, validate
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
+#: compute nodes from which box symmetry is looked for (as the solver, pipeline.SYMMETRY_MIN_N)
+SYMMETRY_MIN_N = 256
 
 
 @dataclass(frozen=True)
@@ -91,9 +95,16 @@ def marked_switches(topo: Topology) -> tuple[str, ...]:
 
 
 def allgather_optimum(topo: Topology) -> tuple[Fraction, tuple[str, ...]]:
-    """ForestColl's allgather optimum algbw and its bottleneck set (node ids)."""
+    """ForestColl's allgather optimum algbw and its bottleneck set (node ids); on identical boxes
+    one max-flow per orbit of sinks, as the solver does; refused over the solver's cost limit."""
     fab = IndexedFabric.from_topology(topo)
-    opt = compute_optimum(fab)
+    sinks = None
+    if fab.num_compute >= SYMMETRY_MIN_N:
+        groups = [node.group for node in topo.nodes]
+        sym = find_box_symmetry(fab, groups) or find_structural_box_symmetry(fab)
+        sinks = None if sym is None else sym.representatives(fab)
+    check_optimum(fab, sinks)
+    opt = compute_optimum(fab, sinks=sinks)
     return opt.algbw, tuple(fab.names[i] for i, m in enumerate(opt.cut) if m)
 
 
@@ -102,8 +113,14 @@ def min_separating_cut(topo: Topology) -> tuple[Fraction, tuple[str, ...]]:
 
     Any such S holds a compute node u and misses one w; with ``c0`` the first compute node,
     either c0 ∈ S (S separates c0 from w) or not (S separates u from c0). So the least
-    ``maxflow(c0→t)`` and ``maxflow(t→c0)`` over compute t is the minimum: 2(N−1) max-flows."""
+    ``maxflow(c0→t)`` and ``maxflow(t→c0)`` over compute t is the minimum: 2(N−1) max-flows,
+    each stopped once it reaches the best value so far (a flow that stops there cannot lower it).
+    Refused over the solver's max-flow cost limit."""
     fab = IndexedFabric.from_topology(topo)
+    # two max-flows per compute node, once (the optimum's limit is per Dinkelbach step)
+    if flow_work(fab, 2 * fab.num_compute) > 2 * MAX_FLOW_WORK:
+        raise CostLimit(f"the any-schedule bound needs {2 * (fab.num_compute - 1)} max-flows on "
+                        f"{fab.n} nodes (limit {2 * MAX_FLOW_WORK:.3g} units of work)")
     tails = [u for u, _ in fab.edges]
     heads = [v for _, v in fab.edges]
     net = FlowNetwork(fab.n, tails, heads, list(fab.bw_int))
@@ -111,7 +128,7 @@ def min_separating_cut(topo: Topology) -> tuple[Fraction, tuple[str, ...]]:
     best: tuple[int, tuple[str, ...]] | None = None
     for t in fab.compute[1:]:
         for s, d in ((c0, t), (t, c0)):
-            value = net.max_flow(s, d)
+            value = net.max_flow(s, d, None if best is None else best[0])
             if best is None or value < best[0]:
                 side = net.source_side(s)
                 best = (value, tuple(fab.names[i] for i in range(fab.n) if side[i]))

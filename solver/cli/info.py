@@ -10,7 +10,7 @@ from typing import Any
 
 from solver.algorithm.capability_bounds import CapabilityBounds, capability_bounds, describe
 from solver.io import strict_json
-from solver.model.errors import TopologyError
+from solver.model.errors import SolverError, TopologyError
 from solver.model.scale_up import scale_up_warnings
 from solver.model.topology import CAPABILITIES, Topology, validate
 from solver.simulate.library import pick_library
@@ -38,6 +38,7 @@ class FabricSummary:
     #: switches marked reduce/multicast, and the allreduce figures they change (GB/s)
     capable_switches: tuple[str, ...] = ()
     bounds: CapabilityBounds | None = None
+    bounds_error: str = ""  # why the bounds were not computed (a cost limit)
 
     @property
     def balanced(self) -> bool:
@@ -65,6 +66,7 @@ class FabricSummary:
             "library": self.library,
             "library_reason": self.library_reason,
             "capable_switches": list(self.capable_switches),
+            "allreduce_bounds_error": self.bounds_error,
             "allreduce_bounds_gbps": None if self.bounds is None else {
                 "forward_only": float(self.bounds.forward_only),
                 "any_schedule": float(self.bounds.any_schedule),
@@ -85,7 +87,11 @@ def capability_lines(topo: Topology, collective: str, indent: str = "") -> list[
         f"{n.id} ({'+'.join(c for c in CAPABILITIES if c in n.capabilities)})" for n in marked[:4]
     ) + (f" and {len(marked) - 4} more" if len(marked) > 4 else "")
     lines = [f"{indent}switches that reduce/multicast: {names}; {collective} bounds:"]
-    lines += [f"{indent}  {line}" for line in describe(capability_bounds(topo, collective))]
+    try:
+        bounds = capability_bounds(topo, collective)
+    except SolverError as exc:
+        return lines + [f"{indent}  not computed: {exc}"]
+    lines += [f"{indent}  {line}" for line in describe(bounds)]
     return lines
 
 
@@ -109,7 +115,12 @@ def summarize(topo: Topology) -> FabricSummary:
     roles = Counter(n.role or n.kind for n in topo.nodes)
     lib, why = pick_library(topo)
     capable = tuple(n.id for n in topo.nodes if n.capabilities)
-    bounds = capability_bounds(topo, "allreduce") if capable and problem is None else None
+    bounds, why_not = None, ""
+    if capable and problem is None:
+        try:
+            bounds = capability_bounds(topo, "allreduce")
+        except SolverError as exc:  # over a cost limit: info stays quick and says so
+            why_not = str(exc)
     return FabricSummary(
         name=topo.name,
         compute_nodes=len(compute),
@@ -127,6 +138,7 @@ def summarize(topo: Topology) -> FabricSummary:
         library_reason=why,
         capable_switches=capable,
         bounds=bounds,
+        bounds_error=why_not,
     )
 
 
@@ -172,6 +184,9 @@ def format_text(s: FabricSummary, path: str) -> str:
             f" and {len(s.capable_switches) - 4} more" if len(s.capable_switches) > 4 else "")
         lines.append(f"reduce/multicast: {shown}; allreduce algbw bounds:")
         lines += [f"                    {line}" for line in describe(s.bounds)]
+    elif s.bounds_error:
+        lines.append(f"reduce/multicast: {', '.join(s.capable_switches[:4])}; allreduce bounds not "
+                     f"computed: {s.bounds_error}")
     for note in s.notes:
         lines.append(f"note:             {note}")
     for w in s.warnings:
