@@ -199,7 +199,10 @@ class Sweep:
             return note
         from solver.algorithm.capability_bounds import capability_bounds
 
-        cap = capability_bounds(self.topology, "allreduce")
+        try:
+            cap = capability_bounds(self.topology, "allreduce")
+        except ForestCollError:  # over a cost limit: the note without the capability figure
+            return note
         kind = "exact" if cap.exact else "constructed"
         where = "at or below" if best.algbw <= float(cap.capability) * (1 + 1e-9) else "ABOVE"
         return (
