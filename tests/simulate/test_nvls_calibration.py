@@ -49,3 +49,29 @@ def test_nvls_model_and_measured_figure_stay_below_the_capability_optimum(fabric
     assert 8 * GIB / t / 1e9 <= float(cap.capability)
     if fabric.name == "1x DGX H100 rail":
         assert 275.0 <= float(cap.capability) == 450  # nccl-tests#212's measured algbw
+
+
+def test_in_switch_choices_never_beat_the_any_schedule_bound_on_real_dumps_and_templates():
+    """Physics for NVLS/NVLSTree: whatever the switch does, no allreduce beats the any-schedule
+    bound at line rate. Every real dump the library runs NVLS on, and the NVLS templates."""
+    import json
+    from pathlib import Path
+
+    import solver
+
+    real = Path(__file__).resolve().parents[1] / "data" / "real" / "topo"
+    opts = json.loads((real / "import_options.json").read_text())
+    fabrics = [T.make("dgx_h100_rail", n=n) for n in (1, 2, 4)] + [T.make("nvl72"),
+                                                                    T.make("nvl72", gpus=8)]
+    for path in sorted(real.glob("*.xml")):
+        topo = solver.load_topology(path, **opts.get(path.name, {}))
+        if L.library_for(topo).nvls:
+            fabrics.append(topo)
+    assert len(fabrics) >= 8  # IBM H100, GB300 MNNVL and the NDv5 skeleton among them
+    for topo in fabrics:
+        cap = capability_bounds(topo, "allreduce")
+        tu = L.tuner(topo, "allreduce")
+        for c in tu.choices:
+            if c.algorithm in L.IN_SWITCH:
+                assert c.bw <= float(cap.any_schedule), (topo.name, c.label)
+                assert c.bw <= float(cap.capability) or not cap.exact, (topo.name, c.label)
