@@ -278,6 +278,12 @@ def capability_bounds(topo: Topology, collective: str) -> CapabilityBounds:
                             any_cut, switches, hier)
 
 
+def _percent(x: Fraction) -> str:
+    """A gap for people: one decimal, more digits when that would read 0.0 %."""
+    pct = 100 * float(x)
+    return f"{pct:.1f} %" if pct >= 0.05 else f"{pct:.2g} %"
+
+
 def describe(b: CapabilityBounds) -> list[str]:
     """Lines for the command line: the three figures, which is exact, and the gap."""
     lines = [
@@ -286,7 +292,7 @@ def describe(b: CapabilityBounds) -> list[str]:
         f"any-schedule bound (whatever switches do): {float(b.any_schedule):.2f} GB/s",
     ]
     state = "exact, meets the any-schedule bound" if b.exact else (
-        f"constructed, {100 * float(b.gap):.1f} % below the any-schedule bound")
+        f"constructed, {_percent(b.gap)} below the any-schedule bound")
     lines.append(f"with the marked capabilities: {float(b.capability):.2f} GB/s ({state}; "
                  f"{b.construction})")
     return lines
