@@ -9,6 +9,9 @@ Usage: python benchmarks/simulate.py [--collective allgather] [--chunk 256K] [--
    ForestColl/ring ratio. (Line rate: no library efficiency.)
 2. Calibration table: every real log of solver.simulate.calibration: measured algbw, the library
    model's, the error, held out or not, at 1 GiB and at the largest size; worst errors.
+4. NVLS table: every quoted NVLS allreduce figure of solver.simulate.calibration.NVLS_FIGURES,
+   measured vs model and the error (one calibrates, the rest held out); then the three allreduce
+   bounds of solver.algorithm.capability_bounds on 1x/2x DGX H100 rail and the NVL72-like rack.
 3. Scale table (--scale, GPU counts of n x DGX H100 rail): solve time; simulation of the ForestColl
    schedule at 1 GiB with the default model (chunk-level while it fits, else flow-level): wall
    time, events, algbw vs optimum; the flow-level model's time and algbw (cross-check); the
@@ -54,6 +57,7 @@ def main() -> int:
     if not args.skip_speed:
         speed_table(args)
     calibration_table()
+    nvls_table()
     if args.scale:
         scale_table([int(x) for x in args.scale.split(",")], args.collective)
     return 0
@@ -211,6 +215,32 @@ def speed_table(args) -> None:
         print(
             f"ForestColl / multi-channel ring at 1 GiB on {key}: {r:.2f}x  (vs single ring {r1:.2f}x)"
         )
+
+
+def nvls_table() -> None:
+    from solver.algorithm.capability_bounds import capability_bounds
+
+    print()
+    print("NVLS allreduce vs public figures (algbw GB/s; error = model / measured - 1)")
+    head = f"{'fabric':<40} {'set':<11} {'size':>5} {'meas':>7} {'model':>7} {'err':>7}  source"
+    print(head)
+    print("-" * len(head))
+    errors = []
+    for fig, predicted, _ in C.nvls_compare():
+        err = predicted / fig.measured - 1
+        if fig.held_out:
+            errors.append(abs(err))
+        print(f"{fig.fabric[:40]:<40} {'held out' if fig.held_out else 'calibration':<11} "
+              f"{format_size(fig.size):>5} {fig.measured:>7.1f} {predicted:>7.1f} "
+              f"{100 * err:>+6.1f}%  {fig.source[:60]}")
+    print(f"worst |error|, held-out NVLS figures: {100 * max(errors):.1f}% "
+          f"({sum(e <= 0.02 for e in errors)} of {len(errors)} within 2 %)")
+    print()
+    print("Allreduce bounds (GB/s, line rate): forward-only / any-schedule / capability")
+    for topo in (T.dgx_h100_rail(1), T.dgx_h100_rail(2), T.make("nvl72")):
+        b = capability_bounds(topo, "allreduce")
+        print(f"{topo.name:<24} {float(b.forward_only):>8.2f} {float(b.any_schedule):>8.2f} "
+              f"{float(b.capability):>8.2f} {'exact' if b.exact else 'constructed'}")
 
 
 if __name__ == "__main__":

@@ -570,3 +570,83 @@ def trimmed_fixed_k_units(topo: Topology, k: int, max_steps: int = 50) -> Fracti
                 return u
         u = min(Fraction(math.floor(u * b) + 1) / b for b in bws.values())
     raise AssertionError("no feasible trim found")
+
+
+# ----------------------------------------------------------------------------- capability bounds
+def exhaustive_allreduce_any(topo: Topology) -> Fraction:
+    """Any-schedule allreduce bound min over S separating compute nodes of min(B+(S), B-(S)),
+    by enumerating every vertex subset (fabrics of at most 14 nodes)."""
+    nodes = topo.node_ids
+    if len(nodes) > 14:
+        raise ValueError(f"exhaustive enumeration is limited to 14 nodes, got {len(nodes)}")
+    compute = set(topo.compute_ids)
+    caps = topo.directed_bandwidths()
+    best = None
+    for mask in range(1, 1 << len(nodes)):
+        inside = {v for i, v in enumerate(nodes) if mask >> i & 1}
+        if not (inside & compute) or compute <= inside:
+            continue
+        out = sum((b for (u, v), b in caps.items() if u in inside and v not in inside), Fraction(0))
+        inn = sum((b for (u, v), b in caps.items() if v in inside and u not in inside), Fraction(0))
+        value = min(out, inn)
+        best = value if best is None else min(best, value)
+    return best
+
+
+def hierarchical_time_twin(topo: Topology) -> Fraction:
+    """Seconds per byte of the hierarchical NVLS allreduce, counted transfer by transfer.
+
+    Domains: every switch that reduces and multicasts, with the compute nodes linked to it
+    (assumed disjoint, covering, equal size p). Intra-domain: each GPU v sends w its p-1 foreign
+    portions (1/p each), w returns v's partial (1/p), v sends its result (1/p), w sends it to each
+    other member (one transfer per link: multicast). Inter-domain: the j-th GPUs of all domains,
+    on the non-domain switches (dead-end switches dropped), allreduce 1/p with the exhaustive
+    allgather optimum of that fabric and of its reverse; groups sharing a link run in sequence."""
+    caps = topo.directed_bandwidths()
+    domains = []
+    for n in topo.nodes:
+        if n.reduces and n.multicasts:
+            domains.append((n.id, [c for c in topo.compute_ids if (c, n.id) in caps and (n.id, c) in caps]))
+    p = len(domains[0][1])
+    load: dict[tuple[str, str], Fraction] = {}
+
+    def send(u, v, amount):
+        load[(u, v)] = load.get((u, v), Fraction(0)) + amount
+
+    for w, members in domains:
+        for v in members:
+            for _ in range(p - 1):
+                send(v, w, Fraction(1, p))  # foreign portions up
+            send(w, v, Fraction(1, p))  # partial of v's portion down
+            send(v, w, Fraction(1, p))  # v's result up once
+            for u in members:
+                if u != v:
+                    send(w, u, Fraction(1, p))  # multicast copies
+    intra = max(amount / caps[e] for e, amount in load.items())
+    if len(domains) == 1:
+        return intra
+    domain_switches = {w for w, _ in domains}
+    times, link_sets = [], []
+    for j in range(p):
+        group = {members[j] for _, members in domains}
+        g = nx.Graph()
+        for (u, v) in caps:
+            ok = [x in group or (x not in domain_switches and not topo.node(x).is_compute) for x in (u, v)]
+            if all(ok):
+                g.add_edge(u, v)
+        changed = True
+        while changed:
+            changed = False
+            for x in list(g.nodes):
+                if x not in group and g.degree(x) <= 1:
+                    g.remove_node(x)
+                    changed = True
+        keep = set(g.nodes)
+        sub = topo.without([n.id for n in topo.nodes if n.id not in keep])
+        ag = exhaustive_optimum(sub).algbw
+        rs = exhaustive_optimum(sub.reversed()).algbw
+        times.append((1 / ag + 1 / rs) / p)
+        link_sets.append(set(sub.directed_bandwidths()))
+    shared = any(link_sets[a] & link_sets[b] for a in range(p) for b in range(a + 1, p))
+    inter = sum(times, Fraction(0)) if shared else max(times)
+    return max(intra, inter)

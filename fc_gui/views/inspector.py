@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -29,7 +30,7 @@ from fc_gui.model.document import TopologyDocument
 from fc_gui.model.result_text import fabric_counts
 from fc_gui.views import style
 from solver.model.errors import ForestCollError
-from solver.model.topology import COMPUTE, NODE_KINDS, SWITCH, to_fraction
+from solver.model.topology import COMPUTE, MULTICAST, NODE_KINDS, REDUCE, SWITCH, to_fraction
 
 _BAD = "QLineEdit { border: 2px solid #d32f2f; background: #fff0f0; }"
 
@@ -100,10 +101,26 @@ class Inspector(QWidget):
         self.node_group.setPlaceholderText("(none)")
         self.node_pos = QLabel()
         self.node_links = QLabel()
+        # what a switch does beyond forwarding (NVLink SHARP / SHARP): changes the bounds shown
+        self.node_reduce = QCheckBox("reduces")
+        self.node_multicast = QCheckBox("multicasts")
+        for box, what in ((self.node_reduce, "adds the data it receives (in-switch reduction)"),
+                          (self.node_multicast, "sends what it receives once out on several links")):
+            box.setToolTip(f"The switch {what}, as NVLink SHARP (NVLS) or InfiniBand SHARP do. "
+                           "Changes the allreduce bounds, not allgather's; ForestColl's own "
+                           "schedules still only forward.")
+            box.clicked.connect(lambda *_: self._apply_capabilities())
+        caps = QWidget()
+        caps_row = QHBoxLayout(caps)
+        caps_row.setContentsMargins(0, 0, 0, 0)
+        caps_row.addWidget(self.node_reduce)
+        caps_row.addWidget(self.node_multicast)
+        caps_row.addStretch(1)
         f.addRow("Id", self.node_id)
         f.addRow("Kind", self.node_kind)
         f.addRow("Role", self.node_role)
         f.addRow("Group", self.node_group)
+        f.addRow("Switch", caps)
         f.addRow("Position", self.node_pos)
         f.addRow("Links", self.node_links)
         self.node_id.editingFinished.connect(self._apply_node_id)
@@ -194,6 +211,10 @@ class Inspector(QWidget):
             self.node_role.addItems(list(roles))
             self.node_role.setCurrentText(n.role)
             self.node_group.setText(n.group or "")
+            self.node_reduce.setChecked(n.reduces)
+            self.node_multicast.setChecked(n.multicasts)
+            for box in (self.node_reduce, self.node_multicast):
+                box.setEnabled(n.kind == SWITCH)
             self.node_pos.setText(f"{n.x or 0:g}, {n.y or 0:g}")
             deg = len(doc.links_of([n.id]))
             off = " — disabled (what-if)" if n.id in doc.disabled_nodes else ""
@@ -311,11 +332,20 @@ class Inspector(QWidget):
         if "kind" in changes and changes["kind"] not in NODE_KINDS:
             self._refuse(None, f"Kind must be one of {', '.join(NODE_KINDS)}.")
             return
+        if changes.get("kind") == COMPUTE:
+            changes["capabilities"] = frozenset()  # only a switch reduces or multicasts
         new = replace(node, **changes)
         if new == node and new.group == node.group:
             return
         self._accept()
         self.undo_stack.push(SetNodePropsCommand(self.doc, node.id, new))
+
+    def _apply_capabilities(self) -> None:
+        """The two check boxes -> the selected switch's ``capabilities`` (one undo step)."""
+        caps = {REDUCE} if self.node_reduce.isChecked() else set()
+        if self.node_multicast.isChecked():
+            caps.add(MULTICAST)
+        self._apply_node(capabilities=frozenset(caps))
 
     def _apply_many(self, **changes) -> None:
         """Set role/group on every selected node in one undo step (a blank "mixed" role is

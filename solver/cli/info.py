@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from solver.algorithm.capability_bounds import CapabilityBounds, capability_bounds, describe
 from solver.io import strict_json
-from solver.model.errors import TopologyError
+from solver.model.errors import SolverError, TopologyError
 from solver.model.scale_up import scale_up_warnings
-from solver.model.topology import Topology, validate
+from solver.model.topology import CAPABILITIES, Topology, validate
 from solver.simulate.library import pick_library
 from solver.cli._common import add_command, add_fabric_options, load_fabric
 
@@ -34,6 +35,10 @@ class FabricSummary:
     notes: tuple[str, ...] = ()  # what the importer skipped, as the runtime does
     library: str = ""  # the NCCL/RCCL library the hardware runs (simulate's default)
     library_reason: str = ""  # why that one
+    #: switches marked reduce/multicast, and the allreduce figures they change (GB/s)
+    capable_switches: tuple[str, ...] = ()
+    bounds: CapabilityBounds | None = None
+    bounds_error: str = ""  # why the bounds were not computed (a cost limit)
 
     @property
     def balanced(self) -> bool:
@@ -60,7 +65,34 @@ class FabricSummary:
             "import_notes": list(self.notes),
             "library": self.library,
             "library_reason": self.library_reason,
+            "capable_switches": list(self.capable_switches),
+            "allreduce_bounds_error": self.bounds_error,
+            "allreduce_bounds_gbps": None if self.bounds is None else {
+                "forward_only": float(self.bounds.forward_only),
+                "any_schedule": float(self.bounds.any_schedule),
+                "capability": float(self.bounds.capability),
+                "capability_exact": self.bounds.exact,
+                "construction": self.bounds.construction,
+            },
         }
+
+
+def capability_lines(topo: Topology, collective: str, indent: str = "") -> list[str]:
+    """The three figures of :mod:`solver.algorithm.capability_bounds` when some switch of
+    ``topo`` reduces or multicasts (else nothing: the forward-only optimum is the only one)."""
+    marked = [n for n in topo.nodes if n.capabilities]
+    if not marked:
+        return []
+    names = ", ".join(
+        f"{n.id} ({'+'.join(c for c in CAPABILITIES if c in n.capabilities)})" for n in marked[:4]
+    ) + (f" and {len(marked) - 4} more" if len(marked) > 4 else "")
+    lines = [f"{indent}switches that reduce/multicast: {names}; {collective} bounds:"]
+    try:
+        bounds = capability_bounds(topo, collective)
+    except SolverError as exc:
+        return lines + [f"{indent}  not computed: {exc}"]
+    lines += [f"{indent}  {line}" for line in describe(bounds)]
+    return lines
 
 
 def summarize(topo: Topology) -> FabricSummary:
@@ -82,6 +114,13 @@ def summarize(topo: Topology) -> FabricSummary:
         problem = str(exc)
     roles = Counter(n.role or n.kind for n in topo.nodes)
     lib, why = pick_library(topo)
+    capable = tuple(n.id for n in topo.nodes if n.capabilities)
+    bounds, why_not = None, ""
+    if capable and problem is None:
+        try:
+            bounds = capability_bounds(topo, "allreduce")
+        except SolverError as exc:  # over a cost limit: info stays quick and says so
+            why_not = str(exc)
     return FabricSummary(
         name=topo.name,
         compute_nodes=len(compute),
@@ -97,6 +136,9 @@ def summarize(topo: Topology) -> FabricSummary:
         notes=tuple(topo.extra.get("import_notes", ())),
         library=lib.label,
         library_reason=why,
+        capable_switches=capable,
+        bounds=bounds,
+        bounds_error=why_not,
     )
 
 
@@ -137,6 +179,14 @@ def format_text(s: FabricSummary, path: str) -> str:
         lines.append("connectivity:     every compute node reaches every other")
     else:
         lines.append(f"connectivity:     NO: {s.connectivity_error}")
+    if s.bounds is not None:
+        shown = ", ".join(s.capable_switches[:4]) + (
+            f" and {len(s.capable_switches) - 4} more" if len(s.capable_switches) > 4 else "")
+        lines.append(f"reduce/multicast: {shown}; allreduce algbw bounds:")
+        lines += [f"                    {line}" for line in describe(s.bounds)]
+    elif s.bounds_error:
+        lines.append(f"reduce/multicast: {', '.join(s.capable_switches[:4])}; allreduce bounds not "
+                     f"computed: {s.bounds_error}")
     for note in s.notes:
         lines.append(f"note:             {note}")
     for w in s.warnings:

@@ -17,6 +17,7 @@ from solver.model.scale_up import scale_up_warnings
 from solver.model.topology import Topology
 from solver.model.plan import COMPRESS_MIN_N, CompressedSchedule
 from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
+from solver.cli.info import capability_lines
 
 PHASES = ("optimum", "switch_removal", "trees", "paths")
 
@@ -131,6 +132,8 @@ def _run_plan(args, topo: Topology, fabric_warnings: list[str]) -> int:
         except OSError as exc:
             raise ForestCollError(f"{args.output}: cannot write: {exc.strerror or exc}") from None
     print(format_plan_report(plan, verified=verified, elapsed=elapsed, source=args.topology))
+    for line in capability_lines(topo, plan.base.collective, "  "):
+        print(line)
     for w in fabric_warnings:
         print(f"  warning: {w}")
     if args.output:
@@ -179,6 +182,8 @@ def run(args) -> int:
         write_schedule_json(schedule, sys.stdout)
     else:
         print(format_report(schedule, verified=verified, elapsed=elapsed, source=args.topology))
+        for line in capability_lines(topo, schedule.collective, "  "):
+            print(line)
         for w in fabric_warnings:
             print(f"  warning: {w}")
         if args.output:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -48,7 +48,7 @@ from solver.io.nccl_options import IntraFabric, parse_intra, parse_overrides
 from solver.model.values import bounded_int
 from solver.io.untrusted import parse_xml
 from solver.model.errors import TopologyError
-from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
+from solver.model.topology import COMPUTE, NVLS_CAPABILITIES, SWITCH, Link, Node, Topology
 
 # Re-exported: the rules live in nccl_rates.
 cpu_link_bandwidth = rates.cpu_link_bandwidth
@@ -715,7 +715,34 @@ def loads(
         extra["intra_hardware"] = given.hardware  # the library model follows it
     if parsed.notes:
         extra["import_notes"] = list(dict.fromkeys(parsed.notes))
-    return Topology(name=name, nodes=tuple(placed.nodes), links=tuple(placed.links), extra=extra)
+    hardware = given.hardware if given is not None else ""
+    nodes = _mark_nvls(placed.nodes, placed.links, hardware)
+    return Topology(name=name, nodes=tuple(nodes), links=tuple(placed.links), extra=extra)
+
+
+#: ``--intra`` presets whose NVSwitch has NVLink SHARP (Hopper and later)
+NVLS_PRESETS = ("h100", "b200")
+
+
+def _mark_nvls(nodes: list[Node], links: list[Link], hardware: str) -> list[Node]:
+    """An NVSwitch whose GPUs are sm >= 90 (Hopper, Blackwell: third-generation NVSwitch and
+    later) does NVLink SHARP: it is marked ``reduce`` and ``multicast``. NCCL enables NVLS on
+    exactly that hardware (tuning.cc:139-144 nvlsEfficiency is 0 below Hopper; NVIDIA/nccl
+    @5067397c). AMD GPUs (``gcn``) never are, whatever their ``sm``. A skeleton dump
+    without ``sm`` follows its ``--intra`` preset (h100, b200)."""
+    sm = {n.id: n.extra.get("sm") for n in nodes if n.kind == COMPUTE and not n.extra.get("gcn")}
+    hopper = {i for i, v in sm.items() if str(v).isdigit() and int(v) >= 90}
+    if hardware in NVLS_PRESETS:
+        hopper = set(sm)
+    marked = set()
+    for link in links:
+        for a, b in ((link.source, link.target), (link.target, link.source)):
+            if a in hopper:
+                marked.add(b)
+    return [
+        replace(n, capabilities=NVLS_CAPABILITIES) if n.role == "nvswitch" and n.id in marked else n
+        for n in nodes
+    ]
 
 
 def _check_joinable(hosts: list[_Box], total: int, shared_nvsw: bool, where: str) -> None:

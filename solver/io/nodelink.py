@@ -22,9 +22,10 @@ from solver.model.errors import TopologyError
 from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology, fraction_to_json, to_fraction
 from solver.model.values import bounded_float, identifier
 from solver.io.untrusted import json_value
-from solver.io.v1 import dumps_one_per_line, kept, label_text, node_to_dict, parse_json_exact, plain
+from solver.io.v1 import (dumps_one_per_line, kept, label_text, node_to_dict, parse_json_exact, plain,
+                          read_capabilities)
 
-_NODE_KEYS = {"id", "kind", "compute", "role", "x", "y", "group"}
+_NODE_KEYS = {"id", "kind", "compute", "role", "x", "y", "group", "capabilities"}
 _EDGE_KEYS = {"source", "target", "bandwidth", "capacity", "latency", "key"}
 _TOP_KEYS = {"directed", "multigraph", "graph", "nodes", "links", "edges"}
 
@@ -116,6 +117,7 @@ def from_data(data: Any, where: str = "<node-link>") -> Topology:
                 y=_coord(raw, "y", node_id, where),
                 group=None if group is None else label_text(group, f"{where}: node {node_id!r}: group"),
                 extra=kept(raw, _NODE_KEYS, f"{where}: node {node_id!r}"),
+                capabilities=read_capabilities(raw, node_id, where),
             )
         )
 

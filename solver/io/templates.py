@@ -1,4 +1,4 @@
-"""Ready-made fabrics: DGX A100, MI250, DGX H100 (rail-optimized), ring, torus, fat tree, full mesh.
+"""Ready-made fabrics: DGX A100, MI250, DGX H100 (rail-optimized), GB200 NVL72-like rack, ring, torus, fat tree, full mesh.
 
 Every template is a function returning a validated :class:`~solver.model.topology.Topology` whose nodes
 carry ``x``/``y``/``group`` layout hints (scene units, about 100 per GPU column; ``y`` grows
@@ -26,6 +26,7 @@ from typing import Any
 from solver.model.errors import TopologyError
 from solver.model.topology import (
     COMPUTE,
+    NVLS_CAPABILITIES,
     SWITCH,
     Link,
     Node,
@@ -71,7 +72,8 @@ class _Builder:
         self.nodes: list[Node] = []
         self.links: list[Link] = []
 
-    def node(self, node_id: str, kind: str, role: str, x: float, y: float, group: str) -> str:
+    def node(self, node_id: str, kind: str, role: str, x: float, y: float, group: str,
+             capabilities: frozenset[str] = frozenset()) -> str:
         self.nodes.append(
             Node(
                 id=node_id,
@@ -80,6 +82,7 @@ class _Builder:
                 x=round(float(x), 1),
                 y=round(float(y), 1),
                 group=group,
+                capabilities=capabilities,
             )
         )
         return node_id
@@ -155,8 +158,10 @@ def _nvswitch_boxes(
     gpus: int,
     nvlink_bw: Fraction,
     nic_bw: Fraction | None,
+    nvls: bool = False,
 ) -> tuple[list[list[str]], list[list[str]], float, float]:
-    """Boxes of ``gpus`` GPUs on one NVSwitch node, optionally one NIC per GPU.
+    """Boxes of ``gpus`` GPUs on one NVSwitch node, optionally one NIC per GPU; ``nvls``: the
+    NVSwitch reduces and multicasts (NVLink SHARP, third-generation NVSwitch and later).
 
     Returns (gpu ids per box, nic ids per box, grid width, grid height).
     """
@@ -166,7 +171,8 @@ def _nvswitch_boxes(
     for box in range(n):
         ox, oy = _box_origin(box, n, box_w, box_h)
         group = f"b{box}"
-        sw = b.node(f"{group}.nvsw", SWITCH, "nvswitch", ox + box_w / 2, oy, group)
+        sw = b.node(f"{group}.nvsw", SWITCH, "nvswitch", ox + box_w / 2, oy, group,
+                    NVLS_CAPABILITIES if nvls else frozenset())
         gpu_ids, nic_ids = [], []
         for j in range(gpus):
             gpu = b.node(f"{group}.gpu{j}", COMPUTE, "gpu", ox + j * _COL, oy + _ROW, group)
@@ -213,6 +219,7 @@ def dgx_h100_rail(n: int = 2, nvlink_bw: float = 450, nic_bw: float = 50) -> Top
 
     Each box: 8 GPUs, each ``nvlink_bw`` GB/s to NVSwitch node ``b<i>.nvsw``. For ``n > 1`` GPU j
     of every box has its own NIC (``nic_bw`` GB/s) linked (``nic_bw``) to rail switch ``rail<j>``.
+    The NVSwitch reduces and multicasts (NVLS; H100/H200 NVSwitch, and B200 with nvlink_bw 900).
     """
     n = _count(n, "number of boxes", 1)
     nvlink = _bandwidth(nvlink_bw, "NVLink bandwidth")
@@ -222,7 +229,7 @@ def dgx_h100_rail(n: int = 2, nvlink_bw: float = 450, nic_bw: float = 50) -> Top
         template="dgx_h100_rail",
         template_params=_params(n=n, nvlink_bw=nvlink, nic_bw=nic),
     )
-    _, nics, width, height = _nvswitch_boxes(b, n, 8, nvlink, nic if n > 1 else None)
+    _, nics, width, height = _nvswitch_boxes(b, n, 8, nvlink, nic if n > 1 else None, nvls=True)
     if n > 1:
         for j, x in enumerate(_spread(8, width)):
             b.node(f"rail{j}", SWITCH, "ib", x, height + _ROW, "network")
@@ -249,7 +256,7 @@ def superpod(
     From NVIDIA's DGX SuperPOD reference architectures (H100: RA-11333-001 V11, 2023-09-22;
     B200: docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-b200,
     table "Larger DGX SuperPOD component counts"): an SU is 32 DGX nodes, each 8 GPUs on
-    NVSwitch (``nvlink_bw`` GB/s per GPU) and one 400 Gb/s NIC per GPU (``nic_bw`` = 50 GB/s).
+    NVSwitch (``nvlink_bw`` GB/s per GPU; it reduces and multicasts, NVLS) and one 400 Gb/s NIC per GPU (``nic_bw`` = 50 GB/s).
     The NIC of GPU j of every node of SU s goes to that SU's rail-j leaf ``su<s>.leaf<j>``; every
     cable count is non-blocking (node-leaf = leaf-spine = spine-core = GPUs):
 
@@ -285,7 +292,7 @@ def superpod(
             nodes_per_su=per_su,
         ),
     )
-    _, nics, width, height = _nvswitch_boxes(b, sus * per_su, SU_RAILS, nvlink, nic)
+    _, nics, width, height = _nvswitch_boxes(b, sus * per_su, SU_RAILS, nvlink, nic, nvls=True)
     y = height + _ROW
     leaves = []
     for su, x_su in enumerate(_spread(sus, width)):
@@ -324,6 +331,29 @@ def superpod(
         for k, spine in enumerate(spines):
             for c in range(k * group, (k + 1) * group):
                 b.link(spine, cores[c], uplink / (group * over))
+    return b.build()
+
+
+def nvl72(gpus: int = 72, nvlink_bw: float = 900) -> Topology:
+    """A GB200 NVL72-like rack: ``gpus`` Blackwell GPUs in one NVLink domain, each ``nvlink_bw``
+    GB/s (18 NVLink5 links x 50 GB/s = 900) to the domain's NVSwitch fabric, drawn as one switch
+    node ``nvsw`` that reduces and multicasts (NVLS). The rack's NICs are left out: inside one
+    domain they carry no collective traffic."""
+    gpus = _count(gpus, "number of GPUs", 2, 576)
+    nvlink = _bandwidth(nvlink_bw, "NVLink bandwidth")
+    b = _Builder(
+        f"NVL{gpus} rack",
+        template="nvl72",
+        template_params=_params(gpus=gpus, nvlink_bw=nvlink),
+    )
+    per_row = 18  # one row per 18 GPUs (an NVL72 rack has 18 compute trays of 4 GPUs)
+    width = (min(gpus, per_row) - 1) * _COL
+    # one group: NCCL sees the whole NVLink domain as one node (one NVLS domain)
+    sw = b.node("nvsw", SWITCH, "nvswitch", width / 2, 0.0, "rack", NVLS_CAPABILITIES)
+    for j in range(gpus):
+        row, col = divmod(j, per_row)
+        gpu = b.node(f"gpu{j}", COMPUTE, "gpu", col * _COL, _ROW * (1 + row), "rack")
+        b.link(gpu, sw, nvlink)
     return b.build()
 
 
@@ -611,6 +641,16 @@ TEMPLATES: dict[str, TemplateSpec] = {
             ParamSpec("nic_bw", "NIC GB/s", float, 50, 1, 10_000),
             ParamSpec("core_oversubscription", "Core oversubscription", float, 1, 0.01, 1000),
             ParamSpec("nodes_per_su", "Nodes per SU", int, SU_NODES, 1, SU_NODES),
+        ),
+    ),
+    "nvl72": TemplateSpec(
+        nvl72,
+        "GB200 NVL72-like rack",
+        "Blackwell GPUs in one NVLink domain (72 in an NVL72 rack), each 900 GB/s to an "
+        "NVSwitch fabric that reduces and multicasts (NVLS).",
+        (
+            ParamSpec("gpus", "GPUs", int, 72, 2, 576),
+            ParamSpec("nvlink_bw", "NVLink GB/s per GPU", float, 900, 1, 10_000),
         ),
     ),
     "mi250": TemplateSpec(

@@ -15,6 +15,7 @@ from solver.model.errors import TopologyError
 from solver.model.values import (MAX_ID_CHARS, bounded_float, identifier, text_value)
 from solver.io.untrusted import json_value, parse_json
 from solver.model.topology import (
+    CAPABILITIES,
     Link,
     Node,
     Topology,
@@ -25,8 +26,12 @@ from solver.model.topology import (
 
 FORMAT_NAME = "forestcoll-topology"
 FORMAT_VERSION = 1
+#: Minor version 1.1 adds a switch's ``"capabilities": ["reduce", "multicast"]`` (in-switch
+#: reduction / multicast, e.g. NVLink SHARP). A file is written as 1.1 only when a switch has
+#: capabilities, so every other file stays 1; a 1.0 reader keeps the key as an unknown one.
+FORMAT_MINOR_CAPABILITIES = "1.1"
 
-_NODE_KEYS = {"id", "kind", "role", "x", "y", "group"}
+_NODE_KEYS = {"id", "kind", "role", "x", "y", "group", "capabilities"}
 _LINK_KEYS = {"source", "target", "bandwidth", "latency", "directed"}
 _TOP_KEYS = {"format", "version", "name", "nodes", "links"}
 
@@ -62,6 +67,28 @@ def kept(raw: dict, known: set[str], what: str) -> dict[str, Any]:
 def label_text(value: Any, what: str) -> str:
     """A name, role or group read from a file (any JSON scalar, as text that can be written)."""
     return text_value(str(plain(value)), what, max_chars=MAX_ID_CHARS)
+
+
+def read_capabilities(raw: dict, node_id: str, where: str) -> frozenset[str]:
+    """A node's ``"capabilities"`` list (v1.1; absent: none), checked: a list of known names."""
+    value = raw.get("capabilities")
+    if value is None:
+        return frozenset()
+    what = f"{where}: node {node_id!r}: capabilities"
+    if not isinstance(value, list) or len(value) > len(CAPABILITIES):
+        raise TopologyError(f"{what} must be a list of {' and/or '.join(map(repr, CAPABILITIES))}")
+    for item in value:
+        if item not in CAPABILITIES:
+            shown = str(plain(item))[:40]
+            raise TopologyError(
+                f"{what}: unknown capability {shown!r} (one of {', '.join(CAPABILITIES)})"
+            )
+    return frozenset(value)
+
+
+def capabilities_json(n: Node) -> list[str]:
+    """A node's capabilities as written (in :data:`CAPABILITIES` order)."""
+    return [c for c in CAPABILITIES if c in n.capabilities]
 
 
 def from_dict(data: Any, where: str = "<topology>", *, check: bool = True) -> Topology:
@@ -119,6 +146,7 @@ def from_dict(data: Any, where: str = "<topology>", *, check: bool = True) -> To
                 y=_float_or_none(raw.get("y"), f"{where}: node {node_id!r}: y"),
                 group=None if group is None else label_text(group, f"{where}: node {node_id!r}: group"),
                 extra=kept(raw, _NODE_KEYS, f"{where}: node {node_id!r}"),
+                capabilities=read_capabilities(raw, node_id, where),
             )
         )
 
@@ -179,6 +207,8 @@ def node_to_dict(n: Node) -> dict[str, Any]:
         d["y"] = _num(n.y)
     if n.group is not None:
         d["group"] = n.group
+    if n.capabilities:
+        d["capabilities"] = capabilities_json(n)
     for k, v in n.extra.items():
         d.setdefault(k, v)
     return d
@@ -196,7 +226,9 @@ def to_dict(topo: Topology) -> dict[str, Any]:
             d["directed"] = True
         d.update(link.extra)
         links.append(d)
-    doc: dict[str, Any] = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "name": topo.name}
+    marked = any(n.capabilities for n in topo.nodes)
+    version: Any = float(FORMAT_MINOR_CAPABILITIES) if marked else FORMAT_VERSION
+    doc: dict[str, Any] = {"format": FORMAT_NAME, "version": version, "name": topo.name}
     doc.update(topo.extra)
     doc["nodes"] = nodes
     doc["links"] = links

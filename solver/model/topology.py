@@ -20,6 +20,14 @@ from solver.model.errors import TopologyError
 COMPUTE = "compute"
 SWITCH = "switch"
 NODE_KINDS = (COMPUTE, SWITCH)
+#: What a switch may do beyond forwarding: add the data it receives (in-switch reduction, as
+#: NVLink SHARP / InfiniBand SHARP do) and send what it receives once out on several links
+#: (multicast). A switch without capabilities only forwards, the ForestColl model.
+REDUCE = "reduce"
+MULTICAST = "multicast"
+CAPABILITIES = (REDUCE, MULTICAST)
+#: An NVSwitch with NVLink SHARP (NVLS): third-generation NVSwitch (H100/H200) and later.
+NVLS_CAPABILITIES = frozenset(CAPABILITIES)
 
 
 def to_fraction(value: Any, what: str) -> Fraction:
@@ -54,10 +62,20 @@ class Node:
     y: float | None = None
     group: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    #: switches only: a subset of :data:`CAPABILITIES` (empty: the switch only forwards)
+    capabilities: frozenset[str] = frozenset()
 
     @property
     def is_compute(self) -> bool:
         return self.kind == COMPUTE
+
+    @property
+    def reduces(self) -> bool:
+        return REDUCE in self.capabilities
+
+    @property
+    def multicasts(self) -> bool:
+        return MULTICAST in self.capabilities
 
 
 @dataclass(frozen=True)
@@ -205,6 +223,17 @@ def validate(topo: Topology, *, check_connectivity: bool = True) -> Topology:
         seen.add(n.id)
         if n.kind not in NODE_KINDS:
             raise TopologyError(f"node {n.id!r}: kind must be 'compute' or 'switch', got {n.kind!r}")
+        if n.capabilities:
+            unknown = sorted(set(n.capabilities) - set(CAPABILITIES))
+            if unknown:
+                raise TopologyError(
+                    f"node {n.id!r}: unknown capability {unknown[0]!r} (one of "
+                    f"{', '.join(CAPABILITIES)})"
+                )
+            if n.kind != SWITCH:
+                raise TopologyError(
+                    f"node {n.id!r}: only a switch may reduce or multicast, this is a compute node"
+                )
     for i, link in enumerate(topo.links):
         where = f"link {i} ({link.label})"
         for end in (link.source, link.target):

@@ -190,10 +190,25 @@ class Sweep:
         if not over:
             return ""
         best = max(over, key=lambda r: r.algbw)
-        return (
+        note = (
             f"{best.choice} reduces inside the NVSwitch: {best.algbw:.1f} GB/s at "
             f"{format_size(best.size)} beats the ForestColl bound {self.optimal_algbw:.1f} GB/s, "
             "which assumes switches only forward"
+        )
+        if self.collective != "allreduce" or len(self.topology.compute_ids) < 2:
+            return note
+        from solver.algorithm.capability_bounds import capability_bounds
+
+        try:
+            cap = capability_bounds(self.topology, "allreduce")
+        except ForestCollError:  # over a cost limit: the note without the capability figure
+            return note
+        kind = "exact" if cap.exact else "constructed"
+        where = "at or below" if best.algbw <= float(cap.capability) * (1 + 1e-9) else "ABOVE"
+        return (
+            f"{note}; it stays {where} the capability optimum {float(cap.capability):.1f} GB/s "
+            f"({kind}: in-switch reduction + multicast; any-schedule bound "
+            f"{float(cap.any_schedule):.1f} GB/s)"
         )
 
 

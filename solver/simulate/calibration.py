@@ -231,3 +231,64 @@ def fit(steps: int = 41) -> tuple[float, float, float]:
     finally:
         L.NET_EFFICIENCY, L.XGMI_EFFICIENCY = saved
     return best
+
+
+# ----------------------------------------------------------------------------- NVLS figures
+@dataclass(frozen=True)
+class QuotedFigure:
+    """A published allreduce figure with NVLS on (a thread's rounded quote or a table row, no
+    stored log): the fabric it ran on, the size, the measured algbw (GB/s; busbw converted with
+    nccl-tests' 2(n-1)/n), and whether it calibrates :data:`library.NVLS_LINK_EFFICIENCY`."""
+
+    source: str
+    fabric: str
+    build: Callable[[], Topology]
+    size: int
+    measured: float
+    held_out: bool
+
+
+def _nvls_box(name: str, gpus: int, bw: float, generation: str) -> Callable[[], Topology]:
+    return lambda: boxes_with_rails(name, 1, gpus, 0, nvswitch_bw=bw, library=f"nccl:{generation}:nvls")
+
+
+def _bus_to_alg(busbw: float, n: int) -> float:
+    return busbw * n / (2 * (n - 1))
+
+
+NVLS_FIGURES: tuple[QuotedFigure, ...] = (
+    QuotedFigure("NVIDIA/nccl-tests#212 (sjeaugey, 2024-05-06): 'peak busBw of ~480GB/s (algbw "
+                 "~275GB/s)'", "8 H100, NVSwitch 450 GB/s", _nvls_box("8x H100", 8, 450, "hopper"),
+                 8 * GIB, 275.0, held_out=False),
+    *(
+        QuotedFigure(f"NVIDIA/nccl#1455 (2024-09-19): NCCL_ALGO=NVLS, 2-4 GiB, {n} of 8 H100 SXM, "
+                     f"algbw ~{alg:g}", f"{n} H100, NVSwitch 450 GB/s",
+                     _nvls_box(f"{n}x H100", n, 450, "hopper"), 4 * GIB, alg, held_out=True)
+        for n, alg in ((5, 258.0), (6, 265.0), (7, 270.0), (8, 273.0))
+    ),
+    QuotedFigure("NVIDIA/nccl-tests#272 (2024-11-27): 8 H200, NCCL 2.20.3, peak busbw 475 up to "
+                 "4 GiB", "8 H200, NVSwitch 450 GB/s", _nvls_box("8x H200", 8, 450, "hopper"),
+                 4 * GIB, _bus_to_alg(475.0, 8), held_out=True),
+    QuotedFigure("NVIDIA/nccl#1374 (2024-07-24): 8 H800, allreduce busbw 215", "8 H800, NVSwitch "
+                 "200 GB/s (8 NVLink4)", _nvls_box("8x H800", 8, 200, "hopper"), 8 * GIB,
+                 _bus_to_alg(215.0, 8), held_out=True),
+    QuotedFigure("NVIDIA/nccl#2140 (2026-04-28): 8 B300, NVLS on, NCCL 2.30.4, algbw 483",
+                 "8 B300, NVSwitch 900 GB/s", _nvls_box("8x B300", 8, 900, "blackwell"), 8 * GIB,
+                 483.0, held_out=True),
+    QuotedFigure("NVIDIA/nccl#1807 (2025-08-13): 8 B200 in one machine, NCCL 2.27.1, busbw 830+",
+                 "8 B200, NVSwitch 900 GB/s", _nvls_box("8x B200", 8, 900, "blackwell"), 8 * GIB,
+                 _bus_to_alg(830.0, 8), held_out=True),
+    QuotedFigure("coreweave/nccl-tests#43 (2025-02-20): full GB200 NVL72 rack, 8 GiB out-of-place "
+                 "algbw 423.16", "72 GB200, one NVLink domain 900 GB/s",
+                 _nvls_box("NVL72", 72, 900, "blackwell"), 8 * GIB, 423.16, held_out=True),
+)
+
+
+def nvls_compare(figures: Iterable[QuotedFigure] = NVLS_FIGURES) -> list[tuple[QuotedFigure, float, str]]:
+    """(figure, predicted algbw GB/s, the tuner's pick) for every quoted NVLS figure."""
+    out = []
+    for fig in figures:
+        tu = L.tuner(fig.build(), "allreduce")
+        choice, t = tu.best(fig.size)
+        out.append((fig, fig.size / t / 1e9, choice.label))
+    return out

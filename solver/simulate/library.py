@@ -101,6 +101,27 @@ TREE_BW = ((26.5, 18.5, 10.0), (24.0, 23.6, 17.8), (38.7, 41.4, 36.0), (70.0, 42
 NVLS_TREE_BW = ((26.5, 18.5, 10.0), (24.0, 23.6, 17.8), (0.0, 57.7, 45.5), (0.0, 96.0, 80.0))
 #: tuning.cc:139-144
 NVLS_EFFICIENCY = (0.0, 0.0, 0.85, 0.74)
+#: NVLS allreduce, calibrated (solver.simulate.calibration.NVLS_FIGURES): in one NVLS domain
+#: of p GPUs each GPU moves (p+1)/p of the message each way over its NVLink (it scatters all p
+#: portions into the switch's buffers and gathers all p results, own portion included:
+#: src/device/all_reduce.h:390-455, scatter / multimem reduce+broadcast / gather, NVIDIA/nccl
+#: @5067397c), at this fraction of its line rate. Hopper: fitted on the one maintainer figure
+#: (275 GB/s algbw on 8x H100, nccl-tests#212) -> 275 * 9/8 / 450; Blackwell: Hopper's value
+#: times NCCL's own Blackwell/Hopper ratio of nvlsEfficiency (0.74 / 0.85), nothing fitted.
+NVLS_LINK_EFFICIENCY = {"hopper": 275.0 * 9 / 8 / 450}
+NVLS_LINK_EFFICIENCY["blackwell"] = NVLS_LINK_EFFICIENCY["hopper"] * 0.74 / 0.85
+
+
+def nvls_allreduce_algbw(gpu_bw: float, p: int, generation: str) -> float:
+    """Algorithm bandwidth (GB/s) of NVLS allreduce inside one domain of ``p`` GPUs, each
+    ``gpu_bw`` GB/s (line rate) to the switch: ``gpu_bw * eff * p / (p + 1)``."""
+    eff = NVLS_LINK_EFFICIENCY.get(generation, NVLS_LINK_EFFICIENCY["hopper"])
+    return gpu_bw * eff * p / (p + 1)
+
+
+def nsteps_of(collective: str, ranks: int) -> int:
+    """NCCL's ring step count (tuning.cc:376-381), bus = algbw * nsteps / ranks."""
+    return 2 * (ranks - 1) if collective == "allreduce" else ranks - 1
 #: tuning.cc:623-627 treeCorrectionFactor [protocol][log2(bytes / 64)]
 TREE_CORRECTION = (
     (1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -195,6 +216,7 @@ TEMPLATE_LIBRARY = {
     "dgx_a100": Library("nccl", "ampere", False),
     "dgx_h100_rail": Library("nccl", "hopper", True),
     "superpod": Library("nccl", "hopper", True),  # DGX H100 nodes
+    "nvl72": Library("nccl", "blackwell", True),
     "mi250": Library("rccl", "cdna2", False),
 }
 
@@ -595,8 +617,11 @@ def _bus_bandwidth(algo, proto, collective, lib, sh, ring_bus, tree_total, ll_ma
             bus = min(bus * (7.0 / 9.0 if sh.boxes == 1 else 120.0 / 128.0), CHANNELS * TREE_LL128_BW[gi][ni])
         return bus
     if algo in ("NVLS", "NVLSTree"):
-        intra = sh.intra * lib.intra_efficiency * NVLS_EFFICIENCY[gi] * (CHANNELS - 1) / CHANNELS
-        intra *= 2.0 if collective == "allreduce" else (sh.ppn - 1) / sh.ppn
+        if collective == "allreduce":
+            intra = nvls_allreduce_algbw(sh.intra, sh.ppn, lib.generation) * nsteps_of(collective, sh.ranks) / sh.ranks
+        else:  # NCCL's own formula (tuning.cc:311-316), not calibrated: no public figure
+            intra = sh.intra * lib.intra_efficiency * NVLS_EFFICIENCY[gi] * (CHANNELS - 1) / CHANNELS
+            intra *= (sh.ppn - 1) / sh.ppn
         if algo == "NVLS":
             return intra
         inter = sh.net * NET_EFFICIENCY * (2 if sh.boxes <= 2 else 1)

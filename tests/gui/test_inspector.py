@@ -162,3 +162,40 @@ def test_role_and_group_of_several_nodes_in_one_step(qtbot, env):
     stack.undo()
     assert doc.nodes["b0.nic0"].role == "nic" and doc.nodes["b0.gpu0"].role == "gpu"
     assert doc.nodes["b0.nic3"].group == "b0"
+
+
+def click_box(qtbot, box):
+    """Click a check box on its indicator (the middle of a wide box is empty space)."""
+    from PySide6.QtCore import QPoint
+
+    qtbot.mouseClick(box, Qt.MouseButton.LeftButton, pos=QPoint(8, box.height() // 2))
+
+
+def test_switch_capabilities_are_check_boxes_and_undoable(qtbot, env):
+    doc, stack, ins = env
+    doc.set_selection(["b0.nvsw"])
+    assert ins.node_reduce.isEnabled() and not ins.node_reduce.isChecked()
+    click_box(qtbot, ins.node_reduce)
+    click_box(qtbot, ins.node_multicast)
+    assert doc.nodes["b0.nvsw"].capabilities == frozenset({"reduce", "multicast"})
+    from solver.io import v1
+
+    back = v1.loads(v1.dumps(doc.to_topology()))  # written as 1.1, read back
+    assert back.node("b0.nvsw").capabilities == frozenset({"reduce", "multicast"})
+    stack.undo()
+    assert doc.nodes["b0.nvsw"].capabilities == frozenset({"reduce"})
+    stack.undo()
+    assert doc.nodes["b0.nvsw"].capabilities == frozenset()
+    # a GPU cannot reduce: the boxes are off for it
+    doc.set_selection(["b0.gpu0"])
+    assert not ins.node_reduce.isEnabled() and not ins.node_multicast.isEnabled()
+
+
+def test_a_switch_made_compute_drops_its_capabilities(qtbot, env):
+    doc, stack, ins = env
+    doc.set_selection(["b0.nvsw"])
+    click_box(qtbot, ins.node_reduce)
+    ins.node_kind.setCurrentText("compute")
+    ins.node_kind.activated.emit(ins.node_kind.currentIndex())
+    assert doc.nodes["b0.nvsw"].kind == "compute"
+    assert doc.nodes["b0.nvsw"].capabilities == frozenset()

@@ -138,6 +138,8 @@ def test_sweep_reports_nccl_choice_and_in_switch_note():
     # NVLS reduces in the switch: the note says it beats the bound instead of hiding it
     assert nccl[1].algbw > sched.optimal_algbw
     assert "beats the ForestColl bound" in sw.in_switch_note()
+    # ... and names the capability optimum it stays under (2x DGX H100 rail: 400, exact)
+    assert "stays at or below the capability optimum 400.0 GB/s (exact" in sw.in_switch_note()
 
 
 def test_parse_library():
