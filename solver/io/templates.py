@@ -256,7 +256,8 @@ def superpod(
     From NVIDIA's DGX SuperPOD reference architectures (H100: RA-11333-001 V11, 2023-09-22;
     B200: docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-b200,
     table "Larger DGX SuperPOD component counts"): an SU is 32 DGX nodes, each 8 GPUs on
-    NVSwitch (``nvlink_bw`` GB/s per GPU; it reduces and multicasts, NVLS) and one 400 Gb/s NIC per GPU (``nic_bw`` = 50 GB/s).
+    NVSwitch (``nvlink_bw`` GB/s per GPU; it reduces and multicasts, NVLS) and one 400 Gb/s NIC
+    per GPU (``nic_bw`` = 50 GB/s).
     The NIC of GPU j of every node of SU s goes to that SU's rail-j leaf ``su<s>.leaf<j>``; every
     cable count is non-blocking (node-leaf = leaf-spine = spine-core = GPUs):
 
