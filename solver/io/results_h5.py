@@ -5,7 +5,8 @@ Layout (schema ``forestcoll-results``, version 1.2; 1.1 added ``/studies``, 1.2 
     /                      attrs schema, schema_version, creator, creator_version, created, modified
     /topology              attrs name, extra_json
       nodes/               id, kind, role (UTF-8 strings), x, y (float64, NaN = unset),
-                           group (string), has_group (bool), extra_json (string)
+                           group (string), has_group (bool), extra_json (string),
+                           capabilities ("reduce,multicast"; only when a switch has some)
       links/               source, target (int32 node indices), bandwidth (float64, units GB/s),
                            bandwidth_exact ("p/q" strings), latency (float64, units us, NaN = unset),
                            latency_exact ("" = unset), directed (bool), extra_json
@@ -63,6 +64,7 @@ from solver.model.results import ResultTable
 from solver.model.schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
 from solver.model.topology import Link, Node, Topology, validate
 from solver.model.units import format_size
+from solver.io.v1 import capabilities_json
 
 SCHEMA = "forestcoll-results"
 SCHEMA_VERSION = "1.2"
@@ -303,6 +305,9 @@ def _write_topology(g: h5py.Group, topo: Topology) -> None:
     _dataset(nodes, "group", [n.group or "" for n in topo.nodes], _STR)
     _dataset(nodes, "has_group", [n.group is not None for n in topo.nodes], np.bool_)
     _dataset(nodes, "extra_json", [_json_or_empty(n.extra) for n in topo.nodes], _STR)
+    if any(n.capabilities for n in topo.nodes):  # only then: other files stay as they were
+        _dataset(nodes, "capabilities", [",".join(capabilities_json(n)) for n in topo.nodes],
+                 _STR)
     links = g.create_group("links")
     _dataset(links, "source", [index[lk.source] for lk in topo.links], np.int32)
     _dataset(links, "target", [index[lk.target] for lk in topo.links], np.int32)
@@ -349,6 +354,7 @@ def _read_topology(g: h5py.Group) -> Topology:
     groups = _strings(nodes_g["group"], n)
     has_group = _numbers(nodes_g["has_group"], "bui", n)
     nextra = _strings(nodes_g["extra_json"], n)
+    caps = _strings(nodes_g["capabilities"], n) if "capabilities" in nodes_g else [""] * n
     nodes = tuple(
         Node(
             id=ids[i],
@@ -358,6 +364,7 @@ def _read_topology(g: h5py.Group) -> Topology:
             y=None if math.isnan(ys[i]) else float(ys[i]),
             group=groups[i] if has_group[i] else None,
             extra=_extra(nextra[i], f"{nodes_g.name}/extra_json[{i}]"),
+            capabilities=frozenset(c for c in caps[i].split(",") if c),
         )
         for i in range(n)
     )
