@@ -124,6 +124,18 @@ NET_OVERHEAD_US = 1.0
 #: is 1 for every algorithm but Ring); NCCL splits the message evenly over its channels.
 DEFAULT_BUFFSIZE = 1 << 22
 NCCL_STEPS = 8
+#: src/include/device.h:91 MAXCHANNELS: the most NCCL_MAX_NCHANNELS / NCCL_MIN_NCHANNELS can ask for
+#: (src/graph/connect.cc:338-357 clamps both to it, and a maximum below 1 to 1).
+MAX_CHANNELS = 64
+#: Networks without GPUDirect RDMA (``net=`` of :class:`Library`): "tcpx" = GPUDirect-TCPX
+#: (GCP A3 High/Edge): a CPU thread per socket moves each NCCL step over TCP and the receiver's
+#: kernel unpacks it (an NCCL_NET_DEVICE_UNPACK plugin, google/nccl-plugin-gpudirecttcpx
+#: src/devcomm/); see :func:`tcpx_net_bandwidth`.
+NETS = ("rdma", "tcpx")
+#: Effective cost (us) a GPUDirect-TCPX step pays besides its wire time, one channel's steps one
+#: after another. Calibrated on the one TCPX log of the calibration set (SkyPilot's A3 High
+#: allreduce table, tests/data/real/logs; see solver.simulate.calibration.fit_tcpx_step).
+TCPX_STEP_US = 42.8
 
 
 @dataclass(frozen=True)
@@ -145,6 +157,11 @@ class Library:
     protos: tuple[str, ...] = ()
     buffsize: int = DEFAULT_BUFFSIZE
     forced: tuple[tuple[str, str], ...] = ()
+    #: NCCL_MAX_NCHANNELS / NCCL_MIN_NCHANNELS (0 = not set), see :func:`channel_count`
+    max_channels: int = 0
+    min_channels: int = 0
+    #: the network transport: "rdma" (GPUDirect RDMA or TCPXO, the calibrated default) or "tcpx"
+    net: str = "rdma"
 
     @property
     def gen_index(self) -> int:
@@ -187,6 +204,12 @@ class Library:
         if self.buffsize != DEFAULT_BUFFSIZE:
             parts.append(f"buffsize {self.buffsize >> 20} MiB")
         parts += [f"{c} forced to {a}" for c, a in self.forced]
+        if self.max_channels:
+            parts.append(f"max {self.max_channels} channels")
+        if self.min_channels:
+            parts.append(f"min {self.min_channels} channels")
+        if self.net != "rdma":
+            parts.append(f"net {self.net}")
         return " ".join(parts)
 
 
@@ -277,7 +300,9 @@ def library_reason(topo: Topology) -> str:
 def parse_library(spec: str) -> Library:
     """``nccl:hopper``, ``nccl:hopper:nvls``, ``rccl:cdna3`` ... followed by optional settings:
     ``algo=ring+tree`` (NCCL_ALGO), ``proto=simple`` (NCCL_PROTO), ``buffsize=8M``
-    (NCCL_BUFFSIZE) and ``allreduce=tree`` (a tuner plugin forcing one algorithm)."""
+    (NCCL_BUFFSIZE), ``allreduce=tree`` (a tuner plugin forcing one algorithm), ``channels=2``
+    (NCCL_MAX_NCHANNELS; ``maxchannels=`` is the same), ``minchannels=8`` (NCCL_MIN_NCHANNELS)
+    and ``net=tcpx`` (GPUDirect-TCPX, no GPUDirect RDMA; ``net=rdma`` is the default)."""
     parts = [p.strip() for p in spec.split(":") if p.strip()]
     if not parts or parts[0].lower() not in ("nccl", "rccl"):
         raise ForestCollError(f"bad library {spec!r} (use e.g. nccl:hopper:nvls or rccl:cdna3)")
@@ -326,8 +351,23 @@ def _apply_option(lib: Library, opt: str, spec: str) -> Library:
     if key in _COLLECTIVES and value:
         (algo,) = _names(value, _ALGO_NAMES, "algorithm", spec)[:1]
         return replace(lib, forced=lib.forced + ((key, algo),))
+    if key in ("channels", "maxchannels", "minchannels"):
+        v = value.strip()
+        if not (v.isdigit() and len(v) <= 3 and 1 <= int(v) <= MAX_CHANNELS):
+            raise ForestCollError(
+                f"bad {key} {value!r} in library {spec!r} (a channel count 1..{MAX_CHANNELS})"
+            )
+        if key == "minchannels":
+            return replace(lib, min_channels=int(v))
+        return replace(lib, max_channels=int(v))
+    if key == "net":
+        v = value.strip().lower()
+        if v not in NETS:
+            raise ForestCollError(f"bad net {value!r} in library {spec!r} (one of {', '.join(NETS)})")
+        return replace(lib, net=v)
     raise ForestCollError(
-        f"bad library setting {opt!r} in {spec!r} (nvls, algo=, proto=, buffsize= or allreduce=ALGO)"
+        f"bad library setting {opt!r} in {spec!r} (nvls, algo=, proto=, buffsize=, allreduce=ALGO, "
+        "channels=, minchannels= or net=)"
     )
 
 
@@ -343,6 +383,7 @@ class Shape:
     net: float  # least over boxes of bandwidth leaving the box (0 for one box)
     nvswitch: bool  # every box has an NVSwitch
     gpu_fabric: bool = True  # every GPU has NVLink/xGMI links (else ``intra`` is its PCIe)
+    nics: int = 0  # NICs per box (least over boxes; nodes of role "nic"), 0 when none are drawn
 
 
 def _is_net_link(link: Link, group: dict, role: dict) -> bool:
@@ -385,6 +426,10 @@ def shape_of(topo: Topology) -> Shape:
                 into = intra if _is_gpu_fabric_link(link, role) else host
                 into[u] += float(link.bandwidth)
     nvsw = {group[n.id] for n in topo.nodes if n.role == "nvswitch"}
+    nic_count = {b: 0 for b in boxes}
+    for n in topo.nodes:
+        if n.role == "nic" and n.group in nic_count:
+            nic_count[n.group] += 1
     gpu_fabric = all(v > 0 for v in intra.values())
     if not gpu_fabric:
         intra = {c: intra[c] or host[c] for c in compute}
@@ -396,6 +441,7 @@ def shape_of(topo: Topology) -> Shape:
         net=min(out.values()) if len(boxes) > 1 else 0.0,
         nvswitch=all(b in nvsw for b in boxes),
         gpu_fabric=gpu_fabric,
+        nics=min(nic_count.values()) if nic_count else 0,
     )
 
 
@@ -498,8 +544,10 @@ def tuner(topo: Topology, collective: str, library: Library | None = None,
     n, nodes, ppn = sh.ranks, sh.boxes, sh.ppn
     gi = lib.gen_index
     ni = 0 if nodes == 1 else (1 if nodes == 2 else 2)
-    intra = sh.intra * lib.intra_efficiency
-    net = sh.net * NET_EFFICIENCY
+    intra_full = sh.intra * lib.intra_efficiency
+    net_full = sh.net * NET_EFFICIENCY
+    nch = channel_count(lib, sh)
+    intra, net = channel_bandwidths(lib, sh, intra_full, net_full)
     if nodes == 1:
         ring_bus = intra
     else:
@@ -550,13 +598,76 @@ def tuner(topo: Topology, collective: str, library: Library | None = None,
             lat = _latency(algo, pi, collective, sh, intra_hw, nsteps)
             if algo == "Tree" and proto == "Simple":
                 chunk = lib.buffsize // NCCL_STEPS
-                path = _tree_path(sh, intra, net)
-                choices.append(Choice(algo, proto, alg_bw, lat, chunk, CHANNELS, path, capped))
+                path = _tree_path(sh, intra_full, net_full)
+                choices.append(Choice(algo, proto, alg_bw, lat, chunk, nch, path, capped))
             else:
                 choices.append(Choice(algo, proto, alg_bw, lat, capped=capped))
     if not choices:
         raise ForestCollError("no algorithm of the library applies to this fabric")
     return Tuner(collective, lib, sh, tuple(choices))
+
+
+def default_channels(lib: Library, sh: Shape) -> int:
+    """The channels NCCL runs without NCCL_MAX/MIN_NCHANNELS: the model's :data:`CHANNELS`; on an
+    unpack network (GPUDirect-TCPX) across boxes, one ring per NIC (the NIC's 25 GB/s is below
+    the next search speed, sm90SpeedArrayInter, src/graph/search.cc:1058) doubled
+    (src/graph/connect.cc:486-490: "Double the number of channels when using unpack networking",
+    not past 16)."""
+    if lib.net == "tcpx" and sh.boxes > 1 and sh.nics:
+        return 2 * sh.nics if sh.nics < 16 else sh.nics
+    return CHANNELS
+
+
+def channel_count(lib: Library, sh: Shape) -> int:
+    """Channels of the run: NCCL_MAX_NCHANNELS caps the default, then NCCL_MIN_NCHANNELS copies
+    channels up to its value (src/graph/connect.cc:503-505, both clamped to 1..MAXCHANNELS,
+    :340-357)."""
+    n = default_channels(lib, sh)
+    if lib.max_channels:
+        n = min(n, lib.max_channels)
+    if lib.min_channels:
+        n = max(n, lib.min_channels)
+    return max(1, min(n, MAX_CHANNELS))
+
+
+def channel_bandwidths(lib: Library, sh: Shape, intra: float, net: float) -> tuple[float, float]:
+    """(intra, net) bus bandwidths (GB/s) the run's channels can carry.
+
+    NCCL's bus bandwidth is ``nChannels * bw`` with ``bw`` the per-channel bandwidth of its graph
+    search (src/graph/tuning.cc:324): each channel is one ring/tree with its own share of the
+    links. So a cap to ``c`` of the ``C`` channels the search fills the links with leaves
+    ``c / C`` of the bandwidth (NCCL_MAX_NCHANNELS, applied after the search,
+    src/graph/connect.cc:503); channels copied past ``C`` by NCCL_MIN_NCHANNELS (copyChannels)
+    share the same links and add nothing. GPUDirect-TCPX's network is limited by its steps
+    instead (:func:`tcpx_net_bandwidth`). NVLS has channels of its own and is not capped here."""
+    c = channel_count(lib, sh)
+    full = CHANNELS
+    scale = min(c, full) / full
+    intra = intra * scale
+    if lib.net == "tcpx":
+        net = tcpx_net_bandwidth(lib, sh, c)
+    else:
+        net = net * scale
+    return intra, net
+
+
+def tcpx_net_bandwidth(lib: Library, sh: Shape, channels: int | None = None) -> float:
+    """GB/s one box sends over GPUDirect-TCPX with ``channels`` channels.
+
+    Each channel leaves the box through one NIC (channels spread evenly over the box's NICs, so a
+    channel's wire share is ``net / channels``) and moves its data in NCCL steps of
+    ``NCCL_BUFFSIZE / NCCL_STEPS`` bytes (src/include/device.h:26). Over TCPX a step is sent
+    by a CPU thread and unpacked by the receiver's kernel; one channel's steps are taken as one
+    after another, each paying :data:`TCPX_STEP_US` besides its wire time:
+    ``per channel = step / (TCPX_STEP_US + step / share)``. The wire is at line rate (the step
+    cost stands for TCP's overhead; :data:`NET_EFFICIENCY` is the RDMA/TCPXO figure)."""
+    if sh.boxes < 2 or sh.net <= 0:
+        return 0.0
+    c = channels or channel_count(lib, sh)
+    step = lib.buffsize / NCCL_STEPS
+    share = sh.net / c * 1e9  # bytes/s
+    per = step / (TCPX_STEP_US * 1e-6 + step / share)
+    return c * per / 1e9
 
 
 def _tree_path(sh: Shape, intra: float, net: float) -> float:
