@@ -462,6 +462,9 @@ class Choice:
     channels: int = CHANNELS
     path: float = 0.0
     capped: bool = False  # bw lowered to the forward-only bound (see :func:`tuner`)
+    #: GPUDirect-TCPX ring: (ranks, nsteps, channels, step bytes, wire share bytes/s), see
+    #: :func:`tcpx_ring_time`; empty for every other choice
+    tcpx: tuple = ()
 
     def time(self, size: int, collective: str, ranks: int) -> float:
         """Seconds for ``size`` bytes: ``lat + bytes / bw`` (tuning.cc:630-655), plus the
@@ -471,6 +474,10 @@ class Choice:
         proto = PROTOS.index(self.protocol)
         if self.chunk:
             return self.latency_us * 1e-6 + self.fill(size)
+        if self.tcpx:
+            ranks, nsteps, channels, step, share = self.tcpx
+            net = tcpx_ring_time(size, ranks, nsteps, channels, step, share)
+            return self.latency_us * 1e-6 + max(net, size / (1e9 * bw))
         if self.algorithm == "Tree" and collective == "allreduce" and 0 <= log_size < 23:
             bw *= TREE_CORRECTION[proto][log_size]
         lat = self.latency_us
@@ -600,6 +607,12 @@ def tuner(topo: Topology, collective: str, library: Library | None = None,
                 chunk = lib.buffsize // NCCL_STEPS
                 path = _tree_path(sh, intra_full, net_full)
                 choices.append(Choice(algo, proto, alg_bw, lat, chunk, nch, path, capped))
+            elif algo == "Ring" and lib.net == "tcpx" and nodes > 1:
+                # the network part is tcpx_ring_time; alg_bw (at most the TCPX network's own
+                # large-size limit) still bounds it, and the latency is NCCL's intra-node part
+                tcpx = (n, nsteps, nch, lib.buffsize / NCCL_STEPS, sh.net / nch * 1e9)
+                lat_intra = _latency(algo, pi, collective, replace(sh, boxes=1), intra_hw, nsteps)
+                choices.append(Choice(algo, proto, alg_bw, lat_intra, capped=capped, tcpx=tcpx))
             else:
                 choices.append(Choice(algo, proto, alg_bw, lat, capped=capped))
     if not choices:
@@ -668,6 +681,22 @@ def tcpx_net_bandwidth(lib: Library, sh: Shape, channels: int | None = None) -> 
     share = sh.net / c * 1e9  # bytes/s
     per = step / (TCPX_STEP_US * 1e-6 + step / share)
     return c * per / 1e9
+
+
+def tcpx_ring_time(size: int, ranks: int, nsteps: int, channels: int, step: float,
+                   share: float) -> float:
+    """Seconds of a ring over GPUDirect-TCPX across boxes, network part.
+
+    Each of the ``nsteps`` ring steps moves ``size / (ranks * channels)`` bytes per channel,
+    in TCPX steps of at most ``step`` bytes, one after another on the channel's network hop, each
+    paying :data:`TCPX_STEP_US` besides its wire time at ``share`` bytes/s (see
+    :func:`tcpx_net_bandwidth`, of which this is the large-size limit). Small messages thus pay
+    ``nsteps`` step costs: NCCL's tuner has no such term (its net latency, tuning.cc:156-176, is
+    per network hop), but the TCPX calibration log shows it (1 MiB allreduce on 16 ranks:
+    1.48 ms, about 30 ring steps x 43 us)."""
+    chunk = size / (ranks * channels)
+    pieces = max(1, math.ceil(chunk / step))
+    return nsteps * (pieces * TCPX_STEP_US * 1e-6 + chunk / share)
 
 
 def _tree_path(sh: Shape, intra: float, net: float) -> float:

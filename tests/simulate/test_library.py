@@ -17,7 +17,8 @@ GIB = 1 << 30
 @pytest.mark.parametrize("log", C.LOGS, ids=lambda g: g.file)
 def test_library_model_within_10_percent_at_1gib_and_above(log):
     points = [p for p in C.compare([log], GIB)]
-    assert len(points) >= 3, "each real log has several sizes >= 1 GiB"
+    # every log has several sizes >= 1 GiB (SkyPilot's TCPX table stops at 2 GiB: two)
+    assert len(points) >= (2 if log.busbw_table[0] else 3)
     bad = [(p.size, round(p.error, 3)) for p in points if abs(p.error) > 0.10]
     assert not bad, bad
 
