@@ -233,6 +233,24 @@ LOGS: tuple[RealLog, ...] = (
                                  library=A3_HIGH_TCPX_DSTACK),
         held_out=True,
     ),
+    # dstack's GCP guides: the same A3 Mega fabric as above (its image runs GCP's TCPXO profile)
+    # and an A4 allreduce with NCCL's defaults (the task sets only NCCL_DEBUG=INFO): held out
+    RealLog(
+        "nccl_allgather_h100_a3mega_dstack_2node.log",
+        "2x 8 H100 (GCP A3 Mega, dstack), NVSwitch 450 GB/s, 8x 200 Gb/s GPUDirect-TCPXO per node",
+        lambda: boxes_with_rails(
+            "2x H100 A3 Mega (dstack)", 2, 8, 25, nvswitch_bw=450, library=A3_MEGA_TCPXO
+        ),
+        held_out=True,
+    ),
+    RealLog(
+        "nccl_allreduce_b200_a4_dstack_2node.log",
+        "2x 8 B200 (GCP A4, dstack), NVSwitch 900 GB/s, 8x 400 Gb/s RoCE per node, NCCL defaults",
+        lambda: boxes_with_rails(
+            "2x B200 A4 (dstack)", 2, 8, 50, nvswitch_bw=900, library="nccl:blackwell:nvls"
+        ),
+        held_out=True,
+    ),
     RealLog(
         "rccl_allreduce_mi355x_2node.log",
         "2x 8 MI355X, xGMI mesh 76.8 GB/s, 8x 400 Gb/s Pollara per node",
