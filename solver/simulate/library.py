@@ -790,3 +790,106 @@ def derated(topo: Topology, library: Library | None = None) -> Topology:
         for link, e in zip(topo.links, eff)
     )
     return replace(topo, links=links)
+
+
+# ----------------------------------------------------------------------------- a run's settings
+def library_spec(lib: Library) -> str:
+    """The ``--library`` text that :func:`parse_library` reads back as ``lib``."""
+    parts = [lib.name, lib.generation]
+    if lib.nvls:
+        parts.append("nvls")
+    if lib.algos:
+        parts.append("algo=" + "+".join(a.lower() for a in lib.algos))
+    if lib.protos:
+        parts.append("proto=" + "+".join(p.lower() for p in lib.protos))
+    if lib.buffsize != DEFAULT_BUFFSIZE:
+        size = lib.buffsize
+        unit = next((u for u, sh in (("G", 30), ("M", 20), ("K", 10)) if size % (1 << sh) == 0), "")
+        parts.append(f"buffsize={size >> {'G': 30, 'M': 20, 'K': 10, '': 0}[unit]}{unit}")
+    parts += [f"{c}={a.lower()}" for c, a in lib.forced]
+    if lib.max_channels:
+        parts.append(f"channels={lib.max_channels}")
+    if lib.min_channels:
+        parts.append(f"minchannels={lib.min_channels}")
+    if lib.net != "rdma":
+        parts.append(f"net={lib.net}")
+    return ":".join(parts)
+
+
+def _setting_names(value: str, table: dict) -> tuple[str, ...] | None:
+    """An NCCL_ALGO / NCCL_PROTO value as names of ``table``: a plain list ("Ring,Tree"), or an
+    exclusion ("^LL128": every other one); None for what the model cannot express (per-collective
+    parts "allreduce:tree;...", unknown names)."""
+    v = value.strip().lower().replace(" ", "")
+    if not v or ";" in v or ":" in v:
+        return None
+    exclude = v.startswith("^")
+    names = [x for x in v.lstrip("^").split(",") if x]
+    if not names or any(x not in table for x in names):
+        return None
+    if exclude:
+        return tuple(n for k, n in table.items() if k not in names)
+    return tuple(table[x] for x in names)
+
+
+def library_from_settings(settings: dict, base: Library) -> tuple[Library, list[str], list[str]]:
+    """``base`` with the run settings a log shows (``Measurement.settings``: NCCL_ALGO,
+    NCCL_PROTO, NCCL_BUFFSIZE, NCCL_MAX/MIN_NCHANNELS and their old names NCCL_MAX/MIN_NRINGS
+    (src/graph/connect.cc:326-351), NCCL_NVLS_ENABLE=0, NCCL_GPUDIRECTTCPX_* variables = the TCPX
+    plugin ran). Returns (library, settings used, settings left out and why)."""
+    lib, used, left = base, [], []
+
+    def take(key: str) -> str | None:
+        value = settings.get(key)
+        if value is None:
+            return None
+        if " | " in value:
+            left.append(f"{key} (two values in the log: {value})")
+            return None
+        return value.strip()
+
+    value = take("NCCL_ALGO")
+    if value is not None:
+        names = _setting_names(value, _ALGO_NAMES)
+        if names is None:
+            left.append(f"NCCL_ALGO={value} (not a plain list of {', '.join(ALGOS)})")
+        else:
+            lib = replace(lib, algos=names)
+            used.append("NCCL_ALGO")
+    value = take("NCCL_PROTO")
+    if value is not None:
+        names = _setting_names(value, _PROTO_NAMES)
+        if names is None:
+            left.append(f"NCCL_PROTO={value} (not a plain list of {', '.join(PROTOS)})")
+        else:
+            lib = replace(lib, protos=names)
+            used.append("NCCL_PROTO")
+    value = take("NCCL_BUFFSIZE")
+    if value is not None:
+        if value.isdigit() and NCCL_STEPS <= int(value) < 1 << 40:
+            lib = replace(lib, buffsize=int(value))
+            used.append("NCCL_BUFFSIZE")
+        else:
+            left.append(f"NCCL_BUFFSIZE={value} (not a byte count)")
+    for field_name, keys in (("max_channels", ("NCCL_MAX_NRINGS", "NCCL_MAX_NCHANNELS")),
+                             ("min_channels", ("NCCL_MIN_NRINGS", "NCCL_MIN_NCHANNELS"))):
+        for key in keys:  # the new name wins, as in connect.cc
+            value = take(key)
+            if value is None:
+                continue
+            n = int(value) if value.lstrip("-").isdigit() and len(value) < 7 else None
+            if n is None:
+                left.append(f"{key}={value} (not a number)")
+                continue
+            n = max(1, min(n, MAX_CHANNELS)) if field_name == "max_channels" else min(n, MAX_CHANNELS)
+            if n > 0:
+                lib = replace(lib, **{field_name: n})
+            used.append(key)
+    value = take("NCCL_NVLS_ENABLE")
+    if value == "0" and lib.nvls:
+        lib = replace(lib, nvls=False)
+        used.append("NCCL_NVLS_ENABLE")
+    if any(k.startswith("NCCL_GPUDIRECTTCPX_") for k in settings):
+        lib = replace(lib, net="tcpx")
+        used.append("NCCL_GPUDIRECTTCPX_*")
+    return lib, used, left
