@@ -771,14 +771,27 @@ def _latency(algo: str, pi: int, collective: str, sh: Shape, intra_hw: str, nste
 # ----------------------------------------------------------------------------- efficiency
 def link_efficiency(topo: Topology, library: Library | None = None) -> list[float]:
     """Per link of ``topo``: the fraction of its bandwidth the library's transfers reach
-    (network links: :data:`NET_EFFICIENCY`; NVLink/xGMI: the library's intra efficiency)."""
+    (network links: :data:`NET_EFFICIENCY`, over GPUDirect-TCPX :func:`tcpx_efficiency`;
+    NVLink/xGMI: the library's intra efficiency). A channel cap is not applied here: it limits
+    NCCL's own rings, not the links."""
     lib = library or library_for(topo)
     group = {n.id: n.group for n in topo.nodes}
     role = {n.id: n.role for n in topo.nodes}
+    net_eff = tcpx_efficiency(topo, lib) if lib.net == "tcpx" else NET_EFFICIENCY
     return [
-        NET_EFFICIENCY if _is_net_link(link, group, role) else lib.intra_efficiency
+        net_eff if _is_net_link(link, group, role) else lib.intra_efficiency
         for link in topo.links
     ]
+
+
+def tcpx_efficiency(topo: Topology, lib: Library) -> float:
+    """The fraction of its NICs' line rate a box reaches over GPUDirect-TCPX with the run's
+    channels and buffers (:func:`tcpx_net_bandwidth` / line rate): what a schedule run by the
+    same NCCL transport (ForestColl through MSCCL) pays on the network links too."""
+    sh = shape_of(topo)
+    if sh.boxes < 2 or sh.net <= 0:
+        return NET_EFFICIENCY
+    return min(1.0, tcpx_net_bandwidth(lib, sh) / sh.net)
 
 
 def derated(topo: Topology, library: Library | None = None) -> Topology:

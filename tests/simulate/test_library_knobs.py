@@ -85,6 +85,10 @@ def test_tcpx_network_is_step_bound_as_derived_by_hand():
     # steps of 1 MiB / (16 x 8) = 8 KiB per channel, 30 x (42.8 us + 8192 B / 12.5 GB/s)
     t = ring.time(1 << 20, "allreduce", 16) - ring.latency_us * 1e-6
     assert t == pytest.approx(30 * (42.8e-6 + 8192 / 12.5e9), rel=1e-9)
+    # a schedule run by the same transport (ForestColl through MSCCL) pays it on the NIC links
+    eff = L.link_efficiency(topo, lib)
+    net_links = [e for e, link in zip(eff, topo.links) if "nic" in link.source + link.target]
+    assert net_links and all(e == pytest.approx(8 * per / 100) for e in net_links)
     # the same fabric over RDMA at NCCL's default channels: 100 GB/s x 0.87 bus, faster
     rdma = _ring(topo, "allreduce", "nccl:hopper:algo=ring:proto=simple:buffsize=8M")[1]
     assert rdma.bw == pytest.approx(100 * L.NET_EFFICIENCY * 16 / 30) and rdma.bw > ring.bw
