@@ -110,8 +110,6 @@ class RealLog:
     #: For a published table of nccl-tests' busbw per size (markdown, not a log): the collective
     #: and the rank count that turn busbw back into algbw; the file keeps the table's lines.
     busbw_table: tuple[str, int] = ("", 0)
-    #: Why a held-out log is outside the +-10 % goal, when it is (reported, not hidden).
-    known_gap: str = ""
 
     def measurement(self) -> Measurement:
         if self.busbw_table[0]:
