@@ -279,7 +279,10 @@ def compare(logs: Iterable[RealLog] = LOGS, min_size: int = 1 << 20) -> list[Poi
     out = []
     for log in logs:
         m = log.measurement()
-        tu = L.tuner(log.topology(), m.collective)
+        topo = log.topology()
+        # the fabric's library, with whatever settings the log itself shows on top
+        lib, _, _ = L.library_from_settings(m.settings, L.library_for(topo))
+        tu = L.tuner(topo, m.collective, lib)
         for size, alg in zip(m.size_bytes, m.algbw_used):
             if size < min_size or not alg > 0:
                 continue
