@@ -264,6 +264,16 @@ LOGS: tuple[RealLog, ...] = (
         held_out=True,
         known_gap="NVLSTree: NCCL's NVLS formula (tuning.cc:308-323) is not calibrated; +30 % at 1 GiB",
     ),
+    # dstack's Lambda guide: a 1-Click Cluster of 2 nodes x 8 B200 on InfiniBand, NCCL defaults
+    RealLog(
+        "nccl_allreduce_b200_lambda_dstack_2node.log",
+        "2x 8 B200 (Lambda 1CC, dstack), NVSwitch 900 GB/s, InfiniBand (8x 400 Gb/s assumed), "
+        "NCCL defaults",
+        lambda: boxes_with_rails(
+            "2x B200 Lambda (dstack)", 2, 8, 50, nvswitch_bw=900, library="nccl:blackwell:nvls"
+        ),
+        held_out=True,
+    ),
     RealLog(
         "rccl_allreduce_mi355x_2node.log",
         "2x 8 MI355X, xGMI mesh 76.8 GB/s, 8x 400 Gb/s Pollara per node",

@@ -165,6 +165,7 @@ NEW_LOGS = (  # (file, sizes in the log)
     ("nccl_allgather_h100_a3mega_dstack_2node.log", 11),
     ("nccl_allreduce_b200_a4_dstack_2node.log", 11),
     ("nccl_allreduce_h100_nebius_dstack_2node.log", 31),
+    ("nccl_allreduce_b200_lambda_dstack_2node.log", 29),
 )
 
 
@@ -185,7 +186,8 @@ def test_new_logs_import_with_measure_import_and_are_held_out(name, sizes, tmp_p
     # and it sits in the held-out table: within the goal at >= 1 GiB, or its gap is named
     pts = C.compare([log], GIB)
     worst = max(abs(p.error) for p in pts)
-    assert len(pts) == 4 and (worst <= 0.10 or log.known_gap), (name, worst)
+    assert len(pts) == (2 if "lambda" in name else 4)  # Lambda's run stops at 2 GiB
+    assert worst <= 0.10 or log.known_gap, (name, worst)
 
 
 def test_a_channel_cap_in_a_log_is_printed_as_the_library_to_use(tmp_path, capsys):
