@@ -38,7 +38,10 @@ chunks of one NCCL step (``NCCL_BUFFSIZE / NCCL_STEPS``, enqueue.cc:2222-2223), 
 forwards a chunk only once it holds all of it, so the first chunk pays the whole up-and-down path
 (:meth:`Choice.fill`). With GCP's 8 MiB buffers on A3 Mega that is ~0.7 ms, seen in the real log.
 A run's settings (``NCCL_ALGO``, ``NCCL_PROTO``, ``NCCL_BUFFSIZE``, a tuner plugin forcing an
-algorithm) are part of :class:`Library`.
+algorithm, ``NCCL_MAX/MIN_NCHANNELS``, a GPUDirect-TCPX network) are part of :class:`Library`:
+a channel cap scales NCCL's ``nChannels * bw`` (:func:`channel_bandwidths`), TCPX moves each
+channel's steps with a calibrated per-step cost (:func:`tcpx_net_bandwidth`,
+:func:`tcpx_ring_time`), and :func:`library_from_settings` reads them off a log.
 
 Two efficiencies are *calibrated* on real logs (tests/data/real/logs, see
 :mod:`solver.simulate.calibration`): the network's (RoCE/IB/TCPXO payload rate over line rate)
