@@ -8,14 +8,16 @@ Usage: python benchmarks/simulate.py [--collective allgather] [--chunk 256K] [--
    sweep (23 sizes), with the JIT already compiled (a warm-up run happens first). Then the
    ForestColl/ring ratio. (Line rate: no library efficiency.)
 2. Calibration table: every real log of solver.simulate.calibration: measured algbw, the library
-   model's, the error, held out or not, at 1 GiB and at the largest size; worst errors.
-4. NVLS table: every quoted NVLS allreduce figure of solver.simulate.calibration.NVLS_FIGURES,
-   measured vs model and the error (one calibrates, the rest held out); then the three allreduce
-   bounds of solver.algorithm.capability_bounds on 1x/2x DGX H100 rail and the NVL72-like rack.
+   model's, the error, held out or not, at 1 GiB and at the largest size, the error range at
+   1-64 MiB; the --library value of each log (channel caps, TCPX); worst errors; the TCPX step
+   cost re-solved and the two efficiencies refitted on the calibration logs.
 3. Scale table (--scale, GPU counts of n x DGX H100 rail): solve time; simulation of the ForestColl
    schedule at 1 GiB with the default model (chunk-level while it fits, else flow-level): wall
    time, events, algbw vs optimum; the flow-level model's time and algbw (cross-check); the
    library's choice and algbw; the time to build the ring baseline's routes (routing + rings).
+4. NVLS table: every quoted NVLS allreduce figure of solver.simulate.calibration.NVLS_FIGURES,
+   measured vs model and the error (one calibrates, the rest held out); then the three allreduce
+   bounds of solver.algorithm.capability_bounds on 1x/2x DGX H100 rail and the NVL72-like rack.
 """
 
 from __future__ import annotations
@@ -86,6 +88,10 @@ def calibration_table() -> None:
             f"{100 * last.error:>+6.1f}% {last.choice:<12} {mid_text}"
         )
     print()
+    print("Library settings per log (--library value; held-out logs keep the settings their run shows)")
+    for log in C.LOGS:
+        print(f"  {log.file:<52} {L.library_spec(L.library_for(log.topology()))}")
+    print()
     print("ForestColl vs the library on the logs' fabrics (GB/s algbw; ForestColl simulated on links")
     print("derated like the library's; measured = the log)")
     head = (
@@ -117,6 +123,8 @@ def calibration_table() -> None:
     for held, label in ((False, "calibration"), (True, "held out")):
         logs = [g for g in C.LOGS if g.held_out == held]
         print(f"worst |error| at >= 1 GiB, {label} logs: {100 * C.worst_error(C.compare(logs)):.1f}%")
+    print(f"TCPX step cost {L.TCPX_STEP_US} us (solved on the TCPX calibration log at 1 GiB: "
+          f"{C.fit_tcpx_step():.2f} us)")
     net, xgmi, worst = C.fit(41)
     print(
         f"constants: network efficiency {L.NET_EFFICIENCY}, xGMI efficiency {L.XGMI_EFFICIENCY} "

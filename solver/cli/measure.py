@@ -42,7 +42,9 @@ def register(subparsers):
             "spliced into a row) are skipped; a table inside a markdown or text file is found.\n"
             "The run's settings the log shows (nccl version, NCCL_ALGO, NCCL_PROTO,\n"
             "NCCL_MAX_NCHANNELS, NVLS on/off...) are printed and stored; a row above the\n"
-            "forward-only bound is printed with its reason (e.g. NVLS in-switch reduction)."
+            "forward-only bound is printed with its reason (e.g. NVLS in-switch reduction).\n"
+            "The --library value that expresses the run's settings (channel caps, TCPX...) on\n"
+            "TOPO's hardware is printed and stored (attribute 'library')."
         ),
         epilog=(
             "example:\n  forestcoll measure import tests/data/nccl_tests_allgather_2xmi250.log "
@@ -129,6 +131,10 @@ def run_import(args) -> int:
     nvswitch = any(nd.role == "nvswitch" for nd in topo.nodes)
     reason = above_bound_reason(meas.collective, meas.settings, nvswitch)
     above = [int(s) for s, a in zip(meas.size_bytes, meas.algbw_used) if a > opt]
+    from solver.simulate.library import library_from_settings, library_spec, pick_library
+
+    base, why = pick_library(topo)
+    run_lib, used, left = library_from_settings(meas.settings, base)
     attrs = {
         "file": Path(args.log).name,
         "variant": meas.variant,
@@ -138,6 +144,7 @@ def run_import(args) -> int:
         "settings": dict(meas.settings),
         "section": meas.section,
         "repeats": meas.repeats,
+        "library": library_spec(run_lib),
     }
     if above:
         attrs["above_bound_sizes"] = above
@@ -173,6 +180,13 @@ def run_import(args) -> int:
         out.write("run settings: " + ", ".join(f"{k}={v}" for k, v in meas.settings.items()) + "\n")
     else:
         out.write("run settings: none shown in the log (run with NCCL_DEBUG=INFO to record them)\n")
+    out.write(
+        f"library for this run: --library {library_spec(run_lib)} ("
+        + (f"{', '.join(used)} from the log; " if used else "no library setting in the log; ")
+        + f"base {why})\n"
+    )
+    for item in left:
+        out.write(f"  not expressed: {item}\n")
     if meas.repeats > 1:
         out.write(f"sizes printed up to {meas.repeats} times: the median-time row of each is kept\n")
     if meas.wrong_sizes:

@@ -412,7 +412,7 @@ def _library_rows(sw: Sweep, sizes: list[int], factor: float, opt: float, cap: f
     tuner = _library.tuner(sw.topology, sw.collective, sw.library,
                            bound_algbw=None if math.isnan(cap) else cap)
     lib = tuner.library
-    notes = [f"{lib.name} {lib.generation}{' with NVLS' if lib.nvls else ''} tuner model"]
+    notes = [f"{lib.label} tuner model"]  # name, generation, NVLS and the run's settings
     if sw.library is None:
         notes.append(f"library from the hardware: {_library.library_reason(sw.topology)}")
     picks: dict[str, list[int]] = {}
@@ -514,6 +514,7 @@ def _library_attrs(sw: Sweep, rows: list[SweepRow]) -> dict[str, Any]:
         "model": "the library tuner's own model; see solver/simulate/library.py",
         "library": lib.name,
         "generation": lib.generation,
+        "spec": _library.library_spec(lib),
         "choice": [r.choice for r in rows],
         "in_switch_note": sw.in_switch_note(),
     }

@@ -14,10 +14,13 @@ search minimising the worst relative error at >= 1 GiB over the calibration logs
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+
+import numpy as np
 
 from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
 from solver.simulate import library as L
@@ -38,10 +41,12 @@ def boxes_with_rails(
     nvswitch_bw: float | None = None,
     mesh_bw: float | None = None,
     library: str = "",
+    nics: int = 0,
 ) -> Topology:
     """``boxes`` boxes of ``gpus`` GPUs, either on one NVSwitch (``nvswitch_bw`` GB/s per GPU) or in
     a full xGMI mesh (``mesh_bw`` GB/s per GPU pair), each GPU with its own NIC (``nic_bw`` GB/s)
-    on rail switch ``rail<j>`` (one box: no NICs)."""
+    on rail switch ``rail<j>`` (one box: no NICs). ``nics`` < ``gpus``: that many NICs per box,
+    GPU ``j`` on NIC ``j * nics // gpus`` (GPUs sharing a NIC, as on GCP A3 High)."""
     nodes: list[Node] = []
     links: list[Link] = []
 
@@ -57,13 +62,38 @@ def boxes_with_rails(
             links += [Link(i, f"{g}.nvsw", bw(nvswitch_bw)) for i in ids]
         else:
             links += [Link(u, v, bw(mesh_bw)) for u, v in itertools.combinations(ids, 2)]
+        n_nics = nics or gpus
         if boxes > 1:
+            for k in range(n_nics):
+                nodes.append(Node(f"{g}.nic{k}", SWITCH, "nic", group=g))
+                links.append(Link(f"{g}.nic{k}", f"rail{k}", bw(nic_bw)))
             for j, i in enumerate(ids):
-                nodes.append(Node(f"{g}.nic{j}", SWITCH, "nic", group=g))
-                links += [Link(i, f"{g}.nic{j}", bw(nic_bw)), Link(f"{g}.nic{j}", f"rail{j}", bw(nic_bw))]
+                links.append(Link(i, f"{g}.nic{j * n_nics // gpus}", bw(nic_bw)))
     if boxes > 1:
-        nodes += [Node(f"rail{j}", SWITCH, "ib", group="network") for j in range(gpus)]
+        nodes += [Node(f"rail{j}", SWITCH, "ib", group="network") for j in range(nics or gpus)]
     return Topology(name, tuple(nodes), tuple(links), {"library": library})
+
+
+_TABLE_ROW = re.compile(r"^\|\s*(\d{1,6})\s*(B|KB|MB|GB)\s*\|\s*([0-9.]{1,12})\s*\|")
+_UNITS = {"B": 0, "KB": 10, "MB": 20, "GB": 30}
+
+
+def read_busbw_table(path: Path, collective: str, ranks: int) -> Measurement:
+    """A markdown table "| 1 GB | 66.2 | ..." of nccl-tests busbw (GB/s, first value column) per
+    message size (binary units, as nccl-tests sweeps ``-f 2``): algbw = busbw / the nccl-tests
+    factor (allreduce 2(n-1)/n, allgather/reduce-scatter (n-1)/n); rows at 0 are left out."""
+    sizes, bus = [], []
+    for line in path.read_text().splitlines():
+        m = _TABLE_ROW.match(line.strip())
+        if m and float(m.group(3)) > 0:
+            sizes.append(int(m.group(1)) << _UNITS[m.group(2)])
+            bus.append(float(m.group(3)))
+    factor = (2.0 if collective == "allreduce" else 1.0) * (ranks - 1) / ranks
+    size = np.array(sizes, dtype=np.int64)
+    alg = np.array(bus) / factor
+    t = size / (alg * 1e9)
+    return Measurement(collective, "nccl-tests", size, t, alg, np.array(bus), t, alg, str(path),
+                       ranks=ranks)
 
 
 @dataclass(frozen=True)
@@ -77,8 +107,16 @@ class RealLog:
     #: For excerpts published without their header lines: the collective and the column
     #: header of the tool's default table (the file keeps only the published rows).
     headerless: str = ""
+    #: For a published table of nccl-tests' busbw per size (markdown, not a log): the collective
+    #: and the rank count that turn busbw back into algbw; the file keeps the table's lines.
+    busbw_table: tuple[str, int] = ("", 0)
+    #: A held-out log the model misses by more than the +-10 % goal at >= 1 GiB, and the part of
+    #: the model that does (reported in docs/simulation.md, not fitted away)
+    known_gap: str = ""
 
     def measurement(self) -> Measurement:
+        if self.busbw_table[0]:
+            return read_busbw_table(LOG_DIR / self.file, *self.busbw_table)
         if not self.headerless:
             return load_log(LOG_DIR / self.file)
         text = (LOG_DIR / self.file).read_text()
@@ -93,6 +131,12 @@ class RealLog:
 # 450; B200 NVLink5 18 x 50 = 900; 400 Gb/s NIC = 50, 200 Gb/s = 25.
 #: NCCL as GPUDirect-TCPXO runs it on A3 Mega (see the A3 Mega log below).
 A3_MEGA_TCPXO = "nccl:hopper:algo=ring+tree:proto=simple:buffsize=8M:allreduce=tree"
+#: NCCL on GPUDirect-TCPX (A3 High) as SkyPilot's nccl_tcpx_gcpvm_h100.yaml runs it
+#: (NCCL_ALGO=Ring, NCCL_PROTO=Simple, NCCL_BUFFSIZE=8388608, NCCL_MAX/MIN_NCHANNELS=8) ...
+A3_HIGH_TCPX_SKYPILOT = "nccl:hopper:algo=ring:proto=simple:buffsize=8M:channels=8:minchannels=8:net=tcpx"
+#: ... and as dstack's A3 High guide sets it (NCCL_ALGO=Ring, NCCL_PROTO=Simple,
+#: NCCL_BUFFSIZE=4194304, no channel setting: NCCL's default for an unpack network)
+A3_HIGH_TCPX_DSTACK = "nccl:hopper:algo=ring:proto=simple:buffsize=4M:net=tcpx"
 
 LOGS: tuple[RealLog, ...] = (
     RealLog(
@@ -171,6 +215,65 @@ LOGS: tuple[RealLog, ...] = (
         )
         for n in (1, 2, 4, 8)
     ),
+    # GCP A3 High: 8 H100 per VM and four 200 Gb/s NICs for the GPUs, one per GPU pair
+    # (GPUDirect-TCPX: "four extra data NICs on every node"), with GCP's NCCL settings for TCPX.
+    # SkyPilot's allreduce table (NCCL_MAX/MIN_NCHANNELS=8, NCCL_BUFFSIZE=8M, Ring/Simple, per
+    # nccl_tcpx_gcpvm_h100.yaml) calibrates TCPX_STEP_US; dstack's allgather run is held out.
+    RealLog(
+        "nccl_allreduce_h100_a3high_tcpx_skypilot_table.md",
+        "2x 8 H100 (GCP A3 High), NVSwitch 450 GB/s, 4x 200 Gb/s GPUDirect-TCPX per node (SkyPilot)",
+        lambda: boxes_with_rails("2x H100 A3 High", 2, 8, 25, nvswitch_bw=450, nics=4,
+                                 library=A3_HIGH_TCPX_SKYPILOT),
+        held_out=False,
+        busbw_table=("allreduce", 16),
+    ),
+    RealLog(
+        "nccl_allgather_h100_a3high_tcpx_dstack_2node.log",
+        "2x 8 H100 (GCP A3 High), NVSwitch 450 GB/s, 4x 200 Gb/s GPUDirect-TCPX per node (dstack)",
+        lambda: boxes_with_rails("2x H100 A3 High (dstack)", 2, 8, 25, nvswitch_bw=450, nics=4,
+                                 library=A3_HIGH_TCPX_DSTACK),
+        held_out=True,
+    ),
+    # dstack's GCP guides: the same A3 Mega fabric as above (its image runs GCP's TCPXO profile)
+    # and an A4 allreduce with NCCL's defaults (the task sets only NCCL_DEBUG=INFO): held out
+    RealLog(
+        "nccl_allgather_h100_a3mega_dstack_2node.log",
+        "2x 8 H100 (GCP A3 Mega, dstack), NVSwitch 450 GB/s, 8x 200 Gb/s GPUDirect-TCPXO per node",
+        lambda: boxes_with_rails(
+            "2x H100 A3 Mega (dstack)", 2, 8, 25, nvswitch_bw=450, library=A3_MEGA_TCPXO
+        ),
+        held_out=True,
+    ),
+    RealLog(
+        "nccl_allreduce_b200_a4_dstack_2node.log",
+        "2x 8 B200 (GCP A4, dstack), NVSwitch 900 GB/s, 8x 400 Gb/s RoCE per node, NCCL defaults",
+        lambda: boxes_with_rails(
+            "2x B200 A4 (dstack)", 2, 8, 50, nvswitch_bw=900, library="nccl:blackwell:nvls"
+        ),
+        held_out=True,
+    ),
+    # dstack's Nebius guide: 2 nodes x 8 H100 on InfiniBand, NCCL defaults (NVLS allowed); the
+    # busbw above the NICs' ring bound (467 > 400 GB/s) says NCCL ran a tree (NVLSTree)
+    RealLog(
+        "nccl_allreduce_h100_nebius_dstack_2node.log",
+        "2x 8 H100 (Nebius, dstack), NVSwitch 450 GB/s, InfiniBand (8x 400 Gb/s assumed), "
+        "NCCL defaults",
+        lambda: boxes_with_rails(
+            "2x H100 Nebius (dstack)", 2, 8, 50, nvswitch_bw=450, library="nccl:hopper:nvls"
+        ),
+        held_out=True,
+        known_gap="NVLSTree: NCCL's NVLS formula (tuning.cc:308-323) is not calibrated; +30 % at 1 GiB",
+    ),
+    # dstack's Lambda guide: a 1-Click Cluster of 2 nodes x 8 B200 on InfiniBand, NCCL defaults
+    RealLog(
+        "nccl_allreduce_b200_lambda_dstack_2node.log",
+        "2x 8 B200 (Lambda 1CC, dstack), NVSwitch 900 GB/s, InfiniBand (8x 400 Gb/s assumed), "
+        "NCCL defaults",
+        lambda: boxes_with_rails(
+            "2x B200 Lambda (dstack)", 2, 8, 50, nvswitch_bw=900, library="nccl:blackwell:nvls"
+        ),
+        held_out=True,
+    ),
     RealLog(
         "rccl_allreduce_mi355x_2node.log",
         "2x 8 MI355X, xGMI mesh 76.8 GB/s, 8x 400 Gb/s Pollara per node",
@@ -201,13 +304,32 @@ def compare(logs: Iterable[RealLog] = LOGS, min_size: int = 1 << 20) -> list[Poi
     out = []
     for log in logs:
         m = log.measurement()
-        tu = L.tuner(log.topology(), m.collective)
+        topo = log.topology()
+        # the fabric's library, with whatever settings the log itself shows on top
+        lib, _, _ = L.library_from_settings(m.settings, L.library_for(topo))
+        tu = L.tuner(topo, m.collective, lib)
         for size, alg in zip(m.size_bytes, m.algbw_used):
             if size < min_size or not alg > 0:
                 continue
             choice, t = tu.best(int(size))
             out.append(Point(log, int(size), float(alg), int(size) / t / 1e9, choice.label))
     return out
+
+
+def fit_tcpx_step(size: int = GIB) -> float:
+    """The :data:`~solver.simulate.library.TCPX_STEP_US` that makes the TCPX calibration log
+    (SkyPilot's A3 High allreduce table) exact at ``size``: its network-bound ring bus bandwidth
+    ``busbw = c * step / (x + step / (net / c))`` solved for the step cost ``x`` (us)."""
+    log = next(g for g in LOGS if g.file == "nccl_allreduce_h100_a3high_tcpx_skypilot_table.md")
+    m = log.measurement()
+    bus = float(m.busbw[list(m.size_bytes).index(size)])
+    topo = log.topology()
+    lib = L.library_for(topo)
+    sh = L.shape_of(topo)
+    c = L.channel_count(lib, sh)
+    step = lib.buffsize / L.NCCL_STEPS
+    per = bus / c * 1e9
+    return (step / per - step / (sh.net / c * 1e9)) * 1e6
 
 
 def worst_error(points: Iterable[Point], min_size: int = GIB) -> float:

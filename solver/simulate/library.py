@@ -38,7 +38,10 @@ chunks of one NCCL step (``NCCL_BUFFSIZE / NCCL_STEPS``, enqueue.cc:2222-2223), 
 forwards a chunk only once it holds all of it, so the first chunk pays the whole up-and-down path
 (:meth:`Choice.fill`). With GCP's 8 MiB buffers on A3 Mega that is ~0.7 ms, seen in the real log.
 A run's settings (``NCCL_ALGO``, ``NCCL_PROTO``, ``NCCL_BUFFSIZE``, a tuner plugin forcing an
-algorithm) are part of :class:`Library`.
+algorithm, ``NCCL_MAX/MIN_NCHANNELS``, a GPUDirect-TCPX network) are part of :class:`Library`:
+a channel cap scales NCCL's ``nChannels * bw`` (:func:`channel_bandwidths`), TCPX moves each
+channel's steps with a calibrated per-step cost (:func:`tcpx_net_bandwidth`,
+:func:`tcpx_ring_time`), and :func:`library_from_settings` reads them off a log.
 
 Two efficiencies are *calibrated* on real logs (tests/data/real/logs, see
 :mod:`solver.simulate.calibration`): the network's (RoCE/IB/TCPXO payload rate over line rate)
@@ -145,6 +148,18 @@ NET_OVERHEAD_US = 1.0
 #: is 1 for every algorithm but Ring); NCCL splits the message evenly over its channels.
 DEFAULT_BUFFSIZE = 1 << 22
 NCCL_STEPS = 8
+#: src/include/device.h:91 MAXCHANNELS: the most NCCL_MAX_NCHANNELS / NCCL_MIN_NCHANNELS can ask for
+#: (src/graph/connect.cc:338-357 clamps both to it, and a maximum below 1 to 1).
+MAX_CHANNELS = 64
+#: Networks without GPUDirect RDMA (``net=`` of :class:`Library`): "tcpx" = GPUDirect-TCPX
+#: (GCP A3 High/Edge): a CPU thread per socket moves each NCCL step over TCP and the receiver's
+#: kernel unpacks it (an NCCL_NET_DEVICE_UNPACK plugin, google/nccl-plugin-gpudirecttcpx
+#: src/devcomm/); see :func:`tcpx_net_bandwidth`.
+NETS = ("rdma", "tcpx")
+#: Effective cost (us) a GPUDirect-TCPX step pays besides its wire time, one channel's steps one
+#: after another. Calibrated on the one TCPX log of the calibration set (SkyPilot's A3 High
+#: allreduce table, tests/data/real/logs; see solver.simulate.calibration.fit_tcpx_step).
+TCPX_STEP_US = 42.8
 
 
 @dataclass(frozen=True)
@@ -166,6 +181,11 @@ class Library:
     protos: tuple[str, ...] = ()
     buffsize: int = DEFAULT_BUFFSIZE
     forced: tuple[tuple[str, str], ...] = ()
+    #: NCCL_MAX_NCHANNELS / NCCL_MIN_NCHANNELS (0 = not set), see :func:`channel_count`
+    max_channels: int = 0
+    min_channels: int = 0
+    #: the network transport: "rdma" (GPUDirect RDMA or TCPXO, the calibrated default) or "tcpx"
+    net: str = "rdma"
 
     @property
     def gen_index(self) -> int:
@@ -208,6 +228,12 @@ class Library:
         if self.buffsize != DEFAULT_BUFFSIZE:
             parts.append(f"buffsize {self.buffsize >> 20} MiB")
         parts += [f"{c} forced to {a}" for c, a in self.forced]
+        if self.max_channels:
+            parts.append(f"max {self.max_channels} channels")
+        if self.min_channels:
+            parts.append(f"min {self.min_channels} channels")
+        if self.net != "rdma":
+            parts.append(f"net {self.net}")
         return " ".join(parts)
 
 
@@ -300,7 +326,9 @@ def library_reason(topo: Topology) -> str:
 def parse_library(spec: str) -> Library:
     """``nccl:hopper``, ``nccl:hopper:nvls``, ``rccl:cdna3`` ... followed by optional settings:
     ``algo=ring+tree`` (NCCL_ALGO), ``proto=simple`` (NCCL_PROTO), ``buffsize=8M``
-    (NCCL_BUFFSIZE) and ``allreduce=tree`` (a tuner plugin forcing one algorithm)."""
+    (NCCL_BUFFSIZE), ``allreduce=tree`` (a tuner plugin forcing one algorithm), ``channels=2``
+    (NCCL_MAX_NCHANNELS; ``maxchannels=`` is the same), ``minchannels=8`` (NCCL_MIN_NCHANNELS)
+    and ``net=tcpx`` (GPUDirect-TCPX, no GPUDirect RDMA; ``net=rdma`` is the default)."""
     parts = [p.strip() for p in spec.split(":") if p.strip()]
     if not parts or parts[0].lower() not in ("nccl", "rccl"):
         raise ForestCollError(f"bad library {spec!r} (use e.g. nccl:hopper:nvls or rccl:cdna3)")
@@ -349,8 +377,23 @@ def _apply_option(lib: Library, opt: str, spec: str) -> Library:
     if key in _COLLECTIVES and value:
         (algo,) = _names(value, _ALGO_NAMES, "algorithm", spec)[:1]
         return replace(lib, forced=lib.forced + ((key, algo),))
+    if key in ("channels", "maxchannels", "minchannels"):
+        v = value.strip()
+        if not (v.isdigit() and len(v) <= 3 and 1 <= int(v) <= MAX_CHANNELS):
+            raise ForestCollError(
+                f"bad {key} {value!r} in library {spec!r} (a channel count 1..{MAX_CHANNELS})"
+            )
+        if key == "minchannels":
+            return replace(lib, min_channels=int(v))
+        return replace(lib, max_channels=int(v))
+    if key == "net":
+        v = value.strip().lower()
+        if v not in NETS:
+            raise ForestCollError(f"bad net {value!r} in library {spec!r} (one of {', '.join(NETS)})")
+        return replace(lib, net=v)
     raise ForestCollError(
-        f"bad library setting {opt!r} in {spec!r} (nvls, algo=, proto=, buffsize= or allreduce=ALGO)"
+        f"bad library setting {opt!r} in {spec!r} (nvls, algo=, proto=, buffsize=, allreduce=ALGO, "
+        "channels=, minchannels= or net=)"
     )
 
 
@@ -366,6 +409,7 @@ class Shape:
     net: float  # least over boxes of bandwidth leaving the box (0 for one box)
     nvswitch: bool  # every box has an NVSwitch
     gpu_fabric: bool = True  # every GPU has NVLink/xGMI links (else ``intra`` is its PCIe)
+    nics: int = 0  # NICs per box (least over boxes; nodes of role "nic"), 0 when none are drawn
 
 
 def _is_net_link(link: Link, group: dict, role: dict) -> bool:
@@ -408,6 +452,10 @@ def shape_of(topo: Topology) -> Shape:
                 into = intra if _is_gpu_fabric_link(link, role) else host
                 into[u] += float(link.bandwidth)
     nvsw = {group[n.id] for n in topo.nodes if n.role == "nvswitch"}
+    nic_count = {b: 0 for b in boxes}
+    for n in topo.nodes:
+        if n.role == "nic" and n.group in nic_count:
+            nic_count[n.group] += 1
     gpu_fabric = all(v > 0 for v in intra.values())
     if not gpu_fabric:
         intra = {c: intra[c] or host[c] for c in compute}
@@ -419,6 +467,7 @@ def shape_of(topo: Topology) -> Shape:
         net=min(out.values()) if len(boxes) > 1 else 0.0,
         nvswitch=all(b in nvsw for b in boxes),
         gpu_fabric=gpu_fabric,
+        nics=min(nic_count.values()) if nic_count else 0,
     )
 
 
@@ -439,6 +488,9 @@ class Choice:
     channels: int = CHANNELS
     path: float = 0.0
     capped: bool = False  # bw lowered to the forward-only bound (see :func:`tuner`)
+    #: GPUDirect-TCPX ring: (ranks, nsteps, channels, step bytes, wire share bytes/s), see
+    #: :func:`tcpx_ring_time`; empty for every other choice
+    tcpx: tuple = ()
 
     def time(self, size: int, collective: str, ranks: int) -> float:
         """Seconds for ``size`` bytes: ``lat + bytes / bw`` (tuning.cc:630-655), plus the
@@ -448,6 +500,10 @@ class Choice:
         proto = PROTOS.index(self.protocol)
         if self.chunk:
             return self.latency_us * 1e-6 + self.fill(size)
+        if self.tcpx:
+            ranks, nsteps, channels, step, share = self.tcpx
+            net = tcpx_ring_time(size, ranks, nsteps, channels, step, share)
+            return self.latency_us * 1e-6 + max(net, size / (1e9 * bw))
         if self.algorithm == "Tree" and collective == "allreduce" and 0 <= log_size < 23:
             bw *= TREE_CORRECTION[proto][log_size]
         lat = self.latency_us
@@ -521,8 +577,10 @@ def tuner(topo: Topology, collective: str, library: Library | None = None,
     n, nodes, ppn = sh.ranks, sh.boxes, sh.ppn
     gi = lib.gen_index
     ni = 0 if nodes == 1 else (1 if nodes == 2 else 2)
-    intra = sh.intra * lib.intra_efficiency
-    net = sh.net * NET_EFFICIENCY
+    intra_full = sh.intra * lib.intra_efficiency
+    net_full = sh.net * NET_EFFICIENCY
+    nch = channel_count(lib, sh)
+    intra, net = channel_bandwidths(lib, sh, intra_full, net_full)
     if nodes == 1:
         ring_bus = intra
     else:
@@ -573,13 +631,98 @@ def tuner(topo: Topology, collective: str, library: Library | None = None,
             lat = _latency(algo, pi, collective, sh, intra_hw, nsteps)
             if algo == "Tree" and proto == "Simple":
                 chunk = lib.buffsize // NCCL_STEPS
-                path = _tree_path(sh, intra, net)
-                choices.append(Choice(algo, proto, alg_bw, lat, chunk, CHANNELS, path, capped))
+                path = _tree_path(sh, intra_full, net_full)
+                choices.append(Choice(algo, proto, alg_bw, lat, chunk, nch, path, capped))
+            elif algo == "Ring" and lib.net == "tcpx" and nodes > 1:
+                # the network part is tcpx_ring_time; alg_bw (at most the TCPX network's own
+                # large-size limit) still bounds it, and the latency is NCCL's intra-node part
+                tcpx = (n, nsteps, nch, lib.buffsize / NCCL_STEPS, sh.net / nch * 1e9)
+                lat_intra = _latency(algo, pi, collective, replace(sh, boxes=1), intra_hw, nsteps)
+                choices.append(Choice(algo, proto, alg_bw, lat_intra, capped=capped, tcpx=tcpx))
             else:
                 choices.append(Choice(algo, proto, alg_bw, lat, capped=capped))
     if not choices:
         raise ForestCollError("no algorithm of the library applies to this fabric")
     return Tuner(collective, lib, sh, tuple(choices))
+
+
+def default_channels(lib: Library, sh: Shape) -> int:
+    """The channels NCCL runs without NCCL_MAX/MIN_NCHANNELS: the model's :data:`CHANNELS`; on an
+    unpack network (GPUDirect-TCPX) across boxes, one ring per NIC (the NIC's 25 GB/s is below
+    the next search speed, sm90SpeedArrayInter, src/graph/search.cc:1058) doubled
+    (src/graph/connect.cc:486-490: "Double the number of channels when using unpack networking",
+    not past 16)."""
+    if lib.net == "tcpx" and sh.boxes > 1 and sh.nics:
+        return 2 * sh.nics if sh.nics < 16 else sh.nics
+    return CHANNELS
+
+
+def channel_count(lib: Library, sh: Shape) -> int:
+    """Channels of the run: NCCL_MAX_NCHANNELS caps the default, then NCCL_MIN_NCHANNELS copies
+    channels up to its value (src/graph/connect.cc:503-505, both clamped to 1..MAXCHANNELS,
+    :340-357)."""
+    n = default_channels(lib, sh)
+    if lib.max_channels:
+        n = min(n, lib.max_channels)
+    if lib.min_channels:
+        n = max(n, lib.min_channels)
+    return max(1, min(n, MAX_CHANNELS))
+
+
+def channel_bandwidths(lib: Library, sh: Shape, intra: float, net: float) -> tuple[float, float]:
+    """(intra, net) bus bandwidths (GB/s) the run's channels can carry.
+
+    NCCL's bus bandwidth is ``nChannels * bw`` with ``bw`` the per-channel bandwidth of its graph
+    search (src/graph/tuning.cc:324): each channel is one ring/tree with its own share of the
+    links. So a cap to ``c`` of the ``C`` channels the search fills the links with leaves
+    ``c / C`` of the bandwidth (NCCL_MAX_NCHANNELS, applied after the search,
+    src/graph/connect.cc:503); channels copied past ``C`` by NCCL_MIN_NCHANNELS (copyChannels)
+    share the same links and add nothing. GPUDirect-TCPX's network is limited by its steps
+    instead (:func:`tcpx_net_bandwidth`). NVLS has channels of its own and is not capped here."""
+    c = channel_count(lib, sh)
+    full = CHANNELS
+    scale = min(c, full) / full
+    intra = intra * scale
+    if lib.net == "tcpx":
+        net = tcpx_net_bandwidth(lib, sh, c)
+    else:
+        net = net * scale
+    return intra, net
+
+
+def tcpx_net_bandwidth(lib: Library, sh: Shape, channels: int | None = None) -> float:
+    """GB/s one box sends over GPUDirect-TCPX with ``channels`` channels.
+
+    Each channel leaves the box through one NIC (channels spread evenly over the box's NICs, so a
+    channel's wire share is ``net / channels``) and moves its data in NCCL steps of
+    ``NCCL_BUFFSIZE / NCCL_STEPS`` bytes (src/include/device.h:26). Over TCPX a step is sent
+    by a CPU thread and unpacked by the receiver's kernel; one channel's steps are taken as one
+    after another, each paying :data:`TCPX_STEP_US` besides its wire time:
+    ``per channel = step / (TCPX_STEP_US + step / share)``. The wire is at line rate (the step
+    cost stands for TCP's overhead; :data:`NET_EFFICIENCY` is the RDMA/TCPXO figure)."""
+    if sh.boxes < 2 or sh.net <= 0:
+        return 0.0
+    c = channels or channel_count(lib, sh)
+    step = lib.buffsize / NCCL_STEPS
+    share = sh.net / c * 1e9  # bytes/s
+    per = step / (TCPX_STEP_US * 1e-6 + step / share)
+    return c * per / 1e9
+
+
+def tcpx_ring_time(size: int, ranks: int, nsteps: int, channels: int, step: float,
+                   share: float) -> float:
+    """Seconds of a ring over GPUDirect-TCPX across boxes, network part.
+
+    Each of the ``nsteps`` ring steps moves ``size / (ranks * channels)`` bytes per channel,
+    in TCPX steps of at most ``step`` bytes, one after another on the channel's network hop, each
+    paying :data:`TCPX_STEP_US` besides its wire time at ``share`` bytes/s (see
+    :func:`tcpx_net_bandwidth`, of which this is the large-size limit). Small messages thus pay
+    ``nsteps`` step costs: NCCL's tuner has no such term (its net latency, tuning.cc:156-176, is
+    per network hop), but the TCPX calibration log shows it (1 MiB allreduce on 16 ranks:
+    1.48 ms, about 30 ring steps x 43 us)."""
+    chunk = size / (ranks * channels)
+    pieces = max(1, math.ceil(chunk / step))
+    return nsteps * (pieces * TCPX_STEP_US * 1e-6 + chunk / share)
 
 
 def _tree_path(sh: Shape, intra: float, net: float) -> float:
@@ -657,14 +800,27 @@ def _latency(algo: str, pi: int, collective: str, sh: Shape, intra_hw: str, nste
 # ----------------------------------------------------------------------------- efficiency
 def link_efficiency(topo: Topology, library: Library | None = None) -> list[float]:
     """Per link of ``topo``: the fraction of its bandwidth the library's transfers reach
-    (network links: :data:`NET_EFFICIENCY`; NVLink/xGMI: the library's intra efficiency)."""
+    (network links: :data:`NET_EFFICIENCY`, over GPUDirect-TCPX :func:`tcpx_efficiency`;
+    NVLink/xGMI: the library's intra efficiency). A channel cap is not applied here: it limits
+    NCCL's own rings, not the links."""
     lib = library or library_for(topo)
     group = {n.id: n.group for n in topo.nodes}
     role = {n.id: n.role for n in topo.nodes}
+    net_eff = tcpx_efficiency(topo, lib) if lib.net == "tcpx" else NET_EFFICIENCY
     return [
-        NET_EFFICIENCY if _is_net_link(link, group, role) else lib.intra_efficiency
+        net_eff if _is_net_link(link, group, role) else lib.intra_efficiency
         for link in topo.links
     ]
+
+
+def tcpx_efficiency(topo: Topology, lib: Library) -> float:
+    """The fraction of its NICs' line rate a box reaches over GPUDirect-TCPX with the run's
+    channels and buffers (:func:`tcpx_net_bandwidth` / line rate): what a schedule run by the
+    same NCCL transport (ForestColl through MSCCL) pays on the network links too."""
+    sh = shape_of(topo)
+    if sh.boxes < 2 or sh.net <= 0:
+        return NET_EFFICIENCY
+    return min(1.0, tcpx_net_bandwidth(lib, sh) / sh.net)
 
 
 def derated(topo: Topology, library: Library | None = None) -> Topology:
@@ -676,3 +832,106 @@ def derated(topo: Topology, library: Library | None = None) -> Topology:
         for link, e in zip(topo.links, eff)
     )
     return replace(topo, links=links)
+
+
+# ----------------------------------------------------------------------------- a run's settings
+def library_spec(lib: Library) -> str:
+    """The ``--library`` text that :func:`parse_library` reads back as ``lib``."""
+    parts = [lib.name, lib.generation]
+    if lib.nvls:
+        parts.append("nvls")
+    if lib.algos:
+        parts.append("algo=" + "+".join(a.lower() for a in lib.algos))
+    if lib.protos:
+        parts.append("proto=" + "+".join(p.lower() for p in lib.protos))
+    if lib.buffsize != DEFAULT_BUFFSIZE:
+        size = lib.buffsize
+        unit = next((u for u, sh in (("G", 30), ("M", 20), ("K", 10)) if size % (1 << sh) == 0), "")
+        parts.append(f"buffsize={size >> {'G': 30, 'M': 20, 'K': 10, '': 0}[unit]}{unit}")
+    parts += [f"{c}={a.lower()}" for c, a in lib.forced]
+    if lib.max_channels:
+        parts.append(f"channels={lib.max_channels}")
+    if lib.min_channels:
+        parts.append(f"minchannels={lib.min_channels}")
+    if lib.net != "rdma":
+        parts.append(f"net={lib.net}")
+    return ":".join(parts)
+
+
+def _setting_names(value: str, table: dict) -> tuple[str, ...] | None:
+    """An NCCL_ALGO / NCCL_PROTO value as names of ``table``: a plain list ("Ring,Tree"), or an
+    exclusion ("^LL128": every other one); None for what the model cannot express (per-collective
+    parts "allreduce:tree;...", unknown names)."""
+    v = value.strip().lower().replace(" ", "")
+    if not v or ";" in v or ":" in v:
+        return None
+    exclude = v.startswith("^")
+    names = [x for x in v.lstrip("^").split(",") if x]
+    if not names or any(x not in table for x in names):
+        return None
+    if exclude:
+        return tuple(n for k, n in table.items() if k not in names)
+    return tuple(table[x] for x in names)
+
+
+def library_from_settings(settings: dict, base: Library) -> tuple[Library, list[str], list[str]]:
+    """``base`` with the run settings a log shows (``Measurement.settings``: NCCL_ALGO,
+    NCCL_PROTO, NCCL_BUFFSIZE, NCCL_MAX/MIN_NCHANNELS and their old names NCCL_MAX/MIN_NRINGS
+    (src/graph/connect.cc:326-351), NCCL_NVLS_ENABLE=0, NCCL_GPUDIRECTTCPX_* variables = the TCPX
+    plugin ran). Returns (library, settings used, settings left out and why)."""
+    lib, used, left = base, [], []
+
+    def take(key: str) -> str | None:
+        value = settings.get(key)
+        if value is None:
+            return None
+        if " | " in value:
+            left.append(f"{key} (two values in the log: {value})")
+            return None
+        return value.strip()
+
+    value = take("NCCL_ALGO")
+    if value is not None:
+        names = _setting_names(value, _ALGO_NAMES)
+        if names is None:
+            left.append(f"NCCL_ALGO={value} (not a plain list of {', '.join(ALGOS)})")
+        else:
+            lib = replace(lib, algos=names)
+            used.append("NCCL_ALGO")
+    value = take("NCCL_PROTO")
+    if value is not None:
+        names = _setting_names(value, _PROTO_NAMES)
+        if names is None:
+            left.append(f"NCCL_PROTO={value} (not a plain list of {', '.join(PROTOS)})")
+        else:
+            lib = replace(lib, protos=names)
+            used.append("NCCL_PROTO")
+    value = take("NCCL_BUFFSIZE")
+    if value is not None:
+        if value.isdigit() and NCCL_STEPS <= int(value) < 1 << 40:
+            lib = replace(lib, buffsize=int(value))
+            used.append("NCCL_BUFFSIZE")
+        else:
+            left.append(f"NCCL_BUFFSIZE={value} (not a byte count)")
+    for field_name, keys in (("max_channels", ("NCCL_MAX_NRINGS", "NCCL_MAX_NCHANNELS")),
+                             ("min_channels", ("NCCL_MIN_NRINGS", "NCCL_MIN_NCHANNELS"))):
+        for key in keys:  # the new name wins, as in connect.cc
+            value = take(key)
+            if value is None:
+                continue
+            n = int(value) if value.lstrip("-").isdigit() and len(value) < 7 else None
+            if n is None:
+                left.append(f"{key}={value} (not a number)")
+                continue
+            n = max(1, min(n, MAX_CHANNELS)) if field_name == "max_channels" else min(n, MAX_CHANNELS)
+            if n > 0:
+                lib = replace(lib, **{field_name: n})
+            used.append(key)
+    value = take("NCCL_NVLS_ENABLE")
+    if value == "0" and lib.nvls:
+        lib = replace(lib, nvls=False)
+        used.append("NCCL_NVLS_ENABLE")
+    if any(k.startswith("NCCL_GPUDIRECTTCPX_") for k in settings):
+        lib = replace(lib, net="tcpx")
+        used.append("NCCL_GPUDIRECTTCPX_*")
+    return lib, used, left

@@ -34,7 +34,9 @@ What is read:
   same stdout while nccl-tests prints a row in three pieces): the INFO text is cut out and the
   row's pieces joined.
 - **Documents**: a table indented in a markdown or text file; only lines shaped like a result
-  row (size, count, data type) are rows, so prose such as a numbered list item is skipped.
+  row (size, count, data type) are rows, so prose such as a numbered list item is skipped. A log
+  printed without its ``#`` marks (the nThread line, the column header and the closing lines
+  start the line instead) reads the same.
 - **Run settings** (:attr:`Measurement.settings`): nccl/rccl version (``NCCL version 2.21.5``,
   or the ``nccl-library=22105`` code), every ``NCCL_*``/``RCCL_*`` variable NCCL reports as
   ``set by environment`` (or, failing that, one written ``NCCL_X=value`` on a command line in the
@@ -97,6 +99,12 @@ _ASSIGN_RE = re.compile(r"\b((?:NCCL|RCCL)_[A-Z0-9_]{1,40})=([A-Za-z0-9_,.^:;+-]
 _VERSION_RE = re.compile(r"\b(NCCL|RCCL) version ?:? ?(\d{1,3}\.\d{1,3}\.\d{1,3}[0-9A-Za-z.+_-]{0,40})")
 _TESTS_VERSION_RE = re.compile(
     r"^(nccl|rccl)-tests version (\S{1,40}).{0,80}?nccl-library=(\d{1,9})", re.IGNORECASE
+)
+#: nccl-tests' own comment lines when printed without their leading '#' (terminal renderings in
+#: documentation drop it): the nThread line, the column header, the two closing lines
+_UNMARKED_RE = re.compile(
+    r"(?:nThread \d{1,6} nGpus |size +count +type .{0,80}\btime\b.{0,40}\balgbw\b"
+    r"|Avg bus bandwidth +:|Out of bounds values +:|Collective test (?:starting|concluded):)"
 )
 _NVLS_CHANNELS_RE = re.compile(r"\b(\d{1,6}) nvls channels")
 _RCCL_HINT = re.compile(r"\b(?:rccl|RCCL|HIP|hipMalloc|gfx9\d{2}|MI\d{3}|Instinct)")
@@ -508,6 +516,8 @@ def read_sections(text: str, where: str = "<log>") -> list[Section]:
             continue
         if not stripped:
             continue
+        if not stripped.startswith("#") and _UNMARKED_RE.match(stripped):
+            stripped = "# " + stripped  # a log whose '#' marks were lost (dstack's docs print it so)
         if stripped.startswith("#"):
             body = stripped.lstrip("#").strip()
             tokens = body.split()

@@ -242,4 +242,25 @@ def test_every_real_log_imports():
         if path.suffix != ".log" or "mi325x" in path.name:  # the headerless MI325X excerpts
             continue
         m = load_log(path)
-        assert len(m.size_bytes) >= 20 and np.all(np.diff(m.size_bytes) > 0), path.name
+        # dstack's A3 High run sweeps 8 MiB..8 GiB (-b 8M): 11 sizes
+        least = 11 if "dstack" in path.name else 20
+        assert len(m.size_bytes) >= least and np.all(np.diff(m.size_bytes) > 0), path.name
+
+
+def test_log_printed_without_its_hash_marks_reads_like_the_marked_one():
+    """dstack's A3 High guide prints nccl-tests' output without the '#' of its comment lines
+    (nThread line, column header, closing lines); it reads as the marked log does."""
+    path = REAL / "nccl_allgather_h100_a3high_tcpx_dstack_2node.log"
+    m = load_log(path)
+    assert m.collective == "allgather" and m.variant == "out-of-place"
+    assert list(m.size_bytes[[0, -1]]) == [8 << 20, 8 << 30]
+    i = list(m.size_bytes).index(1 << 30)
+    assert m.time_used[i] == pytest.approx(20431e-6) and m.algbw_used[i] == pytest.approx(52.55)
+    marked = "\n".join(
+        ("# " + line if line.strip().startswith(("nThread", "size", "(B)", "Out of", "Avg"))
+         else line)
+        for line in path.read_text().splitlines()
+    )
+    again = parse_text(marked, "marked", "allgather")
+    assert np.array_equal(again.size_bytes, m.size_bytes)
+    assert np.array_equal(again.algbw_used, m.algbw_used)
