@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
+from solver.model.topology import COMPUTE, NVLS_CAPABILITIES, SWITCH, Link, Node, Topology
 from solver.simulate import library as L
 from solver.simulate.nccl_tests import Measurement, load_log, parse_text
 
@@ -45,10 +45,14 @@ def boxes_with_rails(
 ) -> Topology:
     """``boxes`` boxes of ``gpus`` GPUs, either on one NVSwitch (``nvswitch_bw`` GB/s per GPU) or in
     a full xGMI mesh (``mesh_bw`` GB/s per GPU pair), each GPU with its own NIC (``nic_bw`` GB/s)
-    on rail switch ``rail<j>`` (one box: no NICs). ``nics`` < ``gpus``: that many NICs per box,
+    on rail switch ``rail<j>`` (one box: no NICs); an NVSwitch of a Hopper/Blackwell library
+    reduces and multicasts. ``nics`` < ``gpus``: that many NICs per box,
     GPU ``j`` on NIC ``j * nics // gpus`` (GPUs sharing a NIC, as on GCP A3 High)."""
     nodes: list[Node] = []
     links: list[Link] = []
+    # an H100/H200/B200 NVSwitch reduces and multicasts (NVLS) whether or not the run used it
+    hopper_on = any(gen in library for gen in ("hopper", "blackwell"))
+    nvls = NVLS_CAPABILITIES if hopper_on else frozenset()
 
     def bw(x: float) -> Fraction:
         return Fraction(x).limit_denominator(1000)
@@ -58,7 +62,7 @@ def boxes_with_rails(
         ids = [f"{g}.gpu{j}" for j in range(gpus)]
         nodes += [Node(i, COMPUTE, "gpu", group=g) for i in ids]
         if nvswitch_bw is not None:
-            nodes.append(Node(f"{g}.nvsw", SWITCH, "nvswitch", group=g))
+            nodes.append(Node(f"{g}.nvsw", SWITCH, "nvswitch", group=g, capabilities=nvls))
             links += [Link(i, f"{g}.nvsw", bw(nvswitch_bw)) for i in ids]
         else:
             links += [Link(u, v, bw(mesh_bw)) for u, v in itertools.combinations(ids, 2)]
