@@ -14,14 +14,8 @@ from solver.io.files import atomic_write_text
 from solver.model.schedule import COLLECTIVES, Schedule
 from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
 
-FORMATS = ("msccl-xml", "json")
+FORMATS = ("msccl-xml", "json", "mscclpp")
 
-ENABLE_HINT = {
-    "msccl-executor": "NCCL_MSCCL_ENABLE=1 MSCCL_ALGO_DIR={dir} (msccl-executor-nccl)",
-    "rccl": "RCCL_MSCCL_ENABLE=1 MSCCL_ALGO_DIR={dir} (RCCL; add RCCL_MSCCL_FORCE_ENABLE=1 where "
-    "RCCL does not enable MSCCL by default)",
-    "msccl-legacy": "MSCCL_XML_FILES={file} NCCL_ALGO=MSCCL,RING,TREE (legacy microsoft/msccl)",
-}
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -101,11 +95,31 @@ def register(subparsers) -> argparse.ArgumentParser:
         "the legacy runtime's own default 134217728); at most 2^63-1, the runtimes' int64",
     )
     parser.add_argument(
-        "-o", "--output", required=True, metavar="FILE", help="output file ('-' for stdout)"
+        "-o", "--output", required=True, metavar="FILE", help="output file ('-' for stdout; a folder with --bands)"
     )
+    _add_deploy_options(parser)
     add_fabric_options(parser)
     parser.set_defaults(func=run)
     return parser
+
+
+def _add_deploy_options(parser) -> None:
+    """Options of :mod:`solver.cli.deploy`: MSCCL++ plans and size bands."""
+    group = parser.add_argument_group("MSCCL++ plans and size bands")
+    group.add_argument(
+        "--channels",
+        choices=("auto", "port"),
+        default="auto",
+        help="mscclpp: memory channels inside a box and port channels across boxes (auto, default) "
+        "or port channels everywhere",
+    )
+    group.add_argument(
+        "--bands",
+        action="store_true",
+        help="simulate ForestColl variants (--max-trees-per-root 1, 2, 4, none) against the library "
+        "model from 1 KiB to 4 GiB and write one file per size band ForestColl wins into the new or "
+        "empty folder -o (none where the library wins); prints the table",
+    )
 
 
 def _format(args) -> str:
@@ -116,8 +130,10 @@ def _format(args) -> str:
         return "msccl-xml"
     if suffix == ".json":
         return "json"
+    if getattr(args, "bands", False):
+        return "msccl-xml"
     raise ForestCollError(
-        f"cannot tell the format from {args.output!r}: use --format msccl-xml or json"
+        f"cannot tell the format from {args.output!r}: use --format msccl-xml, json or mscclpp"
     )
 
 
@@ -193,6 +209,12 @@ def run(args) -> int:
     from solver import msccl
 
     order = msccl.read_rank_order(args.rank_order) if args.rank_order else None
+    if args.bands or fmt == "mscclpp":
+        from solver.cli import deploy
+
+        if args.bands:
+            return deploy.export_bands(args, lambda: _band_fabric(args), order)
+        return deploy.export_mscclpp(args, load_schedule(args), order)
     schedule = load_schedule(args)
     if fmt == "json":
         text = schedule_json_text(schedule)
@@ -218,6 +240,17 @@ def run(args) -> int:
     ranks = msccl.rank_order(schedule, order)
     shown = ", ".join(f"{i}={v}" for i, v in enumerate(ranks[:4]))
     print(f"ranks: {shown}{', ...' if len(ranks) > 4 else ''} (--rank-order FILE to change)")
-    hint = ENABLE_HINT[args.runtime].format(dir=out.resolve().parent, file=out.resolve())
-    print(f"to use it: {printable(hint)}")
+    from solver.cli import deploy
+
+    warning = deploy.folder_warning(out, args.runtime)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
+    deploy.print_environment([out], "msccl-xml", args.runtime)
     return 0
+
+
+def _band_fabric(args):
+    """--bands solves and simulates several variants: it needs the fabric file."""
+    if Path(args.source).suffix.lower() in (".h5", ".hdf5"):
+        raise ForestCollError("--bands needs the fabric file (it solves and simulates several variants)")
+    return load_fabric(args.source, args)
