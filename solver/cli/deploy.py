@@ -57,6 +57,34 @@ def other_files(folder: Path, ours: set[str]) -> list[str]:
     return sorted(out)
 
 
+MAX_FOLDER_FILES = 10_000
+
+
+def folder_files(path: str, suffix: str, what: str) -> list[Path]:
+    """``path`` itself, or the ``suffix`` files of the folder it names (sorted). A folder with
+    other files is refused when they are what a runtime would also load (MSCCL_ALGO_DIR)."""
+    p = Path(path)
+    if not p.is_dir():
+        return [p]
+    try:
+        entries = sorted(os.scandir(p), key=lambda e: e.name)
+    except OSError as exc:
+        raise ForestCollError(f"{printable(path)}: cannot list the folder: {exc.strerror or exc}") from None
+    files = [Path(e.path) for e in entries if e.name.endswith(suffix) and (e.is_file() or e.is_symlink())]
+    others = [e.name for e in entries if not e.name.endswith(suffix) and (e.is_file(follow_symlinks=False) or e.is_symlink())]
+    if len(files) > MAX_FOLDER_FILES:
+        raise ForestCollError(f"{printable(path)}: {len(files)} files, more than {MAX_FOLDER_FILES}")
+    if not files:
+        raise ForestCollError(f"{printable(path)}: no {suffix} file in the folder")
+    if others and suffix == ".xml":
+        shown = ", ".join(printable(n) for n in others[:3])
+        raise ForestCollError(
+            f"{printable(path)} holds {len(others)} file(s) that are not {what} ({shown}): RCCL and "
+            "msccl-executor-nccl load every file of MSCCL_ALGO_DIR and fail MSCCL's init on one that is "
+            "not an algorithm XML (RCCL msccl_lifecycle.cc:177-185)")
+    return files
+
+
 def folder_warning(path: Path, runtime: str | None) -> str | None:
     """A warning when the folder of an exported file holds other files a runtime would load."""
     if runtime == "msccl-legacy":
@@ -185,7 +213,7 @@ def compute_bands(topo, collective: str, sizes: list[int] | None = None, trees=B
 
 
 def _fmt_range(b: Band) -> str:
-    return f"{format_size(b.lo) if b.lo else '0'}..{format_size(b.hi + 1) if b.hi is not None else 'no limit'}"
+    return f"{format_size(b.lo) if b.lo else '0'}..{format_size(b.hi + 1) if b.hi is not None else 'max'}"
 
 
 def _fits(args, fmt: str, order, k, schedule) -> bool:
