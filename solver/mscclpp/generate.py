@@ -219,10 +219,14 @@ def build_plan(
         raise MscclppError(f"{n * Cp} chunks per buffer do not fit the plan's uint32 offsets")
     b = _Builder(schedule, ids, instances, channels)
     coll = schedule.collective
+    from solver.mscclpp.plan import RESIDENT_THREADBLOCKS
+
+    budget = max(1, RESIDENT_THREADBLOCKS // len(phases))  # threadblocks per phase (all instances)
     # (instance, root rank) -> [(first, count, semaphore id)] released by reduce-scatter trees
     released: dict[tuple[int, int], list[tuple[int, int, int]]] = defaultdict(list)
-    for inst in range(instances):
-        for ph_index, (kind, ph) in enumerate(phases):
+    for ph_index, (kind, ph) in enumerate(phases):
+        trees: list[list[_Tb]] = []  # per tree of the phase (all instances): its ops at every rank
+        for inst in range(instances):
             used: dict[str, int] = defaultdict(int)
             totals = defaultdict(int)
             for t in ph.trees:
@@ -236,21 +240,68 @@ def build_plan(
                 r = b.rank[tree.root]
                 g = r * Cp + local
                 tbs = [_Tb() for _ in range(n)]
-                for rk in range(n):
-                    b.ranks[rk].tbs.append(tbs[rk])
                 if kind == "ag":
                     _allgather_tree(b, tree, depth, tbs, coll, local, g, count, released[(inst, r)])
                 else:
                     _reduce_tree(b, tree, depth, tbs, coll, local, g, count, released[(inst, r)])
-    from solver.mscclpp.plan import RESIDENT_THREADBLOCKS
-
+                trees.append(tbs)
+        per_tb = -(-len(trees) // budget)  # trees a threadblock runs one after another
+        while True:
+            groups = _pack(trees, per_tb, n)
+            if len(groups) <= budget or per_tb >= len(trees):
+                break
+            per_tb += 1
+        for group in groups:
+            for rk in range(n):
+                b.ranks[rk].tbs.append(group[rk])
     if len(b.ranks[0].tbs) > RESIDENT_THREADBLOCKS:
         raise MscclppError(
-            f"the plan needs {len(b.ranks[0].tbs)} threadblocks per rank (one per tree and instance), more "
-            f"than can be resident at once ({RESIDENT_THREADBLOCKS}, an A100's SMs; the kernel is "
-            f"__launch_bounds__(1024, 1)): export a schedule with fewer trees (--max-trees-per-root 1"
-            f"{'' if instances == 1 else ', fewer --instances'})")
+            f"the plan needs {len(b.ranks[0].tbs)} threadblocks per rank, more than can be resident at once "
+            f"({RESIDENT_THREADBLOCKS}, an A100's SMs; the kernel is __launch_bounds__(1024, 1)), because "
+            f"trees do not fit {MAX_OPERATION} ops and {MAX_CHANNEL} channels per threadblock together: export "
+            f"a schedule with fewer trees (--max-trees-per-root 1{'' if instances == 1 else ', fewer --instances'})")
     return _document(b, coll, C, Cp, min_bytes, hi, name)
+
+
+def _pack(trees: list[list[_Tb]], per_tb: int, n: int) -> list[list[_Tb]]:
+    """Threadblocks (one list over ranks each) running at most ``per_tb`` trees in file order,
+    a new one when the next tree would pass a threadblock's limits at some rank."""
+    groups: list[list[_Tb]] = []
+    in_group = 0
+    for tbs in trees:
+        if not groups or in_group >= per_tb or not all(_fits(x, y) for x, y in zip(groups[-1], tbs)):
+            groups.append([_Tb() for _ in range(n)])
+            in_group = 0
+        for x, y in zip(groups[-1], tbs):
+            _merge(x, y)
+        in_group += 1
+    return groups
+
+
+def _fits(group: _Tb, tree: _Tb) -> bool:
+    """Whether one tree's ops at a rank can follow the group's in one threadblock."""
+    if len(group.ops) + len(tree.ops) > MAX_OPERATION:
+        return False
+    for ctype in ("memory", "port"):
+        if len(set(group.chans[ctype]) | set(tree.chans[ctype])) > MAX_CHANNEL:
+            return False
+        if len(set(group.bufs[ctype]) | set(tree.bufs[ctype])) > MAX_CHANNEL:
+            return False
+    return True
+
+
+def _merge(group: _Tb, tree: _Tb) -> None:
+    """Append a tree's ops to a threadblock, renumbering its channel and remote-buffer ids."""
+    for op in tree.ops:
+        op = {k: ([dict(x) for x in v] if k in ("src_buff", "dst_buff") else v) for k, v in op.items()}
+        ctype = op.get("channel_type")
+        if "channel_ids" in op:
+            op["channel_ids"] = [group.channel(ctype, tree.chans[ctype][c]) for c in op["channel_ids"]]
+        for side in ("src_buff", "dst_buff"):
+            for buff in op.get(side, []):
+                if "buffer_id" in buff:
+                    buff["buffer_id"] = group.buffer(ctype, tree.bufs[ctype][buff["buffer_id"]])
+        group.ops.append(op)
 
 
 def _allgather_tree(b: _Builder, tree: Tree, depth, tbs, coll, local, g, count, released) -> None:

@@ -99,6 +99,5 @@ def test_bands_mi250_allgather_mscclpp(tmp_path, capsys):
     docs = [json.loads(f.read_text()) for f in files]
     lo = sorted((d["min_message_size"], d["max_message_size"]) for d in docs)
     assert lo[0][0] == 0 and all(a[1] < b[0] for a, b in zip(lo, lo[1:]))  # disjoint bands
-    assert "skipped" in text  # the unlimited schedule needs more threadblocks than can be resident
     code, text, err = run(["check-plan", out], capsys)
     assert code == 0 and text.count("result checked") == len(files)

@@ -62,6 +62,18 @@ def test_instances_repeat_on_fresh_threadblocks():
     check_plan(two)
 
 
+@pytest.mark.parametrize("coll", ["allgather", "allreduce"])
+def test_trees_share_threadblocks_when_there_are_too_many(monkeypatch, coll):
+    import solver.mscclpp.plan as plan_module
+
+    monkeypatch.setattr(plan_module, "RESIDENT_THREADBLOCKS", 8)
+    doc = plan("dgx_a100_2x", coll, instances=1, channels="auto", name="grouped")  # not cached
+    tbs = len(doc["gpus"][0]["threadblocks"])
+    assert tbs <= 8  # 16 trees per phase, two (allgather) or four (allreduce) per threadblock
+    assert max(len(tb["ops"]) for g in doc["gpus"] for tb in g["threadblocks"]) > 9
+    check_plan(doc)
+
+
 def _keys(doc: dict) -> tuple[set, set, set, dict]:
     gpu = {k for g in doc["gpus"] for k in g}
     tb = {k for g in doc["gpus"] for t in g["threadblocks"] for k in t}
