@@ -16,6 +16,7 @@ against ``min_message_size..max_message_size`` (mscclpp v0.10.0 execution_plan.c
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -121,6 +122,7 @@ def export_mscclpp(args, schedule, order) -> int:
 
     options = _plan_options(args, order)
     text, report = mscclpp.export_plan(schedule, **options)
+    step = granularity_of(json.loads(text))
     if args.output == "-":
         sys.stdout.write(text)
         return 0
@@ -129,12 +131,22 @@ def export_mscclpp(args, schedule, order) -> int:
     atomic_write_text(args.output, text)
     out = Path(args.output)
     print(f"wrote {printable(str(out))} ({len(text.encode())} bytes): {report.summary()}")
+    print(f"message sizes: multiples of {step} bytes (buffer_alignment x chunks, execution_plan.cc:299-304)")
     _print_ranks(mscclpp.rank_order(schedule, order))
     print_environment([out], "mscclpp", args.runtime)
     return 0
 
 
+def granularity_of(doc: dict) -> int:
+    from solver.mscclpp import size_granularity
+
+    return size_granularity(doc)
+
+
 def _plan_options(args, order) -> dict:
+    if args.proto != "Simple":
+        raise ForestCollError(f"MSCCL++ plans are written for the Simple protocol, not --proto {args.proto} "
+                              "(LL plans use packet ops this export does not write)")
     return {
         "order": order,
         "instances": args.instances,
@@ -216,20 +228,28 @@ def _fmt_range(b: Band) -> str:
     return f"{format_size(b.lo) if b.lo else '0'}..{format_size(b.hi + 1) if b.hi is not None else 'max'}"
 
 
-def _fits(args, fmt: str, order, k, schedule) -> bool:
-    """Whether the variant's file can be built for the target; says why not."""
+def _fits(args, fmt: str, order, k, schedule, steps: dict) -> bool:
+    """Whether the variant's file can be built for the target and runs power-of-two sizes; says
+    why not. ``steps[k]``: the byte step of the sizes the file runs (MSCCL++: buffer_alignment x
+    chunks, execution_plan.cc:299-304; MSCCL: nchunksperloop elements of at least 1 byte,
+    msccl_lifecycle.cc:333)."""
     try:
         if fmt == "mscclpp":
             from solver import mscclpp
 
-            mscclpp.build_plan(schedule, **_plan_options(args, order))
+            step = mscclpp.size_granularity(mscclpp.build_plan(schedule, **_plan_options(args, order)))
         else:
             from solver import msccl
 
-            msccl.build_program(schedule, args.runtime, args.proto, args.instances, order)
+            step = msccl.build_program(schedule, args.runtime, args.proto, args.instances, order).nchunksperloop
     except ForestCollError as exc:
         print(f"variant --max-trees-per-root {k or 'none'} skipped: {printable(str(exc))}")
         return False
+    if step & (step - 1):
+        print(f"variant --max-trees-per-root {k or 'none'} skipped: it runs only multiples of {step} bytes, "
+              "so no power-of-two size")
+        return False
+    steps[k] = step
     return True
 
 
@@ -253,7 +273,9 @@ def export_bands(args, topo_or_schedule_loader, order) -> int:
                 "empty folder, which MSCCL_ALGO_DIR can name alone (RCCL loads every file of it and fails "
                 "MSCCL init on a non-XML one, msccl_lifecycle.cc:177-185)")
     topo = topo_or_schedule_loader()
-    bands, schedules = compute_bands(topo, args.collective, fits=lambda k, s: _fits(args, fmt, order, k, s))
+    steps: dict = {}
+    bands, schedules = compute_bands(topo, args.collective,
+                                     fits=lambda k, s: _fits(args, fmt, order, k, s, steps))
     print("predicted by the simulator (ForestColl variant vs the library model; algbw at the band's "
           "largest size, gain = library time / ForestColl time over the band's sizes):")
     print(f"{'band (message size)':<20} {'winner':>8} {'ForestColl':>11} {'library':>11}  {'gain':>11}  library choice")
@@ -270,6 +292,7 @@ def export_bands(args, topo_or_schedule_loader, order) -> int:
     coll = args.collective.replace("-", "")
     for b in wins:
         hi = b.hi
+        lo = max(b.lo, steps[b.k])  # below its step a file runs no size (the library does)
         name = f"forestcoll_{coll}_{b.lo}_{'max' if hi is None else hi + 1}"
         schedule = schedules[b.k]
         if fmt == "mscclpp":
@@ -280,7 +303,7 @@ def export_bands(args, topo_or_schedule_loader, order) -> int:
                 print(f"band {_fmt_range(b)}: not written, MSCCL++ plans address at most {cap} bytes "
                       "(uint32 offsets)")
                 continue
-            opts = _plan_options(args, order) | {"min_bytes": b.lo, "max_bytes": hi, "name": name}
+            opts = _plan_options(args, order) | {"min_bytes": lo, "max_bytes": hi, "name": name}
             if hi is not None and hi > cap:
                 opts["max_bytes"] = None
             path = folder / f"{name}.json"
@@ -290,7 +313,7 @@ def export_bands(args, topo_or_schedule_loader, order) -> int:
 
             path = folder / f"{name}.xml"
             report = msccl.write_xml(path, schedule, args.runtime, proto=args.proto, instances=args.instances,
-                                     order=order, min_bytes=b.lo, max_bytes=hi, name=name)
+                                     order=order, min_bytes=lo, max_bytes=hi, name=name)
         written.append(path)
         print(f"wrote {printable(str(path))}: {report.summary()}")
     print(f"{len(written)} file(s) in {printable(str(folder))}; the library runs every other size")

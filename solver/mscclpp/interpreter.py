@@ -46,6 +46,9 @@ from solver.mscclpp.plan import KERNEL, EXECUTOR, PLAN, MscclppError, cite, pars
 SIGNALS = {"signal": False, "rlxsignal": True}
 WAITS = {"wait": False, "rlxwait": True}
 DATA_OPS = ("copy", "re", "res", "rre", "rres", "get", "put", "pws", "pwsf")
+MAX_FILE_BYTES = 64 * 2**20  # check-plan reads at most this much
+MAX_CELLS = 2**24  # chunks over all ranks' buffers the symbolic execution holds
+MAX_SEMAPHORE = 2**16  # a semaphore's initial value it models
 SUPPORTED = tuple(SIGNALS) + tuple(WAITS) + DATA_OPS + ("nop", "sem_acquire", "sem_release", "flush")
 
 
@@ -102,7 +105,7 @@ def check_plan_text(text: str, where: str = "<plan>") -> PlanReport:
 def check_plan_file(path) -> PlanReport:
     from solver.io.files import read_text
 
-    text = read_text(path, 256 * 2**20, "an MSCCL++ plan", MscclppError)
+    text = read_text(path, MAX_FILE_BYTES, "an MSCCL++ plan", MscclppError)
     return check_plan_text(text, str(path))
 
 
@@ -138,6 +141,15 @@ class _Run:
         if want[0] != want[1]:
             raise MscclppError(f"{where}: {self.coll} with {self.ic} input and {self.oc} output chunks "
                                f"per rank on {n} ranks: the buffers do not fit the collective")
+        cells = sum(g["input_chunks"] + g["output_chunks"] + g["scratch_chunks"] for g in gpus)
+        if cells > MAX_CELLS:
+            raise MscclppError(f"{where}: {cells} chunks over all buffers, more than the symbolic execution "
+                               f"holds ({MAX_CELLS})")
+        for r, g in enumerate(gpus):
+            for s in g.get("semaphores", []):
+                if not 0 <= s["init_value"] <= MAX_SEMAPHORE:
+                    raise MscclppError(f"{where}: rank {r} semaphore init_value {s['init_value']} (this checker "
+                                       f"models 0..{MAX_SEMAPHORE})")
         self._channels(gpus)
         self.tbs: list[_Tb] = []
         for r, g in enumerate(gpus):

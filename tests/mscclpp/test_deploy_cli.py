@@ -31,8 +31,14 @@ def test_export_mscclpp_writes_a_checked_plan(tmp_path, capsys):
     assert doc["collective"] == "allreduce" and len(doc["gpus"]) == 16
     assert doc["forestcoll"]["ranks"][0] == "b0.gpu0"
     assert "result checked" in text and "mscclpp.ExecutionPlan(" in text
+    assert "message sizes: multiples of 256 bytes" in text  # 16 B alignment x 16 chunks
     code, text, err = run(["check-plan", out.parent], capsys)
     assert code == 0 and "ar.json: MSCCL++ plan" in text
+
+
+def test_export_mscclpp_refuses_ll(tmp_path, capsys):
+    code, text, err = run(["export", A100, "--format", "mscclpp", "--proto", "LL", "-o", tmp_path / "p.json"], capsys)
+    assert code == 2 and "Simple protocol" in err and not (tmp_path / "p.json").exists()
 
 
 def test_check_plan_refuses_a_broken_plan_with_one_line(tmp_path, capsys):
@@ -82,7 +88,8 @@ def test_bands_h100_rail_allreduce_xml(tmp_path, capsys):
 
     ranges = sorted((int(ET.parse(f).getroot().get("minBytes")), int(ET.parse(f).getroot().get("maxBytes")))
                     for f in files)
-    assert ranges[0][0] == 0 and all(hi > 0 for _, hi in ranges)  # bounded: the library runs above
+    # the first band starts at the file's size step (nchunksperloop): smaller sizes are the library's
+    assert 0 < ranges[0][0] <= 4096 and all(hi > 0 for _, hi in ranges)  # bounded: the library runs above
     code, text, err = run(["check-xml", out], capsys)
     assert code == 0 and text.count(": ok:") == len(files)
 
@@ -98,6 +105,10 @@ def test_bands_mi250_allgather_mscclpp(tmp_path, capsys):
     assert len(files) == len(wins) >= 1
     docs = [json.loads(f.read_text()) for f in files]
     lo = sorted((d["min_message_size"], d["max_message_size"]) for d in docs)
-    assert lo[0][0] == 0 and all(a[1] < b[0] for a, b in zip(lo, lo[1:]))  # disjoint bands
+    assert 0 < lo[0][0] <= 4096 and all(a[1] < b[0] for a, b in zip(lo, lo[1:]))  # disjoint bands
+    for d, (low, _) in zip(docs, lo):
+        from solver.mscclpp import size_granularity
+
+        assert d["min_message_size"] % size_granularity(d) == 0 or d["min_message_size"] > 1024
     code, text, err = run(["check-plan", out], capsys)
     assert code == 0 and text.count("result checked") == len(files)
