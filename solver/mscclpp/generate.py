@@ -245,12 +245,17 @@ def build_plan(
                 else:
                     _reduce_tree(b, tree, depth, tbs, coll, local, g, count, released[(inst, r)])
                 trees.append(tbs)
-        per_tb = -(-len(trees) // budget)  # trees a threadblock runs one after another
-        while True:
-            groups = _pack(trees, per_tb, n)
-            if len(groups) <= budget or per_tb >= len(trees):
-                break
-            per_tb += 1
+        # the fewest trees per threadblock (they run one after another) that fit the budget
+        few, many = -(-len(trees) // budget), len(trees)
+        groups = _pack(trees, many, n)  # as few threadblocks as the per-threadblock limits allow
+        if len(groups) <= budget:
+            while few < many:
+                mid = (few + many) // 2
+                if len(_pack(trees, mid, n, count_only=True)) <= budget:
+                    many = mid
+                else:
+                    few = mid + 1
+            groups = _pack(trees, many, n)
         for group in groups:
             for rk in range(n):
                 b.ranks[rk].tbs.append(group[rk])
@@ -263,19 +268,35 @@ def build_plan(
     return _document(b, coll, C, Cp, min_bytes, hi, name)
 
 
-def _pack(trees: list[list[_Tb]], per_tb: int, n: int) -> list[list[_Tb]]:
+def _pack(trees: list[list[_Tb]], per_tb: int, n: int, count_only: bool = False) -> list:
     """Threadblocks (one list over ranks each) running at most ``per_tb`` trees in file order,
-    a new one when the next tree would pass a threadblock's limits at some rank."""
-    groups: list[list[_Tb]] = []
+    a new one when the next tree would pass a threadblock's limits at some rank. ``count_only``:
+    the same grouping as lists of (ops, channel and buffer sets) per rank, without building ops."""
+    groups: list = []
     in_group = 0
     for tbs in trees:
         if not groups or in_group >= per_tb or not all(_fits(x, y) for x, y in zip(groups[-1], tbs)):
-            groups.append([_Tb() for _ in range(n)])
+            groups.append([_Count() if count_only else _Tb() for _ in range(n)])
             in_group = 0
         for x, y in zip(groups[-1], tbs):
-            _merge(x, y)
+            x.add(y) if count_only else _merge(x, y)
         in_group += 1
     return groups
+
+
+class _Count:
+    """What :func:`_fits` looks at of a threadblock, for counting groups quickly."""
+
+    def __init__(self) -> None:
+        self.ops: list = []
+        self.chans = {"memory": set(), "port": set()}
+        self.bufs = {"memory": set(), "port": set()}
+
+    def add(self, tree: _Tb) -> None:
+        self.ops.extend(tree.ops)
+        for ctype in ("memory", "port"):
+            self.chans[ctype].update(tree.chans[ctype])
+            self.bufs[ctype].update(tree.bufs[ctype])
 
 
 def _fits(group: _Tb, tree: _Tb) -> bool:

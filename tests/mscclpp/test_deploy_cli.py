@@ -30,6 +30,7 @@ def test_export_mscclpp_writes_a_checked_plan(tmp_path, capsys):
     doc = json.loads(out.read_text())
     assert doc["collective"] == "allreduce" and len(doc["gpus"]) == 16
     assert doc["forestcoll"]["ranks"][0] == "b0.gpu0"
+    assert (doc["min_message_size"], doc["max_message_size"]) == (0, 2**32 - 1)  # uint32 offsets
     assert "result checked" in text and "mscclpp.ExecutionPlan(" in text
     assert "message sizes: multiples of 256 bytes" in text  # 16 B alignment x 16 chunks
     code, text, err = run(["check-plan", out.parent], capsys)
