@@ -32,7 +32,10 @@ def register(subparsers) -> argparse.ArgumentParser:
         "file order unless --rank-order names them. The XML is executed symbolically and checked\n"
         "against the runtime's parser limits before it is written; when it cannot fit (steps per\n"
         "threadblock, threadblocks, channels) the error names the limit - export a schedule with\n"
-        "a smaller --max-trees-per-root. json: the document of 'forestcoll solve --json'.",
+        "a smaller --max-trees-per-root. json: the document of 'forestcoll solve --json'.\n"
+        "mscclpp: an MSCCL++ v0.10.0 execution plan, executed symbolically before it is written\n"
+        "(forestcoll check-plan). --bands: one file per message-size band where the simulator says\n"
+        "ForestColl beats the library, none where the library wins, into a folder of their own.",
         "forestcoll export sample_topologies/dgx_a100_2x.json --collective allreduce --max-trees-per-root 1 "
         "--runtime msccl-executor -o algos/allreduce.xml",
     )
@@ -196,7 +199,7 @@ def _expand_plan(plan, args) -> Schedule:
         from solver.msccl.limits import check_rank_count
 
         check_rank_count(n, args.runtime)
-    elif n >= COMPRESS_MIN_N:
+    elif _format(args) == "json" and n >= COMPRESS_MIN_N:
         raise ForestCollError(
             f"{args.source}: the plan's full schedule has {plan.num_trees} trees of {n - 1} edges; "
             "a JSON document of it is not written (read the plan with 'forestcoll show')"

@@ -113,3 +113,23 @@ def test_bands_mi250_allgather_mscclpp(tmp_path, capsys):
         assert d["min_message_size"] % size_granularity(d) == 0 or d["min_message_size"] > 1024
     code, text, err = run(["check-plan", out], capsys)
     assert code == 0 and text.count("result checked") == len(files)
+
+
+def test_export_mscclpp_from_a_results_file(tmp_path, capsys):
+    h5 = tmp_path / "r.h5"
+    code, _, err = run(["solve", A100, "--collective", "reduce-scatter", "--max-trees-per-root", "1", "-o", h5], capsys)
+    assert code == 0, err
+    out = tmp_path / "p" / "rs.json"
+    out.parent.mkdir()
+    code, text, err = run(["export", h5, "--collective", "reduce-scatter", "--max-trees-per-root", "1",
+                           "--format", "mscclpp", "-o", out], capsys)
+    assert code == 0, err
+    doc = json.loads(out.read_text())
+    assert doc["collective"] == "reducescatter" and doc["gpus"][0]["output_chunks"] == 1
+
+
+def test_bands_need_the_fabric_file(tmp_path, capsys):
+    h5 = tmp_path / "r.h5"
+    assert run(["solve", A100, "-o", h5], capsys)[0] == 0
+    code, text, err = run(["export", h5, "--bands", "-o", tmp_path / "algos"], capsys)
+    assert code == 2 and "needs the fabric file" in err and not (tmp_path / "algos").exists()
