@@ -24,6 +24,13 @@ def register(subparsers) -> argparse.ArgumentParser:
         "forestcoll check-plan tests/data/real/mscclpp/allreduce.json",
     )
     parser.add_argument("plan", metavar="PLAN.json|FOLDER", help="plan file, or a folder of them")
+    parser.add_argument(
+        "--max-threadblocks",
+        type=int,
+        default=None,
+        metavar="N",
+        help="threadblocks per rank that can run at once, the GPU's SM/CU count (default 108, an A100)",
+    )
     parser.set_defaults(func=run)
     return parser
 
@@ -32,7 +39,11 @@ def run(args) -> int:
     from solver.cli.deploy import folder_files
     from solver.mscclpp import check_plan_file
 
+    from solver.mscclpp import MscclppError
+
+    if args.max_threadblocks is not None and args.max_threadblocks < 1:
+        raise MscclppError(f"--max-threadblocks must be >= 1, got {args.max_threadblocks}")
     for path in folder_files(args.plan, ".json", "MSCCL++ plans"):
-        report = check_plan_file(path)
+        report = check_plan_file(path, args.max_threadblocks)
         print(f"{printable(str(path))}: {report.summary()}")
     return 0

@@ -153,6 +153,7 @@ def _plan_options(args, order) -> dict:
         "channels": args.channels,
         "min_bytes": args.min_bytes,
         "max_bytes": args.max_bytes,
+        "resident": args.max_threadblocks,
     }
 
 

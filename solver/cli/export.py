@@ -117,6 +117,14 @@ def _add_deploy_options(parser) -> None:
         "or port channels everywhere",
     )
     group.add_argument(
+        "--max-threadblocks",
+        type=int,
+        default=None,
+        metavar="N",
+        help="mscclpp: threadblocks per rank that can run at once, the GPU's SM/CU count (default 108, "
+        "an A100; H100 132, MI300X 304): every block of a plan must be resident",
+    )
+    group.add_argument(
         "--bands",
         action="store_true",
         help="simulate ForestColl variants (--max-trees-per-root 1, 2, 4, none) against the library "

@@ -29,7 +29,7 @@ def export_plan(schedule: Schedule, **options) -> tuple[str, PlanReport]:
     """The checked plan text of ``schedule`` and its check report (options of :func:`build_plan`)."""
     doc = build_plan(schedule, **options)
     text = plan_text(doc)
-    report = check_plan_text(text, "generated plan")
+    report = check_plan_text(text, "generated plan", options.get("resident"))
     return text, report
 
 

@@ -192,8 +192,12 @@ def build_plan(
     min_bytes: int = 0,
     max_bytes: int | None = None,
     name: str | None = None,
+    resident: int | None = None,
 ) -> dict:
-    """The MSCCL++ execution plan of ``schedule`` as a JSON document (not yet checked)."""
+    """The MSCCL++ execution plan of ``schedule`` as a JSON document (not yet checked).
+
+    ``resident``: threadblocks per rank that can run at once, the GPU's SM/CU count (default
+    :data:`solver.mscclpp.plan.RESIDENT_THREADBLOCKS`, an A100's 108)."""
     if instances < 1:
         raise MscclppError(f"--instances must be >= 1, got {instances}")
     if channels not in CHANNEL_CHOICES:
@@ -221,7 +225,10 @@ def build_plan(
     coll = schedule.collective
     from solver.mscclpp.plan import RESIDENT_THREADBLOCKS
 
-    budget = max(1, RESIDENT_THREADBLOCKS // len(phases))  # threadblocks per phase (all instances)
+    resident = RESIDENT_THREADBLOCKS if resident is None else resident
+    if resident < len(phases):
+        raise MscclppError(f"--max-threadblocks {resident}: a plan needs at least {len(phases)}")
+    budget = max(1, resident // len(phases))  # threadblocks per phase (all instances)
     # (instance, root rank) -> [(first, count, semaphore id)] released by reduce-scatter trees
     released: dict[tuple[int, int], list[tuple[int, int, int]]] = defaultdict(list)
     for ph_index, (kind, ph) in enumerate(phases):
@@ -259,12 +266,13 @@ def build_plan(
         for group in groups:
             for rk in range(n):
                 b.ranks[rk].tbs.append(group[rk])
-    if len(b.ranks[0].tbs) > RESIDENT_THREADBLOCKS:
+    if len(b.ranks[0].tbs) > resident:
         raise MscclppError(
             f"the plan needs {len(b.ranks[0].tbs)} threadblocks per rank, more than can be resident at once "
-            f"({RESIDENT_THREADBLOCKS}, an A100's SMs; the kernel is __launch_bounds__(1024, 1)), because "
+            f"({resident}, --max-threadblocks; the kernel is __launch_bounds__(1024, 1)), because "
             f"trees do not fit {MAX_OPERATION} ops and {MAX_CHANNEL} channels per threadblock together: export "
-            f"a schedule with fewer trees (--max-trees-per-root 1{'' if instances == 1 else ', fewer --instances'})")
+            f"a schedule with fewer trees (--max-trees-per-root 1{'' if instances == 1 else ', fewer --instances'}) "
+            "or, on a GPU with more SMs/CUs, raise --max-threadblocks")
     return _document(b, coll, C, Cp, min_bytes, hi, name)
 
 

@@ -98,21 +98,22 @@ class _Tb:
         return f"rank {self.rank} tb {self.tid} op {self.pc}" + (f" ({op.get('name')})" if op else "")
 
 
-def check_plan_text(text: str, where: str = "<plan>") -> PlanReport:
-    return check_plan(parse_plan(text, where), where)
+def check_plan_text(text: str, where: str = "<plan>", resident: int | None = None) -> PlanReport:
+    return check_plan(parse_plan(text, where, resident), where, resident)
 
 
-def check_plan_file(path) -> PlanReport:
+def check_plan_file(path, resident: int | None = None) -> PlanReport:
     from solver.io.files import read_text
 
     text = read_text(path, MAX_FILE_BYTES, "an MSCCL++ plan", MscclppError)
-    return check_plan_text(text, str(path))
+    return check_plan_text(text, str(path), resident)
 
 
-def check_plan(doc: dict, where: str = "<plan>") -> PlanReport:
-    """Validate ``doc`` and execute it; raises :class:`MscclppError` naming the first problem."""
+def check_plan(doc: dict, where: str = "<plan>", resident: int | None = None) -> PlanReport:
+    """Validate ``doc`` and execute it; raises :class:`MscclppError` naming the first problem.
+    ``resident``: threadblocks per rank that can run at once (the GPU's SMs/CUs)."""
     t0 = time.perf_counter()
-    validate(doc, where)
+    validate(doc, where, resident)
     run = _Run(doc, where)
     executed = run.execute()
     run.check_result()

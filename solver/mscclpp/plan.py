@@ -102,7 +102,7 @@ def _get(obj: dict, key: str, where: str, line: str):
     return obj[key]
 
 
-def parse_plan(text: str, where: str = "<plan>") -> dict:
+def parse_plan(text: str, where: str = "<plan>", resident: int | None = None) -> dict:
     """The plan document of ``text`` after the reader's rules; raises :class:`MscclppError`."""
     try:
         doc = json.loads(text, parse_constant=lambda c: _fail(where, f"{c} is not JSON"))
@@ -110,12 +110,14 @@ def parse_plan(text: str, where: str = "<plan>") -> dict:
         raise MscclppError(f"{where}: not JSON ({exc})") from None
     except RecursionError:
         raise MscclppError(f"{where}: nested too deeply") from None
-    validate(doc, where)
+    validate(doc, where, resident)
     return doc
 
 
-def validate(doc, where: str = "<plan>") -> None:
-    """The reader's and the executor's rules on a plan document (see the module doc)."""
+def validate(doc, where: str = "<plan>", resident: int | None = None) -> None:
+    """The reader's and the executor's rules on a plan document (see the module doc);
+    ``resident``: threadblocks per rank that can run at once (default RESIDENT_THREADBLOCKS)."""
+    resident = resident or RESIDENT_THREADBLOCKS
     _dict(doc, where, "the plan")
     for key, line in zip(TOP_KEYS, ("126", "127", "243", "128", "254")):
         _get(doc, key, where, line)
@@ -142,10 +144,10 @@ def validate(doc, where: str = "<plan>") -> None:
     if not gpus:
         _fail(where, "gpus is empty")
     for rank, gpu in enumerate(gpus):
-        _gpu(_dict(gpu, where, f"gpus[{rank}]"), rank, len(gpus), f"{where}: gpu {rank}")
+        _gpu(_dict(gpu, where, f"gpus[{rank}]"), rank, len(gpus), f"{where}: gpu {rank}", resident)
 
 
-def _gpu(gpu: dict, rank: int, n: int, where: str) -> None:
+def _gpu(gpu: dict, rank: int, n: int, where: str, resident: int) -> None:
     for key, line in zip(GPU_KEYS, ("257", "260", "261", "262", "420", "317", "350")):
         _get(gpu, key, where, line)
     if _int(gpu["id"], where, "id") != rank:
@@ -187,10 +189,11 @@ def _gpu(gpu: dict, rank: int, n: int, where: str) -> None:
              f"{where} semaphore {s}", "init_value", -(2**31), 2**31 - 1)
     nsem = len(gpu.get("semaphores", []))
     tbs = _list(gpu["threadblocks"], where, "threadblocks")
-    if len(tbs) > RESIDENT_THREADBLOCKS:
+    if len(tbs) > resident:
         _fail(where, f"{len(tbs)} threadblocks: the kernel runs one 1024-thread block per SM "
               f"({cite(KERNEL)}:794) and its blocks wait on each other, so all must be resident at "
-              f"once; this check allows {RESIDENT_THREADBLOCKS} (an A100's SMs)")
+              f"once; this check allows {resident} (--max-threadblocks: the GPU's SMs/CUs"
+              f"{', default an A100' if resident == RESIDENT_THREADBLOCKS else ''})")
     for t, tb in enumerate(tbs):
         tw = f"{where} tb {t}"
         _dict(tb, tw, "threadblock")

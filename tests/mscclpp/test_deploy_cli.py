@@ -133,3 +133,15 @@ def test_bands_need_the_fabric_file(tmp_path, capsys):
     assert run(["solve", A100, "-o", h5], capsys)[0] == 0
     code, text, err = run(["export", h5, "--bands", "-o", tmp_path / "algos"], capsys)
     assert code == 2 and "needs the fabric file" in err and not (tmp_path / "algos").exists()
+
+
+def test_max_threadblocks_option(tmp_path, capsys):
+    out = tmp_path / "ag.json"
+    code, text, err = run(["export", A100, "--max-trees-per-root", "1", "--format", "mscclpp",
+                           "--max-threadblocks", "8", "-o", out], capsys)
+    assert code == 0, err
+    assert len(json.loads(out.read_text())["gpus"][0]["threadblocks"]) <= 8
+    code, text, err = run(["check-plan", out, "--max-threadblocks", "4"], capsys)
+    assert code == 2 and "this check allows 4" in err
+    code, text, err = run(["export", A100, "--format", "mscclpp", "--max-threadblocks", "0", "-o", tmp_path / "x.json"], capsys)
+    assert code == 2 and "--max-threadblocks 0" in err

@@ -63,14 +63,22 @@ def test_instances_repeat_on_fresh_threadblocks():
 
 
 @pytest.mark.parametrize("coll", ["allgather", "allreduce"])
-def test_trees_share_threadblocks_when_there_are_too_many(monkeypatch, coll):
-    import solver.mscclpp.plan as plan_module
-
-    monkeypatch.setattr(plan_module, "RESIDENT_THREADBLOCKS", 8)
-    doc = plan("dgx_a100_2x", coll, instances=1, channels="auto", name="grouped")  # not cached
+def test_trees_share_threadblocks_when_there_are_too_many(coll):
+    doc = plan("dgx_a100_2x", coll, resident=8)
     tbs = len(doc["gpus"][0]["threadblocks"])
     assert tbs <= 8  # 16 trees per phase, two (allgather) or four (allreduce) per threadblock
     assert max(len(tb["ops"]) for g in doc["gpus"] for tb in g["threadblocks"]) > 9
+    check_plan(doc, resident=8)
+    with pytest.raises(MscclppError, match="this check allows 4"):
+        check_plan(doc, resident=4)
+
+
+def test_resident_limit_refuses_with_the_option_named():
+    s = solve(load(FABRICS["dgx_a100_2x"]), collective="allreduce")  # no tree limit: k = 13
+    with pytest.raises(MscclppError, match="--max-threadblocks"):
+        build_plan(s, resident=16)
+    doc = build_plan(s)  # 2 x 208 trees in at most 108 threadblocks of at most 64 ops
+    assert len(doc["gpus"][0]["threadblocks"]) <= 108
     check_plan(doc)
 
 
