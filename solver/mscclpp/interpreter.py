@@ -506,7 +506,8 @@ class _Run:
                 if got != want:
                     by = f", last written by rank {cell.writer[2]} tb {cell.writer[3]} op {cell.writer[4]}" if cell and cell.writer else ""
                     raise MscclppError(
-                        f"{self.where}: rank {r} output chunk {j} ends as {_show(got)}, not {_show(want)}{by}")
+                        f"{self.where}: rank {r} output chunk {j} ends as {_show(got)}, not {_show(want)}"
+                        f"{_diff(got, want)}{by}")
                 w = cell.writer
                 if w is not None and w[2] != r and ends[r].get(w[0], -1) < w[1]:
                     raise MscclppError(
@@ -520,3 +521,16 @@ def _show(value) -> str:
     if len(value) <= 3:
         return "+".join(f"r{r}[{c}]" for r, c in value)
     return f"a sum of {len(value)} chunks"
+
+
+def _diff(got, want) -> str:
+    """What a wrong sum has too much and too little of (first three of each)."""
+    if not got or not want or len(want) < 2:
+        return ""
+    from collections import Counter
+
+    g, w = Counter(got), Counter(want)
+    extra = [f"r{r}[{c}] x{g[(r, c)]}" for r, c in sorted(g - w)][:3]
+    missing = [f"r{r}[{c}]" for r, c in sorted(w - g)][:3]
+    parts = ([f"extra {', '.join(extra)}"] if extra else []) + ([f"missing {', '.join(missing)}"] if missing else [])
+    return f" ({'; '.join(parts)})" if parts else ""

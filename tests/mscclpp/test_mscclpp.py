@@ -255,3 +255,34 @@ def test_reader_rules(mutate, message):
 def test_text_round_trip_is_the_document():
     doc = plan("dgx_a100_2x", "allgather")
     assert json.loads(plan_text(doc)) == doc
+
+
+@pytest.mark.parametrize("make", ["ring", "torus", "fully_connected", "fat_tree", "dgx_a100_4"])
+@pytest.mark.parametrize("k", [1, 2])
+def test_other_fabrics_pass(make, k):
+    from solver.io import templates as T
+
+    topo = {"ring": lambda: T.ring(8), "torus": lambda: T.torus_2d(4, 4),
+            "fully_connected": lambda: T.fully_connected(6), "fat_tree": lambda: T.fat_tree(),
+            "dgx_a100_4": lambda: T.dgx_a100(4)}[make]()
+    for coll in ("allgather", "reduce-scatter", "allreduce"):
+        s = solve(topo, collective=coll, max_trees_per_root=k)
+        report = check_plan(build_plan(s))
+        assert report.ranks == len(topo.compute_ids)
+
+
+def test_a_reduction_counting_a_chunk_twice_is_a_wrong_sum():
+    doc = plan("dgx_a100_2x", "reduce-scatter")
+    r, t, i = _find(doc, "re")
+    op = _ops(doc, r, t)[i]
+    op["src_buff"].append(dict(op["src_buff"][-1]))
+    with pytest.raises(MscclppError, match=r"output chunk \d+ ends as a sum of \d+ chunks, not a sum of 16 chunks \(extra r\d+\[\d+\] x2"):
+        check_plan(doc)
+
+
+def test_a_forgotten_root_copy_leaves_the_chunk_undefined():
+    doc = plan("dgx_a100_2x", "allgather")
+    r, t, i = _find(doc, "copy")
+    del _ops(doc, r, t)[i]
+    with pytest.raises(MscclppError, match=rf"rank {r} output chunk \d+ ends as undefined"):
+        check_plan(doc)
