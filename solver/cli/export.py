@@ -17,7 +17,6 @@ from solver.cli._common import ProgressBar, add_command, add_fabric_options, loa
 FORMATS = ("msccl-xml", "json", "mscclpp")
 
 
-
 def register(subparsers) -> argparse.ArgumentParser:
     from solver.msccl import PROTOCOLS, RUNTIMES
 
