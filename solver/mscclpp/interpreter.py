@@ -20,7 +20,7 @@ rules, applied first). The model is that of the pinned executor (mscclpp v0.10.0
   not ordered after the write, or a write not ordered after the previous reads and writes of the
   cell, is a race.
 - Threads. ``wait``/``signal`` run on the first threads only, data ops on all threads, port puts
-  on one thread per channel (execution_kernel.hpp:79-123, 135-175, 509-518), with no barrier
+  on one thread per channel (execution_kernel.hpp:82-127, 147-187, 509-519), with no barrier
   between ops: a data op or a port put right after a wait, or a signal, port put or
   ``sem_release`` right after a data op, needs a ``nop`` (``__syncthreads``) between them.
 - Calls. A plan runs once per collective call: a put into a peer's buffer must come after a
@@ -132,6 +132,9 @@ class _Run:
         if self.coll not in ("allgather", "reducescatter", "allreduce"):
             raise MscclppError(f"{where}: collective {self.coll!r}: this checker verifies allgather, "
                                "reducescatter and allreduce")
+        if doc.get("reuse_resources", False):
+            raise MscclppError(f"{where}: reuse_resources (scratch offsets wrap modulo a shared buffer, "
+                               f"{cite(KERNEL)}:59-67) is not executed by this checker")
         ic = {g["input_chunks"] for g in gpus}
         oc = {g["output_chunks"] for g in gpus}
         if len(ic) != 1 or len(oc) != 1:
@@ -241,7 +244,7 @@ class _Run:
                         f"{self.where}: rank {tb.rank} tb {tb.tid} ends with a port put not flushed: the "
                         "kernel can end before the proxy has read the source (use pwsf, as MSCCL++'s own "
                         "plans do; a flush op flushes only as many channels as it has dst_buff entries, "
-                        f"{cite(KERNEL)}:116-123)")
+                        f"{cite(KERNEL)}:120-127)")
         for (r, ctype, i), box in self.inbox.items():
             if box:
                 raise MscclppError(
@@ -288,7 +291,7 @@ class _Run:
         if name in SIGNALS:
             if not SIGNALS[name] and tb.after_write:
                 self._fail(tb, "signals right after a data op: the other threads may still be writing; put a "
-                           f"nop before it ({cite(KERNEL)}:79-96)")
+                           f"nop before it ({cite(KERNEL)}:82-99)")
             self._signal(tb, op, SIGNALS[name])
             return True
         if name == "sem_acquire":
@@ -418,10 +421,10 @@ class _Run:
         port = ctype == "port" and name in ("put", "pws", "pwsf")
         if tb.after_wait:
             self._fail(tb, f"{name} right after a wait: only the waiting threads have seen the signal; put a "
-                       f"nop between them ({cite(KERNEL)}:98-114)")
+                       f"nop between them ({cite(KERNEL)}:101-118)")
         if port and tb.after_write:
             self._fail(tb, f"{name} on a port channel right after a data op: one thread hands the source to the "
-                       f"proxy while the others may still write it; put a nop before it ({cite(KERNEL)}:155-174)")
+                       f"proxy while the others may still write it; put a nop before it ({cite(KERNEL)}:147-187)")
         srcs = [self._span(tb, op, b) for b in op.get("src_buff", [])]
         dsts = [self._span(tb, op, b) for b in op.get("dst_buff", [])]
         if not srcs or not dsts:
@@ -442,7 +445,7 @@ class _Run:
                 ids = op.get("channel_ids", [])
                 if len(ids) != len(dsts):
                     self._fail(tb, f"{name} on port channels needs one channel id per dst_buff entry "
-                               f"({cite(KERNEL)}:157-174)")
+                               f"({cite(KERNEL)}:168-186)")
                 for k, d in enumerate(dsts):
                     flat = self._chan(tb, op, k)
                     peer = self.flat[(tb.rank, "port")][flat]
@@ -450,7 +453,7 @@ class _Run:
                         self._fail(tb, f"puts into rank {d[0]}'s buffer through a port channel to rank {peer}")
             elif name in ("pws", "pwsf"):
                 self._fail(tb, f"{name} on a {ctype} channel: put with signal is a port-channel op "
-                           f"({cite(KERNEL)}:155-174)")
+                           f"({cite(KERNEL)}:147-187)")
             values = [self._read(tb, s) for s in srcs]
             for d, v, rd in zip(dsts, values, remote_dst):
                 self._write(tb, d, v, rd)

@@ -240,6 +240,7 @@ def test_channel_of_the_wrong_type_is_refused():
         (lambda d: d["gpus"][0]["threadblocks"][0]["ops"][0].__setitem__("name", "send"), "Invalid operation type"),
         (lambda d: d["gpus"][0]["threadblocks"][0]["ops"].extend([{"name": "nop"}] * 64), "MAX_OPERATION 64"),
         (lambda d: d.__setitem__("inplace", 1), "inplace must be true or false"),
+        (lambda d: d.__setitem__("reuse_resources", True), "reuse_resources .* not executed"),
         (lambda d: d["gpus"][0]["threadblocks"].extend(
             [{"id": i, "ops": [], "channels": [], "remote_buffer_refs": []}
              for i in range(16, RESIDENT_THREADBLOCKS + 1)]), "resident"),
