@@ -145,3 +145,19 @@ def test_max_threadblocks_option(tmp_path, capsys):
     assert code == 2 and "this check allows 4" in err
     code, text, err = run(["export", A100, "--format", "mscclpp", "--max-threadblocks", "0", "-o", tmp_path / "x.json"], capsys)
     assert code == 2 and "--max-threadblocks 0" in err
+
+
+def test_rank_order_and_stdout(tmp_path, capsys):
+    from solver.io.formats import load
+
+    ids = list(load(A100).compute_ids)
+    order = tmp_path / "order.txt"
+    order.write_text("\n".join(reversed(ids)) + "\n")
+    code, text, err = run(["export", A100, "--max-trees-per-root", "1", "--format", "mscclpp",
+                           "--rank-order", order, "-o", "-"], capsys)
+    assert code == 0, err
+    doc = json.loads(text)
+    assert doc["forestcoll"]["ranks"] == list(reversed(ids))
+    from solver.mscclpp import check_plan
+
+    check_plan(doc)
