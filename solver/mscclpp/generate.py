@@ -8,10 +8,15 @@ many chunks. Buffers (C' = C x instances): allgather input C', output N*C'; redu
 N*C', output C', partial sums in scratch; allreduce input = output = N*C' (in-place safe: a
 rank's input chunk is read before anything writes its output chunk).
 
-One threadblock per (instance, phase, tree) on every rank (every tree spans every rank), so a
-threadblock only talks to its node's parent and children in that tree and never waits on another
-threadblock of its rank, except in allreduce where the root's allgather threadblock acquires a
-semaphore its reduce-scatter threadblock releases. Every tree edge has its own channel pair
+Threadblocks. The ops of one (instance, phase, tree) at a rank only talk to the node's parent
+and children in that tree (every tree spans every rank). Each such unit gets a threadblock of its
+own, or, when that would pass the threadblocks that can be resident at once (``resident``), units
+of one phase share threadblocks, in the same order on every rank, as few per threadblock as the
+budget allows and within 64 ops and 16 channels per type (:func:`_pack`): a unit only waits on
+units earlier in every rank's same threadblock or on its own tree, so the plan cannot deadlock. A
+threadblock never waits on another of its rank, except in allreduce where the root's allgather
+unit acquires a semaphore its reduce-scatter unit releases (reduce-scatter never waits on
+allgather). Every tree edge has its own channel pair
 (memory channel inside a box, port channel across boxes or with ``channels="port"``), so signals
 of different trees never mix.
 
@@ -35,7 +40,8 @@ from dataclasses import dataclass, field
 from solver.model.schedule import Schedule, Tree
 from solver.mscclpp.plan import (
     COLLECTIVE_NAMES, MAX_BUFFERS_PER_OPERATION, MAX_CHANNEL, MAX_CHANNEL_PER_OPERATION,
-    MAX_DEVICE_SEMAPHORES, MAX_OPERATION, UINT32_MAX, MscclppError, cite, COMMON, EXECUTOR,
+    MAX_DEVICE_SEMAPHORES, MAX_OPERATION, RESIDENT_THREADBLOCKS, UINT32_MAX, MscclppError, cite,
+    COMMON, EXECUTOR,
 )
 
 CHANNEL_CHOICES = ("auto", "port")
@@ -223,8 +229,6 @@ def build_plan(
         raise MscclppError(f"{n * Cp} chunks per buffer do not fit the plan's uint32 offsets")
     b = _Builder(schedule, ids, instances, channels)
     coll = schedule.collective
-    from solver.mscclpp.plan import RESIDENT_THREADBLOCKS
-
     resident = RESIDENT_THREADBLOCKS if resident is None else resident
     if resident < len(phases):
         raise MscclppError(f"--max-threadblocks {resident}: a plan needs at least {len(phases)}")
