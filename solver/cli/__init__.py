@@ -23,7 +23,7 @@ from solver.model.errors import Cancelled, ForestCollError
 # Built-in subcommands (modules of this package) in the order ``--help`` lists them; plugin
 # commands follow. They are imported inside :func:`main`, where Ctrl-C is caught: importing
 # numpy/numba/h5py takes most of the first second.
-COMMANDS = ["info", "convert", "solve", "export", "show", "check_xml", "simulate", "measure",
+COMMANDS = ["info", "convert", "solve", "export", "show", "check_xml", "check_plan", "simulate", "measure",
             "study"]
 
 #: Entry point group through which installed packages contribute subcommands.

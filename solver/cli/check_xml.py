@@ -31,7 +31,8 @@ def register(subparsers) -> argparse.ArgumentParser:
         "Exit code 0 when it passes, 2 with a one-line error when not.",
         "forestcoll check-xml tests/data/msccl_ok_ring_allgather.xml --runtime rccl",
     )
-    parser.add_argument("xml", metavar="ALGO.xml", help="MSCCL XML algorithm file")
+    parser.add_argument("xml", metavar="ALGO.xml|FOLDER",
+                        help="MSCCL XML algorithm file, or a folder (MSCCL_ALGO_DIR): every file in it")
     parser.add_argument(
         "--runtime",
         choices=tuple(RUNTIMES),
@@ -56,8 +57,11 @@ def run(args) -> int:
 
     if args.fifo_capacity is not None and args.fifo_capacity < 1:
         raise MscclError(f"--fifo-capacity must be >= 1, got {args.fifo_capacity}")
-    report = check_file(args.xml, args.runtime, args.fifo_capacity)
-    for note in report.notes:
-        print(f"warning: {note}", file=sys.stderr)
-    print(f"{printable(args.xml)}: {report.summary()}")
+    from solver.cli.deploy import folder_files
+
+    for path in folder_files(args.xml, ".xml", "MSCCL XML algorithms"):
+        report = check_file(path, args.runtime, args.fifo_capacity)
+        for note in report.notes:
+            print(f"warning: {printable(str(path))}: {note}", file=sys.stderr)
+        print(f"{printable(str(path))}: {report.summary()}")
     return 0

@@ -14,14 +14,7 @@ from solver.io.files import atomic_write_text
 from solver.model.schedule import COLLECTIVES, Schedule
 from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
 
-FORMATS = ("msccl-xml", "json")
-
-ENABLE_HINT = {
-    "msccl-executor": "NCCL_MSCCL_ENABLE=1 MSCCL_ALGO_DIR={dir} (msccl-executor-nccl)",
-    "rccl": "RCCL_MSCCL_ENABLE=1 MSCCL_ALGO_DIR={dir} (RCCL; add RCCL_MSCCL_FORCE_ENABLE=1 where "
-    "RCCL does not enable MSCCL by default)",
-    "msccl-legacy": "MSCCL_XML_FILES={file} NCCL_ALGO=MSCCL,RING,TREE (legacy microsoft/msccl)",
-}
+FORMATS = ("msccl-xml", "json", "mscclpp")
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -38,7 +31,10 @@ def register(subparsers) -> argparse.ArgumentParser:
         "file order unless --rank-order names them. The XML is executed symbolically and checked\n"
         "against the runtime's parser limits before it is written; when it cannot fit (steps per\n"
         "threadblock, threadblocks, channels) the error names the limit - export a schedule with\n"
-        "a smaller --max-trees-per-root. json: the document of 'forestcoll solve --json'.",
+        "a smaller --max-trees-per-root. json: the document of 'forestcoll solve --json'.\n"
+        "mscclpp: an MSCCL++ v0.10.0 execution plan, executed symbolically before it is written\n"
+        "(forestcoll check-plan). --bands: one file per message-size band where the simulator says\n"
+        "ForestColl beats the library, none where the library wins, into a folder of their own.",
         "forestcoll export sample_topologies/dgx_a100_2x.json --collective allreduce --max-trees-per-root 1 "
         "--runtime msccl-executor -o algos/allreduce.xml",
     )
@@ -101,11 +97,39 @@ def register(subparsers) -> argparse.ArgumentParser:
         "the legacy runtime's own default 134217728); at most 2^63-1, the runtimes' int64",
     )
     parser.add_argument(
-        "-o", "--output", required=True, metavar="FILE", help="output file ('-' for stdout)"
+        "-o", "--output", required=True, metavar="FILE", help="output file ('-' for stdout; a folder with --bands)"
     )
+    _add_deploy_options(parser)
     add_fabric_options(parser)
     parser.set_defaults(func=run)
     return parser
+
+
+def _add_deploy_options(parser) -> None:
+    """Options of :mod:`solver.cli.deploy`: MSCCL++ plans and size bands."""
+    group = parser.add_argument_group("MSCCL++ plans and size bands")
+    group.add_argument(
+        "--channels",
+        choices=("auto", "port"),
+        default="auto",
+        help="mscclpp: memory channels inside a box and port channels across boxes (auto, default) "
+        "or port channels everywhere",
+    )
+    group.add_argument(
+        "--max-threadblocks",
+        type=int,
+        default=None,
+        metavar="N",
+        help="mscclpp: threadblocks per rank that can run at once, the GPU's SM/CU count (default 108, "
+        "an A100; H100 132, MI300X 304): every block of a plan must be resident",
+    )
+    group.add_argument(
+        "--bands",
+        action="store_true",
+        help="simulate ForestColl variants (--max-trees-per-root 1, 2, 4, none) against the library "
+        "model from 1 KiB to 4 GiB and write one file per size band ForestColl wins into the new or "
+        "empty folder -o (none where the library wins); prints the table",
+    )
 
 
 def _format(args) -> str:
@@ -116,8 +140,10 @@ def _format(args) -> str:
         return "msccl-xml"
     if suffix == ".json":
         return "json"
+    if getattr(args, "bands", False):
+        return "msccl-xml"
     raise ForestCollError(
-        f"cannot tell the format from {args.output!r}: use --format msccl-xml or json"
+        f"cannot tell the format from {args.output!r}: use --format msccl-xml, json or mscclpp"
     )
 
 
@@ -180,7 +206,7 @@ def _expand_plan(plan, args) -> Schedule:
         from solver.msccl.limits import check_rank_count
 
         check_rank_count(n, args.runtime)
-    elif n >= COMPRESS_MIN_N:
+    elif _format(args) == "json" and n >= COMPRESS_MIN_N:
         raise ForestCollError(
             f"{args.source}: the plan's full schedule has {plan.num_trees} trees of {n - 1} edges; "
             "a JSON document of it is not written (read the plan with 'forestcoll show')"
@@ -193,6 +219,12 @@ def run(args) -> int:
     from solver import msccl
 
     order = msccl.read_rank_order(args.rank_order) if args.rank_order else None
+    if args.bands or fmt == "mscclpp":
+        from solver.cli import deploy
+
+        if args.bands:
+            return deploy.export_bands(args, lambda: _band_fabric(args), order)
+        return deploy.export_mscclpp(args, load_schedule(args), order)
     schedule = load_schedule(args)
     if fmt == "json":
         text = schedule_json_text(schedule)
@@ -218,6 +250,17 @@ def run(args) -> int:
     ranks = msccl.rank_order(schedule, order)
     shown = ", ".join(f"{i}={v}" for i, v in enumerate(ranks[:4]))
     print(f"ranks: {shown}{', ...' if len(ranks) > 4 else ''} (--rank-order FILE to change)")
-    hint = ENABLE_HINT[args.runtime].format(dir=out.resolve().parent, file=out.resolve())
-    print(f"to use it: {printable(hint)}")
+    from solver.cli import deploy
+
+    warning = deploy.folder_warning(out, args.runtime)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
+    deploy.print_environment([out], "msccl-xml", args.runtime)
     return 0
+
+
+def _band_fabric(args):
+    """--bands solves and simulates several variants: it needs the fabric file."""
+    if Path(args.source).suffix.lower() in (".h5", ".hdf5"):
+        raise ForestCollError("--bands needs the fabric file (it solves and simulates several variants)")
+    return load_fabric(args.source, args)
