@@ -35,7 +35,7 @@ from fc_gui.model.lecture import (
     step_html,
 )
 from fc_gui.model.trees import tree_hop_pairs
-from fc_gui.views.figure_svg import FigureData
+from fc_gui.views.figure_svg import FigureData, note_chars
 from fc_gui.views.lecture_panel import LecturePanel, LectureStartDialog
 from solver.io.templates import TEMPLATES
 from solver.model.errors import ForestCollError
@@ -316,14 +316,17 @@ class LectureController(QObject):
         return True
 
     # ------------------------------------------------------------------ figure
-    def figure(self) -> FigureData:
-        """What the step shows, for Export figure: the canvas layers plus the step's text."""
+    def figure(self, width: int = DEFAULT_WIDTH) -> FigureData:
+        """What the step shows, for Export figure: the canvas layers plus the step's text (at
+        the panel's text size, its paragraphs wrapped to the figure's ``width``)."""
         data = figure_data(self.window)
+        data.text_scale = self.panel.scale
         step = self.step
         if step is not None:
             data.title = f"{data.title} — {step.title}"
             data.caption = step.formula  # in red under the title (the cut's numbers)
-            data.notes = step.lines(100, formula=False, table=False)
+            chars = note_chars(width, data.text_scale)
+            data.notes = step.lines(chars, formula=False, table=False)
             data.table = [list(row) for row in step.table]
         return data
 
@@ -342,7 +345,7 @@ class LectureController(QObject):
             if not path:
                 return None
         try:
-            out = save_figure(self.window, path, width, data=self.figure())
+            out = save_figure(self.window, path, width, data=self.figure(width))
         except ForestCollError as exc:
             self.results.report_error(str(exc))
             return None

@@ -231,6 +231,11 @@ class FabricCanvas(pg.GraphicsView):
         self._legend_key = ()  # rebuilt: pyqtgraph's legend does not shrink its rows again
         self._update_legend(list(self.doc.nodes.values()))
 
+    @property
+    def text_scale(self) -> float:
+        """The presenter text scale last set by :meth:`set_label_scale` (1.0 = normal)."""
+        return self._legend_scale
+
     def set_label_formatter(self, formatter: Callable[[str], str] | None) -> None:
         """How node ids are written on the canvas (None: the ids themselves)."""
         self.label_formatter = formatter
