@@ -55,6 +55,7 @@ def figure_data(window) -> FigureData:
     data.dimmed = overlays.dimmer.dimmed
     data.show_labels = window.canvas.labels_item.isVisible()
     data.text_scale = window.canvas.text_scale
+    data.link_labels = window.canvas.link_labels_item.isVisible()
     return data
 
 

@@ -31,7 +31,7 @@ from typing import ClassVar
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QMenu, QToolTip, QWidget
 
@@ -40,7 +40,8 @@ from fc_gui.model.document import TopologyDocument
 from fc_gui.model.lanes import segment_distance_px
 from fc_gui.model.view_fit import covered, fit_clear_of
 from fc_gui.views import style
-from fc_gui.views.canvas_items import GroupFramesItem, LabelsItem, PassiveScatter
+from fc_gui.model.link_labels import bandwidth_text, label_order
+from fc_gui.views.canvas_items import GroupFramesItem, LabelsItem, LinkLabelsItem, PassiveScatter
 from fc_gui.views.canvas_links import LinkLayer
 from fc_gui.views.canvas_tools import Tool, ToolHandler, make_tools
 
@@ -147,6 +148,13 @@ class FabricCanvas(pg.GraphicsView):
         self.group_labels_item = LabelsItem((96, 110, 120), below=False)
         self.group_labels_item.setZValue(19)
         vb.addItem(self.group_labels_item, ignoreBounds=True)
+        # painted after the node and box names, clear of them
+        self.link_labels_item = LinkLabelsItem(avoid=(self.labels_item, self.group_labels_item))
+        self.link_labels_item.setZValue(21)
+        self.link_labels_item.setVisible(False)
+        vb.addItem(self.link_labels_item, ignoreBounds=True)
+        self._link_texts: list[str] = []
+        self._link_order: list[int] = []
         self.legend = pg.LegendItem(
             offset=(8, -8),
             brush=pg.mkBrush(255, 255, 255, 215),
@@ -214,6 +222,23 @@ class FabricCanvas(pg.GraphicsView):
         """Show or hide the node names (View > Node labels)."""
         self.labels_item.setVisible(bool(visible))
 
+    def set_link_labels_visible(self, visible: bool) -> None:
+        """Show or hide the bandwidth written on each link (View > Link bandwidths)."""
+        self.link_labels_item.setVisible(bool(visible))
+        if visible:
+            self._update_link_labels()
+
+    def _update_link_labels(self) -> None:
+        item = self.link_labels_item
+        if not item.isVisible():
+            return
+        if len(self._ends):
+            a, b = self.links.segment_ends(self._pos)
+        else:
+            a = b = np.zeros((0, 2))
+        item.set_links(a, b, self._link_texts, self._link_order, self._pos,
+                       self._sizes * self._node_scale / 2)
+
     def set_frames_visible(self, visible: bool) -> None:
         """Show or hide the group (box) frames and their names (View > Box frames)."""
         self.groups_item.setVisible(bool(visible))
@@ -223,6 +248,7 @@ class FabricCanvas(pg.GraphicsView):
         """Presenter scale: node and group names and the legend ``scale`` times their size
         (node names only as large as fits between neighbours: :meth:`_update_labels`)."""
         self.label_px = round(11 * scale)
+        self.link_labels_item.set_font_px(round(13 * scale))
         self.labels_item.set_font_px(self.label_px)
         self.group_labels_item.set_font_px(self.label_px)
         self._update_labels()
@@ -417,6 +443,11 @@ class FabricCanvas(pg.GraphicsView):
         self._draw_nodes()
 
         self.links.rebuild(doc, self._link_uids, self._ends)
+        bws = [links[i].bandwidth for i in range(len(links))]
+        self._link_texts = [bandwidth_text(bw) for bw in bws]
+        lengths = (np.hypot(*(self._pos[self._ends[:, 1]] - self._pos[self._ends[:, 0]]).T)
+                   if len(self._ends) else np.zeros(0))
+        self._link_order = label_order(bws, lengths)
         self._build_groups()
         self._update_geometry()
         self._update_selection()
@@ -450,6 +481,7 @@ class FabricCanvas(pg.GraphicsView):
         if scale != self._node_scale:
             self._node_scale = scale
             self.nodes_item.setSize(self._sizes * scale)
+            self._update_link_labels()
         if self.links.set_thin(thin):
             self._update_geometry()
 
@@ -488,6 +520,7 @@ class FabricCanvas(pg.GraphicsView):
         self._group_rects = rects
         for key, (ids, brush, size) in list(self._highlight_args.items()):
             self.highlight_nodes(ids, brush, key, size)
+        self._update_link_labels()
         self._label_timer.start()
 
     def _on_positions_changed(self, ids: list[str]) -> None:
@@ -678,10 +711,18 @@ class FabricCanvas(pg.GraphicsView):
     def _on_mouse_moved(self, scene_pos) -> None:
         if self.handler.dragging or not self.view_box.sceneBoundingRect().contains(scene_pos):
             return
+        node, link, text = self.tip_at(scene_pos)
+        self.hovered.emit(node, link)
+        if text:
+            QToolTip.showText(self.mapToGlobal(self.mapFromScene(scene_pos)), text, self)
+        else:
+            QToolTip.hideText()
+
+    def tip_at(self, scene_pos) -> tuple[str | None, int | None, str | None]:
+        """The node or link under ``scene_pos`` and its hover text (providers first)."""
         x, y = self.view_point(scene_pos)
         node = self.node_at(x, y)
         link = None if node else self.link_at(x, y)
-        self.hovered.emit(node, link)
         text = None
         for provider in self.tooltip_providers:
             text = provider(node, link)
@@ -689,10 +730,21 @@ class FabricCanvas(pg.GraphicsView):
                 break
         if text is None:
             text = self.describe(node, link)
-        if text:
-            QToolTip.showText(self.mapToGlobal(self.mapFromScene(scene_pos)), text, self)
-        else:
-            QToolTip.hideText()
+        return node, link, text
+
+    def viewportEvent(self, ev) -> bool:
+        """Qt's tool-tip event (sent ~0.7 s after the mouse stops) would reach the scene, which
+        finds no item tool tip and *hides* the tip shown on mouse move: answer it with the same
+        text so the tip stays while the mouse is still."""
+        if ev.type() == QEvent.Type.ToolTip and not self.handler.dragging:
+            _, _, text = self.tip_at(self.mapToScene(ev.pos()))
+            if text:
+                QToolTip.showText(ev.globalPos(), text, self)
+            else:
+                QToolTip.hideText()
+            ev.accept()
+            return True
+        return super().viewportEvent(ev)
 
     def describe(self, node: str | None, link: int | None) -> str | None:
         """Default hover text for a node or link."""

@@ -17,12 +17,14 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
+from fc_gui.model.link_labels import CHAR_W, bandwidth_text, label_order, place_labels
 from fc_gui.model.parallel_links import PARALLEL_GAP, parallel_slots, shift_segments
 from fc_gui.views.style import (
     BACKGROUND,
     GROUP_EDGE,
     GROUP_FILL,
     LINK_COLOR,
+    LINK_LABEL_COLOR,
     LINK_WIDTH_CLASSES,
     RoleStyle,
     role_style_cached,
@@ -56,6 +58,7 @@ SMALLEST_TEXT = 11.0
 LABEL_CHAR_W = 0.62 * SMALLEST_TEXT  # generous width of one character of a node name
 TITLE_CHAR_W = 0.7 * 20  # the bold 20-unit title, wrapped at spaces
 TITLE_LINE = 25.0
+LINK_LABEL_PX = 12.0  # "25 GB/s" on the links (bold)
 
 
 @dataclass
@@ -80,6 +83,7 @@ class FigureData:
     reached_nodes: frozenset[str] = frozenset()  # nodes holding the animated data
     dimmed: bool = False  # links and cut faded (a tree is animated over them)
     text_scale: float = 1.0  # the text-size setting (1.0 = 100 %)
+    link_labels: bool = False  # the bandwidth written on the links ("25 GB/s")
 
 
 def _rgb(c: Sequence[int]) -> str:
@@ -248,7 +252,11 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
     out.extend(_table(data.table, MARGIN, table_y))
     out.extend(_fabric(data, at, scale))
     out.extend(_trees(data, at))
-    out.extend(_nodes(data, at))
+    names = place_node_labels(data, at) if data.show_labels and len(data.nodes) <= 64 else []
+    out.extend(_nodes(data, at, names))
+    name_boxes = [(x - LABEL_CHAR_W * len(n) / 2, y - SMALLEST_TEXT * 0.8,
+                   x + LABEL_CHAR_W * len(n) / 2, y + SMALLEST_TEXT * 0.25) for n, x, y in names]
+    out.extend(_link_labels(data, at, scale, (0.0, 0.0, dw, dh), name_boxes))
     out.extend(_legend(data, legend_at, bar_at))
     out.append("</svg>")
     return "\n".join(out) + "\n"
@@ -277,15 +285,8 @@ def _fabric(data: FigureData, at, scale: float) -> list[str]:
         )
     out.append("</g>")
     # links
-    shown = [(u, v, bw) for u, v, bw in data.links if u in xy and v in xy]
+    shown, starts, stops = _segments(data, at, scale)
     classes = width_classes(np.array([bw for *_, bw in shown], dtype=float))
-    # parallel links side by side: the canvas's gap at the figure's scale, 4.5 to 9 pixels
-    starts, stops = shift_segments(
-        np.array([at(u) for u, _, _ in shown]).reshape(-1, 2),
-        np.array([at(v) for _, v, _ in shown]).reshape(-1, 2),
-        parallel_slots([(u, v) for u, v, _ in shown]),
-        PARALLEL_GAP * min(max(scale, 0.5), 1.0),
-    )
     dim = f' opacity="{DIM_OPACITY}"' if data.dimmed else ""
     out.append(f'<g id="links" stroke-linecap="round"{dim}>')
     for (u, v, _), cls, (ax, ay), (bx, by) in zip(shown, classes, starts, stops, strict=True):
@@ -316,23 +317,64 @@ def _fabric(data: FigureData, at, scale: float) -> list[str]:
     return out
 
 
-def _nodes(data: FigureData, at) -> list[str]:
-    """The node shapes and, on fabrics of up to 64 nodes when shown, their labels."""
+def _segments(data: FigureData, at, scale: float):
+    """The links between drawn nodes and their ends as drawn: parallel links side by side at
+    the canvas's gap at the figure's scale (4.5 to 9 units)."""
+    xy = {nid for nid, *_ in data.nodes}
+    shown = [(u, v, bw) for u, v, bw in data.links if u in xy and v in xy]
+    starts, stops = shift_segments(
+        np.array([at(u) for u, _, _ in shown]).reshape(-1, 2),
+        np.array([at(v) for _, v, _ in shown]).reshape(-1, 2),
+        parallel_slots([(u, v) for u, v, _ in shown]),
+        PARALLEL_GAP * min(max(scale, 0.5), 1.0),
+    )
+    return shown, starts, stops
+
+
+def _link_labels(data: FigureData, at, scale: float, bounds, name_boxes) -> list[str]:
+    """ "25 GB/s" on the links, clear of one another and of the nodes (rare bandwidths first;
+    a label with no free place along its link is left out)."""
+    if not data.link_labels:
+        return []
+    shown, starts, stops = _segments(data, at, scale)
+    texts = [bandwidth_text(bw) for *_, bw in shown]
+    lengths = np.hypot(*(stops - starts).T) if len(shown) else np.zeros(0)
+    order = label_order([bw for *_, bw in shown], lengths)
+    nodes = np.array([at(nid) for nid, *_ in data.nodes]).reshape(-1, 2)
+    radius = np.array([role_style_cached(k, r).size * NODE_SCALE / 2 + 2
+                       for _, k, r, *_ in data.nodes])
+    placed = place_labels(starts, stops, texts, LINK_LABEL_PX, nodes, radius, order, bounds,
+                          np.array(name_boxes).reshape(-1, 4))
+    out = [f'<g id="link-labels" font-size="{LINK_LABEL_PX:g}" font-weight="bold" '
+           f'fill="{_rgb(LINK_LABEL_COLOR)}" text-anchor="middle">']
+    for row, cx, cy in placed:
+        w = CHAR_W * LINK_LABEL_PX * len(texts[row]) + 4
+        out.append(f'<rect x="{cx - w / 2:.1f}" y="{cy - 0.62 * LINK_LABEL_PX:.1f}" '
+                   f'width="{w:.1f}" height="{1.24 * LINK_LABEL_PX:.1f}" rx="2" fill="white" '
+                   f'fill-opacity="0.88"/>'
+                   f'<text x="{cx:.1f}" y="{cy + 0.36 * LINK_LABEL_PX:.1f}">'
+                   f"{escape(texts[row])}</text>")
+    out.append("</g>")
+    return out
+
+
+def _nodes(data: FigureData, at, names: list[tuple[str, float, float]]) -> list[str]:
+    """The node shapes and their ``names`` (:func:`place_node_labels`)."""
     out: list[str] = []
     out.append('<g id="nodes">')
     for nid, kind, role, *_ in data.nodes:
         x, y = at(nid)
         out.append(node_shape(role_style_cached(kind, role), x, y, f' data-node="{escape(nid)}"'))
     out.append("</g>")
-    if data.show_labels and len(data.nodes) <= 64:
+    if names:
         out.append('<g id="labels" font-size="11" fill="#333" text-anchor="middle">')
-        for nid, x, y in place_labels(data, at):
+        for nid, x, y in names:
             out.append(f'<text x="{x:.1f}" y="{y:.1f}">{escape(nid)}</text>')
         out.append("</g>")
     return out
 
 
-def place_labels(data: FigureData, at) -> list[tuple[str, float, float]]:
+def place_node_labels(data: FigureData, at) -> list[tuple[str, float, float]]:
     """Node names (id, x, baseline y) that overwrite neither one another nor a node: each
     under its node, else above it, else left out (GPUs and NPUs first, then the rest)."""
     pos = {nid: at(nid) for nid, *_ in data.nodes}

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QUndoStack
 from PySide6.QtTest import QTest
 
@@ -302,3 +302,69 @@ def test_canvas_and_test_double_offer_the_whole_overlay_host_protocol():
     for host in (FabricCanvas, PlotCanvasHost):
         missing = {n for n in wanted if not callable(getattr(host, n, None))}
         assert not missing, f"{host.__name__} lacks {missing}"
+
+
+def test_tooltip_stays_when_qt_sends_its_tooltip_event(canvas, qtbot):
+    """Issue 26: the tip shown on mouse move vanished 0.7 s later, when Qt's ToolTip event
+    reached the scene (no item tool tip there: it hid the tip). The canvas answers it."""
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    x, y = canvas.doc.position("b0.gpu3")
+    _, y2 = canvas.doc.position("b0.nic3")
+    scene = canvas.view_box.mapViewToScene(QPointF(x, (y + y2) / 2))
+    canvas._on_mouse_moved(scene)
+    assert "25 GB/s full duplex" in QToolTip.text()
+    vp_pos = canvas.mapFromScene(scene)
+    event = QHelpEvent(QEvent.Type.ToolTip, vp_pos, canvas.viewport().mapToGlobal(vp_pos))
+    QApplication.sendEvent(canvas.viewport(), event)
+    qtbot.wait(600)  # Qt hides a tip 300 ms after it is told to
+    assert QToolTip.isVisible() and "25 GB/s full duplex" in QToolTip.text()
+
+
+def test_bandwidth_labels_layer_writes_gb_s_on_links_clear_of_each_other(canvas, qtbot):
+    from fc_gui.model.link_labels import CHAR_W, LINE_H, place_labels
+
+    item = canvas.link_labels_item
+    assert not item.isVisible()
+    canvas.set_link_labels_visible(True)
+    canvas.viewport().repaint()
+    qtbot.wait(30)
+    drawn = [canvas._link_texts[r] for r in item.drawn]
+    assert "25 GB/s" in drawn and "300 GB/s" in drawn  # NIC links and NVLink
+    assert all(t.endswith(" GB/s") for t in drawn)
+    # rare bandwidths go first: the NIC-to-IB links (25) of 2x DGX A100 are as many as the
+    # NVLinks, so every class gets labels; and the placed boxes never overlap
+    a, b = canvas.links.segment_ends(canvas._pos)
+    px = 40.0
+    placed = place_labels(a * 10, b * 10, canvas._link_texts, px, canvas._pos * 10, 1.0)
+    boxes = [(cx - CHAR_W * px * len(canvas._link_texts[r]) / 2, cy - LINE_H * px / 2,
+              cx + CHAR_W * px * len(canvas._link_texts[r]) / 2, cy + LINE_H * px / 2)
+             for r, cx, cy in placed]
+    for i, p in enumerate(boxes):
+        for q in boxes[i + 1:]:
+            assert not (p[0] < q[2] and q[0] < p[2] and p[1] < q[3] and q[1] < p[3])
+    canvas.set_label_scale(2.0)
+    assert item.font_px() == 26
+    canvas.set_link_labels_visible(False)
+    assert not item.isVisible()
+
+
+def test_bandwidth_text_and_rare_links_first():
+    from fractions import Fraction
+
+    from fc_gui.model.link_labels import bandwidth_text, label_order, place_labels
+
+    assert bandwidth_text(Fraction(25)) == "25 GB/s"
+    assert bandwidth_text(Fraction(25, 2)) == "12.5 GB/s"
+    assert bandwidth_text(Fraction(1, 3)) == "0.3333 GB/s"
+    assert label_order([300, 300, 25, 300], np.array([1.0, 2.0, 1.0, 3.0])) == [2, 3, 1, 0]
+    # two links crossing at their middles: the second label moves along its link
+    starts = np.array([[0.0, 0.0], [0.0, 100.0]])
+    stops = np.array([[200.0, 100.0], [200.0, 0.0]])
+    placed = place_labels(starts, stops, ["25 GB/s", "300 GB/s"], 12, np.zeros((0, 2)), 0)
+    assert [r for r, *_ in placed] == [0, 1]
+    assert placed[0][1:] == (100.0, 50.0) and placed[1][1:] != (100.0, 50.0)
+    # a label over a node is not drawn there
+    placed = place_labels(starts[:1], stops[:1], ["25 GB/s"], 12, np.array([[100.0, 50.0]]), 8)
+    assert placed and placed[0][1:] != (100.0, 50.0)

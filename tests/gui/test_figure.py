@@ -191,3 +191,19 @@ def test_figure_text_follows_the_text_size_and_nodes_keep_a_margin(solved, tmp_p
     for label in root.find(f".//{SVG}g[@id='labels']"):
         half = 0.62 * 11 * len(label.text) / 2
         assert half + 20 <= float(label.get("x")) <= vw - half - 20
+
+
+def test_figure_writes_link_bandwidths_when_the_layer_is_on(solved, tmp_path):
+    from fc_gui.controllers.figure import figure_data
+    from fc_gui.views.figure_svg import build_svg
+
+    assert figure_data(solved).link_labels is False
+    solved.results_controller.layers.bandwidths_action.setChecked(True)
+    data = figure_data(solved)
+    assert data.link_labels
+    root = ET.fromstring(build_svg(data, 1920))
+    group = root.find(f".//{SVG}g[@id='link-labels']")
+    texts = [t.text for t in group.iter(f"{SVG}text")]
+    assert texts and all(t.endswith(" GB/s") for t in texts)
+    sizes = [px for t, px in _font_px(root) if t in texts]
+    assert min(sizes) >= 1920 / 101
