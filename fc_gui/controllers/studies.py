@@ -76,7 +76,7 @@ class StudiesController(QObject):
         self.dock.save_requested.connect(self.save_dialog)
         self.dock.load_requested.connect(self.load_dialog)
         self.dock.row_selected.connect(self.select_element)
-        self.dock.map_toggled.connect(self.overlay.set_visible)
+        self.dock.map_toggled.connect(self._set_map_visible)
         if window.results_controller is not None:  # View > Layers mirrors the dock's checkbox
             window.results_controller.layers.add_synced(
                 "impact", "Resilience &impact map", self.dock.map_check
@@ -179,6 +179,7 @@ class StudiesController(QObject):
         """Another fabric: the map of a study of the old one must not colour it."""
         if self.overlay.active or self.overlay.by_node:
             self.overlay.clear()
+            self._sync_heat()
             self.dock.set_status("the fabric was replaced: the study's map is cleared "
                                  "(its table stays; Load or Run to map one again)")
 
@@ -187,6 +188,18 @@ class StudiesController(QObject):
         self.shown = (study, rows)
         self.dock.show_rows(study, rows)
         self.overlay.show_rows(study, rows, self._class_links(study, rows))
+        self._sync_heat()
+
+    def _set_map_visible(self, visible: bool) -> None:
+        self.overlay.set_visible(visible)
+        self._sync_heat()
+
+    def _sync_heat(self) -> None:
+        """While the impact map colours the links the heat map yields them and its colour bar
+        (one colour bar at the top right, describing the colours drawn); after, it is back."""
+        results = self.window.results_controller
+        if results is not None:
+            results.overlays.heat.set_yielded(self.overlay.visible and self.overlay.active)
 
     def _class_links(self, study: str, rows) -> dict[str, list[tuple[str, str]]]:
         if study != "upgrade" or not any(r.get("kind") == "class" for r in rows):
