@@ -305,6 +305,7 @@ class MainWindow(QMainWindow):
         from fc_gui.views.inspector import Inspector
 
         self.inspector = Inspector(self.document, self.undo_stack)
+        self.inspector.edit_done.connect(lambda: self.canvas.setFocus(Qt.FocusReason.OtherFocusReason))
         self.add_dock(self.inspector, Qt.DockWidgetArea.RightDockWidgetArea, "Inspector")
 
     def apply_layout(self, key: str) -> None:

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog
+from PySide6.QtWidgets import QApplication, QFileDialog
 
 from fc_gui.controllers.solve_worker import BackgroundTask
+from fc_gui.views.dialog_titles import ask_item
 from fc_gui.views.resilience import ResilienceOverlay
 from fc_gui.views.studies_dock import StudiesDock
 from solver.model.errors import ForestCollError
@@ -279,7 +280,7 @@ class StudiesController(QObject):
                 raise ForestCollError(f"{path}: the file holds no study")
             name = names[0]
             if len(names) > 1:
-                name, ok = QInputDialog.getItem(self.window, "Load study", "Study", names, 0, False)
+                name, ok = ask_item(self.window, "Load study", "Study", names)
                 if not ok:
                     return
             self.load(path, name)

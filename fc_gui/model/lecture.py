@@ -131,7 +131,9 @@ def fabric_paragraphs(topology: Topology) -> tuple[str, ...]:
         each = f"{sizes[0]} each" if len(sizes) == 1 else "of different sizes"
         where = f" in {plural(len(boxes), 'box', 'boxes')} ({each})"
     roles = Counter(n.role or n.kind for n in switches)
-    sw = ", ".join(f"{c} {r}" for r, c in sorted(roles.items(), key=lambda kv: -kv[1]))
+    # by role ("2 nvswitch, 1 ib"), unless that only says "switch" again
+    sw = "" if set(roles) <= {"switch"} else ", ".join(
+        f"{c} {r}" for r, c in sorted(roles.items(), key=lambda kv: -kv[1]))
     first = (f"{plural(len(compute), 'GPU')}{where}, {plural(len(switches), 'switch')}"
              + (f" ({sw})" if sw else "") + f", {plural(len(topology.links), 'link')}.")
     by_pair: dict[tuple[str, str], list[str]] = {}

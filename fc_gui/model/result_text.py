@@ -46,8 +46,12 @@ def summary_html(
     stale: bool = False,
     previous: Schedule | None = None,
     fabric_warnings: Sequence[str] = (),
+    split: tuple[float, float] | None = None,
 ) -> str:
     """The summary as rich text (also used by the screenshot and tests).
+
+    ``elapsed``: the wall time from pressing Solve to the result; ``split``: the part of it in
+    the solve call and in preparing the display (:func:`solve_time_text`).
 
     ``fabric_warnings``: what is wrong with the fabric itself (a box whose GPUs meet only
     through PCIe, :func:`solver.model.scale_up.scale_up_warnings`), said under the numbers.
@@ -79,13 +83,9 @@ def summary_html(
         rows.append((label, f"{esc(frac_text(schedule.algbw_exact))} GB/s ({100 * ratio:.1f}%)"))
     trees = schedule.all_trees()
     rows.append(("Trees", f"k = {schedule.k} per root, {len(trees)} distinct"))
-    timings = dict(schedule.timings)
-    total = elapsed if elapsed is not None else sum(float(v) for v in timings.values())
-    if timings:
-        parts = ", ".join(f"{esc(k.replace('_', ' '))} {float(v):.2f}" for k, v in timings.items())
-        rows.append(("Solve time", f"{total:.2f} s ({parts})"))
-    elif elapsed is not None:
-        rows.append(("Solve time", f"{elapsed:.2f} s"))
+    text = solve_time_text(dict(schedule.timings), elapsed, split)
+    if text:
+        rows.append(("Solve time", esc(text)))
 
     phases = schedule.phases or (schedule,)
     cut_rows: list[tuple[str, str]] = []
@@ -146,6 +146,32 @@ def cut_caption(cut: BottleneckCut, all_nodes: Sequence[str], num_compute: int |
             f" = {float(num_compute * x):.6g} GB/s"
         )
     return "\n".join(lines)
+
+
+def solve_time_text(timings: dict, elapsed: float | None = None,
+                    split: tuple[float, float] | None = None) -> str:
+    """The solve time as a sum that adds up: the solver's phases, then what the rest of
+    ``elapsed`` was -- the solve call outside its phases (validating the fabric, building the
+    result), preparing the display data (``split[1]``), and starting the worker thread and
+    handing the result over (what is left)."""
+    phases = {k.replace("_", " "): float(v) for k, v in timings.items()}
+    in_phases = sum(phases.values())
+    parts = ", ".join(f"{k} {v:.2f}" for k, v in phases.items())
+    if elapsed is None:
+        return f"{in_phases:.2f} s ({parts})" if phases else ""
+    if not phases:
+        return f"{elapsed:.2f} s"
+    rest = elapsed - in_phases
+    if rest < 0.005:
+        return f"{elapsed:.2f} s ({parts})"
+    if split is None:
+        return f"{elapsed:.2f} s = phases {in_phases:.2f} ({parts}) + {rest:.2f} outside them"
+    solve_s, prepare_s = split
+    outside = max(solve_s - in_phases, 0.0)
+    handover = max(elapsed - solve_s - prepare_s, 0.0)
+    return (f"{elapsed:.2f} s = phases {in_phases:.2f} ({parts}) + solver set-up and checks "
+            f"{outside:.2f} + display data {prepare_s:.2f} + thread start and hand-over "
+            f"{handover:.2f}")
 
 
 def plural(count: int, noun: str, plural_form: str | None = None) -> str:

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from fc_gui.model.lecture import COMPARE_SIZES, DEFAULT_COMPARE_SIZE, PRESETS, size_text
+from fc_gui.views.dialog_titles import keep_title_whole
 
 #: Presenter scales offered (text size relative to the normal 100 %).
 SCALES = (1.0, 1.25, 1.5, 2.0, 2.5)
@@ -170,6 +171,7 @@ class LectureStartDialog(QDialog):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Lecture mode")
+        keep_title_whole(self)
         self.keys = [*PRESETS, self.OTHER[0], self.CURRENT[0]]
         self.list = QListWidget()
         for key in PRESETS:

@@ -164,6 +164,24 @@ def test_dragging_nodes_is_one_undo_step(qtbot, canvas):
     assert canvas.doc.position("b0.gpu3") == start
 
 
+def test_drawn_nodes_are_numbered_from_zero(qtbot):
+    """Issue 26: the first drawn node was ``gpu``, then ``gpu1``...; now gpu0, gpu1, sw0."""
+    from solver.model.topology import Topology
+
+    doc = TopologyDocument(Topology(name="empty", nodes=[], links=[]))
+    c = FabricCanvas(doc, QUndoStack())
+    qtbot.addWidget(c)
+    c.resize(600, 400)
+    c.show()
+    qtbot.waitExposed(c)
+    for tool, point in ((Tool.ADD_COMPUTE, QPoint(60, 60)), (Tool.ADD_COMPUTE, QPoint(200, 60)),
+                        (Tool.ADD_SWITCH, QPoint(130, 200))):
+        c.set_tool(tool)
+        QTest.mouseClick(c.viewport(), Qt.MouseButton.LeftButton,
+                         Qt.KeyboardModifier.NoModifier, point)
+    assert list(doc.nodes) == ["gpu0", "gpu1", "sw0"]
+
+
 def test_add_tools_create_nodes_and_links(qtbot, canvas):
     doc, stack = canvas.doc, canvas.undo_stack
     n0, m0 = len(doc.nodes), len(doc.links)
