@@ -306,7 +306,18 @@ class MainWindow(QMainWindow):
 
         self.inspector = Inspector(self.document, self.undo_stack)
         self.inspector.edit_done.connect(lambda: self.canvas.setFocus(Qt.FocusReason.OtherFocusReason))
+        self.canvas.item_activated.connect(self._open_in_inspector)
         self.add_dock(self.inspector, Qt.DockWidgetArea.RightDockWidgetArea, "Inspector")
+
+    def _open_in_inspector(self, kind: str, key) -> None:
+        """Enter on the canvas's keyboard item: show the Inspector and put the cursor in the
+        item's first field (the node's id, the link's bandwidth)."""
+        dock = self.docks["Inspector"]
+        dock.show()
+        dock.raise_()
+        field = self.inspector.node_id if kind == "node" else self.inspector.link_bw
+        field.setFocus(Qt.FocusReason.OtherFocusReason)
+        field.selectAll()
 
     def apply_layout(self, key: str) -> None:
         """Run auto-layout ``key`` (see fc_gui.model.layouts.LAYOUTS) as one undoable command."""

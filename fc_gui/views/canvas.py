@@ -42,6 +42,7 @@ from fc_gui.model.view_fit import covered, fit_clear_of
 from fc_gui.views import style
 from fc_gui.model.link_labels import bandwidth_text, label_order
 from fc_gui.views.canvas_items import GroupFramesItem, LabelsItem, LinkLabelsItem, PassiveScatter
+from fc_gui.views.canvas_keyboard import JUMP_KEYS, KeyboardCursor
 from fc_gui.views.canvas_links import LinkLayer
 from fc_gui.views.canvas_tools import Tool, ToolHandler, make_tools
 
@@ -80,6 +81,7 @@ class FabricCanvas(pg.GraphicsView):
     link_clicked = Signal(int)
     hovered = Signal(object, object)  # node id or None, link uid or None
     tool_changed = Signal(object)
+    item_activated = Signal(str, object)  # Enter on the keyboard's item: ("node", id) / ("link", uid)
 
     def __init__(
         self, document: TopologyDocument, undo_stack: QUndoStack | None = None, parent=None
@@ -178,6 +180,7 @@ class FabricCanvas(pg.GraphicsView):
         document.positions_changed.connect(self._on_positions_changed)
         document.disabled_changed.connect(self.rebuild)
         document.selection_changed.connect(self._update_selection)
+        self.keyboard = KeyboardCursor(self)
         self.rebuild()
         self.fit_view()
 
@@ -551,6 +554,7 @@ class FabricCanvas(pg.GraphicsView):
             self.selected_links_item.setData(*self.links.segments_xy(self._pos, rows))
         else:
             self.selected_links_item.setData([], [])
+        self.keyboard.update()
 
     def _pixel_size(self) -> tuple[float, float]:
         px, py = self.view_box.viewPixelSize()
@@ -637,10 +641,56 @@ class FabricCanvas(pg.GraphicsView):
         Qt.Key.Key_Down: (0, 1),
     }
 
+    def focusNextPrevChild(self, next: bool) -> bool:  # noqa: A002 (Qt's name)
+        """Tab / Shift+Tab step through the items while the canvas has the keys (Ctrl+Tab and
+        Ctrl+Shift+Tab leave it, :meth:`keyPressEvent`): :mod:`fc_gui.views.canvas_keyboard`."""
+        if self.hasFocus():
+            self.keyboard.step(next)
+            return True
+        return super().focusNextPrevChild(next)
+
+    def paintEvent(self, ev) -> None:
+        super().paintEvent(ev)
+        if not self._closed:
+            self.keyboard.paint_frame()
+
+    def focusInEvent(self, ev) -> None:
+        super().focusInEvent(ev)
+        if not self._closed:  # pyqtgraph's close drops the viewport: focus moves, items are gone
+            self.keyboard.update()
+            self.viewport().update()  # the focus frame
+
+    def focusOutEvent(self, ev) -> None:
+        super().focusOutEvent(ev)
+        if not self._closed:
+            self.keyboard.update()
+            self.viewport().update()
+
     def keyPressEvent(self, ev) -> None:
         """Arrow keys nudge the selected nodes (grid step, or 5 units; Shift: 5x); a run of
-        nudges is one undo step."""
-        step = self._NUDGE_KEYS.get(ev.key())
+        nudges is one undo step. Ctrl+arrow jumps to the nearest node that way, Enter opens the
+        keyboard's item in the Inspector, the Menu key or Shift+F10 its what-if menu."""
+        key, mods = ev.key(), ev.modifiers()
+        if key in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab) and mods & Qt.KeyboardModifier.ControlModifier:
+            back = key == Qt.Key.Key_Backtab or bool(mods & Qt.KeyboardModifier.ShiftModifier)
+            super().focusNextPrevChild(not back)  # leave the canvas
+            ev.accept()
+            return
+        if key in JUMP_KEYS and mods & Qt.KeyboardModifier.ControlModifier:
+            self.keyboard.jump(JUMP_KEYS[key])
+            ev.accept()
+            return
+        here = self.keyboard._current_from_selection()
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and here is not None:
+            self.item_activated.emit(here[0], here[1])
+            ev.accept()
+            return
+        if here is not None and (key == Qt.Key.Key_Menu or (
+                key == Qt.Key.Key_F10 and mods & Qt.KeyboardModifier.ShiftModifier)):
+            self.open_item_menu(here)
+            ev.accept()
+            return
+        step = self._NUDGE_KEYS.get(key)
         if step is None or not self.doc.selected_nodes:
             super().keyPressEvent(ev)
             return
@@ -649,6 +699,21 @@ class FabricCanvas(pg.GraphicsView):
             unit *= 5
         self.nudge(step[0] * unit, step[1] * unit)
         ev.accept()
+
+    def open_item_menu(self, item: tuple[str, object]) -> QMenu:
+        """The context (what-if) menu of a node or link, at it on screen (keyboard users)."""
+        doc = self.doc
+        if item[0] == "node":
+            x, y = doc.position(item[1])
+        else:
+            ln = doc.links[item[1]]
+            (ax, ay), (bx, by) = doc.position(ln.source), doc.position(ln.target)
+            x, y = (ax + bx) / 2, (ay + by) / 2
+        menu = self.build_context_menu(x, y, item)
+        at = self.mapToGlobal(self.mapFromScene(self.view_box.mapViewToScene(QPointF(x, y))))
+        menu.popup(at)
+        self._menu = menu
+        return menu
 
     def nudge(self, dx: float, dy: float) -> None:
         """Move the selected nodes by (dx, dy); consecutive nudges merge into one command."""
@@ -667,10 +732,16 @@ class FabricCanvas(pg.GraphicsView):
         menu.popup(screen_pos.toPoint() if hasattr(screen_pos, "toPoint") else screen_pos)
         self._menu = menu
 
-    def build_context_menu(self, x: float, y: float) -> QMenu:
-        """The context menu for the item under (x, y) (separate for tests)."""
-        node = self.node_at(x, y)
-        link = None if node else self.link_at(x, y)
+    def build_context_menu(self, x: float, y: float, item: tuple[str, object] | None = None
+                           ) -> QMenu:
+        """The context menu for the item under (x, y), or for ``item`` ("node", id) /
+        ("link", uid) (separate for tests)."""
+        if item is not None:
+            node = item[1] if item[0] == "node" else None
+            link = item[1] if item[0] == "link" else None
+        else:
+            node = self.node_at(x, y)
+            link = None if node else self.link_at(x, y)
         menu = QMenu(self)
         doc = self.doc
         if node is not None:

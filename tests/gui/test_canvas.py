@@ -386,3 +386,86 @@ def test_bandwidth_text_and_rare_links_first():
     # a label over a node is not drawn there
     placed = place_labels(starts[:1], stops[:1], ["25 GB/s"], 12, np.array([[100.0, 50.0]]), 8)
     assert placed and placed[0][1:] != (100.0, 50.0)
+
+
+def test_keyboard_users_select_nodes_and_links_and_open_them(qtbot, tmp_path):
+    """Issue 26: Tab reaches the canvas (a blue frame), Tab / Shift+Tab step through the nodes
+    in reading order and then the links, Ctrl+arrow jumps, the item is ringed, Enter opens it
+    in the Inspector and the Menu key its what-if menu."""
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from fc_gui.main_window import MainWindow
+    from fc_gui.views.canvas_keyboard import FOCUS_RGB
+
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    w = MainWindow(ring(4), settings=settings, state_dir=tmp_path, install_results=False)
+    w.show()
+    w.activateWindow()
+    qtbot.waitActive(w)
+    try:
+        c, doc = w.canvas, w.document
+        # Tab from the widget before the canvas lands on it
+        w.inspector.fabric_name.setFocus()
+        qtbot.waitUntil(w.inspector.fabric_name.hasFocus)
+        for _ in range(60):
+            widget = QApplication.focusWidget()
+            assert widget is not None
+            if widget is c:
+                break
+            QTest.keyClick(widget, Qt.Key.Key_Tab)
+        assert c.hasFocus()
+        img = c.grab().toImage()  # the blue frame inside the canvas's edge
+        edge = {img.pixelColor(x, 1).getRgb()[:3] for x in range(5, img.width() - 5, 9)}
+        assert edge == {FOCUS_RGB}, edge
+        order = c.keyboard.order()
+        assert [k for k, _ in order] == ["node"] * 4 + ["link"] * len(doc.links)
+        ys = [doc.position(n)[1] for _, n in order[:4]]
+        assert ys == sorted(ys)  # reading order: the top row first
+        QTest.keyClick(c, Qt.Key.Key_Tab)
+        assert doc.selected_nodes == {order[0][1]} and c.keyboard.drawn() == order[0]
+        QTest.keyClick(c, Qt.Key.Key_Tab)
+        assert doc.selected_nodes == {order[1][1]}
+        QTest.keyClick(c, Qt.Key.Key_Backtab)
+        assert doc.selected_nodes == {order[0][1]}
+        for _ in range(4):
+            QTest.keyClick(c, Qt.Key.Key_Tab)
+        (link,) = doc.selected_links
+        assert ("link", link) == order[4] and c.keyboard.drawn() == order[4]
+        assert c.hasFocus()  # Tab stays in the canvas
+        # Enter: the Inspector's bandwidth field gets the keys
+        QTest.keyClick(c, Qt.Key.Key_Return)
+        qtbot.waitUntil(w.inspector.link_bw.hasFocus, timeout=2000)
+        assert c.keyboard.drawn() is None  # the ring shows only while the canvas has the keys
+        img = c.grab().toImage()
+        assert img.pixelColor(img.width() // 2, 1).getRgb()[:3] != FOCUS_RGB
+        # Return there gives the keys back; the Menu key opens the link's what-if menu
+        QTest.keyClick(w.inspector.link_bw, Qt.Key.Key_Return)
+        qtbot.waitUntil(c.hasFocus, timeout=2000)
+        QTest.keyClick(c, Qt.Key.Key_Menu)
+        texts = [a.text() for a in c._menu.actions()]
+        assert any(t.startswith(f"Disable link {doc.links[link].label}") for t in texts)
+        c._menu.close()
+        # Ctrl+Right from the leftmost node goes to a node to its right
+        left = min(doc.nodes, key=lambda n: doc.position(n)[0])
+        doc.set_selection([left])
+        QTest.keyClick(c, Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier)
+        (now,) = doc.selected_nodes
+        assert doc.position(now)[0] > doc.position(left)[0]
+        # Ctrl+Tab leaves the canvas
+        QTest.keyClick(c, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+        assert not c.hasFocus()
+    finally:
+        w.undo_stack.setClean()
+        w.close()
+
+
+def test_direction_and_order_helpers():
+    from fc_gui.views.canvas_keyboard import nearest_in_direction, tab_order
+
+    pts = {"a": (0.0, 0.0), "b": (10.0, 1.0), "c": (5.0, 20.0), "d": (-10.0, 0.0)}
+    assert nearest_in_direction((0.0, 0.0), pts, (1.0, 0.0), exclude="a") == "b"
+    assert nearest_in_direction((0.0, 0.0), pts, (0.0, 1.0), exclude="a") == "c"
+    assert nearest_in_direction((0.0, 0.0), pts, (0.0, -1.0), exclude="a") is None
+    order = tab_order(pts, {7: ("a", "b")}, row_height=5.0)
+    assert order == [("node", "d"), ("node", "a"), ("node", "b"), ("node", "c"), ("link", 7)]
