@@ -171,13 +171,14 @@ def cut_paragraphs(schedule: Schedule, groups: dict[str, str | None]) -> tuple[s
     cut = schedule.bottleneck
     topo = schedule.topology
     all_nodes = [nd.id for nd in topo.nodes]
+    kinds = {nd.id: (nd.kind, nd.role) for nd in topo.nodes}
     n, inside, egress, _ = cut_numbers(schedule)
     leaving = ", ".join(
         f"{u}→{v} {num_text(Fraction(bw))}" for u, v, bw in list(cut.links)[:MAX_TRANSFERS_NAMED]
     )
     more = f" and {len(cut.links) - MAX_TRANSFERS_NAMED} more" if len(cut.links) > MAX_TRANSFERS_NAMED else ""
     return (
-        (f"S* = {cut_set_text(cut.nodes, all_nodes, groups)} (shaded): |S*∩Vc| = {inside} of "
+        (f"S* = {cut_set_text(cut.nodes, all_nodes, groups, kinds)} (shaded): |S*∩Vc| = {inside} of "
         f"the N = {n} GPUs are inside."),
         (f"Every shard of a GPU inside S* must reach the GPUs outside, so (M/N)·{inside} bytes "
         f"must leave S* over its {plural(len(cut.links), 'outgoing link')} (dashed): "

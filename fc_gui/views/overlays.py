@@ -179,9 +179,11 @@ class CutOverlay(CanvasOverlay):
         self.caption_shown = True  # the corner caption (lecture mode shows it in its panel)
 
     def show_cut(self, cut: BottleneckCut | None, num_compute: int | None = None,
-                 groups: Mapping[str, str | None] | None = None) -> None:
+                 groups: Mapping[str, str | None] | None = None,
+                 kinds: Mapping[str, tuple[str, str]] | None = None) -> None:
         """Shade S*, dash the links leaving it, caption it (``groups``: node -> box, to name S*
-        or its complement by boxes)."""
+        or its complement by boxes; ``kinds``: node -> (kind, role), to name a big one by its
+        GPUs)."""
         self.clear()
         self.cut = cut
         if cut is None:
@@ -212,7 +214,7 @@ class CutOverlay(CanvasOverlay):
         heads.setData(*pairs_xy(heads_seg))
         self.add(heads)
 
-        self.label_text = cut_caption(cut, list(pos), num_compute, groups)
+        self.label_text = cut_caption(cut, list(pos), num_compute, groups, kinds)
         self.badge = CornerBadge(self.label_text, self.canvas.overlay_parent())
         self.badge.set_greyed(self.greyed)
         self.badge.set_dimmed(self.dimmed)

@@ -539,3 +539,28 @@ def test_dialogs_are_wide_enough_for_their_titles(qtbot):
     qtbot.addWidget(long)
     long.setWindowTitle("x" * 500)
     assert keep_title_whole(long, cap=900).minimumWidth() == 900
+
+
+def test_a_big_cut_is_named_by_its_gpus_not_counted():
+    """Issue 26: on the 16-GCD MI250 host (RCCL's rccl_topo_16p1h.xml) the caption read
+    "S* = 50 shaded nodes". Named by its GPUs, with the devices beside them counted."""
+    from pathlib import Path
+
+    import solver
+    from solver.io.formats import load
+
+    topo = load(Path(__file__).parents[1] / "data/real/topo/rccl_topo_16p1h.xml")
+    cut = solver.solve(topo).bottleneck
+    ids = [n.id for n in topo.nodes]
+    groups = {n.id: n.group for n in topo.nodes}
+    kinds = {n.id: (n.kind, n.role) for n in topo.nodes}
+    assert cut_set_text(cut.nodes, ids, groups) == "50 shaded nodes"  # without kinds: a count
+    text = cut_set_text(cut.nodes, ids, groups, kinds)
+    outside = [n.id for n in topo.nodes if n.id not in set(cut.nodes)]
+    gpus_out = [n for n in outside if kinds[n][0] == "compute"]
+    assert text.startswith("all but " + ", ".join(gpus_out) + " (and "), text
+    assert text.endswith(" beside them)") and "PCIe switch" in text
+    # the inside named the same way when it is the shorter side
+    small = [*gpus_out, *(n for n in outside if kinds[n][0] != "compute")]
+    assert cut_set_text(small, ids, groups, kinds) == (
+        "{" + ", ".join(gpus_out) + "} (with " + text.split("(and ")[1].replace(" beside them", ""))
