@@ -74,6 +74,7 @@ class MainWindow(QMainWindow):
         self.results_controller = None
         self.studies_controller = None
         self.lecture_controller = None
+        self.timeline_controller = None
         self.resize(1400, 860)
 
         self.menus = {}
@@ -149,6 +150,9 @@ class MainWindow(QMainWindow):
         from fc_gui.controllers.lecture import install as install_lecture
 
         self.lecture_controller = install_lecture(self)
+        from fc_gui.controllers.timeline import install as install_timeline
+
+        self.timeline_controller = install_timeline(self)
 
     def _install_studies(self) -> None:
         from fc_gui.controllers.studies import install
@@ -157,6 +161,7 @@ class MainWindow(QMainWindow):
         summary = self.docks.get("Results")
         if summary is not None:
             self.tabifyDockWidget(summary, self.studies_controller.dock_widget)
+            self.tabifyDockWidget(summary, self.timeline_controller.dock_widget)
             summary.raise_()
 
     # ------------------------------------------------------------------ menus

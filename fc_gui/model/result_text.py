@@ -169,11 +169,11 @@ def solve_time_text(timings: dict, elapsed: float | None = None,
     if split is None:
         return f"{elapsed:.2f} s = phases {in_phases:.2f} ({parts}) + {rest:.2f} outside them"
     solve_s, prepare_s = split
-    outside = max(solve_s - in_phases, 0.0)
-    handover = max(elapsed - solve_s - prepare_s, 0.0)
-    return (f"{elapsed:.2f} s = phases {in_phases:.2f} ({parts}) + solver set-up and checks "
-            f"{outside:.2f} + display data {prepare_s:.2f} + thread start and hand-over "
-            f"{handover:.2f}")
+    terms = (("solver set-up and checks", max(solve_s - in_phases, 0.0)),
+             ("display data", prepare_s),
+             ("thread start and hand-over", max(elapsed - solve_s - prepare_s, 0.0)))
+    added = "".join(f" + {what} {v:.2f}" for what, v in terms if v >= 0.005)  # no "+ x 0.00"
+    return f"{elapsed:.2f} s = phases {in_phases:.2f} ({parts}){added}"
 
 
 def plural(count: int, noun: str, plural_form: str | None = None) -> str:

@@ -649,6 +649,10 @@ class FabricCanvas(pg.GraphicsView):
             return True
         return super().focusNextPrevChild(next)
 
+    def mousePressEvent(self, ev) -> None:
+        self.keyboard.set_active(False)  # working with the mouse: no focus frame
+        super().mousePressEvent(ev)
+
     def paintEvent(self, ev) -> None:
         super().paintEvent(ev)
         if not self._closed:
@@ -657,7 +661,7 @@ class FabricCanvas(pg.GraphicsView):
     def focusInEvent(self, ev) -> None:
         super().focusInEvent(ev)
         if not self._closed:  # pyqtgraph's close drops the viewport: focus moves, items are gone
-            self.keyboard.update()
+            self.keyboard.focus_in(ev.reason())
             self.viewport().update()  # the focus frame
 
     def focusOutEvent(self, ev) -> None:

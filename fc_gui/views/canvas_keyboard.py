@@ -72,6 +72,9 @@ class KeyboardCursor:
     def __init__(self, canvas: FabricCanvas) -> None:
         self.canvas = canvas
         self.current: tuple[str, object] | None = None
+        #: the keys came by keyboard (Tab, a navigation key, back from the Inspector): only
+        #: then the frame and ring are drawn (a click on the canvas needs no focus frame)
+        self.active = False
         vb = canvas.view_box
         self.ring = PassiveScatter(pxMode=True, brush=None, symbol="o", size=38,
                                    pen=pg.mkPen(*FOCUS_RGB, width=3))
@@ -86,7 +89,7 @@ class KeyboardCursor:
     def paint_frame(self) -> None:
         """The blue frame inside the viewport's edge while the canvas has the keys (called
         after the view has painted)."""
-        if not self.canvas.hasFocus():
+        if not self.shown():
             return
         painter = QPainter(self.canvas.viewport())
         pen = QPen(QColor(*FOCUS_RGB))
@@ -109,6 +112,7 @@ class KeyboardCursor:
         order = self.order()
         if not order:
             return
+        self.set_active(True)
         here = self._current_from_selection()
         if here in order:
             i = (order.index(here) + (1 if forward else -1)) % len(order)
@@ -120,6 +124,7 @@ class KeyboardCursor:
         """To the nearest node on screen in ``direction`` (from the current node or the middle
         of the current link; from the view's centre when nothing is current)."""
         canvas = self.canvas
+        self.set_active(True)
         here = self._current_from_selection()
         doc = canvas.doc
         if here is not None and here[0] == "node":
@@ -173,10 +178,31 @@ class KeyboardCursor:
         return None
 
     # ------------------------------------------------------------------ drawing
+    def shown(self) -> bool:
+        """The focus frame and ring are drawn: the canvas has the keys, from the keyboard."""
+        return self.active and self.canvas.hasFocus()
+
+    def focus_in(self, reason: Qt.FocusReason) -> None:
+        """Keyboard focus arrived for ``reason``: Tab, Backtab, a shortcut or a program (the
+        Inspector giving the keys back) make the frame shown; a click hides it; a window
+        coming back or a closed popup keep what was."""
+        if reason in (Qt.FocusReason.TabFocusReason, Qt.FocusReason.BacktabFocusReason,
+                      Qt.FocusReason.ShortcutFocusReason, Qt.FocusReason.OtherFocusReason):
+            self.active = True
+        elif reason == Qt.FocusReason.MouseFocusReason:
+            self.active = False
+        self.update()
+
+    def set_active(self, active: bool) -> None:
+        if active != self.active:
+            self.active = active
+            self.update()
+            self.canvas.viewport().update()
+
     def update(self) -> None:
         """Ring the keyboard's item while the canvas has the focus."""
         canvas = self.canvas
-        here = self._current_from_selection() if canvas.hasFocus() else None
+        here = self._current_from_selection() if self.shown() else None
         doc = canvas.doc
         if here is not None and here[0] == "node" and here[1] in doc.nodes:
             self.ring.setData(pos=np.array([doc.position(here[1])], dtype=float))

@@ -452,6 +452,13 @@ def test_keyboard_users_select_nodes_and_links_and_open_them(qtbot, tmp_path):
         QTest.keyClick(c, Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier)
         (now,) = doc.selected_nodes
         assert doc.position(now)[0] > doc.position(left)[0]
+        # a click means the mouse: no focus frame or ring (the next Tab brings them back)
+        assert c.keyboard.shown()
+        QTest.mouseClick(c.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                         QPoint(5, 5))
+        assert c.hasFocus() and not c.keyboard.shown() and c.keyboard.drawn() is None
+        QTest.keyClick(c, Qt.Key.Key_Tab)
+        assert c.keyboard.shown()
         # Ctrl+Tab leaves the canvas
         QTest.keyClick(c, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
         assert not c.hasFocus()
