@@ -34,6 +34,7 @@ from fc_gui.model.lecture import (
     step_counter,
     step_html,
 )
+from fc_gui.model.lesson import Lesson, LessonError, OwnStep, apply_lesson, read_lesson, write_lesson
 from fc_gui.model.trees import tree_hop_pairs
 from fc_gui.views.figure_svg import FigureData, note_chars
 from fc_gui.views.lecture_panel import LecturePanel, LectureStartDialog
@@ -95,6 +96,12 @@ class LectureController(QObject):
         self.panel.next_requested.connect(self.next)
         self.panel.back_requested.connect(self.back)
         self.panel.exit_requested.connect(self.exit)
+        self.panel.note_requested.connect(lambda: self.edit_note())
+        self.panel.add_step_requested.connect(lambda: self.add_step())
+        self.panel.save_lesson_requested.connect(lambda: self.save_lesson())
+        self.notes: dict[str, str] = {}  # the teacher's note per step key (the lesson's)
+        self.own_steps: tuple[OwnStep, ...] = ()
+        self.lesson_title = ""
         self.panel.export_requested.connect(lambda: self.export_figure())
         self.panel.scale_changed.connect(self.set_scale)
         self.panel.size_changed.connect(self.set_compare_size)
@@ -114,6 +121,10 @@ class LectureController(QObject):
         window.view_menu.insertSeparator(window.view_menu.actions()[1])
         window.help_menu.insertAction(window.help_menu.actions()[0], self.action)
         window.addAction(self.action)
+        self.open_lesson_action = QAction("Open &lesson…", self)
+        self.open_lesson_action.setToolTip("A saved lesson: its fabric, notes and own steps")
+        self.open_lesson_action.triggered.connect(lambda: self.open_lesson())
+        window.view_menu.insertAction(window.view_menu.actions()[1], self.open_lesson_action)
 
     # ------------------------------------------------------------------ starting
     def open_dialog(self) -> bool:
@@ -136,9 +147,20 @@ class LectureController(QObject):
             return self.start(gallery.topology)
         return self.start(preset_topology(choice))
 
-    def start(self, topology: Topology | None = None) -> bool:
-        """Enter lecture mode on ``topology`` (None: the open fabric) and solve it."""
+    def start(self, topology: Topology | None = None, lesson: Lesson | None = None) -> bool:
+        """Enter lecture mode on ``topology`` (None: the open fabric) and solve it; with a
+        ``lesson``, on its fabric with its notes, own steps and presenter settings."""
         w = self.window
+        if lesson is not None:
+            topology = lesson.topology
+        self.notes = dict(lesson.notes) if lesson is not None else {}
+        self.own_steps = lesson.own_steps if lesson is not None else ()
+        self.lesson_title = lesson.title if lesson is not None else ""
+        if lesson is not None:
+            self.panel.set_scale(lesson.text_scale)
+            self.panel.size_box.blockSignals(True)
+            self.panel.set_compare_size(lesson.compare_size)
+            self.panel.size_box.blockSignals(False)
         if topology is not None:
             if not w.file_actions.confirm_discard("starting a lecture on another fabric"):
                 return False
@@ -192,7 +214,7 @@ class LectureController(QObject):
         groups = {n.id: n.group for n in self.window.document.nodes.values()}
         self.plan = LecturePlan(schedule, pick_tree(schedule), None, self.panel.compare_size,
                                 groups)
-        self.steps = lecture_steps(self.plan)
+        self.steps = self._lesson_steps()
         self.go(0)
         self._simulate()
 
@@ -230,8 +252,11 @@ class LectureController(QObject):
         if self.active and not self._cancel.is_set():
             self.results.status(f"Lecture: ring comparison failed: {message}", 8000)
 
+    def _lesson_steps(self) -> list[LectureStep]:
+        return apply_lesson(lecture_steps(self.plan), self.notes, self.own_steps)
+
     def _rebuild(self) -> None:
-        self.steps = lecture_steps(self.plan)
+        self.steps = self._lesson_steps()
         if self.active and self.steps:
             self.go(min(self.index, len(self.steps) - 1))
 
@@ -279,6 +304,86 @@ class LectureController(QObject):
         ov.trees.show_trees([("allgather", partial_tree(tree, step.tree_level))],
                             lane_pairs=tree_hop_pairs(tree))
         ov.animation.go_to(step.tree_level)
+
+    # ------------------------------------------------------------------ lessons
+    def lesson(self) -> Lesson:
+        """The lecture as a lesson: the open fabric, the notes, own steps and settings."""
+        topo = self.window.document.to_topology(include_disabled=True)  # positions included
+        return Lesson(self.lesson_title or topo.name, topo, dict(self.notes), self.own_steps,
+                      self.panel.scale, self.panel.compare_size)
+
+    def save_lesson(self, path: str | Path | None = None) -> Path | None:
+        if path is None:
+            folder = self.window.file_path.parent if self.window.file_path else Path.cwd()
+            path, _ = QFileDialog.getSaveFileName(
+                self.window, "Save the lesson", str(folder / "lesson.lesson.json"),
+                "Lesson (*.lesson.json);;JSON (*.json)")
+            if not path:
+                return None
+        try:
+            write_lesson(path, self.lesson())
+        except (ForestCollError, OSError) as exc:
+            self.results.report_error(str(exc))
+            return None
+        self.results.status(f"Lesson written to {path}", 6000)
+        return Path(path)
+
+    def open_lesson(self, path: str | Path | None = None) -> bool:
+        """View > Open lesson…: read it (a bad file is one dialog, nothing changes) and start
+        the lecture on it."""
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(self.window, "Open a lesson", "",
+                                                  "Lesson (*.lesson.json *.json)")
+            if not path:
+                return False
+        try:
+            lesson = read_lesson(path)
+        except LessonError as exc:
+            self.results.report_error(str(exc))
+            return False
+        if self.active:
+            self.exit()
+        return self.start(lesson=lesson)
+
+    def edit_note(self, text: str | None = None) -> None:
+        """The teacher's note on the current step (asked for when ``text`` is None)."""
+        step = self.step
+        if step is None:
+            return
+        if text is None:
+            from PySide6.QtWidgets import QInputDialog
+
+            text, ok = QInputDialog.getMultiLineText(
+                self.window, "Note on this step", f"Your note on “{step.title}”:",
+                self.notes.get(step.key, ""))
+            if not ok:
+                return
+        key = step.key
+        self.notes[key] = text.strip()
+        self._rebuild()
+
+    def add_step(self, title: str | None = None, text: str | None = None) -> None:
+        """An own step after the current one (asked for when ``title`` is None)."""
+        step = self.step
+        if step is None:
+            return
+        if title is None:
+            from PySide6.QtWidgets import QInputDialog
+
+            title, ok = QInputDialog.getText(self.window, "Add a step", "Title of your step:")
+            if not ok or not title.strip():
+                return
+            text, ok = QInputDialog.getMultiLineText(
+                self.window, "Add a step", "Its text (a blank line starts a paragraph):")
+            if not ok:
+                return
+        after = step.key
+        if after.startswith("own"):  # after an own step: after the lecture step it follows
+            after = self.own_steps[int(after[3:])].after
+        self.own_steps = (*self.own_steps, OwnStep(after, title.strip(), (text or "").strip()))
+        self.steps = self._lesson_steps()
+        mine = f"own{len(self.own_steps) - 1}"
+        self.go(next(i for i, s in enumerate(self.steps) if s.key == mine))
 
     # ------------------------------------------------------------------ presenter
     def set_scale(self, scale: float) -> None:
