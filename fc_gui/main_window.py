@@ -310,9 +310,15 @@ class MainWindow(QMainWindow):
         from fc_gui.views.inspector import Inspector
 
         self.inspector = Inspector(self.document, self.undo_stack)
-        self.inspector.edit_done.connect(lambda: self.canvas.setFocus(Qt.FocusReason.OtherFocusReason))
+        self.inspector.edit_done.connect(self._keys_back_to_canvas)
         self.canvas.item_activated.connect(self._open_in_inspector)
         self.add_dock(self.inspector, Qt.DockWidgetArea.RightDockWidgetArea, "Inspector")
+
+    def _keys_back_to_canvas(self) -> None:
+        """Return in an Inspector field (value accepted): the canvas takes the keys again,
+        with its focus frame (the user is on the keyboard)."""
+        self.canvas.setFocus(Qt.FocusReason.OtherFocusReason)
+        self.canvas.keyboard.set_active(True)
 
     def _open_in_inspector(self, kind: str, key) -> None:
         """Enter on the canvas's keyboard item: show the Inspector and put the cursor in the

@@ -183,11 +183,10 @@ class KeyboardCursor:
         return self.active and self.canvas.hasFocus()
 
     def focus_in(self, reason: Qt.FocusReason) -> None:
-        """Keyboard focus arrived for ``reason``: Tab, Backtab, a shortcut or a program (the
-        Inspector giving the keys back) make the frame shown; a click hides it; a window
-        coming back or a closed popup keep what was."""
-        if reason in (Qt.FocusReason.TabFocusReason, Qt.FocusReason.BacktabFocusReason,
-                      Qt.FocusReason.ShortcutFocusReason, Qt.FocusReason.OtherFocusReason):
+        """Keyboard focus arrived for ``reason``: Tab or Backtab show the frame, a click hides
+        it, anything else (a window coming back, a closed dialog or popup) keeps what was; the
+        Inspector giving the keys back after Return sets it with :meth:`set_active`."""
+        if reason in (Qt.FocusReason.TabFocusReason, Qt.FocusReason.BacktabFocusReason):
             self.active = True
         elif reason == Qt.FocusReason.MouseFocusReason:
             self.active = False

@@ -256,7 +256,7 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
     out.extend(_nodes(data, at, names))
     name_boxes = [(x - LABEL_CHAR_W * len(n) / 2, y - SMALLEST_TEXT * 0.8,
                    x + LABEL_CHAR_W * len(n) / 2, y + SMALLEST_TEXT * 0.25) for n, x, y in names]
-    out.extend(_link_labels(data, at, scale, (0.0, 0.0, dw, dh), name_boxes))
+    out.extend(_link_labels(data, at, scale, (MARGIN / 2, 0.0, dw - MARGIN / 2, dh), name_boxes))
     out.extend(_legend(data, legend_at, bar_at))
     out.append("</svg>")
     return "\n".join(out) + "\n"

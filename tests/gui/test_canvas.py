@@ -442,6 +442,7 @@ def test_keyboard_users_select_nodes_and_links_and_open_them(qtbot, tmp_path):
         # Return there gives the keys back; the Menu key opens the link's what-if menu
         QTest.keyClick(w.inspector.link_bw, Qt.Key.Key_Return)
         qtbot.waitUntil(c.hasFocus, timeout=2000)
+        assert c.keyboard.shown()  # back from the keyboard: frame and ring again
         QTest.keyClick(c, Qt.Key.Key_Menu)
         texts = [a.text() for a in c._menu.actions()]
         assert any(t.startswith(f"Disable link {doc.links[link].label}") for t in texts)
