@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog
 from fc_gui.controllers.figure import DEFAULT_WIDTH, figure_data, save_figure
 from fc_gui.controllers.file_actions import with_positions
 from fc_gui.controllers.solve_worker import BackgroundTask
+from fc_gui.model.commands import SetDisabledCommand
 from fc_gui.model.lecture import (
     PRESETS,
     Comparison,
@@ -34,7 +35,16 @@ from fc_gui.model.lecture import (
     step_counter,
     step_html,
 )
-from fc_gui.model.lesson import Lesson, LessonError, OwnStep, apply_lesson, read_lesson, write_lesson
+from fc_gui.model.lesson import (
+    Lesson,
+    LessonError,
+    OwnStep,
+    apply_lesson,
+    link_index,
+    link_key,
+    read_lesson,
+    write_lesson,
+)
 from fc_gui.model.trees import tree_hop_pairs
 from fc_gui.views.figure_svg import FigureData, note_chars
 from fc_gui.views.lecture_panel import LecturePanel, LectureStartDialog
@@ -165,6 +175,11 @@ class LectureController(QObject):
             if not w.file_actions.confirm_discard("starting a lecture on another fabric"):
                 return False
             w.file_actions.new_fabric(topology)
+        if lesson is not None and (lesson.disabled_nodes or lesson.disabled_links):
+            # the lesson's what-if, as one undoable edit (Undo shows the intact fabric)
+            uids = list(w.document.links)
+            links = [uids[link_index(lesson.topology, k)] for k in lesson.disabled_links]
+            w.undo_stack.push(SetDisabledCommand(w.document, lesson.disabled_nodes, links, True))
         self._enter()
         self.plan, self.steps, self.index = None, [], 0
         self.panel.show_message("Solving…", "Finding the optimal schedule of this fabric. "
@@ -308,9 +323,13 @@ class LectureController(QObject):
     # ------------------------------------------------------------------ lessons
     def lesson(self) -> Lesson:
         """The lecture as a lesson: the open fabric, the notes, own steps and settings."""
-        topo = self.window.document.to_topology(include_disabled=True)  # positions included
+        doc = self.window.document
+        topo = doc.to_topology(include_disabled=True)  # positions included, in link order
+        uids = list(doc.links)
+        off = [link_key(topo, uids.index(u)) for u in uids if u in doc.disabled_links]
         return Lesson(self.lesson_title or topo.name, topo, dict(self.notes), self.own_steps,
-                      self.panel.scale, self.panel.compare_size)
+                      self.panel.scale, self.panel.compare_size,
+                      tuple(n for n in doc.nodes if n in doc.disabled_nodes), tuple(off))
 
     def save_lesson(self, path: str | Path | None = None) -> Path | None:
         if path is None:

@@ -7,7 +7,11 @@ File (JSON, ``.lesson.json``)::
      "fabric": {...the fabric in the v1 format...},
      "notes": {"cut": "Ask the class where the bottleneck is first."},
      "own_steps": [{"after": "cut", "title": "Your turn", "text": "..."}],
-     "text_scale": 1.5, "compare_size": 1073741824}
+     "text_scale": 1.5, "compare_size": 1073741824,
+     "what_if": {"nodes": ["sw1"], "links": [["gpu1", "gpu2", 0]]}}
+
+``what_if`` is what is out of service (disabled) when the lesson opens: nodes by id, links by
+their ends and which of the links between those ends (0 = the first in the fabric's order).
 
 Step keys are the lecture's (``fabric``, ``cut``, ``tree0``..., ``ring``); an own step after a
 key the lecture does not have (another tree depth) goes at the end. Reading checks every field
@@ -55,6 +59,28 @@ class Lesson:
     own_steps: tuple[OwnStep, ...] = ()
     text_scale: float = 1.5
     compare_size: int = DEFAULT_COMPARE_SIZE
+    disabled_nodes: tuple[str, ...] = ()
+    disabled_links: tuple[tuple[str, str, int], ...] = ()  # source, target, occurrence
+
+
+def link_key(topology: Topology, index: int) -> tuple[str, str, int]:
+    """(source, target, n) of ``topology.links[index]``: the n-th link between those ends."""
+    ln = topology.links[index]
+    n = sum(1 for other in topology.links[:index]
+            if (other.source, other.target) == (ln.source, ln.target))
+    return (ln.source, ln.target, n)
+
+
+def link_index(topology: Topology, key: tuple[str, str, int]) -> int | None:
+    """The index in ``topology.links`` of the link ``key`` names (None: there is none)."""
+    src, dst, n = key
+    seen = 0
+    for i, ln in enumerate(topology.links):
+        if (ln.source, ln.target) == (src, dst):
+            if seen == n:
+                return i
+            seen += 1
+    return None
 
 
 def lesson_to_dict(lesson: Lesson) -> dict[str, Any]:
@@ -68,6 +94,8 @@ def lesson_to_dict(lesson: Lesson) -> dict[str, Any]:
                       for s in lesson.own_steps],
         "text_scale": lesson.text_scale,
         "compare_size": lesson.compare_size,
+        "what_if": {"nodes": list(lesson.disabled_nodes),
+                    "links": [list(k) for k in lesson.disabled_links]},
     }
 
 
@@ -87,7 +115,7 @@ def lesson_from_dict(data: Any, where: str = "<lesson>") -> Lesson:
         raise LessonError(f"{where}: lesson version {data.get('version')!r} is not supported "
                           f"(this designer reads version {LESSON_VERSION})")
     unknown = set(data) - {"format", "version", "title", "fabric", "notes", "own_steps",
-                           "text_scale", "compare_size"}
+                           "text_scale", "compare_size", "what_if"}
     if unknown:
         raise LessonError(f"{where}: unknown field {sorted(unknown)[0]!r}")
     title = _text(data.get("title", ""), "title", where, MAX_TITLE)
@@ -121,7 +149,23 @@ def lesson_from_dict(data: Any, where: str = "<lesson>") -> Lesson:
     size = data.get("compare_size", DEFAULT_COMPARE_SIZE)
     if size not in COMPARE_SIZES:
         raise LessonError(f"{where}: compare_size must be one of {list(COMPARE_SIZES)}")
-    return Lesson(title, topology, notes, tuple(own), float(scale), int(size))
+    what_if = data.get("what_if", {})
+    if not isinstance(what_if, dict) or set(what_if) - {"nodes", "links"}:
+        raise LessonError(f"{where}: what_if must be an object with nodes and links")
+    ids = {n.id for n in topology.nodes}
+    nodes = what_if.get("nodes", [])
+    if not isinstance(nodes, list) or any(not isinstance(n, str) or n not in ids for n in nodes):
+        raise LessonError(f"{where}: what_if nodes must be ids of the fabric's nodes")
+    links = []
+    for k in what_if.get("links", []) if isinstance(what_if.get("links", []), list) else [None]:
+        ok = (isinstance(k, list) and len(k) == 3 and all(isinstance(x, str) for x in k[:2])
+              and isinstance(k[2], int) and not isinstance(k[2], bool) and k[2] >= 0)
+        if not ok or link_index(topology, (k[0], k[1], k[2])) is None:
+            raise LessonError(f"{where}: what_if link {k!r} is not a link of the fabric "
+                              f"([source, target, n])")
+        links.append((k[0], k[1], k[2]))
+    return Lesson(title, topology, notes, tuple(own), float(scale), int(size), tuple(nodes),
+                  tuple(links))
 
 
 def read_lesson(path: str | os.PathLike) -> Lesson:

@@ -57,6 +57,11 @@ def test_save_a_lesson_with_notes_and_own_steps_and_open_it_again(qtbot, tmp_pat
         assert lc.steps[lc.index - 1].key == "cut" and len(lc.steps) == 8
         assert "Which link would you upgrade?" in lc.panel.plain_text()
         lc.panel.set_scale(2.0)
+        # a what-if: one link out of service when the lesson opens
+        doc = w.document
+        uid = next(u for u, ln in doc.links.items() if {ln.source, ln.target} == {"gpu1", "gpu2"})
+        slow = doc.links[uid]
+        doc.set_disabled((), [uid], True)
         out = lc.save_lesson(tmp_path / "ring.lesson.json")
         assert out is not None
         data = json.loads(out.read_text())
@@ -65,6 +70,7 @@ def test_save_a_lesson_with_notes_and_own_steps_and_open_it_again(qtbot, tmp_pat
         assert data["own_steps"] == [{"after": "cut", "title": "Your turn",
                                       "text": "Which link would you upgrade?\n\nWhy that one?"}]
         assert len(data["fabric"]["nodes"]) == 4
+        assert data["what_if"] == {"nodes": [], "links": [[slow.source, slow.target, 0]]}
     finally:
         _close(w, lc)
     # another window opens it: same fabric, same steps, same text size
@@ -75,6 +81,9 @@ def test_save_a_lesson_with_notes_and_own_steps_and_open_it_again(qtbot, tmp_pat
         assert lc2.open_lesson(tmp_path / "ring.lesson.json")
         qtbot.waitUntil(lambda: len(lc2.steps) == 8, timeout=10000)
         assert len(w2.document.nodes) == 4 and lc2.panel.scale == 2.0
+        (off,) = w2.document.disabled_links  # the what-if, as an undoable edit
+        assert {w2.document.links[off].source, w2.document.links[off].target} == {"gpu1", "gpu2"}
+        assert w2.undo_stack.canUndo()
         assert [s.key for s in lc2.steps][1:3] == ["cut", "own0"]
         lc2.go(1)
         assert "Note: Ask the class first" in lc2.panel.plain_text()
@@ -91,6 +100,8 @@ def test_save_a_lesson_with_notes_and_own_steps_and_open_it_again(qtbot, tmp_pat
     (lambda d: d["fabric"]["links"].append({"source": "gpu0", "target": "nope",
                                              "bandwidth": 1}), "nope"),
     (lambda d: d.update(extra=1), "unknown field 'extra'"),
+    (lambda d: d.update(what_if={"nodes": ["gpu9"]}), "what_if nodes"),
+    (lambda d: d.update(what_if={"links": [["gpu0", "gpu1", 5]]}), "what_if link"),
 ])
 def test_bad_lesson_files_are_one_line_errors(tmp_path, edit, message):
     lesson = Lesson("ring", ring4(), {"cut": "hello"}, (OwnStep("cut", "t", "x"),))
