@@ -108,6 +108,7 @@ class LectureController(QObject):
         self.panel.exit_requested.connect(self.exit)
         self.panel.note_requested.connect(lambda: self.edit_note())
         self.panel.add_step_requested.connect(lambda: self.add_step())
+        self.panel.remove_step_requested.connect(self.remove_step)
         self.panel.save_lesson_requested.connect(lambda: self.save_lesson())
         self.notes: dict[str, str] = {}  # the teacher's note per step key (the lesson's)
         self.own_steps: tuple[OwnStep, ...] = ()
@@ -304,6 +305,7 @@ class LectureController(QObject):
         self.panel.show_step(step_counter(self.index, self.steps), step.title,
                              step_html(step, busy))
         self.panel.set_navigation(self.index > 0, self.index + 1 < len(self.steps))
+        self.panel.remove_step_button.setVisible(step.key.startswith("own"))
         self.step_shown.emit(self.index)
 
     def _show_tree(self, step: LectureStep) -> None:
@@ -403,6 +405,17 @@ class LectureController(QObject):
         self.steps = self._lesson_steps()
         mine = f"own{len(self.own_steps) - 1}"
         self.go(next(i for i, s in enumerate(self.steps) if s.key == mine))
+
+    def remove_step(self) -> None:
+        """Take out the current step if it is one of the teacher's own (the one before shows)."""
+        step = self.step
+        if step is None or not step.key.startswith("own"):
+            return
+        i = int(step.key[3:])
+        self.own_steps = self.own_steps[:i] + self.own_steps[i + 1:]
+        index = self.index
+        self.steps = self._lesson_steps()
+        self.go(max(0, index - 1))
 
     # ------------------------------------------------------------------ presenter
     def set_scale(self, scale: float) -> None:

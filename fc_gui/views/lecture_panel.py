@@ -46,6 +46,7 @@ class LecturePanel(QWidget):
     exit_requested = Signal()
     note_requested = Signal()  # the teacher's note on this step
     add_step_requested = Signal()  # an own step after this one
+    remove_step_requested = Signal()  # this own step
     save_lesson_requested = Signal()
     scale_changed = Signal(float)
     size_changed = Signal(int)
@@ -72,6 +73,9 @@ class LecturePanel(QWidget):
                                     "the lesson)")
         self.add_step_button = QPushButton("Add step…")
         self.add_step_button.setToolTip("A step of your own after this one")
+        self.remove_step_button = QPushButton("Remove this step")
+        self.remove_step_button.setToolTip("Take out this step of your own")
+        self.remove_step_button.setVisible(False)
         self.save_lesson_button = QPushButton("Save lesson…")
         self.save_lesson_button.setToolTip("The fabric, your notes and steps, the text size")
         for b, sig in ((self.back_button, self.back_requested), (self.next_button, self.next_requested),
@@ -79,6 +83,7 @@ class LecturePanel(QWidget):
                        (self.exit_button, self.exit_requested),
                        (self.note_button, self.note_requested),
                        (self.add_step_button, self.add_step_requested),
+                       (self.remove_step_button, self.remove_step_requested),
                        (self.save_lesson_button, self.save_lesson_requested)):
             b.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the arrow keys stay the lecture's
             b.clicked.connect(sig)
@@ -117,6 +122,7 @@ class LecturePanel(QWidget):
         lesson = QHBoxLayout()
         lesson.addWidget(self.note_button)
         lesson.addWidget(self.add_step_button)
+        lesson.addWidget(self.remove_step_button)
         lesson.addStretch(1)
         lesson.addWidget(self.save_lesson_button)
         self.keys_hint = QLabel("Keys: → / PageDown next, ← / PageUp back, Esc exits")
@@ -159,7 +165,7 @@ class LecturePanel(QWidget):
         for w in (self.counter, self.back_button, self.next_button, self.export_button,
                   self.exit_button, self.scale_box, self.size_box, self.scale_label,
                   self.size_label, self.keys_hint, self.note_button, self.add_step_button,
-                  self.save_lesson_button):
+                  self.remove_step_button, self.save_lesson_button):
             w.setFont(small)
         i = self.scale_box.findData(self.scale)
         if i >= 0 and i != self.scale_box.currentIndex():

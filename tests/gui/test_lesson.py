@@ -56,6 +56,17 @@ def test_save_a_lesson_with_notes_and_own_steps_and_open_it_again(qtbot, tmp_pat
         assert lc.step.key == "own0" and lc.step.title == "Your turn"
         assert lc.steps[lc.index - 1].key == "cut" and len(lc.steps) == 8
         assert "Which link would you upgrade?" in lc.panel.plain_text()
+        assert lc.panel.remove_step_button.isVisible()
+        lc.add_step("Spare", "to be removed")
+        assert lc.step.key == "own1" and len(lc.steps) == 9
+        lc.panel.remove_step_button.click()
+        assert len(lc.steps) == 8 and lc.step.key == "own0"
+        assert [s.title for s in lc.own_steps] == ["Your turn"]
+        lc.go(0)
+        assert not lc.panel.remove_step_button.isVisible()  # a lecture step stays
+        lc.remove_step()
+        assert len(lc.steps) == 8
+        lc.go(2)
         lc.panel.set_scale(2.0)
         # a what-if: one link out of service when the lesson opens
         doc = w.document
