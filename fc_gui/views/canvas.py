@@ -312,6 +312,8 @@ class FabricCanvas(pg.GraphicsView):
             return
         lo = self._pos.min(axis=0) - self._unit
         hi = self._pos.max(axis=0) + self._unit
+        if self._groups and self.groups_item.isVisible():
+            lo[1] -= 0.5 * self._unit  # the box names above the frames stay clear of a caption
         span = np.maximum(hi - lo, self._unit * 2)
         hi = lo + span
         view_px = (self.view_box.width(), self.view_box.height())
