@@ -40,6 +40,8 @@ class TimelineController(QObject):
         self.dock.play_toggled.connect(self.toggle_play)
         self.dock.chunks_changed.connect(lambda _: self.rebuild())
         self.dock.event_selected.connect(self.pick)
+        self.dock.root_changed.connect(self.set_root)
+        self.root = ""  # only this GPU's shard ("" = all)
         self.results.schedule_changed.connect(lambda _: self.rebuild())
         # the other layers fade while a round past the start is shown, as for one tree
         self.results.overlays.dimmer.sources.append(lambda: self.timeline is not None
@@ -61,8 +63,21 @@ class TimelineController(QObject):
             self.dock.set_timeline(None, str(exc))
             self.render()
             return
-        self.dock.set_timeline(self.timeline)
+        self._list()
         self.go_to(0)
+
+    def set_root(self, root: str) -> None:
+        """List and draw only the transfers of ``root``'s shard ("" = every shard)."""
+        self.root = root
+        self.picked = None
+        if self.timeline is not None:
+            self._list()
+            self.render()
+
+    def _list(self) -> None:
+        tl = self.timeline
+        shown = [i for i, e in enumerate(tl.events) if not self.root or e.root == self.root]
+        self.dock.set_timeline(tl, shown=shown)
 
     # ------------------------------------------------------------------ playing
     def go_to(self, round_: int) -> None:
@@ -102,7 +117,11 @@ class TimelineController(QObject):
 
     # ------------------------------------------------------------------ drawing
     def current(self) -> list[int]:
-        return self.timeline.at(self.round) if self.timeline is not None else []
+        """The events of the shown round (of the chosen shard only, when one is chosen)."""
+        if self.timeline is None:
+            return []
+        return [i for i in self.timeline.at(self.round)
+                if not self.root or self.timeline.events[i].root == self.root]
 
     def render(self) -> None:
         self.overlay.clear()
@@ -111,10 +130,11 @@ class TimelineController(QObject):
         if tl is None:
             return
         rows = self.current()
-        text = (f"Round {self.round} of {tl.rounds}: {len(rows)} transfers "
+        whose = f" of {self.root}'s shard" if self.root else ""
+        text = (f"Round {self.round} of {tl.rounds}: {len(rows)} transfers{whose} "
                 f"({tl.chunks} chunks per tree, logical rounds)" if self.round else
                 f"Round 0 of {tl.rounds}: every GPU holds only its own shard; Step or Play")
-        self.dock.show_round(self.round, rows, text)
+        self.dock.show_round(self.round, text)
         if self.round == 0 and self.picked is None:
             return
         pos = self.overlay.canvas.node_positions()
@@ -135,7 +155,7 @@ class TimelineController(QObject):
             curve = segments_curve(PICKED, 7.0, Z_ANIM + 0.2, segments=len(seg))
             curve.setData(*pairs_xy(seg))
             self.overlay.add(curve)
-        have = [pos[n] for n in tl.holders(self.round) if n in pos]
+        have = [pos[n] for n in tl.holders(self.round, self.root) if n in pos]
         if have and self.round:
             s = pg.ScatterPlotItem(pos=np.array(have, dtype=float), size=26, symbol="o",
                                    pen=pg.mkPen(ANIM_CURRENT[:3], width=2),

@@ -62,11 +62,13 @@ class Timeline:
         """Indices of the events of round ``round_``."""
         return [i for i, e in enumerate(self.events) if e.round == round_]
 
-    def holders(self, round_: int) -> set[str]:
-        """Nodes that have received (a chunk of) some shard by the end of ``round_``."""
-        got = {e.dst for e in self.events if e.round <= round_}
-        if self.collective != "reduce-scatter":
-            got |= {t.root for p, t in self.trees if p == "allgather"} if round_ > 0 else set()
+    def holders(self, round_: int, root: str = "") -> set[str]:
+        """Nodes that have received (a chunk of) some shard -- ``root``'s only, when given --
+        by the end of ``round_`` (the shards' own GPUs included in an allgather)."""
+        got = {e.dst for e in self.events if e.round <= round_ and (not root or e.root == root)}
+        if self.collective != "reduce-scatter" and round_ > 0:
+            owners = {t.root for p, t in self.trees if p == "allgather"}
+            got |= {root} & owners if root else owners
         return got
 
     def describe(self, index: int) -> str:

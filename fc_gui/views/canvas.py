@@ -344,14 +344,19 @@ class FabricCanvas(pg.GraphicsView):
         return found
 
     def refit_if_covered(self) -> None:
-        """Fit again if the user has not zoomed or panned since the last fit and a node now
-        lies under a caption (one appeared with a result)."""
+        """Fit again if the user has not zoomed or panned since the last fit and a node, or
+        the top corners of a box frame (where its name is), now lies under a caption (one
+        appeared with a result)."""
         if self._view_moved_by_user or len(self._pos) == 0:
             return
         vb = self.view_box
+        xy = [(float(x), float(y)) for x, y in self._pos]
+        if self.groups_item.isVisible():
+            xy += [(r.left(), r.top()) for r in self._group_rects]
+            xy += [(r.right(), r.top()) for r in self._group_rects]
         points = []
-        for x, y in self._pos:
-            p = self.mapFromScene(vb.mapViewToScene(QPointF(float(x), float(y))))
+        for x, y in xy:
+            p = self.mapFromScene(vb.mapViewToScene(QPointF(x, y)))
             points.append((p.x(), p.y()))
         if covered(points, (self.width(), self.height()), self.floating_captions()):
             self.fit_view()

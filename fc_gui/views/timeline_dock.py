@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -33,12 +34,14 @@ class TimelineDock(QWidget):
     play_toggled = Signal()
     chunks_changed = Signal(int)
     event_selected = Signal(int)  # index into the timeline's events
+    root_changed = Signal(str)  # "" = every shard
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Timeline")
         self.timeline: Timeline | None = None
         self.round = 0
+        self.shown: list[int] = []  # the event index of each table row
         top = QHBoxLayout()
         self.chunks_box = QSpinBox()
         self.chunks_box.setRange(1, 64)
@@ -47,6 +50,9 @@ class TimelineDock(QWidget):
         self.back_button = QPushButton("◀ Back")
         self.play_button = QPushButton("Play")
         self.step_button = QPushButton("Step ▶")
+        self.root_box = QComboBox()
+        self.root_box.setToolTip("List and draw the transfers of one GPU's shard, or all")
+        self.root_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         top.addWidget(QLabel("Chunks"))
         top.addWidget(self.chunks_box)
         for b in (self.back_button, self.play_button, self.step_button):
@@ -67,9 +73,13 @@ class TimelineDock(QWidget):
         self.detail = QLabel()
         self.detail.setWordWrap(True)
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        second = QHBoxLayout()  # which shard, and the rounds
+        second.addWidget(QLabel("Shard of"))
+        second.addWidget(self.root_box)
+        second.addWidget(self.slider, 1)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
-        lay.addWidget(self.slider)
+        lay.addLayout(second)
         lay.addWidget(self.round_label)
         lay.addWidget(self.table, 1)
         lay.addWidget(self.detail)
@@ -79,10 +89,14 @@ class TimelineDock(QWidget):
         self.slider.valueChanged.connect(
             lambda v: self.round_requested.emit(v) if v != self.round else None)
         self.chunks_box.valueChanged.connect(self.chunks_changed.emit)
+        self.root_box.currentIndexChanged.connect(
+            lambda _: self.root_changed.emit(self.root_box.currentData() or ""))
         self.table.itemSelectionChanged.connect(self._on_selection)
         self.set_timeline(None)
 
-    def set_timeline(self, timeline: Timeline | None, message: str = "") -> None:
+    def set_timeline(self, timeline: Timeline | None, message: str = "",
+                     shown: list[int] | None = None) -> None:
+        """List ``timeline``'s events (``shown``: the indices to list, default all)."""
         self.timeline = timeline
         self.table.setRowCount(0)
         self.detail.setText("")
@@ -90,12 +104,24 @@ class TimelineDock(QWidget):
         for w in (self.back_button, self.play_button, self.step_button, self.slider):
             w.setEnabled(enabled)
         if timeline is None:
+            self.shown = []
             self.round_label.setText(message or "No result yet: press Solve.")
             self.slider.setRange(0, 0)
             return
+        roots = sorted({e.root for e in timeline.events})
+        keep = self.root_box.currentData() or ""
+        self.root_box.blockSignals(True)
+        self.root_box.clear()
+        self.root_box.addItem("every GPU", "")
+        for r in roots:
+            self.root_box.addItem(r, r)
+        self.root_box.setCurrentIndex(max(0, self.root_box.findData(keep)))
+        self.root_box.blockSignals(False)
+        self.shown = list(range(len(timeline.events))) if shown is None else list(shown)
         self.slider.setRange(0, timeline.rounds)
-        self.table.setRowCount(len(timeline.events))
-        for row, e in enumerate(timeline.events):
+        self.table.setRowCount(len(self.shown))
+        for row, i in enumerate(self.shown):
+            e = timeline.events[i]
             tree = timeline.trees[e.tree][1]
             cells = (str(e.round), e.root, f"{e.tree} (×{tree.multiplicity})",
                      f"{e.chunk + 1}/{timeline.chunks}", e.hop_text(),
@@ -104,7 +130,14 @@ class TimelineDock(QWidget):
                 self.table.setItem(row, col, QTableWidgetItem(text))
         self.table.resizeColumnsToContents()
 
-    def show_round(self, round_: int, rows: list[int], text: str) -> None:
+    def rows_of(self, round_: int) -> list[int]:
+        """The table rows of round ``round_``."""
+        if self.timeline is None:
+            return []
+        events = self.timeline.events
+        return [row for row, i in enumerate(self.shown) if events[i].round == round_]
+
+    def show_round(self, round_: int, text: str) -> None:
         """Highlight the rows of round ``round_`` and scroll to the first."""
         old = self.round
         self.round = round_
@@ -114,9 +147,10 @@ class TimelineDock(QWidget):
         self.round_label.setText(text)
         if self.timeline is None:
             return
-        for r in self.timeline.at(old) if old != round_ else []:
+        for r in self.rows_of(old) if old != round_ else []:
             for c in range(self.table.columnCount()):
                 self.table.item(r, c).setBackground(QBrush())
+        rows = self.rows_of(round_)
         for r in rows:
             for c in range(self.table.columnCount()):
                 self.table.item(r, c).setBackground(CURRENT_ROW)
@@ -130,6 +164,6 @@ class TimelineDock(QWidget):
     def _on_selection(self) -> None:
         rows = {i.row() for i in self.table.selectedItems()}
         if len(rows) == 1 and self.timeline is not None:
-            row = rows.pop()
-            self.detail.setText(self.timeline.describe(row))
-            self.event_selected.emit(row)
+            index = self.shown[rows.pop()]
+            self.detail.setText(self.timeline.describe(index))
+            self.event_selected.emit(index)

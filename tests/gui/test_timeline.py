@@ -36,6 +36,14 @@ def test_every_gpu_gets_every_shard_exactly_once_over_the_rounds(chunks):
     for e in tl.events:
         if e.src != tl.trees[e.tree][1].root:
             assert arrived[(e.tree, e.chunk, e.src)] < e.round
+    # who holds gpu0's shard: gpu0 from round 1 on, then every GPU its transfers reached
+    first = {}
+    for e in tl.events:
+        if e.root == gpus[0]:
+            first.setdefault(e.dst, e.round)
+    for r in range(1, tl.rounds + 1):
+        assert tl.holders(r, gpus[0]) == {gpus[0]} | {v for v, at in first.items() if at <= r}
+    assert tl.holders(tl.rounds, gpus[0]) >= set(gpus)
     heights = [max(t.depth_of().values()) for _, t in tl.trees]
     assert tl.rounds == max(heights) + chunks - 1
     assert len(tl.events) == chunks * sum(len(t.edges) for _, t in tl.trees)
@@ -90,6 +98,18 @@ def test_timeline_panel_plays_forward_and_back(qtbot, tmp_path):
         # clicking a transfer says what it moves and draws it
         dock.table.selectRow(0)
         assert dock.detail.text() == tl.describe(0) and tc.picked == 0
+        # one GPU's shard only: its transfers listed and drawn
+        dock.root_box.setCurrentIndex(dock.root_box.findData("gpu2"))
+        assert tc.root == "gpu2" and dock.table.rowCount() == sum(
+            1 for e in tl.events if e.root == "gpu2")
+        assert {dock.table.item(r, 1).text() for r in range(dock.table.rowCount())} == {"gpu2"}
+        tc.go_to(1)
+        assert all(tl.events[i].root == "gpu2" for i in tc.current()) and tc.current()
+        dock.table.selectRow(0)
+        first = next(i for i, e in enumerate(tl.events) if e.root == "gpu2")
+        assert tc.picked == first and dock.detail.text() == tl.describe(first)
+        dock.root_box.setCurrentIndex(0)
+        assert dock.table.rowCount() == len(tl.events)
         # more chunks: more transfers
         dock.chunks_box.setValue(2 * tl.chunks)
         assert len(tc.timeline.events) == 2 * len(tl.events) and tc.round == 0
