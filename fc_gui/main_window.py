@@ -74,6 +74,7 @@ class MainWindow(QMainWindow):
         self.results_controller = None
         self.studies_controller = None
         self.lecture_controller = None
+        self.timeline_controller = None
         self.resize(1400, 860)
 
         self.menus = {}
@@ -149,6 +150,9 @@ class MainWindow(QMainWindow):
         from fc_gui.controllers.lecture import install as install_lecture
 
         self.lecture_controller = install_lecture(self)
+        from fc_gui.controllers.timeline import install as install_timeline
+
+        self.timeline_controller = install_timeline(self)
 
     def _install_studies(self) -> None:
         from fc_gui.controllers.studies import install
@@ -157,6 +161,7 @@ class MainWindow(QMainWindow):
         summary = self.docks.get("Results")
         if summary is not None:
             self.tabifyDockWidget(summary, self.studies_controller.dock_widget)
+            self.tabifyDockWidget(summary, self.timeline_controller.dock_widget)
             summary.raise_()
 
     # ------------------------------------------------------------------ menus
@@ -305,7 +310,25 @@ class MainWindow(QMainWindow):
         from fc_gui.views.inspector import Inspector
 
         self.inspector = Inspector(self.document, self.undo_stack)
+        self.inspector.edit_done.connect(self._keys_back_to_canvas)
+        self.canvas.item_activated.connect(self._open_in_inspector)
         self.add_dock(self.inspector, Qt.DockWidgetArea.RightDockWidgetArea, "Inspector")
+
+    def _keys_back_to_canvas(self) -> None:
+        """Return in an Inspector field (value accepted): the canvas takes the keys again,
+        with its focus frame (the user is on the keyboard)."""
+        self.canvas.setFocus(Qt.FocusReason.OtherFocusReason)
+        self.canvas.keyboard.set_active(True)
+
+    def _open_in_inspector(self, kind: str, key) -> None:
+        """Enter on the canvas's keyboard item: show the Inspector and put the cursor in the
+        item's first field (the node's id, the link's bandwidth)."""
+        dock = self.docks["Inspector"]
+        dock.show()
+        dock.raise_()
+        field = self.inspector.node_id if kind == "node" else self.inspector.link_bw
+        field.setFocus(Qt.FocusReason.OtherFocusReason)
+        field.selectAll()
 
     def apply_layout(self, key: str) -> None:
         """Run auto-layout ``key`` (see fc_gui.model.layouts.LAYOUTS) as one undoable command."""

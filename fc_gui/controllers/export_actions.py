@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from fc_gui.model.result_text import plural
+from fc_gui.views.dialog_titles import keep_title_whole
 from solver.io.files import atomic_path
 from solver.model.errors import ForestCollError
 from solver.msccl import PROTOCOLS, RUNTIMES, export_xml
@@ -64,6 +65,7 @@ class MscclOptionsDialog(QDialog):
     def __init__(self, parent=None, collective: str = "allgather") -> None:
         super().__init__(parent)
         self.setWindowTitle("Export MSCCL XML")
+        keep_title_whole(self)
         self.runtime_box = QComboBox()
         self.runtime_box.addItems(list(RUNTIMES))
         self.runtime_box.setToolTip(
@@ -268,11 +270,10 @@ class ExportActions(QObject):
             if path.suffix.lower() not in (".svg", ".png"):
                 path = path.with_suffix(".png" if "PNG" in chosen else ".svg")
             if path.suffix.lower() == ".png" and width is None:
-                from PySide6.QtWidgets import QInputDialog
+                from fc_gui.views.dialog_titles import ask_int
 
-                width, ok = QInputDialog.getInt(
-                    self.window, "Figure width", "Width (pixels):", DEFAULT_WIDTH, 100, MAX_WIDTH
-                )
+                width, ok = ask_int(self.window, "Figure width", "Width (pixels; 1920 for a "
+                                    "full-HD slide):", DEFAULT_WIDTH, 100, MAX_WIDTH)
                 if not ok:
                     return None
         try:

@@ -16,7 +16,7 @@ from fc_gui.views.figure_svg import FigureData, build_svg
 from solver.io.files import atomic_path, atomic_write_text
 from solver.model.errors import ForestCollError
 
-DEFAULT_WIDTH = 1600
+DEFAULT_WIDTH = 1920  # a full-HD slide
 MAX_WIDTH = 20000
 
 
@@ -54,6 +54,8 @@ def figure_data(window) -> FigureData:
         data.reached_nodes = frozenset(anim.holders())
     data.dimmed = overlays.dimmer.dimmed
     data.show_labels = window.canvas.labels_item.isVisible()
+    data.text_scale = window.canvas.text_scale
+    data.link_labels = window.canvas.link_labels_item.isVisible()
     return data
 
 

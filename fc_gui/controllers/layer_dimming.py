@@ -15,7 +15,9 @@ if TYPE_CHECKING:
 
 
 class LayerDimmer(QObject):
-    """Follows ``overlays.animation``: dims while it is animating, restores after.
+    """Follows ``overlays.animation``: dims while it is animating, restores after; other
+    animations (the collective timeline) add a ``sources`` entry, a callable saying whether
+    they are showing, and call :meth:`update` when that changes.
 
     Signals
     -------
@@ -29,6 +31,7 @@ class LayerDimmer(QObject):
         self.overlays = overlays
         self.enabled = True
         self.dimmed = False
+        self.sources: list = []
         anim = overlays.animation
         anim.step_changed.connect(lambda *_: self.update())
         anim.playing_changed.connect(lambda *_: self.update())
@@ -39,7 +42,8 @@ class LayerDimmer(QObject):
         self.update()
 
     def update(self) -> None:
-        self._apply(self.enabled and self.overlays.animation.animating)
+        self._apply(self.enabled and (self.overlays.animation.animating
+                                      or any(showing() for showing in self.sources)))
 
     def _apply(self, dim: bool) -> None:
         if dim == self.dimmed:

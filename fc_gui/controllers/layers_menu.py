@@ -1,5 +1,5 @@
 """View > layers: checkable actions that show or hide the canvas's layers (bottleneck cut,
-heat map, selected trees, node labels, box frames) and switch the dimming of the other layers
+heat map, selected trees, node labels, box frames, link bandwidths) and switch the dimming of the other layers
 while a tree is animated. A dock checkbox for a layer (the studies' resilience map) is kept in
 sync with its action (:meth:`LayersMenu.add_synced`)."""
 
@@ -33,6 +33,11 @@ class LayersMenu(QObject):
         self.trees_action = self._add("trees", "Selected &trees", self._show_trees)
         self.labels_action = self._add("labels", "Node &labels", canvas.set_labels_visible)
         self.frames_action = self._add("frames", "Box &frames", canvas.set_frames_visible)
+        self.bandwidths_action = self._add(
+            "bandwidths", "Link &bandwidths (GB/s on links)", canvas.set_link_labels_visible,
+            checked=False,
+        )
+        self.bandwidths_action.setShortcut("Ctrl+Shift+B")
         self.dim_action = self._add(
             "dim", "&Dim other layers during tree animation", overlays.dimmer.set_enabled
         )

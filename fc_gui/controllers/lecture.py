@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog
 from fc_gui.controllers.figure import DEFAULT_WIDTH, figure_data, save_figure
 from fc_gui.controllers.file_actions import with_positions
 from fc_gui.controllers.solve_worker import BackgroundTask
+from fc_gui.model.commands import SetDisabledCommand
 from fc_gui.model.lecture import (
     PRESETS,
     Comparison,
@@ -34,8 +35,18 @@ from fc_gui.model.lecture import (
     step_counter,
     step_html,
 )
+from fc_gui.model.lesson import (
+    Lesson,
+    LessonError,
+    OwnStep,
+    apply_lesson,
+    link_index,
+    link_key,
+    read_lesson,
+    write_lesson,
+)
 from fc_gui.model.trees import tree_hop_pairs
-from fc_gui.views.figure_svg import FigureData
+from fc_gui.views.figure_svg import FigureData, note_chars
 from fc_gui.views.lecture_panel import LecturePanel, LectureStartDialog
 from solver.io.templates import TEMPLATES
 from solver.model.errors import ForestCollError
@@ -95,6 +106,13 @@ class LectureController(QObject):
         self.panel.next_requested.connect(self.next)
         self.panel.back_requested.connect(self.back)
         self.panel.exit_requested.connect(self.exit)
+        self.panel.note_requested.connect(lambda: self.edit_note())
+        self.panel.add_step_requested.connect(lambda: self.add_step())
+        self.panel.remove_step_requested.connect(self.remove_step)
+        self.panel.save_lesson_requested.connect(lambda: self.save_lesson())
+        self.notes: dict[str, str] = {}  # the teacher's note per step key (the lesson's)
+        self.own_steps: tuple[OwnStep, ...] = ()
+        self.lesson_title = ""
         self.panel.export_requested.connect(lambda: self.export_figure())
         self.panel.scale_changed.connect(self.set_scale)
         self.panel.size_changed.connect(self.set_compare_size)
@@ -114,6 +132,10 @@ class LectureController(QObject):
         window.view_menu.insertSeparator(window.view_menu.actions()[1])
         window.help_menu.insertAction(window.help_menu.actions()[0], self.action)
         window.addAction(self.action)
+        self.open_lesson_action = QAction("Open &lesson…", self)
+        self.open_lesson_action.setToolTip("A saved lesson: its fabric, notes and own steps")
+        self.open_lesson_action.triggered.connect(lambda: self.open_lesson())
+        window.view_menu.insertAction(window.view_menu.actions()[1], self.open_lesson_action)
 
     # ------------------------------------------------------------------ starting
     def open_dialog(self) -> bool:
@@ -136,13 +158,29 @@ class LectureController(QObject):
             return self.start(gallery.topology)
         return self.start(preset_topology(choice))
 
-    def start(self, topology: Topology | None = None) -> bool:
-        """Enter lecture mode on ``topology`` (None: the open fabric) and solve it."""
+    def start(self, topology: Topology | None = None, lesson: Lesson | None = None) -> bool:
+        """Enter lecture mode on ``topology`` (None: the open fabric) and solve it; with a
+        ``lesson``, on its fabric with its notes, own steps and presenter settings."""
         w = self.window
+        if lesson is not None:
+            topology = lesson.topology
+        self.notes = dict(lesson.notes) if lesson is not None else {}
+        self.own_steps = lesson.own_steps if lesson is not None else ()
+        self.lesson_title = lesson.title if lesson is not None else ""
+        if lesson is not None:
+            self.panel.set_scale(lesson.text_scale)
+            self.panel.size_box.blockSignals(True)
+            self.panel.set_compare_size(lesson.compare_size)
+            self.panel.size_box.blockSignals(False)
         if topology is not None:
             if not w.file_actions.confirm_discard("starting a lecture on another fabric"):
                 return False
             w.file_actions.new_fabric(topology)
+        if lesson is not None and (lesson.disabled_nodes or lesson.disabled_links):
+            # the lesson's what-if, as one undoable edit (Undo shows the intact fabric)
+            uids = list(w.document.links)
+            links = [uids[link_index(lesson.topology, k)] for k in lesson.disabled_links]
+            w.undo_stack.push(SetDisabledCommand(w.document, lesson.disabled_nodes, links, True))
         self._enter()
         self.plan, self.steps, self.index = None, [], 0
         self.panel.show_message("Solving…", "Finding the optimal schedule of this fabric. "
@@ -192,7 +230,7 @@ class LectureController(QObject):
         groups = {n.id: n.group for n in self.window.document.nodes.values()}
         self.plan = LecturePlan(schedule, pick_tree(schedule), None, self.panel.compare_size,
                                 groups)
-        self.steps = lecture_steps(self.plan)
+        self.steps = self._lesson_steps()
         self.go(0)
         self._simulate()
 
@@ -230,8 +268,11 @@ class LectureController(QObject):
         if self.active and not self._cancel.is_set():
             self.results.status(f"Lecture: ring comparison failed: {message}", 8000)
 
+    def _lesson_steps(self) -> list[LectureStep]:
+        return apply_lesson(lecture_steps(self.plan), self.notes, self.own_steps)
+
     def _rebuild(self) -> None:
-        self.steps = lecture_steps(self.plan)
+        self.steps = self._lesson_steps()
         if self.active and self.steps:
             self.go(min(self.index, len(self.steps) - 1))
 
@@ -264,6 +305,7 @@ class LectureController(QObject):
         self.panel.show_step(step_counter(self.index, self.steps), step.title,
                              step_html(step, busy))
         self.panel.set_navigation(self.index > 0, self.index + 1 < len(self.steps))
+        self.panel.remove_step_button.setVisible(step.key.startswith("own"))
         self.step_shown.emit(self.index)
 
     def _show_tree(self, step: LectureStep) -> None:
@@ -279,6 +321,101 @@ class LectureController(QObject):
         ov.trees.show_trees([("allgather", partial_tree(tree, step.tree_level))],
                             lane_pairs=tree_hop_pairs(tree))
         ov.animation.go_to(step.tree_level)
+
+    # ------------------------------------------------------------------ lessons
+    def lesson(self) -> Lesson:
+        """The lecture as a lesson: the open fabric, the notes, own steps and settings."""
+        doc = self.window.document
+        topo = doc.to_topology(include_disabled=True)  # positions included, in link order
+        uids = list(doc.links)
+        off = [link_key(topo, uids.index(u)) for u in uids if u in doc.disabled_links]
+        return Lesson(self.lesson_title or topo.name, topo, dict(self.notes), self.own_steps,
+                      self.panel.scale, self.panel.compare_size,
+                      tuple(n for n in doc.nodes if n in doc.disabled_nodes), tuple(off))
+
+    def save_lesson(self, path: str | Path | None = None) -> Path | None:
+        if path is None:
+            folder = self.window.file_path.parent if self.window.file_path else Path.cwd()
+            path, _ = QFileDialog.getSaveFileName(
+                self.window, "Save the lesson", str(folder / "lesson.lesson.json"),
+                "Lesson (*.lesson.json);;JSON (*.json)")
+            if not path:
+                return None
+        try:
+            write_lesson(path, self.lesson())
+        except (ForestCollError, OSError) as exc:
+            self.results.report_error(str(exc))
+            return None
+        self.results.status(f"Lesson written to {path}", 6000)
+        return Path(path)
+
+    def open_lesson(self, path: str | Path | None = None) -> bool:
+        """View > Open lesson…: read it (a bad file is one dialog, nothing changes) and start
+        the lecture on it."""
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(self.window, "Open a lesson", "",
+                                                  "Lesson (*.lesson.json *.json)")
+            if not path:
+                return False
+        try:
+            lesson = read_lesson(path)
+        except LessonError as exc:
+            self.results.report_error(str(exc))
+            return False
+        if self.active:
+            self.exit()
+        return self.start(lesson=lesson)
+
+    def edit_note(self, text: str | None = None) -> None:
+        """The teacher's note on the current step (asked for when ``text`` is None)."""
+        step = self.step
+        if step is None:
+            return
+        if text is None:
+            from PySide6.QtWidgets import QInputDialog
+
+            text, ok = QInputDialog.getMultiLineText(
+                self.window, "Note on this step", f"Your note on “{step.title}”:",
+                self.notes.get(step.key, ""))
+            if not ok:
+                return
+        key = step.key
+        self.notes[key] = text.strip()
+        self._rebuild()
+
+    def add_step(self, title: str | None = None, text: str | None = None) -> None:
+        """An own step after the current one (asked for when ``title`` is None)."""
+        step = self.step
+        if step is None:
+            return
+        if title is None:
+            from PySide6.QtWidgets import QInputDialog
+
+            title, ok = QInputDialog.getText(self.window, "Add a step", "Title of your step:")
+            if not ok or not title.strip():
+                return
+            text, ok = QInputDialog.getMultiLineText(
+                self.window, "Add a step", "Its text (a blank line starts a paragraph):")
+            if not ok:
+                return
+        after = step.key
+        if after.startswith("own"):  # after an own step: after the lecture step it follows
+            after = self.own_steps[int(after[3:])].after
+        self.own_steps = (*self.own_steps, OwnStep(after, title.strip(), (text or "").strip()))
+        self.steps = self._lesson_steps()
+        mine = f"own{len(self.own_steps) - 1}"
+        self.go(next(i for i, s in enumerate(self.steps) if s.key == mine))
+
+    def remove_step(self) -> None:
+        """Take out the current step if it is one of the teacher's own (the one before shows)."""
+        step = self.step
+        if step is None or not step.key.startswith("own"):
+            return
+        i = int(step.key[3:])
+        self.own_steps = self.own_steps[:i] + self.own_steps[i + 1:]
+        index = self.index
+        self.steps = self._lesson_steps()
+        self.go(max(0, index - 1))
 
     # ------------------------------------------------------------------ presenter
     def set_scale(self, scale: float) -> None:
@@ -316,14 +453,17 @@ class LectureController(QObject):
         return True
 
     # ------------------------------------------------------------------ figure
-    def figure(self) -> FigureData:
-        """What the step shows, for Export figure: the canvas layers plus the step's text."""
+    def figure(self, width: int = DEFAULT_WIDTH) -> FigureData:
+        """What the step shows, for Export figure: the canvas layers plus the step's text (at
+        the panel's text size, its paragraphs wrapped to the figure's ``width``)."""
         data = figure_data(self.window)
+        data.text_scale = self.panel.scale
         step = self.step
         if step is not None:
             data.title = f"{data.title} — {step.title}"
             data.caption = step.formula  # in red under the title (the cut's numbers)
-            data.notes = step.lines(100, formula=False, table=False)
+            chars = note_chars(width, data.text_scale)
+            data.notes = step.lines(chars, formula=False, table=False)
             data.table = [list(row) for row in step.table]
         return data
 
@@ -342,7 +482,7 @@ class LectureController(QObject):
             if not path:
                 return None
         try:
-            out = save_figure(self.window, path, width, data=self.figure())
+            out = save_figure(self.window, path, width, data=self.figure(width))
         except ForestCollError as exc:
             self.results.report_error(str(exc))
             return None

@@ -12,9 +12,10 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QInputDialog
+from PySide6.QtWidgets import QFileDialog
 
 from fc_gui.controllers.export_actions import make_readable
+from fc_gui.views.dialog_titles import ask_int
 from solver.io.files import atomic_path, atomic_write_text
 from solver.model.errors import ForestCollError
 
@@ -86,7 +87,7 @@ class PlotExport(QObject):
         if path is None or not self._has_lines():
             return None
         if width is None:
-            width, ok = QInputDialog.getInt(
+            width, ok = ask_int(
                 self.window, "Plot width", "Width (pixels):", DEFAULT_WIDTH, 100, MAX_WIDTH
             )
             if not ok:

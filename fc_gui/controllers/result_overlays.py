@@ -68,7 +68,9 @@ class ResultOverlays(QObject):
         s = self.schedule
         if s is not None:
             groups = {n.id: n.group for n in self.doc.nodes.values()}
-            self.cut.show_cut(s.bottleneck, None if s.phases else s.num_compute_nodes, groups)
+            kinds = {n.id: (n.kind, n.role) for n in self.doc.nodes.values()}
+            self.cut.show_cut(s.bottleneck, None if s.phases else s.num_compute_nodes, groups,
+                              kinds)
 
     def show_heat(self) -> None:
         s = self.schedule

@@ -121,12 +121,13 @@ class ResultsController(QObject):
     # ================================================================== showing results
     def show_schedule(self, schedule: Schedule, elapsed: float | None = None,
                       stale: bool = False, prepared: dict | None = None,
-                      staged: bool = False) -> None:
+                      staged: bool = False, split: tuple[float, float] | None = None) -> None:
         """Show ``schedule`` in every view and overlay (``prepared``: :func:`prepare_display`
         of :mod:`fc_gui.controllers.solving`).
 
         ``staged``: one view per event-loop turn, so the GUI thread is never blocked for the
         whole display of a big result; ``schedule_changed`` is emitted when all are done.
+        ``split``: (solve call, display preparation) seconds inside ``elapsed``.
         """
         prepared = prepared or {}
         self.schedule = schedule
@@ -135,7 +136,7 @@ class ResultsController(QObject):
         token = self._show_token
 
         def first() -> None:
-            self.summary.set_schedule(schedule, elapsed, previous=self.previous)
+            self.summary.set_schedule(schedule, elapsed, previous=self.previous, split=split)
             self.set_stale(stale)
             self.overlays.drop_trees()
 

@@ -121,6 +121,8 @@ class _SolveThread(QThread):
         self._cancel = cancel
         self._last_phase = None
         self._last_emit = 0.0
+        self.solve_s = 0.0  # wall time of the solve call, and of preparing the display data
+        self.prepare_s = 0.0
 
     def _progress(self, phase: str, fraction: float) -> None:
         now = time.monotonic()
@@ -132,6 +134,7 @@ class _SolveThread(QThread):
 
     def run(self) -> None:
         lower_thread_priority()
+        t0 = time.perf_counter()
         try:
             schedule = self._solve_fn(progress=self._progress, cancel=self._cancel, **self._kwargs)
         except Cancelled:
@@ -144,12 +147,15 @@ class _SolveThread(QThread):
                 _print_exc()
             self.errored.emit(self.job, one_line(exc))
         else:
+            t1 = time.perf_counter()
+            self.solve_s = t1 - t0
             if self._prepare_fn is not None and not self._cancel.is_set():
                 try:  # display data computed here, off the GUI thread
                     self.prepared = self._prepare_fn(schedule)
                 except Exception:
                     _print_exc()
                     self.prepared = None
+            self.prepare_s = time.perf_counter() - t1
             if self._cancel.is_set():
                 self.was_cancelled.emit(self.job)
             else:
@@ -204,6 +210,8 @@ class SolveWorker(QObject):
         self._old_threads: list[_SolveThread] = []
         self._t0 = 0.0
         self.last_elapsed: float | None = None
+        #: (solve call, display preparation) seconds of the last solve, inside ``last_elapsed``
+        self.last_split: tuple[float, float] | None = None
         self.last_request: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ control
@@ -288,6 +296,8 @@ class SolveWorker(QObject):
         if self._current(job):
             self.last_elapsed = time.perf_counter() - self._t0
             self.last_prepared = self._thread.prepared if self._thread is not None else None
+            self.last_split = ((self._thread.solve_s, self._thread.prepare_s)
+                               if self._thread is not None else None)
             self._finish()
             self.finished.emit(schedule)
 

@@ -131,7 +131,8 @@ class SolveController(QObject):
         self.elapsed = self.worker.last_elapsed
         stale = self._revision != self._solve_revision
         self.results.show_schedule(schedule, elapsed=self.elapsed, stale=stale,
-                                   prepared=self.worker.last_prepared, staged=True)
+                                   prepared=self.worker.last_prepared, staged=True,
+                                   split=self.worker.last_split)
         self.panel.set_status(
             f"solved in {self.elapsed:.2f} s" if self.elapsed is not None else "solved"
         )

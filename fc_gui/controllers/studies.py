@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog
+from PySide6.QtWidgets import QApplication, QFileDialog
 
 from fc_gui.controllers.solve_worker import BackgroundTask
+from fc_gui.views.dialog_titles import ask_item
 from fc_gui.views.resilience import ResilienceOverlay
 from fc_gui.views.studies_dock import StudiesDock
 from solver.model.errors import ForestCollError
@@ -76,7 +77,7 @@ class StudiesController(QObject):
         self.dock.save_requested.connect(self.save_dialog)
         self.dock.load_requested.connect(self.load_dialog)
         self.dock.row_selected.connect(self.select_element)
-        self.dock.map_toggled.connect(self.overlay.set_visible)
+        self.dock.map_toggled.connect(self._set_map_visible)
         if window.results_controller is not None:  # View > Layers mirrors the dock's checkbox
             window.results_controller.layers.add_synced(
                 "impact", "Resilience &impact map", self.dock.map_check
@@ -179,6 +180,7 @@ class StudiesController(QObject):
         """Another fabric: the map of a study of the old one must not colour it."""
         if self.overlay.active or self.overlay.by_node:
             self.overlay.clear()
+            self._sync_heat()
             self.dock.set_status("the fabric was replaced: the study's map is cleared "
                                  "(its table stays; Load or Run to map one again)")
 
@@ -187,6 +189,18 @@ class StudiesController(QObject):
         self.shown = (study, rows)
         self.dock.show_rows(study, rows)
         self.overlay.show_rows(study, rows, self._class_links(study, rows))
+        self._sync_heat()
+
+    def _set_map_visible(self, visible: bool) -> None:
+        self.overlay.set_visible(visible)
+        self._sync_heat()
+
+    def _sync_heat(self) -> None:
+        """While the impact map colours the links the heat map yields them and its colour bar
+        (one colour bar at the top right, describing the colours drawn); after, it is back."""
+        results = self.window.results_controller
+        if results is not None:
+            results.overlays.heat.set_yielded(self.overlay.visible and self.overlay.active)
 
     def _class_links(self, study: str, rows) -> dict[str, list[tuple[str, str]]]:
         if study != "upgrade" or not any(r.get("kind") == "class" for r in rows):
@@ -266,7 +280,7 @@ class StudiesController(QObject):
                 raise ForestCollError(f"{path}: the file holds no study")
             name = names[0]
             if len(names) > 1:
-                name, ok = QInputDialog.getItem(self.window, "Load study", "Study", names, 0, False)
+                name, ok = ask_item(self.window, "Load study", "Study", names)
                 if not ok:
                     return
             self.load(path, name)

@@ -151,10 +151,9 @@ class TopologyDocument(QObject):
         return compute, len(self._nodes) - compute, len(self._links)
 
     def unique_id(self, stem: str) -> str:
-        """A node id ``stem``, or ``stem2``, ``stem3``... not used yet."""
-        if stem not in self._nodes:
-            return stem
-        i = 1
+        """The first node id ``stem0``, ``stem1``, ... not used yet (numbered from 0 like the
+        templates' ``gpu0``, so drawn nodes read gpu0, gpu1, gpu2...)."""
+        i = 0
         while f"{stem}{i}" in self._nodes:
             i += 1
         return f"{stem}{i}"

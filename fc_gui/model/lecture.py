@@ -131,7 +131,9 @@ def fabric_paragraphs(topology: Topology) -> tuple[str, ...]:
         each = f"{sizes[0]} each" if len(sizes) == 1 else "of different sizes"
         where = f" in {plural(len(boxes), 'box', 'boxes')} ({each})"
     roles = Counter(n.role or n.kind for n in switches)
-    sw = ", ".join(f"{c} {r}" for r, c in sorted(roles.items(), key=lambda kv: -kv[1]))
+    # by role ("2 nvswitch, 1 ib"), unless that only says "switch" again
+    sw = "" if set(roles) <= {"switch"} else ", ".join(
+        f"{c} {r}" for r, c in sorted(roles.items(), key=lambda kv: -kv[1]))
     first = (f"{plural(len(compute), 'GPU')}{where}, {plural(len(switches), 'switch')}"
              + (f" ({sw})" if sw else "") + f", {plural(len(topology.links), 'link')}.")
     by_pair: dict[tuple[str, str], list[str]] = {}
@@ -169,13 +171,14 @@ def cut_paragraphs(schedule: Schedule, groups: dict[str, str | None]) -> tuple[s
     cut = schedule.bottleneck
     topo = schedule.topology
     all_nodes = [nd.id for nd in topo.nodes]
+    kinds = {nd.id: (nd.kind, nd.role) for nd in topo.nodes}
     n, inside, egress, _ = cut_numbers(schedule)
     leaving = ", ".join(
         f"{u}→{v} {num_text(Fraction(bw))}" for u, v, bw in list(cut.links)[:MAX_TRANSFERS_NAMED]
     )
     more = f" and {len(cut.links) - MAX_TRANSFERS_NAMED} more" if len(cut.links) > MAX_TRANSFERS_NAMED else ""
     return (
-        (f"S* = {cut_set_text(cut.nodes, all_nodes, groups)} (shaded): |S*∩Vc| = {inside} of "
+        (f"S* = {cut_set_text(cut.nodes, all_nodes, groups, kinds)} (shaded): |S*∩Vc| = {inside} of "
         f"the N = {n} GPUs are inside."),
         (f"Every shard of a GPU inside S* must reach the GPUs outside, so (M/N)·{inside} bytes "
         f"must leave S* over its {plural(len(cut.links), 'outgoing link')} (dashed): "

@@ -46,8 +46,12 @@ def summary_html(
     stale: bool = False,
     previous: Schedule | None = None,
     fabric_warnings: Sequence[str] = (),
+    split: tuple[float, float] | None = None,
 ) -> str:
     """The summary as rich text (also used by the screenshot and tests).
+
+    ``elapsed``: the wall time from pressing Solve to the result; ``split``: the part of it in
+    the solve call and in preparing the display (:func:`solve_time_text`).
 
     ``fabric_warnings``: what is wrong with the fabric itself (a box whose GPUs meet only
     through PCIe, :func:`solver.model.scale_up.scale_up_warnings`), said under the numbers.
@@ -79,13 +83,9 @@ def summary_html(
         rows.append((label, f"{esc(frac_text(schedule.algbw_exact))} GB/s ({100 * ratio:.1f}%)"))
     trees = schedule.all_trees()
     rows.append(("Trees", f"k = {schedule.k} per root, {len(trees)} distinct"))
-    timings = dict(schedule.timings)
-    total = elapsed if elapsed is not None else sum(float(v) for v in timings.values())
-    if timings:
-        parts = ", ".join(f"{esc(k.replace('_', ' '))} {float(v):.2f}" for k, v in timings.items())
-        rows.append(("Solve time", f"{total:.2f} s ({parts})"))
-    elif elapsed is not None:
-        rows.append(("Solve time", f"{elapsed:.2f} s"))
+    text = solve_time_text(dict(schedule.timings), elapsed, split)
+    if text:
+        rows.append(("Solve time", esc(text)))
 
     phases = schedule.phases or (schedule,)
     cut_rows: list[tuple[str, str]] = []
@@ -125,14 +125,16 @@ def summary_html(
 
 
 def cut_caption(cut: BottleneckCut, all_nodes: Sequence[str], num_compute: int | None,
-                groups: Mapping[str, str | None] | None = None) -> str:
+                groups: Mapping[str, str | None] | None = None,
+                kinds: Mapping[str, tuple[str, str]] | None = None) -> str:
     """Two or three lines naming S* and its numbers.
 
     S* is named by whole groups (``box b0``) and single nodes, or as its complement ("all but box
     b0") when that is shorter; a count of shaded nodes when neither is short.
-    ``groups``: node id -> group (boxes of a template), if known.
+    ``groups``: node id -> group (boxes of a template), if known; ``kinds``: node id -> (kind,
+    role), to name a big S* by its GPUs (:func:`cut_set_text`).
     """
-    which = f"S* = {cut_set_text(cut.nodes, all_nodes, groups)}"
+    which = f"S* = {cut_set_text(cut.nodes, all_nodes, groups, kinds)}"
     bw = cut.egress_bandwidth
     lines = [
         f"Bottleneck cut: {which}",
@@ -146,6 +148,32 @@ def cut_caption(cut: BottleneckCut, all_nodes: Sequence[str], num_compute: int |
             f" = {float(num_compute * x):.6g} GB/s"
         )
     return "\n".join(lines)
+
+
+def solve_time_text(timings: dict, elapsed: float | None = None,
+                    split: tuple[float, float] | None = None) -> str:
+    """The solve time as a sum that adds up: the solver's phases, then what the rest of
+    ``elapsed`` was -- the solve call outside its phases (validating the fabric, building the
+    result), preparing the display data (``split[1]``), and starting the worker thread and
+    handing the result over (what is left)."""
+    phases = {k.replace("_", " "): float(v) for k, v in timings.items()}
+    in_phases = sum(phases.values())
+    parts = ", ".join(f"{k} {v:.2f}" for k, v in phases.items())
+    if elapsed is None:
+        return f"{in_phases:.2f} s ({parts})" if phases else ""
+    if not phases:
+        return f"{elapsed:.2f} s"
+    rest = elapsed - in_phases
+    if rest < 0.005:
+        return f"{elapsed:.2f} s ({parts})"
+    if split is None:
+        return f"{elapsed:.2f} s = phases {in_phases:.2f} ({parts}) + {rest:.2f} outside them"
+    solve_s, prepare_s = split
+    terms = (("solver set-up and checks", max(solve_s - in_phases, 0.0)),
+             ("display data", prepare_s),
+             ("thread start and hand-over", max(elapsed - solve_s - prepare_s, 0.0)))
+    added = "".join(f" + {what} {v:.2f}" for what, v in terms if v >= 0.005)  # no "+ x 0.00"
+    return f"{elapsed:.2f} s = phases {in_phases:.2f} ({parts}){added}"
 
 
 def plural(count: int, noun: str, plural_form: str | None = None) -> str:
@@ -191,9 +219,31 @@ def _describe_set(chosen: list[str], groups: Mapping[str, str | None]) -> tuple[
     return count, ", ".join([group_title(g) for g in whole] + loose)
 
 
+#: Words for the devices around the GPUs (a node's role), singular and plural.
+ROLE_WORDS = {
+    "nic": ("NIC", "NICs"), "pcie": ("PCIe switch", "PCIe switches"), "cpu": ("CPU", "CPUs"),
+    "nvswitch": ("NVSwitch", "NVSwitches"), "ib": ("network switch", "network switches"),
+    "leaf": ("leaf switch", "leaf switches"), "spine": ("spine switch", "spine switches"),
+}
+
+
+def devices_text(ids: Sequence[str], roles: Mapping[str, str]) -> str:
+    """``1 NIC, 3 PCIe switches``: the non-GPU nodes ``ids`` counted by role."""
+    counts: dict[tuple[str, str], int] = {}
+    for n in ids:
+        words = ROLE_WORDS.get(roles.get(n, ""), ("switch", "switches"))
+        counts[words] = counts.get(words, 0) + 1
+    order = sorted(counts.items(), key=lambda kv: -kv[1])
+    return ", ".join(f"{c} {one if c == 1 else many}" for (one, many), c in order)
+
+
 def cut_set_text(nodes: Sequence[str], all_nodes: Sequence[str],
-                 groups: Mapping[str, str | None] | None = None) -> str:
-    """S* (``nodes``) in words: ``{a, b}``, ``box b1``, ``all but box b0, b1.nic3`` or a count."""
+                 groups: Mapping[str, str | None] | None = None,
+                 kinds: Mapping[str, tuple[str, str]] | None = None) -> str:
+    """S* (``nodes``) in words: ``{a, b}``, ``box b1``, ``all but box b0, b1.nic3``; when the
+    whole set takes too many names and ``kinds`` (node -> (kind, role)) are known, by its GPUs
+    with the devices beside them counted (``all but b0.gpu0, b0.gpu1 (and 1 NIC, 3 PCIe
+    switches beside them)``); a count only when even that is long."""
     groups = {n: None for n in all_nodes} | dict(groups or {})
     groups = {n: groups[n] for n in all_nodes}
     inside = set(nodes)
@@ -206,6 +256,23 @@ def cut_set_text(nodes: Sequence[str], all_nodes: Sequence[str],
     if own is not None:
         return own[1] if any(t.startswith(("box ", "group ")) for t in own[1].split(", ")) \
             else f"{{{own[1]}}}"
+    if kinds:
+        compute = {n for n in all_nodes if kinds.get(n, ("", ""))[0] == "compute"}
+        roles = {n: kinds[n][1] for n in all_nodes if n in kinds}
+        gpu_groups = {n: g for n, g in groups.items() if n in compute}
+        gin = [n for n in chosen if n in compute]
+        gout = [n for n in outside if n in compute]
+        own = _describe_set(gin, gpu_groups) if gin else None
+        other = _describe_set(gout, gpu_groups) if gout else None
+        if other is not None and (own is None or other[0] < own[0]):
+            rest = [n for n in outside if n not in compute]
+            beside = f" (and {devices_text(rest, roles)} beside them)" if rest else ""
+            return f"all but {other[1]}{beside}"
+        if own is not None:
+            rest = [n for n in chosen if n not in compute]
+            named = own[1] if any(t.startswith(("box ", "group ")) for t in own[1].split(", ")) \
+                else f"{{{own[1]}}}"
+            return f"{named} (with {devices_text(rest, roles)})" if rest else named
     return f"{len(nodes)} shaded nodes"
 
 

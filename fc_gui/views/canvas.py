@@ -31,7 +31,7 @@ from typing import ClassVar
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QMenu, QToolTip, QWidget
 
@@ -40,7 +40,9 @@ from fc_gui.model.document import TopologyDocument
 from fc_gui.model.lanes import segment_distance_px
 from fc_gui.model.view_fit import covered, fit_clear_of
 from fc_gui.views import style
-from fc_gui.views.canvas_items import GroupFramesItem, LabelsItem, PassiveScatter
+from fc_gui.model.link_labels import bandwidth_text, label_order
+from fc_gui.views.canvas_items import GroupFramesItem, LabelsItem, LinkLabelsItem, PassiveScatter
+from fc_gui.views.canvas_keyboard import JUMP_KEYS, KeyboardCursor
 from fc_gui.views.canvas_links import LinkLayer
 from fc_gui.views.canvas_tools import Tool, ToolHandler, make_tools
 
@@ -79,6 +81,7 @@ class FabricCanvas(pg.GraphicsView):
     link_clicked = Signal(int)
     hovered = Signal(object, object)  # node id or None, link uid or None
     tool_changed = Signal(object)
+    item_activated = Signal(str, object)  # Enter on the keyboard's item: ("node", id) / ("link", uid)
 
     def __init__(
         self, document: TopologyDocument, undo_stack: QUndoStack | None = None, parent=None
@@ -147,6 +150,13 @@ class FabricCanvas(pg.GraphicsView):
         self.group_labels_item = LabelsItem((96, 110, 120), below=False)
         self.group_labels_item.setZValue(19)
         vb.addItem(self.group_labels_item, ignoreBounds=True)
+        # painted after the node and box names, clear of them
+        self.link_labels_item = LinkLabelsItem(avoid=(self.labels_item, self.group_labels_item))
+        self.link_labels_item.setZValue(21)
+        self.link_labels_item.setVisible(False)
+        vb.addItem(self.link_labels_item, ignoreBounds=True)
+        self._link_texts: list[str] = []
+        self._link_order: list[int] = []
         self.legend = pg.LegendItem(
             offset=(8, -8),
             brush=pg.mkBrush(255, 255, 255, 215),
@@ -170,6 +180,7 @@ class FabricCanvas(pg.GraphicsView):
         document.positions_changed.connect(self._on_positions_changed)
         document.disabled_changed.connect(self.rebuild)
         document.selection_changed.connect(self._update_selection)
+        self.keyboard = KeyboardCursor(self)
         self.rebuild()
         self.fit_view()
 
@@ -214,6 +225,23 @@ class FabricCanvas(pg.GraphicsView):
         """Show or hide the node names (View > Node labels)."""
         self.labels_item.setVisible(bool(visible))
 
+    def set_link_labels_visible(self, visible: bool) -> None:
+        """Show or hide the bandwidth written on each link (View > Link bandwidths)."""
+        self.link_labels_item.setVisible(bool(visible))
+        if visible:
+            self._update_link_labels()
+
+    def _update_link_labels(self) -> None:
+        item = self.link_labels_item
+        if not item.isVisible():
+            return
+        if len(self._ends):
+            a, b = self.links.segment_ends(self._pos)
+        else:
+            a = b = np.zeros((0, 2))
+        item.set_links(a, b, self._link_texts, self._link_order, self._pos,
+                       self._sizes * self._node_scale / 2)
+
     def set_frames_visible(self, visible: bool) -> None:
         """Show or hide the group (box) frames and their names (View > Box frames)."""
         self.groups_item.setVisible(bool(visible))
@@ -223,6 +251,7 @@ class FabricCanvas(pg.GraphicsView):
         """Presenter scale: node and group names and the legend ``scale`` times their size
         (node names only as large as fits between neighbours: :meth:`_update_labels`)."""
         self.label_px = round(11 * scale)
+        self.link_labels_item.set_font_px(round(13 * scale))
         self.labels_item.set_font_px(self.label_px)
         self.group_labels_item.set_font_px(self.label_px)
         self._update_labels()
@@ -230,6 +259,11 @@ class FabricCanvas(pg.GraphicsView):
         self._legend_scale = scale
         self._legend_key = ()  # rebuilt: pyqtgraph's legend does not shrink its rows again
         self._update_legend(list(self.doc.nodes.values()))
+
+    @property
+    def text_scale(self) -> float:
+        """The presenter text scale last set by :meth:`set_label_scale` (1.0 = normal)."""
+        return self._legend_scale
 
     def set_label_formatter(self, formatter: Callable[[str], str] | None) -> None:
         """How node ids are written on the canvas (None: the ids themselves)."""
@@ -278,6 +312,8 @@ class FabricCanvas(pg.GraphicsView):
             return
         lo = self._pos.min(axis=0) - self._unit
         hi = self._pos.max(axis=0) + self._unit
+        if self._groups and self.groups_item.isVisible():
+            lo[1] -= 0.5 * self._unit  # the box names above the frames stay clear of a caption
         span = np.maximum(hi - lo, self._unit * 2)
         hi = lo + span
         view_px = (self.view_box.width(), self.view_box.height())
@@ -308,14 +344,19 @@ class FabricCanvas(pg.GraphicsView):
         return found
 
     def refit_if_covered(self) -> None:
-        """Fit again if the user has not zoomed or panned since the last fit and a node now
-        lies under a caption (one appeared with a result)."""
+        """Fit again if the user has not zoomed or panned since the last fit and a node, or
+        the top corners of a box frame (where its name is), now lies under a caption (one
+        appeared with a result)."""
         if self._view_moved_by_user or len(self._pos) == 0:
             return
         vb = self.view_box
+        xy = [(float(x), float(y)) for x, y in self._pos]
+        if self.groups_item.isVisible():
+            xy += [(r.left(), r.top()) for r in self._group_rects]
+            xy += [(r.right(), r.top()) for r in self._group_rects]
         points = []
-        for x, y in self._pos:
-            p = self.mapFromScene(vb.mapViewToScene(QPointF(float(x), float(y))))
+        for x, y in xy:
+            p = self.mapFromScene(vb.mapViewToScene(QPointF(x, y)))
             points.append((p.x(), p.y()))
         if covered(points, (self.width(), self.height()), self.floating_captions()):
             self.fit_view()
@@ -412,6 +453,11 @@ class FabricCanvas(pg.GraphicsView):
         self._draw_nodes()
 
         self.links.rebuild(doc, self._link_uids, self._ends)
+        bws = [links[i].bandwidth for i in range(len(links))]
+        self._link_texts = [bandwidth_text(bw) for bw in bws]
+        lengths = (np.hypot(*(self._pos[self._ends[:, 1]] - self._pos[self._ends[:, 0]]).T)
+                   if len(self._ends) else np.zeros(0))
+        self._link_order = label_order(bws, lengths)
         self._build_groups()
         self._update_geometry()
         self._update_selection()
@@ -445,6 +491,7 @@ class FabricCanvas(pg.GraphicsView):
         if scale != self._node_scale:
             self._node_scale = scale
             self.nodes_item.setSize(self._sizes * scale)
+            self._update_link_labels()
         if self.links.set_thin(thin):
             self._update_geometry()
 
@@ -483,6 +530,7 @@ class FabricCanvas(pg.GraphicsView):
         self._group_rects = rects
         for key, (ids, brush, size) in list(self._highlight_args.items()):
             self.highlight_nodes(ids, brush, key, size)
+        self._update_link_labels()
         self._label_timer.start()
 
     def _on_positions_changed(self, ids: list[str]) -> None:
@@ -513,6 +561,7 @@ class FabricCanvas(pg.GraphicsView):
             self.selected_links_item.setData(*self.links.segments_xy(self._pos, rows))
         else:
             self.selected_links_item.setData([], [])
+        self.keyboard.update()
 
     def _pixel_size(self) -> tuple[float, float]:
         px, py = self.view_box.viewPixelSize()
@@ -599,10 +648,60 @@ class FabricCanvas(pg.GraphicsView):
         Qt.Key.Key_Down: (0, 1),
     }
 
+    def focusNextPrevChild(self, next: bool) -> bool:  # noqa: A002 (Qt's name)
+        """Tab / Shift+Tab step through the items while the canvas has the keys (Ctrl+Tab and
+        Ctrl+Shift+Tab leave it, :meth:`keyPressEvent`): :mod:`fc_gui.views.canvas_keyboard`."""
+        if self.hasFocus():
+            self.keyboard.step(next)
+            return True
+        return super().focusNextPrevChild(next)
+
+    def mousePressEvent(self, ev) -> None:
+        self.keyboard.set_active(False)  # working with the mouse: no focus frame
+        super().mousePressEvent(ev)
+
+    def paintEvent(self, ev) -> None:
+        super().paintEvent(ev)
+        if not self._closed:
+            self.keyboard.paint_frame()
+
+    def focusInEvent(self, ev) -> None:
+        super().focusInEvent(ev)
+        if not self._closed:  # pyqtgraph's close drops the viewport: focus moves, items are gone
+            self.keyboard.focus_in(ev.reason())
+            self.viewport().update()  # the focus frame
+
+    def focusOutEvent(self, ev) -> None:
+        super().focusOutEvent(ev)
+        if not self._closed:
+            self.keyboard.update()
+            self.viewport().update()
+
     def keyPressEvent(self, ev) -> None:
         """Arrow keys nudge the selected nodes (grid step, or 5 units; Shift: 5x); a run of
-        nudges is one undo step."""
-        step = self._NUDGE_KEYS.get(ev.key())
+        nudges is one undo step. Ctrl+arrow jumps to the nearest node that way, Enter opens the
+        keyboard's item in the Inspector, the Menu key or Shift+F10 its what-if menu."""
+        key, mods = ev.key(), ev.modifiers()
+        if key in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab) and mods & Qt.KeyboardModifier.ControlModifier:
+            back = key == Qt.Key.Key_Backtab or bool(mods & Qt.KeyboardModifier.ShiftModifier)
+            super().focusNextPrevChild(not back)  # leave the canvas
+            ev.accept()
+            return
+        if key in JUMP_KEYS and mods & Qt.KeyboardModifier.ControlModifier:
+            self.keyboard.jump(JUMP_KEYS[key])
+            ev.accept()
+            return
+        here = self.keyboard._current_from_selection()
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and here is not None:
+            self.item_activated.emit(here[0], here[1])
+            ev.accept()
+            return
+        if here is not None and (key == Qt.Key.Key_Menu or (
+                key == Qt.Key.Key_F10 and mods & Qt.KeyboardModifier.ShiftModifier)):
+            self.open_item_menu(here)
+            ev.accept()
+            return
+        step = self._NUDGE_KEYS.get(key)
         if step is None or not self.doc.selected_nodes:
             super().keyPressEvent(ev)
             return
@@ -611,6 +710,21 @@ class FabricCanvas(pg.GraphicsView):
             unit *= 5
         self.nudge(step[0] * unit, step[1] * unit)
         ev.accept()
+
+    def open_item_menu(self, item: tuple[str, object]) -> QMenu:
+        """The context (what-if) menu of a node or link, at it on screen (keyboard users)."""
+        doc = self.doc
+        if item[0] == "node":
+            x, y = doc.position(item[1])
+        else:
+            ln = doc.links[item[1]]
+            (ax, ay), (bx, by) = doc.position(ln.source), doc.position(ln.target)
+            x, y = (ax + bx) / 2, (ay + by) / 2
+        menu = self.build_context_menu(x, y, item)
+        at = self.mapToGlobal(self.mapFromScene(self.view_box.mapViewToScene(QPointF(x, y))))
+        menu.popup(at)
+        self._menu = menu
+        return menu
 
     def nudge(self, dx: float, dy: float) -> None:
         """Move the selected nodes by (dx, dy); consecutive nudges merge into one command."""
@@ -629,10 +743,16 @@ class FabricCanvas(pg.GraphicsView):
         menu.popup(screen_pos.toPoint() if hasattr(screen_pos, "toPoint") else screen_pos)
         self._menu = menu
 
-    def build_context_menu(self, x: float, y: float) -> QMenu:
-        """The context menu for the item under (x, y) (separate for tests)."""
-        node = self.node_at(x, y)
-        link = None if node else self.link_at(x, y)
+    def build_context_menu(self, x: float, y: float, item: tuple[str, object] | None = None
+                           ) -> QMenu:
+        """The context menu for the item under (x, y), or for ``item`` ("node", id) /
+        ("link", uid) (separate for tests)."""
+        if item is not None:
+            node = item[1] if item[0] == "node" else None
+            link = item[1] if item[0] == "link" else None
+        else:
+            node = self.node_at(x, y)
+            link = None if node else self.link_at(x, y)
         menu = QMenu(self)
         doc = self.doc
         if node is not None:
@@ -673,10 +793,18 @@ class FabricCanvas(pg.GraphicsView):
     def _on_mouse_moved(self, scene_pos) -> None:
         if self.handler.dragging or not self.view_box.sceneBoundingRect().contains(scene_pos):
             return
+        node, link, text = self.tip_at(scene_pos)
+        self.hovered.emit(node, link)
+        if text:
+            QToolTip.showText(self.mapToGlobal(self.mapFromScene(scene_pos)), text, self)
+        else:
+            QToolTip.hideText()
+
+    def tip_at(self, scene_pos) -> tuple[str | None, int | None, str | None]:
+        """The node or link under ``scene_pos`` and its hover text (providers first)."""
         x, y = self.view_point(scene_pos)
         node = self.node_at(x, y)
         link = None if node else self.link_at(x, y)
-        self.hovered.emit(node, link)
         text = None
         for provider in self.tooltip_providers:
             text = provider(node, link)
@@ -684,10 +812,21 @@ class FabricCanvas(pg.GraphicsView):
                 break
         if text is None:
             text = self.describe(node, link)
-        if text:
-            QToolTip.showText(self.mapToGlobal(self.mapFromScene(scene_pos)), text, self)
-        else:
-            QToolTip.hideText()
+        return node, link, text
+
+    def viewportEvent(self, ev) -> bool:
+        """Qt's tool-tip event (sent ~0.7 s after the mouse stops) would reach the scene, which
+        finds no item tool tip and *hides* the tip shown on mouse move: answer it with the same
+        text so the tip stays while the mouse is still."""
+        if ev.type() == QEvent.Type.ToolTip and not self.handler.dragging:
+            _, _, text = self.tip_at(self.mapToScene(ev.pos()))
+            if text:
+                QToolTip.showText(ev.globalPos(), text, self)
+            else:
+                QToolTip.hideText()
+            ev.accept()
+            return True
+        return super().viewportEvent(ev)
 
     def describe(self, node: str | None, link: int | None) -> str | None:
         """Default hover text for a node or link."""

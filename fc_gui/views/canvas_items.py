@@ -82,6 +82,7 @@ class LabelsItem(pg.GraphicsObject):
         self._font.setPixelSize(font_px)
         self._bounds = QRectF()
         self.drawn: list[str] = []
+        self.boxes: list[QRectF] = []  # where the last paint wrote, in device pixels
 
     def set_labels(self, xy: np.ndarray, texts: list[str]) -> None:
         self.prepareGeometryChange()
@@ -124,6 +125,7 @@ class LabelsItem(pg.GraphicsObject):
         return self._bounds
 
     def paint(self, painter, *args) -> None:
+        self.boxes = []
         if not self._texts:
             return
         tr = painter.transform()
@@ -138,6 +140,7 @@ class LabelsItem(pg.GraphicsObject):
         metrics = painter.fontMetrics()
         taken: list[QRectF] = []
         self.drawn = []
+        self.boxes = taken
         k = self._font.pixelSize() / 11.0  # boxes grow with the font (presenter scale)
         for (x, y), text in zip(self._xy, self._texts):
             p = tr.map(QPointF(x, y))
@@ -156,3 +159,95 @@ class LabelsItem(pg.GraphicsObject):
             self.drawn.append(text)
             painter.fillRect(back, self._halo)
             painter.drawText(rect, flags, text)
+
+
+class LinkLabelsItem(pg.GraphicsObject):
+    """The bandwidth-label layer: "25 GB/s" on the links, placed on every paint in screen
+    pixels (:func:`fc_gui.model.link_labels.place_labels`: clear of one another and of the
+    nodes, the rare bandwidths first), on a light halo; at most :attr:`LIMIT` links in view,
+    else none (a far-out view of a big fabric). :attr:`drawn` lists the rows the last paint
+    showed."""
+
+    LIMIT = 400
+
+    def __init__(self, font_px: int = 13, avoid: tuple = ()) -> None:
+        super().__init__()
+        self._avoid = avoid  # LabelsItems painted before this one: keep clear of their texts
+        self._a = np.zeros((0, 2))
+        self._b = np.zeros((0, 2))
+        self._texts: list[str] = []
+        self._order: list[int] = []
+        self._nodes = np.zeros((0, 2))
+        self._radius = np.zeros(0)
+        self._font = QFont()
+        self._font.setPixelSize(font_px)
+        self._font.setBold(True)
+        self._pen = QPen(QColor(*style.LINK_LABEL_COLOR))
+        self._halo = QColor(255, 255, 255, 225)
+        self._bounds = QRectF()
+        self.drawn: list[int] = []
+
+    def set_links(self, starts, stops, texts, order, nodes, node_radius_px) -> None:
+        """Links as drawn (data coordinates), their texts and placing order; the nodes (data
+        coordinates) and their on-screen radii, which labels keep clear of."""
+        self.prepareGeometryChange()
+        self._a = np.asarray(starts, dtype=float).reshape(-1, 2)
+        self._b = np.asarray(stops, dtype=float).reshape(-1, 2)
+        self._texts, self._order = list(texts), list(order)
+        self._nodes = np.asarray(nodes, dtype=float).reshape(-1, 2)
+        self._radius = np.asarray(node_radius_px, dtype=float).reshape(-1)
+        if len(self._a):
+            pts = np.vstack([self._a, self._b])
+            lo, hi = pts.min(axis=0), pts.max(axis=0)
+            self._bounds = QRectF(lo[0], lo[1], hi[0] - lo[0], hi[1] - lo[1]).adjusted(
+                -1, -1, 1, 1)
+        else:
+            self._bounds = QRectF()
+        self.update()
+
+    def font_px(self) -> int:
+        return self._font.pixelSize()
+
+    def set_font_px(self, px: int) -> None:
+        self._font.setPixelSize(max(8, int(px)))
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def paint(self, painter, *args) -> None:
+        from fc_gui.model.link_labels import place_labels
+
+        self.drawn = []
+        if not self._texts:
+            return
+        tr = painter.transform()
+        device = painter.device()
+        w, h = device.width(), device.height()
+
+        def mapped(p: np.ndarray) -> np.ndarray:
+            return np.column_stack([p[:, 0] * tr.m11() + p[:, 1] * tr.m21() + tr.dx(),
+                                    p[:, 0] * tr.m12() + p[:, 1] * tr.m22() + tr.dy()])
+
+        a, b, nodes = mapped(self._a), mapped(self._b), mapped(self._nodes)
+        mid = (a + b) / 2
+        inside = (mid[:, 0] >= 0) & (mid[:, 0] <= w) & (mid[:, 1] >= 0) & (mid[:, 1] <= h)
+        order = [i for i in self._order if inside[i]]
+        if len(order) > self.LIMIT:
+            return
+        px = self._font.pixelSize()
+        boxes = [(r.left(), r.top(), r.right(), r.bottom())
+                 for item in self._avoid if item.isVisible() for r in item.boxes]
+        placed = place_labels(a, b, self._texts, px, nodes, self._radius + 2, order,
+                              bounds=(0, 0, w, h), boxes=np.array(boxes).reshape(-1, 4))
+        painter.resetTransform()
+        painter.setFont(self._font)
+        painter.setPen(self._pen)
+        metrics = painter.fontMetrics()
+        for row, cx, cy in placed:
+            text = self._texts[row]
+            tw = metrics.horizontalAdvance(text)
+            rect = QRectF(cx - tw / 2 - 3, cy - metrics.height() / 2, tw + 6, metrics.height())
+            painter.fillRect(rect, self._halo)
+            painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), text)
+            self.drawn.append(row)

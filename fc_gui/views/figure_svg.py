@@ -17,12 +17,14 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
+from fc_gui.model.link_labels import CHAR_W, bandwidth_text, label_order, place_labels
 from fc_gui.model.parallel_links import PARALLEL_GAP, parallel_slots, shift_segments
 from fc_gui.views.style import (
     BACKGROUND,
     GROUP_EDGE,
     GROUP_FILL,
     LINK_COLOR,
+    LINK_LABEL_COLOR,
     LINK_WIDTH_CLASSES,
     RoleStyle,
     role_style_cached,
@@ -47,6 +49,16 @@ CAPTION_CHAR_W = 0.62 * CAPTION_PX
 CAPTION_GAP = 14.0
 FRAME_LABEL_PX = 16.0
 FRAME_PAD = 20.0
+#: Text size: the figure is laid out in *design* units and scaled to its pixel width, so that
+#: at 100 % text size one design unit is ``width / TEXT_WIDTH`` pixels (never less than 1): the
+#: smallest text (11 units: node names, colour-bar ticks) is 19 px on a 1920 px slide, the title
+#: 35 px. The text-size setting multiplies that.
+TEXT_WIDTH = 1100.0
+SMALLEST_TEXT = 11.0
+LABEL_CHAR_W = 0.62 * SMALLEST_TEXT  # generous width of one character of a node name
+TITLE_CHAR_W = 0.7 * 20  # the bold 20-unit title, wrapped at spaces
+TITLE_LINE = 25.0
+LINK_LABEL_PX = 12.0  # "25 GB/s" on the links (bold)
 
 
 @dataclass
@@ -70,6 +82,8 @@ class FigureData:
     current_paths: list[tuple[str, ...]] = field(default_factory=list)  # animated transfers
     reached_nodes: frozenset[str] = frozenset()  # nodes holding the animated data
     dimmed: bool = False  # links and cut faded (a tree is animated over them)
+    text_scale: float = 1.0  # the text-size setting (1.0 = 100 %)
+    link_labels: bool = False  # the bandwidth written on the links ("25 GB/s")
 
 
 def _rgb(c: Sequence[int]) -> str:
@@ -87,6 +101,27 @@ def caption_lines(caption: str, width: float) -> list[str]:
     out: list[str] = []
     for line in caption.splitlines():
         out.extend(textwrap.wrap(line, limit, break_long_words=False) or [""])
+    return out
+
+
+def note_chars(width: float, text_scale: float = 1.0) -> int:
+    """How many characters of the notes fit on one line of a figure ``width`` pixels wide."""
+    dw = width / design_unit(width, text_scale)
+    return max(20, int((dw - 2 * MARGIN) // (0.6 * 15)))
+
+
+def note_lines(notes: Sequence[str], width: float) -> list[str]:
+    """The notes (15 units, dark), a line too long for ``width`` wrapped at spaces with its
+    indent kept (the text size setting can make the figure narrower than the lecture's lines)."""
+    limit = max(20, int(width // (0.6 * 15)))
+    out: list[str] = []
+    for line in notes:
+        if len(line) <= limit:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        out.extend(textwrap.wrap(line, limit, subsequent_indent=indent + "  ",
+                                 break_long_words=False) or [""])
     return out
 
 
@@ -117,8 +152,30 @@ def node_shape(style: RoleStyle, x: float, y: float, extra: str = "") -> str:
     return f'<polygon points="{p}" {fill}/>'
 
 
+def design_unit(width: float, text_scale: float = 1.0) -> float:
+    """Pixels per design unit of a figure ``width`` pixels wide at ``text_scale``."""
+    return max(1.0, width / TEXT_WIDTH) * max(text_scale, 0.5)
+
+
+def node_inset(data: FigureData) -> float:
+    """How far the outermost nodes stay inside the fabric's area: their frame's padding, half
+    their name's width, or their symbol's radius, whichever is widest."""
+    inset = FRAME_PAD if any(g for *_, g in data.nodes) else 0.0
+    for nid, kind, role, *_ in data.nodes:
+        inset = max(inset, role_style_cached(kind, role).size * NODE_SCALE / 2 + 2)
+        if data.show_labels and len(data.nodes) <= 64:
+            inset = max(inset, LABEL_CHAR_W * len(nid) / 2 + 2)
+    return inset
+
+
 def build_svg(data: FigureData, width: float = 1200.0) -> str:
-    """The figure as SVG text, ``width`` pixels wide (height follows the fabric's aspect)."""
+    """The figure as SVG text, ``width`` pixels wide (height follows the fabric's aspect).
+
+    Everything is laid out in design units (``width / design_unit`` of them across) and the
+    SVG's viewBox scales them to pixels, so the text grows with the figure and the text-size
+    setting and keeps its place beside the fabric."""
+    unit = design_unit(width, data.text_scale)
+    dw = width / unit  # the design width
     xy = {nid: (x, y) for nid, _, _, x, y, _ in data.nodes}
     if xy:
         xs = [p[0] for p in xy.values()]
@@ -127,41 +184,67 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
     else:
         x0 = x1 = y0 = y1 = 0.0
     span_x, span_y = max(x1 - x0, 1.0), max(y1 - y0, 1.0)
-    plot_w = max(width - LEGEND_W - 3 * MARGIN, 100.0)
+    inset = node_inset(data)
+    # the legend beside the fabric, or under it when beside would leave the fabric too little
+    side_w = dw - LEGEND_W - 3 * MARGIN - 2 * inset
+    legend_below = side_w < 1.5 * LEGEND_W
+    plot_w = max(dw - 2 * MARGIN - 2 * inset if legend_below else side_w, 60.0)
     scale = plot_w / span_x
-    caption = caption_lines(data.caption, width - 2 * MARGIN)
-    notes_y = CAPTION_Y + CAPTION_LINE * len(caption)
-    table_y = notes_y + 19 * len(data.notes) + (8 if data.table else 0)
+    title = textwrap.wrap(data.title, max(12, int((dw - 2 * MARGIN) // TITLE_CHAR_W))) or [""]
+    title_extra = TITLE_LINE * (len(title) - 1)
+    caption = caption_lines(data.caption, dw - 2 * MARGIN)
+    notes = note_lines(data.notes, dw - 2 * MARGIN)
+    notes_y = title_extra + CAPTION_Y + CAPTION_LINE * len(caption)
+    table_y = notes_y + 19 * len(notes) + (8 if data.table else 0)
     if data.table:  # the lowest text above the fabric: table, notes or caption
         text_bottom = table_y + 4 + 19 * (len(data.table) - 1) + 0.3 * 15
-    elif data.notes:
-        text_bottom = notes_y + 4 + 19 * (len(data.notes) - 1) + 0.3 * 15
+    elif notes:
+        text_bottom = notes_y + 4 + 19 * (len(notes) - 1) + 0.3 * 15
     else:
-        text_bottom = caption_bottom(len(caption))
+        text_bottom = title_extra + caption_bottom(len(caption))
     top = text_bottom + CAPTION_GAP + FRAME_LABEL_PX + FRAME_PAD
     plot_h = span_y * scale
-    legend_h = 40 + 22 * len({(k, r) for _, k, r, *_ in data.nodes}) + (90 if data.color_bar else 0)
-    height = max(top + plot_h + 2 * MARGIN, top + legend_h + MARGIN)
+    bottom_pad = max(inset, 20 + SMALLEST_TEXT if data.show_labels else 0.0, FRAME_PAD)
+    roles = len({role_style_cached(k, r).label for _, k, r, *_ in data.nodes})
+    box_h = 16 + 22 * roles
+    bar_h = 60 if data.color_bar else 0
+    if legend_below:
+        legend_at = (MARGIN, top + plot_h + bottom_pad + MARGIN)
+        beside = dw - 2 * MARGIN >= 2 * LEGEND_W + MARGIN  # the colour bar beside the box
+        bar_at = ((MARGIN + LEGEND_W + MARGIN, legend_at[1] + 20) if beside
+                  else (MARGIN, legend_at[1] + box_h + 20))
+        legend_h = max(box_h, bar_h + 20) if beside else box_h + 20 + bar_h
+        dh = legend_at[1] + legend_h + MARGIN
+    else:
+        legend_at = (dw - LEGEND_W - MARGIN, top)
+        bar_at = (legend_at[0], top + box_h + 20)
+        dh = max(top + plot_h + bottom_pad + MARGIN, top + box_h + 20 + bar_h + MARGIN)
+    height = round(dh * unit)
+    dh = height / unit
 
     def at(nid: str) -> tuple[float, float]:
         x, y = xy[nid]
-        return MARGIN + (x - x0) * scale, top + (y - y0) * scale
+        return MARGIN + inset + (x - x0) * scale, top + (y - y0) * scale
 
     out = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-        f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="DejaVu Sans, Arial, sans-serif">',
+        f'viewBox="0 0 {dw:.3f} {dh:.3f}" font-family="DejaVu Sans, Arial, sans-serif">',
         f"<title>{escape(data.title)}</title>",
-        f'<rect width="100%" height="100%" fill="{_rgb(BACKGROUND)}"/>',
-        f'<text x="{MARGIN}" y="{MARGIN + 14}" font-size="20" font-weight="bold">'
-        f"{escape(data.title)}</text>",
+        # the background in numbers: a renderer without percentages (Qt's SVG Tiny) would
+        # draw width="100%" as 100 units, an off-white square in the corner
+        f'<rect x="0" y="0" width="{dw:.3f}" height="{dh:.3f}" fill="{_rgb(BACKGROUND)}"/>',
     ]
+    for i, line in enumerate(title):
+        out.append(f'<text x="{MARGIN}" y="{MARGIN + 14 + TITLE_LINE * i}" font-size="20" '
+                   f'font-weight="bold">{escape(line)}</text>')
     for i, line in enumerate(caption):
         out.append(
-            f'<text x="{MARGIN}" y="{CAPTION_Y + CAPTION_LINE * i}" font-size="{CAPTION_PX}" '
+            f'<text x="{MARGIN}" y="{title_extra + CAPTION_Y + CAPTION_LINE * i}" '
+            f'font-size="{CAPTION_PX}" '
             f'fill="{_rgb(CUT_RGB)}">{escape(line)}</text>'
         )
-    for i, line in enumerate(data.notes):
+    for i, line in enumerate(notes):
         out.append(
             f'<text x="{MARGIN}" y="{notes_y + 4 + 19 * i}" font-size="15" fill="#222" '
             f'xml:space="preserve">{escape(line)}</text>'
@@ -169,8 +252,12 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
     out.extend(_table(data.table, MARGIN, table_y))
     out.extend(_fabric(data, at, scale))
     out.extend(_trees(data, at))
-    out.extend(_nodes(data, at))
-    out.extend(_legend(data, width - LEGEND_W - MARGIN, top))
+    names = place_node_labels(data, at) if data.show_labels and len(data.nodes) <= 64 else []
+    out.extend(_nodes(data, at, names))
+    name_boxes = [(x - LABEL_CHAR_W * len(n) / 2, y - SMALLEST_TEXT * 0.8,
+                   x + LABEL_CHAR_W * len(n) / 2, y + SMALLEST_TEXT * 0.25) for n, x, y in names]
+    out.extend(_link_labels(data, at, scale, (MARGIN / 2, 0.0, dw - MARGIN / 2, dh), name_boxes))
+    out.extend(_legend(data, legend_at, bar_at))
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
@@ -198,15 +285,8 @@ def _fabric(data: FigureData, at, scale: float) -> list[str]:
         )
     out.append("</g>")
     # links
-    shown = [(u, v, bw) for u, v, bw in data.links if u in xy and v in xy]
+    shown, starts, stops = _segments(data, at, scale)
     classes = width_classes(np.array([bw for *_, bw in shown], dtype=float))
-    # parallel links side by side: the canvas's gap at the figure's scale, 4.5 to 9 pixels
-    starts, stops = shift_segments(
-        np.array([at(u) for u, _, _ in shown]).reshape(-1, 2),
-        np.array([at(v) for _, v, _ in shown]).reshape(-1, 2),
-        parallel_slots([(u, v) for u, v, _ in shown]),
-        PARALLEL_GAP * min(max(scale, 0.5), 1.0),
-    )
     dim = f' opacity="{DIM_OPACITY}"' if data.dimmed else ""
     out.append(f'<g id="links" stroke-linecap="round"{dim}>')
     for (u, v, _), cls, (ax, ay), (bx, by) in zip(shown, classes, starts, stops, strict=True):
@@ -237,20 +317,93 @@ def _fabric(data: FigureData, at, scale: float) -> list[str]:
     return out
 
 
-def _nodes(data: FigureData, at) -> list[str]:
-    """The node shapes and, on fabrics of up to 64 nodes when shown, their labels."""
+def _segments(data: FigureData, at, scale: float):
+    """The links between drawn nodes and their ends as drawn: parallel links side by side at
+    the canvas's gap at the figure's scale (4.5 to 9 units)."""
+    xy = {nid for nid, *_ in data.nodes}
+    shown = [(u, v, bw) for u, v, bw in data.links if u in xy and v in xy]
+    starts, stops = shift_segments(
+        np.array([at(u) for u, _, _ in shown]).reshape(-1, 2),
+        np.array([at(v) for _, v, _ in shown]).reshape(-1, 2),
+        parallel_slots([(u, v) for u, v, _ in shown]),
+        PARALLEL_GAP * min(max(scale, 0.5), 1.0),
+    )
+    return shown, starts, stops
+
+
+def _link_labels(data: FigureData, at, scale: float, bounds, name_boxes) -> list[str]:
+    """ "25 GB/s" on the links, clear of one another and of the nodes (rare bandwidths first;
+    a label with no free place along its link is left out)."""
+    if not data.link_labels:
+        return []
+    shown, starts, stops = _segments(data, at, scale)
+    texts = [bandwidth_text(bw) for *_, bw in shown]
+    lengths = np.hypot(*(stops - starts).T) if len(shown) else np.zeros(0)
+    order = label_order([bw for *_, bw in shown], lengths)
+    nodes = np.array([at(nid) for nid, *_ in data.nodes]).reshape(-1, 2)
+    radius = np.array([role_style_cached(k, r).size * NODE_SCALE / 2 + 2
+                       for _, k, r, *_ in data.nodes])
+    placed = place_labels(starts, stops, texts, LINK_LABEL_PX, nodes, radius, order, bounds,
+                          np.array(name_boxes).reshape(-1, 4))
+    out = [f'<g id="link-labels" font-size="{LINK_LABEL_PX:g}" font-weight="bold" '
+           f'fill="{_rgb(LINK_LABEL_COLOR)}" text-anchor="middle">']
+    for row, cx, cy in placed:
+        w = CHAR_W * LINK_LABEL_PX * len(texts[row]) + 4
+        out.append(f'<rect x="{cx - w / 2:.1f}" y="{cy - 0.62 * LINK_LABEL_PX:.1f}" '
+                   f'width="{w:.1f}" height="{1.24 * LINK_LABEL_PX:.1f}" rx="2" fill="white" '
+                   f'fill-opacity="0.88"/>'
+                   f'<text x="{cx:.1f}" y="{cy + 0.36 * LINK_LABEL_PX:.1f}">'
+                   f"{escape(texts[row])}</text>")
+    out.append("</g>")
+    return out
+
+
+def _nodes(data: FigureData, at, names: list[tuple[str, float, float]]) -> list[str]:
+    """The node shapes and their ``names`` (:func:`place_node_labels`)."""
     out: list[str] = []
     out.append('<g id="nodes">')
     for nid, kind, role, *_ in data.nodes:
         x, y = at(nid)
         out.append(node_shape(role_style_cached(kind, role), x, y, f' data-node="{escape(nid)}"'))
     out.append("</g>")
-    if data.show_labels and len(data.nodes) <= 64:
+    if names:
         out.append('<g id="labels" font-size="11" fill="#333" text-anchor="middle">')
-        for nid, *_ in data.nodes:
-            x, y = at(nid)
-            out.append(f'<text x="{x:.1f}" y="{y + 20:.1f}">{escape(nid)}</text>')
+        for nid, x, y in names:
+            out.append(f'<text x="{x:.1f}" y="{y:.1f}">{escape(nid)}</text>')
         out.append("</g>")
+    return out
+
+
+def place_node_labels(data: FigureData, at) -> list[tuple[str, float, float]]:
+    """Node names (id, x, baseline y) that overwrite neither one another nor a node: each
+    under its node, else above it, else left out (GPUs and NPUs first, then the rest)."""
+    pos = {nid: at(nid) for nid, *_ in data.nodes}
+    radius = {nid: role_style_cached(k, r).size * NODE_SCALE / 2 for nid, k, r, *_ in data.nodes}
+    placed: list[tuple[float, float, float, float]] = []  # x0, y0, x1, y1 of drawn names
+    out: list[tuple[str, float, float]] = []
+    order = sorted(data.nodes, key=lambda n: n[1] != "compute")
+
+    def clear(box: tuple[float, float, float, float], own: str) -> bool:
+        bx0, by0, bx1, by1 = box
+        for px0, py0, px1, py1 in placed:
+            if bx0 < px1 and px0 < bx1 and by0 < py1 and py0 < by1:
+                return False
+        for other, (ox, oy) in pos.items():
+            r = radius[other]
+            if other != own and bx0 < ox + r and ox - r < bx1 and by0 < oy + r and oy - r < by1:
+                return False
+        return True
+
+    for nid, *_ in order:
+        x, y = pos[nid]
+        half = LABEL_CHAR_W * len(nid) / 2
+        r = radius[nid]
+        for base in (y + r + SMALLEST_TEXT, y - r - 4):
+            box = (x - half, base - SMALLEST_TEXT * 0.8, x + half, base + SMALLEST_TEXT * 0.25)
+            if clear(box, nid):
+                placed.append(box)
+                out.append((nid, x, base))
+                break
     return out
 
 
@@ -319,7 +472,9 @@ def _trees(data: FigureData, at) -> list[str]:
     return out
 
 
-def _legend(data: FigureData, lx: float, ly: float) -> list[str]:
+def _legend(data: FigureData, at: tuple[float, float], bar_at: tuple[float, float]) -> list[str]:
+    """The role symbols in a box at ``at`` and the colour bar (when shown) at ``bar_at``."""
+    lx, ly = at
     roles: dict[str, RoleStyle] = {}
     for _, kind, role, *_ in data.nodes:
         st = role_style_cached(kind, role)
@@ -335,7 +490,7 @@ def _legend(data: FigureData, lx: float, ly: float) -> list[str]:
         out.append(node_shape(st, lx + 18, y))
         out.append(f'<text x="{lx + 36:.1f}" y="{y + 4:.1f}" font-size="13">{escape(label)}</text>')
     if data.color_bar:
-        by = ly + h + 20
+        lx, by = bar_at
         out.append(
             '<defs><linearGradient id="heat" x1="0" y1="0" x2="1" y2="0">'
             + "".join(

@@ -1,4 +1,5 @@
-"""The Help menu's windows: a quick start (a what-if session in seven steps) and the keyboard
+"""The Help menu's windows: a quick start (a what-if session, drawing by hand, studies and
+lecture mode, in ten steps) and the keyboard
 shortcuts, read from the window's actions so the list is never out of date."""
 
 from __future__ import annotations
@@ -15,6 +16,11 @@ QUICK_START = (
      ("File ▸ New from template… (Ctrl+N) builds a DGX, MI250, rail, torus or fat-tree fabric; "
      "File ▸ Open… (Ctrl+O) reads ForestColl JSON, node-link JSON, GraphML or an NCCL topology "
      "XML. The files in <code>sample_topologies/</code> are a good start.")),
+    ("Or draw one by hand",
+     ("Add compute nodes (C) and switches (W) with a click, links (L) by dragging from node to "
+     "node at the bandwidth in the toolbar's New link GB/s field; Esc goes back to Select. "
+     "Select a node or link and edit it in the Inspector (Return gives the keys back to the "
+     "canvas). View ▸ Layers ▸ Link bandwidths (Ctrl+Shift+B) writes \"25 GB/s\" on the links.")),
     ("Solve",
      ("Press Solve in the Solve panel (Ctrl+R or F5). The optimum is exact: the Results panel "
      "gives the optimal algbw as a fraction, the number of trees, and the bottleneck cut S* "
@@ -36,6 +42,15 @@ QUICK_START = (
      "the ring, tree, direct and Blink baselines over message sizes; Import measurements… "
      "adds a raw nccl-tests/rccl-tests log and lists, per measured size, the error of the "
      "prediction beside the plot.")),
+    ("Study the design",
+     ("The Studies tab runs many solves at once in the background: every single link or switch "
+     "failing (the table sorts them by how much algbw each costs, and the links are coloured "
+     "by it), every upgrade, or a sweep of a template's parameter.")),
+    ("Teach with it",
+     ("View ▸ Lecture mode (Ctrl+Shift+L) walks a class through a fabric step by step — the "
+     "fabric, the bottleneck cut with its formula, one spanning tree level by level, the ring "
+     "beside ForestColl — with →/← or a presenter clicker, a text size for the room, and "
+     "Export figure… for a 1920 px slide. Esc leaves it.")),
     ("Keep it",
      ("File ▸ Save (Ctrl+S) writes the fabric; Export ▸ Results (HDF5) stores the schedule, "
      "the simulated tables and the measurements shown; Export ▸ MSCCL XML gives a runnable algorithm. Unsaved "
@@ -55,7 +70,7 @@ MOUSE_GESTURES = (
 def quick_start_html() -> str:
     steps = "".join(f"<li><b>{html.escape(title)}.</b> {text}</li>" for title, text in QUICK_START)
     return (
-        "<h3>Quick start: a what-if session</h3>"
+        "<h3>Quick start</h3>"
         f"<ol>{steps}</ol>"
         "<p>Help ▸ Keyboard shortcuts lists every key.</p>"
     )

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
+from fc_gui.views.dialog_titles import keep_title_whole
 from solver.io.nccl_options import INTRA_PRESETS, OVERRIDE_CLASSES, parse_intra, parse_overrides
 from solver.io.nccl_xml import FABRICS, MAX_BOXES
 from solver.model.errors import ForestCollError
@@ -58,6 +59,7 @@ class NcclImportDialog(QDialog):
         name = self.path.name if self.path else ""
         self.setWindowTitle(f"Import NCCL/RCCL topology {name}".strip())
         self.setMinimumWidth(560)
+        keep_title_whole(self)
         form = QFormLayout(self)
         self.boxes = QSpinBox()
         self.boxes.setRange(1, MAX_BOXES)

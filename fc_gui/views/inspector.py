@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from fc_gui.model.commands import SetLinkPropsCommand, SetNameCommand, SetNodePropsCommand
 from fc_gui.model.document import TopologyDocument
-from fc_gui.model.result_text import fabric_counts
+from fc_gui.model.result_text import fabric_counts, plural
 from fc_gui.views import style
 from solver.model.errors import ForestCollError
 from solver.model.topology import COMPUTE, MULTICAST, NODE_KINDS, REDUCE, SWITCH, to_fraction
@@ -48,7 +48,11 @@ def _fmt(value) -> str:
 
 
 class Inspector(QWidget):
-    """Property editor for the document's selection."""
+    """Property editor for the document's selection; ``edit_done`` fires after Return in a
+    field whose value was accepted (the window gives the keyboard back to the canvas, so the
+    next tool key is not typed into the field)."""
+
+    edit_done = Signal()
 
     def __init__(self, document: TopologyDocument, undo_stack: QUndoStack, parent=None) -> None:
         super().__init__(parent)
@@ -74,6 +78,10 @@ class Inspector(QWidget):
 
         for page in (self.fabric_page, self.node_page, self.link_page, self.multi_page):
             self.stack.addWidget(page)
+            for edit in page.findChildren(QLineEdit):
+                edit.returnPressed.connect(self._after_return)
+            for label in page.findChildren(QLabel):  # long texts wrap in a narrow dock
+                label.setWordWrap(True)
         document.selection_changed.connect(self.refresh)
         document.changed.connect(self.refresh)
         self.refresh()
@@ -247,8 +255,8 @@ class Inspector(QWidget):
             self.title.setText("Selection")
             kinds = [doc.nodes[i].kind for i in nodes]
             self.multi_text.setText(
-                f"{kinds.count(COMPUTE)} compute node(s), {kinds.count(SWITCH)} switch(es), "
-                f"{len(links)} link(s) selected."
+                f"{plural(kinds.count(COMPUTE), 'compute node')}, "
+                f"{plural(kinds.count(SWITCH), 'switch')}, {plural(len(links), 'link')} selected."
             )
             self.links_only_button.setVisible(bool(links))
             objs = [doc.nodes[i] for i in nodes]
@@ -260,7 +268,8 @@ class Inspector(QWidget):
             self.multi_group.setPlaceholderText("mixed" if len(groups) > 1 else "(none)")
             for w in (self.multi_role, self.multi_group):
                 w.setEnabled(bool(nodes))
-            self.links_only_button.setText(f"Edit the {len(links)} link(s) together")
+            self.links_only_button.setText(
+                "Edit this link" if len(links) == 1 else f"Edit the {len(links)} links together")
         else:
             self.stack.setCurrentWidget(self.fabric_page)
             self.title.setText("Fabric")
@@ -276,6 +285,10 @@ class Inspector(QWidget):
         else:
             edit.setText("")
             edit.setPlaceholderText("mixed")
+
+    def _after_return(self) -> None:
+        # after the field's own editingFinished handler: leave only an accepted value
+        QTimer.singleShot(0, lambda: None if self.message.text() else self.edit_done.emit())
 
     # ------------------------------------------------------------------ validation
     def _refuse(self, widget: QWidget | None, message: str) -> None:

@@ -20,9 +20,11 @@ from PySide6.QtWidgets import (
 )
 
 from fc_gui.model.lecture import COMPARE_SIZES, DEFAULT_COMPARE_SIZE, PRESETS, size_text
+from fc_gui.model.lesson import TEXT_SCALES
+from fc_gui.views.dialog_titles import keep_title_whole
 
 #: Presenter scales offered (text size relative to the normal 100 %).
-SCALES = (1.0, 1.25, 1.5, 2.0, 2.5)
+SCALES = TEXT_SCALES
 DEFAULT_SCALE = 1.5
 #: Body text size at 100 % (points); the title is 1.4 times larger.
 BASE_POINTS = 12.0
@@ -42,6 +44,10 @@ class LecturePanel(QWidget):
     back_requested = Signal()
     export_requested = Signal()
     exit_requested = Signal()
+    note_requested = Signal()  # the teacher's note on this step
+    add_step_requested = Signal()  # an own step after this one
+    remove_step_requested = Signal()  # this own step
+    save_lesson_requested = Signal()
     scale_changed = Signal(float)
     size_changed = Signal(int)
 
@@ -62,9 +68,23 @@ class LecturePanel(QWidget):
         self.next_button.setDefault(True)
         self.export_button = QPushButton("Export figure…")
         self.exit_button = QPushButton("Exit (Esc)")
+        self.note_button = QPushButton("Note…")
+        self.note_button.setToolTip("Your note on this step (shown under its text, saved in "
+                                    "the lesson)")
+        self.add_step_button = QPushButton("Add step…")
+        self.add_step_button.setToolTip("A step of your own after this one")
+        self.remove_step_button = QPushButton("Remove this step")
+        self.remove_step_button.setToolTip("Take out this step of your own")
+        self.remove_step_button.setVisible(False)
+        self.save_lesson_button = QPushButton("Save lesson…")
+        self.save_lesson_button.setToolTip("The fabric, your notes and steps, the text size")
         for b, sig in ((self.back_button, self.back_requested), (self.next_button, self.next_requested),
                        (self.export_button, self.export_requested),
-                       (self.exit_button, self.exit_requested)):
+                       (self.exit_button, self.exit_requested),
+                       (self.note_button, self.note_requested),
+                       (self.add_step_button, self.add_step_requested),
+                       (self.remove_step_button, self.remove_step_requested),
+                       (self.save_lesson_button, self.save_lesson_requested)):
             b.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the arrow keys stay the lecture's
             b.clicked.connect(sig)
         self.scale_box = QComboBox()
@@ -99,6 +119,12 @@ class LecturePanel(QWidget):
         settings.addWidget(self.size_label)
         settings.addWidget(self.size_box)
         settings.addStretch(1)
+        lesson = QHBoxLayout()
+        lesson.addWidget(self.note_button)
+        lesson.addWidget(self.add_step_button)
+        lesson.addWidget(self.remove_step_button)
+        lesson.addStretch(1)
+        lesson.addWidget(self.save_lesson_button)
         self.keys_hint = QLabel("Keys: → / PageDown next, ← / PageUp back, Esc exits")
         self.keys_hint.setStyleSheet("color: #777;")
         lay = QVBoxLayout(self)
@@ -107,6 +133,7 @@ class LecturePanel(QWidget):
         lay.addWidget(self.body, 1)
         lay.addLayout(nav)
         lay.addLayout(settings)
+        lay.addLayout(lesson)
         lay.addWidget(self.keys_hint)
         self.scale = 1.0
         self.set_scale(DEFAULT_SCALE)
@@ -114,6 +141,12 @@ class LecturePanel(QWidget):
     @property
     def compare_size(self) -> int:
         return int(self.size_box.currentData())
+
+    def set_compare_size(self, size: int) -> None:
+        """Pick ``size`` in the size box (emits size_changed when it changes)."""
+        i = self.size_box.findData(int(size))
+        if i >= 0:
+            self.size_box.setCurrentIndex(i)
 
     def set_scale(self, scale: float) -> None:
         """Presenter scale: every text of the panel ``scale`` times its normal size."""
@@ -131,7 +164,8 @@ class LecturePanel(QWidget):
         small.setPointSizeF(max(9.0, pt * 0.75))
         for w in (self.counter, self.back_button, self.next_button, self.export_button,
                   self.exit_button, self.scale_box, self.size_box, self.scale_label,
-                  self.size_label, self.keys_hint):
+                  self.size_label, self.keys_hint, self.note_button, self.add_step_button,
+                  self.remove_step_button, self.save_lesson_button):
             w.setFont(small)
         i = self.scale_box.findData(self.scale)
         if i >= 0 and i != self.scale_box.currentIndex():
@@ -156,7 +190,9 @@ class LecturePanel(QWidget):
     def set_navigation(self, back: bool, forward: bool) -> None:
         self.back_button.setEnabled(back)
         self.next_button.setEnabled(forward)
-        self.export_button.setEnabled(back or forward)
+        for b in (self.export_button, self.note_button, self.add_step_button,
+                  self.save_lesson_button):
+            b.setEnabled(back or forward)
 
 
 class LectureStartDialog(QDialog):
@@ -170,6 +206,7 @@ class LectureStartDialog(QDialog):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Lecture mode")
+        keep_title_whole(self)
         self.keys = [*PRESETS, self.OTHER[0], self.CURRENT[0]]
         self.list = QListWidget()
         for key in PRESETS:

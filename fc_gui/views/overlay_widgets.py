@@ -103,9 +103,32 @@ class ColorBarWidget(QWidget):
         return False
 
     def _place(self) -> None:
+        """At the top right of the parent, under the visible colour bars made before it (the
+        studies' impact bar and the heat map's never overlap)."""
+        parent = self.parentWidget()
+        if parent is None:
+            return
+        y = 12
+        for other in parent.findChildren(ColorBarWidget,
+                                         options=Qt.FindChildOption.FindDirectChildrenOnly):
+            if other is self:
+                break
+            if other.isVisible():
+                y = max(y, other.geometry().bottom() + 1 + 8)
+        self.move(parent.width() - self.width() - 12, y)
+
+    def _place_all(self) -> None:
         parent = self.parentWidget()
         if parent is not None:
-            self.move(parent.width() - self.width() - 12, 12)
+            for bar in parent.findChildren(ColorBarWidget,
+                                           options=Qt.FindChildOption.FindDirectChildrenOnly):
+                bar._place()
+
+    def setVisible(self, visible: bool) -> None:
+        changed = visible != self.isVisible()
+        super().setVisible(visible)
+        if changed:
+            self._place_all()
 
     def set_greyed(self, greyed: bool) -> None:
         """Fade the bar (it describes a stale result)."""

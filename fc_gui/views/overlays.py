@@ -179,9 +179,11 @@ class CutOverlay(CanvasOverlay):
         self.caption_shown = True  # the corner caption (lecture mode shows it in its panel)
 
     def show_cut(self, cut: BottleneckCut | None, num_compute: int | None = None,
-                 groups: Mapping[str, str | None] | None = None) -> None:
+                 groups: Mapping[str, str | None] | None = None,
+                 kinds: Mapping[str, tuple[str, str]] | None = None) -> None:
         """Shade S*, dash the links leaving it, caption it (``groups``: node -> box, to name S*
-        or its complement by boxes)."""
+        or its complement by boxes; ``kinds``: node -> (kind, role), to name a big one by its
+        GPUs)."""
         self.clear()
         self.cut = cut
         if cut is None:
@@ -212,7 +214,7 @@ class CutOverlay(CanvasOverlay):
         heads.setData(*pairs_xy(heads_seg))
         self.add(heads)
 
-        self.label_text = cut_caption(cut, list(pos), num_compute, groups)
+        self.label_text = cut_caption(cut, list(pos), num_compute, groups, kinds)
         self.badge = CornerBadge(self.label_text, self.canvas.overlay_parent())
         self.badge.set_greyed(self.greyed)
         self.badge.set_dimmed(self.dimmed)
@@ -264,6 +266,7 @@ class HeatMapOverlay(CanvasOverlay):
         self.info: list[tuple[Fraction, Fraction, list[str]]] = []
         self.colors: dict[tuple[str, str], tuple[int, int, int, int]] = {}
         self.color_bar: ColorBarWidget | None = None
+        self.yielded = False  # another map (the studies' impact map) colours the links
         levels = self.cmap.map(np.arange(HEAT_BINS + 1) / HEAT_BINS, mode="byte")
         self._lut = [(int(c[0]), int(c[1]), int(c[2]), 255) for c in levels]
 
@@ -295,7 +298,8 @@ class HeatMapOverlay(CanvasOverlay):
             (ll.bandwidth, ll.load, users.get((ll.source, ll.target), [])) for ll in loads
         ]
         self.colors = {p: self.color_of(float(ll.load)) for p, ll in zip(self.pairs, loads)}
-        self.canvas.set_link_colors(self.shown_colors() if self.visible else None)
+        if not self.yielded:
+            self.canvas.set_link_colors(self.shown_colors() if self.visible else None)
         self._sync_bar()
 
     def shown_colors(self) -> dict[tuple[str, str], tuple[int, int, int, int]]:
@@ -306,7 +310,7 @@ class HeatMapOverlay(CanvasOverlay):
 
     def set_greyed(self, greyed: bool) -> None:
         super().set_greyed(greyed)
-        if self.active and self.visible:
+        if self.active and self.visible and not self.yielded:
             self.canvas.set_link_colors(self.shown_colors())
         if self.color_bar is not None:
             self.color_bar.set_greyed(self.greyed)
@@ -327,17 +331,27 @@ class HeatMapOverlay(CanvasOverlay):
 
     def _sync_bar(self) -> None:
         if self.color_bar is not None:
-            self.color_bar.setVisible(self.visible and self.active)
+            self.color_bar.setVisible(self.visible and self.active and not self.yielded)
 
     def set_visible(self, visible: bool) -> None:
         super().set_visible(visible)
-        if self.active:
+        if self.active and not self.yielded:
             self.canvas.set_link_colors(self.shown_colors() if visible else None)
+        self._sync_bar()
+
+    def set_yielded(self, yielded: bool) -> None:
+        """Leave the links (and the top-right corner) to another map while ``yielded``; its
+        colours and colour bar come back when it ends."""
+        if bool(yielded) == self.yielded:
+            return
+        self.yielded = bool(yielded)
+        if not self.yielded and self.active:
+            self.canvas.set_link_colors(self.shown_colors() if self.visible else None)
         self._sync_bar()
 
     def clear(self) -> None:
         super().clear()
-        if self.colors:
+        if self.colors and not self.yielded:
             self.canvas.set_link_colors(None)
         self.pairs, self.info, self.index, self.colors = [], [], {}, {}
         self._sync_bar()

@@ -55,6 +55,7 @@ class SummaryView(QWidget):
         layout.addWidget(scroll)
         self.schedule: Schedule | None = None
         self._elapsed: float | None = None
+        self._split: tuple[float, float] | None = None
         self._previous: Schedule | None = None
         self.fabric_warnings: tuple[str, ...] = ()
         self.clear()
@@ -66,10 +67,12 @@ class SummaryView(QWidget):
         self.label.setText(f"<i style='color:#777'>{html.escape(text)}</i>")
 
     def set_schedule(
-        self, schedule: Schedule, elapsed: float | None = None, previous: Schedule | None = None
+        self, schedule: Schedule, elapsed: float | None = None, previous: Schedule | None = None,
+        split: tuple[float, float] | None = None,
     ) -> None:
         self.schedule = schedule
         self._elapsed = elapsed
+        self._split = split
         self._previous = previous
         self._render()
 
@@ -82,7 +85,7 @@ class SummaryView(QWidget):
     def _render(self) -> None:
         self.label.setText(
             summary_html(self.schedule, self._elapsed, stale=self.stale, previous=self._previous,
-                         fabric_warnings=self.fabric_warnings)
+                         fabric_warnings=self.fabric_warnings, split=self._split)
         )
 
     def set_stale(self, stale: bool) -> None:

@@ -57,6 +57,7 @@ GROUP_FILL = (241, 243, 242)  # opaque (a light tint of the background)
 GROUP_EDGE = (190, 201, 206)
 BACKGROUND = (252, 252, 250)
 LABEL_COLOR = (40, 40, 40)
+LINK_LABEL_COLOR = (25, 45, 95)  # the bandwidth labels on links
 
 #: Link widths in pixels: one PlotCurveItem per width class keeps drawing batched.
 LINK_WIDTH_CLASSES = (1.0, 1.6, 2.4, 3.4, 4.6, 6.0)

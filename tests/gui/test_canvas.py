@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QUndoStack
 from PySide6.QtTest import QTest
 
@@ -164,6 +164,24 @@ def test_dragging_nodes_is_one_undo_step(qtbot, canvas):
     assert canvas.doc.position("b0.gpu3") == start
 
 
+def test_drawn_nodes_are_numbered_from_zero(qtbot):
+    """Issue 26: the first drawn node was ``gpu``, then ``gpu1``...; now gpu0, gpu1, sw0."""
+    from solver.model.topology import Topology
+
+    doc = TopologyDocument(Topology(name="empty", nodes=[], links=[]))
+    c = FabricCanvas(doc, QUndoStack())
+    qtbot.addWidget(c)
+    c.resize(600, 400)
+    c.show()
+    qtbot.waitExposed(c)
+    for tool, point in ((Tool.ADD_COMPUTE, QPoint(60, 60)), (Tool.ADD_COMPUTE, QPoint(200, 60)),
+                        (Tool.ADD_SWITCH, QPoint(130, 200))):
+        c.set_tool(tool)
+        QTest.mouseClick(c.viewport(), Qt.MouseButton.LeftButton,
+                         Qt.KeyboardModifier.NoModifier, point)
+    assert list(doc.nodes) == ["gpu0", "gpu1", "sw0"]
+
+
 def test_add_tools_create_nodes_and_links(qtbot, canvas):
     doc, stack = canvas.doc, canvas.undo_stack
     n0, m0 = len(doc.nodes), len(doc.links)
@@ -302,3 +320,160 @@ def test_canvas_and_test_double_offer_the_whole_overlay_host_protocol():
     for host in (FabricCanvas, PlotCanvasHost):
         missing = {n for n in wanted if not callable(getattr(host, n, None))}
         assert not missing, f"{host.__name__} lacks {missing}"
+
+
+def test_tooltip_stays_when_qt_sends_its_tooltip_event(canvas, qtbot):
+    """Issue 26: the tip shown on mouse move vanished 0.7 s later, when Qt's ToolTip event
+    reached the scene (no item tool tip there: it hid the tip). The canvas answers it."""
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    x, y = canvas.doc.position("b0.gpu3")
+    _, y2 = canvas.doc.position("b0.nic3")
+    scene = canvas.view_box.mapViewToScene(QPointF(x, (y + y2) / 2))
+    canvas._on_mouse_moved(scene)
+    assert "25 GB/s full duplex" in QToolTip.text()
+    vp_pos = canvas.mapFromScene(scene)
+    event = QHelpEvent(QEvent.Type.ToolTip, vp_pos, canvas.viewport().mapToGlobal(vp_pos))
+    QApplication.sendEvent(canvas.viewport(), event)
+    qtbot.wait(600)  # Qt hides a tip 300 ms after it is told to
+    assert QToolTip.isVisible() and "25 GB/s full duplex" in QToolTip.text()
+
+
+def test_bandwidth_labels_layer_writes_gb_s_on_links_clear_of_each_other(canvas, qtbot):
+    from fc_gui.model.link_labels import CHAR_W, LINE_H, place_labels
+
+    item = canvas.link_labels_item
+    assert not item.isVisible()
+    canvas.set_link_labels_visible(True)
+    canvas.viewport().repaint()
+    qtbot.wait(30)
+    drawn = [canvas._link_texts[r] for r in item.drawn]
+    assert "25 GB/s" in drawn and "300 GB/s" in drawn  # NIC links and NVLink
+    assert all(t.endswith(" GB/s") for t in drawn)
+    # rare bandwidths go first: the NIC-to-IB links (25) of 2x DGX A100 are as many as the
+    # NVLinks, so every class gets labels; and the placed boxes never overlap
+    a, b = canvas.links.segment_ends(canvas._pos)
+    px = 40.0
+    placed = place_labels(a * 10, b * 10, canvas._link_texts, px, canvas._pos * 10, 1.0)
+    boxes = [(cx - CHAR_W * px * len(canvas._link_texts[r]) / 2, cy - LINE_H * px / 2,
+              cx + CHAR_W * px * len(canvas._link_texts[r]) / 2, cy + LINE_H * px / 2)
+             for r, cx, cy in placed]
+    for i, p in enumerate(boxes):
+        for q in boxes[i + 1:]:
+            assert not (p[0] < q[2] and q[0] < p[2] and p[1] < q[3] and q[1] < p[3])
+    canvas.set_label_scale(2.0)
+    assert item.font_px() == 26
+    canvas.set_link_labels_visible(False)
+    assert not item.isVisible()
+
+
+def test_bandwidth_text_and_rare_links_first():
+    from fractions import Fraction
+
+    from fc_gui.model.link_labels import bandwidth_text, label_order, place_labels
+
+    assert bandwidth_text(Fraction(25)) == "25 GB/s"
+    assert bandwidth_text(Fraction(25, 2)) == "12.5 GB/s"
+    assert bandwidth_text(Fraction(1, 3)) == "0.3333 GB/s"
+    assert label_order([300, 300, 25, 300], np.array([1.0, 2.0, 1.0, 3.0])) == [2, 3, 1, 0]
+    # two links crossing at their middles: the second label moves along its link
+    starts = np.array([[0.0, 0.0], [0.0, 100.0]])
+    stops = np.array([[200.0, 100.0], [200.0, 0.0]])
+    placed = place_labels(starts, stops, ["25 GB/s", "300 GB/s"], 12, np.zeros((0, 2)), 0)
+    assert [r for r, *_ in placed] == [0, 1]
+    assert placed[0][1:] == (100.0, 50.0) and placed[1][1:] != (100.0, 50.0)
+    # a label over a node is not drawn there
+    placed = place_labels(starts[:1], stops[:1], ["25 GB/s"], 12, np.array([[100.0, 50.0]]), 8)
+    assert placed and placed[0][1:] != (100.0, 50.0)
+
+
+def test_keyboard_users_select_nodes_and_links_and_open_them(qtbot, tmp_path):
+    """Issue 26: Tab reaches the canvas (a blue frame), Tab / Shift+Tab step through the nodes
+    in reading order and then the links, Ctrl+arrow jumps, the item is ringed, Enter opens it
+    in the Inspector and the Menu key its what-if menu."""
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from fc_gui.main_window import MainWindow
+    from fc_gui.views.canvas_keyboard import FOCUS_RGB
+
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    w = MainWindow(ring(4), settings=settings, state_dir=tmp_path, install_results=False)
+    w.show()
+    w.activateWindow()
+    qtbot.waitActive(w)
+    try:
+        c, doc = w.canvas, w.document
+        # Tab from the widget before the canvas lands on it
+        w.inspector.fabric_name.setFocus()
+        qtbot.waitUntil(w.inspector.fabric_name.hasFocus)
+        for _ in range(60):
+            widget = QApplication.focusWidget()
+            assert widget is not None
+            if widget is c:
+                break
+            QTest.keyClick(widget, Qt.Key.Key_Tab)
+        assert c.hasFocus()
+        img = c.grab().toImage()  # the blue frame inside the canvas's edge
+        edge = {img.pixelColor(x, 1).getRgb()[:3] for x in range(5, img.width() - 5, 9)}
+        assert edge == {FOCUS_RGB}, edge
+        order = c.keyboard.order()
+        assert [k for k, _ in order] == ["node"] * 4 + ["link"] * len(doc.links)
+        ys = [doc.position(n)[1] for _, n in order[:4]]
+        assert ys == sorted(ys)  # reading order: the top row first
+        QTest.keyClick(c, Qt.Key.Key_Tab)
+        assert doc.selected_nodes == {order[0][1]} and c.keyboard.drawn() == order[0]
+        QTest.keyClick(c, Qt.Key.Key_Tab)
+        assert doc.selected_nodes == {order[1][1]}
+        QTest.keyClick(c, Qt.Key.Key_Backtab)
+        assert doc.selected_nodes == {order[0][1]}
+        for _ in range(4):
+            QTest.keyClick(c, Qt.Key.Key_Tab)
+        (link,) = doc.selected_links
+        assert ("link", link) == order[4] and c.keyboard.drawn() == order[4]
+        assert c.hasFocus()  # Tab stays in the canvas
+        # Enter: the Inspector's bandwidth field gets the keys
+        QTest.keyClick(c, Qt.Key.Key_Return)
+        qtbot.waitUntil(w.inspector.link_bw.hasFocus, timeout=2000)
+        assert c.keyboard.drawn() is None  # the ring shows only while the canvas has the keys
+        img = c.grab().toImage()
+        assert img.pixelColor(img.width() // 2, 1).getRgb()[:3] != FOCUS_RGB
+        # Return there gives the keys back; the Menu key opens the link's what-if menu
+        QTest.keyClick(w.inspector.link_bw, Qt.Key.Key_Return)
+        qtbot.waitUntil(c.hasFocus, timeout=2000)
+        assert c.keyboard.shown()  # back from the keyboard: frame and ring again
+        QTest.keyClick(c, Qt.Key.Key_Menu)
+        texts = [a.text() for a in c._menu.actions()]
+        assert any(t.startswith(f"Disable link {doc.links[link].label}") for t in texts)
+        c._menu.close()
+        # Ctrl+Right from the leftmost node goes to a node to its right
+        left = min(doc.nodes, key=lambda n: doc.position(n)[0])
+        doc.set_selection([left])
+        QTest.keyClick(c, Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier)
+        (now,) = doc.selected_nodes
+        assert doc.position(now)[0] > doc.position(left)[0]
+        # a click means the mouse: no focus frame or ring (the next Tab brings them back)
+        assert c.keyboard.shown()
+        QTest.mouseClick(c.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                         QPoint(5, 5))
+        assert c.hasFocus() and not c.keyboard.shown() and c.keyboard.drawn() is None
+        QTest.keyClick(c, Qt.Key.Key_Tab)
+        assert c.keyboard.shown()
+        # Ctrl+Tab leaves the canvas
+        QTest.keyClick(c, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+        assert not c.hasFocus()
+    finally:
+        w.undo_stack.setClean()
+        w.close()
+
+
+def test_direction_and_order_helpers():
+    from fc_gui.views.canvas_keyboard import nearest_in_direction, tab_order
+
+    pts = {"a": (0.0, 0.0), "b": (10.0, 1.0), "c": (5.0, 20.0), "d": (-10.0, 0.0)}
+    assert nearest_in_direction((0.0, 0.0), pts, (1.0, 0.0), exclude="a") == "b"
+    assert nearest_in_direction((0.0, 0.0), pts, (0.0, 1.0), exclude="a") == "c"
+    assert nearest_in_direction((0.0, 0.0), pts, (0.0, -1.0), exclude="a") is None
+    order = tab_order(pts, {7: ("a", "b")}, row_height=5.0)
+    assert order == [("node", "d"), ("node", "a"), ("node", "b"), ("node", "c"), ("link", 7)]

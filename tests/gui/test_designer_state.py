@@ -459,14 +459,19 @@ def test_the_stale_banner_never_squeezes_the_solve_fields(qtbot, make_results_wi
 
 # ---------------------------------------------------------------------- item 11: the Help menu
 def test_help_menu_has_a_quick_start_and_the_real_shortcuts(qtbot, make_results_window):
+    from fc_gui.controllers.lecture import LectureController
+
     w = make_results_window()
+    w.lecture_controller = LectureController(w)
     titles = [a.text() for a in w.help_menu.actions() if not a.isSeparator()]
-    assert titles == ["&Quick start", "&Keyboard shortcuts", "&About"]
+    assert {"&Quick start", "&Keyboard shortcuts", "&About"} <= set(titles)
     quick = w.show_quick_start()
     assert quick.isVisible() and not quick.isModal()
     text = quick.text()
-    for step in ("Open a fabric", "Solve", "Ask what if", "stale", "Ctrl+R"):
-        assert step in text, step
+    for step in ("Open a fabric", "Solve", "Ask what if", "stale", "Ctrl+R",
+                 "draw one by hand", "Add compute nodes (C)", "Studies", "Lecture mode (Ctrl+Shift+L)",
+                 "Link bandwidths (Ctrl+Shift+B)"):
+        assert step.lower() in text.lower(), step
     dialog = w.show_shortcuts()
     keys = {what: key for _, what, key in dialog.rows}
     # read from the actions: the solve shortcut, undo, the tools, the window's Escape
@@ -480,6 +485,10 @@ def test_help_menu_has_a_quick_start_and_the_real_shortcuts(qtbot, make_results_
     # a shortcut changed at run time shows up: nothing is hard-coded
     w.results_controller.menu.solve_action.setShortcut(QKeySequence("Ctrl+J"))
     assert ("Solve", "Solve", "Ctrl+J") in w.show_shortcuts().rows
+    # the keys the quick start names are the window's
+    assert keys["Add compute node"] == "C" and keys["Add switch"] == "W"
+    assert any(k == "Ctrl+Shift+L" for k in keys.values())
+    assert any(k == "Ctrl+Shift+B" for k in keys.values())
 
 
 def test_a_studys_resilience_map_is_not_drawn_on_another_fabric(make_results_window, tmp_path):
@@ -506,3 +515,52 @@ def test_a_result_that_arrives_stale_is_greyed_from_the_start(qtbot, make_result
     assert rc.plots._model and all(rc.plots.series[label].opacity() == 0.3
                                    for label in rc.plots._model)
     assert all(c[0] == c[1] == c[2] for c in rc.canvas.links.colors.values())
+
+
+def test_dialogs_are_wide_enough_for_their_titles(qtbot):
+    """Issue 26: openbox elided "Export MSCCL XML" to "Export...CL XML" on a narrow dialog."""
+    from PySide6.QtGui import QFontDatabase, QFontMetrics
+
+    from fc_gui.controllers.export_actions import MscclOptionsDialog
+    from fc_gui.views.dialog_titles import TITLE_BAR_BUTTONS_PX, keep_title_whole, title_width
+    from fc_gui.views.lecture_panel import LectureStartDialog
+
+    font = QFontDatabase.systemFont(QFontDatabase.SystemFont.TitleFont)
+    font.setBold(True)
+    for dialog in (MscclOptionsDialog(), LectureStartDialog()):
+        qtbot.addWidget(dialog)
+        text = QFontMetrics(font).horizontalAdvance(dialog.windowTitle())
+        assert dialog.minimumWidth() >= text + TITLE_BAR_BUTTONS_PX
+        dialog.show()
+        assert dialog.width() >= title_width(dialog.windowTitle())
+    from PySide6.QtWidgets import QDialog
+
+    long = QDialog()
+    qtbot.addWidget(long)
+    long.setWindowTitle("x" * 500)
+    assert keep_title_whole(long, cap=900).minimumWidth() == 900
+
+
+def test_a_big_cut_is_named_by_its_gpus_not_counted():
+    """Issue 26: on the 16-GCD MI250 host (RCCL's rccl_topo_16p1h.xml) the caption read
+    "S* = 50 shaded nodes". Named by its GPUs, with the devices beside them counted."""
+    from pathlib import Path
+
+    import solver
+    from solver.io.formats import load
+
+    topo = load(Path(__file__).parents[1] / "data/real/topo/rccl_topo_16p1h.xml")
+    cut = solver.solve(topo).bottleneck
+    ids = [n.id for n in topo.nodes]
+    groups = {n.id: n.group for n in topo.nodes}
+    kinds = {n.id: (n.kind, n.role) for n in topo.nodes}
+    assert cut_set_text(cut.nodes, ids, groups) == "50 shaded nodes"  # without kinds: a count
+    text = cut_set_text(cut.nodes, ids, groups, kinds)
+    outside = [n.id for n in topo.nodes if n.id not in set(cut.nodes)]
+    gpus_out = [n for n in outside if kinds[n][0] == "compute"]
+    assert text.startswith("all but " + ", ".join(gpus_out) + " (and "), text
+    assert text.endswith(" beside them)") and "PCIe switch" in text
+    # the inside named the same way when it is the shorter side
+    small = [*gpus_out, *(n for n in outside if kinds[n][0] != "compute")]
+    assert cut_set_text(small, ids, groups, kinds) == (
+        "{" + ", ".join(gpus_out) + "} (with " + text.split("(and ")[1].replace(" beside them", ""))

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from PySide6.QtCore import QSettings
-from PySide6.QtGui import QImage
+from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication
 from results_fixtures import FakeSolver, ring4
 from test_screenshot import SAMPLE, run_gui
@@ -126,3 +126,84 @@ def test_figure_caption_keeps_clear_of_the_box_frames(qtbot, width):
     halo = next(c for c in root.iter(f"{SVG}circle") if c.get("r") == "17")
     b0 = frames[0]
     assert float(b0.get("y")) <= float(halo.get("cy")) - 17
+
+
+def _font_px(root) -> list[tuple[str, float]]:
+    """(text, rendered pixel size) of every text element: its own or its group's font-size,
+    times the pixels per viewBox unit."""
+    scale = float(root.get("width")) / float(root.get("viewBox").split()[2])
+    out = []
+
+    def walk(el, size):
+        size = float(el.get("font-size", size))
+        if el.tag == f"{SVG}text":
+            out.append((el.text or "", size * scale))
+        for child in el:
+            walk(child, size)
+
+    walk(root, 16.0)
+    return out
+
+
+def test_slide_figure_at_1920_has_no_corner_square_and_readable_text(solved, tmp_path):
+    """Issue 26: the SVG's background once read width="100%", which Qt's renderer drew as a
+    100 x 100 off-white square in the PNG's corner; and the text was 11-15 px on any figure."""
+    from fc_gui.views.style import BACKGROUND
+
+    png = save_figure(solved, tmp_path / "slide.png", 1920)
+    img = QImage(str(png))
+    assert img.width() == 1920
+    bg = QColor(*BACKGROUND).rgb()
+    # the whole top row and left column (outside the 100 px corner too) are the background
+    assert {img.pixel(x, 2) for x in range(0, img.width(), 7)} == {bg}
+    assert {img.pixel(2, y) for y in range(0, img.height(), 7)} == {bg}
+    assert img.pixel(img.width() - 3, img.height() - 3) == bg
+    # the title's letters in the PNG are slide-sized: its dark rows run >= 20 px tall
+    dark = [y for y in range(0, 140) if any(
+        QColor(img.pixel(x, y)).lightness() < 60 for x in range(0, 700, 2))]
+    assert dark and dark[-1] - dark[0] >= 20, dark[:3]
+    root = ET.parse(save_figure(solved, tmp_path / "slide.svg", 1920)).getroot()
+    sizes = _font_px(root)
+    assert min(px for _, px in sizes) >= 1920 / 101  # smallest text 19 px on the slide
+    assert any(t.startswith("gpu") or "." in t for t, _ in sizes)  # node names are there
+
+
+def test_figure_text_follows_the_text_size_and_nodes_keep_a_margin(solved, tmp_path):
+    from fc_gui.controllers.figure import figure_data
+    from fc_gui.views.figure_svg import build_svg
+
+    data = figure_data(solved)
+    small = min(px for _, px in _font_px(ET.fromstring(build_svg(data, 1920))))
+    data.text_scale = 2.0
+    root = ET.fromstring(build_svg(data, 1920))
+    big = min(px for _, px in _font_px(root))
+    assert big == pytest.approx(2 * small)
+    vw, vh = (float(v) for v in root.get("viewBox").split()[2:])
+    for shape in root.find(f".//{SVG}g[@id='nodes']"):
+        xs = [float(v) for v in (shape.get("cx"), shape.get("x")) if v is not None]
+        pts = shape.get("points")
+        if pts:
+            xs = [float(p.split(",")[0]) for p in pts.split()]
+            ys = [float(p.split(",")[1]) for p in pts.split()]
+        else:
+            ys = [float(v) for v in (shape.get("cy"), shape.get("y")) if v is not None]
+        assert min(xs) >= 30 and max(xs) <= vw - 30 and min(ys) >= 30 and max(ys) <= vh - 30
+    for label in root.find(f".//{SVG}g[@id='labels']"):
+        half = 0.62 * 11 * len(label.text) / 2
+        assert half + 20 <= float(label.get("x")) <= vw - half - 20
+
+
+def test_figure_writes_link_bandwidths_when_the_layer_is_on(solved, tmp_path):
+    from fc_gui.controllers.figure import figure_data
+    from fc_gui.views.figure_svg import build_svg
+
+    assert figure_data(solved).link_labels is False
+    solved.results_controller.layers.bandwidths_action.setChecked(True)
+    data = figure_data(solved)
+    assert data.link_labels
+    root = ET.fromstring(build_svg(data, 1920))
+    group = root.find(f".//{SVG}g[@id='link-labels']")
+    texts = [t.text for t in group.iter(f"{SVG}text")]
+    assert texts and all(t.endswith(" GB/s") for t in texts)
+    sizes = [px for t, px in _font_px(root) if t in texts]
+    assert min(sizes) >= 1920 / 101

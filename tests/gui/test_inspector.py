@@ -140,7 +140,7 @@ def test_fabric_page_when_nothing_selected(qtbot, env):
     assert doc.name == "lab cluster"
     doc.set_selection(["b0.gpu0", "ib0"], [0])
     assert ins.stack.currentWidget() is ins.multi_page
-    assert "1 compute node(s), 1 switch(es), 1 link(s)" in ins.multi_text.text()
+    assert "1 compute node, 1 switch, 1 link selected" in ins.multi_text.text()
     ins.links_only_button.click()
     assert doc.selected_nodes == frozenset() and doc.selected_links == {0}
     assert ins.stack.currentWidget() is ins.link_page
@@ -199,3 +199,40 @@ def test_a_switch_made_compute_drops_its_capabilities(qtbot, env):
     ins.node_kind.activated.emit(ins.node_kind.currentIndex())
     assert doc.nodes["b0.nvsw"].kind == "compute"
     assert doc.nodes["b0.nvsw"].capabilities == frozenset()
+
+
+def test_return_gives_the_keyboard_back_to_the_canvas(qtbot, tmp_path):
+    """Issue 26: after Return in the name field the focus stayed there, so the next tool key
+    ("L" for a link) was typed into the name. An accepted value hands focus to the canvas; a
+    refused one keeps it in the field to be fixed. Long rows wrap instead of being cut."""
+    from PySide6.QtCore import QSettings
+    from PySide6.QtTest import QTest
+
+    from fc_gui.main_window import MainWindow
+
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    w = MainWindow(dgx_a100(1), settings=settings, state_dir=tmp_path, install_results=False)
+    w.show()
+    w.activateWindow()
+    qtbot.waitActive(w)
+    try:
+        ins = w.inspector
+        w.document.set_selection(["b0.gpu0"])
+        edit = ins.node_id
+        edit.setFocus()
+        qtbot.waitUntil(edit.hasFocus)
+        edit.selectAll()
+        QTest.keyClicks(edit, "b0.gpu0")  # the id it already has: accepted
+        QTest.keyClick(edit, Qt.Key.Key_Return)
+        qtbot.waitUntil(w.canvas.hasFocus, timeout=2000)
+        edit.setFocus()
+        qtbot.waitUntil(edit.hasFocus)
+        edit.selectAll()
+        QTest.keyClicks(edit, "b0.gpu1")  # taken: refused, the focus stays
+        QTest.keyClick(edit, Qt.Key.Key_Return)
+        qtbot.wait(50)
+        assert "already used" in ins.message.text() and edit.hasFocus()
+        assert all(lbl.wordWrap() for lbl in (ins.node_links, ins.link_ends, ins.fabric_counts))
+    finally:
+        w.undo_stack.setClean()
+        w.close()

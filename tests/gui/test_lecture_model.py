@@ -100,6 +100,14 @@ def test_fabric_text_counts_boxes_switches_and_link_classes():
     first, links, _ = fabric_paragraphs(topo)
     assert first.startswith("16 GPUs in 2 boxes (8 each), 20 switches (16 nic, 2 nvswitch, 2 ib)")
     assert "gpu–nvswitch: 16 × 300 GB/s" in links
+    # a drawn fabric's switches have no role: "1 switch", not "1 switch (1 switch)"
+    from solver.model.topology import Link, Node, Topology
+
+    drawn = Topology(name="drawn", nodes=[Node(id="gpu0", kind="compute", role="gpu"),
+                                          Node(id="sw0", kind="switch", role="")],
+                     links=[Link(source="gpu0", target="sw0", bandwidth=Fraction(25))])
+    first, _, _ = fabric_paragraphs(drawn)
+    assert first.startswith("1 GPU, 1 switch, 1 link"), first
 
 
 def test_transfers_are_grouped_by_sender_and_route():

@@ -12,7 +12,7 @@ from fc_gui.model.trees import broadcast_levels, broadcast_step_text, holders, p
 PROBE = """
 import sys
 import fc_gui.model.lanes, fc_gui.model.trees, fc_gui.model.result_text, fc_gui.model.layouts
-import fc_gui.model.plot_series, fc_gui.views.plot_svg
+import fc_gui.model.plot_series, fc_gui.views.plot_svg, fc_gui.model.timeline, fc_gui.model.link_labels
 pure = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph'))
 import fc_gui.model.document, fc_gui.model.commands
 qt = sorted(m for m in sys.modules if m.startswith('PySide6.') or m.startswith('pyqtgraph'))
@@ -63,3 +63,26 @@ def test_reduce_scatter_steps_start_at_the_leaves():
     assert holders(trees, levels, 0) == set()  # partial sums: nobody holds a result yet
     text = broadcast_step_text(trees, levels, 2)
     assert text == "step 2/3: 1 transfers, 2/4 nodes have sent their partial sums"
+
+
+def test_solve_time_adds_up_or_says_what_the_rest_is():
+    """Issue 26: "20.2 s" was shown beside phases summing to 3.45 s; now the rest is named."""
+    import re
+
+    import pytest
+
+    from fc_gui.model.result_text import solve_time_text
+
+    timings = {"switch_removal": 0.11, "optimum": 0.03, "trees": 0.76, "paths": 0.04}
+    text = solve_time_text(timings, 1.14, (1.0, 0.1))
+    total, rest = text.split(" s = ", 1)
+    assert float(total) == 1.14
+    head, _, _ = rest.partition(" (")
+    assert head == "phases 0.94"
+    added = [float(x) for x in re.findall(r"\+ [a-z -]+ ([0-9.]+)", rest)]
+    assert added == [0.06, 0.1, 0.04]  # set-up and checks, display data, hand-over
+    assert 0.94 + sum(added) == pytest.approx(1.14, abs=0.011)
+    # without the split the rest is still said; nothing to add: just the phases
+    assert "+ 0.20 outside them" in solve_time_text(timings, 1.14)
+    assert solve_time_text(timings, 0.94) == "0.94 s (switch removal 0.11, optimum 0.03, " \
+        "trees 0.76, paths 0.04)"

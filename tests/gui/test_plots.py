@@ -126,6 +126,11 @@ def test_hover_reads_out_the_nearest_point_of_each_series(dock, qtbot):
     assert "bound 266.7 GB/s: 1M 266.7 GB/s" in lines
     # the measured series has points at 1K, 16K, 256K, 4M...: its nearest to 1.2M is 4M
     assert "measured allgather: 4M 36 GB/s" in lines
+    # issue 26: the box covered most of the plot; twelve lines (one of them at
+    # another size) took 40 % of a 1000x260 dock's plot, now 29 %
+    box = dock.hover.box.textItem.boundingRect()  # pixels (the text item is not scaled)
+    area = vb.sceneBoundingRect()
+    assert box.width() * box.height() <= area.width() * area.height() / 3
     # units follow the value: a tiny algbw is written in MB/s
     dock.add_tables({"slow": sim_table("ring", 0.01)}, "imported")
     dock.hover.show_at(QPointF(3.0, y))

@@ -213,3 +213,56 @@ def test_default_engine_is_a_local_cluster_of_worker_processes(qtbot, tmp_path, 
         w.close()
         w.deleteLater()
     assert not errors
+
+
+def test_impact_map_and_heat_map_share_the_links_and_the_corner(qtbot, tmp_path, dask_client,
+                                                                 errors):
+    """Issue 26: the studies' colour bar was drawn over the heat map's. While the impact map
+    colours the links the heat map yields them and its bar; switching the map off brings the
+    heat map's colours and bar back; two visible bars stack instead of overlapping."""
+    from PySide6.QtWidgets import QWidget
+    from results_fixtures import FakeSolver
+
+    from fc_gui.controllers.results import install
+    from fc_gui.views.overlay_widgets import ColorBarWidget
+
+    topo = fat_tree(leaves=2, spines=2, gpus_per_leaf=2, oversubscription=2)
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    w = MainWindow(topo, settings=settings, state_dir=tmp_path, install_results=False)
+    w.results_controller = install(w, solve_fn=FakeSolver(0.01), warmup=False)
+    ctl = install_studies(w, engine_factory=lambda workers: DaskEngine(client=dask_client))
+    w.resize(1366, 768)
+    w.show()
+    try:
+        heat = w.results_controller.overlays.heat
+        w.results_controller.solving.solve()
+        qtbot.waitUntil(lambda: heat.active, timeout=5000)
+        assert heat.color_bar.isVisible()
+        _run(qtbot, ctl, study="failures", elements=["links"])
+        assert ctl.overlay.bar.isVisible() and not heat.color_bar.isVisible()
+        assert w.canvas.links.colors is not None
+        ctl.dock.map_check.setChecked(False)
+        assert heat.color_bar.isVisible() and not ctl.overlay.bar.isVisible()
+        drawn = w.canvas.links.colors
+        assert drawn is not None  # the heat map's colours are back on the links
+        ctl.dock.map_check.setChecked(True)
+        assert not heat.color_bar.isVisible()
+        # two bars shown at once on one widget: the later one goes under the first
+        host = QWidget()
+        qtbot.addWidget(host)
+        host.resize(800, 600)
+        a = ColorBarWidget(heat.cmap, "a", host)
+        b = ColorBarWidget(heat.cmap, "b", host)
+        host.show()
+        a.show()
+        b.show()
+        assert not a.geometry().intersects(b.geometry())
+        assert b.geometry().top() > a.geometry().bottom()
+        a.hide()
+        assert b.geometry().top() == 12  # moves up when the first one goes
+    finally:
+        ctl.shutdown()
+        w.results_controller.shutdown()
+        w.undo_stack.setClean()
+        w.close()
+    assert not errors
