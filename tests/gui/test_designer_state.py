@@ -554,7 +554,9 @@ def test_a_big_cut_is_named_by_its_gpus_not_counted():
     ids = [n.id for n in topo.nodes]
     groups = {n.id: n.group for n in topo.nodes}
     kinds = {n.id: (n.kind, n.role) for n in topo.nodes}
-    assert cut_set_text(cut.nodes, ids, groups) == "50 shaded nodes"  # without kinds: a count
+    # without kinds: a count (50 nodes before Broadcom switches were flattened as NCCL does)
+    assert cut_set_text(cut.nodes, ids, groups) == f"{len(cut.nodes)} shaded nodes"
+    assert len(cut.nodes) > 40
     text = cut_set_text(cut.nodes, ids, groups, kinds)
     outside = [n.id for n in topo.nodes if n.id not in set(cut.nodes)]
     gpus_out = [n for n in outside if kinds[n][0] == "compute"]
