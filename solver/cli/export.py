@@ -46,6 +46,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         help="output format (default: from the -o extension)",
     )
     parser.add_argument(
+        "-c",
         "--collective",
         choices=COLLECTIVES,
         default="allgather",

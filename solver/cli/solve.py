@@ -42,6 +42,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("topology", metavar="TOPO", help="fabric file to solve")
     parser.add_argument(
+        "-c",
         "--collective",
         choices=COLLECTIVES,
         default="allgather",

@@ -91,7 +91,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 def _common_options(p: argparse.ArgumentParser, symmetry: bool = True) -> None:
-    p.add_argument("--collective", choices=COLLECTIVES, default="allgather",
+    p.add_argument("-c", "--collective", choices=COLLECTIVES, default="allgather",
                    help="collective (default: allgather)")
     p.add_argument("-o", "--output", metavar="FILE.h5", help="stream rows into this results file")
     p.add_argument("--name", help="study name in the file (default: STUDY_COLLECTIVE)")

@@ -62,3 +62,15 @@ def test_the_solve_example_runs_on_the_named_sample(capsys, monkeypatch):
     assert main(["solve", "sample_topologies/dgx_a100_2x.json"]) == 0
     out = capsys.readouterr().out
     assert "346.667" in out or "1040/3" in out
+
+
+def test_every_collective_option_has_the_short_form_c():
+    """`-c allreduce` works wherever a command takes --collective (simulate and measure import
+    had it, solve/export/study did not: README's tour uses it with export)."""
+    with_collective = []
+    for path, parser in _parsers(build_parser()):
+        for action in parser._actions:
+            if "--collective" in action.option_strings:
+                with_collective.append(path)
+                assert "-c" in action.option_strings, path
+    assert {("solve",), ("export",), ("simulate",)} <= set(with_collective)
