@@ -18,7 +18,7 @@ These are lower bounds: a schedule that passes may still fail the full rule chec
 (:func:`solver.msccl.rules.check_rules`) after it is built. The same bounds (total steps and
 threadblocks) also refuse, before building, a program too large for the symbolic execution
 every written XML passes (:func:`solver.msccl.interpreter.clock_cost` against ``CLOCK_BYTES`` and
-``CLOCK_OPS``: its vector clocks grow with threadblocks squared).
+``CLOCK_OPS``: its clocks grow with steps times the threadblocks of one rank).
 """
 
 from __future__ import annotations
@@ -84,12 +84,13 @@ def check_fits(schedule: Schedule, runtime_name: str, ranks: list[str]) -> None:
         )
     total_steps = sum(steps.get(v, 0) for v in ranks)
     total_tbs = sum(tbs(v) for v in ranks)
-    clock_bytes, clock_ops = interpreter.clock_cost(total_steps, total_tbs)
+    widest = max(tbs(v) for v in ranks)
+    clock_bytes, clock_ops = interpreter.clock_cost(total_steps, total_tbs, widest)
     if clock_bytes > interpreter.CLOCK_BYTES or clock_ops > interpreter.CLOCK_OPS:
         raise MscclError(
             f"the program would have at least {total_steps} steps on {total_tbs} threadblocks: "
             f"{rt.name}'s limits allow it, but it is too large for the symbolic execution that "
-            f"checks every XML before it is written ({clock_bytes // 2**20} MiB of vector clocks, "
+            f"checks every XML before it is written ({clock_bytes // 2**20} MiB of clocks, "
             f"{clock_ops:.1e} clock operations; its limits: {interpreter.clock_limit_text()}); "
             "export a smaller fabric or fewer trees per root"
         )
