@@ -56,6 +56,7 @@ from solver.io.files import read_bytes
 from solver.msccl import collectives as colls
 from solver.msccl.lowering import Transmission, lower, split_pieces
 from solver.msccl import reader
+from solver.msccl.gcpause import gc_paused
 from solver.msccl.program import BUFFERS, Program, parse_xml
 from solver.msccl.rules import check_rules
 from solver.msccl.runtimes import INT16_MAX, RECVS, SENDS, MscclError, runtime
@@ -176,8 +177,9 @@ def check_xml(
 ) -> CheckReport:
     """Parse, check the rules of ``runtime_name``, execute and verify. Raises MscclError."""
     rt = runtime(runtime_name)
-    program = parse_xml(text, where)
-    return check_program(program, rt.name, fifo_capacity, where)
+    with gc_paused():
+        program = parse_xml(text, where)
+        return check_program(program, rt.name, fifo_capacity, where)
 
 
 def check_program(
@@ -186,6 +188,11 @@ def check_program(
     fifo_capacity: int | None = None,
     where: str = "<xml>",
 ) -> CheckReport:
+    with gc_paused():
+        return _check_program(program, runtime_name, fifo_capacity, where)
+
+
+def _check_program(program: Program, runtime_name: str, fifo_capacity: int | None, where: str) -> CheckReport:
     rt = runtime(runtime_name)
     findings = check_rules(program, rt)
     if findings.errors:
@@ -379,6 +386,7 @@ class _Machine:
             if x < target or x in seen:
                 continue
             if ev_block[x] == block:
+                self.searched += len(seen)
                 return True
             seen.add(x)
             stack.append(ev_prev[x])
