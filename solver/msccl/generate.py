@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 from solver.model.schedule import Schedule, Tree
 from solver.msccl.program import Gpu, Program, Step, Threadblock
-from solver.msccl.gcpause import gc_paused
+from solver.algorithm.pipeline import paused_gc as gc_paused
 from solver.msccl.limits import check_fits
 from solver.msccl.runtimes import INT8_MAX, INT16_MAX, INT64, PROTOCOLS, MscclError, Runtime, runtime
 

@@ -56,7 +56,7 @@ from solver.io.files import read_bytes
 from solver.msccl import collectives as colls
 from solver.msccl.lowering import Transmission, lower, split_pieces
 from solver.msccl import reader
-from solver.msccl.gcpause import gc_paused
+from solver.algorithm.pipeline import paused_gc as gc_paused
 from solver.msccl.program import BUFFERS, Program, parse_xml
 from solver.msccl.rules import check_rules
 from solver.msccl.runtimes import INT16_MAX, RECVS, SENDS, MscclError, runtime
