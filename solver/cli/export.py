@@ -101,6 +101,16 @@ def register(subparsers) -> argparse.ArgumentParser:
         "the legacy runtime's own default 134217728); at most 2^63-1, the runtimes' int64",
     )
     parser.add_argument(
+        "--shape-partners",
+        type=int,
+        default=2,
+        metavar="P",
+        help="when each GPU has more partners than the runtime has threadblocks per rank, export "
+        "instead a schedule solved with every switch of more than P+1 GPUs replaced by a "
+        "circulant graph of P partners per GPU, verified on the real fabric, and print what it "
+        "costs (default 2; 0: refuse instead)",
+    )
+    parser.add_argument(
         "-o", "--output", required=True, metavar="FILE", help="output file ('-' for stdout)"
     )
     add_fabric_options(parser)
@@ -212,7 +222,16 @@ def run(args) -> int:
     if args.output == "-":
         sys.stdout.write(msccl.export_xml(schedule, args.runtime, **options))
         return 0
-    report = msccl.write_xml(args.output, schedule, args.runtime, **options)
+    try:
+        report = msccl.write_xml(args.output, schedule, args.runtime, **options)
+    except msccl.PeersLimit as exc:
+        if args.shape_partners == 0:
+            raise
+        print(f"not written as solved: {exc}")
+        shaped = msccl.shape(schedule, args.shape_partners, args.max_trees_per_root or 1)
+        print(shaped.summary())
+        schedule = shaped.schedule
+        report = msccl.write_xml(args.output, schedule, args.runtime, **options)
     out = Path(args.output)
     print(f"wrote {printable(str(out))}: {report.summary()}")
     ranks = msccl.rank_order(schedule, order)

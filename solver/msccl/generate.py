@@ -42,7 +42,9 @@ from solver.model.schedule import Schedule, Tree
 from solver.msccl.program import Gpu, Program, Step, Threadblock
 from solver.algorithm.pipeline import paused_gc as gc_paused
 from solver.msccl.limits import check_fits
-from solver.msccl.runtimes import INT8_MAX, INT16_MAX, INT64, PROTOCOLS, MscclError, Runtime, runtime
+from solver.msccl.runtimes import (
+    INT8_MAX, INT16_MAX, INT64, PROTOCOLS, MscclError, PeersLimit, Runtime, runtime,
+)
 
 
 @dataclass(eq=False, slots=True)
@@ -546,7 +548,7 @@ def _threadblocks(b: _Build) -> list[list[tuple[Threadblock, list[_Op]]]]:
             blocks.append((-1, -1, 0, sorted(per_rank[r][("local",)], key=lambda o: o.key)))
         blocks = _targets_first(b, r, blocks, targets)
         if len(blocks) > rt.max_threadblocks:
-            raise MscclError(
+            raise PeersLimit(
                 f"rank {r} needs {len(blocks)} threadblocks, more than the {rt.name} limit "
                 f"{rt.max_threadblocks} (MSCCL_MAX_NUM_THREAD_BLOCKS, {rt.where('max_threadblocks')}); "
                 f"{b.k_hint}"

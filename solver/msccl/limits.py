@@ -27,7 +27,7 @@ from collections import defaultdict
 
 from solver.model.schedule import Schedule
 from solver.msccl import interpreter
-from solver.msccl.runtimes import MscclError, runtime
+from solver.msccl.runtimes import MscclError, PeersLimit, runtime
 
 
 def check_rank_count(n: int, runtime_name: str) -> None:
@@ -62,7 +62,7 @@ def check_fits(schedule: Schedule, runtime_name: str, ranks: list[str]) -> None:
     for v in ranks:
         peers = max(len(send_peers.get(v, ())), len(recv_peers.get(v, ())))
         if peers > rt.max_threadblocks:
-            raise MscclError(
+            raise PeersLimit(
                 f"rank {v} sends to or receives from {peers} peers, so it needs at least {peers} "
                 f"threadblocks, more than the {rt.name} limit {rt.max_threadblocks} "
                 f"(MSCCL_MAX_NUM_THREAD_BLOCKS, {rt.where('max_threadblocks')}); a threadblock has "
