@@ -103,12 +103,13 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--shape-partners",
         type=int,
-        default=2,
+        default=None,
         metavar="P",
         help="when each GPU has more partners than the runtime has threadblocks per rank, export "
-        "instead a schedule solved with every switch of more than P+1 GPUs replaced by a "
-        "circulant graph of P partners per GPU, verified on the real fabric, and print what it "
-        "costs (default 2; 0: refuse instead)",
+        "instead a schedule solved with every switch of more than P+1 GPUs replaced by a grid of "
+        "smaller switches (at most P partners per GPU on it), verified on the real fabric, and "
+        "print what it costs (default: a quarter of the runtime's threadblocks per rank, 16 for "
+        "rccl; 0: refuse instead)",
     )
     parser.add_argument(
         "-o", "--output", required=True, metavar="FILE", help="output file ('-' for stdout)"
@@ -228,7 +229,8 @@ def run(args) -> int:
         if args.shape_partners == 0:
             raise
         print(f"not written as solved: {exc}")
-        shaped = msccl.shape(schedule, args.shape_partners, args.max_trees_per_root or 1)
+        partners = args.shape_partners or msccl.RUNTIMES[args.runtime].max_threadblocks // 4
+        shaped = msccl.shape(schedule, partners, args.max_trees_per_root or 1)
         print(shaped.summary())
         schedule = shaped.schedule
         report = msccl.write_xml(args.output, schedule, args.runtime, **options)

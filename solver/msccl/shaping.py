@@ -7,14 +7,16 @@ against RCCL's MSCCL_MAX_NUM_THREAD_BLOCKS 64 (``src/include/msccl/msccl_struct.
 0cbce2a7).
 
 Shaping replaces every *wide* switch (more attached GPUs than ``partners + 1``; a GPU attached
-directly or through a NIC node of its own) by a logical graph among its GPUs: in the switch's
-order, GPU ``i`` links to ``i ± 1, i ± 2, i ± 4, ...`` (a circulant graph: every cut of a few GPUs
-keeps many links), at most ``partners`` neighbours, each logical link with ``1/deg`` of the
-smaller attachment bandwidth. Whatever is scheduled on the logical fabric runs on the real one:
-the logical link u->v is the real path u -> (NIC) -> switch -> (NIC) -> v, and u's real links to
-the switch carry the sum of its ``deg`` logical links, at most its bandwidth. ForestColl solves the
-logical fabric; its trees are put back on real paths and the schedule is verified against the real
-fabric (:func:`solver.algorithm.verify.verify_schedule`) with the real fabric's optimum and
+directly or through a NIC node of its own) by a grid of smaller switches: its ``m`` GPUs get
+coordinates in base ``f`` with ``d`` digits, one logical switch joins the GPUs of each line of the
+grid and each GPU is on ``d`` lines with ``1/d`` of its bandwidth on each (``d (f - 1)`` partners:
+128 GPUs as 2 x 12 lines gives 22, 7 dimensions of 2 give 7). The logical fabric keeps switches,
+so ForestColl solves it as fast as the real one. Whatever is scheduled on it runs on the real
+fabric: the logical path u -> line switch -> v is the real path u -> (NIC) -> switch -> (NIC) -> v,
+and u's real links to the switch carry the sum of its ``d`` logical links, at most its bandwidth
+(the real switch is non-blocking). ForestColl solves the logical fabric; its trees are put back on
+real paths and the schedule is verified against the real fabric
+(:func:`solver.algorithm.verify.verify_schedule`) with the real fabric's optimum and
 bottleneck, so ``algbw / optimum`` is exactly what the shaping costs.
 """
 
@@ -25,7 +27,7 @@ from fractions import Fraction
 
 from solver.algorithm.verify import link_data, recompute_algbw, verify_schedule
 from solver.model.schedule import LinkLoad, Schedule, Tree, TreeEdge
-from solver.model.topology import COMPUTE, SWITCH, Link, Topology
+from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
 from solver.msccl.runtimes import MscclError
 
 
@@ -49,7 +51,8 @@ class Shaped:
         s = self.schedule
         return (
             f"shaped: {len(self.switches)} switch(es) ({', '.join(self.switches[:3])}"
-            f"{', ...' if len(self.switches) > 3 else ''}) as circulant graphs of {self.partners} partners per GPU: "
+            f"{', ...' if len(self.switches) > 3 else ''}) as grids of smaller switches, at most "
+            f"{self.partners} partners per GPU on each: "
             f"algbw {float(s.algbw_exact):.6g} GB/s (exact {s.algbw_exact}) against "
             f"{float(self.unconstrained):.6g} GB/s unshaped (exact {self.unconstrained}), "
             f"{float(self.cost) * 100:.3g}% less; optimum of the shaped fabric "
@@ -87,68 +90,85 @@ def _attachments(topo: Topology, switch: str) -> list[tuple[str, tuple[str, ...]
     return out
 
 
-def _offsets(m: int, partners: int) -> list[int]:
-    """Circulant offsets 1, 2, 4, ... while the neighbours of one GPU stay within ``partners``."""
-    chosen: list[int] = []
-    o = 1
-    while o < m:
-        trial = chosen + [o]
-        if len({(x * s) % m for x in trial for s in (1, -1)}) > partners:
-            break
-        chosen = trial
-        o *= 2
-    return chosen
+def grid(m: int, partners: int) -> tuple[int, int] | None:
+    """(dimensions d, side f) of the smallest grid whose GPUs have at most ``partners`` partners:
+    the ``m`` GPUs get coordinates in base f with d digits, one group per line of the grid
+    (d (f - 1) partners). None when even a hypercube (f = 2) has too many."""
+    for d in range(2, m.bit_length() + 1):
+        f = 2
+        while f**d < m:
+            f += 1
+        if d * (f - 1) <= partners:
+            return d, f
+    return None
 
 
-def shaped_fabric(topo: Topology, partners: int) -> tuple[Topology, dict[tuple[str, str], tuple[str, ...]], tuple[str, ...]]:
-    """The logical fabric, the real path of each logical link (both directions) and the switches
-    replaced. Raises MscclError when no switch is wide or a wide one cannot be shaped."""
-    if partners < 2:
-        raise MscclError(f"shaping needs at least 2 partners per GPU, got {partners}")
-    compute = set(topo.compute_ids)
+def shaped_fabric(topo: Topology, partners: int) -> tuple[Topology, dict, tuple[str, ...]]:
+    """The logical fabric, the way back (``switch``: logical switch -> real one; ``chain``:
+    (real switch, GPU) -> the GPU's nodes up to it) and the switches replaced. Every wide switch (more than ``partners + 1`` GPUs attached directly or through a
+    NIC of their own) becomes a grid of smaller switches: GPU ``i``'s coordinates in base ``f``
+    (``d`` digits), one switch per line of the grid, the GPU on the ``d`` lines through it with
+    ``1/d`` of its bandwidth on each. Raises MscclError when no switch is wide or one cannot be
+    shaped."""
+    if partners < 1:
+        raise MscclError(f"shaping needs at least 1 partner per GPU, got {partners}")
     drop: set[str] = set()
-    paths: dict[tuple[str, str], tuple[str, ...]] = {}
+    chains: dict[tuple[str, str], tuple[str, ...]] = {}  # (switch, GPU) -> GPU ... switch
+    real_of: dict[str, str] = {}  # logical switch -> real switch
+    nodes: list[Node] = []
     logical: list[Link] = []
     shaped = []
-    linked = {(l.source, l.target) for l in topo.links} | {(l.target, l.source) for l in topo.links}
     for sw in topo.switch_ids:
         att = _attachments(topo, sw)
         if att is None or len(att) <= partners + 1:
             continue
-        if any(len(chain) == 3 and chain[1] in drop for _, chain, _ in att):
-            continue
         m = len(att)
-        offsets = _offsets(m, partners)
-        deg = len({(x * s) % m for x in offsets for s in (1, -1)})
+        shape_ = grid(m, partners)
+        if shape_ is None:
+            raise MscclError(f"shaping {sw}: {m} GPUs cannot have at most {partners} partners each")
+        d, f = shape_
+        lines: dict[tuple[int, tuple[int, ...]], list[int]] = {}
         for i in range(m):
-            for j in sorted({(i + o) % m for o in offsets} | {(i - o) % m for o in offsets}):
-                if j <= i:
-                    continue
-                (u, cu, bu), (v, cv, bv) = att[i], att[j]
-                if (u, v) in linked or (u, v) in paths:
-                    raise MscclError(f"shaping {sw}: {u} and {v} are already linked")
-                logical.append(Link(u, v, min(bu, bv) / deg))
-                paths[(u, v)] = cu + tuple(reversed(cv[:-1]))
-                paths[(v, u)] = cv + tuple(reversed(cu[:-1]))
+            digits = tuple((i // f**t) % f for t in range(d))
+            for t in range(d):
+                lines.setdefault((t, digits[:t] + digits[t + 1:]), []).append(i)
+        for (t, rest), members in sorted(lines.items()):
+            if len(members) < 2:
+                continue
+            name = f"{sw}~{t}:{'.'.join(map(str, rest))}"
+            nodes.append(Node(name, SWITCH, "shaped", group=topo.node(sw).group))
+            real_of[name] = sw
+            for i in members:
+                gpu, _, b = att[i]
+                logical.append(Link(gpu, name, b / d))
+        for gpu, chain, _ in att:
+            chains[(sw, gpu)] = chain
         drop.add(sw)
         drop.update(chain[1] for _, chain, _ in att if len(chain) == 3)
         shaped.append(sw)
     if not shaped:
         raise MscclError(f"no switch of {topo.name!r} joins more than {partners + 1} GPUs: nothing to shape")
-    assert not drop & compute
     base = topo.without(drop)
-    fabric = replace(base, name=f"{topo.name} (shaped: {partners} partners)", links=base.links + tuple(logical))
-    return fabric, paths, tuple(shaped)
+    fabric = replace(
+        base,
+        name=f"{topo.name} (shaped: {partners} partners)",
+        nodes=base.nodes + tuple(nodes),
+        links=base.links + tuple(logical),
+    )
+    return fabric, {"switch": real_of, "chain": chains}, tuple(shaped)
 
 
 def _on_real(s: Schedule, real: Schedule, topo: Topology, paths: dict) -> Schedule:
     """``s`` (solved on the logical fabric) on the real fabric's paths, with the real optimum."""
 
+    switch, chain = paths["switch"], paths["chain"]
+
     def real_path(path: tuple[str, ...]) -> tuple[str, ...]:
-        out = [path[0]]
-        for a, b in zip(path, path[1:]):
-            out.extend(paths.get((a, b), (a, b))[1:])
-        return tuple(out)
+        # a logical switch joins GPUs only: its paths are gpu, switch, gpu
+        if len(path) == 3 and path[1] in switch:
+            u, sw, v = path[0], switch[path[1]], path[2]
+            return chain[(sw, u)] + tuple(reversed(chain[(sw, v)][:-1]))
+        return path
 
     cache: dict[int, TreeEdge] = {}
 
