@@ -7,14 +7,14 @@ against RCCL's MSCCL_MAX_NUM_THREAD_BLOCKS 64 (``src/include/msccl/msccl_struct.
 0cbce2a7).
 
 Shaping replaces every *wide* switch (more attached GPUs than ``partners + 1``; a GPU attached
-directly or through a NIC node of its own) by a grid of smaller switches: its ``m`` GPUs get
-coordinates in base ``f`` with ``d`` digits, one logical switch joins the GPUs of each line of the
-grid and each GPU is on ``d`` lines with ``1/d`` of its bandwidth on each (``d (f - 1)`` partners:
-128 GPUs as 2 x 12 lines gives 22, 7 dimensions of 2 give 7). The logical fabric keeps switches,
-so ForestColl solves it as fast as the real one. Whatever is scheduled on it runs on the real
-fabric: the logical path u -> line switch -> v is the real path u -> (NIC) -> switch -> (NIC) -> v,
-and u's real links to the switch carry the sum of its ``d`` logical links, at most its bandwidth
-(the real switch is non-blocking). ForestColl solves the logical fabric; its trees are put back on
+directly or through a NIC node of its own) by *windows*: with its ``m`` GPUs in link order (box
+order on a rail), window switch ``i`` joins GPUs ``i .. i + w - 1`` (mod ``m``), each GPU is on
+``w`` windows with ``1/w`` of its bandwidth on each, ``2 (w - 1) <= partners`` partners. Window
+``i`` belongs to GPU ``i``'s box, so the box translation stays an automorphism and ForestColl
+solves the logical fabric with its box symmetry, as fast as the real one. Whatever is scheduled
+on it runs on the real fabric: the logical path u -> window -> v is the real path
+u -> (NIC) -> switch -> (NIC) -> v, and u's real links to the switch carry the sum of its ``w``
+logical links, at most its bandwidth (the real switch is non-blocking). The trees are put back on
 real paths and the schedule is verified against the real fabric
 (:func:`solver.algorithm.verify.verify_schedule`) with the real fabric's optimum and
 bottleneck, so ``algbw / optimum`` is exactly what the shaping costs.
@@ -51,7 +51,7 @@ class Shaped:
         s = self.schedule
         return (
             f"shaped: {len(self.switches)} switch(es) ({', '.join(self.switches[:3])}"
-            f"{', ...' if len(self.switches) > 3 else ''}) as grids of smaller switches, at most "
+            f"{', ...' if len(self.switches) > 3 else ''}) as windows, at most "
             f"{self.partners} partners per GPU on each: "
             f"algbw {float(s.algbw_exact):.6g} GB/s (exact {s.algbw_exact}) against "
             f"{float(self.unconstrained):.6g} GB/s unshaped (exact {self.unconstrained}), "
@@ -90,28 +90,23 @@ def _attachments(topo: Topology, switch: str) -> list[tuple[str, tuple[str, ...]
     return out
 
 
-def grid(m: int, partners: int) -> tuple[int, int] | None:
-    """(dimensions d, side f) of the smallest grid whose GPUs have at most ``partners`` partners:
-    the ``m`` GPUs get coordinates in base f with d digits, one group per line of the grid
-    (d (f - 1) partners). None when even a hypercube (f = 2) has too many."""
-    for d in range(2, m.bit_length() + 1):
-        f = 2
-        while f**d < m:
-            f += 1
-        if d * (f - 1) <= partners:
-            return d, f
-    return None
+def window(m: int, partners: int) -> int:
+    """GPUs per window: ``w`` consecutive GPUs share a window switch, so each GPU, on ``w``
+    windows, has ``2 (w - 1)`` partners (at most ``partners``)."""
+    return max(2, min(m, partners // 2 + 1))
 
 
 def shaped_fabric(topo: Topology, partners: int) -> tuple[Topology, dict, tuple[str, ...]]:
     """The logical fabric, the way back (``switch``: logical switch -> real one; ``chain``:
-    (real switch, GPU) -> the GPU's nodes up to it) and the switches replaced. Every wide switch (more than ``partners + 1`` GPUs attached directly or through a
-    NIC of their own) becomes a grid of smaller switches: GPU ``i``'s coordinates in base ``f``
-    (``d`` digits), one switch per line of the grid, the GPU on the ``d`` lines through it with
-    ``1/d`` of its bandwidth on each. Raises MscclError when no switch is wide or one cannot be
-    shaped."""
-    if partners < 1:
-        raise MscclError(f"shaping needs at least 1 partner per GPU, got {partners}")
+    (real switch, GPU) -> the GPU's nodes up to it) and the switches replaced. Every wide switch
+    (more than ``partners + 1`` GPUs attached directly or through a NIC of their own, taken in link
+    order) becomes ``m`` window switches: window ``i`` joins GPUs ``i .. i + w - 1`` (mod ``m``),
+    each GPU is on ``w`` windows with ``1/w`` of its bandwidth on each. Window ``i`` belongs to
+    GPU ``i``'s box (its node group), so moving every box to the next one is still an
+    automorphism and the solver's box symmetry still applies. Raises MscclError when no switch is
+    wide."""
+    if partners < 2:
+        raise MscclError(f"shaping needs at least 2 partners per GPU, got {partners}")
     drop: set[str] = set()
     chains: dict[tuple[str, str], tuple[str, ...]] = {}  # (switch, GPU) -> GPU ... switch
     real_of: dict[str, str] = {}  # logical switch -> real switch
@@ -123,24 +118,14 @@ def shaped_fabric(topo: Topology, partners: int) -> tuple[Topology, dict, tuple[
         if att is None or len(att) <= partners + 1:
             continue
         m = len(att)
-        shape_ = grid(m, partners)
-        if shape_ is None:
-            raise MscclError(f"shaping {sw}: {m} GPUs cannot have at most {partners} partners each")
-        d, f = shape_
-        lines: dict[tuple[int, tuple[int, ...]], list[int]] = {}
+        w = window(m, partners)
         for i in range(m):
-            digits = tuple((i // f**t) % f for t in range(d))
-            for t in range(d):
-                lines.setdefault((t, digits[:t] + digits[t + 1:]), []).append(i)
-        for (t, rest), members in sorted(lines.items()):
-            if len(members) < 2:
-                continue
-            name = f"{sw}~{t}:{'.'.join(map(str, rest))}"
-            nodes.append(Node(name, SWITCH, "shaped", group=topo.node(sw).group))
+            name = f"{sw}~w{i}"
+            nodes.append(Node(name, SWITCH, "shaped", group=topo.node(att[i][0]).group))
             real_of[name] = sw
-            for i in members:
-                gpu, _, b = att[i]
-                logical.append(Link(gpu, name, b / d))
+            for j in range(i, i + w):
+                gpu, _, b = att[j % m]
+                logical.append(Link(gpu, name, b / w))
         for gpu, chain, _ in att:
             chains[(sw, gpu)] = chain
         drop.add(sw)
