@@ -106,8 +106,8 @@ def register(subparsers) -> argparse.ArgumentParser:
         default=None,
         metavar="P",
         help="when each GPU has more partners than the runtime has threadblocks per rank, export "
-        "instead a schedule solved with every switch of more than P+1 GPUs replaced by a grid of "
-        "smaller switches (at most P partners per GPU on it), verified on the real fabric, and "
+        "instead a schedule solved with every switch of more than P+1 GPUs replaced by window "
+        "switches (at most P partners per GPU on it), verified on the real fabric, and "
         "print what it costs (default: a quarter of the runtime's threadblocks per rank, 16 for "
         "rccl; 0: refuse instead)",
     )
