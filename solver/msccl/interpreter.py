@@ -381,13 +381,14 @@ class _Machine:
         ev_block, ev_prev, ev_msg, ev_deps = self.ev_block, self.ev_prev, self.ev_msg, self.ev_deps
         seen = set()
         stack = [start]
+        found = False
         while stack:
             x = stack.pop()
             if x < target or x in seen:
                 continue
             if ev_block[x] == block:
-                self.searched += len(seen)
-                return True
+                found = True
+                break
             seen.add(x)
             stack.append(ev_prev[x])
             stack.append(ev_msg[x])
@@ -398,7 +399,7 @@ class _Machine:
                 f"deciding which steps other ranks' messages order took more than {SEARCH_BUDGET} "
                 "events of search: too costly to check here"
             )
-        return False
+        return found
 
     # ------------------------------------------------------------------ scheduling
     def _blocked_on(self, b: _Block):

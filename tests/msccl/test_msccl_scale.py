@@ -154,3 +154,11 @@ def test_the_xml_writer_gives_elementtree_text(runtime):
     assert to_xml(odd) == _reference_xml(odd)
     empty = Program("e", "Simple", 1, 2, 2, "allgather", 1, 1, 0, 0)
     assert to_xml(empty) == _reference_xml(empty)
+
+
+def test_the_search_through_other_ranks_is_bounded(monkeypatch):
+    import solver.msccl.interpreter as interpreter
+
+    monkeypatch.setattr(interpreter, "SEARCH_BUDGET", 1)
+    with pytest.raises(MscclError, match=r"more than 1 events of search: too costly to check here"):
+        check_xml(to_xml(_round_trip(answer_first=False)), "msccl-executor")
