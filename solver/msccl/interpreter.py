@@ -6,8 +6,8 @@ Steps:
 2. :func:`solver.msccl.rules.check_rules` applies the runtime's own checks, each citing its source;
 3. every threadblock's steps are lowered into the runtime's transmissions
    (:mod:`solver.msccl.lowering`: nops carry dependencies, consecutive ``re`` steps fuse);
-4. the transmissions run on symbolic buffers (:mod:`solver.msccl.collectives`), once per mode the
-   algorithm declares (in-place, out-of-place);
+4. the transmissions run on symbolic buffers (:mod:`solver.msccl.collectives`) in one run, with
+   one memory per mode the algorithm declares (in-place, out-of-place);
 5. the output buffers are compared with the collective's postcondition.
 
 Execution model (what the kernel does, made symbolic):
