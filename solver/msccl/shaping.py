@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
+from solver.algorithm.cost import CostLimit
 from solver.algorithm.verify import link_data, recompute_algbw, verify_schedule
 from solver.model.schedule import LinkLoad, Schedule, Tree, TreeEdge
 from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
@@ -193,7 +194,13 @@ def shape(real: Schedule, partners: int, max_trees_per_root: int | None = 1) -> 
 
     topo = real.topology
     fabric, paths, switches = shaped_fabric(topo, partners)
-    logical = solve(fabric, collective=real.collective, max_trees_per_root=max_trees_per_root)
+    try:
+        logical = solve(fabric, collective=real.collective, max_trees_per_root=max_trees_per_root)
+    except CostLimit as exc:
+        raise MscclError(
+            f"a schedule shaped to {partners} partners per GPU on {len(switches)} switch(es) cannot be "
+            f"solved here: {exc}"
+        ) from None
     schedule = _on_real(logical, real, topo, paths)
     schedule = replace(
         schedule,
