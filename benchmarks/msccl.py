@@ -13,7 +13,7 @@ scan, the check (rules, both modes executed, result) and the process's peak memo
 one-line refusal (before the program is built) for sizes past the checker's limits.
 Part 4 (``--scale``), one row per case, each in a child process (its own peak RSS): fabric,
 GPUs, collective, runtime, steps, threadblocks (all ranks), XML size, solve s, generate s (shaping
-included when the runtime needs it), check s (parse, rules, execution, result), peak RSS, and for
+included when the runtime needs it), check s (parse, rules, execution, result) - wall and CPU -, peak RSS, and for
 shaped schedules the exact algbw against the unshaped one. Cases: ``rail16``/``rail128``
 (16x / 128x DGX H100 rail), ``mi300x16``/``mi300x128`` (MI300X-like: 8 GPUs per box fully
 connected by 64 GB/s xGMI links, a 50 GB/s NIC per GPU on rail switch j), with ``:collective:runtime``,
@@ -143,31 +143,32 @@ SCALE_FABRICS = {
 
 def scale_row(case: str) -> None:
     """One --scale case, run in this process; prints one tab-separated line."""
-    from solver.msccl import PeersLimit, shape
+    from solver.msccl import RUNTIMES as RTS, PeersLimit, shape
 
     fab, coll, rt = case.split(":")
     topo = SCALE_FABRICS[fab]()
     start = time.perf_counter()
     schedule = solve(topo, collective=coll, max_trees_per_root=1)
     t_solve = time.perf_counter() - start
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     note = ""
     try:
         program = build_program(schedule, rt)
     except PeersLimit:
-        shaped = shape(schedule, 2)
-        note = (f"shaped P=2: {shaped.schedule.algbw_exact} vs {shaped.unconstrained} GB/s "
+        partners = RTS[rt].max_threadblocks // 4  # export's default --shape-partners
+        shaped = shape(schedule, partners)
+        note = (f"shaped P={partners}: {shaped.schedule.algbw_exact} vs {shaped.unconstrained} GB/s "
                 f"({float(shaped.cost) * 100:.3g}% less)")
         program = build_program(shaped.schedule, rt)
     text = to_xml(program)
     steps, tbs = program.num_steps(), sum(len(g.tbs) for g in program.gpus)
     del program
-    t_gen = time.perf_counter() - start
-    start = time.perf_counter()
+    t_gen = f"{time.perf_counter() - start:.1f} ({time.process_time() - cpu:.1f})"
+    start, cpu = time.perf_counter(), time.process_time()
     check_xml(text, rt)
-    t_check = time.perf_counter() - start
+    t_check = f"{time.perf_counter() - start:.1f} ({time.process_time() - cpu:.1f})"
     print("\t".join(map(str, (fab, len(topo.compute_ids), coll, rt, steps, tbs, f"{len(text) / 2**20:.1f}",
-                              f"{t_solve:.1f}", f"{t_gen:.1f}", f"{t_check:.1f}", note))), flush=True)
+                              f"{t_solve:.1f}", t_gen, t_check, note))), flush=True)
 
 
 def scale(cases: list[str]) -> None:
@@ -176,7 +177,7 @@ def scale(cases: list[str]) -> None:
 
     print()
     print(f"{'fabric':<10} {'GPUs':>5} {'collective':<15} {'runtime':<15} {'steps':>8} {'tbs':>7} "
-          f"{'XML MB':>7} {'solve s':>8} {'gen s':>6} {'check s':>8} {'peak MB':>8}  note")
+          f"{'XML MB':>7} {'solve s':>8} {'gen s (CPU)':>13} {'check s (CPU)':>14} {'peak MB':>8}  note")
     for case in cases:
         proc = subprocess.Popen([sys.executable, __file__, "--scale-row", case], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
@@ -186,7 +187,7 @@ def scale(cases: list[str]) -> None:
             print(f"{case}: failed: {(err.strip().splitlines() or ['?'])[-1][:150]}")
             continue
         fab, n, coll, rt, steps, tbs, mb, ts, tg, tc, note = out.strip("\n").split("\t")
-        print(f"{fab:<10} {n:>5} {coll:<15} {rt:<15} {steps:>8} {tbs:>7} {mb:>7} {ts:>8} {tg:>6} {tc:>8} "
+        print(f"{fab:<10} {n:>5} {coll:<15} {rt:<15} {steps:>8} {tbs:>7} {mb:>7} {ts:>8} {tg:>13} {tc:>14} "
               f"{usage.ru_maxrss / 1024:>8.0f}  {note}")
 
 
