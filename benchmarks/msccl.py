@@ -155,7 +155,7 @@ def scale_row(case: str) -> None:
     try:
         program = build_program(schedule, rt)
     except PeersLimit:
-        partners = RTS[rt].max_threadblocks // 4  # export's default --shape-partners
+        partners = RTS[rt].max_threadblocks // 8  # export's default --shape-partners
         shaped = shape(schedule, partners)
         note = (f"shaped P={partners}: {shaped.schedule.algbw_exact} vs {shaped.unconstrained} GB/s "
                 f"({float(shaped.cost) * 100:.3g}% less)")
