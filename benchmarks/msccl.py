@@ -11,6 +11,13 @@ verdict (ok / warnings) and its wall time with ``--runtime rccl``.
 Part 3 (``--rail-boxes``), one row per (boxes of DGX H100 rail, collective, runtime): the reader
 scan, the check (rules, both modes executed, result) and the process's peak memory growth, or the
 one-line refusal (before the program is built) for sizes past the checker's limits.
+Part 4 (``--scale``), one row per case, each in a child process (its own peak RSS): fabric,
+GPUs, collective, runtime, steps, threadblocks (all ranks), XML size, solve s, generate s (shaping
+included when the runtime needs it), check s (parse, rules, execution, result) - wall and CPU -, peak RSS, and for
+shaped schedules the exact algbw against the unshaped one. Cases: ``rail16``/``rail128``
+(16x / 128x DGX H100 rail), ``mi300x16``/``mi300x128`` (MI300X-like: 8 GPUs per box fully
+connected by 64 GB/s xGMI links, a 50 GB/s NIC per GPU on rail switch j), with ``:collective:runtime``,
+e.g. ``--scale rail128:allgather:msccl-executor,rail128:allgather:rccl``.
 """
 
 from __future__ import annotations
@@ -107,13 +114,98 @@ def rail(boxes: list[int]) -> None:
                       f"{program.num_steps():>7} {t_scan:>7.2f} {t_check:>8.2f} {grown:>8.0f}  {result}")
 
 
+def mi300x_rail(n: int):
+    """``n`` MI300X-like boxes: 8 GPUs fully connected (64 GB/s per direction per link), GPU j's
+    own NIC (50 GB/s) on rail switch j."""
+    from fractions import Fraction
+
+    from solver.model.topology import Link, Node, Topology, validate
+
+    nodes, links = [], []
+    for b in range(n):
+        for j in range(8):
+            nodes += [Node(f"b{b}.gpu{j}", "compute", "gpu", group=f"b{b}"),
+                      Node(f"b{b}.nic{j}", "switch", "nic", group=f"b{b}")]
+            links.append(Link(f"b{b}.gpu{j}", f"b{b}.nic{j}", Fraction(50)))
+            links += [Link(f"b{b}.gpu{j}", f"b{b}.gpu{i}", Fraction(64)) for i in range(j)]
+    nodes += [Node(f"rail{j}", "switch", "ib", group="network") for j in range(8)]
+    links += [Link(f"b{b}.nic{j}", f"rail{j}", Fraction(50)) for b in range(n) for j in range(8)]
+    return validate(Topology(f"{n}x MI300X-like rail", tuple(nodes), tuple(links)))
+
+
+SCALE_FABRICS = {
+    "rail16": lambda: T.dgx_h100_rail(16),
+    "rail128": lambda: T.dgx_h100_rail(128),
+    "mi300x16": lambda: mi300x_rail(16),
+    "mi300x128": lambda: mi300x_rail(128),
+}
+
+
+def scale_row(case: str) -> None:
+    """One --scale case, run in this process; prints one tab-separated line."""
+    from solver.msccl import RUNTIMES as RTS, PeersLimit, shape
+
+    fab, coll, rt = case.split(":")
+    topo = SCALE_FABRICS[fab]()
+    start = time.perf_counter()
+    schedule = solve(topo, collective=coll, max_trees_per_root=1)
+    t_solve = time.perf_counter() - start
+    start, cpu = time.perf_counter(), time.process_time()
+    note = ""
+    try:
+        program = build_program(schedule, rt)
+    except PeersLimit:
+        partners = RTS[rt].max_threadblocks // 8  # export's default --shape-partners
+        shaped = shape(schedule, partners)
+        note = (f"shaped P={partners}: {shaped.schedule.algbw_exact} vs {shaped.unconstrained} GB/s "
+                f"({float(shaped.cost) * 100:.3g}% less)")
+        program = build_program(shaped.schedule, rt)
+    text = to_xml(program)
+    steps, tbs = program.num_steps(), sum(len(g.tbs) for g in program.gpus)
+    del program
+    t_gen = f"{time.perf_counter() - start:.1f} ({time.process_time() - cpu:.1f})"
+    start, cpu = time.perf_counter(), time.process_time()
+    check_xml(text, rt)
+    t_check = f"{time.perf_counter() - start:.1f} ({time.process_time() - cpu:.1f})"
+    print("\t".join(map(str, (fab, len(topo.compute_ids), coll, rt, steps, tbs, f"{len(text) / 2**20:.1f}",
+                              f"{t_solve:.1f}", t_gen, t_check, note))), flush=True)
+
+
+def scale(cases: list[str]) -> None:
+    import os
+    import subprocess
+
+    print()
+    print(f"{'fabric':<10} {'GPUs':>5} {'collective':<15} {'runtime':<15} {'steps':>8} {'tbs':>7} "
+          f"{'XML MB':>7} {'solve s':>8} {'gen s (CPU)':>13} {'check s (CPU)':>14} {'peak MB':>8}  note")
+    for case in cases:
+        proc = subprocess.Popen([sys.executable, __file__, "--scale-row", case], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        out, err = proc.stdout.read(), proc.stderr.read()
+        if status or not out.strip():
+            print(f"{case}: failed: {(err.strip().splitlines() or ['?'])[-1][:150]}")
+            continue
+        fab, n, coll, rt, steps, tbs, mb, ts, tg, tc, note = out.strip("\n").split("\t")
+        print(f"{fab:<10} {n:>5} {coll:<15} {rt:<15} {steps:>8} {tbs:>7} {mb:>7} {ts:>8} {tg:>13} {tc:>14} "
+              f"{usage.ru_maxrss / 1024:>8.0f}  {note}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fabrics", default="2xa100,2xmi250")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-real", action="store_true", help="skip the RCCL files")
     ap.add_argument("--rail-boxes", default="", help="e.g. 16,128: DGX H100 rail fabrics to check")
+    ap.add_argument("--scale", default="", help="fabric:collective:runtime cases (see part 4)")
+    ap.add_argument("--scale-row", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.scale_row:
+        scale_row(args.scale_row)
+        return 0
+    if args.scale:
+        scale([c for c in args.scale.split(",") if c])
+        return 0
     ours([f for f in args.fabrics.split(",") if f], args.repeat)
     if not args.no_real:
         real(max(1, args.repeat // 3))

@@ -98,6 +98,18 @@ def register(subparsers) -> argparse.ArgumentParser:
         "the legacy runtime's own default 134217728); at most 2^63-1, the runtimes' int64",
     )
     parser.add_argument(
+        "--shape-partners",
+        type=int,
+        default=None,
+        metavar="P",
+        help="when each GPU has more partners than the runtime has threadblocks per rank, export "
+        "instead a schedule solved with every switch of more than P+1 GPUs replaced by window "
+        "switches (at most P partners per GPU on it), verified on the real fabric, and "
+        "print what it costs; halved while the program still needs too many threadblocks "
+        "(default: an eighth of the runtime's threadblocks per rank, 8 for rccl; 0: refuse "
+        "instead)",
+    )
+    parser.add_argument(
         "-o", "--output", required=True, metavar="FILE", help="output file ('-' for stdout; a folder with --bands)"
     )
     _add_deploy_options(parser)
@@ -245,7 +257,25 @@ def run(args) -> int:
     if args.output == "-":
         sys.stdout.write(msccl.export_xml(schedule, args.runtime, **options))
         return 0
-    report = msccl.write_xml(args.output, schedule, args.runtime, **options)
+    try:
+        report = msccl.write_xml(args.output, schedule, args.runtime, **options)
+    except msccl.PeersLimit as exc:
+        if args.shape_partners == 0:
+            raise
+        print(f"not written as solved: {exc}")
+        partners = args.shape_partners or msccl.RUNTIMES[args.runtime].max_threadblocks // 8
+        while True:  # fewer partners until the program fits (channels and lanes add threadblocks)
+            shaped = msccl.shape(schedule, partners, args.max_trees_per_root or 1)
+            print(shaped.summary())
+            try:
+                report = msccl.write_xml(args.output, shaped.schedule, args.runtime, **options)
+                break
+            except msccl.PeersLimit as again:
+                if partners <= 2:
+                    raise
+                partners //= 2
+                print(f"not written: {again}; shaping to {partners} partners per GPU")
+        schedule = shaped.schedule
     out = Path(args.output)
     print(f"wrote {printable(str(out))}: {report.summary()}")
     ranks = msccl.rank_order(schedule, order)

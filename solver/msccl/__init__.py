@@ -3,7 +3,9 @@
 - :func:`build_program` / :func:`export_xml`: Schedule -> MSCCL XML for msccl-executor-nccl,
   RCCL or the legacy MSCCL runtime (``solver.msccl.generate``);
 - :func:`check_xml` / :func:`check_file`: parser rules + symbolic execution + result check
-  (``solver.msccl.interpreter``).
+  (``solver.msccl.interpreter``);
+- :func:`shape`: a schedule whose GPUs have few partners, for a runtime's threadblock limit
+  (``solver.msccl.shaping``).
 
 Ranks are the fabric's compute nodes in file order (``Topology.compute_ids``) unless a rank order
 is given. Every XML this package writes has passed the checker first.
@@ -19,7 +21,8 @@ from solver.msccl.generate import build_program, rank_order
 from solver.msccl.interpreter import CheckReport, check_file, check_program, check_xml
 from solver.msccl.program import Program, parse_xml, to_xml
 from solver.msccl.rules import check_rules
-from solver.msccl.runtimes import PROTOCOLS, RUNTIMES, MscclError
+from solver.msccl.runtimes import PROTOCOLS, RUNTIMES, MscclError, PeersLimit
+from solver.msccl.shaping import Shaped, shape
 
 
 def export_xml(
@@ -81,6 +84,8 @@ __all__ = [
     "RUNTIMES",
     "CheckReport",
     "MscclError",
+    "PeersLimit",
+    "Shaped",
     "Program",
     "build_program",
     "check_file",
@@ -90,6 +95,7 @@ __all__ = [
     "export_xml",
     "parse_xml",
     "rank_order",
+    "shape",
     "read_rank_order",
     "to_xml",
     "write_xml",

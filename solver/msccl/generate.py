@@ -17,7 +17,9 @@ children once received. Reduce-scatter (in-trees): a leaf sends its input chunks
 an inner node receives each child's partial sum with ``rrc`` (first child: input + message,
 later ones: accumulator + message, each after the previous), then sends the accumulator on; the
 root accumulates straight into its output. Allreduce = reduce-scatter then allgather, the
-allgather root sending once its reduction finished.
+allgather root sending once its reduction finished and every other rank receiving a chunk only
+after its own send of that chunk's partial sum (a dependency inside the rank: the order through
+the other ranks holds too, but a checker would have to search the whole program to see it).
 
 Threadblocks: one per (rank, peer, channel), holding the sends to and the receives from that
 peer (or one for each direction when together they would pass the step limit), plus one local
@@ -38,11 +40,14 @@ from dataclasses import dataclass, field
 
 from solver.model.schedule import Schedule, Tree
 from solver.msccl.program import Gpu, Program, Step, Threadblock
+from solver.algorithm.pipeline import paused_gc as gc_paused
 from solver.msccl.limits import check_fits
-from solver.msccl.runtimes import INT8_MAX, INT16_MAX, INT64, PROTOCOLS, MscclError, Runtime, runtime
+from solver.msccl.runtimes import (
+    INT8_MAX, INT16_MAX, INT64, PROTOCOLS, MscclError, PeersLimit, Runtime, runtime,
+)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Op:
     rank: int
     peer: int  # -1 for local ops
@@ -64,7 +69,7 @@ class _Op:
     after: list[_Op] = field(default_factory=list)  # the ops that follow this receive
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Transfer:
     send: _Op
     recv: _Op
@@ -260,8 +265,9 @@ def build_program(
             f"the schedule needs {b.Cp * b.n} chunks per loop, more than the runtimes' int16 offsets "
             f"reach (msccl_struct.h:44-45); export with a smaller --max-trees-per-root (k={C})"
         )
-    _emit_ops(b, phases)
-    return _assemble(b)
+    with gc_paused():
+        _emit_ops(b, phases)
+        return _assemble(b)
 
 
 def _emit_ops(b: _Build, phases: list[tuple[str, Schedule]]) -> None:
@@ -269,8 +275,11 @@ def _emit_ops(b: _Build, phases: list[tuple[str, Schedule]]) -> None:
     max_piece = b.rt.max_count - 1
     rank = b.rank
     for inst in range(b.opts.instances):
-        # reduction results (allreduce): (root rank, chunk) -> op that completes it
+        # reduction results (allreduce): (root rank, chunk) -> op that completes it; and
+        # (rank, chunk) -> the send of that rank's partial sum, which the allgather's receive
+        # into the same chunk must follow
         done: dict[tuple[int, int], _Op] = {}
+        sent: dict[tuple[int, int], _Op] = {}
         for ph_index, (kind, ph) in enumerate(phases):
             ranges = _chunk_ranges(ph, b.C)
             for t_index, (tree, (first, count)) in enumerate(zip(ph.trees, ranges)):
@@ -283,9 +292,9 @@ def _emit_ops(b: _Build, phases: list[tuple[str, Schedule]]) -> None:
                         min(max_piece, first + count - a), local, r * b.Cp + local,
                     )
                     if kind == "ag":
-                        _allgather_piece(b, pc, done)
+                        _allgather_piece(b, pc, done, sent)
                     else:
-                        _reduce_piece(b, pc, done)
+                        _reduce_piece(b, pc, done, sent)
 
 
 def _depths(tree: Tree) -> dict[str, int]:
@@ -331,7 +340,7 @@ def _check_trees(phase: Schedule, rank: dict[str, int]) -> None:
                 )
 
 
-def _allgather_piece(b: _Build, pc: _Piece, done: dict) -> None:
+def _allgather_piece(b: _Build, pc: _Piece, done: dict, sent: dict) -> None:
     rank, coll, tree = b.rank, b.schedule.collective, pc.tree
     r = rank[tree.root]
     received: dict[str, _Op] = {}
@@ -351,13 +360,19 @@ def _allgather_piece(b: _Build, pc: _Piece, done: dict) -> None:
         else:
             (srcbuf, srcoff), deps = ("o", pc.g), [received[parent]]
         side = {"srcbuf": srcbuf, "srcoff": srcoff, "dstbuf": "o", "dstoff": pc.g, "cnt": pc.cnt}
+        # allreduce: the child sent its partial sum of these chunks from the same place; the
+        # receive waits for that send in the rank itself (not only through the other ranks)
+        rc = rank[child]
+        after = [] if not sent else list(
+            dict.fromkeys(sent[(rc, pc.g + j)] for j in range(pc.cnt) if (rc, pc.g + j) in sent)
+        )
         tr = b.add_transfer(
-            parent, child, e.path, key, ({"type": "s", **side}, {"type": "r", **side}), (deps, [])
+            parent, child, e.path, key, ({"type": "s", **side}, {"type": "r", **side}), (deps, after)
         )
         received[child] = tr.recv
 
 
-def _reduce_piece(b: _Build, pc: _Piece, done: dict) -> None:
+def _reduce_piece(b: _Build, pc: _Piece, done: dict, sent: dict) -> None:
     rank, coll, tree = b.rank, b.schedule.collective, pc.tree
     children: dict[str, list] = defaultdict(list)
     for e in tree.edges:
@@ -394,6 +409,9 @@ def _reduce_piece(b: _Build, pc: _Piece, done: dict) -> None:
             tr = b.add_transfer(
                 child, v, e.path, key, ({**send, "cnt": pc.cnt}, {**recv, "cnt": pc.cnt}), deps
             )
+            if coll == "allreduce":
+                for c in range(pc.cnt):
+                    sent[(rank[child], pc.g + c)] = tr.send
             prev = tr.recv if b.rt.full_ops_at_launch else _reduce_after(b, tr.recv, j, (sbuf, soff), (dbuf, doff), prev)
         if prev is not None:
             last[v] = prev
@@ -530,7 +548,7 @@ def _threadblocks(b: _Build) -> list[list[tuple[Threadblock, list[_Op]]]]:
             blocks.append((-1, -1, 0, sorted(per_rank[r][("local",)], key=lambda o: o.key)))
         blocks = _targets_first(b, r, blocks, targets)
         if len(blocks) > rt.max_threadblocks:
-            raise MscclError(
+            raise PeersLimit(
                 f"rank {r} needs {len(blocks)} threadblocks, more than the {rt.name} limit "
                 f"{rt.max_threadblocks} (MSCCL_MAX_NUM_THREAD_BLOCKS, {rt.where('max_threadblocks')}); "
                 f"{b.k_hint}"

@@ -6,8 +6,8 @@ Steps:
 2. :func:`solver.msccl.rules.check_rules` applies the runtime's own checks, each citing its source;
 3. every threadblock's steps are lowered into the runtime's transmissions
    (:mod:`solver.msccl.lowering`: nops carry dependencies, consecutive ``re`` steps fuse);
-4. the transmissions run on symbolic buffers (:mod:`solver.msccl.collectives`), once per mode the
-   algorithm declares (in-place, out-of-place);
+4. the transmissions run on symbolic buffers (:mod:`solver.msccl.collectives`) in one run, with
+   one memory per mode the algorithm declares (in-place, out-of-place);
 5. the output buffers are compared with the collective's postcondition.
 
 Execution model (what the kernel does, made symbolic):
@@ -29,15 +29,23 @@ Execution model (what the kernel does, made symbolic):
 - ``s`` sends src; ``r`` dst = message; ``rcs`` dst = message, forwarded; ``rrs`` sends src +
   message; ``rrc`` dst = src + message; ``rrcs`` dst = src + message, forwarded; ``cpy`` dst =
   src; ``re`` dst = dst + every fused source. A transmission with ``cnt`` 0 moves nothing;
-- vector clocks order the transmissions (program order, flags, messages): reading a chunk whose
-  last write is not ordered before the read, or overwriting one another threadblock may still
-  read, is a race (the runtime gives no ordering there), whatever the interleaving;
+- program order, flags and messages order the transmissions: reading a chunk whose last write is
+  not ordered before the read, or overwriting one another threadblock may still read, is a race
+  (the runtime gives no ordering there), whatever the interleaving. Memory is a rank's own, so
+  races are between threadblocks of one rank: each threadblock keeps a vector clock over its own
+  rank's threadblocks (program order and dependencies), and an ordering those clocks do not show
+  is looked for in the graph of executed steps (messages included: a chunk sent away and its
+  reduced result received back), then remembered in the clock. The cost is linear in the program
+  (steps x threadblocks of one rank), not in steps x all threadblocks;
+- the schedule (which threadblock may run next) depends on flags and connections only, so both
+  modes (in-place, out-of-place) are executed in one run, each on its own memory;
 - a reduction adding a contribution twice, or reading a chunk nothing wrote, is an error.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
+from array import array
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,27 +56,34 @@ from solver.io.files import read_bytes
 from solver.msccl import collectives as colls
 from solver.msccl.lowering import Transmission, lower, split_pieces
 from solver.msccl import reader
-from solver.msccl.program import Program, parse_xml
+from solver.algorithm.pipeline import paused_gc as gc_paused
+from solver.msccl.program import BUFFERS, Program, parse_xml
 from solver.msccl.rules import check_rules
 from solver.msccl.runtimes import INT16_MAX, RECVS, SENDS, MscclError, runtime
 
 MAX_REPORTED = 4
-MAX_FILE_BYTES = 64 * 2**20  # check-xml reads at most this much
+MAX_FILE_BYTES = 256 * 2**20  # check-xml reads at most this much (a 1024-rank allgather is 245 MiB; checked in 2.7 GB)
 WORK_BUDGET = 30_000_000  # chunk x contribution operations one check may do
-# Vector clocks: one int32 per threadblock pair, plus one clock per published flag (kept for the
-# dependencies that wait on it); every transmission updates one clock (threadblocks operations).
+# Vector clocks are kept per rank: a threadblock's clock has one int32 per threadblock of its own
+# rank (races are between steps of one rank: memory is a rank's own), and every published flag
+# (``hasdep``) keeps a copy for the dependencies that wait on it; every transmission updates one
+# clock (its rank's threadblocks operations). Orderings through other ranks' messages are found by
+# searching the event graph (``_Machine._reaches``), at most SEARCH_BUDGET events per check.
 CLOCK_BYTES = 2 * 2**30  # memory the clocks may take
-CLOCK_OPS = 4_000_000_000  # transmissions x threadblocks clock-entry operations (numpy, ~1 ns each)
+CLOCK_OPS = 4_000_000_000  # transmissions x threadblocks-per-rank clock-entry operations
+SEARCH_BUDGET = 20_000_000  # events visited deciding orderings through other ranks
 
 
-def clock_cost(steps: int, tbs: int, flags: int = 0) -> tuple[int, int]:
-    """(bytes, operations) the vector clocks of one run take: ``4 * tbs * (tbs + flags)`` and
-    ``steps * tbs``. A lower bound with ``flags = 0`` (before the program is built)."""
-    return 4 * tbs * (tbs + flags), steps * tbs
+def clock_cost(steps: int, tbs: int, widest: int, flags: int = 0) -> tuple[int, int]:
+    """(bytes, operations) the clocks of one run take: ``4 * widest * (tbs + flags)`` and
+    ``steps * widest``, ``widest`` = the most threadblocks of one rank. A lower bound with
+    ``flags = 0`` (before the program is built). Linear in the program's size for a bounded
+    number of threadblocks per rank (every runtime bounds it: 64 to 1024)."""
+    return 4 * widest * (tbs + flags), steps * widest
 
 
 def clock_limit_text() -> str:
-    return f"{CLOCK_BYTES // 2**20} MiB of vector clocks and {CLOCK_OPS:.0e} clock operations"
+    return f"{CLOCK_BYTES // 2**20} MiB of clocks and {CLOCK_OPS:.0e} clock operations"
 
 
 @dataclass
@@ -91,10 +106,6 @@ class CheckReport:
             f"{self.max_steps} steps per threadblock; {self.steps_executed} steps executed; "
             f"{result}"
         )
-
-
-class _Fail(Exception):
-    pass
 
 
 def read_text(path: str | Path) -> str:
@@ -166,8 +177,9 @@ def check_xml(
 ) -> CheckReport:
     """Parse, check the rules of ``runtime_name``, execute and verify. Raises MscclError."""
     rt = runtime(runtime_name)
-    program = parse_xml(text, where)
-    return check_program(program, rt.name, fifo_capacity, where)
+    with gc_paused():
+        program = parse_xml(text, where)
+        return check_program(program, rt.name, fifo_capacity, where)
 
 
 def check_program(
@@ -176,6 +188,11 @@ def check_program(
     fifo_capacity: int | None = None,
     where: str = "<xml>",
 ) -> CheckReport:
+    with gc_paused():
+        return _check_program(program, runtime_name, fifo_capacity, where)
+
+
+def _check_program(program: Program, runtime_name: str, fifo_capacity: int | None, where: str) -> CheckReport:
     rt = runtime(runtime_name)
     findings = check_rules(program, rt)
     if findings.errors:
@@ -192,16 +209,22 @@ def check_program(
         )
     capacity = fifo_capacity or connection_pieces(program.proto)
     per_call = max_allowed_count(rt, program, collective)
-    executed = 0
     verified = colls.postcondition(collective, program.ngpus, program.nchunksperloop) is not None
-    for mode in modes:
-        try:
-            machine = _Machine(program, collective, mode == "in-place", capacity, findings.lowered, per_call)
-            executed = machine.run()
+    machine = _Machine(
+        program, collective, tuple(m == "in-place" for m in modes), capacity, findings.lowered, per_call
+    )
+    try:
+        executed = machine.run()
+        for mem in machine.memories:
+            if mem.mode in machine.failures:
+                raise machine.failures[mem.mode]
             if verified:
-                machine.verify()
-        except _Fail as exc:
-            raise MscclError(f"{where}: {mode}: {exc}") from None
+                mem.verify(collective, program.nchunksperloop)
+    except _ModeFail as exc:
+        raise MscclError(f"{where}: {modes[exc.mode]}: {exc}") from None
+    except _Fail as exc:  # the schedule itself (deadlock, sizes): the first mode still running
+        first = min((m.mode for m in machine.live), default=0)
+        raise MscclError(f"{where}: {modes[first]}: {exc}") from None
     return CheckReport(
         collective=collective,
         ngpus=program.ngpus,
@@ -236,18 +259,19 @@ def _check_shape(p: Program, collective: str, where: str) -> None:
     width = n if colls.reduces(collective) else 1
     work = sum(st.cnt for g in p.gpus for tb in g.tbs for st in tb.steps) * width
     flags = sum(1 for g in p.gpus for tb in g.tbs for st in tb.steps if st.hasdep)
-    clock_bytes, clock_ops = clock_cost(steps, tbs, flags)
+    widest = max((len(g.tbs) for g in p.gpus), default=0)
+    clock_bytes, clock_ops = clock_cost(steps, tbs, widest, flags)
     if work > WORK_BUDGET or clock_bytes > CLOCK_BYTES or clock_ops > CLOCK_OPS:
         raise MscclError(
             f"{where}: too large to execute here ({steps} steps on {tbs} threadblocks moving "
-            f"{work} chunk contributions, {clock_bytes // 2**20} MiB of vector clocks, "
+            f"{work} chunk contributions, {clock_bytes // 2**20} MiB of clocks, "
             f"{clock_ops:.1e} clock operations; check-xml's limits are {WORK_BUDGET} contributions, "
             f"{clock_limit_text()})"
         )
 
 
 # ----------------------------------------------------------------------------- execution
-@dataclass
+@dataclass(eq=False)
 class _Block:
     index: int
     rank: int
@@ -256,9 +280,11 @@ class _Block:
     recv: int
     chan: int
     txs: list[Transmission]
+    local: int = 0  # position among its rank's threadblocks: its entry in that rank's clocks
     pc: int = 0
     flag: int = -1
-    snapshots: list = field(default_factory=list)  # (flag, clock) of each hasdep transmission
+    last: int = -1  # its latest event
+    snapshots: list = field(default_factory=list)  # (flag, clock, event) of each hasdep transmission
 
 
 class _Slot:
@@ -266,7 +292,7 @@ class _Slot:
 
     def __init__(self, value, writer):
         self.value = value
-        self.writer = writer  # event (block index, clock count, block, tx) or None (the input)
+        self.writer = writer  # event (block, clock count, tx, event id) or None (the input)
         self.readers: list = []
 
 
@@ -282,120 +308,98 @@ def _whole_cnt(tx: Transmission) -> int:
     return tx.whole.cnt if tx.whole is not None else tx.cnt
 
 
+class _Fail(Exception):
+    pass
+
+
+class _ModeFail(_Fail):
+    """A wrong result, race or bad access in one mode's memory (``mode`` names it)."""
+
+    def __init__(self, mode: int, message: str):
+        super().__init__(message)
+        self.mode = mode
+
+
 class _Machine:
-    """One run of a program in one mode (in-place or out-of-place)."""
+    """One run of a program: the threadblocks are scheduled once (what may run next depends on
+    flags and connections only, never on data) and every step acts on one memory per mode."""
 
     def __init__(
-        self, p: Program, collective: str, inplace: bool, capacity: int, lowered: dict, per_call: int = 1
+        self,
+        p: Program,
+        collective: str,
+        modes: tuple[bool, ...],
+        capacity: int,
+        lowered: dict,
+        per_call: int = 1,
     ):
-        self.p, self.collective, self.inplace, self.capacity = p, collective, inplace, capacity
+        self.p, self.collective, self.capacity = p, collective, capacity
         self.n = p.ngpus
         self.lay = colls.layout(collective, self.n, p.nchunksperloop)
         gpus = sorted(p.gpus, key=lambda g: g.id)
-        self.blocks = [
-            _Block(0, g.id, tb.id, tb.send, tb.recv, tb.chan, _transmissions(tb, lowered, per_call))
-            for g in gpus
-            for tb in sorted(g.tbs, key=lambda t: t.id)
-        ]
-        for i, b in enumerate(self.blocks):
-            b.index = i
+        self.blocks: list[_Block] = []
+        self.clocks: list[np.ndarray] = []
+        for g in gpus:
+            tbs = sorted(g.tbs, key=lambda t: t.id)
+            for local, tb in enumerate(tbs):
+                b = _Block(len(self.blocks), g.id, tb.id, tb.send, tb.recv, tb.chan,
+                           _transmissions(tb, lowered, per_call), local)
+                self.blocks.append(b)
+                self.clocks.append(np.zeros(len(tbs), dtype=np.int32))
         self.by_id = {(b.rank, b.id): b for b in self.blocks}
-        self.sizes = [self._sizes(g) for g in gpus]
-        self.clocks = np.zeros((len(self.blocks), len(self.blocks)), dtype=np.int32)
         self.fifos: dict[tuple[int, int, int], deque] = {}
-        self.mem: list[dict[str, dict[int, _Slot]]] = [{"i": {}, "o": {}, "s": {}} for _ in gpus]
+        self.memories = [_Memory(self, inplace, m, gpus) for m, inplace in enumerate(modes)]
+        self.live = list(self.memories)
+        self.failures: dict[int, _ModeFail] = {}
         self.executed = 0
-        self._fill_inputs()
+        # the event graph, for orderings the rank's own clocks do not show (see _ordered)
+        self.ev_block = array("i")
+        self.ev_prev = array("i")
+        self.ev_msg = array("i")
+        self.ev_deps: dict[int, list[int]] = {}
+        self.searched = 0
 
-    # ------------------------------------------------------------------ buffers
-    def _sizes(self, g) -> dict[str, int]:
-        if self.lay is None:  # sizes known at run time only: trust the declaration
-            return {"i": g.i_chunks, "o": g.o_chunks, "s": g.s_chunks}
-        return {"i": self.lay.n_in, "o": self.lay.n_out, "s": g.s_chunks}
-
-    def _alias(self, rank: int, buf: str) -> tuple[str, int]:
-        """Where ``buf`` of ``rank`` lives: in place, input and output share memory."""
-        if not self.inplace or buf == "s":
-            return buf, 0
-        shift = self.lay.inplace_shift if self.lay is not None else ""
-        if shift == "" and buf == "i":
-            return "o", 0
-        if shift == "i" and buf == "i":
-            return "o", rank * self.lay.block
-        if shift == "o" and buf == "o":
-            return "i", rank * self.lay.block
-        return buf, 0
-
-    def _fill_inputs(self) -> None:
-        for r in range(self.n):
-            target, add = self._alias(r, "i")
-            for j in range(self.sizes[r]["i"]):
-                self.mem[r][target][j + add] = _Slot(frozenset({(r, j)}), None)
-
-    def _slots(self, b: _Block, tx: Transmission, buf: str, off: int) -> tuple[dict, int]:
-        size = self.sizes[b.rank][buf]
-        if off < 0 or off + tx.cnt > size:
-            raise _Fail(
-                f"{self._who(b, tx)} uses {buf}[{off}..{off + tx.cnt - 1}], outside the {size} chunks "
-                f"of buffer {buf!r} in this collective"
-            )
-        target, add = self._alias(b.rank, buf)
-        return self.mem[b.rank][target], add
-
-    def _read(self, b: _Block, tx: Transmission, buf: str, off: int, event) -> list:
-        arr, add = self._slots(b, tx, buf, off)
+    # ------------------------------------------------------------------ ordering
+    def _ordered(self, b: _Block, w) -> bool:
+        """Whether event ``w`` (of a threadblock of ``b``'s rank) happens before the step ``b``
+        is executing. Its rank's clocks answer when a path of program order and dependencies
+        inside the rank orders them; otherwise the event graph is searched backwards from the
+        step for ``w``, through messages of other ranks too (what is found is added to the clock,
+        so each such ordering is searched once per threadblock)."""
+        wb, count, _tx, event = w
         clock = self.clocks[b.index]
-        out = []
-        for j in range(off, off + tx.cnt):
-            slot = arr.get(j + add)
-            if slot is None:
-                raise _Fail(f"{self._who(b, tx)} reads {buf}[{j}] before anything was written there")
-            w = slot.writer
-            if w is not None and clock[w[0]] < w[1]:
-                raise _Fail(
-                    f"{self._who(b, tx)} reads {buf}[{j}] written by {self._who(w[2], w[3])} with no dependency or "
-                    "message ordering the two (a race: add a dependency)"
-                )
-            slot.readers.append(event)
-            out.append(slot.value)
-        return out
+        if clock[wb.local] >= count:
+            return True
+        if not self._reaches(event, wb.index, len(self.ev_block) - 1):
+            return False
+        clock[wb.local] = count
+        return True
 
-    def _write(self, b: _Block, tx: Transmission, buf: str, off: int, values: list, event) -> None:
-        arr, add = self._slots(b, tx, buf, off)
-        clock = self.clocks[b.index]
-        for j, value in enumerate(values):
-            slot = arr.get(off + j + add)
-            if slot is not None:
-                self._check_overwrite(b, tx, slot, f"{buf}[{off + j}]", clock)
-            arr[off + j + add] = _Slot(value, event)
-
-    def _check_overwrite(self, b, tx, slot: _Slot, what: str, clock) -> None:
-        w = slot.writer
-        if w is not None and clock[w[0]] < w[1]:
+    def _reaches(self, target: int, block: int, start: int) -> bool:
+        """Whether event ``target`` (of ``block``) is an ancestor of event ``start``. Events are
+        numbered in execution order, so none before ``target`` can descend from it."""
+        ev_block, ev_prev, ev_msg, ev_deps = self.ev_block, self.ev_prev, self.ev_msg, self.ev_deps
+        seen = set()
+        stack = [start]
+        found = False
+        while stack:
+            x = stack.pop()
+            if x < target or x in seen:
+                continue
+            if ev_block[x] == block:
+                found = True
+                break
+            seen.add(x)
+            stack.append(ev_prev[x])
+            stack.append(ev_msg[x])
+            stack.extend(ev_deps.get(x, ()))
+        self.searched += len(seen)
+        if self.searched > SEARCH_BUDGET:
             raise _Fail(
-                f"{self._who(b, tx)} overwrites {what} written by {self._who(w[2], w[3])} without "
-                "ordering (a race)"
+                f"deciding which steps other ranks' messages order took more than {SEARCH_BUDGET} "
+                "events of search: too costly to check here"
             )
-        for other in slot.readers:
-            if other[0] != b.index and clock[other[0]] < other[1]:
-                raise _Fail(
-                    f"{self._who(b, tx)} overwrites {what} while {self._who(other[2], other[3])} may "
-                    "still read it (a race)"
-                )
-
-    def _reduce(self, b, tx, a: list, c: list) -> list:
-        out = []
-        for x, y in zip(a, c):
-            both = x & y
-            if both:
-                q, j = min(both)
-                raise _Fail(f"{self._who(b, tx)} adds the contribution of rank {q} chunk {j} twice")
-            out.append(x | y)
-        return out
-
-    @staticmethod
-    def _who(b: _Block, tx: Transmission) -> str:
-        return f"rank {b.rank} tb {b.id} step {tx.first.s} ({tx.type})"
+        return found
 
     # ------------------------------------------------------------------ scheduling
     def _blocked_on(self, b: _Block):
@@ -442,34 +446,224 @@ class _Machine:
         """Run one transmission; returns the wait keys it may have released."""
         clock = self.clocks[b.index]
         woken = []
-        for bid, step in tx.deps:
-            target = self.by_id[(b.rank, bid)]
-            flags = [f for f, _ in target.snapshots]
-            np.maximum(clock, target.snapshots[bisect_left(flags, step)][1], out=clock)
-        msg = None
+        event = len(self.ev_block)
+        self.ev_block.append(b.index)
+        self.ev_prev.append(b.last)
+        b.last = event
+        if tx.deps:
+            deps = []
+            for bid, step in tx.deps:
+                target = self.by_id[(b.rank, bid)]
+                flags = [f for f, _, _ in target.snapshots]
+                _, snap, published = target.snapshots[bisect_left(flags, step)]
+                np.maximum(clock, snap, out=clock)
+                deps.append(published)
+            self.ev_deps[event] = deps
+        msgs = None
         if tx.cnt and tx.type in RECVS:
             key = (b.recv, b.rank, b.chan)
-            sent_cnt, msg, msg_clock = self.fifos[key].popleft()
+            sent_cnt, msgs, sent_event = self.fifos[key].popleft()
             woken.append(("room",) + key)
             if sent_cnt != _whole_cnt(tx):
                 raise _Fail(
                     f"{self._who(b, tx)} receives cnt={_whole_cnt(tx)} but rank {b.recv} sent cnt={sent_cnt}"
                 )
-            np.maximum(clock, msg_clock, out=clock)
-        clock[b.index] += 1
-        event = (b.index, int(clock[b.index]), b, tx)  # named only if a message needs it
-        out = self._apply(b, tx, msg, event) if tx.cnt else None
-        if out is not None:
-            key = (b.rank, b.send, b.chan)
-            self.fifos.setdefault(key, deque()).append((_whole_cnt(tx), out, clock.copy()))
-            woken.append(("msg",) + key)
+            self.ev_msg.append(sent_event)
+        else:
+            self.ev_msg.append(-1)
+        clock[b.local] += 1
+        w = (b, int(clock[b.local]), tx, event)
+        if tx.cnt:
+            outs = []
+            for mem in self.live:
+                try:
+                    outs.append(mem.apply(b, tx, msgs[mem.mode] if msgs else None, w))
+                except _ModeFail as exc:
+                    self._failed(exc)
+                    outs.append(None)
+            if tx.type in SENDS:
+                out = [None] * len(self.memories)
+                for mem, value in zip(self.live, outs):
+                    out[mem.mode] = value
+                key = (b.rank, b.send, b.chan)
+                self.fifos.setdefault(key, deque()).append((_whole_cnt(tx), out, event))
+                woken.append(("msg",) + key)
+            self.live = [m for m in self.live if m.mode not in self.failures]
         if tx.hasdep:
             b.flag = tx.flag
-            b.snapshots.append((tx.flag, clock.copy()))
+            b.snapshots.append((tx.flag, clock.copy(), event))
             woken.append(("flag", b.rank, b.id))
         return woken
 
-    def _apply(self, b: _Block, tx: Transmission, msg, event):
+    def _failed(self, exc: _ModeFail) -> None:
+        """A mode failed: the first mode's failure ends the run (it is the one reported)."""
+        self.failures[exc.mode] = exc
+        if exc.mode == min(m.mode for m in self.live):
+            raise exc
+
+    def _check_finished(self) -> None:
+        stuck = [b for b in self.blocks if b.pc < len(b.txs)]
+        if stuck:
+            cycle = self._wait_cycle(stuck)
+            first = cycle + [b for b in stuck if b not in set(cycle)]
+            parts = [self._stuck_reason(b) for b in first[:MAX_REPORTED]]
+            more = f" (+{len(stuck) - MAX_REPORTED} more threadblocks)" if len(stuck) > MAX_REPORTED else ""
+            raise _Fail(f"deadlock after {self.executed} steps: " + "; ".join(parts) + more)
+        for (src, dst, chan), q in self.fifos.items():
+            if q:
+                raise _Fail(
+                    f"rank {src} sent {len(q)} chunk(s) to rank {dst} on channel {chan} that were never received"
+                )
+
+    def _waits_for(self, b: _Block, senders: dict, receivers: dict) -> _Block | None:
+        """The threadblock ``b`` is blocked on (None when it is not one threadblock)."""
+        why = self._blocked_on(b)
+        if why[0] == "flag":
+            return self.by_id.get((b.rank, why[2]))
+        if why[0] == "msg":
+            return senders.get(why[1:])
+        return receivers.get(why[1:])
+
+    def _wait_cycle(self, stuck: list[_Block]) -> list[_Block]:
+        """A cycle of threadblocks each waiting for the next, if there is one."""
+        senders: dict[tuple, _Block] = {}
+        receivers: dict[tuple, _Block] = {}
+        for other in self.blocks:
+            senders.setdefault((other.rank, other.send, other.chan), other)
+            receivers.setdefault((other.recv, other.rank, other.chan), other)
+        target = {b.index: self._waits_for(b, senders, receivers) for b in stuck}
+        done: set[int] = set()
+        for start in stuck:
+            path: list[_Block] = []
+            on_path: set[int] = set()
+            b = start
+            while b is not None and b.index in target and b.index not in on_path and b.index not in done:
+                path.append(b)
+                on_path.add(b.index)
+                b = target[b.index]
+            if b is not None and b.index in on_path:
+                return path[path.index(b):]
+            done.update(on_path)
+        return []
+
+    def _stuck_reason(self, b: _Block) -> str:
+        tx = b.txs[b.pc]
+        why = self._blocked_on(b)
+        if why[0] == "flag":
+            step = next(s for bid, s in tx.deps if bid == why[2])
+            have = "" if (b.rank, why[2]) in self.by_id else f", which rank {b.rank} does not have"
+            reason = f"waits for tb {why[2]} step {step}{have}"
+        elif why[0] == "msg":
+            reason = f"waits for a message from rank {b.recv} on channel {b.chan}"
+        else:
+            reason = f"waits for rank {b.send} to receive on channel {b.chan}"
+        piece = f" at piece {tx.piece + 1} of {tx.pieces}" if tx.pieces > 1 else ""
+        return f"{_who(b, tx)}{piece} {reason}"
+
+
+def _who(b: _Block, tx: Transmission) -> str:
+    return f"rank {b.rank} tb {b.id} step {tx.first.s} ({tx.type})"
+
+
+class _Memory:
+    """The buffers of every rank in one mode (in-place: input and output share memory)."""
+
+    def __init__(self, machine: _Machine, inplace: bool, mode: int, gpus):
+        self.m, self.inplace, self.mode = machine, inplace, mode
+        self.lay, self.n = machine.lay, machine.n
+        self.sizes = [self._sizes(g) for g in gpus]
+        self.mem: list[dict[str, dict[int, _Slot]]] = [{"i": {}, "o": {}, "s": {}} for _ in gpus]
+        self.aliases = [{buf: self._alias(r, buf) for buf in BUFFERS} for r in range(len(gpus))]
+        self._fill_inputs()
+
+    def fail(self, message: str) -> _ModeFail:
+        return _ModeFail(self.mode, message)
+
+    # ------------------------------------------------------------------ buffers
+    def _sizes(self, g) -> dict[str, int]:
+        if self.lay is None:  # sizes known at run time only: trust the declaration
+            return {"i": g.i_chunks, "o": g.o_chunks, "s": g.s_chunks}
+        return {"i": self.lay.n_in, "o": self.lay.n_out, "s": g.s_chunks}
+
+    def _alias(self, rank: int, buf: str) -> tuple[str, int]:
+        """Where ``buf`` of ``rank`` lives: in place, input and output share memory."""
+        if not self.inplace or buf == "s":
+            return buf, 0
+        shift = self.lay.inplace_shift if self.lay is not None else ""
+        if shift == "" and buf == "i":
+            return "o", 0
+        if shift == "i" and buf == "i":
+            return "o", rank * self.lay.block
+        if shift == "o" and buf == "o":
+            return "i", rank * self.lay.block
+        return buf, 0
+
+    def _fill_inputs(self) -> None:
+        for r in range(self.n):
+            target, add = self._alias(r, "i")
+            for j in range(self.sizes[r]["i"]):
+                self.mem[r][target][j + add] = _Slot(frozenset({(r, j)}), None)
+
+    def _slots(self, b: _Block, tx: Transmission, buf: str, off: int) -> tuple[dict, int]:
+        size = self.sizes[b.rank][buf]
+        if off < 0 or off + tx.cnt > size:
+            raise self.fail(
+                f"{_who(b, tx)} uses {buf}[{off}..{off + tx.cnt - 1}], outside the {size} chunks "
+                f"of buffer {buf!r} in this collective"
+            )
+        target, add = self.aliases[b.rank].get(buf) or self._alias(b.rank, buf)
+        return self.mem[b.rank][target], add
+
+    def _read(self, b: _Block, tx: Transmission, buf: str, off: int, event) -> list:
+        arr, add = self._slots(b, tx, buf, off)
+        out = []
+        for j in range(off, off + tx.cnt):
+            slot = arr.get(j + add)
+            if slot is None:
+                raise self.fail(f"{_who(b, tx)} reads {buf}[{j}] before anything was written there")
+            w = slot.writer
+            if w is not None and w[0] is not b and not self.m._ordered(b, w):
+                raise self.fail(
+                    f"{_who(b, tx)} reads {buf}[{j}] written by {_who(w[0], w[2])} with no dependency or "
+                    "message ordering the two (a race: add a dependency)"
+                )
+            slot.readers.append(event)
+            out.append(slot.value)
+        return out
+
+    def _write(self, b: _Block, tx: Transmission, buf: str, off: int, values: list, event) -> None:
+        arr, add = self._slots(b, tx, buf, off)
+        for j, value in enumerate(values):
+            slot = arr.get(off + j + add)
+            if slot is not None:
+                self._check_overwrite(b, tx, slot, f"{buf}[{off + j}]")
+            arr[off + j + add] = _Slot(value, event)
+
+    def _check_overwrite(self, b, tx, slot: _Slot, what: str) -> None:
+        w = slot.writer
+        if w is not None and w[0] is not b and not self.m._ordered(b, w):
+            raise self.fail(
+                f"{_who(b, tx)} overwrites {what} written by {_who(w[0], w[2])} without "
+                "ordering (a race)"
+            )
+        for other in slot.readers:
+            if other[0] is not b and not self.m._ordered(b, other):
+                raise self.fail(
+                    f"{_who(b, tx)} overwrites {what} while {_who(other[0], other[2])} may "
+                    "still read it (a race)"
+                )
+
+    def _reduce(self, b, tx, a: list, c: list) -> list:
+        out = []
+        for x, y in zip(a, c):
+            both = x & y
+            if both:
+                q, j = min(both)
+                raise self.fail(f"{_who(b, tx)} adds the contribution of rank {q} chunk {j} twice")
+            out.append(x | y)
+        return out
+
+    def apply(self, b: _Block, tx: Transmission, msg, event):
         """The data movement of ``tx``; returns what it sends (or None)."""
         t = tx.type
         src = lambda: self._read(b, tx, tx.srcbuf, tx.srcoff, event)  # noqa: E731
@@ -500,63 +694,10 @@ class _Machine:
             return
         self._write(b, tx, tx.dstbuf, tx.dstoff, values, event)
 
-    def _check_finished(self) -> None:
-        stuck = [b for b in self.blocks if b.pc < len(b.txs)]
-        if stuck:
-            cycle = self._wait_cycle(stuck)
-            first = cycle + [b for b in stuck if b not in cycle]
-            parts = [self._stuck_reason(b) for b in first[:MAX_REPORTED]]
-            more = f" (+{len(stuck) - MAX_REPORTED} more threadblocks)" if len(stuck) > MAX_REPORTED else ""
-            raise _Fail(f"deadlock after {self.executed} steps: " + "; ".join(parts) + more)
-        for (src, dst, chan), q in self.fifos.items():
-            if q:
-                raise _Fail(
-                    f"rank {src} sent {len(q)} chunk(s) to rank {dst} on channel {chan} that were never received"
-                )
-
-    def _waits_for(self, b: _Block) -> _Block | None:
-        """The threadblock ``b`` is blocked on (None when it is not one threadblock)."""
-        why = self._blocked_on(b)
-        if why[0] == "flag":
-            return self.by_id.get((b.rank, why[2]))
-        for other in self.blocks:
-            if why[0] == "msg" and (other.rank, other.send, other.chan) == why[1:]:
-                return other
-            if why[0] == "room" and (other.recv, other.rank, other.chan) == why[1:]:
-                return other
-        return None
-
-    def _wait_cycle(self, stuck: list[_Block]) -> list[_Block]:
-        """A cycle of threadblocks each waiting for the next, if there is one."""
-        target = {b.index: self._waits_for(b) for b in stuck}
-        for start in stuck:
-            path: list[_Block] = []
-            b = start
-            while b is not None and b.index in target and b not in path:
-                path.append(b)
-                b = target[b.index]
-            if b is not None and b in path:
-                return path[path.index(b):]
-        return []
-
-    def _stuck_reason(self, b: _Block) -> str:
-        tx = b.txs[b.pc]
-        why = self._blocked_on(b)
-        if why[0] == "flag":
-            step = next(s for bid, s in tx.deps if bid == why[2])
-            have = "" if (b.rank, why[2]) in self.by_id else f", which rank {b.rank} does not have"
-            reason = f"waits for tb {why[2]} step {step}{have}"
-        elif why[0] == "msg":
-            reason = f"waits for a message from rank {b.recv} on channel {b.chan}"
-        else:
-            reason = f"waits for rank {b.send} to receive on channel {b.chan}"
-        piece = f" at piece {tx.piece + 1} of {tx.pieces}" if tx.pieces > 1 else ""
-        return f"{self._who(b, tx)}{piece} {reason}"
-
     # ------------------------------------------------------------------ result
-    def verify(self) -> None:
-        want, rooted = colls.postcondition(self.collective, self.n, self.p.nchunksperloop)
-        root = self._find_root(want) if rooted else 0
+    def verify(self, collective: str, C: int) -> None:
+        want, rooted = colls.postcondition(collective, self.n, C)
+        root = self._find_root(collective, want) if rooted else 0
         problems = []
         for r in range(self.n):
             for j in range(self.lay.n_out):
@@ -567,13 +708,13 @@ class _Machine:
                 got = None if slot is None else slot.value
                 if got != need:
                     problems.append(
-                        f"rank {r} output chunk {j} holds {colls.show(got)}, {self.collective} "
+                        f"rank {r} output chunk {j} holds {colls.show(got)}, {collective} "
                         f"needs {colls.show(need)} ({self._provenance(slot)})"
                     )
                     if len(problems) >= 2:
-                        raise _Fail("wrong result: " + "; ".join(problems))
+                        raise self.fail("wrong result: " + "; ".join(problems))
         if problems:
-            raise _Fail("wrong result: " + "; ".join(problems))
+            raise self.fail("wrong result: " + "; ".join(problems))
 
     def _output_slot(self, r: int, j: int) -> _Slot | None:
         target, add = self._alias(r, "o")
@@ -589,11 +730,11 @@ class _Machine:
             return "no step writes it"
         if slot.writer is None:
             return "no step writes it; it still holds the input"
-        return f"last written by {_Machine._who(slot.writer[2], slot.writer[3])}"
+        return f"last written by {_who(slot.writer[0], slot.writer[2])}"
 
-    def _find_root(self, want) -> int:
+    def _find_root(self, collective: str, want) -> int:
         for root in range(self.n):
-            probe = colls.probe_rank(self.collective, root)
+            probe = colls.probe_rank(collective, root)
             if self._output(probe, 0) == want(probe, 0, root):
                 return root
         return 0

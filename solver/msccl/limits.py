@@ -18,7 +18,7 @@ These are lower bounds: a schedule that passes may still fail the full rule chec
 (:func:`solver.msccl.rules.check_rules`) after it is built. The same bounds (total steps and
 threadblocks) also refuse, before building, a program too large for the symbolic execution
 every written XML passes (:func:`solver.msccl.interpreter.clock_cost` against ``CLOCK_BYTES`` and
-``CLOCK_OPS``: its vector clocks grow with threadblocks squared).
+``CLOCK_OPS``: its clocks grow with steps times the threadblocks of one rank).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from collections import defaultdict
 
 from solver.model.schedule import Schedule
 from solver.msccl import interpreter
-from solver.msccl.runtimes import MscclError, runtime
+from solver.msccl.runtimes import MscclError, PeersLimit, runtime
 
 
 def check_rank_count(n: int, runtime_name: str) -> None:
@@ -62,7 +62,7 @@ def check_fits(schedule: Schedule, runtime_name: str, ranks: list[str]) -> None:
     for v in ranks:
         peers = max(len(send_peers.get(v, ())), len(recv_peers.get(v, ())))
         if peers > rt.max_threadblocks:
-            raise MscclError(
+            raise PeersLimit(
                 f"rank {v} sends to or receives from {peers} peers, so it needs at least {peers} "
                 f"threadblocks, more than the {rt.name} limit {rt.max_threadblocks} "
                 f"(MSCCL_MAX_NUM_THREAD_BLOCKS, {rt.where('max_threadblocks')}); a threadblock has "
@@ -84,12 +84,13 @@ def check_fits(schedule: Schedule, runtime_name: str, ranks: list[str]) -> None:
         )
     total_steps = sum(steps.get(v, 0) for v in ranks)
     total_tbs = sum(tbs(v) for v in ranks)
-    clock_bytes, clock_ops = interpreter.clock_cost(total_steps, total_tbs)
+    widest = max(tbs(v) for v in ranks)
+    clock_bytes, clock_ops = interpreter.clock_cost(total_steps, total_tbs, widest)
     if clock_bytes > interpreter.CLOCK_BYTES or clock_ops > interpreter.CLOCK_OPS:
         raise MscclError(
             f"the program would have at least {total_steps} steps on {total_tbs} threadblocks: "
             f"{rt.name}'s limits allow it, but it is too large for the symbolic execution that "
-            f"checks every XML before it is written ({clock_bytes // 2**20} MiB of vector clocks, "
+            f"checks every XML before it is written ({clock_bytes // 2**20} MiB of clocks, "
             f"{clock_ops:.1e} clock operations; its limits: {interpreter.clock_limit_text()}); "
             "export a smaller fabric or fewer trees per root"
         )

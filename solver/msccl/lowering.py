@@ -27,7 +27,7 @@ from solver.msccl.runtimes import RECVS, SENDS
 MAX_REDUCE_FUSION = 16  # msccl_struct.h:20
 
 
-@dataclass
+@dataclass(slots=True)
 class Transmission:
     type: str
     srcbuf: str

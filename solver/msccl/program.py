@@ -18,7 +18,7 @@ from solver.msccl.runtimes import INT32, INT64, MscclError
 BUFFERS = ("i", "o", "s")
 
 
-@dataclass
+@dataclass(slots=True)
 class Step:
     s: int
     type: str
@@ -112,68 +112,76 @@ def printable(text: str) -> str:
 _COMMENT_DASHES = re.compile(r"-{2,}")  # XML comments cannot hold '--'
 
 
-def to_xml(program: Program) -> str:
-    """The XML text of ``program`` (attribute order as the MSCCL tools write it)."""
-    algo = ET.Element(
-        "algo",
-        {
-            "name": attribute_text(program.name or ""),
-            "proto": program.proto,
-            "nchannels": str(program.nchannels),
-            "nchunksperloop": str(program.nchunksperloop),
-            "ngpus": str(program.ngpus),
-            "coll": program.coll,
-            "inplace": str(program.inplace),
-            "outofplace": str(program.outofplace),
-            "minBytes": str(program.min_bytes),
-            "maxBytes": str(program.max_bytes),
-        },
-    )
-    for text in program.comments:
-        algo.append(ET.Comment(f" {_COMMENT_DASHES.sub('-', printable(text))} "))
-    for g in program.gpus:
-        ge = ET.SubElement(
-            algo,
-            "gpu",
-            {
-                "id": str(g.id),
-                "i_chunks": str(g.i_chunks),
-                "o_chunks": str(g.o_chunks),
-                "s_chunks": str(g.s_chunks),
-            },
+def _attr(value) -> str:
+    """An attribute value as ElementTree writes it (the same escapes)."""
+    text = str(value)
+    if any(ch in text for ch in '&<>"\r\n\t'):
+        text = (
+            text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;").replace("\r", "&#13;").replace("\n", "&#10;")
+            .replace("\t", "&#09;")
         )
+    return text
+
+
+def _tag(name: str, attrs: dict, indent: str, empty: bool) -> str:
+    body = " ".join(f'{k}="{_attr(v)}"' for k, v in attrs.items())
+    return f"{indent}<{name} {body}{' />' if empty else '>'}"
+
+
+def to_xml(program: Program) -> str:
+    """The XML text of ``program`` (attribute order as the MSCCL tools write it), written line by
+    line: the same text ``ElementTree.indent`` + ``tostring`` give, without building a tree (a
+    1024-rank program has two million steps)."""
+    algo = {
+        "name": attribute_text(program.name or ""),
+        "proto": program.proto,
+        "nchannels": program.nchannels,
+        "nchunksperloop": program.nchunksperloop,
+        "ngpus": program.ngpus,
+        "coll": program.coll,
+        "inplace": program.inplace,
+        "outofplace": program.outofplace,
+        "minBytes": program.min_bytes,
+        "maxBytes": program.max_bytes,
+    }
+    if not program.comments and not program.gpus:
+        return _tag("algo", algo, "", True) + "\n"
+    out = [_tag("algo", algo, "", False)]
+    for text in program.comments:
+        out.append(f"  <!-- {_COMMENT_DASHES.sub('-', printable(text))} -->")
+    for g in program.gpus:
+        gpu = {"id": g.id, "i_chunks": g.i_chunks, "o_chunks": g.o_chunks, "s_chunks": g.s_chunks}
+        out.append(_tag("gpu", gpu, "  ", not g.tbs))
         for tb in g.tbs:
-            te = ET.SubElement(
-                ge,
-                "tb",
-                {
-                    "id": str(tb.id),
-                    "send": str(tb.send),
-                    "recv": str(tb.recv),
-                    "chan": str(tb.chan),
-                },
+            out.append(
+                _tag("tb", {"id": tb.id, "send": tb.send, "recv": tb.recv, "chan": tb.chan}, "    ", not tb.steps)
+            )
+            plain = all(
+                st.type.isalnum() and st.srcbuf.isalnum() and st.dstbuf.isalnum() for st in tb.steps
             )
             for st in tb.steps:
-                ET.SubElement(
-                    te,
-                    "step",
-                    {
-                        "s": str(st.s),
-                        "type": st.type,
-                        "srcbuf": st.srcbuf,
-                        "srcoff": str(st.srcoff),
-                        "dstbuf": st.dstbuf,
-                        "dstoff": str(st.dstoff),
-                        "cnt": str(st.cnt),
-                        "depid": str(st.depid),
-                        "deps": str(st.deps),
-                        "hasdep": str(st.hasdep),
-                    },
-                )
-    ET.indent(algo, space="  ")
-    return ET.tostring(algo, encoding="unicode") + "\n"
+                if plain:  # the common case, written directly
+                    out.append(
+                        f'      <step s="{st.s}" type="{st.type}" srcbuf="{st.srcbuf}" '
+                        f'srcoff="{st.srcoff}" dstbuf="{st.dstbuf}" dstoff="{st.dstoff}" '
+                        f'cnt="{st.cnt}" depid="{st.depid}" deps="{st.deps}" hasdep="{st.hasdep}" />'
+                    )
+                else:
+                    out.append(_tag("step", _step_attrs(st), "      ", True))
+            if tb.steps:
+                out.append("    </tb>")
+        if g.tbs:
+            out.append("  </gpu>")
+    out.append("</algo>")
+    return "\n".join(out) + "\n"
 
 
+def _step_attrs(st: Step) -> dict:
+    return {
+        "s": st.s, "type": st.type, "srcbuf": st.srcbuf, "srcoff": st.srcoff, "dstbuf": st.dstbuf,
+        "dstoff": st.dstoff, "cnt": st.cnt, "depid": st.depid, "deps": st.deps, "hasdep": st.hasdep,
+    }
 
 
 # ---------------------------------------------------------------------------- parsing
@@ -232,16 +240,94 @@ def parse_xml(text: str, where: str = "<xml>") -> Program:
         raise MscclError(f"{where}: elements nested too deeply") from None
 
 
+_FEED = 1 << 20  # characters fed to the XML parser at a time
+
+
 def _parse(text: str, where: str) -> Program:
+    """Stream the XML (a 256 MB file never becomes a tree in memory): ``<gpu>`` children of
+    ``<algo>``, their ``<tb>`` children and those ``<step>`` children are read as they end, and
+    each ``<gpu>`` is dropped once read. Errors come in the order a whole-tree read gives them:
+    the XML's own first, then the top element, then attributes in document order."""
     reader.scan(text, where)  # what the runtimes' own reader fails on or misreads
+    parser = ET.XMLPullParser(events=("start", "end"))
+    stack: list[str] = []
+    state = _Reading()
     try:
-        root = ET.fromstring(text)
+        for at in range(0, len(text), _FEED):
+            parser.feed(text[at : at + _FEED])
+            _events(parser, stack, state)
+        parser.close()
+        _events(parser, stack, state)
     except ET.ParseError as exc:
         raise MscclError(f"{where}: not well-formed XML ({exc})") from None
-    if root.tag != "algo":
-        raise MscclError(f"{where}: the top element must be <algo>, got <{_clip(root.tag)}>")
+    if state.error is not None:
+        raise state.error
+    return state.program
+
+
+@dataclass
+class _Reading:
+    program: Program | None = None
+    gpu: Gpu | None = None
+    tb: Threadblock | None = None
+    gw: str = ""
+    tw: str = ""
+    error: MscclError | None = None  # the first one, raised once the whole XML is read
+
+
+def _events(parser, stack: list[str], state: _Reading) -> None:
+    for kind, el in parser.read_events():
+        if kind == "start":
+            stack.append(el.tag)
+            if state.error is not None:
+                continue
+            try:
+                _start(el, len(stack), stack, state)
+            except MscclError as exc:
+                state.error = exc
+            continue
+        depth = len(stack)
+        stack.pop()
+        if state.error is None and depth == 4 and el.tag == "step" and state.tb is not None:
+            try:
+                state.tb.steps.append(_step(el.attrib, state.tw))
+            except MscclError as exc:
+                state.error = exc
+        if depth == 2:
+            el.clear()  # a <gpu> is read: drop its elements
+            state.gpu = state.tb = None
+        elif depth == 3:
+            state.tb = None
+
+
+def _start(el: ET.Element, depth: int, stack: list[str], state: _Reading) -> None:
+    if depth == 1:
+        if el.tag != "algo":
+            raise MscclError(f"the top element must be <algo>, got <{_clip(el.tag)}>")
+        state.program = _algo(el)
+    elif depth == 2 and el.tag == "gpu":
+        state.gw = f"gpu {_clip(el.get('id', '?'))}"
+        state.gpu = Gpu(
+            id=_required(el, "id", state.gw),
+            i_chunks=_required(el, "i_chunks", state.gw),
+            o_chunks=_required(el, "o_chunks", state.gw),
+            s_chunks=_required(el, "s_chunks", state.gw),
+        )
+        state.program.gpus.append(state.gpu)
+    elif depth == 3 and el.tag == "tb" and stack[1] == "gpu":
+        tw = state.tw = f"{state.gw} tb {_clip(el.get('id', '?'))}"
+        state.tb = Threadblock(
+            id=_required(el, "id", tw),
+            send=_required(el, "send", tw),
+            recv=_required(el, "recv", tw),
+            chan=_required(el, "chan", tw),
+        )
+        state.gpu.tbs.append(state.tb)
+
+
+def _algo(root: ET.Element) -> Program:
     get = root.get
-    p = Program(
+    return Program(
         name=get("name"),
         proto=get("proto"),
         nchannels=read_int(get("nchannels"), "algo", "nchannels"),
@@ -253,9 +339,36 @@ def _parse(text: str, where: str) -> Program:
         min_bytes=read_int(get("minBytes"), "algo", "minBytes", 64),
         max_bytes=read_int(get("maxBytes"), "algo", "maxBytes", 64),
     )
-    for ge in root.findall("gpu"):
-        p.gpus.append(_parse_gpu(ge))
-    return p
+
+
+_STEP_INTS = ("s", "srcoff", "dstoff", "cnt", "depid", "deps", "hasdep")
+_SMALL = re.compile(r"-?(0|[1-9][0-9]{0,8})")  # surely an int32
+
+
+def _step(a: dict, tw: str) -> Step:
+    """A <step> from its attributes: plain small integers take the fast path, anything else
+    (or a missing attribute) the checks of :func:`read_int` with the step named."""
+    try:
+        ints = [int(a[k]) if _SMALL.fullmatch(a[k]) else None for k in _STEP_INTS]
+        kind, srcbuf, dstbuf = a["type"], a["srcbuf"], a["dstbuf"]
+    except KeyError:
+        ints = [None]
+    if None in ints:
+        sw = f"{tw} step {_clip(a.get('s', '?'))}"
+        return Step(
+            s=_required_attr(a, "s", sw),
+            type=_required_str_attr(a, "type", sw),
+            srcbuf=_required_str_attr(a, "srcbuf", sw),
+            srcoff=_required_attr(a, "srcoff", sw),
+            dstbuf=_required_str_attr(a, "dstbuf", sw),
+            dstoff=_required_attr(a, "dstoff", sw),
+            cnt=_required_attr(a, "cnt", sw),
+            depid=_required_attr(a, "depid", sw),
+            deps=_required_attr(a, "deps", sw),
+            hasdep=_required_attr(a, "hasdep", sw),
+        )
+    s, srcoff, dstoff, cnt, depid, deps, hasdep = ints
+    return Step(s, kind, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps, hasdep)
 
 
 def _required(el: ET.Element, name: str, where: str, bits: int = 32) -> int:
@@ -276,37 +389,19 @@ def _required_str(el: ET.Element, name: str, where: str) -> str:
     return value
 
 
-def _parse_gpu(ge: ET.Element) -> Gpu:
-    gw = f"gpu {_clip(ge.get('id', '?'))}"
-    g = Gpu(
-        id=_required(ge, "id", gw),
-        i_chunks=_required(ge, "i_chunks", gw),
-        o_chunks=_required(ge, "o_chunks", gw),
-        s_chunks=_required(ge, "s_chunks", gw),
-    )
-    for te in ge.findall("tb"):
-        tw = f"{gw} tb {_clip(te.get('id', '?'))}"
-        tb = Threadblock(
-            id=_required(te, "id", tw),
-            send=_required(te, "send", tw),
-            recv=_required(te, "recv", tw),
-            chan=_required(te, "chan", tw),
+def _required_attr(a: dict, name: str, where: str) -> int:
+    value = read_int(a.get(name), where, name)
+    if value is None:
+        raise MscclError(
+            f"{where}: missing attribute {name!r} (mscclXmlGetAttrStr fails, msccl_parser.h:69-72)"
         )
-        for se in te.findall("step"):
-            sw = f"{tw} step {_clip(se.get('s', '?'))}"
-            tb.steps.append(
-                Step(
-                    s=_required(se, "s", sw),
-                    type=_required_str(se, "type", sw),
-                    srcbuf=_required_str(se, "srcbuf", sw),
-                    srcoff=_required(se, "srcoff", sw),
-                    dstbuf=_required_str(se, "dstbuf", sw),
-                    dstoff=_required(se, "dstoff", sw),
-                    cnt=_required(se, "cnt", sw),
-                    depid=_required(se, "depid", sw),
-                    deps=_required(se, "deps", sw),
-                    hasdep=_required(se, "hasdep", sw),
-                )
-            )
-        g.tbs.append(tb)
-    return g
+    return value
+
+
+def _required_str_attr(a: dict, name: str, where: str) -> str:
+    value = a.get(name)
+    if value is None:
+        raise MscclError(
+            f"{where}: missing attribute {name!r} (mscclXmlGetAttrStr fails, msccl_parser.h:69-72)"
+        )
+    return value

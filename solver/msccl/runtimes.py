@@ -25,6 +25,11 @@ class MscclError(ForestCollError):
     """An MSCCL XML cannot be produced, parsed or checked (one-line message)."""
 
 
+class PeersLimit(MscclError):
+    """A schedule needs more threadblocks per rank than the runtime has: each GPU exchanges data
+    with too many partners (a shaped schedule, :mod:`solver.msccl.shape`, can fit)."""
+
+
 # collective kinds this package interprets (the keys of solver.msccl.collectives.COLLECTIVES)
 OURS_BY_XML_RCCL = {
     # msccl_parser.cc:335-373 (RCCL and msccl-executor): every name the parser accepts

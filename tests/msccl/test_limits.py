@@ -10,7 +10,7 @@ from solver import solve
 from solver.cli import main
 from solver.io import formats
 from solver.model.topology import Link, Node, Topology
-from solver.msccl import export_xml
+from solver.msccl import check_file, export_xml
 from solver.msccl.limits import check_fits, check_rank_count
 from solver.msccl.runtimes import MscclError
 
@@ -51,13 +51,26 @@ def test_rank_count_limit():
         assert cite in str(info.value)
 
 
-def test_the_cli_stops_with_one_line(tmp_path, capsys):
+def test_the_cli_stops_with_one_line_when_told_not_to_shape(tmp_path, capsys):
     fabric = tmp_path / "star.json"
     formats.save(star(66), fabric)
-    assert main(["export", str(fabric), "--runtime", "rccl", "-o", str(tmp_path / "x.xml")]) == 2
+    out = str(tmp_path / "x.xml")
+    assert main(["export", str(fabric), "--runtime", "rccl", "--shape-partners", "0", "-o", out]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "MSCCL_MAX_NUM_THREAD_BLOCKS" in err
     assert not (tmp_path / "x.xml").exists()
+
+
+def test_the_cli_exports_a_shaped_schedule_and_says_what_it_costs(tmp_path, capsys):
+    fabric = tmp_path / "star.json"
+    formats.save(star(66), fabric)
+    out = tmp_path / "algos" / "x.xml"
+    assert main(["export", str(fabric), "--runtime", "rccl", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "not written as solved: rank g0 sends to or receives from 65 peers" in text
+    # windows of 5 GPUs (8 partners each) keep the star's 66 x 100 / 65 GB/s
+    assert "at most 8 partners per GPU on each: algbw 101.538 GB/s (exact 1320/13) against 101.538 GB/s unshaped (exact 1320/13), 0% less" in text
+    assert check_file(out, "rccl").threadblocks == 9
 
 
 def test_too_large_to_execute_is_refused_before_building(star66, monkeypatch):
@@ -69,3 +82,20 @@ def test_too_large_to_execute_is_refused_before_building(star66, monkeypatch):
     with pytest.raises(MscclError, match="too large for the symbolic execution") as info:
         check_fits(star66, "msccl-executor", ranks)
     assert "limits allow it" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_cli_shapes_to_fewer_partners_until_the_program_fits(tmp_path, capsys, monkeypatch):
+    from dataclasses import replace
+
+    from solver.msccl.runtimes import RUNTIMES
+
+    # a runtime of 12 threadblocks per rank: 16 partners (17 threadblocks) do not fit, 8 do
+    monkeypatch.setitem(RUNTIMES, "rccl", replace(RUNTIMES["rccl"], max_threadblocks=12))
+    fabric = tmp_path / "star.json"
+    formats.save(star(66), fabric)
+    out = tmp_path / "algos" / "x.xml"
+    assert main(["export", str(fabric), "--runtime", "rccl", "--shape-partners", "16", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "not written: rank g0 sends to or receives from 16 peers" in text
+    assert "shaping to 8 partners per GPU" in text and "at most 8 partners per GPU" in text
+    assert check_file(out, "rccl").threadblocks <= 12

@@ -172,7 +172,8 @@ def test_file_size_is_capped_before_reading(tmp_path, capsys):
         fh.truncate(MAX_FILE_BYTES + 1)  # sparse: nothing is written
     start = time.perf_counter()
     code, _, err = _run(["check-xml", path], capsys)
-    assert code == 2 and "larger than the 64 MB limit for an MSCCL XML file" in err
+    assert code == 2 and f"larger than the {MAX_FILE_BYTES // 2**20} MB limit for an MSCCL XML file" in err
+    assert MAX_FILE_BYTES == 256 * 2**20  # room for the 1024-rank allgather (245 MiB)
     assert time.perf_counter() - start < 30  # minutes and gigabytes before the limits
 
 
