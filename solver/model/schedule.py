@@ -51,11 +51,22 @@ class Tree:
     edges: tuple[TreeEdge, ...]
 
     def depth_of(self) -> dict[str, int]:
-        """Depth of every compute node (root = 0), counted in logical edges."""
-        depth = {self.root: 0}
+        """Depth of every compute node (root = 0), counted in logical edges, whatever the order
+        of the edges (a tree read from a file need not list parents first)."""
+        adjacent: dict[str, list[str]] = {}
         for e in self.edges:
-            parent, child = (e.src, e.dst) if e.src in depth else (e.dst, e.src)
-            depth[child] = depth[parent] + 1
+            adjacent.setdefault(e.src, []).append(e.dst)
+            adjacent.setdefault(e.dst, []).append(e.src)
+        depth = {self.root: 0}
+        frontier = [self.root]
+        while frontier:
+            nxt = []
+            for u in frontier:
+                for v in adjacent.get(u, ()):
+                    if v not in depth:
+                        depth[v] = depth[u] + 1
+                        nxt.append(v)
+            frontier = nxt
         return depth
 
     @property

@@ -284,7 +284,7 @@ def _emit_ops(b: _Build, phases: list[tuple[str, Schedule]]) -> None:
             ranges = _chunk_ranges(ph, b.C)
             for t_index, (tree, (first, count)) in enumerate(zip(ph.trees, ranges)):
                 r = rank[tree.root]
-                depth = _depths(tree)
+                depth = tree.depth_of()
                 for piece, a in enumerate(range(first, first + count, max_piece)):
                     local = inst * b.C + a
                     pc = _Piece(
@@ -297,32 +297,13 @@ def _emit_ops(b: _Build, phases: list[tuple[str, Schedule]]) -> None:
                         _reduce_piece(b, pc, done, sent)
 
 
-def _depths(tree: Tree) -> dict[str, int]:
-    """Depth of every node from the root, whatever the order of the edges."""
-    adjacent: dict[str, list[str]] = defaultdict(list)
-    for e in tree.edges:
-        adjacent[e.src].append(e.dst)
-        adjacent[e.dst].append(e.src)
-    depth = {tree.root: 0}
-    frontier = [tree.root]
-    while frontier:
-        nxt = []
-        for u in frontier:
-            for v in adjacent[u]:
-                if v not in depth:
-                    depth[v] = depth[u] + 1
-                    nxt.append(v)
-        frontier = nxt
-    return depth
-
-
 def _check_trees(phase: Schedule, rank: dict[str, int]) -> None:
     compute = set(rank)
     for t in phase.trees:
         if t.multiplicity < 1:
             raise MscclError(f"tree of root {t.root!r} has multiplicity {t.multiplicity}")
         nodes = {t.root} | {e.src for e in t.edges} | {e.dst for e in t.edges}
-        depth = _depths(t)
+        depth = t.depth_of()
         if nodes != compute or len(t.edges) != len(compute) - 1 or len(depth) != len(compute):
             raise MscclError(
                 f"tree of root {t.root!r} does not span the compute nodes exactly once"

@@ -120,26 +120,8 @@ def rank_order(schedule: Schedule, order: list[str] | None = None) -> list[str]:
     return list(order)
 
 
-def _depths(tree: Tree) -> dict[str, int]:
-    adjacent: dict[str, list[str]] = defaultdict(list)
-    for e in tree.edges:
-        adjacent[e.src].append(e.dst)
-        adjacent[e.dst].append(e.src)
-    depth = {tree.root: 0}
-    frontier = [tree.root]
-    while frontier:
-        nxt = []
-        for u in frontier:
-            for v in adjacent[u]:
-                if v not in depth:
-                    depth[v] = depth[u] + 1
-                    nxt.append(v)
-        frontier = nxt
-    return depth
-
-
 def _check_tree(tree: Tree, kind: str, compute: set[str]) -> dict[str, int]:
-    depth = _depths(tree)
+    depth = tree.depth_of()
     nodes = {tree.root} | {e.src for e in tree.edges} | {e.dst for e in tree.edges}
     if tree.multiplicity < 1 or nodes != compute or len(tree.edges) != len(compute) - 1 or len(depth) != len(compute):
         raise MscclppError(f"tree of root {tree.root!r} does not span the compute nodes exactly once")

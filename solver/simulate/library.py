@@ -890,22 +890,17 @@ def library_from_settings(settings: dict, base: Library) -> tuple[Library, list[
             return None
         return value.strip()
 
-    value = take("NCCL_ALGO")
-    if value is not None:
-        names = _setting_names(value, _ALGO_NAMES)
+    for key, known, field, listed in (("NCCL_ALGO", _ALGO_NAMES, "algos", ALGOS),
+                                      ("NCCL_PROTO", _PROTO_NAMES, "protos", PROTOS)):
+        value = take(key)
+        if value is None:
+            continue
+        names = _setting_names(value, known)
         if names is None:
-            left.append(f"NCCL_ALGO={value} (not a plain list of {', '.join(ALGOS)})")
+            left.append(f"{key}={value} (not a plain list of {', '.join(listed)})")
         else:
-            lib = replace(lib, algos=names)
-            used.append("NCCL_ALGO")
-    value = take("NCCL_PROTO")
-    if value is not None:
-        names = _setting_names(value, _PROTO_NAMES)
-        if names is None:
-            left.append(f"NCCL_PROTO={value} (not a plain list of {', '.join(PROTOS)})")
-        else:
-            lib = replace(lib, protos=names)
-            used.append("NCCL_PROTO")
+            lib = replace(lib, **{field: names})
+            used.append(key)
     value = take("NCCL_BUFFSIZE")
     if value is not None:
         if value.isdigit() and NCCL_STEPS <= int(value) < 1 << 40:
