@@ -35,6 +35,7 @@ from fc_gui.controllers.result_overlays import ResultOverlays
 from fc_gui.controllers.simulation import SimulationController
 from fc_gui.controllers.solve_menu import SolveMenu
 from fc_gui.controllers.solving import SolveController
+from fc_gui.model.switch_bounds import SwitchBounds, caption_line
 from fc_gui.views.plots_dock import PlotsDock
 from fc_gui.views.result_views import SummaryView, TreesView
 from fc_gui.views.solve_panel import SolvePanel
@@ -72,6 +73,8 @@ class ResultsController(QObject):
         self.canvas = window.canvas
         self.schedule: Schedule | None = None
         self.previous: Schedule | None = None  # the result before a what-if solve
+        #: the allreduce figures of a fabric with marked switches (fc_gui.model.switch_bounds)
+        self.switch_bounds: SwitchBounds | None = None
         self.stale = False
         self._show_token = 0
         self._build_docks()
@@ -135,8 +138,13 @@ class ResultsController(QObject):
         self._show_token += 1
         token = self._show_token
 
+        self.switch_bounds = prepared.get("switch_bounds")
+        self.overlays.switch_line = (
+            "" if self.switch_bounds is None else caption_line(self.switch_bounds))
+
         def first() -> None:
-            self.summary.set_schedule(schedule, elapsed, previous=self.previous, split=split)
+            self.summary.set_schedule(schedule, elapsed, previous=self.previous, split=split,
+                                      switch_bounds=self.switch_bounds)
             self.set_stale(stale)
             self.overlays.drop_trees()
 
@@ -167,6 +175,8 @@ class ResultsController(QObject):
         self._show_token += 1
         self.schedule = None
         self.previous = None
+        self.switch_bounds = None
+        self.overlays.switch_line = ""
         self.summary.clear()
         self.trees_view.set_schedule(None)
         self.plots.set_schedule(None)

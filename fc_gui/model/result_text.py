@@ -47,8 +47,12 @@ def summary_html(
     previous: Schedule | None = None,
     fabric_warnings: Sequence[str] = (),
     split: tuple[float, float] | None = None,
+    switch_rows: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The summary as rich text (also used by the screenshot and tests).
+
+    ``switch_rows``: (label, rich text) rows of the allreduce figures when some switch reduces
+    or multicasts (:func:`fc_gui.model.switch_bounds.figure_rows`), under the cut.
 
     ``elapsed``: the wall time from pressing Solve to the result; ``split``: the part of it in
     the solve call and in preparing the display (:func:`solve_time_text`).
@@ -109,6 +113,9 @@ def summary_html(
             ("", "allreduce = reduce-scatter then allgather: 1/algbw = 1/algbw_rs + 1/algbw_ag")
         )
     rows.extend(cut_rows)
+    if switch_rows:
+        rows.append(("<b>In-switch</b>", "<b>allreduce algbw, three figures</b>"))
+        rows.extend(switch_rows)
     body = "".join(
         f"<tr><td style='color:#555;padding-right:8px'>{k}</td><td>{v}</td></tr>" for k, v in rows
     )

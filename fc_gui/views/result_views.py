@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from fc_gui.model.result_text import plural, summary_html
+from fc_gui.model.switch_bounds import SwitchBounds, figure_rows
 from fc_gui.model.trees import TreeRow, tree_rows
 from solver.model.schedule import Schedule, Tree
 
@@ -58,6 +59,7 @@ class SummaryView(QWidget):
         self._split: tuple[float, float] | None = None
         self._previous: Schedule | None = None
         self.fabric_warnings: tuple[str, ...] = ()
+        self.switch_bounds: SwitchBounds | None = None
         self.clear()
 
     def clear(self, text: str = "No result yet: press Solve.") -> None:
@@ -68,9 +70,12 @@ class SummaryView(QWidget):
 
     def set_schedule(
         self, schedule: Schedule, elapsed: float | None = None, previous: Schedule | None = None,
-        split: tuple[float, float] | None = None,
+        split: tuple[float, float] | None = None, switch_bounds: SwitchBounds | None = None,
     ) -> None:
+        """``switch_bounds``: the allreduce figures of a fabric with marked switches (computed
+        off the GUI thread), None otherwise."""
         self.schedule = schedule
+        self.switch_bounds = switch_bounds
         self._elapsed = elapsed
         self._split = split
         self._previous = previous
@@ -85,7 +90,9 @@ class SummaryView(QWidget):
     def _render(self) -> None:
         self.label.setText(
             summary_html(self.schedule, self._elapsed, stale=self.stale, previous=self._previous,
-                         fabric_warnings=self.fabric_warnings, split=self._split)
+                         fabric_warnings=self.fabric_warnings, split=self._split,
+                         switch_rows=() if self.switch_bounds is None else
+                         figure_rows(self.switch_bounds, self.schedule.collective))
         )
 
     def set_stale(self, stale: bool) -> None:

@@ -1,0 +1,105 @@
+"""The designer's three allreduce figures on fabrics whose switches reduce and multicast: the
+words (fc_gui.model.switch_bounds), computed in the solve worker (never on the GUI thread), in
+the summary and the canvas caption, and nothing new on a fabric without marked switches."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+
+import pytest
+
+from fc_gui.controllers import solving
+from fc_gui.model import switch_bounds as SB
+from solver.algorithm.pipeline import solve
+from solver.io import templates as T
+from solver.model.topology import REDUCE
+
+
+def test_one_box_names_its_switch_and_both_figures():
+    sb = SB.compute(T.make("dgx_h100_rail", n=1))
+    assert SB.makes_difference(sb) == ("b0.nvsw",)
+    assert SB.difference_text(sb) == (
+        "b0.nvsw reduces and multicasts: allreduce 450 GB/s instead of 257.14")
+    assert "exact" in SB.caption_line(sb)
+
+
+def test_two_boxes_need_both_switches():
+    sb = SB.compute(T.make("dgx_h100_rail", n=2))
+    assert SB.difference_text(sb) == (
+        "b0.nvsw, b1.nvsw reduce and multicast: allreduce 400 GB/s instead of 266.67")
+    rows = dict(SB.figure_rows(sb, "allreduce"))
+    assert "266.67 GB/s" in rows["Forward-only"]
+    assert "400 GB/s" in rows["With capabilities"] and "exact" in rows["With capabilities"]
+    assert "400" in rows["Any schedule"]
+
+
+def test_four_boxes_say_the_gap():
+    sb = SB.compute(T.make("dgx_h100_rail", n=4))
+    rows = dict(SB.figure_rows(sb, "allreduce"))
+    assert "266.67 GB/s" in rows["With capabilities"]
+    assert "33.3 % below the any-schedule bound" in rows["With capabilities"]
+    assert "any schedule ≤ 400" in SB.caption_line(sb)
+
+
+def test_a_switch_that_only_reduces_makes_no_difference_and_says_why():
+    topo = T.make("dgx_h100_rail", n=1)
+    nodes = tuple(replace(n, capabilities=frozenset({REDUCE})) if n.capabilities else n
+                  for n in topo.nodes)
+    sb = SB.compute(replace(topo, nodes=nodes))
+    assert SB.makes_difference(sb) == ()
+    text = SB.difference_text(sb)
+    assert text.startswith("b0.nvsw marked (reduces)") and "stays 257.14 GB/s" in text
+    assert "no switch both reduces and multicasts" in text
+
+
+def test_no_marked_switch_no_figures():
+    assert SB.compute(T.make("dgx_a100", n=1)) is None
+    assert "switch_bounds" in solving.prepare_display(solve(T.make("ring", n=4), "allgather"))
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """The threads SB.compute ran in."""
+    threads = []
+    real = SB.compute
+
+    def compute(topo):
+        threads.append(threading.current_thread())
+        return real(topo)
+
+    monkeypatch.setattr(SB, "compute", compute)
+    return threads
+
+
+def _solve(qtbot, window, collective):
+    rc = window.results_controller
+    with qtbot.waitSignal(rc.schedule_changed, timeout=60000):
+        assert rc.solving.solve(collective)
+    return rc
+
+
+def test_window_shows_the_figures_computed_off_the_gui_thread(qtbot, make_results_window,
+                                                              recorded):
+    w = make_results_window(T.make("dgx_h100_rail", n=1), solve_fn=solve)
+    rc = _solve(qtbot, w, "allreduce")
+    assert recorded and all(t is not threading.main_thread() for t in recorded)
+    text = rc.summary.text()
+    assert "b0.nvsw reduces and multicasts: allreduce 450 GB/s instead of 257.14" in text
+    assert "Forward-only" in text and "Any schedule" in text and "With capabilities" in text
+    caption = rc.overlays.cut.label_text
+    assert caption.splitlines()[-1].startswith("b0.nvsw reduces and multicasts")
+
+
+def test_allgather_solve_says_the_switch_does_not_raise_it(qtbot, make_results_window):
+    w = make_results_window(T.make("dgx_h100_rail", n=1), solve_fn=solve)
+    rc = _solve(qtbot, w, "allgather")
+    assert "allgather: a switch that reduces or multicasts does not raise its bound" \
+        in rc.summary.text()
+
+
+def test_window_without_marked_switches_is_unchanged(qtbot, make_results_window):
+    w = make_results_window(T.make("dgx_a100", n=1), solve_fn=solve)
+    rc = _solve(qtbot, w, "allreduce")
+    assert rc.switch_bounds is None
+    assert "In-switch" not in rc.summary.text() and "reduces" not in rc.overlays.cut.label_text
