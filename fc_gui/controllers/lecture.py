@@ -229,7 +229,7 @@ class LectureController(QObject):
             return
         groups = {n.id: n.group for n in self.window.document.nodes.values()}
         self.plan = LecturePlan(schedule, pick_tree(schedule), None, self.panel.compare_size,
-                                groups)
+                                groups, self.results.switch_bounds)
         self.steps = self._lesson_steps()
         self.go(0)
         self._simulate()
@@ -252,7 +252,7 @@ class LectureController(QObject):
         if self.plan is None:
             return
         self.plan = LecturePlan(self.plan.schedule, self.plan.tree, None, int(size),
-                                self.plan.groups)
+                                self.plan.groups, self.plan.switch_bounds)
         self._rebuild()
         self._simulate()
 
@@ -261,7 +261,7 @@ class LectureController(QObject):
         if plan is None or comparison.size != plan.compare_size:
             return
         self.plan = LecturePlan(plan.schedule, plan.tree, comparison, plan.compare_size,
-                                plan.groups)
+                                plan.groups, plan.switch_bounds)
         self._rebuild()
 
     def _on_compare_failed(self, message: str) -> None:
