@@ -90,12 +90,17 @@ def figure_rows(sb: SwitchBounds, collective: str) -> list[tuple[str, str]]:
     """(label, rich text) rows for the summary: the sentence and the three figures."""
     esc = html.escape
     b = sb.bounds
-    rows = [("Switches", esc(", ".join(f"{s} {what}" for s, what in sb.marked[:MAX_NAMED])
-                             + (f" and {len(sb.marked) - MAX_NAMED} more"
-                                if len(sb.marked) > MAX_NAMED else "")))]
+    by_what: dict[str, list[str]] = {}
+    for sw, what in sb.marked:
+        by_what.setdefault(what, []).append(sw)
+    def verb(what: str, ids: list[str]) -> str:  # "b0.nvsw reduces", "b0.nvsw, b1.nvsw reduce"
+        return what if len(ids) == 1 else what.replace("reduces", "reduce").replace(
+            "multicasts", "multicast")
+
+    rows = [("Switches", esc("; ".join(f"{_names(ids)} {verb(what, ids)}"
+                                       for what, ids in by_what.items())))]
     if b is None:
         return rows + [("Allreduce bounds", f"<i>not computed: {esc(sb.error)}</i>")]
-    rows.append(("Difference", f"<b>{esc(difference_text(sb))}</b>"))
     rows.append(("Forward-only", f"{esc(gbps(b.forward_only))} GB/s allreduce "
                                  "(switches forward: ForestColl's schedules)"))
     state = "exact: meets the any-schedule bound" if b.exact else (
@@ -108,6 +113,13 @@ def figure_rows(sb: SwitchBounds, collective: str) -> list[tuple[str, str]]:
         rows.append(("", f"{esc(collective)}: a switch that reduces or multicasts does not "
                          "raise its bound; the optimum above is all three figures"))
     return rows
+
+
+def lead_row(sb: SwitchBounds) -> tuple[str, str]:
+    """The summary's row under the optimum: the sentence naming the switch that makes the
+    difference (in bold), where it is seen without scrolling."""
+    label = "In-switch" if makes_difference(sb) else "Marked switches"
+    return label, f"<b>{html.escape(difference_text(sb))}</b>"
 
 
 def caption_line(sb: SwitchBounds) -> str:

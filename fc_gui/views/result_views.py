@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from fc_gui.model.result_text import plural, summary_html
-from fc_gui.model.switch_bounds import SwitchBounds, figure_rows
+from fc_gui.model.switch_bounds import SwitchBounds, figure_rows, lead_row
 from fc_gui.model.trees import TreeRow, tree_rows
 from solver.model.schedule import Schedule, Tree
 
@@ -92,7 +92,9 @@ class SummaryView(QWidget):
             summary_html(self.schedule, self._elapsed, stale=self.stale, previous=self._previous,
                          fabric_warnings=self.fabric_warnings, split=self._split,
                          switch_rows=() if self.switch_bounds is None else
-                         figure_rows(self.switch_bounds, self.schedule.collective))
+                         figure_rows(self.switch_bounds, self.schedule.collective),
+                         switch_lead=None if self.switch_bounds is None else
+                         lead_row(self.switch_bounds))
         )
 
     def set_stale(self, stale: bool) -> None:

@@ -87,6 +87,8 @@ def test_window_shows_the_figures_computed_off_the_gui_thread(qtbot, make_result
     text = rc.summary.text()
     assert "b0.nvsw reduces and multicasts: allreduce 450 GB/s instead of 257.14" in text
     assert "Forward-only" in text and "Any schedule" in text and "With capabilities" in text
+    # the sentence sits under the optimum, above the cut rows (seen without scrolling)
+    assert text.index("Optimal algbw") < text.index("instead of 257.14") < text.index("Bottleneck")
     caption = rc.overlays.cut.label_text
     assert caption.splitlines()[-1].startswith("b0.nvsw reduces and multicasts")
 
@@ -102,4 +104,5 @@ def test_window_without_marked_switches_is_unchanged(qtbot, make_results_window)
     w = make_results_window(T.make("dgx_a100", n=1), solve_fn=solve)
     rc = _solve(qtbot, w, "allreduce")
     assert rc.switch_bounds is None
-    assert "In-switch" not in rc.summary.text() and "reduces" not in rc.overlays.cut.label_text
+    assert "In-switch" not in rc.summary.text() and "Allreduce" not in rc.summary.text()
+    assert "reduces" not in rc.overlays.cut.label_text
