@@ -335,7 +335,8 @@ def sweep(
     n = len(topo.compute_ids)
     factor = busbw_factor(collective, n)
     with_library = LIBRARY in algorithms
-    total = max(1, (len(built) + (NVLS in algorithms) + with_library) * len(sizes))
+    with_nvls = NVLS in algorithms and any(n.capabilities for n in topo.nodes)
+    total = max(1, (len(built) + with_nvls + with_library) * len(sizes))
     done = 0
     link_topo = _library.derated(topo, library) if library is not None and not line_rate else topo
     if with_library:
@@ -345,7 +346,7 @@ def sweep(
         done = _library_rows(result, sizes, factor, opt, cap)
         if progress is not None:
             progress("library model", done / total)
-    if NVLS in algorithms and any(n.capabilities for n in topo.nodes):
+    if with_nvls:
         done = _nvls_rows(result, sizes, factor, link_topo, library, line_rate, model, cancel,
                           progress, done, total)
     for name, rs in built.items():
@@ -424,7 +425,7 @@ def _nvls_rows(sw: Sweep, sizes: list[int], factor: float, link_topo: Topology,
     why = why_not(topo, sw.collective)
     if why:
         sw.notes[NVLS] = (f"skipped: {why}",)
-        return done
+        return done + len(sizes)  # counted as done: the progress still ends at 100 %
     lib = library or _library.library_for(topo)
     nvls = NvlsModel(topo, link_topo, lib.generation, line_rate or library is None,
                      sw.latency_us)
