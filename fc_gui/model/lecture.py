@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from fc_gui.model.result_text import cut_set_text, group_title, num_text, plural
-from fc_gui.model.switch_bounds import SwitchBounds, difference_text, gbps
+from fc_gui.model.switch_bounds import SwitchBounds, difference_text, gbps, names_text
 from fc_gui.model.trees import Transfer, broadcast_levels, holders
 from solver.model.schedule import Schedule, Tree
 from solver.model.topology import COMPUTE, Topology
@@ -310,7 +310,7 @@ def switch_step(plan: LecturePlan) -> LectureStep:
     n = s.num_compute_nodes
     adders = [nd.id for nd in topo.nodes if "reduce" in nd.capabilities]
     casts = any("multicast" in topo.node(a).capabilities for a in adders[:1])
-    who = adders[0] if len(adders) == 1 else f"{adders[0]} and {len(adders) - 1} more switches"
+    who = names_text(adders)
     ag = s.optimal_algbw_exact
     paras = [
         (f"{who} {'adds' if len(adders) == 1 else 'add'} what {'it receives' if len(adders) == 1 else 'they receive'} "
@@ -334,7 +334,7 @@ def switch_step(plan: LecturePlan) -> LectureStep:
             f"the best schedule we can build, {100 * float(b.gap):.1f} % below the bound")
         paras.append(
             "Allreduce needs only the sum. With forwarding switches the GPUs add: reduce-scatter "
-            f"then allgather, {n - 1}/{n} of M out of and into each GPU twice: at most "
+            f"then allgather, so each GPU sends and receives {n - 1}/{n} of M twice: at most "
             f"{gbps(b.forward_only)} GB/s here. A switch that adds takes each GPU's part once and "
             "sends back the sum, so each GPU's link carries M each way, once: "
             f"{gbps(b.capability)} GB/s ({state}).")

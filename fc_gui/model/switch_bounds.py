@@ -50,7 +50,8 @@ def _verb(capability: str) -> str:
     return {"reduce": "reduces", "multicast": "multicasts"}.get(capability, capability)
 
 
-def _names(ids: list[str]) -> str:
+def names_text(ids: list[str]) -> str:
+    """``a``, ``a, b``, ``a, b, c and 2 more``."""
     shown = ", ".join(ids[:MAX_NAMED])
     return shown + (f" and {len(ids) - MAX_NAMED} more" if len(ids) > MAX_NAMED else "")
 
@@ -77,12 +78,12 @@ def difference_text(sb: SwitchBounds) -> str:
     who = makes_difference(sb)
     if who:
         verb = "reduces and multicasts" if len(who) == 1 else "reduce and multicast"
-        return (f"{_names(list(who))} {verb}: allreduce {gbps(b.capability)} GB/s instead of "
+        return (f"{names_text(list(who))} {verb}: allreduce {gbps(b.capability)} GB/s instead of "
                 f"{gbps(b.forward_only)}")
     ids = [s for s, _ in sb.marked]
     why = b.hierarchical.reason if b.hierarchical is not None and not b.hierarchical.applies \
         else "forwarding is as fast"
-    return (f"{_names(ids)} marked ({sb.marked[0][1]}{', …' if len(ids) > 1 else ''}), but no "
+    return (f"{names_text(ids)} marked ({sb.marked[0][1]}{', …' if len(ids) > 1 else ''}), but no "
             f"schedule gains from it ({why}): allreduce stays {gbps(b.forward_only)} GB/s")
 
 
@@ -97,7 +98,7 @@ def figure_rows(sb: SwitchBounds, collective: str) -> list[tuple[str, str]]:
         return what if len(ids) == 1 else what.replace("reduces", "reduce").replace(
             "multicasts", "multicast")
 
-    rows = [("Switches", esc("; ".join(f"{_names(ids)} {verb(what, ids)}"
+    rows = [("Switches", esc("; ".join(f"{names_text(ids)} {verb(what, ids)}"
                                        for what, ids in by_what.items())))]
     if b is None:
         return rows + [("Allreduce bounds", f"<i>not computed: {esc(sb.error)}</i>")]
