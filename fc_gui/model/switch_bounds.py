@@ -81,8 +81,15 @@ def difference_text(sb: SwitchBounds) -> str:
         return (f"{names_text(list(who))} {verb}: allreduce {gbps(b.capability)} GB/s instead of "
                 f"{gbps(b.forward_only)}")
     ids = [s for s, _ in sb.marked]
-    why = b.hierarchical.reason if b.hierarchical is not None and not b.hierarchical.applies \
-        else "forwarding is as fast"
+    h = b.hierarchical
+    if h is not None and not h.applies:
+        why = h.reason
+    elif h is not None and h.algbw > 0:
+        why = (f"the hierarchical NVLS schedule reaches only {gbps(h.algbw)} GB/s here"
+               + ("" if h.concurrent else ": its index groups share links and run one after "
+                  "another"))
+    else:
+        why = "forwarding is as fast"
     return (f"{names_text(ids)} marked ({sb.marked[0][1]}{', …' if len(ids) > 1 else ''}), but no "
             f"schedule gains from it ({why}): allreduce stays {gbps(b.forward_only)} GB/s")
 

@@ -422,14 +422,22 @@ def _nvls_rows(sw: Sweep, sizes: list[int], factor: float, link_topo: Topology,
     from solver.simulate.hierarchical_nvls import NvlsModel, why_not
 
     topo = sw.topology
-    why = why_not(topo, sw.collective)
+    try:
+        why = why_not(topo, sw.collective)
+        if not why:
+            lib = library or _library.library_for(topo)
+            nvls = NvlsModel(topo, link_topo, lib.generation, line_rate or library is None,
+                             sw.latency_us)
+            bounds = capability_bounds(topo, "allreduce")
+            cap = float(bounds.capability)
+            nvls.forward_only = bounds.forward_only
+    except Cancelled:
+        raise
+    except ForestCollError as exc:  # over a cost limit, an index fabric the solver refuses
+        why = f"no hierarchical NVLS schedule: {exc}"
     if why:
         sw.notes[NVLS] = (f"skipped: {why}",)
         return done + len(sizes)  # counted as done: the progress still ends at 100 %
-    lib = library or _library.library_for(topo)
-    nvls = NvlsModel(topo, link_topo, lib.generation, line_rate or library is None,
-                     sw.latency_us)
-    cap = float(capability_bounds(topo, "allreduce").capability)
     for size in sizes:
         if _cancelled(cancel):
             raise Cancelled("cancelled")

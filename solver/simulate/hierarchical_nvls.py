@@ -69,6 +69,7 @@ class NvlsModel:
         simulated algorithms get (derated, or ``topo`` itself); ``generation``: for the NVLS
         link efficiency."""
         self.schedule = schedule or build_hierarchical(topo)
+        self.forward_only = None  # the fabric's forward-only allreduce optimum, if known
         plan = self.schedule.plan
         self.efficiency = 1.0 if line_rate else _library.NVLS_LINK_EFFICIENCY.get(
             generation, _library.NVLS_LINK_EFFICIENCY["hopper"])
@@ -117,4 +118,8 @@ class NvlsModel:
                        + ("" if self.concurrent else ", one after another (they share links)"))
         out.append("bound: the capability optimum (in-switch reduction and multicast), not the "
                    "forward-only one")
+        if self.forward_only is not None and plan.algbw < self.forward_only:
+            out.append(f"slower than forwarding here: the construction reaches "
+                       f"{float(plan.algbw):.2f} GB/s at line rate, ForestColl's forward-only "
+                       f"optimum {float(self.forward_only):.2f}")
         return tuple(out)

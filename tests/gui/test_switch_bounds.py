@@ -106,3 +106,13 @@ def test_window_without_marked_switches_is_unchanged(qtbot, make_results_window)
     assert rc.switch_bounds is None
     assert "In-switch" not in rc.summary.text() and "Allreduce" not in rc.summary.text()
     assert "reduces" not in rc.overlays.cut.label_text
+
+
+def test_a_construction_slower_than_forwarding_is_named_with_its_figure():
+    # one SuperPOD SU: the rails' index groups share the spine, so the hierarchical schedule
+    # runs them one after another and stays far below ForestColl's forward-only optimum
+    sb = SB.compute(T.make("superpod", sus=1))
+    assert SB.makes_difference(sb) == ()
+    text = SB.difference_text(sb)
+    assert "reaches only 25.81 GB/s here" in text and "share links" in text
+    assert text.endswith("allreduce stays 206.45 GB/s")

@@ -103,3 +103,16 @@ def test_cli_simulate_prints_the_line(capsys):
     assert len(rows) == 1 and 270 < rows[0]["algbw"] <= 400
     assert rows[0]["bound_algbw"] == pytest.approx(400)
     assert any("hierarchical NVLS" in n for n in doc["notes"][NVLS])
+
+
+def test_a_schedule_that_cannot_be_built_is_a_note_not_a_failed_sweep(monkeypatch):
+    from solver.model.errors import SolverError
+    from solver.simulate import hierarchical_nvls
+
+    def refuse(topo, solve=None):
+        raise SolverError("index 3: over the cost limit")
+
+    monkeypatch.setattr(hierarchical_nvls, "build_hierarchical", refuse)
+    sw = sweep(T.make("dgx_h100_rail", n=2), "allreduce", [NVLS, "nccl"], [1 << 20])
+    assert not sw.table(NVLS) and sw.table("nccl")
+    assert sw.notes[NVLS] == ("skipped: no hierarchical NVLS schedule: index 3: over the cost limit",)
