@@ -35,7 +35,9 @@ from fc_gui.controllers.result_overlays import ResultOverlays
 from fc_gui.controllers.simulation import SimulationController
 from fc_gui.controllers.solve_menu import SolveMenu
 from fc_gui.controllers.solving import SolveController
-from fc_gui.model.switch_bounds import SwitchBounds, caption_line
+from fc_gui.controllers.solve_worker import BackgroundTask
+from fc_gui.model import switch_bounds as figures
+from fc_gui.model.switch_bounds import SwitchBounds, caption_line, makes_difference
 from fc_gui.views.plots_dock import PlotsDock
 from fc_gui.views.result_views import SummaryView, TreesView
 from fc_gui.views.solve_panel import SolvePanel
@@ -154,7 +156,8 @@ class ResultsController(QObject):
             self.overlays.show_heat,
             self.canvas.refit_if_covered,  # the caption and colour bar just appeared
             lambda: self.trees_view.set_schedule(schedule, prepared.get("tree_rows")),
-            lambda: self.plots.set_schedule(schedule, prepared.get("model_tables")),
+            lambda: self.plots.set_schedule(schedule, prepared.get("model_tables"),
+                                            capability=self._capability_line(schedule)),
             lambda: self.schedule_changed.emit(schedule),
         ]
         if not staged:
@@ -170,6 +173,47 @@ class ResultsController(QObject):
                 QTimer.singleShot(0, lambda: run(i + 1))
 
         run(0)
+
+    def compute_switch_bounds(self, schedule: Schedule) -> None:
+        """For a result shown without its allreduce figures (opened from a results file): compute
+        them in the background and show them when ``schedule`` is still the one shown."""
+        if not any(n.capabilities for n in schedule.topology.nodes):
+            return
+        token = self._show_token
+        task = BackgroundTask(self)
+
+        def done(sb) -> None:
+            task.deleteLater()
+            if token == self._show_token and self.schedule is schedule:
+                self.set_switch_bounds(sb)
+
+        task.done.connect(done)
+        task.failed.connect(lambda message: (task.deleteLater(), self.status(
+            f"Allreduce bounds not computed: {message}", 8000)))
+        task.start(lambda: figures.compute(schedule.topology))
+        self._bounds_tasks = [t for t in getattr(self, "_bounds_tasks", []) if t.is_running()]
+        self._bounds_tasks.append(task)
+
+    def set_switch_bounds(self, sb: SwitchBounds | None) -> None:
+        """Show ``sb`` (the shown result's allreduce figures) in the summary, caption and plot."""
+        self.switch_bounds = sb
+        self.overlays.switch_line = "" if sb is None else caption_line(sb)
+        schedule = self.schedule
+        if schedule is None:
+            return
+        self.summary.switch_bounds = sb
+        self.summary.set_stale(self.stale)  # re-renders the summary
+        self.overlays.show_cut()
+        self.overlays.set_greyed(self.stale)
+        self.plots.show_capability(self._capability_line(schedule))
+
+    def _capability_line(self, schedule: Schedule) -> float | None:
+        """The allreduce optimum with the marked capabilities (GB/s) when a switch raises it
+        above the forward-only bound of an allreduce result, for the plot; else None."""
+        sb = self.switch_bounds
+        if schedule.collective != "allreduce" or sb is None or not makes_difference(sb):
+            return None
+        return float(sb.bounds.capability)
 
     def clear_results(self) -> None:
         self._show_token += 1

@@ -27,12 +27,13 @@ WARMUP_DELAY_MS = 400
 AUTO_RESOLVE_DELAY_MS = 400
 
 
-def prepare_display(schedule: Schedule) -> dict:
+def prepare_display(schedule: Schedule, bounds: bool = True) -> dict:
     """Derived display data, computed in the worker thread so showing a result stays quick
     (``switch_bounds``: the allreduce figures when some switch reduces or multicasts; their
-    max-flows run here, never on the GUI thread)."""
+    max-flows run here, never on the GUI thread; ``bounds=False`` leaves them out, for a
+    caller on the GUI thread that computes them in the background)."""
     return {
-        "switch_bounds": switch_bounds.compute(schedule.topology),
+        "switch_bounds": switch_bounds.compute(schedule.topology) if bounds else None,
         "tree_rows": tree_rows(schedule),
         "link_users": trees_using_links(schedule),
         "model_tables": model_tables(schedule),

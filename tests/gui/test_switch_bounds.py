@@ -91,6 +91,9 @@ def test_window_shows_the_figures_computed_off_the_gui_thread(qtbot, make_result
     assert text.index("Optimal algbw") < text.index("instead of 257.14") < text.index("Bottleneck")
     caption = rc.overlays.cut.label_text
     assert caption.splitlines()[-1].startswith("b0.nvsw reduces and multicasts")
+    # the plot draws the capability optimum beside the forward-only bound
+    line = rc.plots.series["with NVLS 450 GB/s"]
+    assert set(line.yData) == {450.0} and "bound 257.1 GB/s" in rc.plots.series
 
 
 def test_allgather_solve_says_the_switch_does_not_raise_it(qtbot, make_results_window):
@@ -98,6 +101,7 @@ def test_allgather_solve_says_the_switch_does_not_raise_it(qtbot, make_results_w
     rc = _solve(qtbot, w, "allgather")
     assert "allgather: a switch that reduces or multicasts does not raise its bound" \
         in rc.summary.text()
+    assert not any(name.startswith("with NVLS") for name in rc.plots.series)
 
 
 def test_window_without_marked_switches_is_unchanged(qtbot, make_results_window):
@@ -116,3 +120,28 @@ def test_a_construction_slower_than_forwarding_is_named_with_its_figure():
     text = SB.difference_text(sb)
     assert "reaches only 25.81 GB/s here" in text and "share links" in text
     assert text.endswith("allreduce stays 206.45 GB/s")
+
+
+def test_a_results_file_of_a_marked_fabric_gets_its_figures_in_the_background(
+        qtbot, make_results_window, tmp_path, monkeypatch):
+    from solver.io.results_h5 import write_schedule
+
+    path = tmp_path / "h100.h5"
+    write_schedule(path, solve(T.make("dgx_h100_rail", n=1), "allreduce"))
+    threads = []
+    real = SB.compute
+
+    def compute(topo):
+        threads.append(threading.current_thread())
+        return real(topo)
+
+    monkeypatch.setattr(SB, "compute", compute)
+    w = make_results_window()
+    rc = w.results_controller
+    assert w.file_actions.open_path(path)
+    assert rc.schedule is not None
+    qtbot.waitUntil(lambda: rc.switch_bounds is not None, timeout=30000)
+    assert threads and all(t is not threading.main_thread() for t in threads)
+    assert "instead of 257.14" in rc.summary.text()
+    assert rc.overlays.cut.label_text.splitlines()[-1].startswith("b0.nvsw reduces")
+    assert "with NVLS 450 GB/s" in rc.plots.series
