@@ -3,9 +3,10 @@
 A lecture has four parts: (a) the fabric, (b) the bottleneck cut and its bound with the real
 numbers, (c) one spanning tree level by level, (d) the ring baseline beside ForestColl and why
 ForestColl reaches the cut bound; and on a fabric with a switch that adds (NVLS, SHARP) a fifth,
-(e) why that switch changes allreduce but not allgather, with the open fabric's figures. :func:`lecture_steps` turns a solved schedule (and, once
-simulated, a :class:`Comparison`) into :class:`LectureStep` objects; the views show them and
-the figure export writes them. Pure functions (no Qt).
+(e) why that switch changes allreduce but not allgather, with the open fabric's figures.
+:func:`lecture_steps` turns a solved schedule (and, once simulated, a :class:`Comparison`) into
+:class:`LectureStep` objects; the views show them and the figure export writes them. Pure
+functions (no Qt).
 """
 
 from __future__ import annotations
@@ -313,7 +314,7 @@ def switch_step(plan: LecturePlan) -> LectureStep:
     who = names_text(adders)
     ag = s.optimal_algbw_exact
     paras = [
-        (f"{who} {'adds' if len(adders) == 1 else 'add'} what {'it receives' if len(adders) == 1 else 'they receive'} "
+        (f"{who} {'adds what it receives' if len(adders) == 1 else 'add what they receive'} "
          f"(in-switch reduction{' and multicast' if casts else ''}, as NVLink SHARP and "
          "InfiniBand SHARP do). Everything so far assumed that switches only forward."),
         (f"Allgather moves no sums: each GPU must receive the {n - 1} shards it lacks, data "

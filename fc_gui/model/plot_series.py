@@ -77,7 +77,8 @@ def base_name(table: ResultTable, measured: bool) -> str:
 
 
 #: Legend order of simulated lines: ForestColl, the library, then the baselines.
-ALGORITHM_ORDER = ("forestcoll", "forestcoll-nvls", "nccl", "ring", "ring1", "tree", "direct", "blink")
+ALGORITHM_ORDER = ("forestcoll", "forestcoll-nvls", "nccl", "ring", "ring1", "tree", "direct",
+                   "blink")
 
 
 def ordered(tables: Mapping[str, ResultTable]) -> dict[str, ResultTable]:

@@ -295,7 +295,8 @@ def _print_table(args, topo, schedule, sw, sizes) -> None:
         for r in by_size.get(size, []):
             pct = 100 * r.ratio_to_bound if r.bound_time == r.bound_time else float("nan")
             out.write(
-                f"{format_size(size):>6} {r.algorithm:<{width}} {r.time * 1e6:>11.2f} {r.algbw:>8.2f} "
+                f"{format_size(size):>6} {r.algorithm:<{width}} {r.time * 1e6:>11.2f} "
+                f"{r.algbw:>8.2f} "
                 f"{r.busbw:>8.2f} {pct:>6.1f}% {size / r.estimate_time / 1e9:>9.2f} "
                 f"{r.max_busy:>8.2f}  {r.choice or ('flow-level' if r.model == 'flow' else '')}\n"
             )

@@ -96,7 +96,8 @@ class NvlsModel:
             flow = model == "flow" or (model == "auto"
                                        and not fits_chunk_level(prep, portion, chunk, min_chunks))
             if flow:
-                times.append(simulate_flows(estimate, portion, chunk, min_chunks, cancel=cancel).time)
+                run = simulate_flows(estimate, portion, chunk, min_chunks, cancel=cancel)
+                times.append(run.time)
             else:
                 watch = None if cancel is None else (lambda _f: cancel())
                 times.append(simulate_prepared(prep, portion, chunk, min_chunks, watch=watch).time)

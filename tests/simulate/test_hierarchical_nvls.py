@@ -115,4 +115,5 @@ def test_a_schedule_that_cannot_be_built_is_a_note_not_a_failed_sweep(monkeypatc
     monkeypatch.setattr(hierarchical_nvls, "build_hierarchical", refuse)
     sw = sweep(T.make("dgx_h100_rail", n=2), "allreduce", [NVLS, "nccl"], [1 << 20])
     assert not sw.table(NVLS) and sw.table("nccl")
-    assert sw.notes[NVLS] == ("skipped: no hierarchical NVLS schedule: index 3: over the cost limit",)
+    assert sw.notes[NVLS] == (
+        "skipped: no hierarchical NVLS schedule: index 3: over the cost limit",)
