@@ -145,3 +145,24 @@ def test_a_results_file_of_a_marked_fabric_gets_its_figures_in_the_background(
     assert "instead of 257.14" in rc.summary.text()
     assert rc.overlays.cut.label_text.splitlines()[-1].startswith("b0.nvsw reduces")
     assert "with NVLS 450 GB/s" in rc.plots.series
+
+
+def test_unticking_multicast_marks_stale_and_the_next_solve_says_why(qtbot, make_results_window):
+    from fc_gui.model.commands import SetNodePropsCommand
+
+    w = make_results_window(T.make("dgx_h100_rail", n=1), solve_fn=solve)
+    rc = _solve(qtbot, w, "allreduce")
+    assert "with NVLS 450 GB/s" in rc.plots.series
+    node = w.document.nodes["b0.nvsw"]
+    w.undo_stack.push(SetNodePropsCommand(w.document, node.id,
+                                          replace(node, capabilities=frozenset({REDUCE}))))
+    assert rc.stale
+    rc = _solve(qtbot, w, "allreduce")
+    text = rc.summary.text()
+    assert "b0.nvsw marked (reduces), but no schedule gains from it" in text
+    assert "stays 257.14 GB/s" in rc.overlays.cut.label_text
+    assert not any(name.startswith("with NVLS") for name in rc.plots.series)
+    # undo: the switch multicasts again; the next solve names it again
+    w.undo_stack.undo()
+    rc = _solve(qtbot, w, "allreduce")
+    assert "b0.nvsw reduces and multicasts: allreduce 450 GB/s" in rc.summary.text()
