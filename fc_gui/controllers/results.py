@@ -63,10 +63,15 @@ class ResultsController(QObject):
     schedule_changed(object)
         A new schedule is shown (or None when cleared).
     stale_changed(bool)
+    switch_bounds_changed(object)
+        The allreduce figures of the shown result's marked switches, computed in the
+        background after it is shown.
     """
 
     schedule_changed = Signal(object)
     stale_changed = Signal(bool)
+    #: the shown result's allreduce figures arrived (fc_gui.model.switch_bounds.SwitchBounds)
+    switch_bounds_changed = Signal(object)
 
     def __init__(self, window, solve_fn=None, warmup: bool = True) -> None:
         super().__init__(window)
@@ -140,15 +145,16 @@ class ResultsController(QObject):
         self._show_token += 1
         token = self._show_token
 
-        self.switch_bounds = prepared.get("switch_bounds")
-        self.overlays.switch_line = (
-            "" if self.switch_bounds is None else caption_line(self.switch_bounds))
+        self.switch_bounds = None
+        self.overlays.switch_line = ""
+        pending = any(n.capabilities for n in schedule.topology.nodes)
 
         def first() -> None:
             self.summary.set_schedule(schedule, elapsed, previous=self.previous, split=split,
-                                      switch_bounds=self.switch_bounds)
+                                      switch_bounds=None, switch_pending=pending)
             self.set_stale(stale)
             self.overlays.drop_trees()
+            self.compute_switch_bounds(schedule)  # in the background; shown when done
 
         steps = [
             first,
@@ -175,8 +181,9 @@ class ResultsController(QObject):
         run(0)
 
     def compute_switch_bounds(self, schedule: Schedule) -> None:
-        """For a result shown without its allreduce figures (opened from a results file): compute
-        them in the background and show them when ``schedule`` is still the one shown."""
+        """The allreduce figures of ``schedule``'s fabric when some switch reduces or
+        multicasts: computed in a background task (their max-flows take up to seconds on
+        1000 GPUs) and shown when ``schedule`` is still the one shown."""
         if not any(n.capabilities for n in schedule.topology.nodes):
             return
         token = self._show_token
@@ -188,8 +195,13 @@ class ResultsController(QObject):
                 self.set_switch_bounds(sb)
 
         task.done.connect(done)
-        task.failed.connect(lambda message: (task.deleteLater(), self.status(
-            f"Allreduce bounds not computed: {message}", 8000)))
+        def failed(message: str) -> None:
+            task.deleteLater()
+            if token == self._show_token and self.schedule is schedule:
+                self.set_switch_bounds(figures.SwitchBounds(
+                    figures.compute_marked(schedule.topology), error=message))
+
+        task.failed.connect(failed)
         task.start(lambda: figures.compute(schedule.topology))
         self._bounds_tasks = [t for t in getattr(self, "_bounds_tasks", []) if t.is_running()]
         self._bounds_tasks.append(task)
@@ -201,11 +213,11 @@ class ResultsController(QObject):
         schedule = self.schedule
         if schedule is None:
             return
-        self.summary.switch_bounds = sb
-        self.summary.set_stale(self.stale)  # re-renders the summary
+        self.summary.set_switch_bounds(sb)
         self.overlays.show_cut()
         self.overlays.set_greyed(self.stale)
         self.plots.show_capability(self._capability_line(schedule))
+        self.switch_bounds_changed.emit(sb)
 
     def _capability_line(self, schedule: Schedule) -> float | None:
         """The allreduce optimum with the marked capabilities (GB/s) when a switch raises it

@@ -108,7 +108,6 @@ def show_saved_result(controller, saved: SavedResult) -> int:
     if schedule is not None:
         controller.panel.set_collective(schedule.collective)
         controller.previous = None
-        controller.show_schedule(schedule, prepared=prepare_display(schedule, bounds=False))
-        controller.compute_switch_bounds(schedule)  # max-flows: in the background
+        controller.show_schedule(schedule, prepared=prepare_display(schedule))
         added += controller.simulation.show_saved(schedule, saved.simulated())
     return added + controller.measurements.add(saved.measured())

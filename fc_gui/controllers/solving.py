@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QTimer
 
 from fc_gui.controllers.solve_worker import JitWarmup, SolveWorker
-from fc_gui.model import switch_bounds
 from fc_gui.model.commands import SetDisabledCommand
 from fc_gui.model.trees import tree_rows, trees_using_links
 from fc_gui.views.plots_dock import model_tables
@@ -27,13 +26,11 @@ WARMUP_DELAY_MS = 400
 AUTO_RESOLVE_DELAY_MS = 400
 
 
-def prepare_display(schedule: Schedule, bounds: bool = True) -> dict:
+def prepare_display(schedule: Schedule) -> dict:
     """Derived display data, computed in the worker thread so showing a result stays quick
-    (``switch_bounds``: the allreduce figures when some switch reduces or multicasts; their
-    max-flows run here, never on the GUI thread; ``bounds=False`` leaves them out, for a
-    caller on the GUI thread that computes them in the background)."""
+    (the allreduce figures of marked switches come after, from their own background task:
+    :meth:`~fc_gui.controllers.results.ResultsController.compute_switch_bounds`)."""
     return {
-        "switch_bounds": switch_bounds.compute(schedule.topology) if bounds else None,
         "tree_rows": tree_rows(schedule),
         "link_users": trees_using_links(schedule),
         "model_tables": model_tables(schedule),

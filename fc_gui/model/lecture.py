@@ -328,7 +328,7 @@ def switch_step(plan: LecturePlan) -> LectureStep:
     sb = plan.switch_bounds
     b = sb.bounds if sb is not None else None
     if b is None:
-        why = sb.error if sb is not None else "not computed"
+        why = sb.error if sb is not None else "being computed in the background"
         paras.append(f"Allreduce needs only the sum. Its figures for this fabric: {why}.")
     else:
         state = "exact: no schedule does better" if b.exact else (

@@ -32,10 +32,15 @@ class SwitchBounds:
     error: str = ""
 
 
+def compute_marked(topo: Topology) -> tuple[tuple[str, str], ...]:
+    """(switch, what it does in words) of every marked switch of ``topo``."""
+    return tuple((n.id, " and ".join(_verb(c) for c in CAPABILITIES if c in n.capabilities))
+                 for n in topo.nodes if n.capabilities)
+
+
 def compute(topo: Topology) -> SwitchBounds | None:
     """The figures of ``topo`` (allreduce), None when no switch reduces or multicasts."""
-    marked = tuple((n.id, " and ".join(_verb(c) for c in CAPABILITIES if c in n.capabilities))
-                   for n in topo.nodes if n.capabilities)
+    marked = compute_marked(topo)
     if not marked:
         return None
     if len(topo.compute_ids) < 2:

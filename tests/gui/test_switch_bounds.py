@@ -9,7 +9,6 @@ from dataclasses import replace
 
 import pytest
 
-from fc_gui.controllers import solving
 from fc_gui.model import switch_bounds as SB
 from solver.algorithm.pipeline import solve
 from solver.io import templates as T
@@ -55,7 +54,6 @@ def test_a_switch_that_only_reduces_makes_no_difference_and_says_why():
 
 def test_no_marked_switch_no_figures():
     assert SB.compute(T.make("dgx_a100", n=1)) is None
-    assert "switch_bounds" in solving.prepare_display(solve(T.make("ring", n=4), "allgather"))
 
 
 @pytest.fixture
@@ -72,10 +70,13 @@ def recorded(monkeypatch):
     return threads
 
 
-def _solve(qtbot, window, collective):
+def _solve(qtbot, window, collective, figures=True):
+    """Solve and wait for the result (and, with ``figures``, for its allreduce figures)."""
     rc = window.results_controller
     with qtbot.waitSignal(rc.schedule_changed, timeout=60000):
         assert rc.solving.solve(collective)
+    if figures:
+        qtbot.waitUntil(lambda: rc.switch_bounds is not None, timeout=30000)
     return rc
 
 
@@ -106,7 +107,8 @@ def test_allgather_solve_says_the_switch_does_not_raise_it(qtbot, make_results_w
 
 def test_window_without_marked_switches_is_unchanged(qtbot, make_results_window):
     w = make_results_window(T.make("dgx_a100", n=1), solve_fn=solve)
-    rc = _solve(qtbot, w, "allreduce")
+    rc = _solve(qtbot, w, "allreduce", figures=False)
+    qtbot.wait(300)
     assert rc.switch_bounds is None
     assert "In-switch" not in rc.summary.text() and "Allreduce" not in rc.summary.text()
     assert "reduces" not in rc.overlays.cut.label_text
@@ -157,12 +159,36 @@ def test_unticking_multicast_marks_stale_and_the_next_solve_says_why(qtbot, make
     w.undo_stack.push(SetNodePropsCommand(w.document, node.id,
                                           replace(node, capabilities=frozenset({REDUCE}))))
     assert rc.stale
+    first = rc.switch_bounds
     rc = _solve(qtbot, w, "allreduce")
+    assert rc.switch_bounds is not first
     text = rc.summary.text()
     assert "b0.nvsw marked (reduces), but no schedule gains from it" in text
     assert "stays 257.14 GB/s" in rc.overlays.cut.label_text
     assert not any(name.startswith("with NVLS") for name in rc.plots.series)
     # undo: the switch multicasts again; the next solve names it again
     w.undo_stack.undo()
+    second = rc.switch_bounds
     rc = _solve(qtbot, w, "allreduce")
+    assert rc.switch_bounds is not second
     assert "b0.nvsw reduces and multicasts: allreduce 450 GB/s" in rc.summary.text()
+
+
+def test_the_summary_says_the_figures_are_coming_until_they_arrive(qtbot, make_results_window,
+                                                                   monkeypatch):
+    import time
+
+    real = SB.compute
+
+    def slow(topo):
+        time.sleep(0.5)
+        return real(topo)
+
+    monkeypatch.setattr(SB, "compute", slow)
+    w = make_results_window(T.make("dgx_h100_rail", n=1), solve_fn=solve)
+    rc = _solve(qtbot, w, "allreduce", figures=False)
+    assert rc.switch_bounds is None
+    assert "computing the allreduce figures" in rc.summary.text()  # the window did not wait
+    with qtbot.waitSignal(rc.switch_bounds_changed, timeout=30000):
+        pass
+    assert "computing" not in rc.summary.text() and "instead of 257.14" in rc.summary.text()

@@ -36,6 +36,13 @@ def test_one_box_step_has_the_three_figures_of_both_collectives():
     assert "exact" in text and "= 450 GB/s" in step.formula
 
 
+def test_before_the_figures_arrive_the_step_says_so():
+    s = solve(T.make("dgx_h100_rail", n=1), "allgather")
+    step = lecture_steps(LecturePlan(s, pick_tree(s)))[-1]
+    assert step.key == "switch" and not step.table
+    assert "being computed in the background" in step.paragraphs[-1]
+
+
 def test_only_on_a_fabric_with_a_reducing_switch():
     assert all(s.key != "switch" for s in lecture_steps(_plan(T.make("dgx_a100", n=1))))
     topo = T.make("dgx_h100_rail", n=1)
@@ -66,7 +73,9 @@ def lecture(qtbot, tmp_path):
 def test_the_window_lecture_ends_with_the_switch_step_of_the_open_fabric(qtbot, lecture):
     lc = lecture
     assert lc.start()
+    # the step is there at once; its figures arrive from the background task
     qtbot.waitUntil(lambda: bool(lc.steps) and lc.steps[-1].key == "switch", timeout=60000)
+    qtbot.waitUntil(lambda: bool(lc.steps[-1].table), timeout=30000)
     lc.go(len(lc.steps) - 1)
     assert lc.panel.counter.text().endswith("· (e)")
     text = lc.panel.plain_text()
