@@ -12,6 +12,7 @@ layout, layers and text sizes come back as they were).
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -122,6 +123,7 @@ class LectureController(QObject):
         self._cancel = threading.Event()
         self._saved: dict = {}
         self.results.schedule_changed.connect(self._on_schedule)
+        self.results.switch_bounds_changed.connect(self._on_switch_bounds)
         self.results.solving.worker.failed.connect(self._on_solve_failed)
 
         self.action = QAction("&Lecture mode…", self)
@@ -229,10 +231,18 @@ class LectureController(QObject):
             return
         groups = {n.id: n.group for n in self.window.document.nodes.values()}
         self.plan = LecturePlan(schedule, pick_tree(schedule), None, self.panel.compare_size,
-                                groups)
+                                groups, self.results.switch_bounds)
         self.steps = self._lesson_steps()
         self.go(0)
         self._simulate()
+
+    def _on_switch_bounds(self, sb) -> None:
+        """The allreduce figures of the lecture's fabric arrived: step (e) shows them."""
+        plan = self.plan
+        if not self.active or plan is None or plan.schedule is not self.results.schedule:
+            return
+        self.plan = replace(plan, switch_bounds=sb)
+        self._rebuild()
 
     def _on_solve_failed(self, message: str) -> None:
         if self.active:
@@ -252,7 +262,7 @@ class LectureController(QObject):
         if self.plan is None:
             return
         self.plan = LecturePlan(self.plan.schedule, self.plan.tree, None, int(size),
-                                self.plan.groups)
+                                self.plan.groups, self.plan.switch_bounds)
         self._rebuild()
         self._simulate()
 
@@ -261,7 +271,7 @@ class LectureController(QObject):
         if plan is None or comparison.size != plan.compare_size:
             return
         self.plan = LecturePlan(plan.schedule, plan.tree, comparison, plan.compare_size,
-                                plan.groups)
+                                plan.groups, plan.switch_bounds)
         self._rebuild()
 
     def _on_compare_failed(self, message: str) -> None:

@@ -33,6 +33,7 @@ class ResultOverlays(QObject):
         self.disabled = DisabledLinksOverlay(canvas)
         self.animation = BroadcastAnimation(canvas, parent=self)
         self.link_users: dict | None = None  # trees_using_links of the shown schedule
+        self.switch_line = ""  # the caption's line on marked switches (ResultsController)
         self.dimmer = LayerDimmer(self)  # the other layers fade while a tree is animated
 
         view = results.trees_view
@@ -70,7 +71,7 @@ class ResultOverlays(QObject):
             groups = {n.id: n.group for n in self.doc.nodes.values()}
             kinds = {n.id: (n.kind, n.role) for n in self.doc.nodes.values()}
             self.cut.show_cut(s.bottleneck, None if s.phases else s.num_compute_nodes, groups,
-                              kinds)
+                              kinds, extra=self.switch_line)
 
     def show_heat(self) -> None:
         s = self.schedule

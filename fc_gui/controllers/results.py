@@ -35,6 +35,9 @@ from fc_gui.controllers.result_overlays import ResultOverlays
 from fc_gui.controllers.simulation import SimulationController
 from fc_gui.controllers.solve_menu import SolveMenu
 from fc_gui.controllers.solving import SolveController
+from fc_gui.controllers.solve_worker import BackgroundTask
+from fc_gui.model import switch_bounds as figures
+from fc_gui.model.switch_bounds import SwitchBounds, caption_line, makes_difference
 from fc_gui.views.plots_dock import PlotsDock
 from fc_gui.views.result_views import SummaryView, TreesView
 from fc_gui.views.solve_panel import SolvePanel
@@ -60,10 +63,15 @@ class ResultsController(QObject):
     schedule_changed(object)
         A new schedule is shown (or None when cleared).
     stale_changed(bool)
+    switch_bounds_changed(object)
+        The allreduce figures of the shown result's marked switches, computed in the
+        background after it is shown.
     """
 
     schedule_changed = Signal(object)
     stale_changed = Signal(bool)
+    #: the shown result's allreduce figures arrived (fc_gui.model.switch_bounds.SwitchBounds)
+    switch_bounds_changed = Signal(object)
 
     def __init__(self, window, solve_fn=None, warmup: bool = True) -> None:
         super().__init__(window)
@@ -72,6 +80,8 @@ class ResultsController(QObject):
         self.canvas = window.canvas
         self.schedule: Schedule | None = None
         self.previous: Schedule | None = None  # the result before a what-if solve
+        #: the allreduce figures of a fabric with marked switches (fc_gui.model.switch_bounds)
+        self.switch_bounds: SwitchBounds | None = None
         self.stale = False
         self._show_token = 0
         self._build_docks()
@@ -135,10 +145,16 @@ class ResultsController(QObject):
         self._show_token += 1
         token = self._show_token
 
+        self.switch_bounds = None
+        self.overlays.switch_line = ""
+        pending = any(n.capabilities for n in schedule.topology.nodes)
+
         def first() -> None:
-            self.summary.set_schedule(schedule, elapsed, previous=self.previous, split=split)
+            self.summary.set_schedule(schedule, elapsed, previous=self.previous, split=split,
+                                      switch_bounds=None, switch_pending=pending)
             self.set_stale(stale)
             self.overlays.drop_trees()
+            self.compute_switch_bounds(schedule)  # in the background; shown when done
 
         steps = [
             first,
@@ -146,7 +162,8 @@ class ResultsController(QObject):
             self.overlays.show_heat,
             self.canvas.refit_if_covered,  # the caption and colour bar just appeared
             lambda: self.trees_view.set_schedule(schedule, prepared.get("tree_rows")),
-            lambda: self.plots.set_schedule(schedule, prepared.get("model_tables")),
+            lambda: self.plots.set_schedule(schedule, prepared.get("model_tables"),
+                                            capability=self._capability_line(schedule)),
             lambda: self.schedule_changed.emit(schedule),
         ]
         if not staged:
@@ -163,10 +180,59 @@ class ResultsController(QObject):
 
         run(0)
 
+    def compute_switch_bounds(self, schedule: Schedule) -> None:
+        """The allreduce figures of ``schedule``'s fabric when some switch reduces or
+        multicasts: computed in a background task (their max-flows take up to seconds on
+        1000 GPUs) and shown when ``schedule`` is still the one shown."""
+        if not any(n.capabilities for n in schedule.topology.nodes):
+            return
+        token = self._show_token
+        task = BackgroundTask(self)
+
+        def done(sb) -> None:
+            task.deleteLater()
+            if token == self._show_token and self.schedule is schedule:
+                self.set_switch_bounds(sb)
+
+        task.done.connect(done)
+        def failed(message: str) -> None:
+            task.deleteLater()
+            if token == self._show_token and self.schedule is schedule:
+                self.set_switch_bounds(figures.SwitchBounds(
+                    figures.compute_marked(schedule.topology), error=message))
+
+        task.failed.connect(failed)
+        task.start(lambda: figures.compute(schedule.topology))
+        self._bounds_tasks = [t for t in getattr(self, "_bounds_tasks", []) if t.is_running()]
+        self._bounds_tasks.append(task)
+
+    def set_switch_bounds(self, sb: SwitchBounds | None) -> None:
+        """Show ``sb`` (the shown result's allreduce figures) in the summary, caption and plot."""
+        self.switch_bounds = sb
+        self.overlays.switch_line = "" if sb is None else caption_line(sb)
+        schedule = self.schedule
+        if schedule is None:
+            return
+        self.summary.set_switch_bounds(sb)
+        self.overlays.show_cut()
+        self.overlays.set_greyed(self.stale)
+        self.plots.show_capability(self._capability_line(schedule))
+        self.switch_bounds_changed.emit(sb)
+
+    def _capability_line(self, schedule: Schedule) -> float | None:
+        """The allreduce optimum with the marked capabilities (GB/s) when a switch raises it
+        above the forward-only bound of an allreduce result, for the plot; else None."""
+        sb = self.switch_bounds
+        if schedule.collective != "allreduce" or sb is None or not makes_difference(sb):
+            return None
+        return float(sb.bounds.capability)
+
     def clear_results(self) -> None:
         self._show_token += 1
         self.schedule = None
         self.previous = None
+        self.switch_bounds = None
+        self.overlays.switch_line = ""
         self.summary.clear()
         self.trees_view.set_schedule(None)
         self.plots.set_schedule(None)

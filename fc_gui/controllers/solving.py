@@ -27,7 +27,9 @@ AUTO_RESOLVE_DELAY_MS = 400
 
 
 def prepare_display(schedule: Schedule) -> dict:
-    """Derived display data, computed in the worker thread so showing a result stays quick."""
+    """Derived display data, computed in the worker thread so showing a result stays quick
+    (the allreduce figures of marked switches come after, from their own background task:
+    :meth:`~fc_gui.controllers.results.ResultsController.compute_switch_bounds`)."""
     return {
         "tree_rows": tree_rows(schedule),
         "link_users": trees_using_links(schedule),

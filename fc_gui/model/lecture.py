@@ -2,9 +2,11 @@
 
 A lecture has four parts: (a) the fabric, (b) the bottleneck cut and its bound with the real
 numbers, (c) one spanning tree level by level, (d) the ring baseline beside ForestColl and why
-ForestColl reaches the cut bound. :func:`lecture_steps` turns a solved schedule (and, once
-simulated, a :class:`Comparison`) into :class:`LectureStep` objects; the views show them and
-the figure export writes them. Pure functions (no Qt).
+ForestColl reaches the cut bound; and on a fabric with a switch that adds (NVLS, SHARP) a fifth,
+(e) why that switch changes allreduce but not allgather, with the open fabric's figures.
+:func:`lecture_steps` turns a solved schedule (and, once simulated, a :class:`Comparison`) into
+:class:`LectureStep` objects; the views show them and the figure export writes them. Pure
+functions (no Qt).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from fc_gui.model.result_text import cut_set_text, group_title, num_text, plural
+from fc_gui.model.switch_bounds import SwitchBounds, difference_text, gbps, names_text
 from fc_gui.model.trees import Transfer, broadcast_levels, holders
 from solver.model.schedule import Schedule, Tree
 from solver.model.topology import COMPUTE, Topology
@@ -96,6 +99,8 @@ class LecturePlan:
     comparison: Comparison | None = None
     compare_size: int = DEFAULT_COMPARE_SIZE
     groups: dict[str, str | None] = field(default_factory=dict)
+    #: the allreduce figures when some switch reduces or multicasts (fc_gui.model.switch_bounds)
+    switch_bounds: SwitchBounds | None = None
 
 
 def size_text(size: int) -> str:
@@ -291,6 +296,64 @@ def ring_paragraphs(schedule: Schedule, comparison: Comparison | None,
     return tuple(paras)
 
 
+# ---------------------------------------------------------------------- (e) a switch that adds
+def has_reducing_switch(plan: LecturePlan) -> bool:
+    """True when some switch of the lecture's fabric reduces (adds what it receives)."""
+    return any("reduce" in n.capabilities for n in plan.schedule.topology.nodes)
+
+
+def switch_step(plan: LecturePlan) -> LectureStep:
+    """Why a switch that adds raises allreduce but not allgather, with the fabric's figures
+    (the allgather optimum of the lecture's schedule, the allreduce figures of
+    ``plan.switch_bounds``)."""
+    s = plan.schedule
+    topo = s.topology
+    n = s.num_compute_nodes
+    adders = [nd.id for nd in topo.nodes if "reduce" in nd.capabilities]
+    casts = any("multicast" in topo.node(a).capabilities for a in adders[:1])
+    who = names_text(adders)
+    ag = s.optimal_algbw_exact
+    paras = [
+        (f"{who} {'adds what it receives' if len(adders) == 1 else 'add what they receive'} "
+         f"(in-switch reduction{' and multicast' if casts else ''}, as NVLink SHARP and "
+         "InfiniBand SHARP do). Everything so far assumed that switches only forward."),
+        (f"Allgather moves no sums: each GPU must receive the {n - 1} shards it lacks, data "
+         "nobody else can compute, and every byte of a shard inside S* still has to cross the "
+         "cut, whatever a switch does with it (a multicasting switch spares the senders, not "
+         f"the cut). The allgather optimum stays {gbps(ag)} GB/s."),
+    ]
+    table: tuple[tuple[str, ...], ...] = ()
+    formula = (f"allgather: T ≥ (M/N)·|S∩Vc| / B⁺(S) for every S, switch or not: "
+               f"{gbps(ag)} GB/s")
+    sb = plan.switch_bounds
+    b = sb.bounds if sb is not None else None
+    if b is None:
+        why = sb.error if sb is not None else "being computed in the background"
+        paras.append(f"Allreduce needs only the sum. Its figures for this fabric: {why}.")
+    else:
+        state = "exact: no schedule does better" if b.exact else (
+            f"the best schedule we can build, {100 * float(b.gap):.1f} % below the bound")
+        paras.append(
+            "Allreduce needs only the sum. With forwarding switches the GPUs add: reduce-scatter "
+            f"then allgather, so each GPU sends and receives {n - 1}/{n} of M twice: at most "
+            f"{gbps(b.forward_only)} GB/s here. A switch that adds takes each GPU's part once and "
+            "sends back the sum, so each GPU's link carries M each way, once: "
+            f"{gbps(b.capability)} GB/s ({state}).")
+        paras.append(
+            "The bound that holds for any schedule: across any cut that splits the GPUs, each "
+            "side needs the other side's sum, M bytes each way, so T ≥ M / min(B⁺(S), B⁻(S)): "
+            f"{gbps(b.any_schedule)} GB/s. {difference_text(sb)}.")
+        formula += (f"\nallreduce: T ≥ M / min(B⁺(S), B⁻(S)) = {gbps(b.any_schedule)} GB/s; "
+                    f"forwarding {gbps(b.forward_only)}, with the switch {gbps(b.capability)}")
+        table = (("collective", "switches forward", "with the switch", "any schedule"),
+                 ("allgather", f"{gbps(ag)} GB/s", f"{gbps(ag)} GB/s", f"{gbps(ag)} GB/s"),
+                 ("allreduce", f"{gbps(b.forward_only)} GB/s", f"{gbps(b.capability)} GB/s",
+                  f"{gbps(b.any_schedule)} GB/s"))
+    return LectureStep("switch", "e", "A switch that adds: allreduce, not allgather",
+                       tuple(paras), frozenset({"cut", "labels", "frames"}), table=table,
+                       formula=formula)
+
+
 # ---------------------------------------------------------------------- the whole lecture
 def lecture_steps(plan: LecturePlan) -> list[LectureStep]:
     """Every step of the lecture, in order (see module docstring)."""
@@ -320,6 +383,8 @@ def lecture_steps(plan: LecturePlan) -> list[LectureStep]:
         ring_paragraphs(s, plan.comparison, plan.compare_size),
         frozenset({"cut", "heat", "labels", "frames"}), table=table,
     ))
+    if has_reducing_switch(plan):
+        steps.append(switch_step(plan))
     return steps
 
 

@@ -21,6 +21,7 @@ from solver.model.units import format_size
 #: Display names of the simulated algorithms (``solver.simulate.ALGORITHMS``).
 ALGORITHM_NAMES = {
     "forestcoll": "ForestColl",
+    "forestcoll-nvls": "ForestColl + NVLS",
     "ring": "ring",
     "ring1": "one ring",
     "tree": "tree",
@@ -76,7 +77,8 @@ def base_name(table: ResultTable, measured: bool) -> str:
 
 
 #: Legend order of simulated lines: ForestColl, the library, then the baselines.
-ALGORITHM_ORDER = ("forestcoll", "nccl", "ring", "ring1", "tree", "direct", "blink")
+ALGORITHM_ORDER = ("forestcoll", "forestcoll-nvls", "nccl", "ring", "ring1", "tree", "direct",
+                   "blink")
 
 
 def ordered(tables: Mapping[str, ResultTable]) -> dict[str, ResultTable]:

@@ -47,8 +47,14 @@ def summary_html(
     previous: Schedule | None = None,
     fabric_warnings: Sequence[str] = (),
     split: tuple[float, float] | None = None,
+    switch_rows: Sequence[tuple[str, str]] = (),
+    switch_lead: tuple[str, str] | None = None,
 ) -> str:
     """The summary as rich text (also used by the screenshot and tests).
+
+    ``switch_rows``: (label, rich text) rows of the allreduce figures when some switch reduces
+    or multicasts (:func:`fc_gui.model.switch_bounds.figure_rows`), under the cut;
+    ``switch_lead``: the row naming the switch that makes the difference, under the optimum.
 
     ``elapsed``: the wall time from pressing Solve to the result; ``split``: the part of it in
     the solve call and in preparing the display (:func:`solve_time_text`).
@@ -61,6 +67,8 @@ def summary_html(
     n = schedule.num_compute_nodes
     rows.append(("Collective", f"{esc(schedule.collective)} on {n} compute nodes"))
     rows.append(("Optimal algbw", f"<b>{esc(frac_text(schedule.optimal_algbw_exact))} GB/s</b>"))
+    if switch_lead is not None:
+        rows.append(switch_lead)
     if previous is not None and previous.optimal_algbw_exact:
         before = previous.optimal_algbw_exact
         change = float((schedule.optimal_algbw_exact - before) / before)
@@ -109,6 +117,9 @@ def summary_html(
             ("", "allreduce = reduce-scatter then allgather: 1/algbw = 1/algbw_rs + 1/algbw_ag")
         )
     rows.extend(cut_rows)
+    if switch_rows:
+        rows.append(("<b>Allreduce</b>", "<b>three figures (algbw)</b>"))
+        rows.extend(switch_rows)
     body = "".join(
         f"<tr><td style='color:#555;padding-right:8px'>{k}</td><td>{v}</td></tr>" for k, v in rows
     )

@@ -180,10 +180,10 @@ class CutOverlay(CanvasOverlay):
 
     def show_cut(self, cut: BottleneckCut | None, num_compute: int | None = None,
                  groups: Mapping[str, str | None] | None = None,
-                 kinds: Mapping[str, tuple[str, str]] | None = None) -> None:
+                 kinds: Mapping[str, tuple[str, str]] | None = None, extra: str = "") -> None:
         """Shade S*, dash the links leaving it, caption it (``groups``: node -> box, to name S*
         or its complement by boxes; ``kinds``: node -> (kind, role), to name a big one by its
-        GPUs)."""
+        GPUs; ``extra``: a last caption line, e.g. which switch raises the allreduce figure)."""
         self.clear()
         self.cut = cut
         if cut is None:
@@ -215,6 +215,8 @@ class CutOverlay(CanvasOverlay):
         self.add(heads)
 
         self.label_text = cut_caption(cut, list(pos), num_compute, groups, kinds)
+        if extra:
+            self.label_text += "\n" + extra
         self.badge = CornerBadge(self.label_text, self.canvas.overlay_parent())
         self.badge.set_greyed(self.greyed)
         self.badge.set_dimmed(self.dimmed)

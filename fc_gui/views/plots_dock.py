@@ -44,6 +44,8 @@ from solver.model.units import format_size
 
 BOUND_PEN = dict(color=(211, 47, 47), width=2, style=pg.QtCore.Qt.PenStyle.DashLine)
 ESTIMATE_PEN = dict(color=(0, 114, 178), width=2)
+#: the allreduce optimum with the marked switches' capabilities (NVLS), when it is higher
+CAPABILITY_PEN = dict(color=(123, 31, 162), width=2, style=pg.QtCore.Qt.PenStyle.DotLine)
 SERIES_COLORS = (
     (0, 158, 115), (213, 94, 0), (204, 121, 167), (230, 159, 0), (86, 180, 233),
     (120, 94, 240), (100, 100, 100), (0, 90, 50), (170, 51, 119), (153, 153, 51),
@@ -252,15 +254,19 @@ class PlotsDock(QWidget):
 
     # ------------------------------------------------------------------ content
     def set_schedule(
-        self, schedule: Schedule | None, tables: Mapping[str, ResultTable] | None = None
+        self, schedule: Schedule | None, tables: Mapping[str, ResultTable] | None = None,
+        capability: float | None = None,
     ) -> None:
         """Plot the bound and the estimate of ``schedule`` (simulated lines are dropped).
 
-        ``tables``: precomputed :func:`model_tables` output (computed here when None).
+        ``tables``: precomputed :func:`model_tables` output (computed here when None);
+        ``capability``: the allreduce optimum with the marked switches' in-switch reduction and
+        multicast (GB/s), drawn dotted beside the forward-only bound when it is higher.
         """
         self.schedule = schedule
         self._remove(self._model + self._simulated)
         self._model, self._simulated = [], []
+        self._bound_sizes = None
         self.set_note("")
         if schedule is not None:
             if tables is None:
@@ -276,8 +282,27 @@ class PlotsDock(QWidget):
                 line = Series(label, table.size_bytes, table.predicted_algbw, "model")
                 self._add_line(line, pen["color"], pen=pen)
                 self._model.append(label)
+                if kind == "bound":
+                    self._bound_sizes = table.size_bytes
+            self.show_capability(capability)
         self.set_greyed(self.greyed)  # a result shown stale (edited during its solve) is faded
         self._update_buttons()
+
+    def show_capability(self, capability: float | None) -> None:
+        """Draw (or drop, with None) the dotted allreduce optimum with the marked switches'
+        capabilities, over the sizes of the forward-only bound line."""
+        old = [label for label in self._model if label.startswith("with NVLS ")]
+        self._remove(old)
+        self._model = [label for label in self._model if label not in old]
+        sizes = getattr(self, "_bound_sizes", None)
+        if not capability or self.schedule is None or sizes is None:
+            return
+        label = f"with NVLS {capability:.4g} GB/s"
+        flat = np.full(len(sizes), float(capability))
+        self._add_line(Series(label, sizes, flat, "model"), CAPABILITY_PEN["color"],
+                       pen=CAPABILITY_PEN)
+        self._model.append(label)
+        self.set_greyed(self.greyed)
 
     def add_tables(self, tables: Mapping[str, ResultTable], kind: str = "simulated") -> int:
         """Add lines from result tables: measured columns if any, else predicted. Returns count.

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from fc_gui.model.result_text import plural, summary_html
+from fc_gui.model.switch_bounds import SwitchBounds, figure_rows, lead_row
 from fc_gui.model.trees import TreeRow, tree_rows
 from solver.model.schedule import Schedule, Tree
 
@@ -58,6 +59,8 @@ class SummaryView(QWidget):
         self._split: tuple[float, float] | None = None
         self._previous: Schedule | None = None
         self.fabric_warnings: tuple[str, ...] = ()
+        self.switch_bounds: SwitchBounds | None = None
+        self.switch_pending = False
         self.clear()
 
     def clear(self, text: str = "No result yet: press Solve.") -> None:
@@ -68,9 +71,14 @@ class SummaryView(QWidget):
 
     def set_schedule(
         self, schedule: Schedule, elapsed: float | None = None, previous: Schedule | None = None,
-        split: tuple[float, float] | None = None,
+        split: tuple[float, float] | None = None, switch_bounds: SwitchBounds | None = None,
+        switch_pending: bool = False,
     ) -> None:
+        """``switch_bounds``: the allreduce figures of a fabric with marked switches (computed
+        off the GUI thread), None otherwise; ``switch_pending``: they are being computed."""
         self.schedule = schedule
+        self.switch_bounds = switch_bounds
+        self.switch_pending = switch_pending and switch_bounds is None
         self._elapsed = elapsed
         self._split = split
         self._previous = previous
@@ -85,8 +93,26 @@ class SummaryView(QWidget):
     def _render(self) -> None:
         self.label.setText(
             summary_html(self.schedule, self._elapsed, stale=self.stale, previous=self._previous,
-                         fabric_warnings=self.fabric_warnings, split=self._split)
+                         fabric_warnings=self.fabric_warnings, split=self._split,
+                         switch_rows=() if self.switch_bounds is None else
+                         figure_rows(self.switch_bounds, self.schedule.collective),
+                         switch_lead=self._switch_lead())
         )
+
+    def _switch_lead(self) -> tuple[str, str] | None:
+        if self.switch_bounds is not None:
+            return lead_row(self.switch_bounds)
+        if self.switch_pending:
+            return ("In-switch", "<i style='color:#777'>computing the allreduce figures of the "
+                    "marked switches…</i>")
+        return None
+
+    def set_switch_bounds(self, switch_bounds: SwitchBounds | None) -> None:
+        """The allreduce figures arrived (from their background task)."""
+        self.switch_bounds = switch_bounds
+        self.switch_pending = False
+        if self.schedule is not None:
+            self._render()
 
     def set_stale(self, stale: bool) -> None:
         """Mark the summary stale: a warning line and the whole text greyed."""

@@ -283,8 +283,9 @@ def _print_table(args, topo, schedule, sw, sizes) -> None:
     for name, notes in sw.notes.items():
         if notes:
             out.write(f"  {name}: {'; '.join(notes)}\n")
+    width = max([10] + [len(r.algorithm) for r in sw.rows])
     out.write(
-        f"{'size':>6} {'algorithm':<10} {'time(us)':>11} {'algbw':>8} {'busbw':>8} "
+        f"{'size':>6} {'algorithm':<{width}} {'time(us)':>11} {'algbw':>8} {'busbw':>8} "
         f"{'%bound':>7} {'est.algbw':>9} {'linkbusy':>8}  choice\n"
     )
     by_size: dict[int, list] = {}
@@ -294,7 +295,8 @@ def _print_table(args, topo, schedule, sw, sizes) -> None:
         for r in by_size.get(size, []):
             pct = 100 * r.ratio_to_bound if r.bound_time == r.bound_time else float("nan")
             out.write(
-                f"{format_size(size):>6} {r.algorithm:<10} {r.time * 1e6:>11.2f} {r.algbw:>8.2f} "
+                f"{format_size(size):>6} {r.algorithm:<{width}} {r.time * 1e6:>11.2f} "
+                f"{r.algbw:>8.2f} "
                 f"{r.busbw:>8.2f} {pct:>6.1f}% {size / r.estimate_time / 1e9:>9.2f} "
                 f"{r.max_busy:>8.2f}  {r.choice or ('flow-level' if r.model == 'flow' else '')}\n"
             )
@@ -302,6 +304,11 @@ def _print_table(args, topo, schedule, sw, sizes) -> None:
         f"bound algbw = {sw.optimal_algbw:.3f} GB/s at every size, at line rate, for algorithms "
         "whose switches only forward\n"
     )
+    nvls = sw.table("forestcoll-nvls")
+    if nvls:
+        out.write(f"forestcoll-nvls: %bound of the capability optimum "
+                  f"{nvls[0].size / nvls[0].bound_time / 1e9:.3f} GB/s (in-switch reduction and "
+                  "multicast; docs/bounds.md)\n")
     note = sw.in_switch_note()
     if note:
         out.write(f"note: {note}\n")

@@ -51,7 +51,10 @@ from solver.simulate.routes import (
 DEFAULT_SIZES = "1K:4G"
 #: ``nccl``: the library's own choice (see :mod:`solver.simulate.library`), not a simulated route set.
 LIBRARY = "nccl"
-ALGORITHMS = ("forestcoll", LIBRARY) + baselines.ALGORITHMS
+#: the hierarchical NVLS allreduce (:mod:`.hierarchical_nvls`), on fabrics whose switches reduce
+#: and multicast only (elsewhere it is left out without a word)
+NVLS = "forestcoll-nvls"
+ALGORITHMS = ("forestcoll", NVLS, LIBRARY) + baselines.ALGORITHMS
 
 MAX_SIZE = 1 << 48  # bytes per message (256 TiB): far beyond any run, far below int64
 MAX_SIZES = 1000  # sizes in one sweep
@@ -231,7 +234,7 @@ def route_sets(
             raise ForestCollError(
                 f"unknown algorithm {name!r} (choose from {', '.join(ALGORITHMS)})"
             )
-        if name == LIBRARY:
+        if name in (LIBRARY, NVLS):
             continue
         if name == "forestcoll":
             if schedule is None:
@@ -332,7 +335,8 @@ def sweep(
     n = len(topo.compute_ids)
     factor = busbw_factor(collective, n)
     with_library = LIBRARY in algorithms
-    total = max(1, len(built) * len(sizes) + (len(sizes) if with_library else 0))
+    with_nvls = NVLS in algorithms and any(n.capabilities for n in topo.nodes)
+    total = max(1, (len(built) + with_nvls + with_library) * len(sizes))
     done = 0
     link_topo = _library.derated(topo, library) if library is not None and not line_rate else topo
     if with_library:
@@ -342,6 +346,9 @@ def sweep(
         done = _library_rows(result, sizes, factor, opt, cap)
         if progress is not None:
             progress("library model", done / total)
+    if with_nvls:
+        done = _nvls_rows(result, sizes, factor, link_topo, library, line_rate, model, cancel,
+                          progress, done, total)
     for name, rs in built.items():
         result.notes[name] = rs.notes
         prep = prepare(rs, latency_us, link_topo)
@@ -404,6 +411,62 @@ def _watch(progress, cancel, name: str, size: int, done: int, total: int):
         return _cancelled(cancel)
 
     return watch
+
+
+def _nvls_rows(sw: Sweep, sizes: list[int], factor: float, link_topo: Topology,
+               library: _library.Library | None, line_rate: bool, model: str, cancel, progress,
+               done: int, total: int) -> int:
+    """Append the ``forestcoll-nvls`` rows (:mod:`.hierarchical_nvls`) when the hierarchical
+    schedule applies, else a ``skipped`` note; returns ``done`` counted on."""
+    from solver.algorithm.capability_bounds import capability_bounds
+    from solver.simulate.hierarchical_nvls import NvlsModel, why_not
+
+    topo = sw.topology
+    try:
+        why = why_not(topo, sw.collective)
+        if not why:
+            lib = library or _library.library_for(topo)
+            nvls = NvlsModel(topo, link_topo, lib.generation, line_rate or library is None,
+                             sw.latency_us)
+            bounds = capability_bounds(topo, "allreduce")
+            cap = float(bounds.capability)
+            nvls.forward_only = bounds.forward_only
+    except Cancelled:
+        raise
+    except ForestCollError as exc:  # over a cost limit, an index fabric the solver refuses
+        why = f"no hierarchical NVLS schedule: {exc}"
+    if why:
+        sw.notes[NVLS] = (f"skipped: {why}",)
+        return done + len(sizes)  # counted as done: the progress still ends at 100 %
+    for size in sizes:
+        if _cancelled(cancel):
+            raise Cancelled("cancelled")
+        t0 = time.perf_counter()
+        run = nvls.run(size, sw.chunk, sw.min_chunks, model, _cancel_fn(cancel))
+        algbw = size / run.time / 1e9
+        sw.rows.append(
+            SweepRow(
+                algorithm=NVLS,
+                collective=sw.collective,
+                size=size,
+                time=run.time,
+                algbw=algbw,
+                busbw=algbw * factor,
+                bound_time=size / (cap * 1e9),
+                route_bound_time=float("nan"),
+                estimate_time=run.time,
+                max_busy=float("nan"),
+                events=0,
+                wall=time.perf_counter() - t0,
+                choice="NVLS domain" if run.domain >= run.between else "between domains",
+                model="nvls",
+            )
+        )
+        done += 1
+        if progress is not None:
+            progress(f"simulate {NVLS}", done / total)
+    sw.notes[NVLS] = nvls.notes()
+    return done
 
 
 def _library_rows(sw: Sweep, sizes: list[int], factor: float, opt: float, cap: float) -> int:

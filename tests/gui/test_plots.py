@@ -227,7 +227,12 @@ def test_designer_simulation_shows_the_cli_numbers_and_its_nvls_note(qtbot, make
     doc = json.loads(capsys.readouterr().out)
     cli = {(r["algorithm"], r["size"]): r for r in doc["rows"]}
     tables = {t.algorithm: t for t in rc.simulation.tables.values()}
-    assert set(tables) == {r["algorithm"] for r in doc["rows"]} >= {"nccl", "forestcoll"}
+    assert set(tables) == {r["algorithm"] for r in doc["rows"]} >= {"nccl", "forestcoll",
+                                                                     "forestcoll-nvls"}
+    # the hierarchical NVLS line: drawn, at or below the capability optimum (450 GB/s)
+    assert list(rc.plots.series["ForestColl + NVLS"].yData) == pytest.approx(
+        list(tables["forestcoll-nvls"].predicted_algbw))
+    assert max(tables["forestcoll-nvls"].predicted_algbw) <= 450
     for name, table in tables.items():
         for size, algbw in zip(table.size_bytes, table.predicted_algbw):
             assert algbw == pytest.approx(cli[(name, int(size))]["algbw"], rel=1e-9), (name, size)
