@@ -154,8 +154,8 @@ def load_schedule(args) -> Schedule:
         raise ForestCollError(f"--max-trees-per-root must be >= 1, got {k}")
     if Path(args.source).suffix.lower() in (".h5", ".hdf5"):
         from solver.algorithm.verify_stored import verify_stored
-        from solver.io.plans_h5 import read_plans
-        from solver.io.results_h5 import read_schedules
+        from solver.io.hdf5.plans import read_plans
+        from solver.io.hdf5.results import read_schedules
 
         stored = read_schedules(args.source)
         plans = read_plans(args.source)

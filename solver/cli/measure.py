@@ -105,7 +105,7 @@ def run_import(args) -> int:
         )
     from pathlib import Path
 
-    from solver.io import results_h5 as h5
+    from solver.io.hdf5 import results as h5
 
     schedule = None
     sched_name = ""

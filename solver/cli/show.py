@@ -35,8 +35,8 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from solver.io.plans_h5 import read_plans
-    from solver.io.results_h5 import read_schedules, summarize
+    from solver.io.hdf5.plans import read_plans
+    from solver.io.hdf5.results import read_schedules, summarize
 
     schedules = read_schedules(args.results)
     plans = read_plans(args.results)

@@ -125,7 +125,7 @@ def _run_plan(args, topo: Topology, fabric_warnings: list[str]) -> int:
             raise SolverError(f"the plan failed verification: {exc}") from None
         verified = time.perf_counter() - t0
     if args.output:
-        from solver.io.plans_h5 import write_plan
+        from solver.io.hdf5.plans import write_plan
 
         try:
             write_plan(args.output, plan)
@@ -209,11 +209,11 @@ def save_schedule(path: str, schedule: Schedule) -> None:
         except OSError as exc:
             raise ForestCollError(f"{path}: cannot write: {exc.strerror}") from None
         return
-    from solver.io import results_h5
+    from solver.io.hdf5 import results as h5
     from solver.simulate.estimate import model_tables
 
     try:
-        results_h5.write_schedule(path, schedule, tables=model_tables)
+        h5.write_schedule(path, schedule, tables=model_tables)
     except OSError as exc:
         raise ForestCollError(f"{path}: cannot write: {exc.strerror or exc}") from None
 

@@ -80,9 +80,9 @@ def load(path: str | os.PathLike, *, check: bool = True, **options) -> Topology:
 
         topo = graphml.loads(text, where)
     else:
-        from solver.io import nccl_xml
+        from solver.io.nccl import topo_xml
 
-        topo = nccl_xml.loads(text, where, **options)
+        topo = topo_xml.loads(text, where, **options)
     return validate_read(topo, where) if check else topo
 
 

@@ -293,7 +293,7 @@ def test_cancel_from_the_panel(qtbot, make_window):
 
 # ---------------------------------------------------------------------- exports and plots
 def test_exports_h5_png_svg(qtbot, make_window, tmp_path, errors):
-    from solver.io.results_h5 import read_schedules
+    from solver.io.hdf5.results import read_schedules
 
     w = make_window()
     rc = w.results_controller
@@ -331,7 +331,7 @@ def test_msccl_export(qtbot, make_window, tmp_path, errors):
 
 
 def test_plots_bound_and_imported_measurements(qtbot, make_window, tmp_path, errors):
-    from solver.io.results_h5 import write_results, write_schedule
+    from solver.io.hdf5.results import write_results, write_schedule
     from solver.model.results import ResultTable
 
     w = make_window()

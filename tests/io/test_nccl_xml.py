@@ -10,7 +10,7 @@ from naive import maxflow_optimum
 
 from solver.model.errors import TopologyError
 from solver.io.formats import load
-from solver.io.nccl_xml import cpu_link_bandwidth, loads, nvlink_bandwidth, pci_bandwidth
+from solver.io.nccl.topo_xml import cpu_link_bandwidth, loads, nvlink_bandwidth, pci_bandwidth
 from solver.model.topology import validate
 
 DGX = Path(__file__).resolve().parents[1] / "data" / "dgx_a100_nccl_topo.xml"

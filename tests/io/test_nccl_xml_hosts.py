@@ -10,7 +10,7 @@ import pytest
 
 from solver.cli import main
 from solver.io.formats import load
-from solver.io.nccl_xml import loads
+from solver.io.nccl.topo_xml import loads
 from solver.model.errors import TopologyError
 from solver.model.topology import validate
 

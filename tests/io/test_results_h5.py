@@ -12,7 +12,7 @@ import pytest
 from solver.simulate.estimate import model_tables
 from bfs_schedules import bfs_schedule
 
-from solver.io import results_h5 as rh
+from solver.io.hdf5 import results as rh
 from solver.model.errors import ForestCollError
 from solver.model.results import ResultTable
 from solver.io.templates import dgx_a100, mi250, ring

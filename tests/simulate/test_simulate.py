@@ -297,7 +297,7 @@ def test_cli_simulate_json_and_table(capsys, tmp_path):
 
 def test_cli_simulate_writes_h5(tmp_path, capsys):
     from solver.cli import main
-    from solver.io.results_h5 import read_results
+    from solver.io.hdf5.results import read_results
 
     out = tmp_path / "r.h5"
     path = ROOT / "sample_topologies" / "ring_8.json"
