@@ -36,8 +36,7 @@ from solver.algorithm.spare_trim import trim_shared_links
 from solver.algorithm.splitting import IncompleteSplit, split_switches
 from solver.algorithm.symmetry import (
     BoxSymmetry,
-    find_box_symmetry,
-    find_structural_box_symmetry,
+    box_symmetry,
 )
 from solver.model.topology import Topology, validate
 
@@ -408,8 +407,7 @@ def _box_symmetry(topology: Topology, fabric: IndexedFabric) -> BoxSymmetry | No
     """The fabric's box translation when it is large enough for the symmetric path to pay."""
     if fabric.num_compute < SYMMETRY_MIN_N:
         return None
-    groups = [node.group for node in topology.nodes]
-    return find_box_symmetry(fabric, groups) or find_structural_box_symmetry(fabric)
+    return box_symmetry(topology, fabric)
 
 
 def _symmetric_forest(topology: Topology, fabric: IndexedFabric, sym: BoxSymmetry, opt: Optimum,

@@ -91,11 +91,9 @@ def _wants_plan(args, topo: Topology) -> bool:
         return True
     if args.compressed is False or not plain or len(topo.compute_ids) < COMPRESS_MIN_N:
         return False
-    from solver.algorithm.symmetry import find_box_symmetry
-    from solver.flow.csr import IndexedFabric
+    from solver.algorithm.symmetry import box_symmetry
 
-    fabric = IndexedFabric.from_topology(topo)
-    return find_box_symmetry(fabric, [n.group for n in topo.nodes]) is not None
+    return box_symmetry(topo, structural=False) is not None
 
 
 def _run_plan(args, topo: Topology, fabric_warnings: list[str]) -> int:

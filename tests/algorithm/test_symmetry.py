@@ -17,7 +17,9 @@ from solver.algorithm.optimum import compute_optimum
 from solver.algorithm.orbit_packing import pack_by_orbits, translated_classes
 from solver.algorithm.plan_split import split_by_plans
 from solver.algorithm.spare_trim import trim_shared_links
+from solver.algorithm import symmetry
 from solver.algorithm.symmetry import (
+    box_symmetry,
     find_box_symmetry,
     find_structural_box_symmetry,
     is_automorphism,
@@ -40,7 +42,7 @@ FABRICS = {
 
 def _indexed(topo):
     fabric = IndexedFabric.from_topology(topo)
-    return fabric, find_box_symmetry(fabric, [node.group for node in topo.nodes])
+    return fabric, box_symmetry(topo, fabric, structural=False)
 
 
 @pytest.mark.parametrize("name", sorted(FABRICS))
@@ -123,7 +125,7 @@ def test_anonymous_file_solves_on_the_symmetric_path(symmetric_everywhere, monke
         found.append(find_structural_box_symmetry(fabric))
         return found[-1]
 
-    monkeypatch.setattr(pipeline, "find_structural_box_symmetry", recording)
+    monkeypatch.setattr(symmetry, "find_structural_box_symmetry", recording)
     grouped = templates.dgx_h100_rail(4)
     schedule = solver.solve(_anonymous(grouped))
     verify_schedule(schedule)
@@ -305,3 +307,19 @@ def test_fat_tree_pipeline_gives_height_two(symmetric_everywhere):
     verify_schedule(s)
     assert s.algbw_exact == s.optimal_algbw_exact
     assert {t.height for t in s.trees} == {2}
+
+
+def test_box_symmetry_by_groups_else_by_structure():
+    grouped = templates.dgx_h100_rail(4)
+    fabric = IndexedFabric.from_topology(grouped)
+    by_groups = box_symmetry(grouped)
+    assert by_groups is not None and by_groups.boxes == 4
+    same = find_box_symmetry(fabric, [node.group for node in grouped.nodes])
+    assert (by_groups.shift == same.shift).all()
+    anonymous = _anonymous(grouped)
+    anonymous_fabric = IndexedFabric.from_topology(anonymous)
+    assert find_box_symmetry(anonymous_fabric, [node.group for node in anonymous.nodes]) is None
+    structural = box_symmetry(anonymous, anonymous_fabric)
+    assert structural is not None and structural.boxes == 4
+    assert is_automorphism(anonymous_fabric, structural.shift)
+    assert box_symmetry(anonymous, structural=False) is None
