@@ -69,8 +69,8 @@ def child(args) -> None:
     from fractions import Fraction
 
     from solver import solve
-    from solver.io import templates
     from solver.algorithm.verify import verify_schedule
+    from solver.io import templates
 
     template, pos, kw, *_ = {**FABRICS, **LARGE}[args.child]
     topo = getattr(templates, template)(*pos, **kw)

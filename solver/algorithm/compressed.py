@@ -38,7 +38,6 @@ from solver.model.schedule import BottleneckCut, LinkLoad, Schedule, Tree
 from solver.model.topology import Topology, validate
 
 
-
 def solve_compressed(topology: Topology, check: Callable[[], None] | None = None,
                      progress: Callable[[str, float], None] | None = None) -> CompressedSchedule:
     """The exact allgather optimum of ``topology`` as representative trees plus σ.

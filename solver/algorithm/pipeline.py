@@ -19,18 +19,20 @@ from fractions import Fraction
 from typing import Any
 
 from solver.algorithm.balance import balance_switches
-from solver.algorithm.cost import (CostLimit, check_fixed_k, check_optimum, check_packing,
-                                   check_schedule_size)
+from solver.algorithm.cost import (
+    CostLimit,
+    check_fixed_k,
+    check_optimum,
+    check_packing,
+    check_schedule_size,
+)
 from solver.algorithm.direct import direct_forest
-from solver.flow.csr import IndexedFabric
-from solver.model.errors import Cancelled, SolverError, TopologyError
 from solver.algorithm.fixed_k import fixed_k_capacity, gap_note
 from solver.algorithm.optimum import Optimum, compute_optimum
-from solver.algorithm.packing import pack_trees, shorten_trees
-from solver.algorithm.paths import route_classes
-from solver.model.schedule import COLLECTIVES, BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
 from solver.algorithm.orbit_packing import pack_by_orbits
 from solver.algorithm.orbit_routes import routed_forest
+from solver.algorithm.packing import pack_trees, shorten_trees
+from solver.algorithm.paths import route_classes
 from solver.algorithm.plan_split import split_by_plans
 from solver.algorithm.spare_trim import trim_shared_links
 from solver.algorithm.splitting import IncompleteSplit, split_switches
@@ -38,6 +40,9 @@ from solver.algorithm.symmetry import (
     BoxSymmetry,
     box_symmetry,
 )
+from solver.flow.csr import IndexedFabric
+from solver.model.errors import Cancelled, SolverError, TopologyError
+from solver.model.schedule import COLLECTIVES, BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
 from solver.model.topology import Topology, validate
 
 ProgressFn = Callable[[str, float], None]

@@ -6,13 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
+from solver.io.files import atomic_write_text
 from solver.io.schedule_json import schedule_json_text
-from solver.model.values import printable
 from solver.model.errors import ForestCollError
 from solver.model.plan import COMPRESS_MIN_N
-from solver.io.files import atomic_write_text
 from solver.model.schedule import COLLECTIVES, Schedule
-from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
+from solver.model.values import printable
 
 FORMATS = ("msccl-xml", "json", "mscclpp")
 

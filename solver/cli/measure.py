@@ -6,8 +6,8 @@ import sys
 
 import numpy as np
 
-from solver.model.errors import ForestCollError
 from solver.cli._common import add_command, add_fabric_options, load_fabric
+from solver.model.errors import ForestCollError
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 

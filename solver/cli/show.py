@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 import time
 
+from solver.cli._common import add_command
 from solver.model.errors import ForestCollError
 from solver.model.values import printable
-from solver.cli._common import add_command
 
 
 def register(subparsers) -> argparse.ArgumentParser:

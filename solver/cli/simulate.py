@@ -6,10 +6,10 @@ import os
 import signal
 import sys
 
+from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
 from solver.io import strict_json
 from solver.model.errors import ForestCollError, SolverError
 from solver.model.units import format_size
-from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 

@@ -8,16 +8,16 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-from solver.io.schedule_json import schedule_json_text, write_schedule_json
-from solver.model.values import printable
-from solver.model.errors import ForestCollError, SolverError
-from solver.io.files import atomic_write_text
-from solver.model.schedule import COLLECTIVES, BottleneckCut, Schedule
-from solver.model.scale_up import scale_up_warnings
-from solver.model.topology import Topology
-from solver.model.plan import COMPRESS_MIN_N, CompressedSchedule
 from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
 from solver.cli.info import capability_lines
+from solver.io.files import atomic_write_text
+from solver.io.schedule_json import schedule_json_text, write_schedule_json
+from solver.model.errors import ForestCollError, SolverError
+from solver.model.plan import COMPRESS_MIN_N, CompressedSchedule
+from solver.model.scale_up import scale_up_warnings
+from solver.model.schedule import COLLECTIVES, BottleneckCut, Schedule
+from solver.model.topology import Topology
+from solver.model.values import printable
 
 PHASES = ("optimum", "switch_removal", "trees", "paths")
 

@@ -37,9 +37,17 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from solver.model.schedule import Schedule, Tree
-from solver.msccl.program import Gpu, Program, Step, Threadblock
 from solver.msccl.limits import check_fits
-from solver.msccl.runtimes import INT8_MAX, INT16_MAX, INT64, PROTOCOLS, MscclError, Runtime, runtime
+from solver.msccl.program import Gpu, Program, Step, Threadblock
+from solver.msccl.runtimes import (
+    INT8_MAX,
+    INT16_MAX,
+    INT64,
+    PROTOCOLS,
+    MscclError,
+    Runtime,
+    runtime,
+)
 
 
 @dataclass(eq=False)

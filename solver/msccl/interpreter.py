@@ -46,8 +46,8 @@ import numpy as np
 
 from solver.io.files import read_bytes
 from solver.msccl import collectives as colls
-from solver.msccl.lowering import Transmission, lower, split_pieces
 from solver.msccl import reader
+from solver.msccl.lowering import Transmission, lower, split_pieces
 from solver.msccl.program import Program, parse_xml
 from solver.msccl.rules import check_rules
 from solver.msccl.runtimes import INT16_MAX, RECVS, SENDS, MscclError, runtime

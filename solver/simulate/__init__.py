@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 import re
 import time
-from fractions import Fraction
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -31,7 +31,6 @@ from solver.model.topology import Topology
 from solver.model.units import format_size
 from solver.simulate import baselines
 from solver.simulate import library as _library
-from solver.simulate.estimate import DEFAULT_CHUNK
 from solver.simulate.engine import (
     DEFAULT_MIN_CHUNKS,
     SimRun,
@@ -40,7 +39,7 @@ from solver.simulate.engine import (
     simulate_prepared,
     simulate_routes,
 )
-from solver.simulate.estimate import PreparedModel
+from solver.simulate.estimate import DEFAULT_CHUNK, PreparedModel
 from solver.simulate.flowlevel import simulate_flows
 from solver.simulate.routes import (
     DEFAULT_LATENCY_US,

@@ -12,12 +12,11 @@ import pytest
 from naive import maxflow_optimum
 
 import solver
-from solver.algorithm import pipeline
+from solver.algorithm import pipeline, symmetry
 from solver.algorithm.optimum import compute_optimum
 from solver.algorithm.orbit_packing import pack_by_orbits, translated_classes
 from solver.algorithm.plan_split import split_by_plans
 from solver.algorithm.spare_trim import trim_shared_links
-from solver.algorithm import symmetry
 from solver.algorithm.symmetry import (
     box_symmetry,
     find_box_symmetry,
@@ -62,7 +61,7 @@ def test_box_translation_is_an_automorphism_of_order_boxes(name):
 def test_a_box_that_differs_breaks_the_symmetry():
     topo = templates.dgx_h100_rail(4)
     links = list(topo.links)
-    i = next(j for j, l in enumerate(links) if l.source == "b2.gpu3" and l.target == "b2.nvsw")
+    i = next(j for j, lk in enumerate(links) if lk.source == "b2.gpu3" and lk.target == "b2.nvsw")
     links[i] = replace(links[i], bandwidth=Fraction(400))
     fabric, sym = _indexed(replace(topo, links=tuple(links)))
     assert sym is None
@@ -112,7 +111,7 @@ def test_colour_refinement_keeps_automorphic_nodes_together():
 def test_a_box_that_differs_has_no_structural_symmetry_either():
     topo = templates.dgx_h100_rail(4)
     links = list(topo.links)
-    i = next(j for j, l in enumerate(links) if l.source == "b2.gpu3" and l.target == "b2.nvsw")
+    i = next(j for j, lk in enumerate(links) if lk.source == "b2.gpu3" and lk.target == "b2.nvsw")
     links[i] = replace(links[i], bandwidth=Fraction(400))
     fabric = IndexedFabric.from_topology(_anonymous(replace(topo, links=tuple(links))))
     assert find_structural_box_symmetry(fabric) is None
@@ -232,10 +231,10 @@ def test_symmetric_pipeline_matches_the_general_one(symmetric_everywhere, monkey
 def test_unbalanced_switch_falls_back_to_trimming(symmetric_everywhere):
     topo = templates.dgx_h100_rail(4)
     links = tuple(
-        Link(l.target, l.source, l.bandwidth / 2, directed=True) if l.target == "rail0" else l
-        for l in topo.links
-    ) + tuple(Link(l.source, l.target, l.bandwidth, directed=True)
-              for l in topo.links if l.target == "rail0")
+        Link(lk.target, lk.source, lk.bandwidth / 2, directed=True) if lk.target == "rail0" else lk
+        for lk in topo.links
+    ) + tuple(Link(lk.source, lk.target, lk.bandwidth, directed=True)
+              for lk in topo.links if lk.target == "rail0")
     s = solver.solve(replace(topo, links=links))
     verify_schedule(s)
 

@@ -7,7 +7,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from bfs_schedules import bfs_schedule
 
 from solver import save_topology, solve
 from solver.cli import main

@@ -17,7 +17,6 @@ from solver.io import v1
 from solver.model.schedule import BottleneckCut
 
 
-
 def solve_and_wait(qtbot, window):
     rc = window.results_controller
     with qtbot.waitSignal(rc.schedule_changed, timeout=30000):

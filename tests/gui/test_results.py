@@ -22,7 +22,6 @@ from fc_gui.model.trees import tree_hops, tree_rows, trees_using_links
 from fc_gui.views.overlays import HeatMapOverlay
 
 
-
 @pytest.fixture
 def make_window(qtbot, tmp_path):
     windows = []
@@ -521,7 +520,6 @@ def test_hovering_a_link_on_the_canvas_shows_its_load(qtbot, make_window, monkey
     shown = []
     monkeypatch.setattr(QToolTip, "showText", staticmethod(lambda pos, text, *a: shown.append(text)))
     w = make_window()
-    rc = w.results_controller
     solve_and_wait(qtbot, w)
     w.canvas.fit_view()
     qtbot.wait(20)

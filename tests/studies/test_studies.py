@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from fractions import Fraction
+from pathlib import Path
 
 import h5py
 import pytest

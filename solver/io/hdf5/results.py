@@ -48,10 +48,9 @@ from typing import Any
 import h5py
 import numpy as np
 
-from solver.model.values import printable
 from solver.io.hdf5.toolkit import (
-    ResultsFileError,
     SCHEMA,
+    ResultsFileError,
     attr_int,
     attr_str,
     check_name,
@@ -73,6 +72,8 @@ from solver.model.results import ResultTable
 from solver.model.schedule import Schedule
 from solver.model.topology import Topology
 from solver.model.units import format_size
+from solver.model.values import printable
+
 
 # ----------------------------------------------------------------------------- results tables
 def _write_table(g: h5py.Group, table: ResultTable) -> None:

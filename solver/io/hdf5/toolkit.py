@@ -26,14 +26,14 @@ from typing import Any
 import h5py
 import numpy as np
 
-from solver.model.errors import ForestCollError, TopologyError
 from solver.io.files import atomic_write_bytes, check_input_file, memory_headroom, write_lock
 from solver.io.hdf5.audit import audit
-from solver.model.values import exact_number
 from solver.io.untrusted import json_value, parse_json
+from solver.io.v1 import capabilities_json
+from solver.model.errors import ForestCollError, TopologyError
 from solver.model.schedule import BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
 from solver.model.topology import Link, Node, Topology, validate
-from solver.io.v1 import capabilities_json
+from solver.model.values import exact_number
 
 SCHEMA = "forestcoll-results"
 SCHEMA_VERSION = "1.2"

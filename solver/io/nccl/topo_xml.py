@@ -45,10 +45,10 @@ from typing import Any
 
 from solver.io.nccl import rates
 from solver.io.nccl.options import IntraFabric, parse_intra, parse_overrides
-from solver.model.values import bounded_int
 from solver.io.untrusted import parse_xml
 from solver.model.errors import TopologyError
 from solver.model.topology import COMPUTE, NVLS_CAPABILITIES, SWITCH, Link, Node, Topology
+from solver.model.values import bounded_int
 
 # Re-exported: the rules live in solver.io.nccl.rates.
 cpu_link_bandwidth = rates.cpu_link_bandwidth
