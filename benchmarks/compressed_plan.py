@@ -41,7 +41,7 @@ def _fabric(spec: str):
 def child(spec: str, out: str) -> None:
     from solver.algorithm.compressed import solve_compressed
     from solver.algorithm.verify_plan import verify_compressed
-    from solver.io.plans_h5 import read_plans, write_plan
+    from solver.io.hdf5.plans import read_plans, write_plan
     topo = _fabric(spec)
     t0 = time.perf_counter()
     plan = solve_compressed(topo)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -22,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "fuzz"))
-from explosive import MEMORY_LIMIT, cases, _limits  # noqa: E402
+from explosive import MEMORY_LIMIT, _limits, cases  # noqa: E402
 
 
 def run(argv: list[str], cwd: Path, env: dict, wall: float):

@@ -31,8 +31,8 @@ def main() -> None:
     from PySide6.QtGui import QUndoStack
     from PySide6.QtWidgets import QApplication
 
-    from fc_gui.views.canvas import FabricCanvas
     from fc_gui.model.document import TopologyDocument
+    from fc_gui.views.canvas import FabricCanvas
     from solver.io.templates import dgx_a100
 
     app = QApplication.instance() or QApplication([])

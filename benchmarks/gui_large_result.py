@@ -53,7 +53,7 @@ def main() -> int:
     topo = dgx_h100_rail(args.boxes)
     t0 = time.perf_counter()
     if args.h5:
-        from solver.io.results_h5 import read_schedules
+        from solver.io.hdf5.results import read_schedules
 
         schedule = read_schedules(args.h5)["allgather"]
         if schedule.topology != topo:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,8 +63,8 @@ def ours(fabrics: list[str], repeat: int) -> None:
         for coll in COLLECTIVES:
             schedule = solve(topo, collective=coll, max_trees_per_root=1)
             for rt in RUNTIMES:
-                t_export, text = best(lambda: export_xml(schedule, rt, check=False), repeat)
-                t_check, report = best(lambda: check_xml(text, rt), repeat)
+                t_export, text = best(partial(export_xml, schedule, rt, check=False), repeat)
+                t_check, report = best(partial(check_xml, text, rt), repeat)
                 print(f"{fab:<9} {coll:<15} {rt:<15} {len(text) / 1024:>6.0f} "
                       f"{report.threadblocks:>4} {report.max_steps:>6} {t_export:>9.3f} {t_check:>8.3f}")
 
@@ -73,7 +74,7 @@ def real(repeat: int) -> None:
     print(f"{'RCCL file':<38} {'collective':<11} {'ranks':>5} {'steps':>6} {'verdict':<14} {'check s':>8}")
     for path in sorted((ROOT / "tests" / "data" / "real" / "msccl").glob("*.xml")):
         try:
-            t, report = best(lambda: check_file(path, "rccl"), repeat)
+            t, report = best(partial(check_file, path, "rccl"), repeat)
             verdict = f"ok, {len(report.notes)} warn" if report.notes else "ok"
             coll, ranks, steps = report.collective, report.ngpus, report.steps_executed
         except MscclError as exc:
@@ -101,10 +102,10 @@ def rail(boxes: list[int]) -> None:
                           f"{'-':>8} {'-':>8}  refused: {str(exc)[:90]}")
                     continue
                 text = to_xml(program)
-                t_scan, _ = best(lambda: scan(text), 1)
+                t_scan, _ = best(partial(scan, text), 1)
                 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
                 try:
-                    t_check, report = best(lambda: check_xml(text, rt), 1)
+                    t_check, report = best(partial(check_xml, text, rt), 1)
                     result = "ok"
                 except MscclError as exc:
                     t_check, result = float("nan"), f"refused: {str(exc)[:90]}"
@@ -143,7 +144,8 @@ SCALE_FABRICS = {
 
 def scale_row(case: str) -> None:
     """One --scale case, run in this process; prints one tab-separated line."""
-    from solver.msccl import RUNTIMES as RTS, PeersLimit, shape
+    from solver.msccl import RUNTIMES as RTS
+    from solver.msccl import PeersLimit, shape
 
     fab, coll, rt = case.split(":")
     topo = SCALE_FABRICS[fab]()

@@ -31,10 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solver import solve  # noqa: E402
 from solver.io import templates as T  # noqa: E402
-from solver.simulate import calibration as C  # noqa: E402
-from solver.simulate import parse_size, parse_sizes, route_sets, sweep  # noqa: E402
-from solver.simulate import library as L  # noqa: E402
 from solver.model.units import format_size  # noqa: E402
+from solver.simulate import calibration as C  # noqa: E402
+from solver.simulate import library as L  # noqa: E402
+from solver.simulate import parse_size, parse_sizes, route_sets, sweep  # noqa: E402
 from solver.simulate.engine import prepare, simulate_prepared  # noqa: E402
 
 FABRICS = {

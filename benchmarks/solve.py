@@ -69,8 +69,8 @@ def child(args) -> None:
     from fractions import Fraction
 
     from solver import solve
-    from solver.io import templates
     from solver.algorithm.verify import verify_schedule
+    from solver.io import templates
 
     template, pos, kw, *_ = {**FABRICS, **LARGE}[args.child]
     topo = getattr(templates, template)(*pos, **kw)
@@ -126,12 +126,10 @@ def child(args) -> None:
 
 def _symmetry(topo) -> str:
     """'B boxes' if the fabric has a box translation (what the solver finds), else '-'."""
-    from solver.algorithm.symmetry import find_box_symmetry
-    from solver.flow.csr import IndexedFabric
-
     from solver.algorithm.pipeline import SYMMETRY_MIN_N
+    from solver.algorithm.symmetry import box_symmetry
 
-    sym = find_box_symmetry(IndexedFabric.from_topology(topo), [n.group for n in topo.nodes])
+    sym = box_symmetry(topo, structural=False)
     if sym is None:
         return "-"
     used = len(topo.compute_ids) >= SYMMETRY_MIN_N
@@ -143,12 +141,12 @@ def _cut_only(topo, symmetry: str) -> dict:
     from fractions import Fraction
 
     from solver.algorithm.optimum import compute_optimum, cut_ratio
-    from solver.algorithm.symmetry import find_box_symmetry
+    from solver.algorithm.symmetry import box_symmetry
     from solver.flow.csr import IndexedFabric
 
     t0 = time.perf_counter()
     fabric = IndexedFabric.from_topology(topo)
-    sym = find_box_symmetry(fabric, [n.group for n in topo.nodes])
+    sym = box_symmetry(topo, fabric, structural=False)
     opt = compute_optimum(fabric, sinks=None if sym is None else sym.representatives(fabric))
     elapsed = time.perf_counter() - t0
     t0 = time.perf_counter()

@@ -30,8 +30,8 @@ def row(boxes: int, folder: Path) -> dict:
     from solver.algorithm.optimum import compute_optimum
     from solver.algorithm.verify_stored import verify_stored
     from solver.flow.csr import IndexedFabric
-    from solver.io.plans_h5 import read_plans, write_plan
-    from solver.io.results_h5 import read_schedules, write_schedule
+    from solver.io.hdf5.plans import read_plans, write_plan
+    from solver.io.hdf5.results import read_schedules, write_schedule
     from solver.io.templates import dgx_h100_rail
 
     topo = dgx_h100_rail(boxes)

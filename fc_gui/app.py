@@ -42,7 +42,7 @@ def install_error_hook(window, batch: bool) -> None:
 def import_options(args: argparse.Namespace) -> dict:
     """The dump options of ``args`` (declared by ``fc_gui.cli``) as keywords of the importer
     and of the import dialog."""
-    from solver.io.nccl_options import OVERRIDE_CLASSES
+    from solver.io.nccl.options import OVERRIDE_CLASSES
 
     out: dict = {"boxes": args.boxes, "fabric": args.fabric}
     if args.intra is not None:
@@ -56,7 +56,7 @@ def import_options(args: argparse.Namespace) -> dict:
 
 def given_import_options(args: argparse.Namespace) -> list[str]:
     """The dump options given on the command line (``--boxes``, ``--intra``...)."""
-    from solver.io.nccl_options import OVERRIDE_CLASSES
+    from solver.io.nccl.options import OVERRIDE_CLASSES
 
     given = ["--boxes"] if args.boxes != 1 else []
     given += ["--fabric"] if args.fabric != "ib" else []

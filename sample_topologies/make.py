@@ -17,8 +17,8 @@ import networkx as nx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # the repository's solver package, not an installed copy
 
-from solver.io.formats import load, save
-from solver.io.templates import SAMPLES, write_samples
+from solver.io.formats import load, save  # noqa: E402  (after the sys.path line)
+from solver.io.templates import SAMPLES, write_samples  # noqa: E402
 
 # Optima that ALGORITHM.md states (published ForestColl figures), GB/s.
 PUBLISHED = {

@@ -172,7 +172,7 @@ class ExportActions(QObject):
             return None
         try:
             from fc_gui.model.measured import with_bound
-            from solver.io.results_h5 import write_results, write_schedule
+            from solver.io.hdf5.results import write_results, write_schedule
             from solver.simulate.estimate import model_tables
 
             name = write_schedule(path, schedule, tables=model_tables)

@@ -76,7 +76,7 @@ def read_fabric(path: str | Path, **options) -> tuple[Topology, str | None]:
     but not solvable yet (one compute node, disconnected) loads with a warning.
     """
     if is_results_file(path):  # its fabric; the saved result is shown by after_open
-        from solver.io.results_h5 import read_topology
+        from solver.io.hdf5.results import read_topology
 
         topo = read_topology(path)
     else:

@@ -53,15 +53,15 @@ def read_measurements(path: str | Path, compute_nodes: int) -> tuple[dict[str, R
     warning ('' if none). Raises ForestCollError."""
     path = Path(path)
     if is_results_file(path):
-        from solver.io import results_h5
+        from solver.io.hdf5 import results as h5
 
-        n = len(results_h5.read_topology(path).compute_ids)
+        n = len(h5.read_topology(path).compute_ids)
         if n != compute_nodes:
             raise ForestCollError(
                 f"{path.name} holds a fabric of {n} compute nodes, the open one has "
                 f"{compute_nodes}; open that file instead (File › Open)"
             )
-        tables = measured_tables(results_h5.read_results(path))
+        tables = measured_tables(h5.read_results(path))
         if not tables:
             raise ForestCollError(f"{path.name} holds no measured table (forestcoll measure "
                                   "import writes them)")

@@ -34,8 +34,8 @@ from fc_gui.controllers.plot_export import PlotExport
 from fc_gui.controllers.result_overlays import ResultOverlays
 from fc_gui.controllers.simulation import SimulationController
 from fc_gui.controllers.solve_menu import SolveMenu
-from fc_gui.controllers.solving import SolveController
 from fc_gui.controllers.solve_worker import BackgroundTask
+from fc_gui.controllers.solving import SolveController
 from fc_gui.model import switch_bounds as figures
 from fc_gui.model.switch_bounds import SwitchBounds, caption_line, makes_difference
 from fc_gui.views.plots_dock import PlotsDock

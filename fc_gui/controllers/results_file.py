@@ -74,14 +74,14 @@ def read_saved_result(path: str | Path) -> SavedResult:
     (:func:`solver.algorithm.verify_stored.verify_stored`): a forged cut, optimum or tree is
     refused with the verifier's message, never drawn as the saved result."""
     from solver.algorithm.verify_stored import verify_stored
-    from solver.io import results_h5
+    from solver.io.hdf5 import results as h5
 
-    name, schedule = pick_schedule(results_h5.read_schedules(path))
-    tables = results_h5.read_results(path)
+    name, schedule = pick_schedule(h5.read_schedules(path))
+    tables = h5.read_results(path)
     if schedule is not None:
         verify_stored(schedule, path, name)
         return SavedResult(schedule, name, tables)
-    from solver.io.plans_h5 import read_plans
+    from solver.io.hdf5.plans import read_plans
 
     plans = read_plans(path)
     if not plans:

@@ -239,7 +239,7 @@ class StudiesController(QObject):
         save_result(path, self.result)
 
     def load(self, path: str | Path, name: str) -> None:
-        from solver.io.studies_h5 import read_study
+        from solver.io.hdf5.studies import read_study
 
         stored = read_study(path, name)
         self.result = None
@@ -268,7 +268,7 @@ class StudiesController(QObject):
         self.dock.set_status(f"saved to {path} (/studies/{self.result.name})")
 
     def load_dialog(self) -> None:
-        from solver.io.studies_h5 import list_studies
+        from solver.io.hdf5.studies import list_studies
 
         path, _ = QFileDialog.getOpenFileName(self.window, "Load study", "",
                                               "HDF5 results (*.h5 *.hdf5)")

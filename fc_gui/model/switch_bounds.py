@@ -142,6 +142,6 @@ def caption_line(sb: SwitchBounds) -> str:
         return f"Allreduce with {sb.marked[0][0]}'s capabilities: not computed ({sb.error})"
     text = difference_text(sb)
     if makes_difference(sb):
-        text += (f" (exact, the any-schedule bound)" if b.exact
+        text += (" (exact, the any-schedule bound)" if b.exact
                  else f"; any schedule ≤ {gbps(b.any_schedule)}")
     return text

@@ -38,9 +38,9 @@ from PySide6.QtWidgets import QMenu, QToolTip, QWidget
 from fc_gui.model.commands import DeleteCommand, MoveNodesCommand, SetDisabledCommand
 from fc_gui.model.document import TopologyDocument
 from fc_gui.model.lanes import segment_distance_px
+from fc_gui.model.link_labels import bandwidth_text, label_order
 from fc_gui.model.view_fit import covered, fit_clear_of
 from fc_gui.views import style
-from fc_gui.model.link_labels import bandwidth_text, label_order
 from fc_gui.views.canvas_items import GroupFramesItem, LabelsItem, LinkLabelsItem, PassiveScatter
 from fc_gui.views.canvas_keyboard import JUMP_KEYS, KeyboardCursor
 from fc_gui.views.canvas_links import LinkLayer

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
 )
 
 from fc_gui.views.dialog_titles import keep_title_whole
-from solver.io.nccl_options import INTRA_PRESETS, OVERRIDE_CLASSES, parse_intra, parse_overrides
-from solver.io.nccl_xml import FABRICS, MAX_BOXES
+from solver.io.nccl.options import INTRA_PRESETS, OVERRIDE_CLASSES, parse_intra, parse_overrides
+from solver.io.nccl.topo_xml import FABRICS, MAX_BOXES
 from solver.model.errors import ForestCollError
 
 FROM_DUMP = "from the dump"
@@ -43,7 +43,7 @@ def _preset_names() -> str:
 
 
 class NcclImportDialog(QDialog):
-    """Options of :func:`solver.io.nccl_xml.loads`; :meth:`options` gives them as keywords.
+    """Options of :func:`solver.io.nccl.topo_xml.loads`; :meth:`options` gives them as keywords.
 
     ``path``: the dump; when given, :meth:`problem` reads it with the options shown.
     ``options``: the fields' first values (keywords of :meth:`options`: ``boxes``, ``fabric``,

@@ -14,8 +14,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from solver.flow.csr import IndexedFabric
-from solver.model.errors import SolverError
 from solver.flow.maxflow import MAX_CAPACITY, FlowNetwork
+from solver.model.errors import SolverError
 
 
 def _fmt(x: Fraction) -> str:

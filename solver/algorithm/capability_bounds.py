@@ -37,7 +37,7 @@ from fractions import Fraction
 
 from solver.algorithm.cost import MAX_FLOW_WORK, CostLimit, check_optimum, flow_work
 from solver.algorithm.optimum import compute_optimum
-from solver.algorithm.symmetry import find_box_symmetry, find_structural_box_symmetry
+from solver.algorithm.symmetry import box_symmetry
 from solver.flow.csr import IndexedFabric
 from solver.flow.maxflow import FlowNetwork
 from solver.model.errors import ForestCollError, TopologyError
@@ -100,8 +100,7 @@ def allgather_optimum(topo: Topology) -> tuple[Fraction, tuple[str, ...]]:
     fab = IndexedFabric.from_topology(topo)
     sinks = None
     if fab.num_compute >= SYMMETRY_MIN_N:
-        groups = [node.group for node in topo.nodes]
-        sym = find_box_symmetry(fab, groups) or find_structural_box_symmetry(fab)
+        sym = box_symmetry(topo, fab)
         sinks = None if sym is None else sym.representatives(fab)
     check_optimum(fab, sinks)
     opt = compute_optimum(fab, sinks=sinks)

@@ -30,13 +30,12 @@ from solver.algorithm.optimum import Optimum, compute_optimum
 from solver.algorithm.orbit_plan import pack_orbits, split_orbits
 from solver.algorithm.orbit_routes import representative_trees
 from solver.algorithm.spare_trim import trim_shared_links
-from solver.algorithm.symmetry import find_box_symmetry, find_structural_box_symmetry
+from solver.algorithm.symmetry import box_symmetry
 from solver.flow.csr import IndexedFabric
 from solver.model.errors import SolverError
 from solver.model.plan import CompressedSchedule
 from solver.model.schedule import BottleneckCut, LinkLoad, Schedule, Tree
 from solver.model.topology import Topology, validate
-
 
 
 def solve_compressed(topology: Topology, check: Callable[[], None] | None = None,
@@ -51,8 +50,7 @@ def solve_compressed(topology: Topology, check: Callable[[], None] | None = None
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     fabric = IndexedFabric.from_topology(topology)
-    groups = [node.group for node in topology.nodes]
-    sym = find_box_symmetry(fabric, groups) or find_structural_box_symmetry(fabric)
+    sym = box_symmetry(topology, fabric)
     if sym is None:
         raise SolverError(
             "no box symmetry found (a compressed plan needs identical boxes, named by node "

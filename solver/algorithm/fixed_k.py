@@ -24,9 +24,8 @@ from solver.algorithm.balance import balance_capacities
 from solver.algorithm.cost import CostLimit, check_fixed_k
 from solver.algorithm.trim_search import SearchLimit, exact_fixed_k, excess
 from solver.flow.csr import IndexedFabric, flow_network
-from solver.model.errors import SolverError
 from solver.flow.maxflow import MAX_CAPACITY
-
+from solver.model.errors import SolverError
 
 EXACT_MAX_EDGES = 64  # switch-incident directed links up to which trims are searched exhaustively
 EXACT_MAX_EXCESS = 16  # units of switch imbalance (Σ|in - out|) up to which the same holds

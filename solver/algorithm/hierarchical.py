@@ -136,7 +136,7 @@ def verify_hierarchical(h: HierarchicalSchedule) -> None:
             raise SolverError(f"{c}: its NVLS link carries {up.get(c)} up and {down.get(c)} "
                               "down, not M each way")
     # the multicast copies of each result reach every other member of its domain exactly once
-    for w, members in h.plan.domains:
+    for _w, members in h.plan.domains:
         for v in members:
             got = sorted(t.target for t in h.transfers if t.what == f"{v}'s result multicast to {t.target}")
             if got != sorted(u for u in members if u != v):

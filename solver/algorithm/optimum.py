@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from solver.flow.csr import IndexedFabric, flow_network
+from solver.flow.maxflow import MAX_CAPACITY
 from solver.flow.sinks import flows_to_sinks
 from solver.model.errors import SolverError
-from solver.flow.maxflow import MAX_CAPACITY
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,9 @@ import numpy as np
 
 from solver.algorithm.cost import check_flow_rows, check_packing
 from solver.flow.jit import njit_noalloc
-from solver.model.errors import SolverError
 from solver.flow.maxflow import INF, FlowNetwork, augment
 from solver.flow.repair import new_excess, reduce_arc, repair_flow
+from solver.model.errors import SolverError
 
 
 @dataclass

@@ -19,26 +19,30 @@ from fractions import Fraction
 from typing import Any
 
 from solver.algorithm.balance import balance_switches
-from solver.algorithm.cost import (CostLimit, check_fixed_k, check_optimum, check_packing,
-                                   check_schedule_size)
+from solver.algorithm.cost import (
+    CostLimit,
+    check_fixed_k,
+    check_optimum,
+    check_packing,
+    check_schedule_size,
+)
 from solver.algorithm.direct import direct_forest
-from solver.flow.csr import IndexedFabric
-from solver.model.errors import Cancelled, SolverError, TopologyError
 from solver.algorithm.fixed_k import fixed_k_capacity, gap_note
 from solver.algorithm.optimum import Optimum, compute_optimum
-from solver.algorithm.packing import pack_trees, shorten_trees
-from solver.algorithm.paths import route_classes
-from solver.model.schedule import COLLECTIVES, BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
 from solver.algorithm.orbit_packing import pack_by_orbits
 from solver.algorithm.orbit_routes import routed_forest
+from solver.algorithm.packing import pack_trees, shorten_trees
+from solver.algorithm.paths import route_classes
 from solver.algorithm.plan_split import split_by_plans
 from solver.algorithm.spare_trim import trim_shared_links
 from solver.algorithm.splitting import IncompleteSplit, split_switches
 from solver.algorithm.symmetry import (
     BoxSymmetry,
-    find_box_symmetry,
-    find_structural_box_symmetry,
+    box_symmetry,
 )
+from solver.flow.csr import IndexedFabric
+from solver.model.errors import Cancelled, SolverError, TopologyError
+from solver.model.schedule import COLLECTIVES, BottleneckCut, LinkLoad, Schedule, Tree, TreeEdge
 from solver.model.topology import Topology, validate
 
 ProgressFn = Callable[[str, float], None]
@@ -408,8 +412,7 @@ def _box_symmetry(topology: Topology, fabric: IndexedFabric) -> BoxSymmetry | No
     """The fabric's box translation when it is large enough for the symmetric path to pay."""
     if fabric.num_compute < SYMMETRY_MIN_N:
         return None
-    groups = [node.group for node in topology.nodes]
-    return find_box_symmetry(fabric, groups) or find_structural_box_symmetry(fabric)
+    return box_symmetry(topology, fabric)
 
 
 def _symmetric_forest(topology: Topology, fabric: IndexedFabric, sym: BoxSymmetry, opt: Optimum,

@@ -31,11 +31,11 @@ from typing import NamedTuple
 import numpy as np
 
 from solver.algorithm.cost import check_flow_rows
-from solver.flow.jit import njit_noalloc
 from solver.flow.csr import IndexedFabric
-from solver.model.errors import SolverError
+from solver.flow.jit import njit_noalloc
 from solver.flow.maxflow import FlowNetwork, augment, flow_into
 from solver.flow.repair import new_excess, reduce_arc, repair_flow
+from solver.model.errors import SolverError
 
 Path = tuple[int, ...]
 

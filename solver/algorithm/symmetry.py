@@ -29,6 +29,7 @@ from fractions import Fraction
 import numpy as np
 
 from solver.flow.csr import IndexedFabric
+from solver.model.topology import Topology
 
 
 @dataclass(frozen=True)
@@ -236,3 +237,19 @@ def find_structural_box_symmetry(fabric: IndexedFabric) -> BoxSymmetry | None:
         if sym is not None:
             return sym
     return None
+
+
+def box_symmetry(topology: Topology, fabric: IndexedFabric | None = None, *,
+                 structural: bool = True) -> BoxSymmetry | None:
+    """The box translation of ``topology``: by its node groups (:func:`find_box_symmetry`), else,
+    with ``structural``, found from the fabric alone (:func:`find_structural_box_symmetry`).
+
+    ``fabric`` is ``topology`` indexed (:meth:`IndexedFabric.from_topology`, built when not
+    given); the translation's node indices are its. ``None`` when there is none.
+    """
+    if fabric is None:
+        fabric = IndexedFabric.from_topology(topology)
+    sym = find_box_symmetry(fabric, [node.group for node in topology.nodes])
+    if sym is None and structural:
+        sym = find_structural_box_symmetry(fabric)
+    return sym

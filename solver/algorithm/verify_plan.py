@@ -39,7 +39,6 @@ import numpy as np
 from solver.algorithm.verify import _check_algbw, _check_cut, _check_link_load, _check_tree
 from solver.model.errors import SolverError
 from solver.model.plan import CompressedSchedule
-from solver.model.topology import COMPUTE
 
 __all__ = ["verify_compressed", "verify_sample"]
 

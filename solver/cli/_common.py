@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from solver.io.nccl_options import OVERRIDE_CLASSES
+from solver.io.nccl.options import OVERRIDE_CLASSES
 from solver.model.errors import TopologyError
 from solver.model.topology import Topology
 

@@ -37,9 +37,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     from solver.cli.deploy import folder_files
-    from solver.mscclpp import check_plan_file
-
-    from solver.mscclpp import MscclppError
+    from solver.mscclpp import MscclppError, check_plan_file
 
     if args.max_threadblocks is not None and args.max_threadblocks < 1:
         raise MscclppError(f"--max-threadblocks must be >= 1, got {args.max_threadblocks}")

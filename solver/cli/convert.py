@@ -6,9 +6,9 @@ instead of reading a file; ``--list-templates`` shows the templates and their pa
 
 from __future__ import annotations
 
-from solver.model.values import printable
-from solver.model.errors import TopologyError
 from solver.cli._common import add_command, add_fabric_options, load_fabric
+from solver.model.errors import TopologyError
+from solver.model.values import printable
 
 
 def register(subparsers):

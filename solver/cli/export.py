@@ -6,13 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
+from solver.io.files import atomic_write_text
 from solver.io.schedule_json import schedule_json_text
-from solver.model.values import printable
 from solver.model.errors import ForestCollError
 from solver.model.plan import COMPRESS_MIN_N
-from solver.io.files import atomic_write_text
 from solver.model.schedule import COLLECTIVES, Schedule
-from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
+from solver.model.values import printable
 
 FORMATS = ("msccl-xml", "json", "mscclpp")
 
@@ -167,8 +167,8 @@ def load_schedule(args) -> Schedule:
         raise ForestCollError(f"--max-trees-per-root must be >= 1, got {k}")
     if Path(args.source).suffix.lower() in (".h5", ".hdf5"):
         from solver.algorithm.verify_stored import verify_stored
-        from solver.io.plans_h5 import read_plans
-        from solver.io.results_h5 import read_schedules
+        from solver.io.hdf5.plans import read_plans
+        from solver.io.hdf5.results import read_schedules
 
         stored = read_schedules(args.source)
         plans = read_plans(args.source)

@@ -9,12 +9,12 @@ from fractions import Fraction
 from typing import Any
 
 from solver.algorithm.capability_bounds import CapabilityBounds, capability_bounds, describe
+from solver.cli._common import add_command, add_fabric_options, load_fabric
 from solver.io import strict_json
 from solver.model.errors import SolverError, TopologyError
 from solver.model.scale_up import scale_up_warnings
 from solver.model.topology import CAPABILITIES, Topology, validate
 from solver.simulate.library import pick_library
-from solver.cli._common import add_command, add_fabric_options, load_fabric
 
 
 @dataclass(frozen=True)

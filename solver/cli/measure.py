@@ -6,8 +6,8 @@ import sys
 
 import numpy as np
 
-from solver.model.errors import ForestCollError
 from solver.cli._common import add_command, add_fabric_options, load_fabric
+from solver.model.errors import ForestCollError
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 
@@ -105,7 +105,7 @@ def run_import(args) -> int:
         )
     from pathlib import Path
 
-    from solver.io import results_h5 as h5
+    from solver.io.hdf5 import results as h5
 
     schedule = None
     sched_name = ""

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 import time
 
+from solver.cli._common import add_command
 from solver.model.errors import ForestCollError
 from solver.model.values import printable
-from solver.cli._common import add_command
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -35,8 +35,8 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from solver.io.plans_h5 import read_plans
-    from solver.io.results_h5 import read_schedules, summarize
+    from solver.io.hdf5.plans import read_plans
+    from solver.io.hdf5.results import read_schedules, summarize
 
     schedules = read_schedules(args.results)
     plans = read_plans(args.results)

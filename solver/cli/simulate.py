@@ -6,10 +6,10 @@ import os
 import signal
 import sys
 
+from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
 from solver.io import strict_json
 from solver.model.errors import ForestCollError, SolverError
 from solver.model.units import format_size
-from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 
@@ -232,7 +232,7 @@ def _simulate(args, topo, stored, library, algorithms, sizes, chunk):
 def _write_results(path: str, schedule, sw) -> None:
     if not path.endswith((".h5", ".hdf5")):
         raise ForestCollError(f"{path}: results files end in .h5")
-    from solver.io import results_h5 as h5
+    from solver.io.hdf5 import results as h5
     from solver.simulate import result_tables
     from solver.simulate.estimate import model_tables
 
@@ -389,7 +389,7 @@ def _fabric_and_schedule(args):
     if not str(args.topology).endswith((".h5", ".hdf5")):
         return load_fabric(args.topology, args), None
     from solver.algorithm.verify_stored import verify_stored
-    from solver.io import results_h5 as h5
+    from solver.io.hdf5 import results as h5
 
     topo = h5.read_topology(args.topology)
     for name, s in h5.read_schedules(args.topology).items():

@@ -8,16 +8,16 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-from solver.io.schedule_json import schedule_json_text, write_schedule_json
-from solver.model.values import printable
-from solver.model.errors import ForestCollError, SolverError
-from solver.io.files import atomic_write_text
-from solver.model.schedule import COLLECTIVES, BottleneckCut, Schedule
-from solver.model.scale_up import scale_up_warnings
-from solver.model.topology import Topology
-from solver.model.plan import COMPRESS_MIN_N, CompressedSchedule
 from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
 from solver.cli.info import capability_lines
+from solver.io.files import atomic_write_text
+from solver.io.schedule_json import schedule_json_text, write_schedule_json
+from solver.model.errors import ForestCollError, SolverError
+from solver.model.plan import COMPRESS_MIN_N, CompressedSchedule
+from solver.model.scale_up import scale_up_warnings
+from solver.model.schedule import COLLECTIVES, BottleneckCut, Schedule
+from solver.model.topology import Topology
+from solver.model.values import printable
 
 PHASES = ("optimum", "switch_removal", "trees", "paths")
 
@@ -92,11 +92,9 @@ def _wants_plan(args, topo: Topology) -> bool:
         return True
     if args.compressed is False or not plain or len(topo.compute_ids) < COMPRESS_MIN_N:
         return False
-    from solver.algorithm.symmetry import find_box_symmetry
-    from solver.flow.csr import IndexedFabric
+    from solver.algorithm.symmetry import box_symmetry
 
-    fabric = IndexedFabric.from_topology(topo)
-    return find_box_symmetry(fabric, [n.group for n in topo.nodes]) is not None
+    return box_symmetry(topo, structural=False) is not None
 
 
 def _run_plan(args, topo: Topology, fabric_warnings: list[str]) -> int:
@@ -126,7 +124,7 @@ def _run_plan(args, topo: Topology, fabric_warnings: list[str]) -> int:
             raise SolverError(f"the plan failed verification: {exc}") from None
         verified = time.perf_counter() - t0
     if args.output:
-        from solver.io.plans_h5 import write_plan
+        from solver.io.hdf5.plans import write_plan
 
         try:
             write_plan(args.output, plan)
@@ -210,11 +208,11 @@ def save_schedule(path: str, schedule: Schedule) -> None:
         except OSError as exc:
             raise ForestCollError(f"{path}: cannot write: {exc.strerror}") from None
         return
-    from solver.io import results_h5
+    from solver.io.hdf5 import results as h5
     from solver.simulate.estimate import model_tables
 
     try:
-        results_h5.write_schedule(path, schedule, tables=model_tables)
+        h5.write_schedule(path, schedule, tables=model_tables)
     except OSError as exc:
         raise ForestCollError(f"{path}: cannot write: {exc.strerror or exc}") from None
 

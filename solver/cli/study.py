@@ -7,12 +7,11 @@ import sys
 import time
 from pathlib import Path
 
+from solver.cli._common import add_command, add_fabric_options, load_fabric
 from solver.io import strict_json
-from solver.model.values import printable
-from solver.cli._common import add_command
-from solver.cli._common import add_fabric_options, load_fabric
 from solver.model.errors import ForestCollError
 from solver.model.schedule import COLLECTIVES
+from solver.model.values import printable
 
 _ENGINE_HELP = (
     "\nEvery study runs on Dask: a local cluster of one worker process per core (--workers N),\n"

@@ -39,8 +39,8 @@ import os
 import secrets
 import stat
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from solver.model.errors import ForestCollError, TopologyError
 

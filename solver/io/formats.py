@@ -19,10 +19,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from solver.model.errors import TopologyError
-from solver.io.files import atomic_write_text, read_text
-from solver.model.topology import Topology, validate_read
 from solver.io import v1
+from solver.io.files import atomic_write_text, read_text
+from solver.model.errors import TopologyError
+from solver.model.topology import Topology, validate_read
 
 MAX_FILE_BYTES = 100 * 1024 * 1024
 
@@ -80,9 +80,9 @@ def load(path: str | os.PathLike, *, check: bool = True, **options) -> Topology:
 
         topo = graphml.loads(text, where)
     else:
-        from solver.io import nccl_xml
+        from solver.io.nccl import topo_xml
 
-        topo = nccl_xml.loads(text, where, **options)
+        topo = topo_xml.loads(text, where, **options)
     return validate_read(topo, where) if check else topo
 
 

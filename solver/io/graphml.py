@@ -17,10 +17,18 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from solver.model.values import (MAX_NUMBER_CHARS, bounded_float, bounded_int, text_value)
 from solver.io.untrusted import parse_xml
 from solver.model.errors import TopologyError
-from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology, fraction_to_json, to_fraction
+from solver.model.topology import (
+    COMPUTE,
+    SWITCH,
+    Link,
+    Node,
+    Topology,
+    fraction_to_json,
+    to_fraction,
+)
+from solver.model.values import MAX_NUMBER_CHARS, bounded_float, bounded_int, text_value
 
 NS = "http://graphml.graphdrawing.org/xmlns"
 _Q = "{" + NS + "}"

@@ -18,12 +18,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from solver.model.errors import TopologyError
-from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology, fraction_to_json, to_fraction
-from solver.model.values import bounded_float, identifier
 from solver.io.untrusted import json_value
-from solver.io.v1 import (dumps_one_per_line, kept, label_text, node_to_dict, parse_json_exact, plain,
-                          read_capabilities)
+from solver.io.v1 import (
+    dumps_one_per_line,
+    kept,
+    label_text,
+    node_to_dict,
+    parse_json_exact,
+    plain,
+    read_capabilities,
+)
+from solver.model.errors import TopologyError
+from solver.model.topology import (
+    COMPUTE,
+    SWITCH,
+    Link,
+    Node,
+    Topology,
+    fraction_to_json,
+    to_fraction,
+)
+from solver.model.values import bounded_float, identifier
 
 _NODE_KEYS = {"id", "kind", "compute", "role", "x", "y", "group", "capabilities"}
 _EDGE_KEYS = {"source", "target", "bandwidth", "capacity", "latency", "key"}

@@ -25,8 +25,8 @@ def _tree_text(schedule: Schedule, collective: str, tree: Tree, quoted: dict[str
     doc = schedule.tree_dict(collective, replace(tree, edges=()))
     doc["height"] = tree.height
     edges = ", ".join(
-        '{"src": %s, "dst": %s, "path": [%s]}'
-        % (quoted[e.src], quoted[e.dst], ", ".join([quoted[v] for v in e.path]))
+        f'{{"src": {quoted[e.src]}, "dst": {quoted[e.dst]}, '
+        f'"path": [{", ".join([quoted[v] for v in e.path])}]}}'
         for e in tree.edges
     )
     head, sep, tail = strict_json.dumps(doc).partition('"edges": []')

@@ -11,9 +11,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from solver.model.errors import TopologyError
-from solver.model.values import (MAX_ID_CHARS, bounded_float, identifier, text_value)
 from solver.io.untrusted import json_value, parse_json
+from solver.model.errors import TopologyError
 from solver.model.topology import (
     CAPABILITIES,
     Link,
@@ -23,6 +22,7 @@ from solver.model.topology import (
     to_fraction,
     validate_read,
 )
+from solver.model.values import MAX_ID_CHARS, bounded_float, identifier, text_value
 
 FORMAT_NAME = "forestcoll-topology"
 FORMAT_VERSION = 1

@@ -116,7 +116,7 @@ class CompressedSchedule:
         target = index[root]
         perm = np.arange(self.generator.shape[0], dtype=np.int64)
         rep_roots = {index[t.root] for t in self.base.trees}
-        for b in range(self.order):
+        for _b in range(self.order):
             # σ^b(r) = target for a representative root r: r = σ^-b(target)
             hits = [r for r in rep_roots if perm[r] == target]
             if hits:

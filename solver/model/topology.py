@@ -14,8 +14,17 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from solver.model.values import (MAX_BANDWIDTH, MAX_COORDINATE, MAX_LATENCY, MAX_LINKS, MAX_NODES, check_count, exact_number, identifier)
 from solver.model.errors import TopologyError
+from solver.model.values import (
+    MAX_BANDWIDTH,
+    MAX_COORDINATE,
+    MAX_LATENCY,
+    MAX_LINKS,
+    MAX_NODES,
+    check_count,
+    exact_number,
+    identifier,
+)
 
 COMPUTE = "compute"
 SWITCH = "switch"

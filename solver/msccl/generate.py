@@ -38,12 +38,19 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from solver.model.schedule import Schedule, Tree
-from solver.msccl.program import Gpu, Program, Step, Threadblock
 from solver.algorithm.pipeline import paused_gc as gc_paused
+from solver.model.schedule import Schedule, Tree
 from solver.msccl.limits import check_fits
+from solver.msccl.program import Gpu, Program, Step, Threadblock
 from solver.msccl.runtimes import (
-    INT8_MAX, INT16_MAX, INT64, PROTOCOLS, MscclError, PeersLimit, Runtime, runtime,
+    INT8_MAX,
+    INT16_MAX,
+    INT64,
+    PROTOCOLS,
+    MscclError,
+    PeersLimit,
+    Runtime,
+    runtime,
 )
 
 

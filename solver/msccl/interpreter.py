@@ -44,19 +44,19 @@ Execution model (what the kernel does, made symbolic):
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from array import array
+from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from solver.algorithm.pipeline import paused_gc as gc_paused
 from solver.io.files import read_bytes
 from solver.msccl import collectives as colls
-from solver.msccl.lowering import Transmission, lower, split_pieces
 from solver.msccl import reader
-from solver.algorithm.pipeline import paused_gc as gc_paused
+from solver.msccl.lowering import Transmission, lower, split_pieces
 from solver.msccl.program import BUFFERS, Program, parse_xml
 from solver.msccl.rules import check_rules
 from solver.msccl.runtimes import INT16_MAX, RECVS, SENDS, MscclError, runtime

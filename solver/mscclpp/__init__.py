@@ -17,7 +17,14 @@ from solver.io.files import atomic_write_text
 from solver.model.schedule import Schedule
 from solver.mscclpp.generate import CHANNEL_CHOICES, build_plan, rank_order
 from solver.mscclpp.interpreter import PlanReport, check_plan, check_plan_file, check_plan_text
-from solver.mscclpp.plan import COMMIT, RELEASE, MscclppError, parse_plan, plan_stats, size_granularity
+from solver.mscclpp.plan import (
+    COMMIT,
+    RELEASE,
+    MscclppError,
+    parse_plan,
+    plan_stats,
+    size_granularity,
+)
 
 
 def plan_text(doc: dict) -> str:

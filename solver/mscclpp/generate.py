@@ -39,9 +39,18 @@ from dataclasses import dataclass, field
 
 from solver.model.schedule import Schedule, Tree
 from solver.mscclpp.plan import (
-    COLLECTIVE_NAMES, MAX_BUFFERS_PER_OPERATION, MAX_CHANNEL, MAX_CHANNEL_PER_OPERATION,
-    MAX_DEVICE_SEMAPHORES, MAX_OPERATION, RESIDENT_THREADBLOCKS, UINT32_MAX, MscclppError, cite,
-    COMMON, EXECUTOR,
+    COLLECTIVE_NAMES,
+    COMMON,
+    EXECUTOR,
+    MAX_BUFFERS_PER_OPERATION,
+    MAX_CHANNEL,
+    MAX_CHANNEL_PER_OPERATION,
+    MAX_DEVICE_SEMAPHORES,
+    MAX_OPERATION,
+    RESIDENT_THREADBLOCKS,
+    UINT32_MAX,
+    MscclppError,
+    cite,
 )
 
 CHANNEL_CHOICES = ("auto", "port")
@@ -217,7 +226,7 @@ def build_plan(
     budget = max(1, resident // len(phases))  # threadblocks per phase (all instances)
     # (instance, root rank) -> [(first, count, semaphore id)] released by reduce-scatter trees
     released: dict[tuple[int, int], list[tuple[int, int, int]]] = defaultdict(list)
-    for ph_index, (kind, ph) in enumerate(phases):
+    for kind, ph in phases:
         trees: list[list[_Tb]] = []  # per tree of the phase (all instances): its ops at every rank
         for inst in range(instances):
             used: dict[str, int] = defaultdict(int)

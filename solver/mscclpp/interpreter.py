@@ -41,7 +41,16 @@ import time
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
-from solver.mscclpp.plan import KERNEL, EXECUTOR, PLAN, MscclppError, cite, parse_plan, plan_stats, validate
+from solver.mscclpp.plan import (
+    EXECUTOR,
+    KERNEL,
+    PLAN,
+    MscclppError,
+    cite,
+    parse_plan,
+    plan_stats,
+    validate,
+)
 
 SIGNALS = {"signal": False, "rlxsignal": True}
 WAITS = {"wait": False, "rlxwait": True}

@@ -40,9 +40,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from solver.flow.jit import njit
 from solver.model.errors import ForestCollError
 from solver.model.topology import Topology
-from solver.flow.jit import njit
 from solver.simulate.routes import BCAST, REDUCE, Flow, LinkTable, RouteSet
 
 ALGORITHMS = ("ring", "ring1", "tree", "direct", "blink")

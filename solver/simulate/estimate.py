@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from solver.flow.jit import njit
 from solver.model.results import ResultTable
 from solver.model.schedule import Schedule
-from solver.flow.jit import njit
 from solver.simulate.engine import DEFAULT_MIN_CHUNKS, MIN_SLICE, prepare
 from solver.simulate.routes import DEFAULT_LATENCY_US, from_schedule
 

@@ -288,7 +288,7 @@ def pick_library(topo: Topology) -> tuple[Library, str]:
     gpus = [n for n in topo.nodes if n.is_compute]
     gcn = sorted({str(n.extra["gcn"]) for n in gpus if n.extra and n.extra.get("gcn")})
     if gcn:
-        from solver.io.nccl_rates import gcn_arch_name
+        from solver.io.nccl.rates import gcn_arch_name
 
         arch = gcn_arch_name(gcn[0])
         gen = AMD_GENERATION.get(arch.split(":")[0], "cdna3")

@@ -219,7 +219,7 @@ def link_bytes(rs: RouteSet, size: float, table: LinkTable | None = None) -> np.
     table = table or LinkTable.of(rs.topology)
     load = np.zeros(len(table.pairs))
     for i, f in enumerate(rs.flows):
-        for src, dst, path in f.edges:
+        for _src, _dst, path in f.edges:
             for li in table.path_links(path, f"flow {i}"):
                 load[li] += f.share * size
     return load
@@ -256,7 +256,7 @@ def alpha_estimate_time(
     """
     table = table or LinkTable.of(rs.topology)
     fill_per_phase: dict[str, float] = {}
-    for i, f in enumerate(rs.flows):
+    for f in rs.flows:
         if f.share <= 0:
             continue
         data = f.share * size

@@ -4,7 +4,7 @@
 - :func:`upgrade_plan`: the optimum after upgrading each link or class of links.
 - :func:`sweep_plan`: a template over a parameter grid, or a folder of fabrics.
 - :class:`DaskEngine` + :func:`run_study`: run a plan on a local cluster or a scheduler,
-  streaming rows into ``/studies/<name>`` of a results file (:mod:`solver.io.studies_h5`).
+  streaming rows into ``/studies/<name>`` of a results file (:mod:`solver.io.hdf5.studies`).
 """
 
 from solver.studies.engine import DaskEngine, EngineError

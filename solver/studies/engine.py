@@ -47,7 +47,7 @@ def _handshake(address: str, seconds: float) -> None:
 
     try:
         asyncio.run(probe())
-    except (asyncio.TimeoutError, TimeoutError):
+    except TimeoutError:
         raise EngineError(
             f"cannot reach the Dask scheduler at {address}: no handshake within {seconds:g} s "
             "(is it a Dask scheduler?)") from None

@@ -26,7 +26,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from solver.io.studies_h5 import has_study, read_study, write_study_rows
+from solver.io.hdf5.studies import has_study, read_study, write_study_rows
 from solver.model.errors import ForestCollError
 from solver.model.values import exact_number
 from solver.studies.columns import row_key

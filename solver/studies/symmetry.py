@@ -3,8 +3,9 @@
 This is the simple thing, not full automorphism detection. Nodes that share a ``group`` form a
 box (templates put every box in group ``b<i>``). Two kinds of generators are used:
 
-- the solver's box translation (:func:`solver.algorithm.symmetry.find_box_symmetry`: box i ->
-  box i+1 when every box holding compute nodes is alike, nodes matched by a canonical order);
+- the solver's box translation by node groups (:func:`solver.algorithm.symmetry.box_symmetry`:
+  box i -> box i+1 when every box holding compute nodes is alike, nodes matched by a canonical
+  order);
 - box swaps: two boxes whose nodes have the same kinds and roles in file order, node j of one
   <-> node j of the other, every other node fixed (this also covers boxes of several shapes).
 
@@ -86,11 +87,11 @@ def _link_map(topo: Topology, mapping: Mapping[str, str], buckets, whole) -> tup
 def box_translation(topo: Topology) -> list[Swap]:
     """The solver's box translation as a generator, if the fabric has one (checked again here
     on physical links, parallel links included)."""
-    from solver.algorithm.symmetry import find_box_symmetry
+    from solver.algorithm.symmetry import box_symmetry
     from solver.flow.csr import IndexedFabric
 
     fabric = IndexedFabric.from_topology(topo)
-    sym = find_box_symmetry(fabric, [node.group for node in topo.nodes])
+    sym = box_symmetry(topo, fabric, structural=False)
     if sym is None:
         return []
     names = fabric.names

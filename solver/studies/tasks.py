@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from solver.flow.csr import IndexedFabric
 from solver.model.errors import ForestCollError
 from solver.model.topology import Topology, fraction_to_json
-from solver.flow.csr import IndexedFabric
 from solver.studies.elements import Element
 from solver.studies.optimum import FabricOptimum, derive, optimum_of
 

@@ -132,7 +132,7 @@ def test_boxes_without_group_names_are_found_from_the_structure():
 def test_fabrics_without_boxes_are_refused_in_one_line():
     topo = templates.dgx_h100_rail(2)
     links = list(topo.links)
-    i = next(j for j, l in enumerate(links) if l.source == "b1.gpu3" and l.target == "b1.nvsw")
+    i = next(j for j, lk in enumerate(links) if lk.source == "b1.gpu3" and lk.target == "b1.nvsw")
     links[i] = dataclasses.replace(links[i], bandwidth=Fraction(400))  # box 1 differs
     plain = dataclasses.replace(topo, links=tuple(links), nodes=tuple(
         dataclasses.replace(n, group=None) for n in topo.nodes))

@@ -6,9 +6,9 @@ from fractions import Fraction
 
 import pytest
 
-from solver.io import templates
-from solver.flow.csr import IndexedFabric
 from solver.algorithm.optimum import compute_optimum, packing_integers
+from solver.flow.csr import IndexedFabric
+from solver.io import templates
 from solver.model.topology import Link, Node, Topology
 
 

@@ -8,7 +8,7 @@ from solver.algorithm.optimum import compute_optimum
 from solver.algorithm.orbit_packing import pack_by_orbits
 from solver.algorithm.orbit_plan import pack_orbits, split_orbits
 from solver.algorithm.plan_split import split_by_plans
-from solver.algorithm.symmetry import find_box_symmetry
+from solver.algorithm.symmetry import box_symmetry
 from solver.flow.csr import IndexedFabric
 from solver.io import templates
 
@@ -25,7 +25,7 @@ FABRICS = {
 def test_orbit_split_and_packing_match_the_full_ones(name):
     topo = FABRICS[name]()
     fabric = IndexedFabric.from_topology(topo)
-    sym = find_box_symmetry(fabric, [n.group for n in topo.nodes])
+    sym = box_symmetry(topo, fabric, structural=False)
     assert sym is not None
     opt = compute_optimum(fabric, sinks=sym.representatives(fabric))
     caps = dict(zip(fabric.edges, opt.caps))

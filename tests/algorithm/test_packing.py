@@ -8,10 +8,10 @@ import pytest
 from test_optimum import random_fabric
 from test_splitting import switched_fabric
 
-from solver.flow.csr import IndexedFabric
 from solver.algorithm.optimum import compute_optimum
 from solver.algorithm.packing import pack_trees, shorten_trees
 from solver.algorithm.splitting import split_switches
+from solver.flow.csr import IndexedFabric
 
 
 def check_packing(N, caps, k, classes=None):

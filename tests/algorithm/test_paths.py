@@ -91,6 +91,6 @@ def test_random_records_match_the_naive_twin(seed):
     assert _usage(fast) == _usage(twin)
     routed = {key: units for key, units in _usage(fast).items() if key[0] != "root"}
     assert routed == {(*e, path): units for e, r in records.items() for path, units in r.items()}
-    for root, mult, edges in fast:
+    for _root, mult, edges in fast:
         assert mult >= 1 and len(edges) == n - 1  # one path per logical edge
         assert all(path[0] == u and path[-1] == v for u, v, path in edges)

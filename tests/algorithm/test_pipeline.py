@@ -9,13 +9,13 @@ from fractions import Fraction
 import pytest
 
 import solver
-from solver.io import templates
-from solver.flow.csr import IndexedFabric
-from solver.model.errors import Cancelled, SolverError, TopologyError
 from solver.algorithm.fixed_k import fixed_k_capacity
 from solver.algorithm.optimum import compute_optimum
-from solver.model.topology import Link, Node, Topology
 from solver.algorithm.verify import verify_schedule
+from solver.flow.csr import IndexedFabric
+from solver.io import templates
+from solver.model.errors import Cancelled, SolverError, TopologyError
+from solver.model.topology import Link, Node, Topology
 
 FIGURES = [
     ("dgx_a100", 1, Fraction(2400, 7), 1),

@@ -14,9 +14,9 @@ from naive import best_algbw_at_most, exhaustive_optimum
 from strategies import fabrics, switch_balance, unbalanced_fabrics
 
 import solver
+from solver.algorithm.verify import verify_schedule
 from solver.model.errors import SolverError
 from solver.model.topology import Link, Node, Topology, validate
-from solver.algorithm.verify import verify_schedule
 
 F = Fraction
 COLLECTIVES = st.sampled_from(["allgather", "reduce-scatter", "allreduce"])

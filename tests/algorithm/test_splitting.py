@@ -7,11 +7,11 @@ from fractions import Fraction
 import networkx as nx
 import pytest
 
-from solver.io import templates
 from solver.algorithm.balance import balance_switches
-from solver.flow.csr import IndexedFabric
 from solver.algorithm.optimum import compute_optimum
 from solver.algorithm.splitting import IncompleteSplit, split_switches
+from solver.flow.csr import IndexedFabric
+from solver.io import templates
 from solver.model.topology import Link, Node, Topology
 
 

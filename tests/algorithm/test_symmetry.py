@@ -12,12 +12,13 @@ import pytest
 from naive import maxflow_optimum
 
 import solver
-from solver.algorithm import pipeline
+from solver.algorithm import pipeline, symmetry
 from solver.algorithm.optimum import compute_optimum
 from solver.algorithm.orbit_packing import pack_by_orbits, translated_classes
 from solver.algorithm.plan_split import split_by_plans
 from solver.algorithm.spare_trim import trim_shared_links
 from solver.algorithm.symmetry import (
+    box_symmetry,
     find_box_symmetry,
     find_structural_box_symmetry,
     is_automorphism,
@@ -40,7 +41,7 @@ FABRICS = {
 
 def _indexed(topo):
     fabric = IndexedFabric.from_topology(topo)
-    return fabric, find_box_symmetry(fabric, [node.group for node in topo.nodes])
+    return fabric, box_symmetry(topo, fabric, structural=False)
 
 
 @pytest.mark.parametrize("name", sorted(FABRICS))
@@ -60,7 +61,7 @@ def test_box_translation_is_an_automorphism_of_order_boxes(name):
 def test_a_box_that_differs_breaks_the_symmetry():
     topo = templates.dgx_h100_rail(4)
     links = list(topo.links)
-    i = next(j for j, l in enumerate(links) if l.source == "b2.gpu3" and l.target == "b2.nvsw")
+    i = next(j for j, lk in enumerate(links) if lk.source == "b2.gpu3" and lk.target == "b2.nvsw")
     links[i] = replace(links[i], bandwidth=Fraction(400))
     fabric, sym = _indexed(replace(topo, links=tuple(links)))
     assert sym is None
@@ -110,7 +111,7 @@ def test_colour_refinement_keeps_automorphic_nodes_together():
 def test_a_box_that_differs_has_no_structural_symmetry_either():
     topo = templates.dgx_h100_rail(4)
     links = list(topo.links)
-    i = next(j for j, l in enumerate(links) if l.source == "b2.gpu3" and l.target == "b2.nvsw")
+    i = next(j for j, lk in enumerate(links) if lk.source == "b2.gpu3" and lk.target == "b2.nvsw")
     links[i] = replace(links[i], bandwidth=Fraction(400))
     fabric = IndexedFabric.from_topology(_anonymous(replace(topo, links=tuple(links))))
     assert find_structural_box_symmetry(fabric) is None
@@ -123,7 +124,7 @@ def test_anonymous_file_solves_on_the_symmetric_path(symmetric_everywhere, monke
         found.append(find_structural_box_symmetry(fabric))
         return found[-1]
 
-    monkeypatch.setattr(pipeline, "find_structural_box_symmetry", recording)
+    monkeypatch.setattr(symmetry, "find_structural_box_symmetry", recording)
     grouped = templates.dgx_h100_rail(4)
     schedule = solver.solve(_anonymous(grouped))
     verify_schedule(schedule)
@@ -230,10 +231,10 @@ def test_symmetric_pipeline_matches_the_general_one(symmetric_everywhere, monkey
 def test_unbalanced_switch_falls_back_to_trimming(symmetric_everywhere):
     topo = templates.dgx_h100_rail(4)
     links = tuple(
-        Link(l.target, l.source, l.bandwidth / 2, directed=True) if l.target == "rail0" else l
-        for l in topo.links
-    ) + tuple(Link(l.source, l.target, l.bandwidth, directed=True)
-              for l in topo.links if l.target == "rail0")
+        Link(lk.target, lk.source, lk.bandwidth / 2, directed=True) if lk.target == "rail0" else lk
+        for lk in topo.links
+    ) + tuple(Link(lk.source, lk.target, lk.bandwidth, directed=True)
+              for lk in topo.links if lk.target == "rail0")
     s = solver.solve(replace(topo, links=links))
     verify_schedule(s)
 
@@ -305,3 +306,19 @@ def test_fat_tree_pipeline_gives_height_two(symmetric_everywhere):
     verify_schedule(s)
     assert s.algbw_exact == s.optimal_algbw_exact
     assert {t.height for t in s.trees} == {2}
+
+
+def test_box_symmetry_by_groups_else_by_structure():
+    grouped = templates.dgx_h100_rail(4)
+    fabric = IndexedFabric.from_topology(grouped)
+    by_groups = box_symmetry(grouped)
+    assert by_groups is not None and by_groups.boxes == 4
+    same = find_box_symmetry(fabric, [node.group for node in grouped.nodes])
+    assert (by_groups.shift == same.shift).all()
+    anonymous = _anonymous(grouped)
+    anonymous_fabric = IndexedFabric.from_topology(anonymous)
+    assert find_box_symmetry(anonymous_fabric, [node.group for node in anonymous.nodes]) is None
+    structural = box_symmetry(anonymous, anonymous_fabric)
+    assert structural is not None and structural.boxes == 4
+    assert is_automorphism(anonymous_fabric, structural.shift)
+    assert box_symmetry(anonymous, structural=False) is None

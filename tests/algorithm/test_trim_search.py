@@ -6,17 +6,16 @@ import random
 from fractions import Fraction
 
 import pytest
+from algorithm.test_verify import _gap_fabric
 from naive import best_algbw_at_most, fixed_k_units, trimmed_fixed_k_units
 
 from solver import solve
 from solver.algorithm.fixed_k import best_exact_algbw, fixed_k_capacity
 from solver.algorithm.optimum import compute_optimum
-from solver.algorithm.trim_search import excess, exact_fixed_k, feasible_trim
+from solver.algorithm.trim_search import exact_fixed_k, excess, feasible_trim
 from solver.algorithm.verify import verify_schedule
 from solver.flow.csr import IndexedFabric
 from solver.model.topology import Link, Node, Topology
-
-from algorithm.test_verify import _gap_fabric
 
 
 def _unbalancing_fabric(seed: int) -> Topology:

@@ -20,10 +20,10 @@ from naive import (
 from strategies import fabrics
 
 import solver
+from solver.algorithm.verify import link_data, recompute_algbw, verify_schedule
 from solver.model.errors import SolverError
 from solver.model.schedule import BottleneckCut, LinkLoad
 from solver.model.topology import Link, Node, Topology, validate
-from solver.algorithm.verify import link_data, recompute_algbw, verify_schedule
 
 F = Fraction
 

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from solver.cli import main
-from solver.io import templates as T, v1
+from solver.io import templates as T
+from solver.io import v1
 
 ROOT = Path(__file__).resolve().parents[2]
 H100_2X = ROOT / "sample_topologies" / "dgx_h100_rail_2x.json"

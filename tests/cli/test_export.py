@@ -7,11 +7,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from bfs_schedules import bfs_schedule
 
 from solver import save_topology, solve
 from solver.cli import main
-from solver.io.results_h5 import read_schedules, write_schedule
+from solver.io.hdf5.results import read_schedules, write_schedule
 from solver.io.templates import dgx_a100, ring
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -286,6 +286,6 @@ def test_two_solves_into_one_results_file_keep_both_schedules(tmp_path):
         stdout, stderr = run.communicate(timeout=300)
         assert run.returncode == 0, stderr
         assert "saved: " in stdout
-    from solver.io.results_h5 import read_schedules
+    from solver.io.hdf5.results import read_schedules
 
     assert set(read_schedules(out)) == {"allgather", "reduce-scatter", "allreduce"}

@@ -6,7 +6,7 @@ import pytest
 
 from solver.cli import main
 from solver.io import formats, templates
-from solver.io.plans_h5 import read_plans
+from solver.io.hdf5.plans import read_plans
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from solver.cli import main
-from solver.io.studies_h5 import read_study
+from solver.io.hdf5.studies import read_study
 from solver.io.templates import dgx_a100
 from solver.studies import DaskEngine, failure_plan, run_study
 

@@ -6,8 +6,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from solver.model.errors import SolverError
 from solver.flow.maxflow import INF, FlowNetwork, max_flow_value
+from solver.model.errors import SolverError
 
 
 def _random_graph(rng: random.Random, n: int, m: int, cmax: int):

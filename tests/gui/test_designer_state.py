@@ -17,7 +17,6 @@ from solver.io import v1
 from solver.model.schedule import BottleneckCut
 
 
-
 def solve_and_wait(qtbot, window):
     rc = window.results_controller
     with qtbot.waitSignal(rc.schedule_changed, timeout=30000):
@@ -271,7 +270,7 @@ def test_import_and_template_ask_before_replacing_an_edited_fabric(make_results_
 
 # ---------------------------------------------------------------------- item 8: results file
 def test_results_file_keeps_the_simulated_baselines_shown(qtbot, make_results_window, tmp_path, errors):
-    from solver.io.results_h5 import read_results, read_schedules
+    from solver.io.hdf5.results import read_results, read_schedules
 
     w = make_results_window()
     rc = w.results_controller

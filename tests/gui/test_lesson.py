@@ -12,6 +12,7 @@ from results_fixtures import FakeSolver, ring4
 from fc_gui.controllers.lecture import LectureController
 from fc_gui.controllers.results import install
 from fc_gui.main_window import MainWindow
+from fc_gui.model.lecture import LectureStep
 from fc_gui.model.lesson import (
     Lesson,
     LessonError,
@@ -21,7 +22,6 @@ from fc_gui.model.lesson import (
     read_lesson,
     write_lesson,
 )
-from fc_gui.model.lecture import LectureStep
 
 
 def _window(qtbot, tmp_path, name):

@@ -143,7 +143,7 @@ def test_a_raw_log_is_compared_size_by_size_with_the_simulation(mi300x, qtbot, e
 
 def test_measured_tables_go_into_the_results_file_and_come_back(mi300x, qtbot, tmp_path,
                                                                   make_results_window, errors):
-    from solver.io.results_h5 import read_results
+    from solver.io.hdf5.results import read_results
 
     rc = mi300x.results_controller
     import_log(qtbot, rc, LOG)

@@ -22,7 +22,6 @@ from fc_gui.model.trees import tree_hops, tree_rows, trees_using_links
 from fc_gui.views.overlays import HeatMapOverlay
 
 
-
 @pytest.fixture
 def make_window(qtbot, tmp_path):
     windows = []
@@ -293,7 +292,7 @@ def test_cancel_from_the_panel(qtbot, make_window):
 
 # ---------------------------------------------------------------------- exports and plots
 def test_exports_h5_png_svg(qtbot, make_window, tmp_path, errors):
-    from solver.io.results_h5 import read_schedules
+    from solver.io.hdf5.results import read_schedules
 
     w = make_window()
     rc = w.results_controller
@@ -331,7 +330,7 @@ def test_msccl_export(qtbot, make_window, tmp_path, errors):
 
 
 def test_plots_bound_and_imported_measurements(qtbot, make_window, tmp_path, errors):
-    from solver.io.results_h5 import write_results, write_schedule
+    from solver.io.hdf5.results import write_results, write_schedule
     from solver.model.results import ResultTable
 
     w = make_window()
@@ -521,7 +520,6 @@ def test_hovering_a_link_on_the_canvas_shows_its_load(qtbot, make_window, monkey
     shown = []
     monkeypatch.setattr(QToolTip, "showText", staticmethod(lambda pos, text, *a: shown.append(text)))
     w = make_window()
-    rc = w.results_controller
     solve_and_wait(qtbot, w)
     w.canvas.fit_view()
     qtbot.wait(20)

@@ -25,7 +25,7 @@ def saved(tmp_path_factory) -> Path:
     """``forestcoll simulate ring_8.json -o`` plus a measured table: a results file with a
     schedule, simulated tables (the nccl one included) and a measurement."""
     from solver.cli import main
-    from solver.io.results_h5 import write_results
+    from solver.io.hdf5.results import write_results
 
     path = tmp_path_factory.mktemp("saved") / "ring8.h5"
     assert main(["simulate", str(RING8), "-s", "1K:1G:16", "-a", "forestcoll,nccl,ring",
@@ -54,7 +54,7 @@ def window(qtbot, tmp_path):
 
 
 def test_opening_a_results_file_shows_its_saved_result(window, saved, errors):
-    from solver.io.results_h5 import read_schedules
+    from solver.io.hdf5.results import read_schedules
 
     (stored,) = read_schedules(saved).values()
     rc = window.results_controller
@@ -125,7 +125,7 @@ def test_gui_command_opens_a_results_file_with_its_result(saved, tmp_path):
 def _plan_file(tmp_path, boxes: int) -> Path:
     from solver.algorithm.compressed import solve_compressed
     from solver.io import templates
-    from solver.io.plans_h5 import write_plan
+    from solver.io.hdf5.plans import write_plan
 
     path = tmp_path / f"plan{boxes}.h5"
     write_plan(path, solve_compressed(templates.dgx_h100_rail(boxes)))
@@ -134,7 +134,7 @@ def _plan_file(tmp_path, boxes: int) -> Path:
 
 def test_a_compressed_plan_opens_expanded_into_its_full_schedule(window, tmp_path, errors):
     from solver.algorithm.verify import verify_schedule
-    from solver.io.plans_h5 import read_plans
+    from solver.io.hdf5.plans import read_plans
 
     path = _plan_file(tmp_path, 4)  # 32 GPUs: box 0's trees plus 3 translates of each
     (plan,) = read_plans(path).values()

@@ -13,7 +13,7 @@ from PySide6.QtCore import QItemSelectionModel, QSettings
 from fc_gui.controllers.studies import StudiesController
 from fc_gui.controllers.studies import install as install_studies
 from fc_gui.main_window import MainWindow
-from solver.io.studies_h5 import read_study
+from solver.io.hdf5.studies import read_study
 from solver.io.templates import dgx_a100, fat_tree
 from solver.studies import DaskEngine
 

@@ -126,7 +126,7 @@ def test_a_construction_slower_than_forwarding_is_named_with_its_figure():
 
 def test_a_results_file_of_a_marked_fabric_gets_its_figures_in_the_background(
         qtbot, make_results_window, tmp_path, monkeypatch):
-    from solver.io.results_h5 import write_schedule
+    from solver.io.hdf5.results import write_schedule
 
     path = tmp_path / "h100.h5"
     write_schedule(path, solve(T.make("dgx_h100_rail", n=1), "allreduce"))

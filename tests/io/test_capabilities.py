@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from solver.io import nodelink, templates as T, v1
+from solver.io import nodelink, v1
+from solver.io import templates as T
 from solver.io.formats import load
 from solver.model.errors import TopologyError
 from solver.model.topology import NVLS_CAPABILITIES, validate

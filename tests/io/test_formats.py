@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from solver.io import templates as T
-from solver.model.errors import TopologyError
 from solver.io import graphml, nodelink, v1
+from solver.io import templates as T
 from solver.io.formats import dumps, format_for, load, save
+from solver.model.errors import TopologyError
 from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology, validate
 
 

@@ -1,4 +1,4 @@
-"""The runtimes' bandwidth rules (solver/io/nccl_rates.py) and the importer options around them."""
+"""The runtimes' bandwidth rules (solver/io/nccl/rates.py) and the importer options around them."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from fractions import Fraction
 
 import pytest
 
-from solver.io import nccl_rates as rates
-from solver.io.nccl_options import IntraFabric, parse_intra, parse_overrides
+from solver.io.nccl import rates
+from solver.io.nccl.options import IntraFabric, parse_intra, parse_overrides
 from solver.model.errors import TopologyError
 
 

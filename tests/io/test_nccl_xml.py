@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from naive import maxflow_optimum
 
-from solver.model.errors import TopologyError
 from solver.io.formats import load
-from solver.io.nccl_xml import cpu_link_bandwidth, loads, nvlink_bandwidth, pci_bandwidth
+from solver.io.nccl.topo_xml import cpu_link_bandwidth, loads, nvlink_bandwidth, pci_bandwidth
+from solver.model.errors import TopologyError
 from solver.model.topology import validate
 
 DGX = Path(__file__).resolve().parents[1] / "data" / "dgx_a100_nccl_topo.xml"
@@ -155,7 +155,7 @@ def test_gpu_to_gpu_nvlinks_pcie_and_nics():
     # NCCL rates it 20 per link, kept as rated_link_bw)
     assert caps[("b0.gpu0", "b0.gpu1")] == caps[("b0.gpu1", "b0.gpu0")] == 50
     assert topo.node("b0.gpu0").extra["rated_link_bw"] == "20"
-    duplex = [l for l in topo.links if {l.source, l.target} == {"b0.gpu0", "b0.gpu1"}]
+    duplex = [lk for lk in topo.links if {lk.source, lk.target} == {"b0.gpu0", "b0.gpu1"}]
     assert len(duplex) == 1 and not duplex[0].directed
     # only gpu1 lists its link to gpu2: one way
     assert caps[("b0.gpu1", "b0.gpu2")] == 25 and ("b0.gpu2", "b0.gpu1") not in caps
@@ -296,7 +296,7 @@ def test_net_elements_the_runtime_does_not_use_are_skipped():
     """NCCL @5067397c topo.cc:495-504: no dev -> no network device; net="0" -> GIN/RMA only."""
     used = "<net name='mlx5_0' dev='0' speed='800000' net='1' gin='1'/>"
     topo = loads(_two_gpu_dump(used), "x.xml", boxes=2)
-    assert {l.bandwidth for l in topo.links if l.extra["link_class"] == "net"} == {100}  # 800G
+    assert {lk.bandwidth for lk in topo.links if lk.extra["link_class"] == "net"} == {100}  # 800G
     for skipped in ("<net name='mlx5_0' speed='400000'/>", "<net name='mlx5_0' dev='0' net='0' gin='1'/>"):
         one = loads(_two_gpu_dump(skipped), "x.xml")
         assert not any(n.role == "nic" for n in one.nodes)
@@ -312,7 +312,7 @@ def test_rccl_dump_nvlinks_are_not_read():
     """RCCL's AMD build reads only <xgmi> (ncclTopoAddXGMI); an <nvlink> in an AMD dump is skipped."""
     topo = loads(_two_gpu_dump("", "sm='256' gcn='gfx942'", "nvlink"), "x.xml")
     assert topo.extra["runtime"] == "rccl"
-    assert not any(l.extra["link_class"] == "nvlink" for l in topo.links)
+    assert not any(lk.extra["link_class"] == "nvlink" for lk in topo.links)
     assert any("RCCL does not read" in note for note in topo.extra["import_notes"])
     nccl = loads(_two_gpu_dump("", "sm='90'", "nvlink"), "x.xml")
     assert nccl.directed_bandwidths()[("b0.gpu0", "b0.gpu1")] == 50  # 2 x 25 line rate

@@ -10,7 +10,7 @@ import pytest
 
 from solver.cli import main
 from solver.io.formats import load
-from solver.io.nccl_xml import loads
+from solver.io.nccl.topo_xml import loads
 from solver.model.errors import TopologyError
 from solver.model.topology import validate
 
@@ -110,10 +110,10 @@ def test_overrides_replace_one_class(capsys):
     caps = topo.directed_bandwidths()
     # line rate 64 by default (RCCL's rated 48 kept on the GPU); the override is taken as given
     assert base[("b0.gpu0", "b0.gpu1")] == 64 and caps[("b0.gpu0", "b0.gpu1")] == 70
-    pcie = [l for l in topo.links if l.extra["link_class"] == "pcie"]
-    assert pcie and all(l.bandwidth == 32 for l in pcie)
-    sys_links = [l for l in topo.links if l.extra["link_class"] == "sys"]
-    assert sys_links and all(l.bandwidth == 22 for l in sys_links)  # Intel model 143: SRP_QPI_BW
+    pcie = [lk for lk in topo.links if lk.extra["link_class"] == "pcie"]
+    assert pcie and all(lk.bandwidth == 32 for lk in pcie)
+    sys_links = [lk for lk in topo.links if lk.extra["link_class"] == "sys"]
+    assert sys_links and all(lk.bandwidth == 22 for lk in sys_links)  # Intel model 143: SRP_QPI_BW
     code, out, _ = run(["info", MI300X, "--xgmi-bw", "64", "--json"], capsys)
     assert code == 0
     assert json.loads(out)["ingress_gbps"] == {"min": 496.0, "max": 496.0}  # 7 x 64 + PCIe 48

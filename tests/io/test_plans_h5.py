@@ -11,8 +11,8 @@ from solver.algorithm.compressed import solve_compressed
 from solver.algorithm.verify_plan import verify_compressed
 from solver.cli import main
 from solver.io import templates
-from solver.io.plans_h5 import read_plans, write_plan
-from solver.io.results_h5 import ResultsFileError, read_schedules, summarize, write_schedule
+from solver.io.hdf5.plans import read_plans, write_plan
+from solver.io.hdf5.results import ResultsFileError, read_schedules, summarize, write_schedule
 
 
 @pytest.fixture(scope="module")

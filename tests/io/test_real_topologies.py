@@ -89,8 +89,8 @@ def test_mi355x_xgmi_mesh():
     caps = topo.directed_bandwidths()
     assert caps[("b0.gpu0", "b0.gpu1")] == Fraction(384, 5)
     assert {topo.node(g).extra["rated_link_bw"] for g in topo.compute_ids} == {"48"}
-    nets = [l for l in topo.links if l.extra["link_class"] == "pcie" and "nic" in l.source]
-    assert len(nets) == 8 and all(l.bandwidth == 48 for l in nets)
+    nets = [lk for lk in topo.links if lk.extra["link_class"] == "pcie" and "nic" in lk.source]
+    assert len(nets) == 8 and all(lk.bandwidth == 48 for lk in nets)
     assert algbw(topo) == Fraction(23424, 35)
     assert scale_up_warnings(topo) == []
 

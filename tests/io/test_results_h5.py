@@ -8,15 +8,14 @@ from fractions import Fraction
 import h5py
 import numpy as np
 import pytest
-
-from solver.simulate.estimate import model_tables
 from bfs_schedules import bfs_schedule
 
-from solver.io import results_h5 as rh
+from solver.io.hdf5 import results as rh
+from solver.io.templates import dgx_a100, mi250, ring
 from solver.model.errors import ForestCollError
 from solver.model.results import ResultTable
-from solver.io.templates import dgx_a100, mi250, ring
 from solver.model.topology import Link
+from solver.simulate.estimate import model_tables
 
 
 @pytest.fixture()

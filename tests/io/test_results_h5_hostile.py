@@ -16,7 +16,7 @@ from bfs_schedules import bfs_schedule
 
 from solver import solve
 from solver.cli import main
-from solver.io import results_h5 as rh
+from solver.io.hdf5 import results as rh
 from solver.io.templates import ring
 from solver.model.errors import ForestCollError
 

@@ -14,9 +14,9 @@ from naive import maxflow_optimum
 
 import solver
 from solver.io import templates as T
-from solver.model.errors import TopologyError
 from solver.io.formats import load
 from solver.io.v1 import dumps as v1_dumps
+from solver.model.errors import TopologyError
 from solver.model.topology import validate
 
 SAMPLES_DIR = Path(__file__).resolve().parents[2] / "sample_topologies"

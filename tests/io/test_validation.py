@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from solver.model.errors import ForestCollError, TopologyError
 from solver.io.formats import MAX_FILE_BYTES, load
+from solver.model.errors import ForestCollError, TopologyError
 
 GOOD_NODES = [
     {"id": "a", "kind": "compute"},

@@ -10,6 +10,7 @@ import pytest
 from bfs_schedules import bfs_schedule
 
 import solver
+from solver.io.templates import dgx_a100, mi250, ring
 from solver.msccl import (
     MscclError,
     build_program,
@@ -21,7 +22,6 @@ from solver.msccl import (
     write_xml,
 )
 from solver.msccl.runtimes import RUNTIMES
-from solver.io.templates import dgx_a100, mi250, ring
 
 DATA = Path(__file__).parents[1] / "data"
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")

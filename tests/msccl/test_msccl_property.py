@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import solver
+from solver.model.topology import Link, Node, Topology
 from solver.msccl import check_xml, export_xml
 from solver.msccl.runtimes import RUNTIMES
-from solver.model.topology import Link, Node, Topology
 
 BANDWIDTHS = (Fraction(1), Fraction(2), Fraction(5, 2), Fraction(4))
 

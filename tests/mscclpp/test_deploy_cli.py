@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from solver.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,7 +105,7 @@ def test_bands_mi250_allgather_mscclpp(tmp_path, capsys):
     docs = [json.loads(f.read_text()) for f in files]
     lo = sorted((d["min_message_size"], d["max_message_size"]) for d in docs)
     assert 0 < lo[0][0] <= 4096 and all(a[1] < b[0] for a, b in zip(lo, lo[1:]))  # disjoint bands
-    for d, (low, _) in zip(docs, lo):
+    for d, (_low, _) in zip(docs, lo):
         from solver.mscclpp import size_granularity
 
         assert d["min_message_size"] % size_granularity(d) == 0 or d["min_message_size"] > 1024

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from solver import solve
+from solver.io.templates import dgx_a100, fully_connected, mi250, ring
 from solver.model.errors import ForestCollError
 from solver.simulate import baselines as B
 from solver.simulate import sweep
 from solver.simulate.engine import simulate_routes
 from solver.simulate.routes import BCAST, REDUCE, LinkTable, bandwidth_bound_time, link_bytes
-from solver.io.templates import dgx_a100, fully_connected, mi250, ring
 
 GIB = 1 << 30
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 import solver
-
 from solver.algorithm.capability_bounds import capability_bounds, index_fabric
 from solver.cli import main
 from solver.io import templates as T

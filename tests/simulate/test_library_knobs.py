@@ -8,7 +8,7 @@ import pytest
 from solver.cli import main
 from solver.io import formats
 from solver.io import templates as T
-from solver.io.results_h5 import read_results
+from solver.io.hdf5.results import read_results
 from solver.simulate import calibration as C
 from solver.simulate import library as L
 

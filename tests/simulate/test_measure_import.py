@@ -106,7 +106,7 @@ def test_malformed_json():
 
 def test_measure_import_cli(tmp_path, capsys):
     from solver.cli import main
-    from solver.io.results_h5 import read_results, read_schedules
+    from solver.io.hdf5.results import read_results, read_schedules
 
     out = tmp_path / "r.h5"
     topo = ROOT / "sample_topologies" / "mi250_2x.json"

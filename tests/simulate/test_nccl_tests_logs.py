@@ -213,7 +213,7 @@ def test_read_sections_lists_every_run():
 def test_measure_import_names_the_reason_above_the_bound(tmp_path, capsys):
     from solver.cli import main
     from solver.io.formats import save
-    from solver.io.results_h5 import read_results
+    from solver.io.hdf5.results import read_results
     from solver.simulate.calibration import boxes_with_rails
 
     # the 8-GPU allreduce on an NVSwitch box of 100 GB/s per GPU: forward-only bound

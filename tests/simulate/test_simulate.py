@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from solver.model.errors import ForestCollError
+from solver.model.topology import Link, Node, Topology
 from solver.simulate import parse_size, parse_sizes, sweep
 from solver.simulate.engine import simulate_routes
 from solver.simulate.routes import (
@@ -25,7 +26,6 @@ from solver.simulate.routes import (
     bandwidth_bound_time,
     check_route_set,
 )
-from solver.model.topology import Link, Node, Topology
 
 ROOT = Path(__file__).resolve().parents[2]
 GB = 1e9
@@ -297,7 +297,7 @@ def test_cli_simulate_json_and_table(capsys, tmp_path):
 
 def test_cli_simulate_writes_h5(tmp_path, capsys):
     from solver.cli import main
-    from solver.io.results_h5 import read_results
+    from solver.io.hdf5.results import read_results
 
     out = tmp_path / "r.h5"
     path = ROOT / "sample_topologies" / "ring_8.json"

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from fractions import Fraction
+from pathlib import Path
 
 import h5py
 import pytest
 from distributed import Client
 
 from solver import solve
-from solver.io.studies_h5 import read_study
+from solver.io.hdf5.studies import read_study
 from solver.io.templates import dgx_a100, fat_tree, make, ring
 from solver.model.errors import Cancelled, ForestCollError, TopologyError
 from solver.model.topology import Link, Node, Topology
@@ -278,7 +278,7 @@ def test_a_task_that_breaks_the_cluster_is_one_error_line(engine):
 
 
 def test_a_damaged_study_group_is_a_one_line_error(engine, tmp_path):
-    from solver.io.results_h5 import ResultsFileError
+    from solver.io.hdf5.results import ResultsFileError
 
     out = tmp_path / "r.h5"
     run_study(failure_plan(ring(4, 10), ["links"]), engine, output=out)

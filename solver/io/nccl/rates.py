@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from solver.model.values import bounded_int
 from solver.model.errors import TopologyError
+from solver.model.values import bounded_int
 
 MAX_PCI_WIDTH = 64  # lanes; PCIe links have at most 32
 MAX_NET_MBPS = 10**9  # 1 Pb/s per NIC

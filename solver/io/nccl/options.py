@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from solver.io import nccl_rates as rates
+from solver.io.nccl import rates
 from solver.model.errors import TopologyError
 from solver.model.topology import to_fraction
 
@@ -29,7 +29,7 @@ OVERRIDE_CLASSES = {
 #: ``--intra`` kinds for skeleton dumps.
 INTRA_KINDS = ("nvswitch", "mesh", "none")
 
-#: Named ``--intra`` bandwidths at line rate, as fabric files hold them (nccl_rates' line rates).
+#: Named ``--intra`` bandwidths at line rate, as fabric files hold them (the line rates of solver.io.nccl.rates).
 INTRA_PRESETS: dict[tuple[str, str], Fraction] = {
     ("nvswitch", "a100"): 12 * rates.nvlink_line_rate(80),  # 12 NVLinks, sm 80: 300 GB/s
     ("nvswitch", "h100"): 18 * rates.nvlink_line_rate(90),  # 18 NVLinks, sm 90: 450 GB/s

@@ -1,6 +1,6 @@
 """Import NCCL/RCCL topology dumps (``NCCL_TOPO_DUMP_FILE``) the way the runtimes read them.
 
-Bandwidths follow :mod:`solver.io.nccl_rates` (NCCL's rules, or RCCL's for AMD dumps); node ids
+Bandwidths follow :mod:`solver.io.nccl.rates` (NCCL's rules, or RCCL's for AMD dumps); node ids
 are prefixed with ``b<box>.`` and every node carries its box as ``group`` and a ``role``:
 
 - ``<gpu>`` -> compute node ``gpu<i>`` (role ``gpu``; i = rank order within the box; ``dev``,
@@ -31,7 +31,7 @@ per host. ``boxes`` > 1 repeats the whole dump. Several boxes are joined through
 
 Skeleton dumps (PCI devices only, e.g. cloud images' ``NCCL_TOPO_FILE``): GPUs and NICs are taken
 from the PCI class (0x03... / 0x02...), in file order, and the GPU-to-GPU fabric must be given
-(``intra``, see :mod:`solver.io.nccl_options`); NIC speeds come from ``bandwidth={"net": ...}``.
+(``intra``, see :mod:`solver.io.nccl.options`); NIC speeds come from ``bandwidth={"net": ...}``.
 """
 
 from __future__ import annotations
@@ -43,14 +43,14 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from solver.io import nccl_rates as rates
-from solver.io.nccl_options import IntraFabric, parse_intra, parse_overrides
-from solver.model.values import bounded_int
+from solver.io.nccl import rates
+from solver.io.nccl.options import IntraFabric, parse_intra, parse_overrides
 from solver.io.untrusted import parse_xml
 from solver.model.errors import TopologyError
 from solver.model.topology import COMPUTE, NVLS_CAPABILITIES, SWITCH, Link, Node, Topology
+from solver.model.values import bounded_int
 
-# Re-exported: the rules live in nccl_rates.
+# Re-exported: the rules live in solver.io.nccl.rates.
 cpu_link_bandwidth = rates.cpu_link_bandwidth
 nvlink_bandwidth = rates.nvlink_bandwidth
 pci_bandwidth = rates.pci_bandwidth
@@ -372,7 +372,7 @@ def _flatten_bcm(box: _Box) -> None:
 
     ncclTopoFlattenBcmSwitches (NCCL topo.cc:204-265, RCCL topo.cc the same), run on the PCI
     switches in the order they were made: a switch whose id is a BCM Gen4/Gen5 one
-    (:func:`nccl_rates.bcm_switch_gen`, level 0) takes over every sub switch it links to whose
+    (:func:`solver.io.nccl.rates.bcm_switch_gen`, level 0) takes over every sub switch it links to whose
     id is of the same generation at level 1: the link to the sub switch goes, the sub switch's
     other links are moved to it (same bandwidth), the sub switch is removed. Each switch is
     flattened once (NCCL marks it by setting its subsystem device to 0xffff)."""
@@ -681,7 +681,7 @@ def loads(
     intra
         Skeleton dumps only: the GPU-to-GPU fabric (``'nvswitch:450'``, ``'mesh:48'``, ``'none'``).
     bandwidth
-        Per-class overrides in GB/s (``{"xgmi": 50}``), see :data:`nccl_options.OVERRIDE_CLASSES`.
+        Per-class overrides in GB/s (``{"xgmi": 50}``), see :data:`solver.io.nccl.options.OVERRIDE_CLASSES`.
 
     The result is not validated here; :func:`solver.io.formats.load` validates it.
     """

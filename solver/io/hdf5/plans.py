@@ -12,7 +12,7 @@ Layout (added in schema 1.2; a 1.1 file simply has no ``/plans``)::
 A plan lives under ``/plans``, not ``/schedules``, so that a reader of schema 1.1 (which accepts
 minor versions above its own) never mistakes the representative trees for a whole schedule:
 it lists the file's schedules without the plan. Reading checks the generator's shape, dtype,
-range and that it is a permutation (:func:`solver.io.h5_audit.permutation`) and ``order`` against
+range and that it is a permutation (:func:`solver.io.hdf5.audit.permutation`) and ``order`` against
 the node count; whether σ is an automorphism of the fabric and the loads add up is the
 verifier's job (:func:`solver.algorithm.verify_plan.verify_compressed`).
 """
@@ -24,18 +24,18 @@ import os
 import h5py
 import numpy as np
 
-from solver.io.h5_audit import permutation
-from solver.io.results_h5 import (
+from solver.io.hdf5.audit import permutation
+from solver.io.hdf5.toolkit import (
     ResultsFileError,
-    _attr_int,
-    _check_name,
-    _check_refs,
-    _dataset,
-    _modify,
-    _read_schedule_group,
-    _read_topology,
-    _reading,
-    _write_schedule_group,
+    attr_int,
+    check_name,
+    check_refs,
+    dataset,
+    modify,
+    read_schedule_group,
+    read_topology_group,
+    reading,
+    write_schedule_group,
 )
 from solver.model.plan import CompressedSchedule
 
@@ -45,10 +45,10 @@ PLAN_SCHEMA_VERSION = "1.2"
 def write_plan(path: str | os.PathLike, plan: CompressedSchedule, name: str | None = None) -> str:
     """Store ``plan`` as ``/plans/<name>`` (default: its collective) in the results file ``path``
     (created if missing; a plan of that name is replaced); return the name."""
-    name = _check_name(name or plan.collective)
+    name = check_name(name or plan.collective)
     topo = plan.topology
     index = {v: i for i, v in enumerate(topo.node_ids)}
-    _check_refs(plan.base, index)
+    check_refs(plan.base, index)
     if plan.generator.shape != (len(index),):
         raise ResultsFileError(f"plan {name!r}: generator has {plan.generator.shape[0]} entries, "
                                f"the fabric {len(index)} nodes")
@@ -59,11 +59,11 @@ def write_plan(path: str | os.PathLike, plan: CompressedSchedule, name: str | No
         if name in pg:
             del pg[name]
         g = pg.create_group(name)
-        _write_schedule_group(g, plan.base, topo)
+        write_schedule_group(g, plan.base, topo)
         g.attrs["order"] = int(plan.order)
-        _dataset(g, "generator", plan.generator, np.int32)
+        dataset(g, "generator", plan.generator, np.int32)
 
-    _modify(path, topo, edit)
+    modify(path, topo, edit)
     return name
 
 
@@ -79,8 +79,8 @@ def _newer(version) -> str:
 
 def read_plans(path: str | os.PathLike) -> dict[str, CompressedSchedule]:
     """Every compressed plan of the results file (``{}`` for files without ``/plans``)."""
-    with _reading(path) as f:
-        topo = _read_topology(f["topology"])
+    with reading(path) as f:
+        topo = read_topology_group(f["topology"])
         pg = f.get("plans")
         if pg is None:
             return {}
@@ -91,9 +91,9 @@ def _read_plan_group(g: h5py.Group, topo, where: str) -> CompressedSchedule:
     n = len(topo.nodes)
     if "phases" in g:
         raise ResultsFileError(f"{g.name}: a plan has no phases")
-    base = _read_schedule_group(g, topo)
+    base = read_schedule_group(g, topo)
     generator = permutation(g["generator"], n, where, ResultsFileError)
-    order = _attr_int(g, "order", 1, max(n, 1))
+    order = attr_int(g, "order", 1, max(n, 1))
     return CompressedSchedule(base, generator, order)
 
 

@@ -13,7 +13,7 @@ Layout::
                            column holds space-separated "u->v" pairs
 
 Rows are appended one batch at a time, each batch in one atomic rewrite of the file
-(:func:`solver.io.results_h5` writes to a copy and renames it), so an interrupted study keeps
+(:func:`solver.io.hdf5.results` writes to a copy and renames it), so an interrupted study keeps
 every finished batch and ``--resume`` computes only the missing rows.
 """
 
@@ -27,20 +27,20 @@ from typing import Any
 import h5py
 import numpy as np
 
-from solver.io.results_h5 import (
-    _STR,
+from solver.io.hdf5.toolkit import (
+    STR,
     ResultsFileError,
-    _attr_str,
-    _check_name,
-    _modify,
-    _now,
-    _reading,
-    _strings,
+    attr_str,
+    check_name,
+    modify,
+    now,
+    reading,
+    strings,
 )
 from solver.io.untrusted import json_value, parse_json
 from solver.model.topology import Topology
 
-_DTYPES = {"str": _STR, "links": _STR, "float": np.float64, "int": np.int64, "bool": np.bool_}
+_DTYPES = {"str": STR, "links": STR, "float": np.float64, "int": np.int64, "bool": np.bool_}
 
 
 @dataclass(frozen=True)
@@ -71,9 +71,9 @@ def _encode(kind: str, values: list) -> np.ndarray:
 
 def _decode(kind: str, ds) -> list:
     if kind == "links":
-        return [s.split() for s in _strings(ds)]
+        return [s.split() for s in strings(ds)]
     if kind == "str":
-        return _strings(ds)
+        return strings(ds)
     if kind == "bool":
         return [bool(x) for x in ds[()]]
     if kind == "int":
@@ -99,7 +99,7 @@ def write_study_rows(path: str | os.PathLike, topology: Topology | None, name: s
     replaces a study of that name. ``topology`` is the fabric the file must hold (None: any;
     a new file needs one).
     """
-    name = _check_name(name)
+    name = check_name(name)
 
     def edit(f: h5py.File) -> None:
         sg = f.require_group("studies")
@@ -107,8 +107,8 @@ def write_study_rows(path: str | os.PathLike, topology: Topology | None, name: s
             del sg[name]
         g = sg.require_group(name)
         if "created" not in g.attrs:
-            g.attrs["created"] = _now()
-        g.attrs["modified"] = _now()
+            g.attrs["created"] = now()
+        g.attrs["modified"] = now()
         for key, value in attrs.items():
             g.attrs[key] = _attr_value(value)
         count = int(g.attrs.get("rows", 0))
@@ -131,7 +131,7 @@ def write_study_rows(path: str | os.PathLike, topology: Topology | None, name: s
         g.attrs["rows"] = count + len(rows)
         g.attrs["complete"] = bool(complete)
 
-    _modify(path, topology, edit)
+    modify(path, topology, edit)
 
 
 def _missing(kind: str) -> Any:
@@ -140,7 +140,7 @@ def _missing(kind: str) -> Any:
 
 def list_studies(path: str | os.PathLike) -> list[str]:
     """Names of the studies in a results file."""
-    with _reading(path) as f:
+    with reading(path) as f:
         return list(f["studies"]) if "studies" in f else []
 
 
@@ -153,7 +153,7 @@ def has_study(path: str | os.PathLike, name: str) -> bool:
 
 def read_study(path: str | os.PathLike, name: str) -> StoredStudy:
     """Read ``/studies/<name>``: every column, decoded by its ``column_type`` attribute."""
-    with _reading(path) as f:
+    with reading(path) as f:
         sg = f.get("studies")
         if sg is None or name not in sg:
             have = ", ".join(sg) if sg is not None else ""
@@ -163,14 +163,14 @@ def read_study(path: str | os.PathLike, name: str) -> StoredStudy:
         attrs = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in attrs.items()}
         what = f"{g.name} parameters_json"
         parameters = json_value(
-            parse_json(_attr_str(g, "parameters_json", "{}") or "{}", what,
+            parse_json(attr_str(g, "parameters_json", "{}") or "{}", what,
                        error=ResultsFileError),
             what, ResultsFileError,
         )
         if not isinstance(parameters, dict):
             raise ResultsFileError(f"{g.name}: parameters_json must hold a JSON object")
         count = int(g.attrs.get("rows", 0))
-        data = {col: _decode(_attr_str(g[col], "column_type", "str"), g[col]) for col in g}
+        data = {col: _decode(attr_str(g[col], "column_type", "str"), g[col]) for col in g}
         rows = [{col: values[i] for col, values in data.items()} for i in range(count)]
         if attrs.get("study") == "sweep":
             for row in rows:
