@@ -116,21 +116,23 @@ def _spread(items: list[tuple[float, str]], gap: float) -> dict[str, float]:
     return {nid: x for (_, nid), x in zip(items, xs, strict=True)}
 
 
-def _radial(
-    ring: list[str],
-    stars: list[str],
-    rest: list[str],
-    pos: Positions,
-    adj: dict[str, dict[str, float]],
-    r: float,
-    x0: float,
-) -> float:
-    """Place one island: GPUs ``ring`` on a circle of radius ``r`` (package pairs closer), its
-    ``stars`` in the centre, and the box nodes of ``rest`` that hang off this island alone on
-    rings outside it (each at the mean angle of its neighbours one ring in), so that PCIe
-    switches, NICs and CPUs never cross the GPU links inside. Returns the extra radius used."""
-    cx = x0 + r
-    angle_of: dict[str, float] = {}
+_BOWL = 1.25 * math.pi  # the arc a GPU island with a host tree sits on (open at the top)
+_SEAM = -math.pi / 2  # angles run over (_SEAM, _SEAM + 2 pi]: the top, where no tree hangs
+
+
+def _unwrap(a: float) -> float:
+    while a <= _SEAM:
+        a += 2 * math.pi
+    while a > _SEAM + 2 * math.pi:
+        a -= 2 * math.pi
+    return a
+
+
+def _gpu_angles(ring: list[str], adj: dict[str, dict[str, float]], bowl: bool) -> dict[str, float]:
+    """Angle of each GPU of ``ring`` in its order: a full circle from the top (clockwise, y
+    down), or, for an island with a host tree (``bowl``), an arc of :data:`_BOWL` around the
+    bottom, so that the tree hangs below, outside every GPU-to-GPU chord. The two GCDs of a
+    package take a shorter step (0.55)."""
     top = max(adj[a].get(b, 0.0) for a in ring for b in ring)
     best = {}
     for g in ring:
@@ -140,90 +142,273 @@ def _radial(
     for i in range(len(ring)):
         a, b = ring[i], ring[(i + 1) % len(ring)]
         steps.append(0.55 if best[a] == b and best[b] == a else 1.0)
-    total = sum(steps)
-    angle = -math.pi / 2
+    out: dict[str, float] = {}
+    if not bowl:
+        total, angle = sum(steps), -math.pi / 2
+        for g, step in zip(ring, steps, strict=True):
+            out[g] = angle
+            angle += 2 * math.pi * step / total
+        return out
+    total = sum(steps[:-1]) or 1.0
+    angle = math.pi / 2 + _BOWL / 2  # the left end, then clockwise through the bottom
     for g, step in zip(ring, steps, strict=True):
-        angle_of[g] = angle
-        angle += 2 * math.pi * step / total
-    for j, s in enumerate(stars):
-        pos[s] = (cx + (j - (len(stars) - 1) / 2) * _SWITCH_GAP, 0.0)
-    inner = set(ring)
-    candidates = [n for n in rest if n not in pos]
-    level, extra = 0, 0.0
-    while True:
-        row = [n for n in candidates if n not in angle_of and any(v in inner for v in adj[n])]
-        # only nodes that hang off this island alone go on its rings
-        row = [n for n in row if all(v in angle_of or v not in pos for v in adj[n])]
-        if not row:
-            break
-        level += 1
+        out[g] = angle
+        angle -= _BOWL * step / total
+    return out
+
+
+def _radius(n: int, bowl: bool) -> float:
+    return max(1.2 * SPACING, SPACING * n / (_BOWL if bowl else 2 * math.pi))
+
+
+def _island(
+    ring: list[str],
+    stars: list[str],
+    tree: dict[str, int],
+    adj: dict[str, dict[str, float]],
+) -> Positions:
+    """One island around (r, 0): GPUs ``ring`` on their circle or bowl, its ``stars`` in the
+    centre, and its host ``tree`` (node -> hop distance from the GPUs) on arcs outside, each node
+    at the mean angle of its neighbours one arc in, spread apart in that order."""
+    bowl = bool(tree)
+    r = _radius(len(ring), bowl)
+    angle_of = _gpu_angles(ring, adj, bowl)
+    radius_of = dict.fromkeys(ring, r)
+    for level in range(1, max(tree.values(), default=0) + 1):
+        row = [n for n, lv in tree.items() if lv == level]
         radius = r + level * _ROW_GAP * 0.8
         wishes = []
         for n in row:
-            ang = [angle_of[v] for v in adj[n] if v in inner]
+            ang = [angle_of[v] for v in adj[n] if v in angle_of]
             sx = sum(math.cos(a) for a in ang)
             sy = sum(math.sin(a) for a in ang)
-            wishes.append((math.atan2(sy, sx) if (sx or sy) else angle_of[ring[0]], n))
+            wish = math.atan2(sy, sx) if (sx or sy) else math.pi / 2
+            wishes.append((_unwrap(wish), n))
         gap = min(_SWITCH_GAP / radius, 2 * math.pi / max(1, len(row)))
         for n, a in _spread(wishes, gap).items():
-            angle_of[n] = a
-        extra = radius - r
-        inner = set(row)
-    for n, a in angle_of.items():
-        rad = r if n in set(ring) else r + _level_of(n, ring, adj, angle_of) * _ROW_GAP * 0.8
-        pos[n] = (cx + rad * math.cos(a), rad * math.sin(a))
-    # the circle's centre is at (cx, 0); the caller shifts the box to its top-left corner
-    return extra
+            angle_of[n], radius_of[n] = a, radius
+    pos = {n: (r + radius_of[n] * math.cos(a), radius_of[n] * math.sin(a)) for n, a in angle_of.items()}
+    for j, s in enumerate(stars):
+        pos[s] = (r + (j - (len(stars) - 1) / 2) * _SWITCH_GAP, 0.0)
+    return pos
 
 
-def _level_of(n: str, ring: list[str], adj: dict[str, dict[str, float]], placed) -> int:
-    """Hop distance of ``n`` from the GPUs of ``ring`` through nodes placed on its rings."""
-    seen = {g: 0 for g in ring}
-    frontier = list(ring)
-    while frontier and n not in seen:
+def _segments_cross(pos: Positions, edges: list[tuple[str, str]]) -> int:
+    """How many pairs of ``edges`` (without a common end) cross, drawn straight."""
+    edges = [(a, b) for a, b in edges if a in pos and b in pos]
+    if len(edges) < 2:
+        return 0
+    p = np.array([pos[a] for a, _ in edges])
+    q = np.array([pos[b] for _, b in edges])
+    ids = {n: i for i, n in enumerate({n for e in edges for n in e})}
+    ea = np.array([ids[a] for a, _ in edges])
+    eb = np.array([ids[b] for _, b in edges])
+
+    def side(o, d, x):  # sign of the cross product (d - o) x (x - o), pairwise [i, j]
+        return np.sign(
+            (d[:, None, 0] - o[:, None, 0]) * (x[None, :, 1] - o[:, None, 1])
+            - (d[:, None, 1] - o[:, None, 1]) * (x[None, :, 0] - o[:, None, 0])
+        )
+
+    s1 = side(p, q, p) * side(p, q, q)  # [i, j]: j's ends on either side of i's line
+    cross = (s1 < 0) & (s1.T < 0)
+    shared = (ea[:, None] == ea[None, :]) | (ea[:, None] == eb[None, :])
+    shared |= (eb[:, None] == ea[None, :]) | (eb[:, None] == eb[None, :])
+    return int(np.triu(cross & ~shared, 1).sum())
+
+
+def _trees(
+    islands: list[list[str]], row_gpus: list[str], rest: list[str], adj: dict[str, dict[str, float]]
+) -> tuple[list[dict[str, int]], list[str]]:
+    """Split the box's host devices: each that is nearest (in hops through host devices) to
+    one island alone hangs in that island's tree (node -> hop distance); the others (nearest to
+    GPUs in a row, to several islands, or to none) go in rows below."""
+    hosts = set(rest)
+    dist: dict[str, int] = {}
+    owner: dict[str, set[int]] = {}
+    frontier: list[str] = []
+    for k, members in enumerate([*islands, row_gpus]):
+        for g in members:
+            dist[g], owner[g] = 0, {k}
+            frontier.append(g)
+    while frontier:
         nxt = []
         for u in frontier:
             for v in adj[u]:
-                if v in placed and v not in seen:
-                    seen[v] = seen[u] + 1
+                if v not in hosts:
+                    continue
+                if v not in dist:
+                    dist[v], owner[v] = dist[u] + 1, set(owner[u])
                     nxt.append(v)
+                elif dist[v] == dist[u] + 1:
+                    owner[v] |= owner[u]
         frontier = nxt
-    return seen.get(n, 1)
+    trees: list[dict[str, int]] = [{} for _ in islands]
+    below = []
+    for n in rest:
+        own = owner.get(n, set())
+        if len(own) == 1 and min(own) < len(islands):
+            trees[min(own)][n] = dist[n]
+        else:
+            below.append(n)
+    return trees, below
+
+
+def _packages(ring: list[str], adj: dict[str, dict[str, float]]) -> list[tuple[str, ...]]:
+    """``ring`` cut into units: the package pairs (mutual fastest links) and single GPUs."""
+    top = max(adj[a].get(b, 0.0) for a in ring for b in ring)
+    best = {}
+    for g in ring:
+        tops = [h for h in ring if adj[g].get(h, 0.0) == top]
+        best[g] = tops[0] if len(tops) == 1 and top > 0 else None
+    units: list[tuple[str, ...]] = []
+    placed: set[str] = set()
+    for g in ring:
+        if g in placed:
+            continue
+        h = best[g]
+        unit = (g, h) if h is not None and best.get(h) == g else (g,)
+        placed.update(unit)
+        units.append(unit)
+    return units
+
+
+def _host_order(ring: list[str], adj: dict[str, dict[str, float]], tree: dict[str, int]) -> list[str]:
+    """``ring`` reordered so that GPUs under one CPU / PCIe switch are neighbours (depth first
+    from the deepest host devices), package pairs kept together."""
+    inside = set(ring)
+    seen: set[str] = set()
+    order: list[str] = []
+
+    def walk(u: str) -> None:
+        seen.add(u)
+        if u in inside:
+            order.append(u)
+            return
+        for v in sorted(adj[u], key=lambda x: (x not in tree, x)):
+            if v not in seen and (v in inside or (v in tree and tree[v] < tree[u])):
+                walk(v)
+
+    for h in sorted(tree, key=lambda h: (-tree[h], h)):
+        if h not in seen:
+            walk(h)
+    rank = {g: i for i, g in enumerate(order)}
+    units = sorted(_packages(ring, adj), key=lambda u: min(rank.get(g, len(rank)) for g in u))
+    return [g for u in units for g in u]
+
+
+def _ring_candidates(ring: list[str], adj: dict[str, dict[str, float]], tree: dict[str, int]):
+    """Orders of an island to try on its bowl: its circle order and its host order, each
+    turned and mirrored."""
+    n = len(ring)
+    out: list[list[str]] = []
+    for base in (ring, _host_order(ring, adj, tree)):
+        for rev in (base, base[::-1]):
+            for i in range(n):
+                cand = rev[i:] + rev[:i]
+                if cand not in out:
+                    out.append(cand)
+    return out
+
+
+def _badness(pos: Positions, adj: dict[str, dict[str, float]]) -> int:
+    """Crossings of the links among ``pos``, and four for each link drawn through a node."""
+    edges = sorted({(min(a, b), max(a, b)) for a in pos for b in adj[a] if b in pos and b != a})
+    score = _segments_cross(pos, edges)
+    if not edges:
+        return score
+    ids = list(pos)
+    p = np.array([pos[n] for n in ids])
+    index = {n: i for i, n in enumerate(ids)}
+    ends = np.array([(index[a], index[b]) for a, b in edges])
+    a, b = p[ends[:, 0]], p[ends[:, 1]]
+    d = b - a
+    length2 = np.maximum((d**2).sum(axis=1), 1e-9)
+    t = ((p[None, :, :] - a[:, None, :]) * d[:, None, :]).sum(axis=2) / length2[:, None]
+    closest = a[:, None, :] + t[..., None] * d[:, None, :]
+    dist = np.hypot(*(p[None, :, :] - closest).transpose(2, 0, 1))
+    hit = (t > 0.02) & (t < 0.98) & (dist < _CLEARANCE)
+    rows = np.arange(len(ends))
+    hit[rows, ends[:, 0]] = False
+    hit[rows, ends[:, 1]] = False
+    return score + 4 * int(hit.sum())
 
 
 def _box(
     gpus: list[str], others: list[str], role: dict[str, str], adj: dict[str, dict[str, float]]
 ) -> tuple[Positions, float, float]:
-    """Positions of one box relative to its top-left corner: (positions, width, height)."""
-    pos: Positions = {}
+    """Positions of one box relative to its top-left corner: (positions, width, height).
+
+    Each island with a host tree tries its candidate orders (:func:`_ring_candidates`), the
+    others held, and keeps the one whose box has the fewest crossings (two sweeps)."""
     stars = [n for n in others if _is_star(role[n])]
     rest = [n for n in others if n not in set(stars)]
     core = gpus + stars
-    x0 = 0.0
+    islands: list[tuple[list[str], list[str]]] = []
     row_gpus: list[str] = []
-    circle_h = 0.0
     for comp in _components(core, adj):
         cg = [n for n in comp if n in set(gpus)]
         cs = [n for n in comp if n not in set(gpus)]
         if len(cg) < 3:
             row_gpus.extend(cg)
             rest.extend(cs)
-            continue
-        ring = circle_order(cg, adj)
-        r = max(1.2 * SPACING, SPACING * len(ring) / (2 * math.pi))
-        span = r + _radial(ring, cs, rest, pos, adj, r, x0)
-        x0 += 2 * span + SPACING
-        circle_h = max(circle_h, 2 * span)
-        continue
-    y_row = circle_h / 2 + (SPACING if circle_h else 0.0)
+        else:
+            islands.append((circle_order(cg, adj), cs))
+    trees, below = _trees([ring for ring, _ in islands], row_gpus, rest, adj)
+    rings = [ring for ring, _ in islands]
+    candidates = [_ring_candidates(ring, adj, tree) if tree else [ring]
+                  for ring, tree in zip(rings, trees, strict=True)]
+    best = _badness(_place(islands, rings, trees, row_gpus, below, adj), adj)
+    for _sweep in range(2):
+        changed = False
+        for k, cands in enumerate(candidates):
+            for cand in cands:
+                trial = [*rings[:k], cand, *rings[k + 1:]]
+                score = _badness(_place(islands, trial, trees, row_gpus, below, adj), adj)
+                if score < best:
+                    best, rings, changed = score, trial, True
+        if not changed:
+            break
+    pos = _place(islands, rings, trees, row_gpus, below, adj)
+    if not pos:
+        return pos, 0.0, 0.0
+    _untangle(pos, adj, fixed=set(gpus) | set(stars))
+    left = min(x for x, _ in pos.values())
+    up = min(yy for _, yy in pos.values())
+    pos = {n: (x - left, yy - up) for n, (x, yy) in pos.items()}
+    width = max(x for x, _ in pos.values())
+    height = max(yy for _, yy in pos.values())
+    return pos, width, height
+
+
+def _place(
+    islands: list[tuple[list[str], list[str]]],
+    rings: list[list[str]],
+    trees: list[dict[str, int]],
+    row_gpus: list[str],
+    below: list[str],
+    adj: dict[str, dict[str, float]],
+) -> Positions:
+    """The box drawn with the islands' GPUs in the orders ``rings``: islands side by side, GPUs
+    without an island in rows below them, then the host devices of no single island in rows
+    by hop distance, each under the mean position of its neighbours."""
+    pos: Positions = {}
+    x0, bottom = 0.0, 0.0
+    for (_, cs), ring, tree in zip(islands, rings, trees, strict=True):
+        p = _island(ring, cs, tree, adj)
+        left = min(x for x, _ in p.values())
+        for n, (x, y) in p.items():
+            pos[n] = (x - left + x0, y)
+        x0 = max(x for x, _ in pos.values()) + SPACING
+        bottom = max(bottom, max(y for _, y in p.values()))
+    y_row = bottom + SPACING if islands else 0.0
     for j, g in enumerate(row_gpus):
         pos[g] = (x0 + (j % ROW_MAX) * SPACING, y_row + (j // ROW_MAX) * SPACING)
     if row_gpus:
         y_row += math.ceil(len(row_gpus) / ROW_MAX) * SPACING
-    else:
-        y_row = circle_h / 2 + _ROW_GAP if circle_h else 0.0
-    # the rest hangs below, by hop distance from what is placed
-    remaining = [n for n in rest if n not in pos]
+    elif islands:
+        y_row = bottom + _ROW_GAP
+    remaining = [n for n in below if n not in pos]
     frontier = set(pos)
     y = y_row
     while remaining:
@@ -239,15 +424,7 @@ def _box(
         frontier = set(row)
         remaining = [n for n in remaining if n not in frontier]
         y += _ROW_GAP
-    if not pos:
-        return pos, 0.0, 0.0
-    _untangle(pos, adj, fixed=set(gpus) | set(stars))
-    left = min(x for x, _ in pos.values())
-    up = min(yy for _, yy in pos.values())
-    pos = {n: (x - left, yy - up) for n, (x, yy) in pos.items()}
-    width = max(x for x, _ in pos.values())
-    height = max(yy for _, yy in pos.values())
-    return pos, width, height
+    return pos
 
 
 _CLEARANCE = 0.12 * SPACING  # a link passing a node closer than this runs "through" it
