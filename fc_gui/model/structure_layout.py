@@ -10,9 +10,17 @@ dumps, GraphML from other tools) and offered in View > Auto-layout:
   GPUs are collinear, so every GPU-to-GPU link is a distinct chord. The two ends of a package pair
   (the box's fastest GPU-to-GPU links, e.g. the two GCDs of an MI250) sit next to each other, and
   the order around the circle follows the ring of the next-fastest links;
+- an island whose GPUs have a host tree (PCIe switches, NICs, CPUs of an NCCL/RCCL dump) sits
+  on a bowl instead -- an arc around the bottom, open at the top -- and each host device nearest
+  to that island alone hangs outside it on arcs by hop distance (PCIe switches, then the root
+  switches with their NICs, then the CPUs), at the mean angle of its neighbours one arc in, so
+  no host link crosses a GPU-to-GPU chord. Which order (the circle order or the host order:
+  GPUs under one CPU together, package pairs kept; each turned and mirrored) and which arc
+  (:data:`_SPANS`, the full circle last) is chosen by the fewest link crossings of the box;
 - GPUs without such links sit in a row (a grid of at most :data:`ROW_MAX` per row);
-- the rest of the box (PCIe switches, NICs, CPUs) hangs below its GPUs in rows by hop distance,
-  each node under the mean position of its neighbours in the row above;
+- the rest of the box (host devices of GPUs in rows, or as near to several islands) hangs below
+  its GPUs in rows by hop distance, each node under the mean position of its neighbours in the
+  row above;
 - network switches (outside every box) sit in tiers below the boxes, leaves above spines; a
   scale-up switch shared by several boxes (a multi-node NVLink domain) sits above them instead,
   near the GPUs it joins.
@@ -116,7 +124,8 @@ def _spread(items: list[tuple[float, str]], gap: float) -> dict[str, float]:
     return {nid: x for (_, nid), x in zip(items, xs, strict=True)}
 
 
-_BOWL = 1.25 * math.pi  # the arc a GPU island with a host tree sits on (open at the top)
+#: arcs a GPU island with a host tree may sit on (open at the top); the full circle last
+_SPANS = (math.pi, 1.25 * math.pi, 1.5 * math.pi, 2 * math.pi)
 _SEAM = -math.pi / 2  # angles run over (_SEAM, _SEAM + 2 pi]: the top, where no tree hangs
 
 
@@ -128,11 +137,13 @@ def _unwrap(a: float) -> float:
     return a
 
 
-def _gpu_angles(ring: list[str], adj: dict[str, dict[str, float]], bowl: bool) -> dict[str, float]:
+def _gpu_angles(
+    ring: list[str], adj: dict[str, dict[str, float]], span: float
+) -> dict[str, float]:
     """Angle of each GPU of ``ring`` in its order: a full circle from the top (clockwise, y
-    down), or, for an island with a host tree (``bowl``), an arc of :data:`_BOWL` around the
-    bottom, so that the tree hangs below, outside every GPU-to-GPU chord. The two GCDs of a
-    package take a shorter step (0.55)."""
+    down) when ``span`` is a full turn, else an arc of ``span`` around the bottom (a bowl, for
+    an island with a host tree: the tree hangs below, outside every GPU-to-GPU chord). The two
+    GCDs of a package take a shorter step (0.55)."""
     top = max(adj[a].get(b, 0.0) for a in ring for b in ring)
     best = {}
     for g in ring:
@@ -143,22 +154,22 @@ def _gpu_angles(ring: list[str], adj: dict[str, dict[str, float]], bowl: bool) -
         a, b = ring[i], ring[(i + 1) % len(ring)]
         steps.append(0.55 if best[a] == b and best[b] == a else 1.0)
     out: dict[str, float] = {}
-    if not bowl:
+    if span >= 2 * math.pi:
         total, angle = sum(steps), -math.pi / 2
         for g, step in zip(ring, steps, strict=True):
             out[g] = angle
             angle += 2 * math.pi * step / total
         return out
     total = sum(steps[:-1]) or 1.0
-    angle = math.pi / 2 + _BOWL / 2  # the left end, then clockwise through the bottom
+    angle = math.pi / 2 + span / 2  # the left end, then clockwise through the bottom
     for g, step in zip(ring, steps, strict=True):
         out[g] = angle
-        angle -= _BOWL * step / total
+        angle -= span * step / total
     return out
 
 
-def _radius(n: int, bowl: bool) -> float:
-    return max(1.2 * SPACING, SPACING * n / (_BOWL if bowl else 2 * math.pi))
+def _radius(n: int, span: float) -> float:
+    return max(1.2 * SPACING, SPACING * n / min(span, 2 * math.pi))
 
 
 def _island(
@@ -166,13 +177,13 @@ def _island(
     stars: list[str],
     tree: dict[str, int],
     adj: dict[str, dict[str, float]],
+    span: float = 2 * math.pi,
 ) -> Positions:
     """One island around (r, 0): GPUs ``ring`` on their circle or bowl, its ``stars`` in the
     centre, and its host ``tree`` (node -> hop distance from the GPUs) on arcs outside, each node
     at the mean angle of its neighbours one arc in, spread apart in that order."""
-    bowl = bool(tree)
-    r = _radius(len(ring), bowl)
-    angle_of = _gpu_angles(ring, adj, bowl)
+    r = _radius(len(ring), span)
+    angle_of = _gpu_angles(ring, adj, span)
     radius_of = dict.fromkeys(ring, r)
     for level in range(1, max(tree.values(), default=0) + 1):
         row = [n for n, lv in tree.items() if lv == level]
@@ -180,14 +191,18 @@ def _island(
         wishes = []
         for n in row:
             ang = [angle_of[v] for v in adj[n] if v in angle_of]
-            sx = sum(math.cos(a) for a in ang)
-            sy = sum(math.sin(a) for a in ang)
-            wish = math.atan2(sy, sx) if (sx or sy) else math.pi / 2
+            if span < 2 * math.pi:  # on a bowl: between its neighbours, through the bottom
+                wish = sum(ang) / len(ang) if ang else math.pi / 2
+            else:
+                sx = sum(math.cos(a) for a in ang)
+                sy = sum(math.sin(a) for a in ang)
+                wish = math.atan2(sy, sx) if (sx or sy) else math.pi / 2
             wishes.append((_unwrap(wish), n))
         gap = min(_SWITCH_GAP / radius, 2 * math.pi / max(1, len(row)))
         for n, a in _spread(wishes, gap).items():
             angle_of[n], radius_of[n] = a, radius
-    pos = {n: (r + radius_of[n] * math.cos(a), radius_of[n] * math.sin(a)) for n, a in angle_of.items()}
+    pos = {n: (r + radius_of[n] * math.cos(a), radius_of[n] * math.sin(a))
+           for n, a in angle_of.items()}
     for j, s in enumerate(stars):
         pos[s] = (r + (j - (len(stars) - 1) / 2) * _SWITCH_GAP, 0.0)
     return pos
@@ -273,7 +288,9 @@ def _packages(ring: list[str], adj: dict[str, dict[str, float]]) -> list[tuple[s
     return units
 
 
-def _host_order(ring: list[str], adj: dict[str, dict[str, float]], tree: dict[str, int]) -> list[str]:
+def _host_order(
+    ring: list[str], adj: dict[str, dict[str, float]], tree: dict[str, int]
+) -> list[str]:
     """``ring`` reordered so that GPUs under one CPU / PCIe switch are neighbours (depth first
     from the deepest host devices), package pairs kept together."""
     inside = set(ring)
@@ -297,18 +314,20 @@ def _host_order(ring: list[str], adj: dict[str, dict[str, float]], tree: dict[st
     return [g for u in units for g in u]
 
 
-def _ring_candidates(ring: list[str], adj: dict[str, dict[str, float]], tree: dict[str, int]):
-    """Orders of an island to try on its bowl: its circle order and its host order, each
-    turned and mirrored."""
+def _ring_candidates(
+    ring: list[str], adj: dict[str, dict[str, float]], tree: dict[str, int]
+) -> list[tuple[list[str], float]]:
+    """(order, span) of an island with a host tree to try: its circle order and its host
+    order, each turned and mirrored, on each arc of :data:`_SPANS`."""
     n = len(ring)
-    out: list[list[str]] = []
+    orders: list[list[str]] = []
     for base in (ring, _host_order(ring, adj, tree)):
         for rev in (base, base[::-1]):
             for i in range(n):
                 cand = rev[i:] + rev[:i]
-                if cand not in out:
-                    out.append(cand)
-    return out
+                if cand not in orders:
+                    orders.append(cand)
+    return [(order, span) for span in _SPANS for order in orders]
 
 
 def _badness(pos: Positions, adj: dict[str, dict[str, float]]) -> int:
@@ -355,9 +374,10 @@ def _box(
         else:
             islands.append((circle_order(cg, adj), cs))
     trees, below = _trees([ring for ring, _ in islands], row_gpus, rest, adj)
-    rings = [ring for ring, _ in islands]
-    candidates = [_ring_candidates(ring, adj, tree) if tree else [ring]
-                  for ring, tree in zip(rings, trees, strict=True)]
+    rings = [(ring, _SPANS[0] if tree else 2 * math.pi)
+             for (ring, _), tree in zip(islands, trees, strict=True)]
+    candidates = [_ring_candidates(ring, adj, tree) if tree else []
+                  for (ring, _), tree in zip(rings, trees, strict=True)]
     best = _badness(_place(islands, rings, trees, row_gpus, below, adj), adj)
     for _sweep in range(2):
         changed = False
@@ -383,19 +403,20 @@ def _box(
 
 def _place(
     islands: list[tuple[list[str], list[str]]],
-    rings: list[list[str]],
+    rings: list[tuple[list[str], float]],
     trees: list[dict[str, int]],
     row_gpus: list[str],
     below: list[str],
     adj: dict[str, dict[str, float]],
 ) -> Positions:
-    """The box drawn with the islands' GPUs in the orders ``rings``: islands side by side, GPUs
+    """The box drawn with the islands' GPUs in the orders and on the arcs of ``rings``: islands
+    side by side, GPUs
     without an island in rows below them, then the host devices of no single island in rows
     by hop distance, each under the mean position of its neighbours."""
     pos: Positions = {}
     x0, bottom = 0.0, 0.0
-    for (_, cs), ring, tree in zip(islands, rings, trees, strict=True):
-        p = _island(ring, cs, tree, adj)
+    for (_, cs), (ring, span), tree in zip(islands, rings, trees, strict=True):
+        p = _island(ring, cs, tree, adj, span)
         left = min(x for x, _ in p.values())
         for n, (x, y) in p.items():
             pos[n] = (x - left + x0, y)
