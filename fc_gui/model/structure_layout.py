@@ -330,8 +330,10 @@ def _ring_candidates(
     return [(order, span) for span in _SPANS for order in orders]
 
 
-def _badness(pos: Positions, adj: dict[str, dict[str, float]]) -> int:
-    """Crossings of the links among ``pos``, and four for each link drawn through a node."""
+def _badness(pos: Positions, adj: dict[str, dict[str, float]], through: int = 4) -> int:
+    """Crossings of the links among ``pos``, and ``through`` for each link drawn through a node
+    (a line through a node reads as two links: worse than a crossing). Before nodes step aside
+    (:func:`_untangle`) a light weight, after it :data:`_THROUGH`."""
     edges = sorted({(min(a, b), max(a, b)) for a in pos for b in adj[a] if b in pos and b != a})
     score = _segments_cross(pos, edges)
     if not edges:
@@ -350,7 +352,7 @@ def _badness(pos: Positions, adj: dict[str, dict[str, float]]) -> int:
     rows = np.arange(len(ends))
     hit[rows, ends[:, 0]] = False
     hit[rows, ends[:, 1]] = False
-    return score + 4 * int(hit.sum())
+    return score + through * int(hit.sum())
 
 
 def _box(
@@ -392,7 +394,14 @@ def _box(
     pos = _place(islands, rings, trees, row_gpus, below, adj)
     if not pos:
         return pos, 0.0, 0.0
-    _untangle(pos, adj, fixed=set(gpus) | set(stars))
+    fixed = set(gpus) | set(stars)
+    swapped = dict(pos)
+    _swap_improve(swapped, adj, [n for n in rest if n in pos], 4)
+    drawn = []
+    for p in (pos, swapped):  # stepping aside may undo an exchange's gain: keep the better
+        _untangle(p, adj, fixed=fixed)
+        drawn.append((_badness(p, adj, _THROUGH), len(drawn), p))
+    pos = min(drawn)[2]
     left = min(x for x, _ in pos.values())
     up = min(yy for _, yy in pos.values())
     pos = {n: (x - left, yy - up) for n, (x, yy) in pos.items()}
@@ -400,6 +409,30 @@ def _box(
     height = max(yy for _, yy in pos.values())
     return pos, width, height
 
+
+
+def _swap_improve(
+    pos: Positions, adj: dict[str, dict[str, float]], movable: list[str], through: int,
+    reach: float = 3.5 * SPACING, rounds: int = 3,
+) -> int:
+    """Exchange the places of two nearby host devices while that lowers the box's
+    :func:`_badness` (the adjacent exchange of layered drawing), in place; returns the score."""
+    score = _badness(pos, adj, through)
+    for _ in range(rounds):
+        better = False
+        for i, u in enumerate(movable):
+            for v in movable[i + 1:]:
+                if math.dist(pos[u], pos[v]) > reach:
+                    continue
+                pos[u], pos[v] = pos[v], pos[u]
+                trial = _badness(pos, adj, through)
+                if trial < score:
+                    score, better = trial, True
+                else:
+                    pos[u], pos[v] = pos[v], pos[u]
+        if not better:
+            break
+    return score
 
 def _place(
     islands: list[tuple[list[str], list[str]]],
@@ -449,6 +482,7 @@ def _place(
 
 
 _CLEARANCE = 0.12 * SPACING  # a link passing a node closer than this runs "through" it
+_THROUGH = 12  # crossings a link through a node is worth, once nodes have stepped aside
 
 
 def _untangle(
