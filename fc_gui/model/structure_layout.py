@@ -548,6 +548,28 @@ def _step_aside(p: np.ndarray, i: int, direction: np.ndarray, step: float) -> bo
     return False
 
 
+
+def _box_key(
+    group: str, gpus: list[str], others: list[str], role: dict[str, str],
+    adj: dict[str, dict[str, float]],
+) -> tuple | None:
+    """What :func:`_box` depends on, with the ``group.`` prefix taken off every id, so that a
+    box repeated under another name is laid out once; None when an id lacks the prefix."""
+    prefix = group + "."
+    members = [*gpus, *others]
+    if not group or not all(n.startswith(prefix) for n in members):
+        return None
+    inside = set(members)
+    cut = len(prefix)
+    links = tuple(
+        (n[cut:], v[cut:], w) for n in members for v, w in sorted(adj[n].items()) if v in inside
+    )
+    return (
+        tuple(n[cut:] for n in gpus),
+        tuple((n[cut:], role[n]) for n in others),
+        links,
+    )
+
 def structural(topo: Topology) -> Positions:
     """Positions of every node of ``topo`` by its structure (see the module's docstring)."""
     adj: dict[str, dict[str, float]] = defaultdict(dict)
@@ -569,7 +591,18 @@ def structural(topo: Topology) -> Positions:
         near = [s for s in network if any(v in gpus for v in adj[s]) and _is_star(role[s])]
         boxes[""][1].extend(near)
         network = [s for s in network if s not in set(near)]
-    drawn = [_box(gpus, others, role, adj) for gpus, others in boxes.values()]
+    drawn = []
+    done: dict[tuple, tuple[Positions, float, float]] = {}
+    for group, (gpus, others) in boxes.items():
+        key = _box_key(group, gpus, others, role, adj)
+        if key is not None and key in done:  # the same box again (a dump read --boxes N)
+            p, w, h = done[key]
+            cut = len(group) + 1
+            drawn.append(({f"{group}.{n[cut:]}": xy for n, xy in p.items()}, w, h))
+            continue
+        drawn.append(_box(gpus, others, role, adj))
+        if key is not None:
+            done.setdefault(key, drawn[-1])
     n_boxes = len(drawn)
     cols = n_boxes if n_boxes <= 4 else max(4, math.ceil(math.sqrt(n_boxes)))
     col_w = max((w for _, w, _ in drawn), default=0.0) + _BOX_GAP

@@ -162,3 +162,14 @@ def test_mi250_gcds_of_one_cpu_are_neighbours_on_the_arc():
     for mine in under.values():
         runs = sum(1 for i in range(len(around)) if (around[i] in mine) != (around[i - 1] in mine))
         assert runs == 2, sorted(mine)  # one run around the circle: it enters once and leaves once
+
+
+def test_a_dump_read_twice_draws_both_boxes_alike_side_by_side():
+    topo, _ = read_fabric(REAL / "rccl_topo_4p3l_2h.xml", boxes=2)
+    pos = {n.id: (n.x, n.y) for n in topo.nodes}
+    names = [n.id.split(".", 1)[1] for n in topo.nodes if n.group == "b0"]
+    assert len(names) == 21 and all(f"b1.{m}" in pos for m in names)
+    dx = pos["b1.gpu0"][0] - pos["b0.gpu0"][0]
+    assert dx > max(pos[f"b0.{m}"][0] for m in names) - min(pos[f"b0.{m}"][0] for m in names)
+    for m in names:  # the second box is the first moved right past it
+        assert pos[f"b1.{m}"] == pytest.approx((pos[f"b0.{m}"][0] + dx, pos[f"b0.{m}"][1]), abs=0.2)
