@@ -208,30 +208,6 @@ def _island(
     return pos
 
 
-def _segments_cross(pos: Positions, edges: list[tuple[str, str]]) -> int:
-    """How many pairs of ``edges`` (without a common end) cross, drawn straight."""
-    edges = [(a, b) for a, b in edges if a in pos and b in pos]
-    if len(edges) < 2:
-        return 0
-    p = np.array([pos[a] for a, _ in edges])
-    q = np.array([pos[b] for _, b in edges])
-    ids = {n: i for i, n in enumerate({n for e in edges for n in e})}
-    ea = np.array([ids[a] for a, _ in edges])
-    eb = np.array([ids[b] for _, b in edges])
-
-    def side(o, d, x):  # sign of the cross product (d - o) x (x - o), pairwise [i, j]
-        return np.sign(
-            (d[:, None, 0] - o[:, None, 0]) * (x[None, :, 1] - o[:, None, 1])
-            - (d[:, None, 1] - o[:, None, 1]) * (x[None, :, 0] - o[:, None, 0])
-        )
-
-    s1 = side(p, q, p) * side(p, q, q)  # [i, j]: j's ends on either side of i's line
-    cross = (s1 < 0) & (s1.T < 0)
-    shared = (ea[:, None] == ea[None, :]) | (ea[:, None] == eb[None, :])
-    shared |= (eb[:, None] == ea[None, :]) | (eb[:, None] == eb[None, :])
-    return int(np.triu(cross & ~shared, 1).sum())
-
-
 def _trees(
     islands: list[list[str]], row_gpus: list[str], rest: list[str], adj: dict[str, dict[str, float]]
 ) -> tuple[list[dict[str, int]], list[str]]:
@@ -330,29 +306,45 @@ def _ring_candidates(
     return [(order, span) for span in _SPANS for order in orders]
 
 
-def _badness(pos: Positions, adj: dict[str, dict[str, float]], through: int = 4) -> int:
-    """Crossings of the links among ``pos``, and ``through`` for each link drawn through a node
-    (a line through a node reads as two links: worse than a crossing). Before nodes step aside
-    (:func:`_untangle`) a light weight, after it :data:`_THROUGH`."""
-    edges = sorted({(min(a, b), max(a, b)) for a in pos for b in adj[a] if b in pos and b != a})
-    score = _segments_cross(pos, edges)
-    if not edges:
-        return score
-    ids = list(pos)
-    p = np.array([pos[n] for n in ids])
-    index = {n: i for i, n in enumerate(ids)}
-    ends = np.array([(index[a], index[b]) for a, b in edges])
-    a, b = p[ends[:, 0]], p[ends[:, 1]]
-    d = b - a
-    length2 = np.maximum((d**2).sum(axis=1), 1e-9)
-    t = ((p[None, :, :] - a[:, None, :]) * d[:, None, :]).sum(axis=2) / length2[:, None]
-    closest = a[:, None, :] + t[..., None] * d[:, None, :]
-    dist = np.hypot(*(p[None, :, :] - closest).transpose(2, 0, 1))
-    hit = (t > 0.02) & (t < 0.98) & (dist < _CLEARANCE)
-    rows = np.arange(len(ends))
-    hit[rows, ends[:, 0]] = False
-    hit[rows, ends[:, 1]] = False
-    return score + through * int(hit.sum())
+class _Badness:
+    """Crossings of the links among a box's nodes, and ``through`` for each link drawn through
+    a node (a line through a node reads as two links: worse than a crossing) -- before nodes
+    step aside (:func:`_untangle`) a light weight, after it :data:`_THROUGH`. Built once per box
+    (the links as index arrays), called on each candidate drawing."""
+
+    def __init__(self, nodes, adj: dict[str, dict[str, float]]) -> None:
+        self.ids = sorted(nodes)
+        index = {n: i for i, n in enumerate(self.ids)}
+        edges = sorted({(min(index[a], index[b]), max(index[a], index[b]))
+                        for a in self.ids for b in adj[a] if b in index and b != a})
+        self.ends = np.array(edges, dtype=np.int64).reshape(-1, 2)
+        ea, eb = self.ends[:, 0], self.ends[:, 1]
+        shared = (ea[:, None] == ea[None, :]) | (ea[:, None] == eb[None, :])
+        shared |= (eb[:, None] == ea[None, :]) | (eb[:, None] == eb[None, :])
+        self.apart = np.triu(~shared, 1)  # pairs of links without a common end, each once
+        self.own = np.zeros((len(edges), len(self.ids)), dtype=bool)  # a link's own ends
+        self.own[np.arange(len(edges)), ea] = True
+        self.own[np.arange(len(edges)), eb] = True
+
+    def __call__(self, pos: Positions, through: int = 4) -> int:
+        if len(self.ends) == 0:
+            return 0
+        p = np.array([pos[n] for n in self.ids], dtype=float)
+        a, b = p[self.ends[:, 0]], p[self.ends[:, 1]]
+        d = b - a
+
+        def side(x: np.ndarray) -> np.ndarray:  # [i, j]: side of link i's line that x[j] is on
+            return np.sign(d[:, None, 0] * (x[None, :, 1] - a[:, None, 1])
+                           - d[:, None, 1] * (x[None, :, 0] - a[:, None, 0]))
+
+        split = side(a) * side(b)  # [i, j] < 0: link j's ends on either side of link i's line
+        crossings = int(((split < 0) & (split.T < 0) & self.apart).sum())
+        length2 = np.maximum((d**2).sum(axis=1), 1e-9)
+        t = ((p[None, :, :] - a[:, None, :]) * d[:, None, :]).sum(axis=2) / length2[:, None]
+        closest = a[:, None, :] + t[..., None] * d[:, None, :]
+        dist = np.hypot(*(p[None, :, :] - closest).transpose(2, 0, 1))
+        hit = (t > 0.02) & (t < 0.98) & (dist < _CLEARANCE) & ~self.own
+        return crossings + through * int(hit.sum())
 
 
 def _box(
@@ -380,13 +372,15 @@ def _box(
              for (ring, _), tree in zip(islands, trees, strict=True)]
     candidates = [_ring_candidates(ring, adj, tree) if tree else []
                   for (ring, _), tree in zip(rings, trees, strict=True)]
-    best = _badness(_place(islands, rings, trees, row_gpus, below, adj), adj)
+    first = _place(islands, rings, trees, row_gpus, below, adj)
+    badness = _Badness(first, adj)
+    best = badness(first)
     for _sweep in range(2):
         changed = False
         for k, cands in enumerate(candidates):
             for cand in cands:
                 trial = [*rings[:k], cand, *rings[k + 1:]]
-                score = _badness(_place(islands, trial, trees, row_gpus, below, adj), adj)
+                score = badness(_place(islands, trial, trees, row_gpus, below, adj))
                 if score < best:
                     best, rings, changed = score, trial, True
         if not changed:
@@ -396,11 +390,11 @@ def _box(
         return pos, 0.0, 0.0
     fixed = set(gpus) | set(stars)
     swapped = dict(pos)
-    _swap_improve(swapped, adj, [n for n in rest if n in pos], 4)
+    _swap_improve(swapped, badness, [n for n in rest if n in pos], 4)
     drawn = []
     for p in (pos, swapped):  # stepping aside may undo an exchange's gain: keep the better
         _untangle(p, adj, fixed=fixed)
-        drawn.append((_badness(p, adj, _THROUGH), len(drawn), p))
+        drawn.append((badness(p, _THROUGH), len(drawn), p))
     pos = min(drawn)[2]
     left = min(x for x, _ in pos.values())
     up = min(yy for _, yy in pos.values())
@@ -412,12 +406,12 @@ def _box(
 
 
 def _swap_improve(
-    pos: Positions, adj: dict[str, dict[str, float]], movable: list[str], through: int,
+    pos: Positions, badness: _Badness, movable: list[str], through: int,
     reach: float = 3.5 * SPACING, rounds: int = 3,
 ) -> int:
     """Exchange the places of two nearby host devices while that lowers the box's
-    :func:`_badness` (the adjacent exchange of layered drawing), in place; returns the score."""
-    score = _badness(pos, adj, through)
+    ``badness`` (the adjacent exchange of layered drawing), in place; returns the score."""
+    score = badness(pos, through)
     for _ in range(rounds):
         better = False
         for i, u in enumerate(movable):
@@ -425,7 +419,7 @@ def _swap_improve(
                 if math.dist(pos[u], pos[v]) > reach:
                     continue
                 pos[u], pos[v] = pos[v], pos[u]
-                trial = _badness(pos, adj, through)
+                trial = badness(pos, through)
                 if trial < score:
                     score, better = trial, True
                 else:
