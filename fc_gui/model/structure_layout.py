@@ -290,6 +290,23 @@ def _host_order(
     return [g for u in units for g in u]
 
 
+def _unit_moves(ring: list[str], adj: dict[str, dict[str, float]]) -> list[list[str]]:
+    """``ring`` with two neighbouring units (package pairs or single GPUs) exchanged, or with
+    one pair turned round: the local moves tried after the candidate orders."""
+    units = _packages(ring, adj)
+    out = []
+    for i in range(len(units)):
+        j = (i + 1) % len(units)
+        swapped = list(units)
+        swapped[i], swapped[j] = swapped[j], swapped[i]
+        out.append([g for u in swapped for g in u])
+        if len(units[i]) == 2:
+            turned = list(units)
+            turned[i] = units[i][::-1]
+            out.append([g for u in turned for g in u])
+    return out
+
+
 def _ring_candidates(
     ring: list[str], adj: dict[str, dict[str, float]], tree: dict[str, int]
 ) -> list[tuple[list[str], float]]:
@@ -380,6 +397,18 @@ def _box(
         for k, cands in enumerate(candidates):
             for cand in cands:
                 trial = [*rings[:k], cand, *rings[k + 1:]]
+                score = badness(_place(islands, trial, trees, row_gpus, below, adj))
+                if score < best:
+                    best, rings, changed = score, trial, True
+        if not changed:
+            break
+    for _sweep in range(3):  # then neighbouring packages trade places, or a package turns round
+        changed = False
+        for k, tree in enumerate(trees):
+            if not tree:
+                continue
+            for trial_ring in _unit_moves(rings[k][0], adj):
+                trial = [*rings[:k], (trial_ring, rings[k][1]), *rings[k + 1:]]
                 score = badness(_place(islands, trial, trees, row_gpus, below, adj))
                 if score < best:
                     best, rings, changed = score, trial, True
