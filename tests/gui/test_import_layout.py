@@ -139,7 +139,7 @@ def test_real_dumps_draw_their_links_around_nodes_not_through_them():
         closest = min(math.dist(p, q) for i, p in enumerate(pts) for q in pts[i + 1:])
         assert closest >= 0.5 * SPACING, path.name  # stepping aside never piles nodes up
     # over 68 dumps: links through nodes 158 before nodes stepped aside, 29 before host trees
-    # hung on bowls below their GPU islands and nearby host devices traded places
+    # hung on bowls below their GPU islands, packages and host devices traded places
     # (notes/layout.md); crossings 2164 then
     assert total <= 3
     assert crossings <= 1394
