@@ -331,6 +331,7 @@ class _Badness:
 
     def __init__(self, nodes, adj: dict[str, dict[str, float]]) -> None:
         self.ids = sorted(nodes)
+        self.adj = adj
         index = {n: i for i, n in enumerate(self.ids)}
         edges = sorted({(min(index[a], index[b]), max(index[a], index[b]))
                         for a in self.ids for b in adj[a] if b in index and b != a})
@@ -438,8 +439,9 @@ def _swap_improve(
     pos: Positions, badness: _Badness, movable: list[str], through: int,
     reach: float = 3.5 * SPACING, rounds: int = 3,
 ) -> int:
-    """Exchange the places of two nearby host devices while that lowers the box's
-    ``badness`` (the adjacent exchange of layered drawing), in place; returns the score."""
+    """Exchange the places of two nearby host devices, or move one to the middle of the nodes it
+    links (where no node is within 0.6 spacing), while that lowers the box's ``badness`` (the
+    adjacent exchange and barycentre steps of layered drawing), in place; returns the score."""
     score = badness(pos, through)
     for _ in range(rounds):
         better = False
@@ -453,6 +455,20 @@ def _swap_improve(
                     score, better = trial, True
                 else:
                     pos[u], pos[v] = pos[v], pos[u]
+        for u in movable:  # a device moves to the middle of what it links, if there is room
+            near = [pos[v] for v in badness.adj[u] if v in pos]
+            if not near:
+                continue
+            mid = (sum(x for x, _ in near) / len(near), sum(y for _, y in near) / len(near))
+            if any(math.dist(mid, q) < 0.6 * SPACING for n, q in pos.items() if n != u):
+                continue
+            old = pos[u]
+            pos[u] = mid
+            trial = badness(pos, through)
+            if trial < score:
+                score, better = trial, True
+            else:
+                pos[u] = old
         if not better:
             break
     return score
