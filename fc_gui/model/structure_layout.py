@@ -311,14 +311,17 @@ def _ring_candidates(
     ring: list[str], adj: dict[str, dict[str, float]], tree: dict[str, int]
 ) -> list[tuple[list[str], float]]:
     """(order, span) of an island with a host tree to try: its circle order and its host
-    order, each turned and mirrored, on each arc of :data:`_SPANS`."""
+    order, each turned and mirrored, on each arc of :data:`_SPANS` (the half circle first: a
+    search cut short by the budget keeps the bowl)."""
     n = len(ring)
     orders: list[list[str]] = []
+    seen: set[tuple[str, ...]] = set()
     for base in (ring, _host_order(ring, adj, tree)):
         for rev in (base, base[::-1]):
             for i in range(n):
                 cand = rev[i:] + rev[:i]
-                if cand not in orders:
+                if tuple(cand) not in seen:
+                    seen.add(tuple(cand))
                     orders.append(cand)
     return [(order, span) for span in _SPANS for order in orders]
 
@@ -327,11 +330,13 @@ class _Badness:
     """Crossings of the links among a box's nodes, and ``through`` for each link drawn through
     a node (a line through a node reads as two links: worse than a crossing) -- before nodes
     step aside (:func:`_untangle`) a light weight, after it :data:`_THROUGH`. Built once per box
-    (the links as index arrays), called on each candidate drawing."""
+    (the links as index arrays), called on each candidate drawing; ``spent`` once the calls
+    have done :data:`_BUDGET` element operations, so that the searches stop (bounded time)."""
 
     def __init__(self, nodes, adj: dict[str, dict[str, float]]) -> None:
         self.ids = sorted(nodes)
         self.adj = adj
+        self.work = 0
         index = {n: i for i, n in enumerate(self.ids)}
         edges = sorted({(min(index[a], index[b]), max(index[a], index[b]))
                         for a in self.ids for b in adj[a] if b in index and b != a})
@@ -344,9 +349,14 @@ class _Badness:
         self.own[np.arange(len(edges)), ea] = True
         self.own[np.arange(len(edges)), eb] = True
 
+    @property
+    def spent(self) -> bool:
+        return self.work > _BUDGET
+
     def __call__(self, pos: Positions, through: int = 4) -> int:
         if len(self.ends) == 0:
             return 0
+        self.work += len(self.ends) * (len(self.ends) + len(self.ids))
         p = np.array([pos[n] for n in self.ids], dtype=float)
         a, b = p[self.ends[:, 0]], p[self.ends[:, 1]]
         d = b - a
@@ -397,6 +407,8 @@ def _box(
         changed = False
         for k, cands in enumerate(candidates):
             for cand in cands:
+                if badness.spent:
+                    break
                 trial = [*rings[:k], cand, *rings[k + 1:]]
                 score = badness(_place(islands, trial, trees, row_gpus, below, adj))
                 if score < best:
@@ -409,6 +421,8 @@ def _box(
             if not tree:
                 continue
             for trial_ring in _unit_moves(rings[k][0], adj):
+                if badness.spent:
+                    break
                 trial = [*rings[:k], (trial_ring, rings[k][1]), *rings[k + 1:]]
                 score = badness(_place(islands, trial, trees, row_gpus, below, adj))
                 if score < best:
@@ -447,6 +461,8 @@ def _swap_improve(
         better = False
         for i, u in enumerate(movable):
             for v in movable[i + 1:]:
+                if badness.spent:
+                    return score
                 if math.dist(pos[u], pos[v]) > reach:
                     continue
                 pos[u], pos[v] = pos[v], pos[u]
@@ -456,6 +472,8 @@ def _swap_improve(
                 else:
                     pos[u], pos[v] = pos[v], pos[u]
         for u in movable:  # a device moves to the middle of what it links, if there is room
+            if badness.spent:
+                return score
             near = [pos[v] for v in badness.adj[u] if v in pos]
             if not near:
                 continue
@@ -522,6 +540,7 @@ def _place(
 
 _CLEARANCE = 0.12 * SPACING  # a link passing a node closer than this runs "through" it
 _THROUGH = 12  # crossings a link through a node is worth, once nodes have stepped aside
+_BUDGET = 3e7  # element operations of crossing counts per box (16p1h needs about a third)
 
 
 def _untangle(

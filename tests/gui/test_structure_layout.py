@@ -173,3 +173,37 @@ def test_a_dump_read_twice_draws_both_boxes_alike_side_by_side():
     assert dx > max(pos[f"b0.{m}"][0] for m in names) - min(pos[f"b0.{m}"][0] for m in names)
     for m in names:  # the second box is the first moved right past it
         assert pos[f"b1.{m}"] == pytest.approx((pos[f"b0.{m}"][0] + dx, pos[f"b0.{m}"][1]), abs=0.2)
+
+
+def test_the_search_of_a_big_box_stops_at_its_budget(monkeypatch):
+    """128 GPUs in one island with a host tree (3 links each, 4 CPUs): the crossing counts
+    stop at the work budget (past it only the few counts that pick the final drawing), and every
+    node still gets a place."""
+    from fractions import Fraction
+
+    from fc_gui.model import structure_layout as sl
+    from solver.model.topology import SWITCH, Link, Node, Topology
+
+    n, nodes, links = 128, [], []
+    for i in range(n):
+        nodes += [Node(id=f"b0.gpu{i}", kind=COMPUTE, role="gpu", group="b0"),
+                  Node(id=f"b0.pcie{i}", kind=SWITCH, role="pcie", group="b0")]
+        links += [Link(source=f"b0.gpu{i}", target=f"b0.gpu{(i + 1) % n}", bandwidth=Fraction(50)),
+                  Link(source=f"b0.gpu{i}", target=f"b0.gpu{(i + 3) % n}", bandwidth=Fraction(50)),
+                  Link(source=f"b0.gpu{i}", target=f"b0.pcie{i}", bandwidth=Fraction(16)),
+                  Link(source=f"b0.pcie{i}", target=f"b0.cpu{i * 4 // n}", bandwidth=Fraction(16))]
+    nodes += [Node(id=f"b0.cpu{c}", kind=SWITCH, role="cpu", group="b0") for c in range(4)]
+    topo = Topology(name="big", nodes=tuple(nodes), links=tuple(links))
+    counted = []
+    call = sl._Badness.__call__
+
+    def spy(self, pos, through=4):
+        counted.append(self.work)
+        return call(self, pos, through)
+
+    monkeypatch.setattr(sl._Badness, "__call__", spy)
+    pos = structural(topo)
+    per_count = len(links) * (len(links) + len(nodes))
+    assert counted and max(counted) <= sl._BUDGET + 4 * per_count
+    assert max(counted) > sl._BUDGET - per_count  # the budget, not the search's end, stopped it
+    assert len({(round(x, 1), round(y, 1)) for x, y in pos.values()}) == len(nodes)
