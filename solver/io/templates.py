@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from solver.model.errors import TopologyError
+from solver.model.values import MAX_NODES
 from solver.model.topology import (
     COMPUTE,
     NVLS_CAPABILITIES,
@@ -1022,11 +1023,32 @@ DEFAULT_TEMPLATE = "dgx_a100"
 #: the rest of the tool reads: fabric files are capped at 100 MB (MAX_FILE_BYTES; the fat tree
 #: at 1024 x 256 x 256 was 113 MB of GraphML) and GraphML takes about 160 bytes per node or
 #: link (the 24 576-GPU Meta cluster, 53 904 nodes and 98 432 links: 23.6 MB), so 262 144
-#: links and the model's 65 536 nodes (MAX_NODES, checked when the fabric is built) stay near
+#: links and the model's 65 536 nodes (MAX_NODES, also estimated up front) stay near
 #: 50 MB. 32 768 compute nodes: a rail-optimised fabric has about two nodes per GPU (GPU and
 #: NIC), so MAX_NODES binds first at about 30 000 GPUs.
 MAX_TEMPLATE_COMPUTE = 32_768
 MAX_TEMPLATE_LINKS = 262_144
+
+
+def _template_nodes(name: str, a: dict[str, Any], compute: int) -> int:
+    """Nodes of the cluster templates before they are built (0: bounded by their ranges)."""
+    if name == "nvl72_racks":
+        racks, trays = int(a["racks"]), int(a["trays"])
+        leaves = NVL72_TRAY_GPUS * trays // _rack_leaf_trays(racks, trays)
+        return 2 * compute + racks + leaves - (-compute // IB_SWITCH_PORTS)
+    if name == "hpn":
+        pods, aggs = int(a["pods"]), int(a["aggs"])
+        tors = pods * int(a["segments"]) * 2 * HPN_RAILS
+        return 2 * compute + compute // HPN_RAILS + tors + 2 * aggs * (pods + (pods > 1))
+    if name == "clos3":
+        zones, ctsws = int(a["zones"]), int(a["ctsws"])
+        racks = zones * int(a["racks_per_zone"])
+        return 2 * compute + compute // 8 + racks + ctsws * (zones + (zones > 1))
+    if name == "superpod":
+        sus = int(a["sus"])
+        switches = 8 * sus + (4 * sus if sus <= 8 else 32 * sus // 4 + 4 * sus)
+        return 2 * compute + compute // SU_RAILS + switches
+    return 0
 
 
 def _template_size(name: str, a: dict[str, Any]) -> tuple[int, int]:
@@ -1096,6 +1118,11 @@ def make(name: str, **values: Any) -> Topology:
         raise TopologyError(
             f"template {name!r} with these parameters has {links} links; the limit is "
             f"{MAX_TEMPLATE_LINKS}"
+        )
+    nodes = _template_nodes(name, args, compute)
+    if nodes > MAX_NODES:
+        raise TopologyError(
+            f"template {name!r} with these parameters has {nodes} nodes; the limit is {MAX_NODES}"
         )
     topo = spec.function(**args)
     if len(topo.compute_ids) > MAX_TEMPLATE_COMPUTE:  # box templates: 16 GCDs per MI250 box

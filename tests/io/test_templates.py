@@ -198,7 +198,9 @@ def test_make_checks_ranges_and_names():
         ("fat_tree", {"leaves": 1024, "spines": 256, "gpus_per_leaf": 32}, "294912 links"),
         ("torus_3d", {"x": 64, "y": 64, "z": 64}, "262144 compute nodes"),
         ("clos3", {"zones": 64, "racks_per_zone": 1024}, "1048576 compute nodes"),
-        ("hpn", {"pods": 64}, "983040 compute nodes"),
+        ("hpn", {"segments": 15, "pods": 64}, "983040 compute nodes"),
+        # 30 720 GPUs, but a GPU and a NIC each: more nodes than the model holds
+        ("hpn", {"segments": 15, "pods": 2}, "66120 nodes; the limit is 65536"),
     ],
 )
 def test_templates_stay_within_what_the_tool_reads(name, values, message):
@@ -224,7 +226,8 @@ def test_largest_templates_fit_the_fabric_file_cap():
 def test_template_sizes_are_known_before_building():
     """The up-front estimate (what make() refuses on) is the built fabric's exact size."""
     cases = [
-        ("nvl72_racks", {"racks": 16}), ("hpn", {"segments": 15}), ("nvl72_racks", {"racks": 5, "trays": 3}),
+        ("nvl72_racks", {"racks": 16}), ("hpn", {"segments": 15}),
+        ("superpod", {"sus": 2}), ("nvl72_racks", {"racks": 5, "trays": 3}),
         ("hpn", {"segments": 3, "hosts": 4, "pods": 2, "aggs": 3}), ("hpn", {"hosts": 2}),
         ("clos3", {"zones": 3, "racks_per_zone": 5, "ctsws": 4}),
         ("clos3", {"zones": 1, "racks_per_zone": 3}),
@@ -233,6 +236,7 @@ def test_template_sizes_are_known_before_building():
         topo = T.make(name, **values)
         args = {**T.TEMPLATES[name].defaults(), **values}
         assert T._template_size(name, args) == (len(topo.compute_ids), len(topo.links))
+        assert T._template_nodes(name, args, len(topo.compute_ids)) == len(topo.nodes)
 
 
 def test_a_hostile_template_size_is_refused_before_building(monkeypatch):
