@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from solver.model.errors import TopologyError
+from solver.model.values import MAX_NODES
 from solver.model.topology import (
     COMPUTE,
     NVLS_CAPABILITIES,
@@ -358,6 +359,248 @@ def nvl72(gpus: int = 72, nvlink_bw: float = 900) -> Topology:
     return b.build()
 
 
+#: GB200 NVL72 rack: 18 compute trays of 4 GPUs, one 400 Gb/s ConnectX-7 per GPU (compute fabric)
+NVL72_TRAYS = 18
+NVL72_TRAY_GPUS = 4
+#: InfiniBand NDR switch (Quantum-2 QM9700): 64 ports of 400 Gb/s, half down and half up
+IB_LEAF_DOWN = 32
+IB_SWITCH_PORTS = 64
+
+
+def _rack_leaf_trays(racks: int, trays: int = NVL72_TRAYS) -> int:
+    """Trays of every rack whose rail-k NICs share one leaf: the largest divisor of ``trays``
+    with ``racks`` x that <= 32 leaf downlinks."""
+    return max(t for t in range(1, trays + 1) if trays % t == 0 and racks * t <= IB_LEAF_DOWN)
+
+
+def nvl72_racks(racks: int = 16, nvlink_bw: float = 900, nic_bw: float = 50,
+                trays: int = NVL72_TRAYS) -> Topology:
+    """``racks`` GB200 NVL72 racks joined by a rail-optimised, non-blocking 2-tier InfiniBand
+    compute fabric.
+
+    Sources: NVIDIA DGX SuperPOD reference architecture with DGX GB200 systems
+    (docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-gb200, "Network
+    Fabrics": a rack is 18 compute trays and 9 NVLink switch trays, every GPU one NVLink 5
+    link to each of the 18 switch chips, 1.8 TB/s bidirectional = 900 GB/s each way; an SU is
+    8 racks = 576 GPUs; NDR 400 Gb/s InfiniBand compute fabric, rail-optimised) and the DGX
+    GB200 user guide ("Hardware": 4 GPUs and 4 single-port 400G ConnectX-7 NICs per tray).
+
+    Each rack ``b<r>`` is one NVLink domain: its 72 GPUs at ``nvlink_bw`` GB/s to ``b<r>.nvsw``
+    (reduces and multicasts, NVLS), GPU j with its own NIC ``b<r>.nic<j>`` (``nic_bw`` = 50 GB/s
+    = 400 Gb/s; 100 for the 800 Gb/s ConnectX-8 of GB300). GPU j sits in tray j // 4 on rail
+    j % 4. Leaves are 64-port NDR switches (QM9700), 32 ports down and 32 up: leaf
+    ``rail<k>.leaf<m>`` takes the rail-k NICs of trays m*T .. m*T+T-1 of *every* rack, T the
+    largest divisor of 18 with racks x T <= 32 (16 racks: T = 2, 36 leaves; 8 racks: T = 3,
+    24 leaves); every leaf links to every one of the ceil(uplink ports / 64) spines with its
+    uplink bandwidth (= its downlink bandwidth: non-blocking) spread evenly. The RA gives the
+    SU and the switch model but no per-rack leaf table, so the leaf grouping is ours; it is
+    wired so that moving every rack to the next fixes every switch (box symmetry applies).
+    2 to 32 racks (2304 GPUs): more need a third tier. ``trays`` below 18 is a smaller model
+    of the same wiring (for teaching and tests).
+    """
+    racks = _count(racks, "number of racks", 2, IB_LEAF_DOWN)
+    n_trays = _count(trays, "compute trays per rack", 1, NVL72_TRAYS)
+    nvlink = _bandwidth(nvlink_bw, "NVLink bandwidth")
+    nic = _bandwidth(nic_bw, "NIC bandwidth")
+    gpus = n_trays * NVL72_TRAY_GPUS
+    b = _Builder(
+        f"{racks}x GB200 NVL{gpus} ({racks * gpus} GPUs)",
+        template="nvl72_racks",
+        template_params=_params(racks=racks, nvlink_bw=nvlink, nic_bw=nic, trays=n_trays),
+    )
+    _, nics, width, height = _nvswitch_boxes(b, racks, gpus, nvlink, nic, nvls=True)
+    trays = _rack_leaf_trays(racks, n_trays)
+    per_rail = n_trays // trays
+    y = height + _ROW
+    leaf_ids = [b.node(f"rail{k}.leaf{m}", SWITCH, "leaf", x, y, "leaves")
+                for (k, m), x in zip(itertools.product(range(NVL72_TRAY_GPUS), range(per_rail)),
+                                     _spread(NVL72_TRAY_GPUS * per_rail, width), strict=True)]
+    for box_nics in nics:
+        for j, nic_id in enumerate(box_nics):
+            rail, tray = j % NVL72_TRAY_GPUS, j // NVL72_TRAY_GPUS
+            b.link(nic_id, leaf_ids[rail * per_rail + tray // trays], nic)
+    down = racks * trays  # a leaf's NIC links
+    spines = -(-len(leaf_ids) * down // IB_SWITCH_PORTS)
+    spine_ids = [b.node(f"spine{s}", SWITCH, "spine", x, y + _ROW, "spines")
+                 for s, x in enumerate(_spread(spines, width))]
+    for leaf in leaf_ids:
+        for spine in spine_ids:
+            b.link(leaf, spine, down * nic / spines)
+    return b.build()
+
+
+#: Alibaba HPN segment: 8 rails, each with two ToRs (one per plane); 128 hosts
+HPN_RAILS = 8
+HPN_HOSTS = 128
+HPN_SEGMENTS = 15  # a pod: 15 segments, 15 360 GPUs
+HPN_AGGS = 60  # aggregation switches per plane (a ToR's 60 uplinks, one to each)
+
+
+def hpn(
+    segments: int = HPN_SEGMENTS,
+    hosts: int = HPN_HOSTS,
+    pods: int = 1,
+    nvlink_bw: float = 400,
+    port_bw: float = 25,
+    aggs: int = HPN_AGGS,
+    uplink_bw: float = 50,
+    core_oversubscription: float = 15,
+) -> Topology:
+    """Alibaba HPN: dual-ToR, dual-plane, rail-optimised segments (Qian et al., "Alibaba HPN: A
+    Data Center Network for Large Language Model Training", SIGCOMM 2024).
+
+    From the paper: a host is 8 GPUs on NVSwitch (``nvlink_bw``, 400 GB/s for the H800 it
+    describes) and 8 backend NICs, one per GPU, each with two 200 Gb/s ports (``port_bw`` =
+    25 GB/s each; 400 Gb/s per GPU). A segment is ``hosts`` = 128 hosts (1024 GPUs): port 0 of
+    the rail-j NIC of every host goes to ToR ``s<s>.tor<j>a`` (plane 0), port 1 to
+    ``s<s>.tor<j>b`` (plane 1): dual ToR, 16 ToRs per segment, each 128 x 200G down and
+    60 x 400G up (51.2 Tb/s chips; 128*200/(60*400) = 16/15, the paper's 1.067:1). Tier 2 is
+    dual-plane: a plane-p ToR of every segment links once (``uplink_bw`` = 50 GB/s = 400 Gb/s)
+    to each of the ``aggs`` = 60 aggregation switches ``pod<q>.p<p>.agg<k>`` of its plane
+    only; a pod is
+    ``segments`` = 15 segments (15 360 GPUs, "15K GPUs in a Pod"). Several ``pods`` are joined
+    by tier 3, 15:1 oversubscribed at the aggregation switches (``core_oversubscription``):
+    aggregation switch k of plane p of every pod links to core ``p<p>.core<k>`` (one core per
+    aggregation index and plane is our choice; the paper gives the ratio, not the count).
+    Backup hosts and the frontend network are left out. ``hosts`` below 128 is a smaller model
+    of the same wiring: every uplink bandwidth scales with it (``uplink_bw`` x hosts / 128).
+    """
+    segments = _count(segments, "segments per pod", 1, HPN_SEGMENTS)
+    hosts = _count(hosts, "hosts per segment", 1, HPN_HOSTS)
+    pods = _count(pods, "pods", 1)
+    aggs = _count(aggs, "aggregation switches per plane", 1, 128)
+    nvlink = _bandwidth(nvlink_bw, "NVLink bandwidth")
+    port = _bandwidth(port_bw, "NIC port bandwidth")
+    uplink = _bandwidth(uplink_bw, "uplink bandwidth")
+    core_over = _bandwidth(core_oversubscription, "core oversubscription")
+    if segments * hosts * pods < 2:
+        raise TopologyError("an HPN fabric needs at least two hosts")
+    n_seg = pods * segments
+    b = _Builder(
+        f"Alibaba HPN {pods} pod x {segments} segments x {hosts} hosts "
+        f"({n_seg * hosts * HPN_RAILS} GPUs)",
+        template="hpn",
+        template_params=_params(
+            segments=segments, hosts=hosts, pods=pods, nvlink_bw=nvlink, port_bw=port,
+            aggs=aggs, uplink_bw=uplink, core_oversubscription=core_over,
+        ),
+    )
+    _, nics, width, height = _nvswitch_boxes(b, n_seg * hosts, HPN_RAILS, nvlink, 2 * port,
+                                             nvls=True)
+    y = height + _ROW
+    tor_up = uplink * hosts / HPN_HOSTS  # one ToR-aggregation link (scaled for small models)
+    seg_x = _spread(n_seg, width)
+    for s in range(n_seg):
+        for j in range(HPN_RAILS):
+            for p, plane in enumerate("ab"):
+                x = seg_x[s] + ((2 * j + p) - (2 * HPN_RAILS - 1) / 2) * _COL
+                b.node(f"s{s}.tor{j}{plane}", SWITCH, "tor", x, y, f"s{s}")
+        for h in range(s * hosts, (s + 1) * hosts):
+            for j, nic_id in enumerate(nics[h]):
+                for plane in "ab":
+                    b.link(nic_id, f"s{s}.tor{j}{plane}", port)
+    pod_x = _spread(pods, width)
+    for pod in range(pods):
+        for p, plane in enumerate("ab"):
+            for k in range(aggs):
+                x = pod_x[pod] + ((p * aggs + k) - (2 * aggs - 1) / 2) * _COL / 2
+                agg = b.node(f"pod{pod}.p{p}.agg{k}", SWITCH, "agg", x, y + _ROW, f"pod{pod}")
+                for s in range(pod * segments, (pod + 1) * segments):
+                    for j in range(HPN_RAILS):
+                        b.link(f"s{s}.tor{j}{plane}", agg, tor_up)
+    if pods > 1:
+        agg_up = segments * HPN_RAILS * tor_up / core_over
+        for p in range(2):
+            for k, x in enumerate(_spread(aggs, width)):
+                core = b.node(f"p{p}.core{k}", SWITCH, "core", x + p * _COL / 4, y + 2 * _ROW,
+                              "cores")
+                for pod in range(pods):
+                    b.link(f"pod{pod}.p{p}.agg{k}", core, agg_up)
+    return b.build()
+
+
+#: Meta's RoCE AI zone (SIGCOMM 2024; the Llama 3 paper's 24K-GPU cluster)
+META_ZONES = 8
+META_RACKS = 192  # racks per AI zone (3072 GPUs)
+META_HOSTS_PER_RACK = 2  # Grand Teton hosts of 8 H100 each
+META_CTSWS = 16  # our choice: spines per zone (the paper gives no count)
+
+
+def clos3(
+    zones: int = META_ZONES,
+    racks_per_zone: int = META_RACKS,
+    nvlink_bw: float = 450,
+    nic_bw: float = 50,
+    ctsws: int = META_CTSWS,
+    atsw_oversubscription: float = 7,
+) -> Topology:
+    """A 3-tier Clos with oversubscription: Meta's RoCE backend (Gangidi et al., "RDMA over
+    Ethernet for Distributed AI Training at Meta Scale", SIGCOMM 2024; sizes from the Llama 3
+    paper, "The Llama 3 Herd of Models", 2024, section 3.3.1).
+
+    A rack is 2 hosts of 8 H100 GPUs on NVSwitch (``nvlink_bw``), each GPU one 400 Gb/s RoCE
+    NIC (``nic_bw`` = 50 GB/s) to the rack's RTSW (rack training switch, the leaf)
+    ``z<z>.r<r>.rtsw``; an AI zone is ``racks_per_zone`` = 192 racks (3072 GPUs), each RTSW linked
+    to every one of the zone's ``ctsws`` CTSWs (cluster training switches, the spine)
+    ``z<z>.ctsw<k>``, non-blocking inside the zone (the paper; the Llama 3 cluster even doubles
+    the RTSW uplinks, which changes no cut through them). ``zones`` = 8 zones (24 576 GPUs)
+    are joined by the ATSW (aggregator training switch) tier, oversubscribed by design,
+    ``atsw_oversubscription`` = 7 (7:1, the Llama 3 paper): CTSW k of every zone links to
+    ``atsw<k>`` with its downlink bandwidth / 7. One zone has no ATSW tier. The CTSW count
+    (and so one ATSW per CTSW index) is our choice: the papers do not give it.
+    """
+    zones = _count(zones, "number of AI zones", 1)
+    racks = _count(racks_per_zone, "racks per zone", 1)
+    ctsws = _count(ctsws, "CTSWs per zone", 1, 256)
+    nvlink = _bandwidth(nvlink_bw, "NVLink bandwidth")
+    nic = _bandwidth(nic_bw, "NIC bandwidth")
+    over = _bandwidth(atsw_oversubscription, "ATSW oversubscription")
+    per_rack = META_HOSTS_PER_RACK * 8
+    b = _Builder(
+        f"3-tier Clos {zones} zones x {racks} racks ({zones * racks * per_rack} GPUs)",
+        template="clos3",
+        template_params=_params(
+            zones=zones, racks_per_zone=racks, nvlink_bw=nvlink, nic_bw=nic, ctsws=ctsws,
+            atsw_oversubscription=over,
+        ),
+    )
+    hosts = zones * racks * META_HOSTS_PER_RACK
+    _, nics, width, height = _nvswitch_boxes(b, hosts, 8, nvlink, nic, nvls=True)
+    y = height + _ROW
+    # a rack (its two hosts and its RTSW) is one group: moving every rack of a zone to the next
+    # fixes the zone's CTSWs
+    host_group = {}
+    for z in range(zones):
+        for r in range(racks):
+            for h in range(META_HOSTS_PER_RACK):
+                host_group[f"b{(z * racks + r) * META_HOSTS_PER_RACK + h}"] = f"z{z}.r{r}"
+    b.nodes = [replace(n, group=host_group[n.group]) if n.group in host_group else n
+               for n in b.nodes]
+    rack_x = _spread(zones * racks, width)
+    zone_x = _spread(zones, width)
+    up = per_rack * nic / ctsws  # one RTSW-CTSW link (non-blocking)
+    for z in range(zones):
+        ctsw_ids = [
+            b.node(f"z{z}.ctsw{k}", SWITCH, "ctsw",
+                   zone_x[z] + (k - (ctsws - 1) / 2) * _COL / 2, y + _ROW, f"z{z}")
+            for k in range(ctsws)
+        ]
+        for r in range(racks):
+            rtsw = b.node(f"z{z}.r{r}.rtsw", SWITCH, "rtsw", rack_x[z * racks + r], y,
+                          f"z{z}.r{r}")
+            for h in range(META_HOSTS_PER_RACK):
+                for nic_id in nics[(z * racks + r) * META_HOSTS_PER_RACK + h]:
+                    b.link(nic_id, rtsw, nic)
+            for c in ctsw_ids:
+                b.link(rtsw, c, up)
+    if zones > 1:
+        for k, x in enumerate(_spread(ctsws, width)):
+            atsw = b.node(f"atsw{k}", SWITCH, "atsw", x, y + 2 * _ROW, "atsws")
+            for z in range(zones):
+                b.link(f"z{z}.ctsw{k}", atsw, racks * up / over)
+    return b.build()
+
+
 #: The 16 GCDs of an MI250 box in order around a circle: the two GCDs of a package (4 links)
 #: side by side, packages along the ring of the next-fastest links -- the order the designer's
 #: structural layout gives (``fc_gui.model.structure_layout.circle_order``; a GUI test checks it).
@@ -654,6 +897,56 @@ TEMPLATES: dict[str, TemplateSpec] = {
             ParamSpec("nvlink_bw", "NVLink GB/s per GPU", float, 900, 1, 10_000),
         ),
     ),
+    "nvl72_racks": TemplateSpec(
+        nvl72_racks,
+        "GB200 NVL72 racks on InfiniBand",
+        "Racks of 72 Blackwell GPUs on one NVLink domain (900 GB/s, NVLS), every GPU with a "
+        "400 Gb/s NIC on a rail-optimised non-blocking leaf-spine InfiniBand fabric, as the "
+        "DGX GB200 SuperPOD (an SU is 8 racks).",
+        (
+            ParamSpec("racks", "Racks (72 GPUs)", int, 16, 2, IB_LEAF_DOWN),
+            ParamSpec("nvlink_bw", "NVLink GB/s per GPU", float, 900, 1, 10_000),
+            ParamSpec("nic_bw", "NIC GB/s", float, 50, 1, 10_000),
+            ParamSpec("trays", "Compute trays per rack (4 GPUs)", int, NVL72_TRAYS, 1,
+                      NVL72_TRAYS),
+        ),
+    ),
+    "hpn": TemplateSpec(
+        hpn,
+        "Alibaba HPN (dual-ToR, dual-plane)",
+        "Hosts of 8 GPUs, each GPU a NIC with two 200 Gb/s ports to the two ToRs of its rail; "
+        "segments of 128 hosts, ToRs of plane a/b to that plane's 60 aggregation switches "
+        "(15 segments a pod, 1.067:1), pods joined 15:1 (SIGCOMM 2024).",
+        (
+            # the gallery starts from one segment (1024 GPUs); the function's defaults are the
+            # paper's pod (15 segments, 15 360 GPUs)
+            ParamSpec("segments", "Segments per pod (128 hosts)", int, 1, 1, HPN_SEGMENTS),
+            ParamSpec("hosts", "Hosts per segment", int, HPN_HOSTS, 1, HPN_HOSTS),
+            ParamSpec("pods", "Pods", int, 1, 1, 64),
+            ParamSpec("nvlink_bw", "NVLink GB/s per GPU", float, 400, 1, 10_000),
+            ParamSpec("port_bw", "NIC port GB/s (2 per GPU)", float, 25, 1, 10_000),
+            ParamSpec("aggs", "Aggregation switches per plane", int, HPN_AGGS, 1, 128),
+            ParamSpec("uplink_bw", "ToR-aggregation GB/s (per 128 hosts)", float, 50, 1, 10_000),
+            ParamSpec("core_oversubscription", "Core oversubscription", float, 15, 0.01, 1000),
+        ),
+    ),
+    "clos3": TemplateSpec(
+        clos3,
+        "3-tier Clos (Meta RoCE AI zones)",
+        "Racks of 2 hosts x 8 H100 (one 400 Gb/s NIC per GPU) on a rack switch (RTSW), "
+        "non-blocking to the zone's CTSWs (192 racks a zone), zones joined by ATSWs 7:1 "
+        "oversubscribed (SIGCOMM 2024, Llama 3; 8 zones = 24 576 GPUs).",
+        (
+            # the gallery starts from 2 zones of 16 racks (512 GPUs); the function's defaults are
+            # the 24 576-GPU cluster (8 zones of 192 racks)
+            ParamSpec("zones", "AI zones", int, 2, 1, 64),
+            ParamSpec("racks_per_zone", "Racks per zone (16 GPUs)", int, 16, 1, 1024),
+            ParamSpec("nvlink_bw", "NVLink GB/s per GPU", float, 450, 1, 10_000),
+            ParamSpec("nic_bw", "NIC GB/s", float, 50, 1, 10_000),
+            ParamSpec("ctsws", "CTSWs per zone", int, META_CTSWS, 1, 256),
+            ParamSpec("atsw_oversubscription", "ATSW oversubscription", float, 7, 0.01, 1000),
+        ),
+    ),
     "mi250": TemplateSpec(
         mi250,
         "AMD MI250",
@@ -725,12 +1018,37 @@ TEMPLATES: dict[str, TemplateSpec] = {
 
 DEFAULT_TEMPLATE = "dgx_a100"
 
-#: Limits across parameters, so that every template the command line accepts gives a file the
-#: rest of the tool reads (fabric files are capped at 100 MB; the fat tree at 1024 x 256 x 256
-#: was 113 MB of GraphML) and a fabric of at most MAX_TEMPLATE_COMPUTE compute nodes (the
-#: largest scale studied, 4096 GPUs) and MAX_TEMPLATE_LINKS links.
-MAX_TEMPLATE_COMPUTE = 4096
-MAX_TEMPLATE_LINKS = 65_536
+#: Limits across parameters, checked from the parameters before anything is built (bounded time
+#: and memory for hostile sizes), so that every template the command line accepts gives a file
+#: the rest of the tool reads: fabric files are capped at 100 MB (MAX_FILE_BYTES; the fat tree
+#: at 1024 x 256 x 256 was 113 MB of GraphML) and GraphML takes about 160 bytes per node or
+#: link (the 24 576-GPU Meta cluster, 53 904 nodes and 98 432 links: 23.6 MB), so 262 144
+#: links and the model's 65 536 nodes (MAX_NODES, also estimated up front) stay near
+#: 50 MB. 32 768 compute nodes: a rail-optimised fabric has about two nodes per GPU (GPU and
+#: NIC), so MAX_NODES binds first at about 30 000 GPUs.
+MAX_TEMPLATE_COMPUTE = 32_768
+MAX_TEMPLATE_LINKS = 262_144
+
+
+def _template_nodes(name: str, a: dict[str, Any], compute: int) -> int:
+    """Nodes of the cluster templates before they are built (0: bounded by their ranges)."""
+    if name == "nvl72_racks":
+        racks, trays = int(a["racks"]), int(a["trays"])
+        leaves = NVL72_TRAY_GPUS * trays // _rack_leaf_trays(racks, trays)
+        return 2 * compute + racks + leaves - (-compute // IB_SWITCH_PORTS)
+    if name == "hpn":
+        pods, aggs = int(a["pods"]), int(a["aggs"])
+        tors = pods * int(a["segments"]) * 2 * HPN_RAILS
+        return 2 * compute + compute // HPN_RAILS + tors + 2 * aggs * (pods + (pods > 1))
+    if name == "clos3":
+        zones, ctsws = int(a["zones"]), int(a["ctsws"])
+        racks = zones * int(a["racks_per_zone"])
+        return 2 * compute + compute // 8 + racks + ctsws * (zones + (zones > 1))
+    if name == "superpod":
+        sus = int(a["sus"])
+        switches = 8 * sus + (4 * sus if sus <= 8 else 32 * sus // 4 + 4 * sus)
+        return 2 * compute + compute // SU_RAILS + switches
+    return 0
 
 
 def _template_size(name: str, a: dict[str, Any]) -> tuple[int, int]:
@@ -749,6 +1067,22 @@ def _template_size(name: str, a: dict[str, Any]) -> tuple[int, int]:
         gpus = sus * int(a["nodes_per_su"]) * SU_RAILS
         uplinks = 8 * sus * 4 * sus if sus <= 8 else 8 * sus * 32 + 4 * sus * 32
         return gpus, 3 * gpus + uplinks
+    if name == "nvl72_racks":
+        racks, trays = int(a["racks"]), int(a["trays"])
+        leaves = NVL72_TRAY_GPUS * trays // _rack_leaf_trays(racks, trays)
+        spines = -(-racks * trays * NVL72_TRAY_GPUS // IB_SWITCH_PORTS)
+        gpus = racks * trays * NVL72_TRAY_GPUS
+        return gpus, 3 * gpus + leaves * spines
+    if name == "hpn":
+        hosts = int(a["pods"]) * int(a["segments"]) * int(a["hosts"])
+        tors = int(a["pods"]) * int(a["segments"]) * 2 * HPN_RAILS
+        cores = 2 * int(a["aggs"]) * int(a["pods"]) if int(a["pods"]) > 1 else 0
+        gpus = hosts * HPN_RAILS
+        return gpus, 4 * gpus + tors * int(a["aggs"]) + cores
+    if name == "clos3":
+        zones, racks, ctsws = int(a["zones"]), int(a["racks_per_zone"]), int(a["ctsws"])
+        gpus = zones * racks * META_HOSTS_PER_RACK * 8
+        return gpus, 3 * gpus + zones * racks * ctsws + (zones * ctsws if zones > 1 else 0)
     if name == "fully_connected":
         n = int(a["n"])
         return n, n * (n - 1) // 2
@@ -784,6 +1118,11 @@ def make(name: str, **values: Any) -> Topology:
         raise TopologyError(
             f"template {name!r} with these parameters has {links} links; the limit is "
             f"{MAX_TEMPLATE_LINKS}"
+        )
+    nodes = _template_nodes(name, args, compute)
+    if nodes > MAX_NODES:
+        raise TopologyError(
+            f"template {name!r} with these parameters has {nodes} nodes; the limit is {MAX_NODES}"
         )
     topo = spec.function(**args)
     if len(topo.compute_ids) > MAX_TEMPLATE_COMPUTE:  # box templates: 16 GCDs per MI250 box
@@ -845,8 +1184,11 @@ __all__ = [
     "dgx_h100_rail",
     "fat_tree",
     "fully_connected",
+    "hpn",
+    "clos3",
     "make",
     "mi250",
+    "nvl72_racks",
     "ring",
     "superpod",
     "torus",

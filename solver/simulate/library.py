@@ -243,6 +243,9 @@ TEMPLATE_LIBRARY = {
     "dgx_h100_rail": Library("nccl", "hopper", True),
     "superpod": Library("nccl", "hopper", True),  # DGX H100 nodes
     "nvl72": Library("nccl", "blackwell", True),
+    "nvl72_racks": Library("nccl", "blackwell", True),
+    "hpn": Library("nccl", "hopper", True),  # H800 hosts
+    "clos3": Library("nccl", "hopper", True),  # H100 (Grand Teton) hosts
     "mi250": Library("rccl", "cdna2", False),
 }
 

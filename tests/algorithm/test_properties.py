@@ -325,7 +325,12 @@ def _template_cases():
 
 
 #: templates whose defaults are full-size clusters, checked against the twin on a small model
-SMALL_MODELS = {"superpod": {"nodes_per_su": 2}}
+SMALL_MODELS = {
+    "superpod": {"nodes_per_su": 2},
+    "nvl72_racks": {"racks": 4, "trays": 2},
+    "hpn": {"segments": 2, "hosts": 1, "aggs": 2},
+    "clos3": {"zones": 2, "racks_per_zone": 2, "ctsws": 2},
+}
 
 
 @pytest.mark.parametrize("name", _template_cases())

@@ -194,9 +194,13 @@ def test_make_checks_ranges_and_names():
     "name, values, message",
     [
         ("fat_tree", {"leaves": 1024, "spines": 256, "gpus_per_leaf": 256}, "262144 compute nodes"),
-        ("fat_tree", {"leaves": 64, "spines": 256, "gpus_per_leaf": 65}, "4160 compute nodes"),
+        ("fat_tree", {"leaves": 256, "spines": 256, "gpus_per_leaf": 129}, "33024 compute nodes"),
+        ("fat_tree", {"leaves": 1024, "spines": 256, "gpus_per_leaf": 32}, "294912 links"),
         ("torus_3d", {"x": 64, "y": 64, "z": 64}, "262144 compute nodes"),
-        ("mi250", {"n": 512}, "8192 compute nodes"),
+        ("clos3", {"zones": 64, "racks_per_zone": 1024}, "1048576 compute nodes"),
+        ("hpn", {"segments": 15, "pods": 64}, "983040 compute nodes"),
+        # 30 720 GPUs, but a GPU and a NIC each: more nodes than the model holds
+        ("hpn", {"segments": 15, "pods": 2}, "66120 nodes; the limit is 65536"),
     ],
 )
 def test_templates_stay_within_what_the_tool_reads(name, values, message):
@@ -209,9 +213,40 @@ def test_templates_stay_within_what_the_tool_reads(name, values, message):
 def test_largest_templates_fit_the_fabric_file_cap():
     from solver.io.formats import MAX_FILE_BYTES, dumps
 
-    biggest = T.make("fat_tree", leaves=64, spines=256, gpus_per_leaf=64)
+    biggest = T.make("fat_tree", leaves=128, spines=256, gpus_per_leaf=256)
     assert len(biggest.compute_ids) == T.MAX_TEMPLATE_COMPUTE
     assert len(dumps(biggest, "graphml").encode()) < MAX_FILE_BYTES
+    # the most links a template may have, at ~160 bytes of GraphML per node or link, with
+    # the model's node limit: well under the cap
+    from solver.model.values import MAX_NODES
+
+    assert 170 * (T.MAX_TEMPLATE_LINKS + MAX_NODES) < MAX_FILE_BYTES
+
+
+def test_template_sizes_are_known_before_building():
+    """The up-front estimate (what make() refuses on) is the built fabric's exact size."""
+    cases = [
+        ("nvl72_racks", {"racks": 16}), ("hpn", {"segments": 15}),
+        ("superpod", {"sus": 2}), ("nvl72_racks", {"racks": 5, "trays": 3}),
+        ("hpn", {"segments": 3, "hosts": 4, "pods": 2, "aggs": 3}), ("hpn", {"hosts": 2}),
+        ("clos3", {"zones": 3, "racks_per_zone": 5, "ctsws": 4}),
+        ("clos3", {"zones": 1, "racks_per_zone": 3}),
+    ]
+    for name, values in cases:
+        topo = T.make(name, **values)
+        args = {**T.TEMPLATES[name].defaults(), **values}
+        assert T._template_size(name, args) == (len(topo.compute_ids), len(topo.links))
+        assert T._template_nodes(name, args, len(topo.compute_ids)) == len(topo.nodes)
+
+
+def test_a_hostile_template_size_is_refused_before_building(monkeypatch):
+    called = []
+    spec = T.TEMPLATES["clos3"]
+    monkeypatch.setitem(T.TEMPLATES, "clos3", T.TemplateSpec(
+        lambda **kw: called.append(kw), spec.title, spec.description, spec.params))
+    with pytest.raises(TopologyError, match="compute nodes; the limit is 32768"):
+        T.make("clos3", zones=64, racks_per_zone=1024)
+    assert called == []
 
 
 @given(
@@ -316,3 +351,124 @@ def test_superpod_refuses_a_three_tier_size_it_cannot_wire():
         T.make("superpod", sus=12)
     with pytest.raises(TopologyError, match="compute nodes; the limit"):
         T.make("superpod", sus=512)
+
+
+
+# ----------------------------------------------------------------------------- GB200 NVL72 racks
+def _gpu_rank(node_id: str) -> tuple[int, int]:
+    box, rest = node_id.split(".")
+    return int(box[1:]), int(rest[3:])
+
+
+@pytest.mark.parametrize("racks, leaves, spines", [(8, 24, 9), (16, 36, 18), (32, 72, 36)])
+def test_nvl72_racks_wiring(racks, leaves, spines):
+    """DGX GB200 RA: 18 trays of 4 GPUs a rack, one 400G NIC per GPU, rail-optimised
+    non-blocking leaf-spine of 64-port NDR switches (32 down, 32 up)."""
+    topo = T.make("nvl72_racks", racks=racks)
+    roles = _switch_counts(topo)
+    gpus = racks * 72
+    assert len(topo.compute_ids) == gpus
+    assert (roles["nvswitch"], roles["leaf"], roles["spine"]) == (racks, leaves, spines)
+    assert _tier_bandwidth(topo, "gpu", "nvswitch") == gpus * 900
+    assert _tier_bandwidth(topo, "nic", "leaf") == gpus * 50
+    assert _tier_bandwidth(topo, "leaf", "spine") == gpus * 50
+    caps = topo.directed_bandwidths()
+    downlinks = Counter(v for (u, v) in caps if ".nic" in u and v.startswith("rail"))
+    assert set(downlinks.values()) == {gpus // leaves} and max(downlinks.values()) <= 32
+    assert sum(1 for (u, v) in caps if v.startswith("spine")) == leaves * spines
+    for (u, v) in caps:
+        if ".nic" in u and ".gpu" not in v:  # GPU j of tray j // 4 is on rail j % 4
+            _, j = _gpu_rank(u.replace("nic", "gpu"))
+            assert v.startswith(f"rail{j % 4}.")
+
+
+def test_nvl72_racks_have_the_rack_translation():
+    """Every leaf takes the same NIC positions of every rack, so moving each rack to the next
+    fixes every switch: the solver's box symmetry applies with racks as boxes."""
+    from solver.algorithm.symmetry import find_box_symmetry
+    from solver.flow.csr import IndexedFabric
+
+    topo = T.make("nvl72_racks", racks=4, trays=3)
+    fabric = IndexedFabric.from_topology(topo)
+    sym = find_box_symmetry(fabric, [n.group for n in topo.nodes])
+    assert sym is not None and sym.boxes == 4 and sym.size == 12 * 2 + 1
+
+
+@pytest.mark.parametrize("racks, trays, algbw", [(2, 1, 400), (4, 2, Fraction(1600, 3))])
+def test_nvl72_racks_optimum_is_the_rack_cut_by_hand(racks, trays, algbw):
+    # a rack of 4·trays GPUs receives only over its NICs (50 GB/s each) what the other
+    # N - 4·trays GPUs send: x = 4·trays·50 / (N - 4·trays); the GPU cut (950 / (N-1)) is looser
+    n = racks * trays * 4
+    assert algbw == n * Fraction(trays * 4 * 50, n - trays * 4)
+    topo = T.make("nvl72_racks", racks=racks, trays=trays)
+    assert optimum_algbw(topo) == algbw
+    schedule = solver.solve(topo)
+    assert schedule.optimal_algbw_exact == algbw == schedule.algbw_exact
+
+
+# ----------------------------------------------------------------------------- Alibaba HPN
+def test_hpn_has_the_papers_segment_and_pod():
+    """SIGCOMM'24: 8 GPUs and 8 dual-port (2 x 200G) NICs a host, 128 hosts a segment on 16 ToRs
+    (two per rail, one per plane), 60 x 400G ToR uplinks (1.067:1), 15 segments a pod on 60
+    aggregation switches per plane; pods joined 15:1."""
+    topo = T.make("hpn", segments=2)
+    roles = _switch_counts(topo)
+    assert len(topo.compute_ids) == 2 * 1024
+    assert (roles["tor"], roles["agg"], roles.get("core", 0)) == (32, 120, 0)
+    assert _tier_bandwidth(topo, "nic", "tor") == 2 * 1024 * 50  # 2 ports x 25 GB/s a GPU
+    assert _tier_bandwidth(topo, "tor", "agg") == Fraction(15, 16) * 2 * 1024 * 50
+    caps = topo.directed_bandwidths()
+    for (u, v), bw in caps.items():
+        if ".nic" in u and ".gpu" not in v:  # dual ToR: port a and port b of rail j's NIC to the two rail-j ToRs
+            assert bw == 25 and v.startswith("s") and v[-2] == u[-1] and v[-1] in "ab"
+        if v.startswith("pod") and u.startswith("s"):  # dual plane: ToR a only to plane 0
+            assert (u[-1] == "a") == (".p0." in v)
+    paper = {k: p.default for k, p in inspect.signature(T.hpn).parameters.items()}
+    assert T._template_size("hpn", paper)[0] == 15 * 1024  # "15K GPUs in a Pod"
+    two = T.make("hpn", segments=1, hosts=8, pods=2)
+    assert _switch_counts(two)["core"] == 120
+    assert _tier_bandwidth(two, "agg", "core") == _tier_bandwidth(two, "tor", "agg") / 15
+
+
+@pytest.mark.parametrize(
+    "values, algbw",
+    [
+        # two segments of one host: segment 1 receives the 8 GPUs of segment 0 only over its 16
+        # ToRs' uplinks, one per plane-switch, 50 x 1/128 GB/s each (scaled to 1 of 128 hosts):
+        # x = 16 · 50/128 / 8, algbw = 16 x = 25/2
+        ({"segments": 2, "hosts": 1, "aggs": 1}, Fraction(25, 2)),
+        # two pods of one such segment: a pod receives over its 2 aggregation switches' core
+        # links, each 8 ToR links / 15: 2 · 8 · (50/128) / 15 = 5/12 for 8 GPUs: 16 · 5/96
+        ({"segments": 1, "hosts": 1, "pods": 2, "aggs": 1}, Fraction(5, 6)),
+    ],
+)
+def test_hpn_optimum_is_the_segment_or_pod_cut_by_hand(values, algbw):
+    topo = T.make("hpn", **values)
+    assert optimum_algbw(topo) == algbw
+    schedule = solver.solve(topo)
+    assert schedule.optimal_algbw_exact == algbw == schedule.algbw_exact
+
+
+# ----------------------------------------------------------------------------- 3-tier Clos
+def test_clos3_has_metas_zones():
+    """SIGCOMM'24 / Llama 3: racks of 2 hosts x 8 H100 on one RTSW, 192 racks (3072 GPUs) an AI
+    zone non-blocking to its CTSWs, 8 zones (24 576 GPUs) joined by ATSWs 7:1."""
+    topo = T.make("clos3", zones=2, racks_per_zone=192)
+    roles = _switch_counts(topo)
+    assert len(topo.compute_ids) == 2 * 3072
+    assert (roles["rtsw"], roles["ctsw"], roles["atsw"]) == (384, 32, 16)
+    assert _tier_bandwidth(topo, "nic", "rtsw") == 2 * 3072 * 50
+    assert _tier_bandwidth(topo, "rtsw", "ctsw") == 2 * 3072 * 50  # non-blocking in a zone
+    assert _tier_bandwidth(topo, "ctsw", "atsw") == Fraction(2 * 3072 * 50, 7)
+    assert "atsw" not in _switch_counts(T.make("clos3", zones=1, racks_per_zone=4))
+    paper = {k: p.default for k, p in inspect.signature(T.clos3).parameters.items()}
+    assert T._template_size("clos3", paper)[0] == 24_576  # the Llama 3 cluster
+
+
+def test_clos3_optimum_is_the_zone_cut_by_hand():
+    # two zones of one rack: zone 1 receives zone 0's 16 GPUs only over its CTSW's ATSW link,
+    # 16 · 50 / 7: x = 800/7 / 16, algbw = 32 x = 1600/7
+    topo = T.make("clos3", zones=2, racks_per_zone=1, ctsws=1)
+    assert optimum_algbw(topo) == Fraction(1600, 7)
+    schedule = solver.solve(topo)
+    assert schedule.optimal_algbw_exact == Fraction(1600, 7) == schedule.algbw_exact
