@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from solver.model.errors import TopologyError
-from solver.model.values import MAX_NODES
 from solver.model.topology import (
     COMPUTE,
     NVLS_CAPABILITIES,
@@ -36,6 +35,7 @@ from solver.model.topology import (
     to_fraction,
     validate,
 )
+from solver.model.values import MAX_NODES
 
 # Layout constants (scene units).
 _COL = 100.0  # distance between GPU columns
@@ -904,7 +904,7 @@ TEMPLATES: dict[str, TemplateSpec] = {
         "400 Gb/s NIC on a rail-optimised non-blocking leaf-spine InfiniBand fabric, as the "
         "DGX GB200 SuperPOD (an SU is 8 racks).",
         (
-            ParamSpec("racks", "Racks (72 GPUs)", int, 16, 2, IB_LEAF_DOWN),
+            ParamSpec("racks", "Racks (72 GPUs)", int, 2, 2, IB_LEAF_DOWN),
             ParamSpec("nvlink_bw", "NVLink GB/s per GPU", float, 900, 1, 10_000),
             ParamSpec("nic_bw", "NIC GB/s", float, 50, 1, 10_000),
             ParamSpec("trays", "Compute trays per rack (4 GPUs)", int, NVL72_TRAYS, 1,
