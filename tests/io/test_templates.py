@@ -267,6 +267,10 @@ def test_random_small_parameters_give_valid_fabrics(name, data):
         with pytest.raises(TopologyError, match="at least two GPUs"):
             T.make(name, **values)
         return
+    if name == "hpn" and values["segments"] * values["hosts"] * values["pods"] < 2:
+        with pytest.raises(TopologyError, match="at least two hosts"):
+            T.make(name, **values)
+        return
     topo = T.make(name, **values)
     validate(topo)
     assert len(set(topo.node_ids)) == len(topo.nodes)
