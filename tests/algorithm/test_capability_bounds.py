@@ -1,6 +1,6 @@
 """The three figures of solver.algorithm.capability_bounds against the slow twins of tests/naive.py
 (every vertex subset; transfers counted one by one) and the figures derived by hand in
-docs/bounds.md and notes/nvls.md."""
+docs/bounds.md."""
 
 from __future__ import annotations
 

@@ -137,5 +137,5 @@ def test_real_dumps_draw_their_links_around_nodes_not_through_them():
         assert closest >= 0.5 * SPACING, path.name  # stepping aside never piles nodes up
     # over 68 dumps: links through nodes 158 before nodes stepped aside, 29 before host trees
     # hung on bowls below their GPU islands and packages and host devices moved while that
-    # lowered the crossings (notes/layout.md), none since; crossings 2164 then
+    # lowered the crossings (docs/designer.md, layout of imported dumps), none since; crossings 2164 then
     assert crossings <= 1278
