@@ -89,8 +89,11 @@ def main() -> int:
                     wall, rss = run(argv, stdout)
                     base = wall if base is None else base
                     size = product.stat().st_size / 1e6 if product is not None else 0.0
-                    print(f"| {boxes * 8} | {label} | `{name}` | {wall:.2f} | {rss} | "
-                          f"{size:.1f} | {wall / base:.2f}x |", flush=True)
+                    print(
+                        f"| {boxes * 8} | {label} | `{name}` | {wall:.2f} | {rss} | "
+                        f"{size:.1f} | {wall / base:.2f}x |",
+                        flush=True,
+                    )
     return 0
 
 

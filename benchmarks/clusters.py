@@ -56,8 +56,9 @@ def solve(path: Path, timeout: float, *options: str) -> tuple[str, float, int | 
     """(outcome, wall seconds, peak RSS MB) of ``forestcoll solve [options] path``."""
     with open(os.devnull, "w") as out, tempfile.TemporaryFile("w+") as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(forestcoll() + ["solve", *options, str(path)], stdout=out,
-                                stderr=err, text=True)
+        proc = subprocess.Popen(
+            forestcoll() + ["solve", *options, str(path)], stdout=out, stderr=err, text=True
+        )
         deadline = t0 + timeout
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -83,8 +84,10 @@ def main() -> int:
     ap.add_argument("--only", nargs="+", metavar="TEMPLATE", help="only these templates")
     args = ap.parse_args()
     cases = [c for c in CASES if not args.only or c[0] in args.only]
-    print("| template | params | GPUs | links | build s | `forestcoll solve` s | peak RSS MB "
-          "| outcome |")
+    print(
+        "| template | params | GPUs | links | build s | `forestcoll solve` s | peak RSS MB "
+        "| outcome |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -97,19 +100,28 @@ def main() -> int:
             try:
                 topo = make(name, **params)
             except TopologyError as exc:
-                print(f"| {name} | {label} | | | {time.perf_counter() - t0:.2f} | | "
-                      f"| refused at build: {exc} |", flush=True)
+                print(
+                    f"| {name} | {label} | | | {time.perf_counter() - t0:.2f} | | "
+                    f"| refused at build: {exc} |",
+                    flush=True,
+                )
                 continue
             build = time.perf_counter() - t0
             path = folder / f"{name}.json"
             save(topo, path)
             outcome, wall, rss = solve(path, args.timeout)
-            print(f"| {name} | {label} | {len(topo.compute_ids)} | {len(topo.links)} "
-                  f"| {build:.2f} | {wall:.1f} | {rss} | {outcome} |", flush=True)
+            print(
+                f"| {name} | {label} | {len(topo.compute_ids)} | {len(topo.links)} "
+                f"| {build:.2f} | {wall:.1f} | {rss} | {outcome} |",
+                flush=True,
+            )
             if "--compressed" in outcome:  # the refusal names the compressed plan: run it
                 outcome, wall, rss = solve(path, args.timeout, "--compressed")
-                print(f"| {name} | {label}, `--compressed` | {len(topo.compute_ids)} "
-                      f"| {len(topo.links)} | | {wall:.1f} | {rss} | {outcome} |", flush=True)
+                print(
+                    f"| {name} | {label}, `--compressed` | {len(topo.compute_ids)} "
+                    f"| {len(topo.links)} | | {wall:.1f} | {rss} | {outcome} |",
+                    flush=True,
+                )
     return 0
 
 

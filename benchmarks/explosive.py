@@ -28,8 +28,14 @@ def run(argv: list[str], cwd: Path, env: dict, wall: float):
     out, err = cwd / "child.out", cwd / "child.err"
     t0 = time.monotonic()
     with open(out, "w") as fo, open(err, "w") as fe:
-        proc = subprocess.Popen([sys.executable, "-m", "solver.cli", *argv], cwd=cwd, env=env,
-                                stdout=fo, stderr=fe, preexec_fn=_limits)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "solver.cli", *argv],
+            cwd=cwd,
+            env=env,
+            stdout=fo,
+            stderr=fe,
+            preexec_fn=_limits,
+        )
         killed = False
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -72,11 +78,15 @@ def main(argv: list[str]) -> int:
                 continue
             path = folder / f"fabric{case.ext}"
             path.write_text(case.text)
-            wall, cpu, rss, outcome = run([case.command, str(path), *case.argv], folder, env,
-                                          args.wall)
+            wall, cpu, rss, outcome = run(
+                [case.command, str(path), *case.argv], folder, env, args.wall
+            )
             size = path.stat().st_size
-            print(f"| {case.name} | {size / 1024:.0f} KB | {wall:.1f} s | {cpu:.1f} s | "
-                  f"{rss} MB | {outcome} |", flush=True)
+            print(
+                f"| {case.name} | {size / 1024:.0f} KB | {wall:.1f} s | {cpu:.1f} s | "
+                f"{rss} MB | {outcome} |",
+                flush=True,
+            )
     return 0
 
 

@@ -68,8 +68,9 @@ def main() -> int:
     prepare = time.perf_counter() - t0
 
     settings = QSettings(str(Path("/tmp") / "fc_bench_large.ini"), QSettings.Format.IniFormat)
-    w = MainWindow(topo, settings=settings, state_dir="/tmp/fc_bench_large_state",
-                   install_results=True)
+    w = MainWindow(
+        topo, settings=settings, state_dir="/tmp/fc_bench_large_state", install_results=True
+    )
     rc = w.results_controller
     w.resize(1400, 860)
     w.show()
@@ -133,22 +134,29 @@ def main() -> int:
 
     n = len(topo.compute_ids)
     load = os.getloadavg()[0]
-    print(f"{topo.name}: {n} GPUs, {len(schedule.trees)} trees, "
-          f"{sum(len(t.edges) for t in schedule.trees)} tree edges; schedule {source} in "
-          f"{got:.1f} s; load average {load:.1f} on {os.cpu_count()} CPUs")
+    print(
+        f"{topo.name}: {n} GPUs, {len(schedule.trees)} trees, "
+        f"{sum(len(t.edges) for t in schedule.trees)} tree edges; schedule {source} in "
+        f"{got:.1f} s; load average {load:.1f} on {os.cpu_count()} CPUs"
+    )
     print(f"prepare_display (solve worker, off the GUI thread): {prepare:.2f} s")
     print("| GUI-thread step | ms |")
     print("|---|---|")
     for name, seconds in took.items():
         print(f"| show: {name} | {_ms(seconds)} |")
     print(f"| first repaint with cut + heat map | {_ms(first_paint)} |")
-    print(f"| congestion map: pan frame median / max | {_ms(statistics.median(heat))} / "
-          f"{_ms(max(heat))} |")
+    print(
+        f"| congestion map: pan frame median / max | {_ms(statistics.median(heat))} / "
+        f"{_ms(max(heat))} |"
+    )
     print(f"| select one tree ({shown} drawn) + repaint | {_ms(select)} |")
-    print(f"| tree + heat map: pan frame median / max | {_ms(statistics.median(tree))} / "
-          f"{_ms(max(tree))} |")
-    print(f"| hover tooltip on the most loaded link ({len(tip.splitlines())} lines) | "
-          f"{_ms(hover)} |")
+    print(
+        f"| tree + heat map: pan frame median / max | {_ms(statistics.median(tree))} / "
+        f"{_ms(max(tree))} |"
+    )
+    print(
+        f"| hover tooltip on the most loaded link ({len(tip.splitlines())} lines) | {_ms(hover)} |"
+    )
     return 0
 
 

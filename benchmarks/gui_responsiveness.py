@@ -94,8 +94,9 @@ def measure(app, name: str, topology, pan: bool) -> dict:
     from fc_gui.main_window import MainWindow
 
     settings = QSettings(str(Path("/tmp") / "fc_bench_settings.ini"), QSettings.Format.IniFormat)
-    w = MainWindow(topology, settings=settings, state_dir="/tmp/fc_bench_state",
-                   install_results=True)
+    w = MainWindow(
+        topology, settings=settings, state_dir="/tmp/fc_bench_state", install_results=True
+    )
     rc = w.results_controller
     w.resize(1400, 860)
     w.show()
@@ -134,8 +135,11 @@ def measure(app, name: str, topology, pan: bool) -> dict:
     wait(app, lambda: time.monotonic() > t_end, 5)
     window = shown[0] if shown else None
     solving = probe.stop(exclude=window)
-    after = [d * 1000 for t, d in probe.ticks if window and t - d - TICK_MS / 1000 <= window[1]
-             and t >= window[0]]
+    after = [
+        d * 1000
+        for t, d in probe.ticks
+        if window and t - d - TICK_MS / 1000 <= window[1] and t >= window[0]
+    ]
     # count ticks during the solve only (the display slot is reported separately)
     w.undo_stack.setClean()
     rc.shutdown()
@@ -165,8 +169,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="only the two smaller fabrics")
     parser.add_argument("--no-pan", action="store_true", help="do not pan the canvas while solving")
-    parser.add_argument("--switch-interval", type=float, default=None,
-                        help="sys.setswitchinterval in ms (default: whatever the app sets)")
+    parser.add_argument(
+        "--switch-interval",
+        type=float,
+        default=None,
+        help="sys.setswitchinterval in ms (default: whatever the app sets)",
+    )
     parser.add_argument("--repeat", type=int, default=1, help="solves per fabric (last reported)")
     args = parser.parse_args()
     app = QApplication.instance() or QApplication(["gui-bench"])
@@ -174,8 +182,11 @@ def main() -> int:
 
     cases = [("2x MI250", mi250(2)), ("4x MI250", mi250(4))]
     if not args.quick:
-        cases += [("16x DGX H100 rail", dgx_h100_rail(16)), ("8x MI250", mi250(8)),
-                  ("64x DGX A100", dgx_a100(64))]
+        cases += [
+            ("16x DGX H100 rail", dgx_h100_rail(16)),
+            ("8x MI250", mi250(8)),
+            ("64x DGX A100", dgx_a100(64)),
+        ]
     if args.switch_interval is not None:
         sys.setswitchinterval(args.switch_interval / 1000)
     rows = []
@@ -183,24 +194,34 @@ def main() -> int:
         for _ in range(args.repeat):
             row = measure(app, name, topo, pan=not args.no_pan)
         rows.append(row)
-    print(f"event-loop delay while solving in the worker (tick {TICK_MS} ms"
-          f"{', canvas panned at 20 Hz' if not args.no_pan else ''}); goal: max < 100 ms")
+    print(
+        f"event-loop delay while solving in the worker (tick {TICK_MS} ms"
+        f"{', canvas panned at 20 Hz' if not args.no_pan else ''}); goal: max < 100 ms"
+    )
     from fc_gui.controllers.solve_worker import WORKER_NICE
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"GIL switch interval {1000 * sys.getswitchinterval():g} ms, worker nice +{WORKER_NICE}, "
-          f"{os.cpu_count()} CPUs, load average {load:.2f} at the end (other processes compete)")
-    print("show ms = from the worker's result to every view updated (staged over several "
-          "event-loop turns); delay at show = the largest tick delay meanwhile")
-    head = (f"{'fabric':<20} {'nodes':>5} {'k':>3} {'trees':>6} {'solve s':>8} {'idle max':>9} "
-            f"{'max ms':>7} {'p99 ms':>7} {'mean ms':>8} {'ticks':>6} {'show ms':>8} "
-            f"{'delay at show':>13}")
+    print(
+        f"GIL switch interval {1000 * sys.getswitchinterval():g} ms, worker nice +{WORKER_NICE}, "
+        f"{os.cpu_count()} CPUs, load average {load:.2f} at the end (other processes compete)"
+    )
+    print(
+        "show ms = from the worker's result to every view updated (staged over several "
+        "event-loop turns); delay at show = the largest tick delay meanwhile"
+    )
+    head = (
+        f"{'fabric':<20} {'nodes':>5} {'k':>3} {'trees':>6} {'solve s':>8} {'idle max':>9} "
+        f"{'max ms':>7} {'p99 ms':>7} {'mean ms':>8} {'ticks':>6} {'show ms':>8} "
+        f"{'delay at show':>13}"
+    )
     print(head)
     print("-" * len(head))
     for r in rows:
-        print(f"{r['fabric']:<20} {r['nodes']:>5} {r['k']:>3} {r['trees']:>6} {r['solve_s']:>8.2f} "
-              f"{r['idle_max']:>9.1f} {r['max']:>7.1f} {r['p99']:>7.1f} {r['mean']:>8.2f} "
-              f"{r['ticks']:>6} {r['shown_ms']:>8.1f} {r['shown_delay']:>13.1f}")
+        print(
+            f"{r['fabric']:<20} {r['nodes']:>5} {r['k']:>3} {r['trees']:>6} {r['solve_s']:>8.2f} "
+            f"{r['idle_max']:>9.1f} {r['max']:>7.1f} {r['p99']:>7.1f} {r['mean']:>8.2f} "
+            f"{r['ticks']:>6} {r['shown_ms']:>8.1f} {r['shown_delay']:>13.1f}"
+        )
     return 0
 
 

@@ -33,7 +33,9 @@ def main() -> int:
     ap.add_argument("--only", default="", help="substring of the file names to run")
     args = ap.parse_args()
     options = json.loads((TOPO / "import_options.json").read_text())
-    print("| dump | GPUs | library (why) | bound GB/s | library model at 1 GiB | ForestColl at 1 GiB, same efficiency | FC / model |")
+    print(
+        "| dump | GPUs | library (why) | bound GB/s | library model at 1 GiB | ForestColl at 1 GiB, same efficiency | FC / model |"
+    )
     print("|---|---:|---|---:|---|---:|---:|")
     for path in sorted(TOPO.glob("*.xml")):
         if args.only not in path.name:
@@ -41,15 +43,19 @@ def main() -> int:
         topo = solver.load_topology(path, **options.get(path.name, {}))
         lib, why = pick_library(topo)
         schedule = solver.solve(topo, collective=args.collective)
-        sw = sweep(topo, args.collective, ["forestcoll", LIBRARY], [GIB], schedule=schedule,
-                   library=lib)
+        sw = sweep(
+            topo, args.collective, ["forestcoll", LIBRARY], [GIB], schedule=schedule, library=lib
+        )
         (model,) = sw.table(LIBRARY)
         (fc,) = sw.table("forestcoll")
         capped = any("capped" in note for note in sw.notes.get(LIBRARY, ()))
         pick = model.choice + (", capped" if capped else "")
-        print(f"| {path.name} | {len(topo.compute_ids)} | {lib.label} ({why}) | "
-              f"{float(schedule.optimal_algbw_exact):.1f} | {model.algbw:.1f} ({pick}) | "
-              f"{fc.algbw:.1f} | {fc.algbw / model.algbw:.2f}x |", flush=True)
+        print(
+            f"| {path.name} | {len(topo.compute_ids)} | {lib.label} ({why}) | "
+            f"{float(schedule.optimal_algbw_exact):.1f} | {model.algbw:.1f} ({pick}) | "
+            f"{fc.algbw:.1f} | {fc.algbw / model.algbw:.2f}x |",
+            flush=True,
+        )
     return 0
 
 

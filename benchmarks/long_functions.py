@@ -46,7 +46,9 @@ def main(argv: list[str] | None = None) -> int:
         epilog="example: python3 benchmarks/long_functions.py solver fc_gui",
     )
     parser.add_argument("packages", nargs="+", type=Path, help="folders to scan")
-    parser.add_argument("--limit", type=int, default=100, help="report functions over this many lines")
+    parser.add_argument(
+        "--limit", type=int, default=100, help="report functions over this many lines"
+    )
     args = parser.parse_args(argv)
     rows: list[tuple[int, str]] = []
     for package in args.packages:

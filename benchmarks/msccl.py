@@ -56,8 +56,10 @@ def best(fn, repeat: int) -> tuple[float, object]:
 
 
 def ours(fabrics: list[str], repeat: int) -> None:
-    print(f"{'fabric':<9} {'collective':<15} {'runtime':<15} {'KB':>6} {'tbs':>4} {'steps':>6} "
-          f"{'export s':>9} {'check s':>8}")
+    print(
+        f"{'fabric':<9} {'collective':<15} {'runtime':<15} {'KB':>6} {'tbs':>4} {'steps':>6} "
+        f"{'export s':>9} {'check s':>8}"
+    )
     for fab in fabrics:
         topo = FABRICS[fab]()
         for coll in COLLECTIVES:
@@ -65,13 +67,17 @@ def ours(fabrics: list[str], repeat: int) -> None:
             for rt in RUNTIMES:
                 t_export, text = best(partial(export_xml, schedule, rt, check=False), repeat)
                 t_check, report = best(partial(check_xml, text, rt), repeat)
-                print(f"{fab:<9} {coll:<15} {rt:<15} {len(text) / 1024:>6.0f} "
-                      f"{report.threadblocks:>4} {report.max_steps:>6} {t_export:>9.3f} {t_check:>8.3f}")
+                print(
+                    f"{fab:<9} {coll:<15} {rt:<15} {len(text) / 1024:>6.0f} "
+                    f"{report.threadblocks:>4} {report.max_steps:>6} {t_export:>9.3f} {t_check:>8.3f}"
+                )
 
 
 def real(repeat: int) -> None:
     print()
-    print(f"{'RCCL file':<38} {'collective':<11} {'ranks':>5} {'steps':>6} {'verdict':<14} {'check s':>8}")
+    print(
+        f"{'RCCL file':<38} {'collective':<11} {'ranks':>5} {'steps':>6} {'verdict':<14} {'check s':>8}"
+    )
     for path in sorted((ROOT / "tests" / "data" / "real" / "msccl").glob("*.xml")):
         try:
             t, report = best(partial(check_file, path, "rccl"), repeat)
@@ -87,8 +93,10 @@ def rail(boxes: list[int]) -> None:
     import resource
 
     print()
-    print(f"{'fabric':<10} {'collective':<15} {'runtime':<15} {'MB':>5} {'tbs':>6} {'steps':>7} "
-          f"{'scan s':>7} {'check s':>8} {'peak MB':>8}  result")
+    print(
+        f"{'fabric':<10} {'collective':<15} {'runtime':<15} {'MB':>5} {'tbs':>6} {'steps':>7} "
+        f"{'scan s':>7} {'check s':>8} {'peak MB':>8}  result"
+    )
     for n in boxes:
         topo = T.dgx_h100_rail(n)
         for coll in COLLECTIVES:
@@ -98,8 +106,10 @@ def rail(boxes: list[int]) -> None:
                 try:
                     program = build_program(schedule, rt)
                 except MscclError as exc:
-                    print(f"{name:<10} {coll:<15} {rt:<15} {'-':>5} {'-':>6} {'-':>7} {'-':>7} "
-                          f"{'-':>8} {'-':>8}  refused: {str(exc)[:90]}")
+                    print(
+                        f"{name:<10} {coll:<15} {rt:<15} {'-':>5} {'-':>6} {'-':>7} {'-':>7} "
+                        f"{'-':>8} {'-':>8}  refused: {str(exc)[:90]}"
+                    )
                     continue
                 text = to_xml(program)
                 t_scan, _ = best(partial(scan, text), 1)
@@ -111,8 +121,10 @@ def rail(boxes: list[int]) -> None:
                     t_check, result = float("nan"), f"refused: {str(exc)[:90]}"
                 grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
                 tbs = sum(len(g.tbs) for g in program.gpus)
-                print(f"{name:<10} {coll:<15} {rt:<15} {len(text) / 2**20:>5.1f} {tbs:>6} "
-                      f"{program.num_steps():>7} {t_scan:>7.2f} {t_check:>8.2f} {grown:>8.0f}  {result}")
+                print(
+                    f"{name:<10} {coll:<15} {rt:<15} {len(text) / 2**20:>5.1f} {tbs:>6} "
+                    f"{program.num_steps():>7} {t_scan:>7.2f} {t_check:>8.2f} {grown:>8.0f}  {result}"
+                )
 
 
 def mi300x_rail(n: int):
@@ -125,8 +137,10 @@ def mi300x_rail(n: int):
     nodes, links = [], []
     for b in range(n):
         for j in range(8):
-            nodes += [Node(f"b{b}.gpu{j}", "compute", "gpu", group=f"b{b}"),
-                      Node(f"b{b}.nic{j}", "switch", "nic", group=f"b{b}")]
+            nodes += [
+                Node(f"b{b}.gpu{j}", "compute", "gpu", group=f"b{b}"),
+                Node(f"b{b}.nic{j}", "switch", "nic", group=f"b{b}"),
+            ]
             links.append(Link(f"b{b}.gpu{j}", f"b{b}.nic{j}", Fraction(50)))
             links += [Link(f"b{b}.gpu{j}", f"b{b}.gpu{i}", Fraction(64)) for i in range(j)]
     nodes += [Node(f"rail{j}", "switch", "ib", group="network") for j in range(8)]
@@ -159,8 +173,10 @@ def scale_row(case: str) -> None:
     except PeersLimit:
         partners = RTS[rt].max_threadblocks // 8  # export's default --shape-partners
         shaped = shape(schedule, partners)
-        note = (f"shaped P={partners}: {shaped.schedule.algbw_exact} vs {shaped.unconstrained} GB/s "
-                f"({float(shaped.cost) * 100:.3g}% less)")
+        note = (
+            f"shaped P={partners}: {shaped.schedule.algbw_exact} vs {shaped.unconstrained} GB/s "
+            f"({float(shaped.cost) * 100:.3g}% less)"
+        )
         program = build_program(shaped.schedule, rt)
     text = to_xml(program)
     steps, tbs = program.num_steps(), sum(len(g.tbs) for g in program.gpus)
@@ -169,8 +185,27 @@ def scale_row(case: str) -> None:
     start, cpu = time.perf_counter(), time.process_time()
     check_xml(text, rt)
     t_check = f"{time.perf_counter() - start:.1f} ({time.process_time() - cpu:.1f})"
-    print("\t".join(map(str, (fab, len(topo.compute_ids), coll, rt, steps, tbs, f"{len(text) / 2**20:.1f}",
-                              f"{t_solve:.1f}", t_gen, t_check, note))), flush=True)
+    print(
+        "\t".join(
+            map(
+                str,
+                (
+                    fab,
+                    len(topo.compute_ids),
+                    coll,
+                    rt,
+                    steps,
+                    tbs,
+                    f"{len(text) / 2**20:.1f}",
+                    f"{t_solve:.1f}",
+                    t_gen,
+                    t_check,
+                    note,
+                ),
+            )
+        ),
+        flush=True,
+    )
 
 
 def scale(cases: list[str]) -> None:
@@ -178,19 +213,27 @@ def scale(cases: list[str]) -> None:
     import subprocess
 
     print()
-    print(f"{'fabric':<10} {'GPUs':>5} {'collective':<15} {'runtime':<15} {'steps':>8} {'tbs':>7} "
-          f"{'XML MB':>7} {'solve s':>8} {'gen s (CPU)':>13} {'check s (CPU)':>14} {'peak MB':>8}  note")
+    print(
+        f"{'fabric':<10} {'GPUs':>5} {'collective':<15} {'runtime':<15} {'steps':>8} {'tbs':>7} "
+        f"{'XML MB':>7} {'solve s':>8} {'gen s (CPU)':>13} {'check s (CPU)':>14} {'peak MB':>8}  note"
+    )
     for case in cases:
-        proc = subprocess.Popen([sys.executable, __file__, "--scale-row", case], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, __file__, "--scale-row", case],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         out, err = proc.stdout.read(), proc.stderr.read()
         if status or not out.strip():
             print(f"{case}: failed: {(err.strip().splitlines() or ['?'])[-1][:150]}")
             continue
         fab, n, coll, rt, steps, tbs, mb, ts, tg, tc, note = out.strip("\n").split("\t")
-        print(f"{fab:<10} {n:>5} {coll:<15} {rt:<15} {steps:>8} {tbs:>7} {mb:>7} {ts:>8} {tg:>13} {tc:>14} "
-              f"{usage.ru_maxrss / 1024:>8.0f}  {note}")
+        print(
+            f"{fab:<10} {n:>5} {coll:<15} {rt:<15} {steps:>8} {tbs:>7} {mb:>7} {ts:>8} {tg:>13} {tc:>14} "
+            f"{usage.ru_maxrss / 1024:>8.0f}  {note}"
+        )
 
 
 def main() -> int:

@@ -50,18 +50,26 @@ def row(label: str, topo, coll: str, k) -> None:
         print(f"| {label} | {coll} | {s.k} | refused: {exc} |")
         return
     st = report.stats
-    print(f"| {label} | {coll} | {s.k} | {st['ranks']} | {len(text) / 1e6:.2f} | {st['max_threadblocks']} | "
-          f"{st['max_ops']} | {st['ops']} | {build:.2f} | {check:.2f} | {rss_gb():.2f} |")
+    print(
+        f"| {label} | {coll} | {s.k} | {st['ranks']} | {len(text) / 1e6:.2f} | {st['max_threadblocks']} | "
+        f"{st['max_ops']} | {st['ops']} | {build:.2f} | {check:.2f} | {rss_gb():.2f} |"
+    )
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--fabrics", default=",".join(FABRICS))
-    ap.add_argument("--rail-boxes", default="", help="e.g. 16: DGX H100 rail fabrics of that many boxes")
+    ap.add_argument(
+        "--rail-boxes", default="", help="e.g. 16: DGX H100 rail fabrics of that many boxes"
+    )
     ap.add_argument("--k", type=int, default=1, help="--max-trees-per-root (0: no limit)")
     args = ap.parse_args()
     k = args.k or None
-    print("| fabric | collective | k | ranks | plan MB | tbs/rank | ops/tb max | ops | build s | check s | peak RSS GB |")
+    print(
+        "| fabric | collective | k | ranks | plan MB | tbs/rank | ops/tb max | ops | build s | check s | peak RSS GB |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in [f for f in args.fabrics.split(",") if f]:
         topo = FABRICS[name]()

@@ -88,11 +88,15 @@ def calibration_table() -> None:
             f"{100 * last.error:>+6.1f}% {last.choice:<12} {mid_text}"
         )
     print()
-    print("Library settings per log (--library value; held-out logs keep the settings their run shows)")
+    print(
+        "Library settings per log (--library value; held-out logs keep the settings their run shows)"
+    )
     for log in C.LOGS:
         print(f"  {log.file:<52} {L.library_spec(L.library_for(log.topology()))}")
     print()
-    print("ForestColl vs the library on the logs' fabrics (GB/s algbw; ForestColl simulated on links")
+    print(
+        "ForestColl vs the library on the logs' fabrics (GB/s algbw; ForestColl simulated on links"
+    )
     print("derated like the library's; measured = the log)")
     head = (
         f"{'fabric':<58} {'coll':<9} {'size':>5} {'measured':>8} {'nccl model':>10} "
@@ -106,8 +110,14 @@ def calibration_table() -> None:
         sched = solve(topo, m.collective)
         big = [int(x) for x in m.size_bytes if x >= 1 << 30]
         sizes = sorted({big[0], big[-1]})
-        sw = sweep(topo, m.collective, ["forestcoll", "nccl"], sizes, schedule=sched,
-                   library=L.library_for(topo))
+        sw = sweep(
+            topo,
+            m.collective,
+            ["forestcoll", "nccl"],
+            sizes,
+            schedule=sched,
+            library=L.library_for(topo),
+        )
         for size in sizes:
             fc = next(r for r in sw.table("forestcoll") if r.size == size)
             nc = next(r for r in sw.table("nccl") if r.size == size)
@@ -122,9 +132,13 @@ def calibration_table() -> None:
             print(f"  note: {note}")
     for held, label in ((False, "calibration"), (True, "held out")):
         logs = [g for g in C.LOGS if g.held_out == held]
-        print(f"worst |error| at >= 1 GiB, {label} logs: {100 * C.worst_error(C.compare(logs)):.1f}%")
-    print(f"TCPX step cost {L.TCPX_STEP_US} us (solved on the TCPX calibration log at 1 GiB: "
-          f"{C.fit_tcpx_step():.2f} us)")
+        print(
+            f"worst |error| at >= 1 GiB, {label} logs: {100 * C.worst_error(C.compare(logs)):.1f}%"
+        )
+    print(
+        f"TCPX step cost {L.TCPX_STEP_US} us (solved on the TCPX calibration log at 1 GiB: "
+        f"{C.fit_tcpx_step():.2f} us)"
+    )
     net, xgmi, worst = C.fit(41)
     print(
         f"constants: network efficiency {L.NET_EFFICIENCY}, xGMI efficiency {L.XGMI_EFFICIENCY} "
@@ -152,7 +166,9 @@ def scale_table(gpus: list[int], collective: str) -> None:
         t_sim = time.perf_counter() - t0
         fc, nc = sw.table("forestcoll")[0], sw.table("nccl")[0]
         t0 = time.perf_counter()
-        fl = sweep(topo, collective, ["forestcoll"], [1 << 30], schedule=sched, model="flow").rows[0]
+        fl = sweep(topo, collective, ["forestcoll"], [1 << 30], schedule=sched, model="flow").rows[
+            0
+        ]
         t_flow = time.perf_counter() - t0
         t0 = time.perf_counter()
         route_sets(topo, collective, ["ring"])  # routing + ring placement (the baselines' start)
@@ -238,17 +254,23 @@ def nvls_table() -> None:
         err = predicted / fig.measured - 1
         if fig.held_out:
             errors.append(abs(err))
-        print(f"{fig.fabric[:40]:<40} {'held out' if fig.held_out else 'calibration':<11} "
-              f"{format_size(fig.size):>5} {fig.measured:>7.1f} {predicted:>7.1f} "
-              f"{100 * err:>+6.1f}%  {fig.source[:60]}")
-    print(f"worst |error|, held-out NVLS figures: {100 * max(errors):.1f}% "
-          f"({sum(e <= 0.02 for e in errors)} of {len(errors)} within 2 %)")
+        print(
+            f"{fig.fabric[:40]:<40} {'held out' if fig.held_out else 'calibration':<11} "
+            f"{format_size(fig.size):>5} {fig.measured:>7.1f} {predicted:>7.1f} "
+            f"{100 * err:>+6.1f}%  {fig.source[:60]}"
+        )
+    print(
+        f"worst |error|, held-out NVLS figures: {100 * max(errors):.1f}% "
+        f"({sum(e <= 0.02 for e in errors)} of {len(errors)} within 2 %)"
+    )
     print()
     print("Allreduce bounds (GB/s, line rate): forward-only / any-schedule / capability")
     for topo in (T.dgx_h100_rail(1), T.dgx_h100_rail(2), T.make("nvl72")):
         b = capability_bounds(topo, "allreduce")
-        print(f"{topo.name:<24} {float(b.forward_only):>8.2f} {float(b.any_schedule):>8.2f} "
-              f"{float(b.capability):>8.2f} {'exact' if b.exact else 'constructed'}")
+        print(
+            f"{topo.name:<24} {float(b.forward_only):>8.2f} {float(b.any_schedule):>8.2f} "
+            f"{float(b.capability):>8.2f} {'exact' if b.exact else 'constructed'}"
+        )
 
 
 if __name__ == "__main__":

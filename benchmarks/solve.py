@@ -153,9 +153,16 @@ def _cut_only(topo, symmetry: str) -> dict:
     inside, out = cut_ratio(fabric, opt.cut)
     assert Fraction(out, fabric.scale) / inside * fabric.num_compute == opt.algbw
     return {
-        "first": elapsed, "warm": elapsed, "verify": time.perf_counter() - t0,
-        "phases": {"optimum": elapsed}, "N": fabric.num_compute, "k": opt.k,
-        "trees": 0, "heights": "- (cut only)", "algbw": str(opt.algbw), "optimal": str(opt.algbw),
+        "first": elapsed,
+        "warm": elapsed,
+        "verify": time.perf_counter() - t0,
+        "phases": {"optimum": elapsed},
+        "N": fabric.num_compute,
+        "k": opt.k,
+        "trees": 0,
+        "heights": "- (cut only)",
+        "algbw": str(opt.algbw),
+        "optimal": str(opt.algbw),
         "symmetry": symmetry,
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }

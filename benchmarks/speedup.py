@@ -25,11 +25,15 @@ from solve import LARGE, PHASES, fmt, run_child
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", default="128xH100rail,fattree1024",
-                        help="comma-separated fabric names of benchmarks/solve.py --large")
+    parser.add_argument(
+        "--only",
+        default="128xH100rail,fattree1024",
+        help="comma-separated fabric names of benchmarks/solve.py --large",
+    )
     parser.add_argument("--workers", default="1,2", help="worker counts to compare, e.g. 1,2")
-    parser.add_argument("--rounds", type=int, default=2,
-                        help="alternating runs per worker count (best kept)")
+    parser.add_argument(
+        "--rounds", type=int, default=2, help="alternating runs per worker count (best kept)"
+    )
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per child")
     args = parser.parse_args(argv)
     names = args.only.split(",")
@@ -47,8 +51,12 @@ def main(argv=None) -> int:
     for name in names:
         best: dict[int, dict] = {}
         with tempfile.TemporaryDirectory(prefix="fc-numba-cache-") as cache:
-            child = argparse.Namespace(collective="allgather", max_trees_per_root=None,
-                                       timeout=args.timeout, workers=counts[0])
+            child = argparse.Namespace(
+                collective="allgather",
+                max_trees_per_root=None,
+                timeout=args.timeout,
+                workers=counts[0],
+            )
             warmup = run_child(name, child, cache, repeat=0)
             if "error" in warmup:
                 print(f"| {name} | error: {warmup['error']} |")
@@ -69,8 +77,12 @@ def main(argv=None) -> int:
         for phase, values in rows:
             first, last = values[counts[0]], values[counts[-1]]
             ratio = f"{first / last:.2f}×" if first and last else "-"
-            print(f"| {name} | {phase} | " + " | ".join(fmt(values[c]) for c in counts)
-                  + f" | {ratio} |", flush=True)
+            print(
+                f"| {name} | {phase} | "
+                + " | ".join(fmt(values[c]) for c in counts)
+                + f" | {ratio} |",
+                flush=True,
+            )
     return 0
 
 

@@ -42,12 +42,19 @@ def main() -> None:
 
     counts = [int(w) for w in args.workers.split(",")]
     _warm()  # the client plans (base optimum) too: compile its kernels before timing
-    print(f"{'fabric':<18} {'GPUs':>5} {'elements':>8} {'orbits':>6} {'workers':>7} "
-          f"{'start s':>7} {'plan s':>7} {'wall s':>8} {'rows/s':>8} {'speedup':>7}")
+    print(
+        f"{'fabric':<18} {'GPUs':>5} {'elements':>8} {'orbits':>6} {'workers':>7} "
+        f"{'start s':>7} {'plan s':>7} {'wall s':>8} {'rows/s':>8} {'speedup':>7}"
+    )
     first = None
     for w in counts:
-        cluster = LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
-                               dashboard_address=":0", silence_logs=logging.ERROR)
+        cluster = LocalCluster(
+            n_workers=w,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,
+        )
         client = Client(cluster)
         client.run(_warm)
         t0 = time.perf_counter()
@@ -56,8 +63,11 @@ def main() -> None:
         client.close()
         cluster.close()
         first = first or wall
-        print(f"{'calib (loop)':<18} {'':>5} {'':>8} {'':>6} {w:>7} {'':>7} {'':>7} {wall:>8.2f} "
-              f"{16 / wall:>8.1f} {first / wall:>7.2f}", flush=True)
+        print(
+            f"{'calib (loop)':<18} {'':>5} {'':>8} {'':>6} {w:>7} {'':>7} {'':>7} {wall:>8.2f} "
+            f"{16 / wall:>8.1f} {first / wall:>7.2f}",
+            flush=True,
+        )
     for name in args.fabrics.split(","):
         template, n = FABRICS[name]
         topo = make(template, n=n)
@@ -65,15 +75,19 @@ def main() -> None:
         reference = None
         for w in counts:
             t0 = time.perf_counter()
-            cluster = LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0", silence_logs=logging.ERROR)
+            cluster = LocalCluster(
+                n_workers=w,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",
+                silence_logs=logging.ERROR,
+            )
             client = Client(cluster)
             client.run(_warm)  # compile (or load from cache) the kernels in every worker
             start = time.perf_counter() - t0
             try:
                 t0 = time.perf_counter()
-                plan = failure_plan(topo, ["links", "switches", "nics"],
-                                    use_symmetry=args.symmetry)
+                plan = failure_plan(topo, ["links", "switches", "nics"], use_symmetry=args.symmetry)
                 planned = time.perf_counter() - t0
                 with DaskEngine(client=client) as engine:
                     result = run_study(plan, engine)
@@ -87,9 +101,12 @@ def main() -> None:
             elif rows != reference:
                 raise SystemExit(f"{name}: rows differ between worker counts")
             first_wall = first_wall or wall
-            print(f"{topo.name:<18} {len(topo.compute_ids):>5} {len(plan.keys):>8} "
-                  f"{len(plan.items):>6} {w:>7} {start:>7.1f} {planned:>7.2f} {wall:>8.2f} "
-                  f"{len(result.rows) / wall:>8.1f} {first_wall / wall:>7.2f}", flush=True)
+            print(
+                f"{topo.name:<18} {len(topo.compute_ids):>5} {len(plan.keys):>8} "
+                f"{len(plan.items):>6} {w:>7} {start:>7.1f} {planned:>7.2f} {wall:>8.2f} "
+                f"{len(result.rows) / wall:>8.1f} {first_wall / wall:>7.2f}",
+                flush=True,
+            )
 
 
 def _burn(n: int) -> int:

@@ -42,30 +42,50 @@ def row(boxes: int, folder: Path) -> dict:
     plans, read_plan_s = _timed(lambda: read_plans(plan_file))
     _, verify_plan_s = _timed(lambda: verify_stored(plans["allgather"], plan_file, "allgather"))
     schedules, read_full_s = _timed(lambda: read_schedules(full_file))
-    (name, schedule), = schedules.items()
+    ((name, schedule),) = schedules.items()
     _, verify_full_s = _timed(lambda: verify_stored(schedule, full_file, name))
     fabric = IndexedFabric.from_topology(topo)
     inside = set(schedule.bottleneck.nodes)
     _, flow_s = _timed(lambda: compute_optimum(fabric, start=[[v in inside for v in fabric.names]]))
     edges = sum(len(t.edges) for t in schedule.trees)
-    return {"gpus": len(topo.compute_ids), "trees": len(schedule.trees), "edges": edges,
-            "file MB": full_file.stat().st_size / 2**20, "read plan": read_plan_s,
-            "verify plan": verify_plan_s, "read schedule": read_full_s,
-            "verify schedule": verify_full_s, "optimum max-flow": flow_s}
+    return {
+        "gpus": len(topo.compute_ids),
+        "trees": len(schedule.trees),
+        "edges": edges,
+        "file MB": full_file.stat().st_size / 2**20,
+        "read plan": read_plan_s,
+        "verify plan": verify_plan_s,
+        "read schedule": read_full_s,
+        "verify schedule": verify_full_s,
+        "optimum max-flow": flow_s,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--boxes", type=int, nargs="+", default=[8, 32, 128])
     args = parser.parse_args()
-    columns = ["gpus", "trees", "edges", "file MB", "read plan", "verify plan", "read schedule",
-               "verify schedule", "optimum max-flow"]
+    columns = [
+        "gpus",
+        "trees",
+        "edges",
+        "file MB",
+        "read plan",
+        "verify plan",
+        "read schedule",
+        "verify schedule",
+        "optimum max-flow",
+    ]
     print(" | ".join(columns) + "   (times in s)")
     with tempfile.TemporaryDirectory() as tmp:
         for boxes in args.boxes:
             r = row(boxes, Path(tmp))
-            print(" | ".join(f"{r[c]:.3g}" if isinstance(r[c], float) else str(r[c])
-                             for c in columns), flush=True)
+            print(
+                " | ".join(
+                    f"{r[c]:.3g}" if isinstance(r[c], float) else str(r[c]) for c in columns
+                ),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

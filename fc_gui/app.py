@@ -31,7 +31,9 @@ def install_error_hook(window, batch: bool) -> None:
                 traceback.print_exception(kind, value, tb)
             message = f"unexpected {kind.__name__}: {value}"
         if batch:
-            print(f"error: {message.splitlines()[0] if message else kind.__name__}", file=sys.stderr)
+            print(
+                f"error: {message.splitlines()[0] if message else kind.__name__}", file=sys.stderr
+            )
             QApplication.exit(2)
             return
         QMessageBox.critical(window, "Error", message.splitlines()[0] if message else kind.__name__)
@@ -47,8 +49,11 @@ def import_options(args: argparse.Namespace) -> dict:
     out: dict = {"boxes": args.boxes, "fabric": args.fabric}
     if args.intra is not None:
         out["intra"] = args.intra
-    bandwidth = {cls: vars(args)[f"{cls}_bw"] for cls in OVERRIDE_CLASSES
-                 if vars(args).get(f"{cls}_bw") is not None}
+    bandwidth = {
+        cls: vars(args)[f"{cls}_bw"]
+        for cls in OVERRIDE_CLASSES
+        if vars(args).get(f"{cls}_bw") is not None
+    }
     if bandwidth:
         out["bandwidth"] = bandwidth
     return out
@@ -80,8 +85,9 @@ def run(args: argparse.Namespace) -> int:
     given = given_import_options(args)
     if given and not dump:
         where = args.topo or "the built-in fabric"
-        print(f"error: {given[0]} applies to NCCL/RCCL .xml dumps only, not {where}",
-              file=sys.stderr)
+        print(
+            f"error: {given[0]} applies to NCCL/RCCL .xml dumps only, not {where}", file=sys.stderr
+        )
         return 2
     headless = (
         sys.platform.startswith("linux")
@@ -122,8 +128,10 @@ def run(args: argparse.Namespace) -> int:
             if batch and is_results_file(args.topo):
                 read_saved_result(args.topo)
         except Exception as exc:  # noqa: BLE001 - any failure to read is one line / a dialog
-            text = str(exc) if isinstance(exc, ForestCollError) else (
-                f"{args.topo}: cannot read: {type(exc).__name__}: {exc}"
+            text = (
+                str(exc)
+                if isinstance(exc, ForestCollError)
+                else (f"{args.topo}: cannot read: {type(exc).__name__}: {exc}")
             )
             text = text.splitlines()[0] if text else type(exc).__name__
             if batch:
@@ -178,8 +186,10 @@ def leave(code: int, wait_ms: int = QUIT_WAIT_MS) -> int:
 
     if stop_workers(wait_ms):
         return code
-    print(f"note: {running_workers()} background task(s) still running at exit; not waiting "
-          "for them", file=sys.stderr)
+    print(
+        f"note: {running_workers()} background task(s) still running at exit; not waiting for them",
+        file=sys.stderr,
+    )
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -397,13 +397,20 @@ class MainWindow(QMainWindow):
         """Help > Keyboard shortcuts: every action with a key (read from the actions)."""
         from fc_gui.views.help_dialogs import shortcut_rows, shortcuts_html
 
-        titles = {"file": "File", "edit": "Edit", "view": "View", "solve": "Solve",
-                  "export": "Export", "help": "Help"}
+        titles = {
+            "file": "File",
+            "edit": "Edit",
+            "view": "View",
+            "solve": "Solve",
+            "export": "Export",
+            "help": "Help",
+        }
         menus = {titles[k]: menu for k, menu in self.menus.items()}
         others = {"Tools": self.tools_toolbar.actions(), "Window": self.actions()}
         rows = shortcut_rows(menus, others)
-        dialog = self._show_help("shortcuts", f"{APP_NAME}: keyboard shortcuts",
-                                 shortcuts_html(rows))
+        dialog = self._show_help(
+            "shortcuts", f"{APP_NAME}: keyboard shortcuts", shortcuts_html(rows)
+        )
         dialog.rows = rows
         return dialog
 

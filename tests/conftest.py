@@ -7,7 +7,10 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 # CI is reproducible (derandomize): a red CI run means a change broke something, never a new
 # random draw; the random exploration happens in the soak and long profiles.
 settings.register_profile(
-    "ci", max_examples=300, deadline=None, derandomize=True,
+    "ci",
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile(

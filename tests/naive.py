@@ -606,7 +606,9 @@ def hierarchical_time_twin(topo: Topology) -> Fraction:
     domains = []
     for n in topo.nodes:
         if n.reduces and n.multicasts:
-            domains.append((n.id, [c for c in topo.compute_ids if (c, n.id) in caps and (n.id, c) in caps]))
+            domains.append(
+                (n.id, [c for c in topo.compute_ids if (c, n.id) in caps and (n.id, c) in caps])
+            )
     p = len(domains[0][1])
     load: dict[tuple[str, str], Fraction] = {}
 
@@ -630,8 +632,11 @@ def hierarchical_time_twin(topo: Topology) -> Fraction:
     for j in range(p):
         group = {members[j] for _, members in domains}
         g = nx.Graph()
-        for (u, v) in caps:
-            ok = [x in group or (x not in domain_switches and not topo.node(x).is_compute) for x in (u, v)]
+        for u, v in caps:
+            ok = [
+                x in group or (x not in domain_switches and not topo.node(x).is_compute)
+                for x in (u, v)
+            ]
             if all(ok):
                 g.add_edge(u, v)
         changed = True

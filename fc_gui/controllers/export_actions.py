@@ -90,8 +90,11 @@ class MscclOptionsDialog(QDialog):
         form.addRow(buttons)
 
     def values(self) -> tuple[str, str, int]:
-        return (self.runtime_box.currentText(), self.proto_box.currentText(),
-                self.instances_box.value())
+        return (
+            self.runtime_box.currentText(),
+            self.proto_box.currentText(),
+            self.instances_box.value(),
+        )
 
 
 class ExportActions(QObject):
@@ -136,10 +139,12 @@ class ExportActions(QObject):
     def _ask_path(self, title: str, filters: str, suffix: str) -> Path | None:
         stem = self.window.document.name or "fabric"
         # results files are added to, never replaced: no "replace it?" question for them
-        options = (QFileDialog.Option.DontConfirmOverwrite if suffix == ".h5"
-                   else QFileDialog.Option(0))
-        path, _ = QFileDialog.getSaveFileName(self.window, title, f"{stem}{suffix}", filters,
-                                              options=options)
+        options = (
+            QFileDialog.Option.DontConfirmOverwrite if suffix == ".h5" else QFileDialog.Option(0)
+        )
+        path, _ = QFileDialog.getSaveFileName(
+            self.window, title, f"{stem}{suffix}", filters, options=options
+        )
         return Path(path) if path else None
 
     def _fail(self, message: str) -> None:
@@ -164,9 +169,14 @@ class ExportActions(QObject):
         schedule = self._schedule()
         if schedule is None:
             return None
-        path = Path(path) if path else self._ask_path(
-            "Export results (added to an existing results file of this fabric)",
-            "HDF5 results (*.h5 *.hdf5)", ".h5",
+        path = (
+            Path(path)
+            if path
+            else self._ask_path(
+                "Export results (added to an existing results file of this fabric)",
+                "HDF5 results (*.h5 *.hdf5)",
+                ".h5",
+            )
         )
         if path is None:
             return None
@@ -272,8 +282,14 @@ class ExportActions(QObject):
             if path.suffix.lower() == ".png" and width is None:
                 from fc_gui.views.dialog_titles import ask_int
 
-                width, ok = ask_int(self.window, "Figure width", "Width (pixels; 1920 for a "
-                                    "full-HD slide):", DEFAULT_WIDTH, 100, MAX_WIDTH)
+                width, ok = ask_int(
+                    self.window,
+                    "Figure width",
+                    "Width (pixels; 1920 for a full-HD slide):",
+                    DEFAULT_WIDTH,
+                    100,
+                    MAX_WIDTH,
+                )
                 if not ok:
                     return None
         try:

@@ -43,7 +43,8 @@ def figure_data(window) -> FigureData:
     trees = overlays.trees
     if trees.trees and trees.visible:
         data.tree_paths = [
-            (tuple(e.path), trees.color_of(i)) for i, (_, t) in enumerate(trees.trees)
+            (tuple(e.path), trees.color_of(i))
+            for i, (_, t) in enumerate(trees.trees)
             for e in t.edges
         ]
         data.tree_roots = frozenset(t.root for _, t in trees.trees)
@@ -59,8 +60,9 @@ def figure_data(window) -> FigureData:
     return data
 
 
-def save_figure(window, path: str | Path, width: int = DEFAULT_WIDTH,
-                data: FigureData | None = None) -> Path:
+def save_figure(
+    window, path: str | Path, width: int = DEFAULT_WIDTH, data: FigureData | None = None
+) -> Path:
     """Write the figure to ``path`` (.svg: vector; .png: ``width`` pixels wide); ``data``:
     what to draw (default: :func:`figure_data` of the window)."""
     path = Path(path)

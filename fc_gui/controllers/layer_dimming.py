@@ -42,8 +42,10 @@ class LayerDimmer(QObject):
         self.update()
 
     def update(self) -> None:
-        self._apply(self.enabled and (self.overlays.animation.animating
-                                      or any(showing() for showing in self.sources)))
+        self._apply(
+            self.enabled
+            and (self.overlays.animation.animating or any(showing() for showing in self.sources))
+        )
 
     def _apply(self, dim: bool) -> None:
         if dim == self.dimmed:

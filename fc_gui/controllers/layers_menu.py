@@ -34,7 +34,9 @@ class LayersMenu(QObject):
         self.labels_action = self._add("labels", "Node &labels", canvas.set_labels_visible)
         self.frames_action = self._add("frames", "Box &frames", canvas.set_frames_visible)
         self.bandwidths_action = self._add(
-            "bandwidths", "Link &bandwidths (GB/s on links)", canvas.set_link_labels_visible,
+            "bandwidths",
+            "Link &bandwidths (GB/s on links)",
+            canvas.set_link_labels_visible,
             checked=False,
         )
         self.bandwidths_action.setShortcut("Ctrl+Shift+B")

@@ -64,11 +64,20 @@ STEP_LAYERS = ("cut", "heat", "trees", "labels", "frames")
 
 def compare(schedule: Schedule, size: int, cancel=None) -> Comparison:
     """Simulate ForestColl's schedule and the ring at ``size`` bytes (background thread)."""
-    sw = sweep(schedule.topology, schedule.collective, ("forestcoll", "ring"), [size],
-               schedule=schedule, cancel=cancel)
+    sw = sweep(
+        schedule.topology,
+        schedule.collective,
+        ("forestcoll", "ring"),
+        [size],
+        schedule=schedule,
+        cancel=cancel,
+    )
     rows = tuple(
-        ComparisonRow(r.algorithm, r.algbw,
-                      size / r.route_bound_time / 1e9 if r.route_bound_time > 0 else float("nan"))
+        ComparisonRow(
+            r.algorithm,
+            r.algbw,
+            size / r.route_bound_time / 1e9 if r.route_bound_time > 0 else float("nan"),
+        )
         for r in sw.rows
     )
     return Comparison(size, rows)
@@ -185,11 +194,16 @@ class LectureController(QObject):
             w.undo_stack.push(SetDisabledCommand(w.document, lesson.disabled_nodes, links, True))
         self._enter()
         self.plan, self.steps, self.index = None, [], 0
-        self.panel.show_message("Solving…", "Finding the optimal schedule of this fabric. "
-                                "The window stays responsive; Esc leaves the lecture.")
+        self.panel.show_message(
+            "Solving…",
+            "Finding the optimal schedule of this fabric. "
+            "The window stays responsive; Esc leaves the lecture.",
+        )
         if not self.results.solving.solve(collective="allgather", max_trees_per_root=None):
-            self.panel.show_message("Cannot solve this fabric", "See the error message; "
-                                    "fix the fabric or pick another one.")
+            self.panel.show_message(
+                "Cannot solve this fabric",
+                "See the error message; fix the fabric or pick another one.",
+            )
         return True
 
     def _enter(self) -> None:
@@ -226,12 +240,21 @@ class LectureController(QObject):
             return
         if schedule is None or schedule.phases or schedule.bottleneck is None:
             self.plan, self.steps = None, []
-            self.panel.show_message("No result", "The fabric changed: the lecture's result was "
-                                    "dropped. Exit and start the lecture again.")
+            self.panel.show_message(
+                "No result",
+                "The fabric changed: the lecture's result was "
+                "dropped. Exit and start the lecture again.",
+            )
             return
         groups = {n.id: n.group for n in self.window.document.nodes.values()}
-        self.plan = LecturePlan(schedule, pick_tree(schedule), None, self.panel.compare_size,
-                                groups, self.results.switch_bounds)
+        self.plan = LecturePlan(
+            schedule,
+            pick_tree(schedule),
+            None,
+            self.panel.compare_size,
+            groups,
+            self.results.switch_bounds,
+        )
         self.steps = self._lesson_steps()
         self.go(0)
         self._simulate()
@@ -261,8 +284,14 @@ class LectureController(QObject):
         """Simulate the comparison at ``size`` bytes (the panel's size box)."""
         if self.plan is None:
             return
-        self.plan = LecturePlan(self.plan.schedule, self.plan.tree, None, int(size),
-                                self.plan.groups, self.plan.switch_bounds)
+        self.plan = LecturePlan(
+            self.plan.schedule,
+            self.plan.tree,
+            None,
+            int(size),
+            self.plan.groups,
+            self.plan.switch_bounds,
+        )
         self._rebuild()
         self._simulate()
 
@@ -270,8 +299,9 @@ class LectureController(QObject):
         plan = self.plan
         if plan is None or comparison.size != plan.compare_size:
             return
-        self.plan = LecturePlan(plan.schedule, plan.tree, comparison, plan.compare_size,
-                                plan.groups, plan.switch_bounds)
+        self.plan = LecturePlan(
+            plan.schedule, plan.tree, comparison, plan.compare_size, plan.groups, plan.switch_bounds
+        )
         self._rebuild()
 
     def _on_compare_failed(self, message: str) -> None:
@@ -312,8 +342,9 @@ class LectureController(QObject):
         busy = ""
         if step.key == "ring" and self.plan is not None and self.plan.comparison is None:
             busy = "The simulation runs in the background; the table appears when it is done."
-        self.panel.show_step(step_counter(self.index, self.steps), step.title,
-                             step_html(step, busy))
+        self.panel.show_step(
+            step_counter(self.index, self.steps), step.title, step_html(step, busy)
+        )
         self.panel.set_navigation(self.index > 0, self.index + 1 < len(self.steps))
         self.panel.remove_step_button.setVisible(step.key.startswith("own"))
         self.step_shown.emit(self.index)
@@ -328,8 +359,9 @@ class LectureController(QObject):
         whole = [("allgather", tree)]
         if ov.animation.trees != whole:
             ov.animation.set_trees(whole)
-        ov.trees.show_trees([("allgather", partial_tree(tree, step.tree_level))],
-                            lane_pairs=tree_hop_pairs(tree))
+        ov.trees.show_trees(
+            [("allgather", partial_tree(tree, step.tree_level))], lane_pairs=tree_hop_pairs(tree)
+        )
         ov.animation.go_to(step.tree_level)
 
     # ------------------------------------------------------------------ lessons
@@ -339,16 +371,26 @@ class LectureController(QObject):
         topo = doc.to_topology(include_disabled=True)  # positions included, in link order
         uids = list(doc.links)
         off = [link_key(topo, uids.index(u)) for u in uids if u in doc.disabled_links]
-        return Lesson(self.lesson_title or topo.name, topo, dict(self.notes), self.own_steps,
-                      self.panel.scale, self.panel.compare_size,
-                      tuple(n for n in doc.nodes if n in doc.disabled_nodes), tuple(off))
+        return Lesson(
+            self.lesson_title or topo.name,
+            topo,
+            dict(self.notes),
+            self.own_steps,
+            self.panel.scale,
+            self.panel.compare_size,
+            tuple(n for n in doc.nodes if n in doc.disabled_nodes),
+            tuple(off),
+        )
 
     def save_lesson(self, path: str | Path | None = None) -> Path | None:
         if path is None:
             folder = self.window.file_path.parent if self.window.file_path else Path.cwd()
             path, _ = QFileDialog.getSaveFileName(
-                self.window, "Save the lesson", str(folder / "lesson.lesson.json"),
-                "Lesson (*.lesson.json);;JSON (*.json)")
+                self.window,
+                "Save the lesson",
+                str(folder / "lesson.lesson.json"),
+                "Lesson (*.lesson.json);;JSON (*.json)",
+            )
             if not path:
                 return None
         try:
@@ -363,8 +405,9 @@ class LectureController(QObject):
         """View > Open lesson…: read it (a bad file is one dialog, nothing changes) and start
         the lecture on it."""
         if path is None:
-            path, _ = QFileDialog.getOpenFileName(self.window, "Open a lesson", "",
-                                                  "Lesson (*.lesson.json *.json)")
+            path, _ = QFileDialog.getOpenFileName(
+                self.window, "Open a lesson", "", "Lesson (*.lesson.json *.json)"
+            )
             if not path:
                 return False
         try:
@@ -385,8 +428,11 @@ class LectureController(QObject):
             from PySide6.QtWidgets import QInputDialog
 
             text, ok = QInputDialog.getMultiLineText(
-                self.window, "Note on this step", f"Your note on “{step.title}”:",
-                self.notes.get(step.key, ""))
+                self.window,
+                "Note on this step",
+                f"Your note on “{step.title}”:",
+                self.notes.get(step.key, ""),
+            )
             if not ok:
                 return
         key = step.key
@@ -405,7 +451,8 @@ class LectureController(QObject):
             if not ok or not title.strip():
                 return
             text, ok = QInputDialog.getMultiLineText(
-                self.window, "Add a step", "Its text (a blank line starts a paragraph):")
+                self.window, "Add a step", "Its text (a blank line starts a paragraph):"
+            )
             if not ok:
                 return
         after = step.key
@@ -422,7 +469,7 @@ class LectureController(QObject):
         if step is None or not step.key.startswith("own"):
             return
         i = int(step.key[3:])
-        self.own_steps = self.own_steps[:i] + self.own_steps[i + 1:]
+        self.own_steps = self.own_steps[:i] + self.own_steps[i + 1 :]
         index = self.index
         self.steps = self._lesson_steps()
         self.go(max(0, index - 1))
@@ -448,7 +495,8 @@ class LectureController(QObject):
             return False
         key = event.key()
         if key not in NEXT_KEYS + BACK_KEYS + EXIT_KEYS or event.modifiers() not in (
-            Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier
+            Qt.KeyboardModifier.NoModifier,
+            Qt.KeyboardModifier.KeypadModifier,
         ):
             return False
         if kind == QEvent.Type.ShortcutOverride:
@@ -486,7 +534,9 @@ class LectureController(QObject):
             folder = self.window.file_path.parent if self.window.file_path else Path.cwd()
             start = str(folder / name)
             path, _ = QFileDialog.getSaveFileName(
-                self.window, "Export the step as a figure", start,
+                self.window,
+                "Export the step as a figure",
+                start,
                 "SVG figure (*.svg);;PNG figure (*.png)",
             )
             if not path:

@@ -63,8 +63,9 @@ def read_measurements(path: str | Path, compute_nodes: int) -> tuple[dict[str, R
             )
         tables = measured_tables(h5.read_results(path))
         if not tables:
-            raise ForestCollError(f"{path.name} holds no measured table (forestcoll measure "
-                                  "import writes them)")
+            raise ForestCollError(
+                f"{path.name} holds no measured table (forestcoll measure import writes them)"
+            )
         return tables, ""
     from solver.simulate.nccl_tests import load_log_runs
 
@@ -174,8 +175,11 @@ class MeasurementsController(QObject):
             return
         simulated = {int(s) for t in sim.tables.values() for s in t.size_bytes}
         missing = {
-            int(s) for t in self.tables.values() if t.collective == schedule.collective
-            for s, a in zip(t.size_bytes, t.measured_algbw) if np.isfinite(a) and s > 0
+            int(s)
+            for t in self.tables.values()
+            if t.collective == schedule.collective
+            for s, a in zip(t.size_bytes, t.measured_algbw)
+            if np.isfinite(a) and s > 0
         } - simulated
         if missing:
             sim.simulate()
@@ -222,14 +226,20 @@ class MeasurementsController(QObject):
         same = schedule is not None and schedule.collective == table.collective
         bound = float(schedule.optimal_algbw_exact) if same else None
         ref = self.plots.lines.get(reference) if same else None
-        rows = compare(line.size_bytes, line.algbw,
-                       None if ref is None else ref.size_bytes,
-                       None if ref is None else ref.algbw, bound)
+        rows = compare(
+            line.size_bytes,
+            line.algbw,
+            None if ref is None else ref.size_bytes,
+            None if ref is None else ref.algbw,
+            bound,
+        )
         if schedule is None:
             note = "Solve and Simulate to compare with the predictions."
         elif not same:
-            note = (f"measured {table.collective}, the result shown is {schedule.collective}: "
-                    f"solve {table.collective} to compare")
+            note = (
+                f"measured {table.collective}, the result shown is {schedule.collective}: "
+                f"solve {table.collective} to compare"
+            )
         elif not self.results.simulation.tables:
             note = "Simulate to compare with the library and ForestColl."
         elif ref is not None and any(not np.isfinite(r.predicted) for r in rows):

@@ -70,8 +70,13 @@ class ResultOverlays(QObject):
         if s is not None:
             groups = {n.id: n.group for n in self.doc.nodes.values()}
             kinds = {n.id: (n.kind, n.role) for n in self.doc.nodes.values()}
-            self.cut.show_cut(s.bottleneck, None if s.phases else s.num_compute_nodes, groups,
-                              kinds, extra=self.switch_line)
+            self.cut.show_cut(
+                s.bottleneck,
+                None if s.phases else s.num_compute_nodes,
+                groups,
+                kinds,
+                extra=self.switch_line,
+            )
 
     def show_heat(self) -> None:
         s = self.schedule
@@ -96,7 +101,9 @@ class ResultOverlays(QObject):
     def _mark_disabled(self) -> None:
         """Mark out-of-service links while the heat map hides the canvas's own marking."""
         doc = self.doc
-        pairs = [(ln.source, ln.target) for uid, ln in doc.links.items() if doc.is_link_disabled(uid)]
+        pairs = [
+            (ln.source, ln.target) for uid, ln in doc.links.items() if doc.is_link_disabled(uid)
+        ]
         if self.heat.active:
             self.disabled.show_links(pairs)
         else:

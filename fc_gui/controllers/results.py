@@ -116,7 +116,9 @@ class ResultsController(QObject):
         # the right-hand docks run down to the bottom; the plots sit under the canvas only
         window.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         self.plots = PlotsDock()
-        self.plots_dock = window.add_dock(self.plots, Qt.DockWidgetArea.BottomDockWidgetArea, "Plots")
+        self.plots_dock = window.add_dock(
+            self.plots, Qt.DockWidgetArea.BottomDockWidgetArea, "Plots"
+        )
         QTimer.singleShot(0, self._size_docks)
 
     def _size_docks(self) -> None:
@@ -124,14 +126,23 @@ class ResultsController(QObject):
         window = self.window
         inspector = window.docks.get("Inspector")
         if inspector is not None:
-            window.resizeDocks([inspector, self.solve_dock, self.summary_dock], [190, 170, 420],
-                               Qt.Orientation.Vertical)
+            window.resizeDocks(
+                [inspector, self.solve_dock, self.summary_dock],
+                [190, 170, 420],
+                Qt.Orientation.Vertical,
+            )
         window.resizeDocks([self.plots_dock], [230], Qt.Orientation.Vertical)
 
     # ================================================================== showing results
-    def show_schedule(self, schedule: Schedule, elapsed: float | None = None,
-                      stale: bool = False, prepared: dict | None = None,
-                      staged: bool = False, split: tuple[float, float] | None = None) -> None:
+    def show_schedule(
+        self,
+        schedule: Schedule,
+        elapsed: float | None = None,
+        stale: bool = False,
+        prepared: dict | None = None,
+        staged: bool = False,
+        split: tuple[float, float] | None = None,
+    ) -> None:
         """Show ``schedule`` in every view and overlay (``prepared``: :func:`prepare_display`
         of :mod:`fc_gui.controllers.solving`).
 
@@ -150,8 +161,14 @@ class ResultsController(QObject):
         pending = any(n.capabilities for n in schedule.topology.nodes)
 
         def first() -> None:
-            self.summary.set_schedule(schedule, elapsed, previous=self.previous, split=split,
-                                      switch_bounds=None, switch_pending=pending)
+            self.summary.set_schedule(
+                schedule,
+                elapsed,
+                previous=self.previous,
+                split=split,
+                switch_bounds=None,
+                switch_pending=pending,
+            )
             self.set_stale(stale)
             self.overlays.drop_trees()
             self.compute_switch_bounds(schedule)  # in the background; shown when done
@@ -162,8 +179,9 @@ class ResultsController(QObject):
             self.overlays.show_heat,
             self.canvas.refit_if_covered,  # the caption and colour bar just appeared
             lambda: self.trees_view.set_schedule(schedule, prepared.get("tree_rows")),
-            lambda: self.plots.set_schedule(schedule, prepared.get("model_tables"),
-                                            capability=self._capability_line(schedule)),
+            lambda: self.plots.set_schedule(
+                schedule, prepared.get("model_tables"), capability=self._capability_line(schedule)
+            ),
             lambda: self.schedule_changed.emit(schedule),
         ]
         if not staged:
@@ -195,11 +213,13 @@ class ResultsController(QObject):
                 self.set_switch_bounds(sb)
 
         task.done.connect(done)
+
         def failed(message: str) -> None:
             task.deleteLater()
             if token == self._show_token and self.schedule is schedule:
-                self.set_switch_bounds(figures.SwitchBounds(
-                    figures.compute_marked(schedule.topology), error=message))
+                self.set_switch_bounds(
+                    figures.SwitchBounds(figures.compute_marked(schedule.topology), error=message)
+                )
 
         task.failed.connect(failed)
         task.start(lambda: figures.compute(schedule.topology))

@@ -46,7 +46,8 @@ class SavedResult:
         """The simulator's tables of the shown schedule's collective (``simulate -o``)."""
         collective = self.schedule.collective if self.schedule is not None else None
         return {
-            n: t for n, t in self.tables.items()
+            n: t
+            for n, t in self.tables.items()
             if t.source == "simulator" and t.collective == collective
         }
 
@@ -90,12 +91,22 @@ def read_saved_result(path: str | Path) -> SavedResult:
     verify_stored(plan, path, name)
     n = len(plan.topology.compute_ids)
     if n > PLAN_EXPAND_MAX_N:
-        return SavedResult(None, "", tables, note=(
-            f"compressed plan {name!r} for {n} GPUs ({plan.num_trees} trees) not drawn: the "
-            f"designer expands plans up to {PLAN_EXPAND_MAX_N} GPUs; read it with "
-            f"'forestcoll show {Path(path).name} --verify'"))
-    return SavedResult(plan.expand(), name, tables,
-                       note=f"compressed plan {name!r} expanded to {plan.num_trees} trees")
+        return SavedResult(
+            None,
+            "",
+            tables,
+            note=(
+                f"compressed plan {name!r} for {n} GPUs ({plan.num_trees} trees) not drawn: the "
+                f"designer expands plans up to {PLAN_EXPAND_MAX_N} GPUs; read it with "
+                f"'forestcoll show {Path(path).name} --verify'"
+            ),
+        )
+    return SavedResult(
+        plan.expand(),
+        name,
+        tables,
+        note=f"compressed plan {name!r} expanded to {plan.num_trees} trees",
+    )
 
 
 def show_saved_result(controller, saved: SavedResult) -> int:

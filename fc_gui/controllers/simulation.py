@@ -38,16 +38,26 @@ SIM_SIZES = "1K:1G:4"
 SIM_ALGORITHMS = ("forestcoll", NVLS, LIBRARY, "ring", "tree", "direct", "blink")
 
 
-def simulate_schedule(schedule: Schedule, cancel=None, progress=None,
-                      library: Library | None = None, sizes: list[int] | None = None) -> Sweep:
+def simulate_schedule(
+    schedule: Schedule,
+    cancel=None,
+    progress=None,
+    library: Library | None = None,
+    sizes: list[int] | None = None,
+) -> Sweep:
     """``forestcoll simulate``'s sweep of ``schedule``, the library and the baselines over
     ``sizes`` (default :data:`SIM_SIZES`), at ``library``'s link efficiency (default the
     fabric's, as the CLI without ``--library``); ``progress(text, fraction)`` about every 0.1 s;
     ``cancel`` stops within ~10 ms."""
     topo = schedule.topology
     return sweep(
-        topo, schedule.collective, SIM_ALGORITHMS, sizes or parse_sizes(SIM_SIZES),
-        schedule=schedule, cancel=cancel, progress=progress,
+        topo,
+        schedule.collective,
+        SIM_ALGORITHMS,
+        sizes or parse_sizes(SIM_SIZES),
+        schedule=schedule,
+        cancel=cancel,
+        progress=progress,
         library=library if library is not None else library_for(topo),
     )
 
@@ -116,8 +126,9 @@ class SimulationController(QObject):
         self.plots.set_simulating(True)
         report = self.task.report
         self.task.start(
-            lambda: simulate_schedule(schedule, cancel=cancel, progress=report, library=library,
-                                      sizes=sizes),
+            lambda: simulate_schedule(
+                schedule, cancel=cancel, progress=report, library=library, sizes=sizes
+            ),
             cancel=cancel,
         )
 

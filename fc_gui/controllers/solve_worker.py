@@ -56,6 +56,7 @@ def stop_workers(msecs: int = 2000) -> bool:
         t.wait(max(0, int((deadline - time.monotonic()) * 1000)))
     return running_workers() == 0
 
+
 #: Niceness added to solver threads (Linux: per thread), so the GUI thread wins the CPU when
 #: the machine is busy. 0 disables it. Overridable with FORESTCOLL_WORKER_NICE.
 WORKER_NICE = int(os.environ.get("FORESTCOLL_WORKER_NICE", "5"))
@@ -88,7 +89,11 @@ def one_line(exc: BaseException) -> str:
     line = text.splitlines()[0] if text else ""
     if isinstance(exc, ForestCollError):
         return line or type(exc).__name__
-    return f"internal error: {type(exc).__name__}: {line}" if line else f"internal error: {type(exc).__name__}"
+    return (
+        f"internal error: {type(exc).__name__}: {line}"
+        if line
+        else f"internal error: {type(exc).__name__}"
+    )
 
 
 #: Unexpected (non-ForestColl) errors print their traceback on stderr for bug reports, except in
@@ -110,8 +115,14 @@ class _SolveThread(QThread):
     errored = Signal(int, str)
     was_cancelled = Signal(int)
 
-    def __init__(self, job: int, solve_fn: SolveFn, kwargs: dict, cancel: threading.Event,
-                 prepare_fn: Callable[[Any], Any] | None = None):
+    def __init__(
+        self,
+        job: int,
+        solve_fn: SolveFn,
+        kwargs: dict,
+        cancel: threading.Event,
+        prepare_fn: Callable[[Any], Any] | None = None,
+    ):
         super().__init__()
         self.job = job
         self._solve_fn = solve_fn
@@ -126,7 +137,11 @@ class _SolveThread(QThread):
 
     def _progress(self, phase: str, fraction: float) -> None:
         now = time.monotonic()
-        if phase == self._last_phase and fraction < 1.0 and now - self._last_emit < PROGRESS_INTERVAL:
+        if (
+            phase == self._last_phase
+            and fraction < 1.0
+            and now - self._last_emit < PROGRESS_INTERVAL
+        ):
             return
         self._last_phase = phase
         self._last_emit = now
@@ -296,8 +311,9 @@ class SolveWorker(QObject):
         if self._current(job):
             self.last_elapsed = time.perf_counter() - self._t0
             self.last_prepared = self._thread.prepared if self._thread is not None else None
-            self.last_split = ((self._thread.solve_s, self._thread.prepare_s)
-                               if self._thread is not None else None)
+            self.last_split = (
+                (self._thread.solve_s, self._thread.prepare_s) if self._thread is not None else None
+            )
             self._finish()
             self.finished.emit(schedule)
 
@@ -460,7 +476,6 @@ class JitWarmup(QObject):
         lower_thread_priority()
         t0 = time.perf_counter()
         try:
-
             for collective in ("allgather", "reduce-scatter"):
                 self._solve_fn(topology=warmup_topology(), collective=collective)
             self._solve_fn(topology=warmup_topology(), collective="allgather", max_trees_per_root=1)

@@ -76,8 +76,15 @@ class SolveController(QObject):
             QTimer.singleShot(WARMUP_DELAY_MS, self.warmup.start)
 
     # ------------------------------------------------------------------ solving
-    def solve(self, collective: str | None = None, max_trees_per_root=-1, *,
-              what_if: bool = False, auto: bool = False, previous: Schedule | None = None) -> bool:
+    def solve(
+        self,
+        collective: str | None = None,
+        max_trees_per_root=-1,
+        *,
+        what_if: bool = False,
+        auto: bool = False,
+        previous: Schedule | None = None,
+    ) -> bool:
         """Start solving the document's fabric (disabled items left out); False if it is invalid.
 
         ``max_trees_per_root=-1`` means "as set in the panel". Invalid fabrics give an error
@@ -132,9 +139,14 @@ class SolveController(QObject):
         self._set_running(False)
         self.elapsed = self.worker.last_elapsed
         stale = self._revision != self._solve_revision
-        self.results.show_schedule(schedule, elapsed=self.elapsed, stale=stale,
-                                   prepared=self.worker.last_prepared, staged=True,
-                                   split=self.worker.last_split)
+        self.results.show_schedule(
+            schedule,
+            elapsed=self.elapsed,
+            stale=stale,
+            prepared=self.worker.last_prepared,
+            staged=True,
+            split=self.worker.last_split,
+        )
         self.panel.set_status(
             f"solved in {self.elapsed:.2f} s" if self.elapsed is not None else "solved"
         )
@@ -177,8 +189,9 @@ class SolveController(QObject):
             self.panel.set_auto_resolve_allowed(True)
         else:
             self.panel.set_auto_resolve_allowed(
-                False, f"Re-solve on edit is for fabrics up to {AUTO_RESOLVE_MAX_NODES} nodes "
-                f"(this one has {n})"
+                False,
+                f"Re-solve on edit is for fabrics up to {AUTO_RESOLVE_MAX_NODES} nodes "
+                f"(this one has {n})",
             )
         self.results.menu.auto_action.setEnabled(n <= AUTO_RESOLVE_MAX_NODES)
 
@@ -194,8 +207,11 @@ class SolveController(QObject):
             off = link in self.doc.disabled_links
             nodes, links, what = [], [link], f"link {self.doc.links[link].label}"
         menu.addSeparator()
-        title = (f"Re-enable {what} and re-solve" if off
-                 else f"What if {what} fails? Disable and re-solve")
+        title = (
+            f"Re-enable {what} and re-solve"
+            if off
+            else f"What if {what} fails? Disable and re-solve"
+        )
         act = menu.addAction(title)
 
         def run() -> None:

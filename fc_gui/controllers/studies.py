@@ -57,8 +57,9 @@ class StudiesController(QObject):
         self.canvas = window.canvas
         self.engine_factory = engine_factory or _local_engine
         self.dock = StudiesDock()
-        self.dock_widget = window.add_dock(self.dock, Qt.DockWidgetArea.RightDockWidgetArea,
-                                           "Studies")
+        self.dock_widget = window.add_dock(
+            self.dock, Qt.DockWidgetArea.RightDockWidgetArea, "Studies"
+        )
         self.overlay = ResilienceOverlay(self.canvas)
         self.overlay.attach_color_bar()
         self.canvas.tooltip_providers.append(self.tooltip)
@@ -106,11 +107,17 @@ class StudiesController(QObject):
         if study == "failures":
             if not options.get("elements"):
                 raise ForestCollError("choose at least one kind of element to remove")
-            return failure_plan(topo, options["elements"], collective,
-                                options.get("symmetry", True))
-        return upgrade_plan(topo, factor=options.get("factor"), add=options.get("add"),
-                            by=options.get("by", "link"), collective=collective,
-                            use_symmetry=options.get("symmetry", True))
+            return failure_plan(
+                topo, options["elements"], collective, options.get("symmetry", True)
+            )
+        return upgrade_plan(
+            topo,
+            factor=options.get("factor"),
+            add=options.get("add"),
+            by=options.get("by", "link"),
+            collective=collective,
+            use_symmetry=options.get("symmetry", True),
+        )
 
     def run(self, options: dict[str, Any]) -> bool:
         """Start a study in the background; False (with an error dialog) on bad options."""
@@ -136,8 +143,10 @@ class StudiesController(QObject):
         self._started = time.monotonic()
         self._first = None
         self.dock.set_running(True)
-        self.dock.set_status(f"starting a local Dask cluster ({workers} worker(s)); "
-                             f"{len(plan.keys)} rows, {len(plan.items)} solves")
+        self.dock.set_status(
+            f"starting a local Dask cluster ({workers} worker(s)); "
+            f"{len(plan.keys)} rows, {len(plan.items)} solves"
+        )
         self.task.start(work, cancel=cancel)
         return True
 
@@ -162,8 +171,9 @@ class StudiesController(QObject):
         self.dock.save_button.setEnabled(True)
         self.show(result.plan.study, result.rows)
         self.dock.set_progress(len(result.rows), len(result.plan.keys), None)
-        self.dock.set_status(_summary_text(result.plan.study, result.rows, result.elapsed,
-                                           result.workers))
+        self.dock.set_status(
+            _summary_text(result.plan.study, result.rows, result.elapsed, result.workers)
+        )
         self.finished.emit(result)
 
     def _on_failed(self, message: str) -> None:
@@ -181,8 +191,10 @@ class StudiesController(QObject):
         if self.overlay.active or self.overlay.by_node:
             self.overlay.clear()
             self._sync_heat()
-            self.dock.set_status("the fabric was replaced: the study's map is cleared "
-                                 "(its table stays; Load or Run to map one again)")
+            self.dock.set_status(
+                "the fabric was replaced: the study's map is cleared "
+                "(its table stays; Load or Run to map one again)"
+            )
 
     def show(self, study: str, rows: list[dict[str, Any]]) -> None:
         """Fill the table and colour the canvas with ``rows``."""
@@ -208,8 +220,10 @@ class StudiesController(QObject):
         from solver.studies.elements import upgrade_elements
 
         topo = self.doc.to_topology()
-        return {e.key: [(topo.links[i].source, topo.links[i].target) for i in e.links]
-                for e in upgrade_elements(topo, "class")}
+        return {
+            e.key: [(topo.links[i].source, topo.links[i].target) for i in e.links]
+            for e in upgrade_elements(topo, "class")
+        }
 
     def tooltip(self, node: str | None, link: int | None) -> str | None:
         if not self.overlay.active and not self.overlay.by_node:
@@ -226,8 +240,7 @@ class StudiesController(QObject):
             return
         if "--" in key:
             u, v = key.split("#", 1)[0].split("--", 1)
-            uids = [uid for uid, ln in self.doc.links.items()
-                    if {ln.source, ln.target} == {u, v}]
+            uids = [uid for uid, ln in self.doc.links.items() if {ln.source, ln.target} == {u, v}]
             self.doc.set_selection((), uids[:1])
 
     # ------------------------------------------------------------------ files
@@ -247,16 +260,21 @@ class StudiesController(QObject):
         self.show(stored.study, stored.rows)
         total = int(stored.attrs.get("rows_total", len(stored.rows)))
         self.dock.set_progress(len(stored.rows), total, None)
-        self.dock.set_status(f"{Path(path).name}: /studies/{name}, {len(stored.rows)} of {total} "
-                             f"rows{'' if stored.complete else ' (incomplete)'}")
+        self.dock.set_status(
+            f"{Path(path).name}: /studies/{name}, {len(stored.rows)} of {total} "
+            f"rows{'' if stored.complete else ' (incomplete)'}"
+        )
         self.finished.emit(stored)
 
     def save_dialog(self) -> None:
         # a study is added to a results file (next to its schedules and tables), never
         # replacing it: no "replace it?" question for an existing file
         path, _ = QFileDialog.getSaveFileName(
-            self.window, "Save study (added to an existing results file)", "results.h5",
-            "HDF5 results (*.h5 *.hdf5)", options=QFileDialog.Option.DontConfirmOverwrite,
+            self.window,
+            "Save study (added to an existing results file)",
+            "results.h5",
+            "HDF5 results (*.h5 *.hdf5)",
+            options=QFileDialog.Option.DontConfirmOverwrite,
         )
         if not path:
             return
@@ -270,8 +288,9 @@ class StudiesController(QObject):
     def load_dialog(self) -> None:
         from solver.io.hdf5.studies import list_studies
 
-        path, _ = QFileDialog.getOpenFileName(self.window, "Load study", "",
-                                              "HDF5 results (*.h5 *.hdf5)")
+        path, _ = QFileDialog.getOpenFileName(
+            self.window, "Load study", "", "HDF5 results (*.h5 *.hdf5)"
+        )
         if not path:
             return
         try:
@@ -294,9 +313,13 @@ def _summary_text(study: str, rows, elapsed: float, workers: int) -> str:
     s = summary(study, rows)
     head = f"{len(rows)} rows in {elapsed:.1f} s on {workers} worker(s). "
     if study == "failures":
-        return head + (f"Worst single failure: {s.get('min_algbw', 0):.6g} GB/s; "
-                       f"{s.get('free', 0)} elements free, {s.get('disconnecting', 0)} disconnect.")
+        return head + (
+            f"Worst single failure: {s.get('min_algbw', 0):.6g} GB/s; "
+            f"{s.get('free', 0)} elements free, {s.get('disconnecting', 0)} disconnect."
+        )
     if study == "upgrade":
-        return head + (f"{s.get('gaining', 0)} upgrades gain (best {s.get('max_algbw', 0):.6g} "
-                       f"GB/s); {s.get('blocked', 0)} blocked by the next cut.")
+        return head + (
+            f"{s.get('gaining', 0)} upgrades gain (best {s.get('max_algbw', 0):.6g} "
+            f"GB/s); {s.get('blocked', 0)} blocked by the next cut."
+        )
     return head + f"Best point {s.get('best', '')}: {s.get('max_algbw', 0):.6g} GB/s."

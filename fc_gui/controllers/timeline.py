@@ -27,8 +27,9 @@ class TimelineController(QObject):
         self.window = window
         self.results = window.results_controller
         self.dock = TimelineDock()
-        self.dock_widget = window.add_dock(self.dock, Qt.DockWidgetArea.RightDockWidgetArea,
-                                           "Timeline")
+        self.dock_widget = window.add_dock(
+            self.dock, Qt.DockWidgetArea.RightDockWidgetArea, "Timeline"
+        )
         self.overlay = CanvasOverlay(window.canvas)
         self.timeline: Timeline | None = None
         self.round = 0
@@ -44,8 +45,9 @@ class TimelineController(QObject):
         self.root = ""  # only this GPU's shard ("" = all)
         self.results.schedule_changed.connect(lambda _: self.rebuild())
         # the other layers fade while a round past the start is shown, as for one tree
-        self.results.overlays.dimmer.sources.append(lambda: self.timeline is not None
-                                                    and self.round > 0)
+        self.results.overlays.dimmer.sources.append(
+            lambda: self.timeline is not None and self.round > 0
+        )
 
     # ------------------------------------------------------------------ building
     def rebuild(self) -> None:
@@ -120,8 +122,11 @@ class TimelineController(QObject):
         """The events of the shown round (of the chosen shard only, when one is chosen)."""
         if self.timeline is None:
             return []
-        return [i for i in self.timeline.at(self.round)
-                if not self.root or self.timeline.events[i].root == self.root]
+        return [
+            i
+            for i in self.timeline.at(self.round)
+            if not self.root or self.timeline.events[i].root == self.root
+        ]
 
     def render(self) -> None:
         self.overlay.clear()
@@ -131,9 +136,12 @@ class TimelineController(QObject):
             return
         rows = self.current()
         whose = f" of {self.root}'s shard" if self.root else ""
-        text = (f"Round {self.round} of {tl.rounds}: {len(rows)} transfers{whose} "
-                f"({tl.chunks} chunks per tree, logical rounds)" if self.round else
-                f"Round 0 of {tl.rounds}: every GPU holds only its own shard; Step or Play")
+        text = (
+            f"Round {self.round} of {tl.rounds}: {len(rows)} transfers{whose} "
+            f"({tl.chunks} chunks per tree, logical rounds)"
+            if self.round
+            else f"Round 0 of {tl.rounds}: every GPU holds only its own shard; Step or Play"
+        )
         self.dock.show_round(self.round, text)
         if self.round == 0 and self.picked is None:
             return
@@ -157,9 +165,14 @@ class TimelineController(QObject):
             self.overlay.add(curve)
         have = [pos[n] for n in tl.holders(self.round, self.root) if n in pos]
         if have and self.round:
-            s = pg.ScatterPlotItem(pos=np.array(have, dtype=float), size=26, symbol="o",
-                                   pen=pg.mkPen(ANIM_CURRENT[:3], width=2),
-                                   brush=pg.mkBrush(ANIM_REACHED), hoverable=False)
+            s = pg.ScatterPlotItem(
+                pos=np.array(have, dtype=float),
+                size=26,
+                symbol="o",
+                pen=pg.mkPen(ANIM_CURRENT[:3], width=2),
+                brush=pg.mkBrush(ANIM_REACHED),
+                hoverable=False,
+            )
             s.setZValue(Z_ANIM - 0.5)
             self.overlay.add(s)
 

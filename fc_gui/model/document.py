@@ -217,7 +217,8 @@ class TopologyDocument(QObject):
         self._disabled_links.clear()
         self._template = (
             _TemplateFabric(topology.nodes, topology.links)
-            if any(k in self._extra for k in TEMPLATE_KEYS) else None
+            if any(k in self._extra for k in TEMPLATE_KEYS)
+            else None
         )
         self._replaced()
 

@@ -121,7 +121,9 @@ def link_classes(topology: Topology) -> list[tuple[str, str, Fraction, int]]:
     for ln in topology.links:
         a, b = sorted((role[ln.source], role[ln.target]))
         count[(a, b, Fraction(ln.bandwidth))] += 1
-    return [(a, b, bw, c) for (a, b, bw), c in sorted(count.items(), key=lambda kv: (-kv[1], -kv[0][2]))]
+    return [
+        (a, b, bw, c) for (a, b, bw), c in sorted(count.items(), key=lambda kv: (-kv[1], -kv[0][2]))
+    ]
 
 
 def fabric_paragraphs(topology: Topology) -> tuple[str, ...]:
@@ -137,10 +139,16 @@ def fabric_paragraphs(topology: Topology) -> tuple[str, ...]:
         where = f" in {plural(len(boxes), 'box', 'boxes')} ({each})"
     roles = Counter(n.role or n.kind for n in switches)
     # by role ("2 nvswitch, 1 ib"), unless that only says "switch" again
-    sw = "" if set(roles) <= {"switch"} else ", ".join(
-        f"{c} {r}" for r, c in sorted(roles.items(), key=lambda kv: -kv[1]))
-    first = (f"{plural(len(compute), 'GPU')}{where}, {plural(len(switches), 'switch')}"
-             + (f" ({sw})" if sw else "") + f", {plural(len(topology.links), 'link')}.")
+    sw = (
+        ""
+        if set(roles) <= {"switch"}
+        else ", ".join(f"{c} {r}" for r, c in sorted(roles.items(), key=lambda kv: -kv[1]))
+    )
+    first = (
+        f"{plural(len(compute), 'GPU')}{where}, {plural(len(switches), 'switch')}"
+        + (f" ({sw})" if sw else "")
+        + f", {plural(len(topology.links), 'link')}."
+    )
     by_pair: dict[tuple[str, str], list[str]] = {}
     for a, b, bw, c in sorted(link_classes(topology), key=lambda k: -k[2]):
         by_pair.setdefault((a, b), []).append(f"{c} × {num_text(bw)}")
@@ -148,8 +156,10 @@ def fabric_paragraphs(topology: Topology) -> tuple[str, ...]:
     return (
         first,
         f"Links (per direction, full duplex): {classes}.",
-        ("Thicker lines are faster links. Switches only forward data; every GPU holds a shard "
-        "of M/N bytes and, in an allgather, must receive every other GPU's shard."),
+        (
+            "Thicker lines are faster links. Switches only forward data; every GPU holds a shard "
+            "of M/N bytes and, in an allgather, must receive every other GPU's shard."
+        ),
     )
 
 
@@ -181,15 +191,25 @@ def cut_paragraphs(schedule: Schedule, groups: dict[str, str | None]) -> tuple[s
     leaving = ", ".join(
         f"{u}→{v} {num_text(Fraction(bw))}" for u, v, bw in list(cut.links)[:MAX_TRANSFERS_NAMED]
     )
-    more = f" and {len(cut.links) - MAX_TRANSFERS_NAMED} more" if len(cut.links) > MAX_TRANSFERS_NAMED else ""
+    more = (
+        f" and {len(cut.links) - MAX_TRANSFERS_NAMED} more"
+        if len(cut.links) > MAX_TRANSFERS_NAMED
+        else ""
+    )
     return (
-        (f"S* = {cut_set_text(cut.nodes, all_nodes, groups, kinds)} (shaded): |S*∩Vc| = {inside} of "
-        f"the N = {n} GPUs are inside."),
-        (f"Every shard of a GPU inside S* must reach the GPUs outside, so (M/N)·{inside} bytes "
-        f"must leave S* over its {plural(len(cut.links), 'outgoing link')} (dashed): "
-        f"B⁺(S*) = {num_text(egress)} GB/s ({leaving}{more})."),
-        ("No schedule beats this bound; S* is the cut where it is tightest, so this is the "
-        "optimum."),
+        (
+            f"S* = {cut_set_text(cut.nodes, all_nodes, groups, kinds)} (shaded): |S*∩Vc| = {inside} of "
+            f"the N = {n} GPUs are inside."
+        ),
+        (
+            f"Every shard of a GPU inside S* must reach the GPUs outside, so (M/N)·{inside} bytes "
+            f"must leave S* over its {plural(len(cut.links), 'outgoing link')} (dashed): "
+            f"B⁺(S*) = {num_text(egress)} GB/s ({leaving}{more})."
+        ),
+        (
+            "No schedule beats this bound; S* is the cut where it is tightest, so this is the "
+            "optimum."
+        ),
     )
 
 
@@ -228,42 +248,58 @@ def transfers_text(transfers: Sequence[Transfer], limit: int = MAX_TRANSFERS_NAM
     return "; ".join(parts) + (f"; and {rest} more" if rest > 0 else "")
 
 
-def tree_paragraphs(schedule: Schedule, tree: Tree, level: int,
-                    levels: Sequence[Sequence[Transfer]]) -> tuple[str, ...]:
+def tree_paragraphs(
+    schedule: Schedule, tree: Tree, level: int, levels: Sequence[Sequence[Transfer]]
+) -> tuple[str, ...]:
     n = schedule.num_compute_nodes
     w = Fraction(tree.weight)
     share = f"{w.numerator}/{w.denominator}" if w.denominator != 1 else "all"
     if level == 0:
         return (
-            (f"ForestColl splits each GPU's shard over k = {schedule.k} spanning trees rooted at "
-            "that GPU; the trees of all roots together keep every link within its bandwidth."),
-            (f"This tree of {tree.root} carries {share} of its shard, in "
-            f"{plural(tree.height, 'level')}. Press Next to send it level by level: only "
-            f"{tree.root} (star) holds it now."),
+            (
+                f"ForestColl splits each GPU's shard over k = {schedule.k} spanning trees rooted at "
+                "that GPU; the trees of all roots together keep every link within its bandwidth."
+            ),
+            (
+                f"This tree of {tree.root} carries {share} of its shard, in "
+                f"{plural(tree.height, 'level')}. Press Next to send it level by level: only "
+                f"{tree.root} (star) holds it now."
+            ),
         )
     current = list(levels[level - 1])
     named = transfers_text(current)
     have = len(holders([("allgather", tree)], levels, level))
     done = " Every GPU holds the data: the tree spans the fabric." if have == n else ""
     return (
-        (f"Level {level} of {len(levels)}: {plural(len(current), 'transfer')} at once (bold): "
-        f"{named}."),
+        (
+            f"Level {level} of {len(levels)}: {plural(len(current), 'transfer')} at once (bold): "
+            f"{named}."
+        ),
         f"{have} of {n} GPUs now hold this piece (yellow).{done}",
     )
 
 
 # ---------------------------------------------------------------------- (d) the ring
 def comparison_table(comparison: Comparison, bound: Fraction) -> tuple[tuple[str, ...], ...]:
-    rows: list[tuple[str, ...]] = [("algorithm", "simulated algbw", "its limit", "of the cut bound")]
+    rows: list[tuple[str, ...]] = [
+        ("algorithm", "simulated algbw", "its limit", "of the cut bound")
+    ]
     for r in comparison.rows:
-        rows.append((r.algorithm, f"{r.algbw:.1f} GB/s", f"{r.limit:.1f} GB/s",
-                     f"{100 * r.algbw / float(bound):.0f} %"))
+        rows.append(
+            (
+                r.algorithm,
+                f"{r.algbw:.1f} GB/s",
+                f"{r.limit:.1f} GB/s",
+                f"{100 * r.algbw / float(bound):.0f} %",
+            )
+        )
     rows.append(("cut bound", "", f"{float(bound):.1f} GB/s", "100 %"))
     return tuple(rows)
 
 
-def ring_paragraphs(schedule: Schedule, comparison: Comparison | None,
-                    size: int) -> tuple[str, ...]:
+def ring_paragraphs(
+    schedule: Schedule, comparison: Comparison | None, size: int
+) -> tuple[str, ...]:
     _, _, _, bound = cut_numbers(schedule)
     what = f"allgather of M = {size_text(size)}"
     if comparison is None:
@@ -277,8 +313,10 @@ def ring_paragraphs(schedule: Schedule, comparison: Comparison | None,
         )
     if fc is not None:
         share = fc.algbw / float(bound)
-        why = ("ForestColl's trees load every link in proportion to its bandwidth; the heat map "
-               "shows the links leaving S* (dashed) at 100 %: they are busy all the time")
+        why = (
+            "ForestColl's trees load every link in proportion to its bandwidth; the heat map "
+            "shows the links leaving S* (dashed) at 100 %: they are busy all the time"
+        )
         if share >= 0.9:
             paras.append(
                 f"{why}, so the schedule reaches the cut bound {num_text(bound)} GB/s "
@@ -314,44 +352,66 @@ def switch_step(plan: LecturePlan) -> LectureStep:
     who = names_text(adders)
     ag = s.optimal_algbw_exact
     paras = [
-        (f"{who} {'adds what it receives' if len(adders) == 1 else 'add what they receive'} "
-         f"(in-switch reduction{' and multicast' if casts else ''}, as NVLink SHARP and "
-         "InfiniBand SHARP do). Everything so far assumed that switches only forward."),
-        (f"Allgather moves no sums: each GPU must receive the {n - 1} shards it lacks, data "
-         "nobody else can compute, and every byte of a shard inside S* still has to cross the "
-         "cut, whatever a switch does with it (a multicasting switch spares the senders, not "
-         f"the cut). The allgather optimum stays {gbps(ag)} GB/s."),
+        (
+            f"{who} {'adds what it receives' if len(adders) == 1 else 'add what they receive'} "
+            f"(in-switch reduction{' and multicast' if casts else ''}, as NVLink SHARP and "
+            "InfiniBand SHARP do). Everything so far assumed that switches only forward."
+        ),
+        (
+            f"Allgather moves no sums: each GPU must receive the {n - 1} shards it lacks, data "
+            "nobody else can compute, and every byte of a shard inside S* still has to cross the "
+            "cut, whatever a switch does with it (a multicasting switch spares the senders, not "
+            f"the cut). The allgather optimum stays {gbps(ag)} GB/s."
+        ),
     ]
     table: tuple[tuple[str, ...], ...] = ()
-    formula = (f"allgather: T ≥ (M/N)·|S∩Vc| / B⁺(S) for every S, switch or not: "
-               f"{gbps(ag)} GB/s")
+    formula = f"allgather: T ≥ (M/N)·|S∩Vc| / B⁺(S) for every S, switch or not: {gbps(ag)} GB/s"
     sb = plan.switch_bounds
     b = sb.bounds if sb is not None else None
     if b is None:
         why = sb.error if sb is not None else "being computed in the background"
         paras.append(f"Allreduce needs only the sum. Its figures for this fabric: {why}.")
     else:
-        state = "exact: no schedule does better" if b.exact else (
-            f"the best schedule we can build, {100 * float(b.gap):.1f} % below the bound")
+        state = (
+            "exact: no schedule does better"
+            if b.exact
+            else (f"the best schedule we can build, {100 * float(b.gap):.1f} % below the bound")
+        )
         paras.append(
             "Allreduce needs only the sum. With forwarding switches the GPUs add: reduce-scatter "
             f"then allgather, so each GPU sends and receives {n - 1}/{n} of M twice: at most "
             f"{gbps(b.forward_only)} GB/s here. A switch that adds takes each GPU's part once and "
             "sends back the sum, so each GPU's link carries M each way, once: "
-            f"{gbps(b.capability)} GB/s ({state}).")
+            f"{gbps(b.capability)} GB/s ({state})."
+        )
         paras.append(
             "The bound that holds for any schedule: across any cut that splits the GPUs, each "
             "side needs the other side's sum, M bytes each way, so T ≥ M / min(B⁺(S), B⁻(S)): "
-            f"{gbps(b.any_schedule)} GB/s. {difference_text(sb)}.")
-        formula += (f"\nallreduce: T ≥ M / min(B⁺(S), B⁻(S)) = {gbps(b.any_schedule)} GB/s; "
-                    f"forwarding {gbps(b.forward_only)}, with the switch {gbps(b.capability)}")
-        table = (("collective", "switches forward", "with the switch", "any schedule"),
-                 ("allgather", f"{gbps(ag)} GB/s", f"{gbps(ag)} GB/s", f"{gbps(ag)} GB/s"),
-                 ("allreduce", f"{gbps(b.forward_only)} GB/s", f"{gbps(b.capability)} GB/s",
-                  f"{gbps(b.any_schedule)} GB/s"))
-    return LectureStep("switch", "e", "A switch that adds: allreduce, not allgather",
-                       tuple(paras), frozenset({"cut", "labels", "frames"}), table=table,
-                       formula=formula)
+            f"{gbps(b.any_schedule)} GB/s. {difference_text(sb)}."
+        )
+        formula += (
+            f"\nallreduce: T ≥ M / min(B⁺(S), B⁻(S)) = {gbps(b.any_schedule)} GB/s; "
+            f"forwarding {gbps(b.forward_only)}, with the switch {gbps(b.capability)}"
+        )
+        table = (
+            ("collective", "switches forward", "with the switch", "any schedule"),
+            ("allgather", f"{gbps(ag)} GB/s", f"{gbps(ag)} GB/s", f"{gbps(ag)} GB/s"),
+            (
+                "allreduce",
+                f"{gbps(b.forward_only)} GB/s",
+                f"{gbps(b.capability)} GB/s",
+                f"{gbps(b.any_schedule)} GB/s",
+            ),
+        )
+    return LectureStep(
+        "switch",
+        "e",
+        "A switch that adds: allreduce, not allgather",
+        tuple(paras),
+        frozenset({"cut", "labels", "frames"}),
+        table=table,
+        formula=formula,
+    )
 
 
 # ---------------------------------------------------------------------- the whole lecture
@@ -359,30 +419,56 @@ def lecture_steps(plan: LecturePlan) -> list[LectureStep]:
     """Every step of the lecture, in order (see module docstring)."""
     s = plan.schedule
     groups = plan.groups or {nd.id: nd.group for nd in s.topology.nodes}
-    boxes = sorted(t for t in {group_title(g) for g in groups.values() if g}
-                   if t.startswith("box "))
+    boxes = sorted(
+        t for t in {group_title(g) for g in groups.values() if g} if t.startswith("box ")
+    )
     fabric_title = "The fabric" + (f": {', '.join(boxes)}" if 1 < len(boxes) <= 4 else "")
     steps = [
-        LectureStep("fabric", "a", fabric_title, fabric_paragraphs(s.topology),
-                    frozenset({"labels", "frames"})),
-        LectureStep("cut", "b", "The bottleneck cut S*", cut_paragraphs(s, groups),
-                    frozenset({"cut", "labels", "frames"}), formula=cut_formula_lines(s)),
+        LectureStep(
+            "fabric",
+            "a",
+            fabric_title,
+            fabric_paragraphs(s.topology),
+            frozenset({"labels", "frames"}),
+        ),
+        LectureStep(
+            "cut",
+            "b",
+            "The bottleneck cut S*",
+            cut_paragraphs(s, groups),
+            frozenset({"cut", "labels", "frames"}),
+            formula=cut_formula_lines(s),
+        ),
     ]
     levels = broadcast_levels([("allgather", plan.tree)])
     for level in range(len(levels) + 1):
-        title = (f"One spanning tree (root {plan.tree.root})" if level == 0
-                 else f"One spanning tree: level {level} of {len(levels)}")
-        steps.append(LectureStep(
-            f"tree{level}", "c", title, tree_paragraphs(s, plan.tree, level, levels),
-            frozenset({"cut", "trees", "labels", "frames"}), tree_level=level,
-        ))
+        title = (
+            f"One spanning tree (root {plan.tree.root})"
+            if level == 0
+            else f"One spanning tree: level {level} of {len(levels)}"
+        )
+        steps.append(
+            LectureStep(
+                f"tree{level}",
+                "c",
+                title,
+                tree_paragraphs(s, plan.tree, level, levels),
+                frozenset({"cut", "trees", "labels", "frames"}),
+                tree_level=level,
+            )
+        )
     _, _, _, bound = cut_numbers(s)
     table = comparison_table(plan.comparison, bound) if plan.comparison is not None else ()
-    steps.append(LectureStep(
-        "ring", "d", "The ring beside ForestColl",
-        ring_paragraphs(s, plan.comparison, plan.compare_size),
-        frozenset({"cut", "heat", "labels", "frames"}), table=table,
-    ))
+    steps.append(
+        LectureStep(
+            "ring",
+            "d",
+            "The ring beside ForestColl",
+            ring_paragraphs(s, plan.comparison, plan.compare_size),
+            frozenset({"cut", "heat", "labels", "frames"}),
+            table=table,
+        )
+    )
     if has_reducing_switch(plan):
         steps.append(switch_step(plan))
     return steps
@@ -392,7 +478,7 @@ def short_label(node_id: str, group: str | None) -> str:
     """A node's name on a lecture's canvas: without its box prefix (``b0.gpu3`` -> ``gpu3``),
     which the box frame shows already."""
     if group and node_id.startswith(group + ".") and len(node_id) > len(group) + 1:
-        return node_id[len(group) + 1:]
+        return node_id[len(group) + 1 :]
     return node_id
 
 
@@ -404,6 +490,7 @@ def step_counter(index: int, steps: Sequence[LectureStep]) -> str:
 def step_html(step: LectureStep, busy: str = "") -> str:
     """The step's body as rich text for the lecture panel (``busy``: a note in italics, e.g.
     that the comparison is still being simulated)."""
+
     def esc(text: str) -> str:  # "300 GB/s" never breaks across lines on the slide
         text = html.escape(text).replace(" GB/s", "\u00a0GB/s").replace(" × ", "\u00a0×\u00a0")
         return text.replace("/", "\u2060/\u2060").replace("–", "\u2060–\u2060")
@@ -411,17 +498,21 @@ def step_html(step: LectureStep, busy: str = "") -> str:
     parts = [f"<p>{esc(p)}</p>" for p in step.paragraphs]
     if step.formula:
         lines = "<br>".join(esc(line) for line in step.formula.splitlines())
-        parts.append(
-            f"<p style='background:#fff3e0; color:#8a1c1c'><b>{lines}</b></p>"
-        )
+        parts.append(f"<p style='background:#fff3e0; color:#8a1c1c'><b>{lines}</b></p>")
     if step.table:
         head, *rows = step.table
-        cells = "".join(f"<th align='left' style='padding:2px 10px 2px 0'>{esc(c)}</th>" for c in head)
+        cells = "".join(
+            f"<th align='left' style='padding:2px 10px 2px 0'>{esc(c)}</th>" for c in head
+        )
         body = "".join(
-            "<tr>" + "".join(f"<td style='padding:2px 10px 2px 0'>{esc(c)}</td>" for c in row) + "</tr>"
+            "<tr>"
+            + "".join(f"<td style='padding:2px 10px 2px 0'>{esc(c)}</td>" for c in row)
+            + "</tr>"
             for row in rows
         )
-        parts.append(f"<table cellspacing='0' style='margin-top:10px'><tr>{cells}</tr>{body}</table>")
+        parts.append(
+            f"<table cellspacing='0' style='margin-top:10px'><tr>{cells}</tr>{body}</table>"
+        )
     if busy:
         parts.append(f"<p style='color:#666'><i>{esc(busy)}</i></p>")
     return "".join(parts)

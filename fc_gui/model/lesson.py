@@ -66,8 +66,11 @@ class Lesson:
 def link_key(topology: Topology, index: int) -> tuple[str, str, int]:
     """(source, target, n) of ``topology.links[index]``: the n-th link between those ends."""
     ln = topology.links[index]
-    n = sum(1 for other in topology.links[:index]
-            if (other.source, other.target) == (ln.source, ln.target))
+    n = sum(
+        1
+        for other in topology.links[:index]
+        if (other.source, other.target) == (ln.source, ln.target)
+    )
     return (ln.source, ln.target, n)
 
 
@@ -90,12 +93,15 @@ def lesson_to_dict(lesson: Lesson) -> dict[str, Any]:
         "title": lesson.title,
         "fabric": v1.to_dict(lesson.topology),
         "notes": {k: v for k, v in lesson.notes.items() if v.strip()},
-        "own_steps": [{"after": s.after, "title": s.title, "text": s.text}
-                      for s in lesson.own_steps],
+        "own_steps": [
+            {"after": s.after, "title": s.title, "text": s.text} for s in lesson.own_steps
+        ],
         "text_scale": lesson.text_scale,
         "compare_size": lesson.compare_size,
-        "what_if": {"nodes": list(lesson.disabled_nodes),
-                    "links": [list(k) for k in lesson.disabled_links]},
+        "what_if": {
+            "nodes": list(lesson.disabled_nodes),
+            "links": [list(k) for k in lesson.disabled_links],
+        },
     }
 
 
@@ -110,12 +116,23 @@ def _text(value: Any, what: str, where: str, limit: int) -> str:
 def lesson_from_dict(data: Any, where: str = "<lesson>") -> Lesson:
     """The lesson in ``data`` (parsed JSON); :class:`LessonError` names what is wrong."""
     if not isinstance(data, dict) or data.get("format") != LESSON_FORMAT:
-        raise LessonError(f"{where}: not a lesson file (\"format\": \"{LESSON_FORMAT}\" missing)")
+        raise LessonError(f'{where}: not a lesson file ("format": "{LESSON_FORMAT}" missing)')
     if data.get("version") != LESSON_VERSION:
-        raise LessonError(f"{where}: lesson version {data.get('version')!r} is not supported "
-                          f"(this designer reads version {LESSON_VERSION})")
-    unknown = set(data) - {"format", "version", "title", "fabric", "notes", "own_steps",
-                           "text_scale", "compare_size", "what_if"}
+        raise LessonError(
+            f"{where}: lesson version {data.get('version')!r} is not supported "
+            f"(this designer reads version {LESSON_VERSION})"
+        )
+    unknown = set(data) - {
+        "format",
+        "version",
+        "title",
+        "fabric",
+        "notes",
+        "own_steps",
+        "text_scale",
+        "compare_size",
+        "what_if",
+    }
     if unknown:
         raise LessonError(f"{where}: unknown field {sorted(unknown)[0]!r}")
     title = _text(data.get("title", ""), "title", where, MAX_TITLE)
@@ -128,9 +145,10 @@ def lesson_from_dict(data: Any, where: str = "<lesson>") -> Lesson:
     notes_raw = data.get("notes", {})
     if not isinstance(notes_raw, dict):
         raise LessonError(f"{where}: notes must be an object of step -> text")
-    notes = {_text(k, "a note's step", where, 40): _text(v, f"the note of step {k!r}", where,
-                                                          MAX_TEXT)
-             for k, v in notes_raw.items()}
+    notes = {
+        _text(k, "a note's step", where, 40): _text(v, f"the note of step {k!r}", where, MAX_TEXT)
+        for k, v in notes_raw.items()
+    }
     steps_raw = data.get("own_steps", [])
     if not isinstance(steps_raw, list) or len(steps_raw) > MAX_OWN_STEPS:
         raise LessonError(f"{where}: own_steps must be a list of at most {MAX_OWN_STEPS} steps")
@@ -138,11 +156,13 @@ def lesson_from_dict(data: Any, where: str = "<lesson>") -> Lesson:
     for i, s in enumerate(steps_raw):
         if not isinstance(s, dict) or set(s) - {"after", "title", "text"}:
             raise LessonError(f"{where}: own step {i + 1} must have after, title and text only")
-        own.append(OwnStep(_text(s.get("after", ""), f"own step {i + 1}'s after", where, 40),
-                           _text(s.get("title", ""), f"own step {i + 1}'s title", where,
-                                 MAX_TITLE),
-                           _text(s.get("text", ""), f"own step {i + 1}'s text", where,
-                                 MAX_TEXT)))
+        own.append(
+            OwnStep(
+                _text(s.get("after", ""), f"own step {i + 1}'s after", where, 40),
+                _text(s.get("title", ""), f"own step {i + 1}'s title", where, MAX_TITLE),
+                _text(s.get("text", ""), f"own step {i + 1}'s text", where, MAX_TEXT),
+            )
+        )
     scale = data.get("text_scale", 1.5)
     if scale not in TEXT_SCALES:
         raise LessonError(f"{where}: text_scale must be one of {list(TEXT_SCALES)}, not {scale!r}")
@@ -158,14 +178,22 @@ def lesson_from_dict(data: Any, where: str = "<lesson>") -> Lesson:
         raise LessonError(f"{where}: what_if nodes must be ids of the fabric's nodes")
     links = []
     for k in what_if.get("links", []) if isinstance(what_if.get("links", []), list) else [None]:
-        ok = (isinstance(k, list) and len(k) == 3 and all(isinstance(x, str) for x in k[:2])
-              and isinstance(k[2], int) and not isinstance(k[2], bool) and k[2] >= 0)
+        ok = (
+            isinstance(k, list)
+            and len(k) == 3
+            and all(isinstance(x, str) for x in k[:2])
+            and isinstance(k[2], int)
+            and not isinstance(k[2], bool)
+            and k[2] >= 0
+        )
         if not ok or link_index(topology, (k[0], k[1], k[2])) is None:
-            raise LessonError(f"{where}: what_if link {k!r} is not a link of the fabric "
-                              f"([source, target, n])")
+            raise LessonError(
+                f"{where}: what_if link {k!r} is not a link of the fabric ([source, target, n])"
+            )
         links.append((k[0], k[1], k[2]))
-    return Lesson(title, topology, notes, tuple(own), float(scale), int(size), tuple(nodes),
-                  tuple(links))
+    return Lesson(
+        title, topology, notes, tuple(own), float(scale), int(size), tuple(nodes), tuple(links)
+    )
 
 
 def read_lesson(path: str | os.PathLike) -> Lesson:
@@ -179,12 +207,12 @@ def read_lesson(path: str | os.PathLike) -> Lesson:
 
 def write_lesson(path: str | os.PathLike, lesson: Lesson) -> None:
     """Write atomically (a failed write leaves no half file)."""
-    atomic_write_text(path, json.dumps(lesson_to_dict(lesson), indent=1, ensure_ascii=False)
-                      + "\n")
+    atomic_write_text(path, json.dumps(lesson_to_dict(lesson), indent=1, ensure_ascii=False) + "\n")
 
 
-def apply_lesson(steps: list[LectureStep], notes: dict[str, str],
-                 own_steps: tuple[OwnStep, ...]) -> list[LectureStep]:
+def apply_lesson(
+    steps: list[LectureStep], notes: dict[str, str], own_steps: tuple[OwnStep, ...]
+) -> list[LectureStep]:
     """The lecture's ``steps`` with each teacher's note as a last paragraph ("Note: ...") and
     the own steps inserted after theirs (showing the same layers and tree level)."""
     out: list[LectureStep] = []
@@ -194,17 +222,21 @@ def apply_lesson(steps: list[LectureStep], notes: dict[str, str],
     def own(step: OwnStep, like: LectureStep | None, i: int) -> LectureStep:
         base = like if like is not None else (steps[0] if steps else None)
         layers = base.layers if base is not None else frozenset()
-        return LectureStep(f"own{i}", base.part if base is not None else "", step.title,
-                           tuple(p for p in step.text.split("\n\n") if p.strip()) or ("",),
-                           layers, tree_level=base.tree_level if like is not None else -1)
+        return LectureStep(
+            f"own{i}",
+            base.part if base is not None else "",
+            step.title,
+            tuple(p for p in step.text.split("\n\n") if p.strip()) or ("",),
+            layers,
+            tree_level=base.tree_level if like is not None else -1,
+        )
 
     numbered = {id(s): i for i, s in enumerate(own_steps)}
     for s in pending:
         out.append(own(s, None, numbered[id(s)]))
     for step in steps:
         note = notes.get(step.key, "").strip()
-        out.append(replace(step, paragraphs=step.paragraphs + (f"Note: {note}",)) if note
-                   else step)
+        out.append(replace(step, paragraphs=step.paragraphs + (f"Note: {note}",)) if note else step)
         for s in own_steps:
             if s.after == step.key:
                 out.append(own(s, step, numbered[id(s)]))

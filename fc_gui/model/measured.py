@@ -54,13 +54,20 @@ class ComparisonRow:
         def pct(v: float, fmt: str) -> str:
             return "–" if not math.isfinite(v) else format(v, fmt)
 
-        return (format_size(self.size), rate(self.measured), rate(self.predicted),
-                pct(self.error_pct, "+.1f"), pct(self.of_bound_pct, ".0f"))
+        return (
+            format_size(self.size),
+            rate(self.measured),
+            rate(self.predicted),
+            pct(self.error_pct, "+.1f"),
+            pct(self.of_bound_pct, ".0f"),
+        )
 
 
 def compare(
-    sizes: Sequence[int], measured: Sequence[float],
-    ref_sizes: Sequence[int] | None, ref_algbw: Sequence[float] | None,
+    sizes: Sequence[int],
+    measured: Sequence[float],
+    ref_sizes: Sequence[int] | None,
+    ref_algbw: Sequence[float] | None,
     bound_algbw: float | None = None,
 ) -> list[ComparisonRow]:
     """One :class:`ComparisonRow` per measured point (in the order given).
@@ -103,8 +110,9 @@ def default_reference(measured_label: str, candidates: Sequence[str]) -> str:
     return ""
 
 
-def simulation_sizes(base: Iterable[int], measured: Iterable[ResultTable],
-                     collective: str) -> list[int]:
+def simulation_sizes(
+    base: Iterable[int], measured: Iterable[ResultTable], collective: str
+) -> list[int]:
     """The sizes to simulate: ``base`` and every measured size of ``collective`` (ascending)."""
     sizes = {int(s) for s in base}
     for table in measured:
@@ -120,12 +128,14 @@ def log_table(meas, algorithm: str = "measured") -> ResultTable:
     with the attributes ``forestcoll measure import`` records."""
     table = meas.table(algorithm=algorithm)
     attrs = dict(table.attrs)
-    attrs.update({
-        "file": Path(meas.source_file).name,
-        "variant": meas.variant,
-        "dropped_wrong_sizes": [int(s) for s in meas.wrong_sizes],
-        "ranks": int(meas.ranks),
-    })
+    attrs.update(
+        {
+            "file": Path(meas.source_file).name,
+            "variant": meas.variant,
+            "dropped_wrong_sizes": [int(s) for s in meas.wrong_sizes],
+            "ranks": int(meas.ranks),
+        }
+    )
     return replace(table, attrs=attrs)
 
 
@@ -159,11 +169,19 @@ def with_bound(table: ResultTable, schedule: Schedule, schedule_name: str) -> Re
     sizes = table.size_bytes.astype(np.float64)
     attrs = dict(table.attrs)
     attrs["predicted"] = "bound: size / optimal algbw"
-    return replace(table, predicted_time=sizes / (opt * 1e9),
-                   predicted_algbw=np.full(len(sizes), opt), schedule=schedule_name, attrs=attrs)
+    return replace(
+        table,
+        predicted_time=sizes / (opt * 1e9),
+        predicted_algbw=np.full(len(sizes), opt),
+        schedule=schedule_name,
+        attrs=attrs,
+    )
 
 
 def measured_tables(tables: Mapping[str, ResultTable]) -> dict[str, ResultTable]:
     """The tables of a results file that hold measurements (some finite measured algbw)."""
-    return {n: t for n, t in tables.items()
-            if t.source not in ("simulator", "model") and np.isfinite(t.measured_algbw).any()}
+    return {
+        n: t
+        for n, t in tables.items()
+        if t.source not in ("simulator", "model") and np.isfinite(t.measured_algbw).any()
+    }

@@ -77,16 +77,22 @@ def base_name(table: ResultTable, measured: bool) -> str:
 
 
 #: Legend order of simulated lines: ForestColl, the library, then the baselines.
-ALGORITHM_ORDER = ("forestcoll", "forestcoll-nvls", "nccl", "ring", "ring1", "tree", "direct",
-                   "blink")
+ALGORITHM_ORDER = (
+    "forestcoll",
+    "forestcoll-nvls",
+    "nccl",
+    "ring",
+    "ring1",
+    "tree",
+    "direct",
+    "blink",
+)
 
 
 def ordered(tables: Mapping[str, ResultTable]) -> dict[str, ResultTable]:
     """``tables`` in legend order (:data:`ALGORITHM_ORDER`; others after, as given)."""
     rank = {name: i for i, name in enumerate(ALGORITHM_ORDER)}
-    return dict(
-        sorted(tables.items(), key=lambda kv: rank.get(kv[1].algorithm, len(rank)))
-    )
+    return dict(sorted(tables.items(), key=lambda kv: rank.get(kv[1].algorithm, len(rank))))
 
 
 def unique_name(name: str, taken, sep: str = " ") -> str:

@@ -125,8 +125,10 @@ def summary_html(
     )
     head = ""
     if stale:  # first, so it is seen before the (greyed) numbers
-        head = ("<p style='color:#9a6b00'><b>⚠ Stale:</b> the fabric changed since this solve; "
-                "the numbers below are of the old fabric. Solve again.</p>")
+        head = (
+            "<p style='color:#9a6b00'><b>⚠ Stale:</b> the fabric changed since this solve; "
+            "the numbers below are of the old fabric. Solve again.</p>"
+        )
     extra = ""
     for w in schedule.warnings:
         extra += f"<p style='color:#b35c00'>⚠ {esc(w)}</p>"
@@ -135,9 +137,13 @@ def summary_html(
     return f"{head}<table cellspacing='0' cellpadding='1'>{body}</table>{extra}"
 
 
-def cut_caption(cut: BottleneckCut, all_nodes: Sequence[str], num_compute: int | None,
-                groups: Mapping[str, str | None] | None = None,
-                kinds: Mapping[str, tuple[str, str]] | None = None) -> str:
+def cut_caption(
+    cut: BottleneckCut,
+    all_nodes: Sequence[str],
+    num_compute: int | None,
+    groups: Mapping[str, str | None] | None = None,
+    kinds: Mapping[str, tuple[str, str]] | None = None,
+) -> str:
     """Two or three lines naming S* and its numbers.
 
     S* is named by whole groups (``box b0``) and single nodes, or as its complement ("all but box
@@ -149,8 +155,10 @@ def cut_caption(cut: BottleneckCut, all_nodes: Sequence[str], num_compute: int |
     bw = cut.egress_bandwidth
     lines = [
         f"Bottleneck cut: {which}",
-        (f"|S*∩Vc| = {cut.compute_nodes_inside},  B⁺(S*) = {bw_text(bw)} GB/s "
-         f"on {plural(len(cut.links), 'link')} leaving S* (dashed)"),
+        (
+            f"|S*∩Vc| = {cut.compute_nodes_inside},  B⁺(S*) = {bw_text(bw)} GB/s "
+            f"on {plural(len(cut.links), 'link')} leaving S* (dashed)"
+        ),
     ]
     if num_compute:
         x = Fraction(bw) / cut.compute_nodes_inside
@@ -161,8 +169,9 @@ def cut_caption(cut: BottleneckCut, all_nodes: Sequence[str], num_compute: int |
     return "\n".join(lines)
 
 
-def solve_time_text(timings: dict, elapsed: float | None = None,
-                    split: tuple[float, float] | None = None) -> str:
+def solve_time_text(
+    timings: dict, elapsed: float | None = None, split: tuple[float, float] | None = None
+) -> str:
     """The solve time as a sum that adds up: the solver's phases, then what the rest of
     ``elapsed`` was -- the solve call outside its phases (validating the fabric, building the
     result), preparing the display data (``split[1]``), and starting the worker thread and
@@ -180,9 +189,11 @@ def solve_time_text(timings: dict, elapsed: float | None = None,
     if split is None:
         return f"{elapsed:.2f} s = phases {in_phases:.2f} ({parts}) + {rest:.2f} outside them"
     solve_s, prepare_s = split
-    terms = (("solver set-up and checks", max(solve_s - in_phases, 0.0)),
-             ("display data", prepare_s),
-             ("thread start and hand-over", max(elapsed - solve_s - prepare_s, 0.0)))
+    terms = (
+        ("solver set-up and checks", max(solve_s - in_phases, 0.0)),
+        ("display data", prepare_s),
+        ("thread start and hand-over", max(elapsed - solve_s - prepare_s, 0.0)),
+    )
     added = "".join(f" + {what} {v:.2f}" for what, v in terms if v >= 0.005)  # no "+ x 0.00"
     return f"{elapsed:.2f} s = phases {in_phases:.2f} ({parts}){added}"
 
@@ -198,8 +209,9 @@ def plural(count: int, noun: str, plural_form: str | None = None) -> str:
 
 def fabric_counts(compute: int, switches: int, links: int) -> str:
     """``16 compute nodes, 1 switch, 48 links``."""
-    return (f"{plural(compute, 'compute node')}, {plural(switches, 'switch')}, "
-            f"{plural(links, 'link')}")
+    return (
+        f"{plural(compute, 'compute node')}, {plural(switches, 'switch')}, {plural(links, 'link')}"
+    )
 
 
 #: A description naming more items than this falls back to a count.
@@ -232,9 +244,13 @@ def _describe_set(chosen: list[str], groups: Mapping[str, str | None]) -> tuple[
 
 #: Words for the devices around the GPUs (a node's role), singular and plural.
 ROLE_WORDS = {
-    "nic": ("NIC", "NICs"), "pcie": ("PCIe switch", "PCIe switches"), "cpu": ("CPU", "CPUs"),
-    "nvswitch": ("NVSwitch", "NVSwitches"), "ib": ("network switch", "network switches"),
-    "leaf": ("leaf switch", "leaf switches"), "spine": ("spine switch", "spine switches"),
+    "nic": ("NIC", "NICs"),
+    "pcie": ("PCIe switch", "PCIe switches"),
+    "cpu": ("CPU", "CPUs"),
+    "nvswitch": ("NVSwitch", "NVSwitches"),
+    "ib": ("network switch", "network switches"),
+    "leaf": ("leaf switch", "leaf switches"),
+    "spine": ("spine switch", "spine switches"),
 }
 
 
@@ -248,9 +264,12 @@ def devices_text(ids: Sequence[str], roles: Mapping[str, str]) -> str:
     return ", ".join(f"{c} {one if c == 1 else many}" for (one, many), c in order)
 
 
-def cut_set_text(nodes: Sequence[str], all_nodes: Sequence[str],
-                 groups: Mapping[str, str | None] | None = None,
-                 kinds: Mapping[str, tuple[str, str]] | None = None) -> str:
+def cut_set_text(
+    nodes: Sequence[str],
+    all_nodes: Sequence[str],
+    groups: Mapping[str, str | None] | None = None,
+    kinds: Mapping[str, tuple[str, str]] | None = None,
+) -> str:
     """S* (``nodes``) in words: ``{a, b}``, ``box b1``, ``all but box b0, b1.nic3``; when the
     whole set takes too many names and ``kinds`` (node -> (kind, role)) are known, by its GPUs
     with the devices beside them counted (``all but b0.gpu0, b0.gpu1 (and 1 NIC, 3 PCIe
@@ -265,8 +284,11 @@ def cut_set_text(nodes: Sequence[str], all_nodes: Sequence[str],
     if other is not None and (own is None or other[0] < own[0]):
         return f"all but {other[1]}"
     if own is not None:
-        return own[1] if any(t.startswith(("box ", "group ")) for t in own[1].split(", ")) \
+        return (
+            own[1]
+            if any(t.startswith(("box ", "group ")) for t in own[1].split(", "))
             else f"{{{own[1]}}}"
+        )
     if kinds:
         compute = {n for n in all_nodes if kinds.get(n, ("", ""))[0] == "compute"}
         roles = {n: kinds[n][1] for n in all_nodes if n in kinds}
@@ -281,8 +303,11 @@ def cut_set_text(nodes: Sequence[str], all_nodes: Sequence[str],
             return f"all but {other[1]}{beside}"
         if own is not None:
             rest = [n for n in chosen if n not in compute]
-            named = own[1] if any(t.startswith(("box ", "group ")) for t in own[1].split(", ")) \
+            named = (
+                own[1]
+                if any(t.startswith(("box ", "group ")) for t in own[1].split(", "))
                 else f"{{{own[1]}}}"
+            )
             return f"{named} (with {devices_text(rest, roles)})" if rest else named
     return f"{len(nodes)} shaded nodes"
 

@@ -137,9 +137,7 @@ def _unwrap(a: float) -> float:
     return a
 
 
-def _gpu_angles(
-    ring: list[str], adj: dict[str, dict[str, float]], span: float
-) -> dict[str, float]:
+def _gpu_angles(ring: list[str], adj: dict[str, dict[str, float]], span: float) -> dict[str, float]:
     """Angle of each GPU of ``ring`` in its order: a full circle from the top (clockwise, y
     down) when ``span`` is a full turn, else an arc of ``span`` around the bottom (a bowl, for
     an island with a host tree: the tree hangs below, outside every GPU-to-GPU chord). The two
@@ -201,8 +199,9 @@ def _island(
         gap = min(_SWITCH_GAP / radius, 2 * math.pi / max(1, len(row)))
         for n, a in _spread(wishes, gap).items():
             angle_of[n], radius_of[n] = a, radius
-    pos = {n: (r + radius_of[n] * math.cos(a), radius_of[n] * math.sin(a))
-           for n, a in angle_of.items()}
+    pos = {
+        n: (r + radius_of[n] * math.cos(a), radius_of[n] * math.sin(a)) for n, a in angle_of.items()
+    }
     for j, s in enumerate(stars):
         pos[s] = (r + (j - (len(stars) - 1) / 2) * _SWITCH_GAP, 0.0)
     return pos
@@ -338,8 +337,14 @@ class _Badness:
         self.adj = adj
         self.work = 0
         index = {n: i for i, n in enumerate(self.ids)}
-        edges = sorted({(min(index[a], index[b]), max(index[a], index[b]))
-                        for a in self.ids for b in adj[a] if b in index and b != a})
+        edges = sorted(
+            {
+                (min(index[a], index[b]), max(index[a], index[b]))
+                for a in self.ids
+                for b in adj[a]
+                if b in index and b != a
+            }
+        )
         self.ends = np.array(edges, dtype=np.int64).reshape(-1, 2)
         ea, eb = self.ends[:, 0], self.ends[:, 1]
         shared = (ea[:, None] == ea[None, :]) | (ea[:, None] == eb[None, :])
@@ -362,8 +367,10 @@ class _Badness:
         d = b - a
 
         def side(x: np.ndarray) -> np.ndarray:  # [i, j]: side of link i's line that x[j] is on
-            return np.sign(d[:, None, 0] * (x[None, :, 1] - a[:, None, 1])
-                           - d[:, None, 1] * (x[None, :, 0] - a[:, None, 0]))
+            return np.sign(
+                d[:, None, 0] * (x[None, :, 1] - a[:, None, 1])
+                - d[:, None, 1] * (x[None, :, 0] - a[:, None, 0])
+            )
 
         split = side(a) * side(b)  # [i, j] < 0: link j's ends on either side of link i's line
         crossings = int(((split < 0) & (split.T < 0) & self.apart).sum())
@@ -396,10 +403,14 @@ def _box(
         else:
             islands.append((circle_order(cg, adj), cs))
     trees, below = _trees([ring for ring, _ in islands], row_gpus, rest, adj)
-    rings = [(ring, _SPANS[0] if tree else 2 * math.pi)
-             for (ring, _), tree in zip(islands, trees, strict=True)]
-    candidates = [_ring_candidates(ring, adj, tree) if tree else []
-                  for (ring, _), tree in zip(rings, trees, strict=True)]
+    rings = [
+        (ring, _SPANS[0] if tree else 2 * math.pi)
+        for (ring, _), tree in zip(islands, trees, strict=True)
+    ]
+    candidates = [
+        _ring_candidates(ring, adj, tree) if tree else []
+        for (ring, _), tree in zip(rings, trees, strict=True)
+    ]
     first = _place(islands, rings, trees, row_gpus, below, adj)
     badness = _Badness(first, adj)
     best = badness(first)
@@ -409,7 +420,7 @@ def _box(
             for cand in cands:
                 if badness.spent:
                     break
-                trial = [*rings[:k], cand, *rings[k + 1:]]
+                trial = [*rings[:k], cand, *rings[k + 1 :]]
                 score = badness(_place(islands, trial, trees, row_gpus, below, adj))
                 if score < best:
                     best, rings, changed = score, trial, True
@@ -423,7 +434,7 @@ def _box(
             for trial_ring in _unit_moves(rings[k][0], adj):
                 if badness.spent:
                     break
-                trial = [*rings[:k], (trial_ring, rings[k][1]), *rings[k + 1:]]
+                trial = [*rings[:k], (trial_ring, rings[k][1]), *rings[k + 1 :]]
                 score = badness(_place(islands, trial, trees, row_gpus, below, adj))
                 if score < best:
                     best, rings, changed = score, trial, True
@@ -448,10 +459,13 @@ def _box(
     return pos, width, height
 
 
-
 def _swap_improve(
-    pos: Positions, badness: _Badness, movable: list[str], through: int,
-    reach: float = 3.5 * SPACING, rounds: int = 3,
+    pos: Positions,
+    badness: _Badness,
+    movable: list[str],
+    through: int,
+    reach: float = 3.5 * SPACING,
+    rounds: int = 3,
 ) -> int:
     """Exchange the places of two nearby host devices, or move one to the middle of the nodes it
     links (where no node is within 0.6 spacing), while that lowers the box's ``badness`` (the
@@ -460,7 +474,7 @@ def _swap_improve(
     for _ in range(rounds):
         better = False
         for i, u in enumerate(movable):
-            for v in movable[i + 1:]:
+            for v in movable[i + 1 :]:
                 if badness.spent:
                     return score
                 if math.dist(pos[u], pos[v]) > reach:
@@ -490,6 +504,7 @@ def _swap_improve(
         if not better:
             break
     return score
+
 
 def _place(
     islands: list[tuple[list[str], list[str]]],
@@ -556,8 +571,12 @@ def _untangle(
         return
     index = {n: i for i, n in enumerate(ids)}
     edges = sorted(
-        {(min(index[a], index[b]), max(index[a], index[b])) for a in ids for b in adj[a]
-         if b in index and b != a}
+        {
+            (min(index[a], index[b]), max(index[a], index[b]))
+            for a in ids
+            for b in adj[a]
+            if b in index and b != a
+        }
     )
     if not edges:
         return
@@ -606,9 +625,11 @@ def _step_aside(p: np.ndarray, i: int, direction: np.ndarray, step: float) -> bo
     return False
 
 
-
 def _box_key(
-    group: str, gpus: list[str], others: list[str], role: dict[str, str],
+    group: str,
+    gpus: list[str],
+    others: list[str],
+    role: dict[str, str],
     adj: dict[str, dict[str, float]],
 ) -> tuple | None:
     """What :func:`_box` depends on, with the ``group.`` prefix taken off every id, so that a
@@ -627,6 +648,7 @@ def _box_key(
         tuple((n[cut:], role[n]) for n in others),
         links,
     )
+
 
 def structural(topo: Topology) -> Positions:
     """Positions of every node of ``topo`` by its structure (see the module's docstring)."""

@@ -34,8 +34,11 @@ class SwitchBounds:
 
 def compute_marked(topo: Topology) -> tuple[tuple[str, str], ...]:
     """(switch, what it does in words) of every marked switch of ``topo``."""
-    return tuple((n.id, " and ".join(_verb(c) for c in CAPABILITIES if c in n.capabilities))
-                 for n in topo.nodes if n.capabilities)
+    return tuple(
+        (n.id, " and ".join(_verb(c) for c in CAPABILITIES if c in n.capabilities))
+        for n in topo.nodes
+        if n.capabilities
+    )
 
 
 def compute(topo: Topology) -> SwitchBounds | None:
@@ -83,20 +86,24 @@ def difference_text(sb: SwitchBounds) -> str:
     who = makes_difference(sb)
     if who:
         verb = "reduces and multicasts" if len(who) == 1 else "reduce and multicast"
-        return (f"{names_text(list(who))} {verb}: allreduce {gbps(b.capability)} GB/s instead of "
-                f"{gbps(b.forward_only)}")
+        return (
+            f"{names_text(list(who))} {verb}: allreduce {gbps(b.capability)} GB/s instead of "
+            f"{gbps(b.forward_only)}"
+        )
     ids = [s for s, _ in sb.marked]
     h = b.hierarchical
     if h is not None and not h.applies:
         why = h.reason
     elif h is not None and h.algbw > 0:
-        why = (f"the hierarchical NVLS schedule reaches only {gbps(h.algbw)} GB/s here"
-               + ("" if h.concurrent else ": its index groups share links and run one after "
-                  "another"))
+        why = f"the hierarchical NVLS schedule reaches only {gbps(h.algbw)} GB/s here" + (
+            "" if h.concurrent else ": its index groups share links and run one after another"
+        )
     else:
         why = "forwarding is as fast"
-    return (f"{names_text(ids)} marked ({sb.marked[0][1]}{', …' if len(ids) > 1 else ''}), but no "
-            f"schedule gains from it ({why}): allreduce stays {gbps(b.forward_only)} GB/s")
+    return (
+        f"{names_text(ids)} marked ({sb.marked[0][1]}{', …' if len(ids) > 1 else ''}), but no "
+        f"schedule gains from it ({why}): allreduce stays {gbps(b.forward_only)} GB/s"
+    )
 
 
 def figure_rows(sb: SwitchBounds, collective: str) -> list[tuple[str, str]]:
@@ -106,25 +113,55 @@ def figure_rows(sb: SwitchBounds, collective: str) -> list[tuple[str, str]]:
     by_what: dict[str, list[str]] = {}
     for sw, what in sb.marked:
         by_what.setdefault(what, []).append(sw)
-    def verb(what: str, ids: list[str]) -> str:  # "b0.nvsw reduces", "b0.nvsw, b1.nvsw reduce"
-        return what if len(ids) == 1 else what.replace("reduces", "reduce").replace(
-            "multicasts", "multicast")
 
-    rows = [("Switches", esc("; ".join(f"{names_text(ids)} {verb(what, ids)}"
-                                       for what, ids in by_what.items())))]
+    def verb(what: str, ids: list[str]) -> str:  # "b0.nvsw reduces", "b0.nvsw, b1.nvsw reduce"
+        return (
+            what
+            if len(ids) == 1
+            else what.replace("reduces", "reduce").replace("multicasts", "multicast")
+        )
+
+    rows = [
+        (
+            "Switches",
+            esc("; ".join(f"{names_text(ids)} {verb(what, ids)}" for what, ids in by_what.items())),
+        )
+    ]
     if b is None:
         return rows + [("Allreduce bounds", f"<i>not computed: {esc(sb.error)}</i>")]
-    rows.append(("Forward-only", f"{esc(gbps(b.forward_only))} GB/s allreduce "
-                                 "(switches forward: ForestColl's schedules)"))
-    state = "exact: meets the any-schedule bound" if b.exact else (
-        f"constructed, {100 * float(b.gap):.1f} % below the any-schedule bound")
-    rows.append(("With capabilities", f"<b>{esc(gbps(b.capability))} GB/s</b> ({esc(state)}; "
-                                      f"{esc(b.construction)})"))
-    rows.append(("Any schedule", f"≤ {esc(gbps(b.any_schedule))} GB/s (no schedule beats it, "
-                                 "whatever the switches do: min over cuts of min(B⁺(S), B⁻(S)))"))
+    rows.append(
+        (
+            "Forward-only",
+            f"{esc(gbps(b.forward_only))} GB/s allreduce "
+            "(switches forward: ForestColl's schedules)",
+        )
+    )
+    state = (
+        "exact: meets the any-schedule bound"
+        if b.exact
+        else (f"constructed, {100 * float(b.gap):.1f} % below the any-schedule bound")
+    )
+    rows.append(
+        (
+            "With capabilities",
+            f"<b>{esc(gbps(b.capability))} GB/s</b> ({esc(state)}; {esc(b.construction)})",
+        )
+    )
+    rows.append(
+        (
+            "Any schedule",
+            f"≤ {esc(gbps(b.any_schedule))} GB/s (no schedule beats it, "
+            "whatever the switches do: min over cuts of min(B⁺(S), B⁻(S)))",
+        )
+    )
     if collective != "allreduce":
-        rows.append(("", f"{esc(collective)}: a switch that reduces or multicasts does not "
-                         "raise its bound; the optimum above is all three figures"))
+        rows.append(
+            (
+                "",
+                f"{esc(collective)}: a switch that reduces or multicasts does not "
+                "raise its bound; the optimum above is all three figures",
+            )
+        )
     return rows
 
 
@@ -142,6 +179,9 @@ def caption_line(sb: SwitchBounds) -> str:
         return f"Allreduce with {sb.marked[0][0]}'s capabilities: not computed ({sb.error})"
     text = difference_text(sb)
     if makes_difference(sb):
-        text += (" (exact, the any-schedule bound)" if b.exact
-                 else f"; any schedule ≤ {gbps(b.any_schedule)}")
+        text += (
+            " (exact, the any-schedule bound)"
+            if b.exact
+            else f"; any schedule ≤ {gbps(b.any_schedule)}"
+        )
     return text

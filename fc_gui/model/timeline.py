@@ -41,8 +41,7 @@ class Event:
 
     def shard_text(self, chunks: int, multiplicity: int, k: int) -> str:
         share = "all of it" if multiplicity == k else f"{multiplicity}/{k} of it"
-        return (f"{self.root}'s shard ({share} in this tree), chunk {self.chunk + 1} of "
-                f"{chunks}")
+        return f"{self.root}'s shard ({share} in this tree), chunk {self.chunk + 1} of {chunks}"
 
     def hop_text(self) -> str:
         return " → ".join(self.path)
@@ -76,10 +75,12 @@ class Timeline:
         e = self.events[index]
         tree = self.trees[e.tree][1]
         what = "partial sums of" if e.phase == "reduce-scatter" else ""
-        return (f"round {e.round} ({e.phase}): {what + ' ' if what else ''}"
-                f"{e.shard_text(self.chunks, tree.multiplicity, self.k)}; "
-                f"{format_size(round(e.bytes))} ({float(e.bytes):.6g} B); "
-                f"hop {e.hop_text()}")
+        return (
+            f"round {e.round} ({e.phase}): {what + ' ' if what else ''}"
+            f"{e.shard_text(self.chunks, tree.multiplicity, self.k)}; "
+            f"{format_size(round(e.bytes))} ({float(e.bytes):.6g} B); "
+            f"hop {e.hop_text()}"
+        )
 
 
 def collective_timeline(schedule: Schedule, chunks: int = 4, size: int = 1 << 20) -> Timeline:
@@ -90,8 +91,10 @@ def collective_timeline(schedule: Schedule, chunks: int = 4, size: int = 1 << 20
     trees = schedule.all_trees()
     edges = sum(len(t.edges) for _, t in trees)
     if edges * chunks > MAX_EVENTS:
-        raise ValueError(f"{edges * chunks} transfers ({edges} tree edges × {chunks} chunks): "
-                         f"more than the timeline lists ({MAX_EVENTS}); use fewer chunks")
+        raise ValueError(
+            f"{edges * chunks} transfers ({edges} tree edges × {chunks} chunks): "
+            f"more than the timeline lists ({MAX_EVENTS}); use fewer chunks"
+        )
     n = schedule.num_compute_nodes or 1
     shard = Fraction(size, n)
     phases = [p for p in dict.fromkeys(p for p, _ in trees)]
@@ -114,10 +117,25 @@ def collective_timeline(schedule: Schedule, chunks: int = 4, size: int = 1 << 20
                 for c in range(chunks):
                     r = start + c + level
                     longest = max(longest, r - start)
-                    raw.append((r, ti, c, Event(r, phase, ti, tree.root, c, e.src, e.dst,
-                                                tuple(e.path), per_chunk)))
+                    raw.append(
+                        (
+                            r,
+                            ti,
+                            c,
+                            Event(
+                                r, phase, ti, tree.root, c, e.src, e.dst, tuple(e.path), per_chunk
+                            ),
+                        )
+                    )
         start += longest
     raw.sort(key=lambda x: x[:3])
     events = tuple(ev for *_, ev in raw)
-    return Timeline(schedule.collective, chunks, size, trees, schedule.k, events,
-                    max((e.round for e in events), default=0))
+    return Timeline(
+        schedule.collective,
+        chunks,
+        size,
+        trees,
+        schedule.k,
+        events,
+        max((e.round for e in events), default=0),
+    )

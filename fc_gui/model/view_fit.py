@@ -29,8 +29,13 @@ class Fit:
     scale: float  # pixels per data unit
 
 
-def fit_clear_of(lo: tuple[float, float], hi: tuple[float, float], view_px: tuple[float, float],
-                 captions: list[tuple[str, float, float]], margin_px: float = 8.0) -> Fit:
+def fit_clear_of(
+    lo: tuple[float, float],
+    hi: tuple[float, float],
+    view_px: tuple[float, float],
+    captions: list[tuple[str, float, float]],
+    margin_px: float = 8.0,
+) -> Fit:
     """The view rectangle (data units) that shows the box ``lo``..``hi`` clear of ``captions``.
 
     ``lo``/``hi`` bound the fabric in data units (nodes plus the room their symbols and labels
@@ -71,8 +76,11 @@ def fit_clear_of(lo: tuple[float, float], hi: tuple[float, float], view_px: tupl
     return Fit(x0, y0, width_px / scale, height_px / scale, scale)
 
 
-def covered(points_px: list[tuple[float, float]], view_px: tuple[float, float],
-            captions: list[tuple[str, float, float]]) -> bool:
+def covered(
+    points_px: list[tuple[float, float]],
+    view_px: tuple[float, float],
+    captions: list[tuple[str, float, float]],
+) -> bool:
     """Whether any point (pixels, y down) lies under a caption."""
     width_px, height_px = view_px
     for corner, w, h in captions:

@@ -150,8 +150,11 @@ class BroadcastAnimation(QObject):
         have = [pos[n] for n in self.holders() if n in pos]
         if have:
             s = pg.ScatterPlotItem(
-                pos=np.array(have, dtype=float), size=26, symbol="o",
-                pen=pg.mkPen(ANIM_CURRENT[:3], width=2), brush=pg.mkBrush(ANIM_REACHED),
+                pos=np.array(have, dtype=float),
+                size=26,
+                symbol="o",
+                pen=pg.mkPen(ANIM_CURRENT[:3], width=2),
+                brush=pg.mkBrush(ANIM_REACHED),
                 hoverable=False,
             )
             s.setZValue(Z_ANIM - 0.5)

@@ -81,7 +81,9 @@ class FabricCanvas(pg.GraphicsView):
     link_clicked = Signal(int)
     hovered = Signal(object, object)  # node id or None, link uid or None
     tool_changed = Signal(object)
-    item_activated = Signal(str, object)  # Enter on the keyboard's item: ("node", id) / ("link", uid)
+    item_activated = Signal(
+        str, object
+    )  # Enter on the keyboard's item: ("node", id) / ("link", uid)
 
     def __init__(
         self, document: TopologyDocument, undo_stack: QUndoStack | None = None, parent=None
@@ -239,8 +241,9 @@ class FabricCanvas(pg.GraphicsView):
             a, b = self.links.segment_ends(self._pos)
         else:
             a = b = np.zeros((0, 2))
-        item.set_links(a, b, self._link_texts, self._link_order, self._pos,
-                       self._sizes * self._node_scale / 2)
+        item.set_links(
+            a, b, self._link_texts, self._link_order, self._pos, self._sizes * self._node_scale / 2
+        )
 
     def set_frames_visible(self, visible: bool) -> None:
         """Show or hide the group (box) frames and their names (View > Box frames)."""
@@ -455,8 +458,11 @@ class FabricCanvas(pg.GraphicsView):
         self.links.rebuild(doc, self._link_uids, self._ends)
         bws = [links[i].bandwidth for i in range(len(links))]
         self._link_texts = [bandwidth_text(bw) for bw in bws]
-        lengths = (np.hypot(*(self._pos[self._ends[:, 1]] - self._pos[self._ends[:, 0]]).T)
-                   if len(self._ends) else np.zeros(0))
+        lengths = (
+            np.hypot(*(self._pos[self._ends[:, 1]] - self._pos[self._ends[:, 0]]).T)
+            if len(self._ends)
+            else np.zeros(0)
+        )
         self._link_order = label_order(bws, lengths)
         self._build_groups()
         self._update_geometry()
@@ -603,9 +609,7 @@ class FabricCanvas(pg.GraphicsView):
         self.labels_item.set_labels(self._pos[show], names)
         # group names: when few groups are in view
         groups = [
-            (g, r)
-            for (g, _), r in zip(self._groups, self._group_rects)
-            if rect.intersects(r)
+            (g, r) for (g, _), r in zip(self._groups, self._group_rects) if rect.intersects(r)
         ]
         groups = groups if len(groups) <= 40 else []
         self.group_labels_item.set_labels(
@@ -682,7 +686,10 @@ class FabricCanvas(pg.GraphicsView):
         nudges is one undo step. Ctrl+arrow jumps to the nearest node that way, Enter opens the
         keyboard's item in the Inspector, the Menu key or Shift+F10 its what-if menu."""
         key, mods = ev.key(), ev.modifiers()
-        if key in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab) and mods & Qt.KeyboardModifier.ControlModifier:
+        if (
+            key in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab)
+            and mods & Qt.KeyboardModifier.ControlModifier
+        ):
             back = key == Qt.Key.Key_Backtab or bool(mods & Qt.KeyboardModifier.ShiftModifier)
             super().focusNextPrevChild(not back)  # leave the canvas
             ev.accept()
@@ -696,8 +703,10 @@ class FabricCanvas(pg.GraphicsView):
             self.item_activated.emit(here[0], here[1])
             ev.accept()
             return
-        if here is not None and (key == Qt.Key.Key_Menu or (
-                key == Qt.Key.Key_F10 and mods & Qt.KeyboardModifier.ShiftModifier)):
+        if here is not None and (
+            key == Qt.Key.Key_Menu
+            or (key == Qt.Key.Key_F10 and mods & Qt.KeyboardModifier.ShiftModifier)
+        ):
             self.open_item_menu(here)
             ev.accept()
             return
@@ -743,8 +752,9 @@ class FabricCanvas(pg.GraphicsView):
         menu.popup(screen_pos.toPoint() if hasattr(screen_pos, "toPoint") else screen_pos)
         self._menu = menu
 
-    def build_context_menu(self, x: float, y: float, item: tuple[str, object] | None = None
-                           ) -> QMenu:
+    def build_context_menu(
+        self, x: float, y: float, item: tuple[str, object] | None = None
+    ) -> QMenu:
         """The context menu for the item under (x, y), or for ``item`` ("node", id) /
         ("link", uid) (separate for tests)."""
         if item is not None:

@@ -113,8 +113,10 @@ class LabelsItem(pg.GraphicsObject):
         px, py = abs(px or 1.0), abs(py or 1.0)
         k = self._font.pixelSize() / 11.0
         self._bounds = QRectF(
-            lo[0] - 90 * k * px, lo[1] - 40 * k * py, hi[0] - lo[0] + 180 * k * px,
-            hi[1] - lo[1] + 80 * k * py
+            lo[0] - 90 * k * px,
+            lo[1] - 40 * k * py,
+            hi[0] - lo[0] + 180 * k * px,
+            hi[1] - lo[1] + 80 * k * py,
         )
 
     def viewTransformChanged(self) -> None:
@@ -145,12 +147,16 @@ class LabelsItem(pg.GraphicsObject):
         for (x, y), text in zip(self._xy, self._texts):
             p = tr.map(QPointF(x, y))
             if self._below:  # under the node, or above it when that place is taken
-                places = [QRectF(p.x() - 80 * k, p.y() + 9 + 2 * k, 160 * k, 16 * k),
-                          QRectF(p.x() - 80 * k, p.y() - 25 * k, 160 * k, 16 * k)]
+                places = [
+                    QRectF(p.x() - 80 * k, p.y() + 9 + 2 * k, 160 * k, 16 * k),
+                    QRectF(p.x() - 80 * k, p.y() - 25 * k, 160 * k, 16 * k),
+                ]
             else:
                 places = [QRectF(p.x() + 2, p.y() - 17 * k, 300 * k, 16 * k)]
             for rect in places:
-                back = QRectF(metrics.boundingRect(rect.toRect(), flags, text)).adjusted(-2, 0, 2, 0)
+                back = QRectF(metrics.boundingRect(rect.toRect(), flags, text)).adjusted(
+                    -2, 0, 2, 0
+                )
                 if not any(back.intersects(r) for r in taken):
                     break
             else:
@@ -199,8 +205,7 @@ class LinkLabelsItem(pg.GraphicsObject):
         if len(self._a):
             pts = np.vstack([self._a, self._b])
             lo, hi = pts.min(axis=0), pts.max(axis=0)
-            self._bounds = QRectF(lo[0], lo[1], hi[0] - lo[0], hi[1] - lo[1]).adjusted(
-                -1, -1, 1, 1)
+            self._bounds = QRectF(lo[0], lo[1], hi[0] - lo[0], hi[1] - lo[1]).adjusted(-1, -1, 1, 1)
         else:
             self._bounds = QRectF()
         self.update()
@@ -226,8 +231,12 @@ class LinkLabelsItem(pg.GraphicsObject):
         w, h = device.width(), device.height()
 
         def mapped(p: np.ndarray) -> np.ndarray:
-            return np.column_stack([p[:, 0] * tr.m11() + p[:, 1] * tr.m21() + tr.dx(),
-                                    p[:, 0] * tr.m12() + p[:, 1] * tr.m22() + tr.dy()])
+            return np.column_stack(
+                [
+                    p[:, 0] * tr.m11() + p[:, 1] * tr.m21() + tr.dx(),
+                    p[:, 0] * tr.m12() + p[:, 1] * tr.m22() + tr.dy(),
+                ]
+            )
 
         a, b, nodes = mapped(self._a), mapped(self._b), mapped(self._nodes)
         mid = (a + b) / 2
@@ -236,10 +245,23 @@ class LinkLabelsItem(pg.GraphicsObject):
         if len(order) > self.LIMIT:
             return
         px = self._font.pixelSize()
-        boxes = [(r.left(), r.top(), r.right(), r.bottom())
-                 for item in self._avoid if item.isVisible() for r in item.boxes]
-        placed = place_labels(a, b, self._texts, px, nodes, self._radius + 2, order,
-                              bounds=(0, 0, w, h), boxes=np.array(boxes).reshape(-1, 4))
+        boxes = [
+            (r.left(), r.top(), r.right(), r.bottom())
+            for item in self._avoid
+            if item.isVisible()
+            for r in item.boxes
+        ]
+        placed = place_labels(
+            a,
+            b,
+            self._texts,
+            px,
+            nodes,
+            self._radius + 2,
+            order,
+            bounds=(0, 0, w, h),
+            boxes=np.array(boxes).reshape(-1, 4),
+        )
         painter.resetTransform()
         painter.setFont(self._font)
         painter.setPen(self._pen)

@@ -31,22 +31,33 @@ JUMP_KEYS = {
 }
 
 
-def tab_order(node_xy: dict[str, tuple[float, float]], link_ends: dict[int, tuple[str, str]],
-              row_height: float) -> list[tuple[str, object]]:
+def tab_order(
+    node_xy: dict[str, tuple[float, float]],
+    link_ends: dict[int, tuple[str, str]],
+    row_height: float,
+) -> list[tuple[str, object]]:
     """``("node", id)`` for every node in reading order (rows ``row_height`` apart, y down,
     then x), then ``("link", uid)`` by their middles in the same order."""
+
     def key(p: tuple[float, float]) -> tuple[float, float]:
         return (round(p[1] / row_height) if row_height > 0 else p[1], p[0])
 
     nodes = sorted(node_xy, key=lambda n: key(node_xy[n]))
-    mids = {u: ((node_xy[a][0] + node_xy[b][0]) / 2, (node_xy[a][1] + node_xy[b][1]) / 2)
-            for u, (a, b) in link_ends.items() if a in node_xy and b in node_xy}
+    mids = {
+        u: ((node_xy[a][0] + node_xy[b][0]) / 2, (node_xy[a][1] + node_xy[b][1]) / 2)
+        for u, (a, b) in link_ends.items()
+        if a in node_xy and b in node_xy
+    }
     links = sorted(mids, key=lambda u: key(mids[u]))
     return [("node", n) for n in nodes] + [("link", u) for u in links]
 
 
-def nearest_in_direction(origin: tuple[float, float], points: dict[str, tuple[float, float]],
-                         direction: tuple[float, float], exclude: str | None = None) -> str | None:
+def nearest_in_direction(
+    origin: tuple[float, float],
+    points: dict[str, tuple[float, float]],
+    direction: tuple[float, float],
+    exclude: str | None = None,
+) -> str | None:
     """The point nearest to ``origin`` within 60 degrees of ``direction`` (distance along it
     plus twice the distance across); None when there is none that way."""
     ox, oy = origin
@@ -76,8 +87,9 @@ class KeyboardCursor:
         #: then the frame and ring are drawn (a click on the canvas needs no focus frame)
         self.active = False
         vb = canvas.view_box
-        self.ring = PassiveScatter(pxMode=True, brush=None, symbol="o", size=38,
-                                   pen=pg.mkPen(*FOCUS_RGB, width=3))
+        self.ring = PassiveScatter(
+            pxMode=True, brush=None, symbol="o", size=38, pen=pg.mkPen(*FOCUS_RGB, width=3)
+        )
         self.ring.setZValue(30)
         vb.addItem(self.ring, ignoreBounds=True)
         # under the selection's orange (7 px): a blue edge on each side of it
@@ -104,8 +116,9 @@ class KeyboardCursor:
         doc = self.canvas.doc
         xy = {n: doc.position(n) for n in doc.nodes}
         # the screen's y grows downwards: with y inverted, reading order is data y ascending
-        return tab_order(xy, {u: (ln.source, ln.target) for u, ln in doc.links.items()},
-                         self.canvas._nn * 0.5)
+        return tab_order(
+            xy, {u: (ln.source, ln.target) for u, ln in doc.links.items()}, self.canvas._nn * 0.5
+        )
 
     def step(self, forward: bool) -> None:
         """The next (or previous) item in reading order, wrapping around."""
@@ -138,8 +151,11 @@ class KeyboardCursor:
             origin = (c.x(), c.y())
         sign = 1.0 if canvas.view_box.yInverted() else -1.0  # screen down = data y up or down
         found = nearest_in_direction(
-            origin, {n: doc.position(n) for n in doc.nodes}, (direction[0], sign * direction[1]),
-            exclude=here[1] if here is not None and here[0] == "node" else None)
+            origin,
+            {n: doc.position(n) for n in doc.nodes},
+            (direction[0], sign * direction[1]),
+            exclude=here[1] if here is not None and here[0] == "node" else None,
+        )
         if found is not None:
             self.go(("node", found))
 
@@ -169,7 +185,8 @@ class KeyboardCursor:
         if self.current is not None:
             kind, key = self.current
             if (kind == "node" and nodes == {key} and not links) or (
-                    kind == "link" and links == {key} and not nodes):
+                kind == "link" and links == {key} and not nodes
+            ):
                 return self.current
         if len(nodes) == 1 and not links:
             return ("node", next(iter(nodes)))

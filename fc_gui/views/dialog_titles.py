@@ -27,8 +27,9 @@ def keep_title_whole(dialog: QWidget, cap: int = 1000) -> QWidget:
     return dialog
 
 
-def ask_int(parent: QWidget | None, title: str, label: str, value: int, lo: int,
-            hi: int) -> tuple[int, bool]:
+def ask_int(
+    parent: QWidget | None, title: str, label: str, value: int, lo: int, hi: int
+) -> tuple[int, bool]:
     """QInputDialog.getInt with its title shown whole."""
     box = QInputDialog(parent)
     box.setWindowTitle(title)

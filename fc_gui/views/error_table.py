@@ -85,13 +85,20 @@ class MeasuredErrorTable(QWidget):
         self.rows: list[ComparisonRow] = []
 
     # ------------------------------------------------------------------ content
-    def set_choices(self, measured: Sequence[str], references: Sequence[str],
-                    measured_current: str, reference_current: str) -> None:
+    def set_choices(
+        self,
+        measured: Sequence[str],
+        references: Sequence[str],
+        measured_current: str,
+        reference_current: str,
+    ) -> None:
         """Fill the two selectors (without emitting :attr:`choice_changed`)."""
         self._updating = True
         try:
-            for box, items, current in ((self.measured_box, measured, measured_current),
-                                        (self.reference_box, references, reference_current)):
+            for box, items, current in (
+                (self.measured_box, measured, measured_current),
+                (self.reference_box, references, reference_current),
+            ):
                 if [box.itemText(i) for i in range(box.count())] != list(items):
                     box.clear()
                     box.addItems(list(items))
@@ -116,15 +123,19 @@ class MeasuredErrorTable(QWidget):
             for c, text in enumerate(row.cells()):
                 item = QTableWidgetItem(text)
                 if c:
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                    item.setTextAlignment(
+                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                    )
                 self.table.setItem(r, c, item)
         if rows:  # the large sizes, where a library is judged, in view first
             self.table.scrollToBottom()
 
     def cell_texts(self) -> list[list[str]]:
         """The table as shown (tests, and what a reader copies)."""
-        return [[self.table.item(r, c).text() for c in range(self.table.columnCount())]
-                for r in range(self.table.rowCount())]
+        return [
+            [self.table.item(r, c).text() for c in range(self.table.columnCount())]
+            for r in range(self.table.rowCount())
+        ]
 
     def clear(self) -> None:
         self.set_choices([], [], "", "")

@@ -120,8 +120,10 @@ def note_lines(notes: Sequence[str], width: float) -> list[str]:
             out.append(line)
             continue
         indent = line[: len(line) - len(line.lstrip())]
-        out.extend(textwrap.wrap(line, limit, subsequent_indent=indent + "  ",
-                                 break_long_words=False) or [""])
+        out.extend(
+            textwrap.wrap(line, limit, subsequent_indent=indent + "  ", break_long_words=False)
+            or [""]
+        )
     return out
 
 
@@ -147,7 +149,9 @@ def node_shape(style: RoleStyle, x: float, y: float, extra: str = "") -> str:
     elif sym.startswith("t"):
         pts = [(x, y - r), (x + r, y + r * 0.8), (x - r, y + r * 0.8)]
     else:  # hexagon
-        pts = [(x + r * math.cos(a), y + r * math.sin(a)) for a in np.linspace(0, 2 * math.pi, 7)[:-1]]
+        pts = [
+            (x + r * math.cos(a), y + r * math.sin(a)) for a in np.linspace(0, 2 * math.pi, 7)[:-1]
+        ]
     p = " ".join(f"{px:.1f},{py:.1f}" for px, py in pts)
     return f'<polygon points="{p}" {fill}/>'
 
@@ -211,8 +215,11 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
     if legend_below:
         legend_at = (MARGIN, top + plot_h + bottom_pad + MARGIN)
         beside = dw - 2 * MARGIN >= 2 * LEGEND_W + MARGIN  # the colour bar beside the box
-        bar_at = ((MARGIN + LEGEND_W + MARGIN, legend_at[1] + 20) if beside
-                  else (MARGIN, legend_at[1] + box_h + 20))
+        bar_at = (
+            (MARGIN + LEGEND_W + MARGIN, legend_at[1] + 20)
+            if beside
+            else (MARGIN, legend_at[1] + box_h + 20)
+        )
         legend_h = max(box_h, bar_h + 20) if beside else box_h + 20 + bar_h
         dh = legend_at[1] + legend_h + MARGIN
     else:
@@ -236,8 +243,10 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
         f'<rect x="0" y="0" width="{dw:.3f}" height="{dh:.3f}" fill="{_rgb(BACKGROUND)}"/>',
     ]
     for i, line in enumerate(title):
-        out.append(f'<text x="{MARGIN}" y="{MARGIN + 14 + TITLE_LINE * i}" font-size="20" '
-                   f'font-weight="bold">{escape(line)}</text>')
+        out.append(
+            f'<text x="{MARGIN}" y="{MARGIN + 14 + TITLE_LINE * i}" font-size="20" '
+            f'font-weight="bold">{escape(line)}</text>'
+        )
     for i, line in enumerate(caption):
         out.append(
             f'<text x="{MARGIN}" y="{title_extra + CAPTION_Y + CAPTION_LINE * i}" '
@@ -254,8 +263,15 @@ def build_svg(data: FigureData, width: float = 1200.0) -> str:
     out.extend(_trees(data, at))
     names = place_node_labels(data, at) if data.show_labels and len(data.nodes) <= 64 else []
     out.extend(_nodes(data, at, names))
-    name_boxes = [(x - LABEL_CHAR_W * len(n) / 2, y - SMALLEST_TEXT * 0.8,
-                   x + LABEL_CHAR_W * len(n) / 2, y + SMALLEST_TEXT * 0.25) for n, x, y in names]
+    name_boxes = [
+        (
+            x - LABEL_CHAR_W * len(n) / 2,
+            y - SMALLEST_TEXT * 0.8,
+            x + LABEL_CHAR_W * len(n) / 2,
+            y + SMALLEST_TEXT * 0.25,
+        )
+        for n, x, y in names
+    ]
     out.extend(_link_labels(data, at, scale, (MARGIN / 2, 0.0, dw - MARGIN / 2, dh), name_boxes))
     out.extend(_legend(data, legend_at, bar_at))
     out.append("</svg>")
@@ -341,19 +357,33 @@ def _link_labels(data: FigureData, at, scale: float, bounds, name_boxes) -> list
     lengths = np.hypot(*(stops - starts).T) if len(shown) else np.zeros(0)
     order = label_order([bw for *_, bw in shown], lengths)
     nodes = np.array([at(nid) for nid, *_ in data.nodes]).reshape(-1, 2)
-    radius = np.array([role_style_cached(k, r).size * NODE_SCALE / 2 + 2
-                       for _, k, r, *_ in data.nodes])
-    placed = place_labels(starts, stops, texts, LINK_LABEL_PX, nodes, radius, order, bounds,
-                          np.array(name_boxes).reshape(-1, 4))
-    out = [f'<g id="link-labels" font-size="{LINK_LABEL_PX:g}" font-weight="bold" '
-           f'fill="{_rgb(LINK_LABEL_COLOR)}" text-anchor="middle">']
+    radius = np.array(
+        [role_style_cached(k, r).size * NODE_SCALE / 2 + 2 for _, k, r, *_ in data.nodes]
+    )
+    placed = place_labels(
+        starts,
+        stops,
+        texts,
+        LINK_LABEL_PX,
+        nodes,
+        radius,
+        order,
+        bounds,
+        np.array(name_boxes).reshape(-1, 4),
+    )
+    out = [
+        f'<g id="link-labels" font-size="{LINK_LABEL_PX:g}" font-weight="bold" '
+        f'fill="{_rgb(LINK_LABEL_COLOR)}" text-anchor="middle">'
+    ]
     for row, cx, cy in placed:
         w = CHAR_W * LINK_LABEL_PX * len(texts[row]) + 4
-        out.append(f'<rect x="{cx - w / 2:.1f}" y="{cy - 0.62 * LINK_LABEL_PX:.1f}" '
-                   f'width="{w:.1f}" height="{1.24 * LINK_LABEL_PX:.1f}" rx="2" fill="white" '
-                   f'fill-opacity="0.88"/>'
-                   f'<text x="{cx:.1f}" y="{cy + 0.36 * LINK_LABEL_PX:.1f}">'
-                   f"{escape(texts[row])}</text>")
+        out.append(
+            f'<rect x="{cx - w / 2:.1f}" y="{cy - 0.62 * LINK_LABEL_PX:.1f}" '
+            f'width="{w:.1f}" height="{1.24 * LINK_LABEL_PX:.1f}" rx="2" fill="white" '
+            f'fill-opacity="0.88"/>'
+            f'<text x="{cx:.1f}" y="{cy + 0.36 * LINK_LABEL_PX:.1f}">'
+            f"{escape(texts[row])}</text>"
+        )
     out.append("</g>")
     return out
 
@@ -424,8 +454,10 @@ def _table(rows: Sequence[Sequence[str]], x: float, y: float) -> list[str]:
 
 def _polyline(points: list[tuple[float, float]], color: Sequence[int], width: float) -> str:
     p = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
-    return (f'<polyline points="{p}" fill="none" stroke="{_rgb(color)}" '
-            f'stroke-width="{width:.1f}" stroke-linejoin="round"/>')
+    return (
+        f'<polyline points="{p}" fill="none" stroke="{_rgb(color)}" '
+        f'stroke-width="{width:.1f}" stroke-linejoin="round"/>'
+    )
 
 
 def _arrow(a: tuple[float, float], b: tuple[float, float], color: Sequence[int]) -> str:
@@ -434,9 +466,14 @@ def _arrow(a: tuple[float, float], b: tuple[float, float], color: Sequence[int])
     d = math.hypot(dx, dy) or 1.0
     ux, uy = dx / d, dy / d
     tx, ty = a[0] + 0.7 * dx, a[1] + 0.7 * dy
-    pts = [(tx + 7 * ux, ty + 7 * uy), (tx - 5 * ux - 5 * uy, ty - 5 * uy + 5 * ux),
-           (tx - 5 * ux + 5 * uy, ty - 5 * uy - 5 * ux)]
-    return f'<polygon points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in pts)}" fill="{_rgb(color)}"/>'
+    pts = [
+        (tx + 7 * ux, ty + 7 * uy),
+        (tx - 5 * ux - 5 * uy, ty - 5 * uy + 5 * ux),
+        (tx - 5 * ux + 5 * uy, ty - 5 * uy - 5 * ux),
+    ]
+    return (
+        f'<polygon points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in pts)}" fill="{_rgb(color)}"/>'
+    )
 
 
 def _trees(data: FigureData, at) -> list[str]:
@@ -447,8 +484,10 @@ def _trees(data: FigureData, at) -> list[str]:
     out = ['<g id="trees">']
     for nid in sorted(data.reached_nodes & known):
         x, y = at(nid)
-        out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="13" fill="{_rgb(REACHED_RGB)}" '
-                   f'fill-opacity="0.8" stroke="{_rgb(ANIM_RGB)}" stroke-width="2"/>')
+        out.append(
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="13" fill="{_rgb(REACHED_RGB)}" '
+            f'fill-opacity="0.8" stroke="{_rgb(ANIM_RGB)}" stroke-width="2"/>'
+        )
     for path, color in data.tree_paths:
         if all(p in known for p in path):
             pts = [at(p) for p in path]
@@ -462,8 +501,10 @@ def _trees(data: FigureData, at) -> list[str]:
     for nid in sorted(data.tree_roots & known):
         x, y = at(nid)
         star = [
-            (x + (11 if i % 2 == 0 else 4.5) * math.sin(i * math.pi / 5),
-             y - (11 if i % 2 == 0 else 4.5) * math.cos(i * math.pi / 5))
+            (
+                x + (11 if i % 2 == 0 else 4.5) * math.sin(i * math.pi / 5),
+                y - (11 if i % 2 == 0 else 4.5) * math.cos(i * math.pi / 5),
+            )
             for i in range(10)
         ]
         p = " ".join(f"{px:.1f},{py:.1f}" for px, py in star)
@@ -493,9 +534,7 @@ def _legend(data: FigureData, at: tuple[float, float], bar_at: tuple[float, floa
         lx, by = bar_at
         out.append(
             '<defs><linearGradient id="heat" x1="0" y1="0" x2="1" y2="0">'
-            + "".join(
-                f'<stop offset="{p:.3f}" stop-color="{_rgb(c)}"/>' for p, c in data.color_bar
-            )
+            + "".join(f'<stop offset="{p:.3f}" stop-color="{_rgb(c)}"/>' for p, c in data.color_bar)
             + "</linearGradient></defs>"
         )
         out.append(

@@ -52,8 +52,9 @@ class NcclImportDialog(QDialog):
     without one it runs on the calling thread.
     """
 
-    def __init__(self, parent=None, path: str | Path | None = None,
-                 options: dict | None = None, task=None) -> None:
+    def __init__(
+        self, parent=None, path: str | Path | None = None, options: dict | None = None, task=None
+    ) -> None:
         super().__init__(parent)
         self.path = Path(path) if path else None
         name = self.path.name if self.path else ""
@@ -70,7 +71,9 @@ class NcclImportDialog(QDialog):
         form.addRow("Boxes (--boxes):", self.boxes)
         self.fabric = QComboBox()
         self.fabric.addItems(list(FABRICS))
-        self.fabric.setToolTip("--fabric: ib = one switch for every NIC; rail = one switch per NIC index")
+        self.fabric.setToolTip(
+            "--fabric: ib = one switch for every NIC; rail = one switch per NIC index"
+        )
         form.addRow("Network between boxes (--fabric):", self.fabric)
         self.intra = QLineEdit()
         self.intra.setPlaceholderText("from the dump (skeleton: nvswitch:GBPS, mesh:GBPS, none)")

@@ -112,11 +112,15 @@ class Inspector(QWidget):
         # what a switch does beyond forwarding (NVLink SHARP / SHARP): changes the bounds shown
         self.node_reduce = QCheckBox("reduces")
         self.node_multicast = QCheckBox("multicasts")
-        for box, what in ((self.node_reduce, "adds the data it receives (in-switch reduction)"),
-                          (self.node_multicast, "sends what it receives once out on several links")):
-            box.setToolTip(f"The switch {what}, as NVLink SHARP (NVLS) or InfiniBand SHARP do. "
-                           "Changes the allreduce bounds, not allgather's; ForestColl's own "
-                           "schedules still only forward.")
+        for box, what in (
+            (self.node_reduce, "adds the data it receives (in-switch reduction)"),
+            (self.node_multicast, "sends what it receives once out on several links"),
+        ):
+            box.setToolTip(
+                f"The switch {what}, as NVLink SHARP (NVLS) or InfiniBand SHARP do. "
+                "Changes the allreduce bounds, not allgather's; ForestColl's own "
+                "schedules still only forward."
+            )
             box.clicked.connect(lambda *_: self._apply_capabilities())
         caps = QWidget()
         caps_row = QHBoxLayout(caps)
@@ -269,7 +273,8 @@ class Inspector(QWidget):
             for w in (self.multi_role, self.multi_group):
                 w.setEnabled(bool(nodes))
             self.links_only_button.setText(
-                "Edit this link" if len(links) == 1 else f"Edit the {len(links)} links together")
+                "Edit this link" if len(links) == 1 else f"Edit the {len(links)} links together"
+            )
         else:
             self.stack.setCurrentWidget(self.fabric_page)
             self.title.setText("Fabric")

@@ -69,8 +69,9 @@ class LecturePanel(QWidget):
         self.export_button = QPushButton("Export figure…")
         self.exit_button = QPushButton("Exit (Esc)")
         self.note_button = QPushButton("Note…")
-        self.note_button.setToolTip("Your note on this step (shown under its text, saved in "
-                                    "the lesson)")
+        self.note_button.setToolTip(
+            "Your note on this step (shown under its text, saved in the lesson)"
+        )
         self.add_step_button = QPushButton("Add step…")
         self.add_step_button.setToolTip("A step of your own after this one")
         self.remove_step_button = QPushButton("Remove this step")
@@ -78,13 +79,16 @@ class LecturePanel(QWidget):
         self.remove_step_button.setVisible(False)
         self.save_lesson_button = QPushButton("Save lesson…")
         self.save_lesson_button.setToolTip("The fabric, your notes and steps, the text size")
-        for b, sig in ((self.back_button, self.back_requested), (self.next_button, self.next_requested),
-                       (self.export_button, self.export_requested),
-                       (self.exit_button, self.exit_requested),
-                       (self.note_button, self.note_requested),
-                       (self.add_step_button, self.add_step_requested),
-                       (self.remove_step_button, self.remove_step_requested),
-                       (self.save_lesson_button, self.save_lesson_requested)):
+        for b, sig in (
+            (self.back_button, self.back_requested),
+            (self.next_button, self.next_requested),
+            (self.export_button, self.export_requested),
+            (self.exit_button, self.exit_requested),
+            (self.note_button, self.note_requested),
+            (self.add_step_button, self.add_step_requested),
+            (self.remove_step_button, self.remove_step_requested),
+            (self.save_lesson_button, self.save_lesson_requested),
+        ):
             b.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the arrow keys stay the lecture's
             b.clicked.connect(sig)
         self.scale_box = QComboBox()
@@ -162,10 +166,22 @@ class LecturePanel(QWidget):
         self.title.setFont(title)
         small = QFont(self.font())
         small.setPointSizeF(max(9.0, pt * 0.75))
-        for w in (self.counter, self.back_button, self.next_button, self.export_button,
-                  self.exit_button, self.scale_box, self.size_box, self.scale_label,
-                  self.size_label, self.keys_hint, self.note_button, self.add_step_button,
-                  self.remove_step_button, self.save_lesson_button):
+        for w in (
+            self.counter,
+            self.back_button,
+            self.next_button,
+            self.export_button,
+            self.exit_button,
+            self.scale_box,
+            self.size_box,
+            self.scale_label,
+            self.size_label,
+            self.keys_hint,
+            self.note_button,
+            self.add_step_button,
+            self.remove_step_button,
+            self.save_lesson_button,
+        ):
             w.setFont(small)
         i = self.scale_box.findData(self.scale)
         if i >= 0 and i != self.scale_box.currentIndex():
@@ -190,8 +206,12 @@ class LecturePanel(QWidget):
     def set_navigation(self, back: bool, forward: bool) -> None:
         self.back_button.setEnabled(back)
         self.next_button.setEnabled(forward)
-        for b in (self.export_button, self.note_button, self.add_step_button,
-                  self.save_lesson_button):
+        for b in (
+            self.export_button,
+            self.note_button,
+            self.add_step_button,
+            self.save_lesson_button,
+        ):
             b.setEnabled(back or forward)
 
 

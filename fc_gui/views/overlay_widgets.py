@@ -69,8 +69,13 @@ class ColorBarWidget(QWidget):
     link load in percent, "100% (bottleneck)" at the top).
     """
 
-    def __init__(self, cmap: pg.ColorMap, title: str, parent: QWidget,
-                 label: Callable[[float], str] | None = None) -> None:
+    def __init__(
+        self,
+        cmap: pg.ColorMap,
+        title: str,
+        parent: QWidget,
+        label: Callable[[float], str] | None = None,
+    ) -> None:
         super().__init__(parent)
         self.cmap = cmap
         self.title = title
@@ -91,8 +96,10 @@ class ColorBarWidget(QWidget):
         font.setPointSizeF(8 * self.scale)
         self.setFont(font)
         fm = self.fontMetrics()
-        width = max(fm.horizontalAdvance(self.title) + 14,
-                    34 * self.scale + fm.horizontalAdvance("100% (bottleneck)"))
+        width = max(
+            fm.horizontalAdvance(self.title) + 14,
+            34 * self.scale + fm.horizontalAdvance("100% (bottleneck)"),
+        )
         self.resize(int(width + 6), int(150 * self.scale))
         self._place()
         self.update()
@@ -109,8 +116,9 @@ class ColorBarWidget(QWidget):
         if parent is None:
             return
         y = 12
-        for other in parent.findChildren(ColorBarWidget,
-                                         options=Qt.FindChildOption.FindDirectChildrenOnly):
+        for other in parent.findChildren(
+            ColorBarWidget, options=Qt.FindChildOption.FindDirectChildrenOnly
+        ):
             if other is self:
                 break
             if other.isVisible():
@@ -120,8 +128,9 @@ class ColorBarWidget(QWidget):
     def _place_all(self) -> None:
         parent = self.parentWidget()
         if parent is not None:
-            for bar in parent.findChildren(ColorBarWidget,
-                                           options=Qt.FindChildOption.FindDirectChildrenOnly):
+            for bar in parent.findChildren(
+                ColorBarWidget, options=Qt.FindChildOption.FindDirectChildrenOnly
+            ):
                 bar._place()
 
     def setVisible(self, visible: bool) -> None:

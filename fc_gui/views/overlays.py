@@ -108,8 +108,9 @@ def pairs_xy(seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(flat[:, 0]), np.ascontiguousarray(flat[:, 1])
 
 
-def segments_curve(color, width: float, z: float, style=Qt.PenStyle.SolidLine,
-                   segments: int = 0) -> pg.PlotCurveItem:
+def segments_curve(
+    color, width: float, z: float, style=Qt.PenStyle.SolidLine, segments: int = 0
+) -> pg.PlotCurveItem:
     """One batch of line segments (``segments``: how many, to choose antialiasing).
 
     Dashed/dotted lines are never antialiased: Qt strokes antialiased dash patterns very slowly
@@ -178,9 +179,14 @@ class CutOverlay(CanvasOverlay):
         self.badge: CornerBadge | None = None
         self.caption_shown = True  # the corner caption (lecture mode shows it in its panel)
 
-    def show_cut(self, cut: BottleneckCut | None, num_compute: int | None = None,
-                 groups: Mapping[str, str | None] | None = None,
-                 kinds: Mapping[str, tuple[str, str]] | None = None, extra: str = "") -> None:
+    def show_cut(
+        self,
+        cut: BottleneckCut | None,
+        num_compute: int | None = None,
+        groups: Mapping[str, str | None] | None = None,
+        kinds: Mapping[str, tuple[str, str]] | None = None,
+        extra: str = "",
+    ) -> None:
         """Shade S*, dash the links leaving it, caption it (``groups``: node -> box, to name S*
         or its complement by boxes; ``kinds``: node -> (kind, role), to name a big one by its
         GPUs; ``extra``: a last caption line, e.g. which switch raises the allreduce figure)."""
@@ -296,9 +302,7 @@ class HeatMapOverlay(CanvasOverlay):
             users = trees_using_links(schedule)
         self.pairs = [(ll.source, ll.target) for ll in loads]
         self.index = {p: i for i, p in enumerate(self.pairs)}
-        self.info = [
-            (ll.bandwidth, ll.load, users.get((ll.source, ll.target), [])) for ll in loads
-        ]
+        self.info = [(ll.bandwidth, ll.load, users.get((ll.source, ll.target), [])) for ll in loads]
         self.colors = {p: self.color_of(float(ll.load)) for p, ll in zip(self.pairs, loads)}
         if not self.yielded:
             self.canvas.set_link_colors(self.shown_colors() if self.visible else None)
@@ -377,7 +381,9 @@ class HeatMapOverlay(CanvasOverlay):
 
     def tooltip_for_pair(self, u: str, v: str) -> str | None:
         """Tip for the physical link between u and v: both directions the schedule knows."""
-        parts = [self.tooltip(self.index[p], header=False) for p in ((u, v), (v, u)) if p in self.index]
+        parts = [
+            self.tooltip(self.index[p], header=False) for p in ((u, v), (v, u)) if p in self.index
+        ]
         if not parts:
             return None
         return f"link {u} — {v}\n" + "\n".join(parts)
@@ -396,8 +402,9 @@ class TreeOverlay(CanvasOverlay):
         """The colour of the ``i``-th shown tree (matches the swatch in the trees list)."""
         return TREE_PALETTE[i % len(TREE_PALETTE)]
 
-    def show_trees(self, trees: Sequence[tuple[str, Tree]],
-                   lane_pairs: Sequence[tuple[str, str]] | None = None) -> None:
+    def show_trees(
+        self, trees: Sequence[tuple[str, Tree]], lane_pairs: Sequence[tuple[str, str]] | None = None
+    ) -> None:
         """Draw ``trees`` (tree ``i`` in :meth:`color_of` ``(i)``); ``lane_pairs``: the hops
         that size the lanes and arrowheads (default: the trees' own; a tree drawn level by level
         passes its whole tree's, so they keep their size from level to level)."""
@@ -458,7 +465,11 @@ class DisabledLinksOverlay(CanvasOverlay):
         c.setData(*pairs_xy(seg))
         self.add(c)
         marks = pg.ScatterPlotItem(
-            pos=seg.mean(axis=1), size=13, symbol="x", pen=None, brush=pg.mkBrush(*self.COLOR),
+            pos=seg.mean(axis=1),
+            size=13,
+            symbol="x",
+            pen=None,
+            brush=pg.mkBrush(*self.COLOR),
             hoverable=False,
         )
         marks.setZValue(Z_TREES + 0.3)

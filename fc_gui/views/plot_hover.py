@@ -65,8 +65,9 @@ def readout_html(readings: Sequence[Reading]) -> str:
     nearest point has the same size (the usual case: the lines share their sizes)."""
     sizes = {r.size for r in readings}
     shared = len(sizes) == 1
-    head = (f'<tr><td colspan="4"><b>{format_size(next(iter(sizes)))}</b></td></tr>'
-            if shared else "")
+    head = (
+        f'<tr><td colspan="4"><b>{format_size(next(iter(sizes)))}</b></td></tr>' if shared else ""
+    )
     rows = "".join(
         f'<tr><td style="color:rgb{r.color}">&#9632;</td><td>{html.escape(r.name)}</td>'
         + ("" if shared else f'<td align="right">&nbsp;{format_size(r.size)}</td>')
@@ -94,7 +95,10 @@ class PlotHover:
             size=11, pen=pg.mkPen((30, 30, 30), width=1.5), brush=pg.mkBrush(None)
         )
         self.box = pg.TextItem(
-            anchor=(0, 0), color=(30, 30, 30), fill=pg.mkBrush(255, 255, 255, 200), border=pg.mkPen((150, 150, 150))
+            anchor=(0, 0),
+            color=(30, 30, 30),
+            fill=pg.mkBrush(255, 255, 255, 200),
+            border=pg.mkPen((150, 150, 150)),
         )
         for item in (self.cursor, self.markers, self.box):
             item.setZValue(1000)

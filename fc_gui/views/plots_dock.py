@@ -47,9 +47,18 @@ ESTIMATE_PEN = dict(color=(0, 114, 178), width=2)
 #: the allreduce optimum with the marked switches' capabilities (NVLS), when it is higher
 CAPABILITY_PEN = dict(color=(123, 31, 162), width=2, style=pg.QtCore.Qt.PenStyle.DotLine)
 SERIES_COLORS = (
-    (0, 158, 115), (213, 94, 0), (204, 121, 167), (230, 159, 0), (86, 180, 233),
-    (120, 94, 240), (100, 100, 100), (0, 90, 50), (170, 51, 119), (153, 153, 51),
-    (51, 34, 136), (136, 34, 85),
+    (0, 158, 115),
+    (213, 94, 0),
+    (204, 121, 167),
+    (230, 159, 0),
+    (86, 180, 233),
+    (120, 94, 240),
+    (100, 100, 100),
+    (0, 90, 50),
+    (170, 51, 119),
+    (153, 153, 51),
+    (51, 34, 136),
+    (136, 34, 85),
 )
 SYMBOLS = ("o", "s", "t", "d", "+", "x", "star", "p")
 LEGEND_TEXT_SIZE = "8pt"
@@ -118,8 +127,9 @@ class ElidedLabel(QLabel):
         self._elide()
 
     def _elide(self) -> None:
-        shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideRight,
-                                              max(self.width(), 10))
+        shown = self.fontMetrics().elidedText(
+            self._full, Qt.TextElideMode.ElideRight, max(self.width(), 10)
+        )
         QLabel.setText(self, shown)
 
 
@@ -173,10 +183,13 @@ class PlotsDock(QWidget):
         self.plot_item.setLabel("left", "algbw", units="GB/s")
         self.plot_item.getAxis("left").enableAutoSIPrefix(False)
         self.plot_item.getAxis("bottom").enableAutoSIPrefix(False)
-        self.legend = pg.LegendItem(labelTextSize=LEGEND_TEXT_SIZE, verSpacing=0,
-                                    labelTextColor=(40, 40, 40),
-                                    brush=pg.mkBrush(255, 255, 255, 230),
-                                    pen=pg.mkPen((200, 200, 200)))
+        self.legend = pg.LegendItem(
+            labelTextSize=LEGEND_TEXT_SIZE,
+            verSpacing=0,
+            labelTextColor=(40, 40, 40),
+            brush=pg.mkBrush(255, 255, 255, 230),
+            pen=pg.mkPen((200, 200, 200)),
+        )
         self.legend.setParentItem(self.plot_item)
         self.legend.anchor(itemPos=(1, 0), parentPos=(1, 0), offset=(-LEGEND_GAP, LEGEND_GAP))
         self.plot_item.geometryChanged.connect(self.fit_legend)
@@ -254,7 +267,9 @@ class PlotsDock(QWidget):
 
     # ------------------------------------------------------------------ content
     def set_schedule(
-        self, schedule: Schedule | None, tables: Mapping[str, ResultTable] | None = None,
+        self,
+        schedule: Schedule | None,
+        tables: Mapping[str, ResultTable] | None = None,
         capability: float | None = None,
     ) -> None:
         """Plot the bound and the estimate of ``schedule`` (simulated lines are dropped).
@@ -299,8 +314,9 @@ class PlotsDock(QWidget):
             return
         label = f"with NVLS {capability:.4g} GB/s"
         flat = np.full(len(sizes), float(capability))
-        self._add_line(Series(label, sizes, flat, "model"), CAPABILITY_PEN["color"],
-                       pen=CAPABILITY_PEN)
+        self._add_line(
+            Series(label, sizes, flat, "model"), CAPABILITY_PEN["color"], pen=CAPABILITY_PEN
+        )
         self._model.append(label)
         self.set_greyed(self.greyed)
 
@@ -327,11 +343,17 @@ class PlotsDock(QWidget):
         line = replace(line, name=unique_name(line.name, self.series))
         n = len(self._simulated) + len(self._imported)
         used = set(self.colors.values())  # a line shown again must not take another's colour
-        color = next((c for c in SERIES_COLORS if c not in used),
-                     SERIES_COLORS[n % len(SERIES_COLORS)])
+        color = next(
+            (c for c in SERIES_COLORS if c not in used), SERIES_COLORS[n % len(SERIES_COLORS)]
+        )
         self._add_line(
-            line, color, pen=dict(color=color, width=1.5),
-            symbol=SYMBOLS[n % len(SYMBOLS)], symbolBrush=color, symbolSize=6, symbolPen=None,
+            line,
+            color,
+            pen=dict(color=color, width=1.5),
+            symbol=SYMBOLS[n % len(SYMBOLS)],
+            symbolBrush=color,
+            symbolSize=6,
+            symbolPen=None,
         )
         target.append(line.name)
         if kind == "simulated" and self.greyed:
@@ -480,8 +502,10 @@ class PlotsDock(QWidget):
             self.plot_item.layout.setContentsMargins(1, 1, 1, 1)
             return
         legend.show()
-        row_h = max(max(label.minimumHeight(), sample.boundingRect().height())
-                    for sample, label in legend.items)
+        row_h = max(
+            max(label.minimumHeight(), sample.boundingRect().height())
+            for sample, label in legend.items
+        )
         avail = max(row_h, self.plot_item.height() - 2 * LEGEND_GAP - 2 * LEGEND_PAD)
         rows = max(1, int(avail // row_h))
         cols = max(1, math.ceil(n / rows))
@@ -502,8 +526,13 @@ class PlotsDock(QWidget):
     def hover_lines(self) -> list[Line]:
         """The visible lines, for the hover read-out."""
         return [
-            Line(name, line.size_bytes, line.algbw, self.line_notes.get(name, line.notes),
-                 self.colors[name])
+            Line(
+                name,
+                line.size_bytes,
+                line.algbw,
+                self.line_notes.get(name, line.notes),
+                self.colors[name],
+            )
             for name, line in self.lines.items()
             if self.series[name].isVisible()
         ]
@@ -535,15 +564,21 @@ class PlotsDock(QWidget):
     def svg_text(self, width: float | None = None, height: float | None = None) -> str:
         """The plot as a true vector SVG (:mod:`fc_gui.views.plot_svg`), of the view's ranges;
         the size of the plot on screen unless given."""
-        return build_plot_svg(self.plot_data(), width or max(self.plot.width(), 500),
-                              height or max(self.plot.height(), 240))
+        return build_plot_svg(
+            self.plot_data(),
+            width or max(self.plot.width(), 500),
+            height or max(self.plot.height(), 240),
+        )
 
     def plot_data(self) -> PlotData:
         """What :meth:`svg_text` draws: view ranges, ticks, lines and their styles, the note."""
         (x0, x1), (y0, y1) = self.plot_item.vb.viewRange()
         bottom, left = self.plot_item.getAxis("bottom"), self.plot_item.getAxis("left")
-        x_ticks = [(v, label) for _, vals in bottom.tickValues(x0, x1, 600)
-                   for v, label in zip(vals, bottom.tickStrings(vals, 1, 1))]
+        x_ticks = [
+            (v, label)
+            for _, vals in bottom.tickValues(x0, x1, 600)
+            for v, label in zip(vals, bottom.tickStrings(vals, 1, 1))
+        ]
         # y: the major ticks, and finer ones while they stay >= 24 px apart
         px_per_unit = max(self.plot.height(), 240) / max(y1 - y0, 1e-12)
         y_ticks = []
@@ -555,8 +590,18 @@ class PlotsDock(QWidget):
             color, width, dashed, symbol = self.styles[name]
             item = self.series[name]
             if item.isVisible():
-                lines.append(PlotLine(name, line.size_bytes, line.algbw, color, width, dashed,
-                                      symbol, item.opacity()))
+                lines.append(
+                    PlotLine(
+                        name,
+                        line.size_bytes,
+                        line.algbw,
+                        color,
+                        width,
+                        dashed,
+                        symbol,
+                        item.opacity(),
+                    )
+                )
         return PlotData((x0, x1), (y0, y1), x_ticks, y_ticks, lines, self.note)
 
     # ------------------------------------------------------------------ internals
@@ -570,7 +615,8 @@ class PlotsDock(QWidget):
         if line.name in self.series:
             self._remove([line.name])
         item = self.plot_item.plot(
-            np.asarray(line.size_bytes, dtype=float), np.asarray(line.algbw, dtype=float),
+            np.asarray(line.size_bytes, dtype=float),
+            np.asarray(line.algbw, dtype=float),
             name=line.name,
             **{k: (pg.mkPen(**v) if k == "pen" else v) for k, v in kwargs.items()},
         )
@@ -582,9 +628,12 @@ class PlotsDock(QWidget):
         self.lines[line.name] = line
         self.colors[line.name] = tuple(color)
         pen = kwargs.get("pen", {})
-        self.styles[line.name] = (tuple(color), float(pen.get("width", 1.0)),
-                                  pen.get("style") == pg.QtCore.Qt.PenStyle.DashLine,
-                                  kwargs.get("symbol"))
+        self.styles[line.name] = (
+            tuple(color),
+            float(pen.get("width", 1.0)),
+            pen.get("style") == pg.QtCore.Qt.PenStyle.DashLine,
+            kwargs.get("symbol"),
+        )
         self.fit_legend()
 
     def _remove(self, labels) -> None:

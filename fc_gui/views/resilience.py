@@ -22,8 +22,9 @@ BINS = 20
 
 def impact_colormap() -> pg.ColorMap:
     """0: no impact (green) ... 1: the most (dark red)."""
-    return pg.ColorMap([0.0, 0.2, 0.5, 1.0],
-                       [(67, 160, 71), (253, 216, 53), (245, 124, 0), (183, 28, 28)])
+    return pg.ColorMap(
+        [0.0, 0.2, 0.5, 1.0], [(67, 160, 71), (253, 216, 53), (245, 124, 0), (183, 28, 28)]
+    )
 
 
 class ResilienceOverlay:
@@ -60,8 +61,12 @@ class ResilienceOverlay:
             return min(1.0, max(0.0, -pct / 100.0))
         return min(1.0, max(0.0, pct / self.scale)) if self.scale > 0 else 0.0
 
-    def show_rows(self, study: str, rows: Sequence[Mapping[str, Any]],
-                  links: Mapping[str, Sequence[tuple[str, str]]] | None = None) -> None:
+    def show_rows(
+        self,
+        study: str,
+        rows: Sequence[Mapping[str, Any]],
+        links: Mapping[str, Sequence[tuple[str, str]]] | None = None,
+    ) -> None:
         """Colour the links of ``rows`` (keys "SRC--TGT", optionally "#n"); nodes get tips.
 
         ``links`` are the (source, target) pairs of class rows' links (upgrade by class): the
@@ -71,8 +76,11 @@ class ResilienceOverlay:
         if study not in ("failures", "upgrade"):
             return
         self.study = study
-        gains = [r["change_pct"] for r in rows if r.get("change_pct") is not None
-                 and not math.isnan(r["change_pct"])]
+        gains = [
+            r["change_pct"]
+            for r in rows
+            if r.get("change_pct") is not None and not math.isnan(r["change_pct"])
+        ]
         self.scale = (max(gains, default=0.0) or 100.0) if study == "upgrade" else 100.0
         for row in rows:
             key = row["element"]
@@ -98,8 +106,12 @@ class ResilienceOverlay:
     def attach_color_bar(self) -> ColorBarWidget:
         if self.bar is None:
             # sized for the longer of the two titles
-            self.bar = ColorBarWidget(self.cmap, "optimum gain if upgraded",
-                                      self.canvas.overlay_parent(), label=self._bar_label)
+            self.bar = ColorBarWidget(
+                self.cmap,
+                "optimum gain if upgraded",
+                self.canvas.overlay_parent(),
+                label=self._bar_label,
+            )
         self._sync_bar()
         return self.bar
 
@@ -110,8 +122,11 @@ class ResilienceOverlay:
 
     def _sync_bar(self) -> None:
         if self.bar is not None:
-            self.bar.title = ("optimum drop if it fails" if self.study != "upgrade"
-                              else "optimum gain if upgraded")
+            self.bar.title = (
+                "optimum drop if it fails"
+                if self.study != "upgrade"
+                else "optimum gain if upgraded"
+            )
             self.bar.setVisible(self.visible and self.active)
             self.bar.update()
 
@@ -133,7 +148,9 @@ class ResilienceOverlay:
 
     # ------------------------------------------------------------------ hover
     def tooltip_for(self, node: str | None, pair: tuple[str, str] | None) -> str | None:
-        row = self.by_node.get(node) if node is not None else self.by_pair.get(pair) if pair else None
+        row = (
+            self.by_node.get(node) if node is not None else self.by_pair.get(pair) if pair else None
+        )
         if row is None:
             return None
         return describe(self.study, row)

@@ -70,8 +70,12 @@ class SummaryView(QWidget):
         self.label.setText(f"<i style='color:#777'>{html.escape(text)}</i>")
 
     def set_schedule(
-        self, schedule: Schedule, elapsed: float | None = None, previous: Schedule | None = None,
-        split: tuple[float, float] | None = None, switch_bounds: SwitchBounds | None = None,
+        self,
+        schedule: Schedule,
+        elapsed: float | None = None,
+        previous: Schedule | None = None,
+        split: tuple[float, float] | None = None,
+        switch_bounds: SwitchBounds | None = None,
         switch_pending: bool = False,
     ) -> None:
         """``switch_bounds``: the allreduce figures of a fabric with marked switches (computed
@@ -92,19 +96,28 @@ class SummaryView(QWidget):
 
     def _render(self) -> None:
         self.label.setText(
-            summary_html(self.schedule, self._elapsed, stale=self.stale, previous=self._previous,
-                         fabric_warnings=self.fabric_warnings, split=self._split,
-                         switch_rows=() if self.switch_bounds is None else
-                         figure_rows(self.switch_bounds, self.schedule.collective),
-                         switch_lead=self._switch_lead())
+            summary_html(
+                self.schedule,
+                self._elapsed,
+                stale=self.stale,
+                previous=self._previous,
+                fabric_warnings=self.fabric_warnings,
+                split=self._split,
+                switch_rows=()
+                if self.switch_bounds is None
+                else figure_rows(self.switch_bounds, self.schedule.collective),
+                switch_lead=self._switch_lead(),
+            )
         )
 
     def _switch_lead(self) -> tuple[str, str] | None:
         if self.switch_bounds is not None:
             return lead_row(self.switch_bounds)
         if self.switch_pending:
-            return ("In-switch", "<i style='color:#777'>computing the allreduce figures of the "
-                    "marked switches…</i>")
+            return (
+                "In-switch",
+                "<i style='color:#777'>computing the allreduce figures of the marked switches…</i>",
+            )
         return None
 
     def set_switch_bounds(self, switch_bounds: SwitchBounds | None) -> None:
@@ -383,7 +396,9 @@ class TreesView(QWidget):
         self.proxy.set_root_filter(self.root_box.currentData())
         total = len(self.model.rows)
         shown = self.proxy.rowCount()
-        self.count_label.setText(plural(total, "tree") if shown == total else f"{shown} of {plural(total, 'tree')}")
+        self.count_label.setText(
+            plural(total, "tree") if shown == total else f"{shown} of {plural(total, 'tree')}"
+        )
 
     def _selection_changed(self, *args) -> None:
         if self._updating:

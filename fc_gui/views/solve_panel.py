@@ -147,8 +147,7 @@ class SolvePanel(QWidget):
         """Enable/disable the re-solve-on-edit option (only small fabrics allow it)."""
         self.auto_box.setEnabled(allowed)
         self.auto_box.setToolTip(
-            reason
-            or f"Solve again after every edit (fabrics up to {AUTO_RESOLVE_MAX_NODES} nodes)"
+            reason or f"Solve again after every edit (fabrics up to {AUTO_RESOLVE_MAX_NODES} nodes)"
         )
 
     # ------------------------------------------------------------------ state
@@ -194,7 +193,9 @@ class SolvePanel(QWidget):
 
     def set_stale(self, stale: bool, text: str = "") -> None:
         """Show (or hide) the marker saying the shown result no longer matches the fabric."""
-        self.stale_label.setText(text or "⚠ Result is stale: the fabric changed since it was solved.")
+        self.stale_label.setText(
+            text or "⚠ Result is stale: the fabric changed since it was solved."
+        )
         self.stale_label.setVisible(stale)
 
     @property

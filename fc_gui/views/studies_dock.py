@@ -38,21 +38,44 @@ from solver.model.schedule import COLLECTIVES
 
 STUDIES = (("failures", "Failures (N-1)"), ("upgrade", "Upgrade advisor"), ("sweep", "Sweep"))
 SWEEP_TEMPLATES = ("dgx_a100", "dgx_h100_rail", "mi250", "fat_tree")
-CURVE_COLORS = ((0, 114, 178), (213, 94, 0), (0, 158, 115), (204, 121, 167), (230, 159, 0),
-                (86, 180, 233), (120, 94, 240), (100, 100, 100))
+CURVE_COLORS = (
+    (0, 114, 178),
+    (213, 94, 0),
+    (0, 158, 115),
+    (204, 121, 167),
+    (230, 159, 0),
+    (86, 180, 233),
+    (120, 94, 240),
+    (100, 100, 100),
+)
 
 #: Table columns per study: (header, row key, kind) with kind "text", "num", "pct" or "bool".
 TABLE_COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "failures": (("Element", "element", "text"), ("Kind", "kind", "text"),
-                 ("Optimum GB/s", "algbw", "num"), ("Change %", "change_pct", "pct"),
-                 ("Connected", "connected", "bool"), ("Same as", "orbit", "text")),
-    "upgrade": (("Element", "element", "text"), ("Kind", "kind", "text"),
-                ("Optimum GB/s", "algbw", "num"), ("Gain %", "change_pct", "pct"),
-                ("On bottleneck", "on_bottleneck", "bool"), ("Blocked", "blocked", "bool"),
-                ("Headroom GB/s", "headroom", "num")),
-    "sweep": (("Point", "point", "text"), ("Optimum GB/s", "algbw", "num"),
-              ("Change %", "change_pct", "pct"), ("k", "k", "num"),
-              ("Max height", "height_max", "num"), ("Solve s", "solve_time", "num")),
+    "failures": (
+        ("Element", "element", "text"),
+        ("Kind", "kind", "text"),
+        ("Optimum GB/s", "algbw", "num"),
+        ("Change %", "change_pct", "pct"),
+        ("Connected", "connected", "bool"),
+        ("Same as", "orbit", "text"),
+    ),
+    "upgrade": (
+        ("Element", "element", "text"),
+        ("Kind", "kind", "text"),
+        ("Optimum GB/s", "algbw", "num"),
+        ("Gain %", "change_pct", "pct"),
+        ("On bottleneck", "on_bottleneck", "bool"),
+        ("Blocked", "blocked", "bool"),
+        ("Headroom GB/s", "headroom", "num"),
+    ),
+    "sweep": (
+        ("Point", "point", "text"),
+        ("Optimum GB/s", "algbw", "num"),
+        ("Change %", "change_pct", "pct"),
+        ("k", "k", "num"),
+        ("Max height", "height_max", "num"),
+        ("Solve s", "solve_time", "num"),
+    ),
 }
 
 
@@ -128,7 +151,8 @@ class StudiesDock(QWidget):
         engine.addWidget(self.workers_spin)
         self.symmetry_check = QCheckBox("Share swapped boxes")
         self.symmetry_check.setToolTip(
-            "Elements that a swap of two whole boxes maps onto each other share one solve")
+            "Elements that a swap of two whole boxes maps onto each other share one solve"
+        )
         self.symmetry_check.setChecked(True)
         engine.addWidget(self.symmetry_check)
         self.map_check = QCheckBox("Colour links by impact")
@@ -195,8 +219,12 @@ class StudiesDock(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(QLabel("Remove"))
         self.element_checks = {}
-        for key, title in (("links", "links"), ("switches", "switches"), ("nics", "NICs"),
-                           ("compute", "GPUs")):
+        for key, title in (
+            ("links", "links"),
+            ("switches", "switches"),
+            ("nics", "NICs"),
+            ("compute", "GPUs"),
+        ):
             box = QCheckBox(title)
             box.setChecked(key != "compute")
             self.element_checks[key] = box
@@ -272,8 +300,10 @@ class StudiesDock(QWidget):
             out["by"] = self.upgrade_by.currentData()
         else:
             out["template"] = self.template_combo.currentText()
-            out["params"] = [f"n={self.boxes_edit.text().strip()}",
-                             f"{self.curve_param.currentData()}={self.curve_values.text().strip()}"]
+            out["params"] = [
+                f"n={self.boxes_edit.text().strip()}",
+                f"{self.curve_param.currentData()}={self.curve_values.text().strip()}",
+            ]
         return out
 
     # ------------------------------------------------------------------ state
@@ -338,15 +368,23 @@ class StudiesDock(QWidget):
             params = r["params"]
             if r.get("connected", True):
                 groups.setdefault(params.get(curve_name), []).append(
-                    (float(params[x_name]), r["algbw"]))
+                    (float(params[x_name]), r["algbw"])
+                )
         self.plot.setLabel("bottom", "boxes" if x_name == "n" else x_name)
         for i, (value, pts) in enumerate(sorted(groups.items(), key=lambda kv: float(kv[0] or 0))):
             pts.sort()
             color = CURVE_COLORS[i % len(CURVE_COLORS)]
             label = f"{curve_name} = {value:g}" if curve_name else "optimum"
-            self.plot.plot([p[0] for p in pts], [p[1] for p in pts], name=label,
-                           pen=pg.mkPen(color, width=2), symbol="o", symbolBrush=color,
-                           symbolPen=None, symbolSize=7)
+            self.plot.plot(
+                [p[0] for p in pts],
+                [p[1] for p in pts],
+                name=label,
+                pen=pg.mkPen(color, width=2),
+                symbol="o",
+                symbolBrush=color,
+                symbolPen=None,
+                symbolSize=7,
+            )
 
     def _on_selection(self) -> None:
         items = self.table.selectedItems()

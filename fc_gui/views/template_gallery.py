@@ -126,9 +126,7 @@ class TemplateGallery(QDialog):
         self.topology = topo
         ok.setEnabled(True)
         n_compute = len(topo.compute_ids)
-        self.count.setText(
-            fabric_counts(n_compute, len(topo.nodes) - n_compute, len(topo.links))
-        )
+        self.count.setText(fabric_counts(n_compute, len(topo.nodes) - n_compute, len(topo.links)))
         if len(topo.nodes) <= PREVIEW_LIMIT:
             self.preview_doc.load_topology(topo)
             self.preview.fit_view()

@@ -87,15 +87,18 @@ class TimelineDock(QWidget):
         self.step_button.clicked.connect(lambda: self.round_requested.emit(self.round + 1))
         self.play_button.clicked.connect(self.play_toggled.emit)
         self.slider.valueChanged.connect(
-            lambda v: self.round_requested.emit(v) if v != self.round else None)
+            lambda v: self.round_requested.emit(v) if v != self.round else None
+        )
         self.chunks_box.valueChanged.connect(self.chunks_changed.emit)
         self.root_box.currentIndexChanged.connect(
-            lambda _: self.root_changed.emit(self.root_box.currentData() or ""))
+            lambda _: self.root_changed.emit(self.root_box.currentData() or "")
+        )
         self.table.itemSelectionChanged.connect(self._on_selection)
         self.set_timeline(None)
 
-    def set_timeline(self, timeline: Timeline | None, message: str = "",
-                     shown: list[int] | None = None) -> None:
+    def set_timeline(
+        self, timeline: Timeline | None, message: str = "", shown: list[int] | None = None
+    ) -> None:
         """List ``timeline``'s events (``shown``: the indices to list, default all)."""
         self.timeline = timeline
         self.table.setRowCount(0)
@@ -123,9 +126,14 @@ class TimelineDock(QWidget):
         for row, i in enumerate(self.shown):
             e = timeline.events[i]
             tree = timeline.trees[e.tree][1]
-            cells = (str(e.round), e.root, f"{e.tree} (×{tree.multiplicity})",
-                     f"{e.chunk + 1}/{timeline.chunks}", e.hop_text(),
-                     format_size(round(e.bytes)))
+            cells = (
+                str(e.round),
+                e.root,
+                f"{e.tree} (×{tree.multiplicity})",
+                f"{e.chunk + 1}/{timeline.chunks}",
+                e.hop_text(),
+                format_size(round(e.bytes)),
+            )
             for col, text in enumerate(cells):
                 self.table.setItem(row, col, QTableWidgetItem(text))
         self.table.resizeColumnsToContents()
@@ -155,8 +163,9 @@ class TimelineDock(QWidget):
             for c in range(self.table.columnCount()):
                 self.table.item(r, c).setBackground(CURRENT_ROW)
         if rows:
-            self.table.scrollToItem(self.table.item(rows[0], 0),
-                                    QAbstractItemView.ScrollHint.PositionAtTop)
+            self.table.scrollToItem(
+                self.table.item(rows[0], 0), QAbstractItemView.ScrollHint.PositionAtTop
+            )
 
     def set_playing(self, playing: bool) -> None:
         self.play_button.setText("Pause" if playing else "Play")

@@ -34,7 +34,7 @@ def balance_switches(fabric: IndexedFabric) -> tuple[IndexedFabric, list[str]]:
     switches = [v for v in range(fabric.n) if not fabric.is_compute[v]]
     ins: dict[int, list[tuple[int, int]]] = {w: [] for w in switches}
     outs: dict[int, list[tuple[int, int]]] = {w: [] for w in switches}
-    for (u, v) in bw:
+    for u, v in bw:
         if v in ins:
             ins[v].append((u, v))
         if u in outs:

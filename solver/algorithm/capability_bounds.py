@@ -118,8 +118,10 @@ def min_separating_cut(topo: Topology) -> tuple[Fraction, tuple[str, ...]]:
     fab = IndexedFabric.from_topology(topo)
     # two max-flows per compute node, once (the optimum's limit is per Dinkelbach step)
     if flow_work(fab, 2 * fab.num_compute) > 2 * MAX_FLOW_WORK:
-        raise CostLimit(f"the any-schedule bound needs {2 * (fab.num_compute - 1)} max-flows on "
-                        f"{fab.n} nodes (limit {2 * MAX_FLOW_WORK:.3g} units of work)")
+        raise CostLimit(
+            f"the any-schedule bound needs {2 * (fab.num_compute - 1)} max-flows on "
+            f"{fab.n} nodes (limit {2 * MAX_FLOW_WORK:.3g} units of work)"
+        )
     tails = [u for u, _ in fab.edges]
     heads = [v for _, v in fab.edges]
     net = FlowNetwork(fab.n, tails, heads, list(fab.bw_int))
@@ -167,14 +169,17 @@ def nvls_domains(topo: Topology) -> tuple[list[tuple[str, tuple[str, ...]]], str
     return domains, ""
 
 
-def index_fabric(topo: Topology, domains: Sequence[tuple[str, tuple[str, ...]]], j: int) -> Topology:
+def index_fabric(
+    topo: Topology, domains: Sequence[tuple[str, tuple[str, ...]]], j: int
+) -> Topology:
     """The fabric the j-th GPUs of all domains use between domains: those GPUs, every switch but
     the domain switches, and the links among them; switches left with one neighbour (a dead end
     no flow needs, e.g. another GPU's NIC) are dropped, repeatedly."""
     keep_compute = {members[j] for _, members in domains}
     drop = {sw for sw, _ in domains}
     keep = {
-        n.id for n in topo.nodes
+        n.id
+        for n in topo.nodes
         if (n.is_compute and n.id in keep_compute) or (not n.is_compute and n.id not in drop)
     }
     switch = {n.id for n in topo.nodes if not n.is_compute}
@@ -222,8 +227,11 @@ def hierarchical_allreduce(topo: Topology) -> Hierarchical:
         try:
             validate(sub)
         except TopologyError as exc:
-            return Hierarchical(False, f"the GPUs of index {j} cannot reach each other "
-                                f"outside their NVLS domains ({exc})", tuple(domains))
+            return Hierarchical(
+                False,
+                f"the GPUs of index {j} cannot reach each other outside their NVLS domains ({exc})",
+                tuple(domains),
+            )
         try:
             ag, _ = allgather_optimum(sub)
             rs, _ = allgather_optimum(sub.reversed())
@@ -243,14 +251,28 @@ def capability_bounds(topo: Topology, collective: str) -> CapabilityBounds:
     switches = marked_switches(topo)
     ag, ag_cut = allgather_optimum(topo)
     if collective == "allgather":
-        return CapabilityBounds(collective, ag, ag, ag, True,
-                                "ForestColl's trees (multicast cannot beat the cut bound)",
-                                ag_cut, switches)
+        return CapabilityBounds(
+            collective,
+            ag,
+            ag,
+            ag,
+            True,
+            "ForestColl's trees (multicast cannot beat the cut bound)",
+            ag_cut,
+            switches,
+        )
     rs, rs_cut = allgather_optimum(topo.reversed())
     if collective == "reduce-scatter":
-        return CapabilityBounds(collective, rs, rs, rs, True,
-                                "ForestColl's aggregation trees (in-switch reduction cannot beat "
-                                "the cut bound)", rs_cut, switches)
+        return CapabilityBounds(
+            collective,
+            rs,
+            rs,
+            rs,
+            True,
+            "ForestColl's aggregation trees (in-switch reduction cannot beat the cut bound)",
+            rs_cut,
+            switches,
+        )
     forward = 1 / (1 / rs + 1 / ag)
     any_bw, any_cut = min_separating_cut(topo)
     hier = hierarchical_allreduce(topo)
@@ -259,10 +281,12 @@ def capability_bounds(topo: Topology, collective: str) -> CapabilityBounds:
         if len(hier.domains) == 1:
             how = "in-switch reduce-scatter + multicast allgather in one NVLS domain"
         else:
-            how = (f"hierarchical: in-switch reduce-scatter in {len(hier.domains)} NVLS domains, "
-                   "ForestColl between them on each GPU's portion"
-                   + ("" if hier.concurrent else " (index groups one after another)")
-                   + ", multicast allgather")
+            how = (
+                f"hierarchical: in-switch reduce-scatter in {len(hier.domains)} NVLS domains, "
+                "ForestColl between them on each GPU's portion"
+                + ("" if hier.concurrent else " (index groups one after another)")
+                + ", multicast allgather"
+            )
     else:
         capability = forward
         how = "ForestColl reduce-scatter + allgather (switches forwarding)"
@@ -273,8 +297,9 @@ def capability_bounds(topo: Topology, collective: str) -> CapabilityBounds:
             f"internal error: constructed allreduce {float(capability):.6g} GB/s above the "
             f"any-schedule bound {float(any_bw):.6g}"
         )
-    return CapabilityBounds(collective, forward, any_bw, capability, capability == any_bw, how,
-                            any_cut, switches, hier)
+    return CapabilityBounds(
+        collective, forward, any_bw, capability, capability == any_bw, how, any_cut, switches, hier
+    )
 
 
 def _percent(x: Fraction) -> str:
@@ -290,8 +315,12 @@ def describe(b: CapabilityBounds) -> list[str]:
         f"{float(b.forward_only):.2f} GB/s",
         f"any-schedule bound (whatever switches do): {float(b.any_schedule):.2f} GB/s",
     ]
-    state = "exact, meets the any-schedule bound" if b.exact else (
-        f"constructed, {_percent(b.gap)} below the any-schedule bound")
-    lines.append(f"with the marked capabilities: {float(b.capability):.2f} GB/s ({state}; "
-                 f"{b.construction})")
+    state = (
+        "exact, meets the any-schedule bound"
+        if b.exact
+        else (f"constructed, {_percent(b.gap)} below the any-schedule bound")
+    )
+    lines.append(
+        f"with the marked capabilities: {float(b.capability):.2f} GB/s ({state}; {b.construction})"
+    )
     return lines

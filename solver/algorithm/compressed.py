@@ -38,8 +38,11 @@ from solver.model.schedule import BottleneckCut, LinkLoad, Schedule, Tree
 from solver.model.topology import Topology, validate
 
 
-def solve_compressed(topology: Topology, check: Callable[[], None] | None = None,
-                     progress: Callable[[str, float], None] | None = None) -> CompressedSchedule:
+def solve_compressed(
+    topology: Topology,
+    check: Callable[[], None] | None = None,
+    progress: Callable[[str, float], None] | None = None,
+) -> CompressedSchedule:
     """The exact allgather optimum of ``topology`` as representative trees plus σ.
 
     Raises :class:`SolverError` (one line) when the fabric has no box translation, or when
@@ -69,8 +72,10 @@ def solve_compressed(topology: Topology, check: Callable[[], None] | None = None
     split = split_orbits(fabric, dict(zip(fabric.edges, caps)), opt.k, sym, check)
     timings["switch_removal"] = time.perf_counter() - t0
     if split is None:
-        raise SolverError("a switch cannot be split by a symmetric plan on this fabric; solve "
-                          "without --compressed")
+        raise SolverError(
+            "a switch cannot be split by a symmetric plan on this fabric; solve "
+            "without --compressed"
+        )
     rep_caps, paths = split
     if progress is not None:
         progress("trees", 0.0)
@@ -78,8 +83,9 @@ def solve_compressed(topology: Topology, check: Callable[[], None] | None = None
     reps = pack_orbits(fabric, sym, rep_caps, opt.k, check)
     timings["trees"] = time.perf_counter() - t0
     if reps is None:
-        raise SolverError("orbit packing found no trees for box 0 at the optimum; solve without "
-                          "--compressed")
+        raise SolverError(
+            "orbit packing found no trees for box 0 at the optimum; solve without --compressed"
+        )
     if progress is not None:
         progress("paths", 0.0)
     t0 = time.perf_counter()
@@ -91,8 +97,10 @@ def solve_compressed(topology: Topology, check: Callable[[], None] | None = None
     if progress is not None:
         progress("paths", 1.0)
     if algbw != opt.algbw:
-        raise SolverError(f"internal error: compressed plan reaches {float(algbw):g} GB/s, "
-                          f"optimum {float(opt.algbw):g}")
+        raise SolverError(
+            f"internal error: compressed plan reaches {float(algbw):g} GB/s, "
+            f"optimum {float(opt.algbw):g}"
+        )
     base = Schedule(
         topology=topology,
         collective="allgather",
@@ -118,8 +126,10 @@ def link_orbits(fabric: IndexedFabric, generator: np.ndarray) -> tuple[np.ndarra
     for i, (u, v) in enumerate(fabric.edges):
         j = index.get((int(generator[u]), int(generator[v])))
         if j is None:
-            raise SolverError(f"the generator moves link {fabric.names[u]}->{fabric.names[v]} "
-                              "onto a pair that is no link")
+            raise SolverError(
+                f"the generator moves link {fabric.names[u]}->{fabric.names[v]} "
+                "onto a pair that is no link"
+            )
         image[i] = j
     orbit = np.full(len(fabric.edges), -1, dtype=np.int64)
     sizes = []
@@ -135,8 +145,14 @@ def link_orbits(fabric: IndexedFabric, generator: np.ndarray) -> tuple[np.ndarra
     return orbit, np.asarray(sizes, dtype=np.int64)
 
 
-def orbit_loads(topology: Topology, fabric: IndexedFabric, generator: np.ndarray, order: int,
-                trees: list[Tree], k: int) -> tuple[list[LinkLoad], Fraction]:
+def orbit_loads(
+    topology: Topology,
+    fabric: IndexedFabric,
+    generator: np.ndarray,
+    order: int,
+    trees: list[Tree],
+    k: int,
+) -> tuple[list[LinkLoad], Fraction]:
     """Per-link loads and algbw of the expanded forest, from the representatives' orbit sums."""
     orbit, sizes = link_orbits(fabric, generator)
     index = {name: i for i, name in enumerate(fabric.names)}
@@ -157,8 +173,10 @@ def orbit_loads(topology: Topology, fabric: IndexedFabric, generator: np.ndarray
     usage = [Fraction(int(per_orbit[o]) * (order // int(sizes[o])), N * k) for o in orbit]
     time_ = max(d / b for d, b in zip(usage, fabric.bandwidth))
     names = fabric.names
-    loads = [LinkLoad(names[u], names[v], b, d / (b * time_))
-             for (u, v), b, d in zip(fabric.edges, fabric.bandwidth, usage)]
+    loads = [
+        LinkLoad(names[u], names[v], b, d / (b * time_))
+        for (u, v), b, d in zip(fabric.edges, fabric.bandwidth, usage)
+    ]
     by_link = {(x.source, x.target): x for x in loads}
     ordered = [by_link[e] for e in topology.directed_bandwidths() if e in by_link]
     return ordered, 1 / time_
@@ -166,10 +184,17 @@ def orbit_loads(topology: Topology, fabric: IndexedFabric, generator: np.ndarray
 
 def _bottleneck(fabric: IndexedFabric, opt: Optimum) -> BottleneckCut:
     names, mask = fabric.names, opt.cut
-    links = tuple((names[u], names[v], b) for (u, v), b in zip(fabric.edges, fabric.bandwidth)
-                  if mask[u] and not mask[v])
-    return BottleneckCut(tuple(names[i] for i in range(fabric.n) if mask[i]), opt.cut_compute,
-                         opt.cut_bandwidth, links)
+    links = tuple(
+        (names[u], names[v], b)
+        for (u, v), b in zip(fabric.edges, fabric.bandwidth)
+        if mask[u] and not mask[v]
+    )
+    return BottleneckCut(
+        tuple(names[i] for i in range(fabric.n) if mask[i]),
+        opt.cut_compute,
+        opt.cut_bandwidth,
+        links,
+    )
 
 
 __all__ = ["link_orbits", "orbit_loads", "solve_compressed"]

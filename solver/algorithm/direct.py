@@ -64,8 +64,11 @@ def _full_duplex(adj: list[set[int]], bw: dict[tuple[int, int], Fraction]) -> bo
     return all((u, v) in bw and (v, u) in bw for u in range(len(adj)) for v in adj[u])
 
 
-def direct_forest(fabric: IndexedFabric, check: Callable[[], None] | None = None,
-                  progress: Callable[[float], None] | None = None) -> DirectForest | None:
+def direct_forest(
+    fabric: IndexedFabric,
+    check: Callable[[], None] | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> DirectForest | None:
     """The forced optimal forest of ``fabric`` if it is a star on one switch or a tree whose
     switches relay between two neighbours; else ``None`` (see the module docstring)."""
     if fabric.num_compute < 2:
@@ -86,8 +89,7 @@ def direct_forest(fabric: IndexedFabric, check: Callable[[], None] | None = None
 def _optimum(fabric: IndexedFabric, mask: list[bool], cut_bw: Fraction, k: int = 1) -> Optimum:
     inside = sum(1 for v in fabric.compute if mask[v])
     rate = cut_bw / inside
-    return Optimum(rate, rate * fabric.num_compute, tuple(mask), inside, cut_bw, k, k / rate,
-                   (), 0)
+    return Optimum(rate, rate * fabric.num_compute, tuple(mask), inside, cut_bw, k, k / rate, (), 0)
 
 
 def _ring(fabric: IndexedFabric, adj, bw, check, progress) -> DirectForest | None:
@@ -164,8 +166,18 @@ def _star(fabric: IndexedFabric, w: int, adj, bw, check, progress) -> DirectFore
     for count, r in enumerate(compute):
         if count % 64 == 0:
             _tick(check, progress, count / N)
-        trees.append(Tree(names[r], 1, Fraction(1), tuple(
-            TreeEdge(names[r], names[t], (names[r], names[w], names[t])) for t in compute if t != r)))
+        trees.append(
+            Tree(
+                names[r],
+                1,
+                Fraction(1),
+                tuple(
+                    TreeEdge(names[r], names[t], (names[r], names[w], names[t]))
+                    for t in compute
+                    if t != r
+                ),
+            )
+        )
     return DirectForest("star", _optimum(fabric, mask, bw[(w, thin)]), trees)
 
 
@@ -255,8 +267,9 @@ def _side(adj: list[set[int]], a: int, b: int, n: int) -> list[bool]:
     return mask
 
 
-def _logical_edges(fabric: IndexedFabric, live: list[set[int]]
-                   ) -> dict[int, list[tuple[int, TreeEdge]]]:
+def _logical_edges(
+    fabric: IndexedFabric, live: list[set[int]]
+) -> dict[int, list[tuple[int, TreeEdge]]]:
     """For each compute node u, (x, edge u->x) for the compute nodes x next to it in the tree
     (runs of relaying switches become the paths of the logical edges)."""
     names, is_compute = fabric.names, fabric.is_compute

@@ -70,20 +70,28 @@ def fixed_k_capacity(
     return _search(fabric, k, rate, check, balance)
 
 
-def exact_capacity(fabric: IndexedFabric, k: int, rate: Fraction,
-                   check: Callable[[], None] | None = None) -> tuple[Fraction, list[int]]:
+def exact_capacity(
+    fabric: IndexedFabric, k: int, rate: Fraction, check: Callable[[], None] | None = None
+) -> tuple[Fraction, list[int]]:
     """The proven smallest U (and trimmed balanced capacities) for ``k`` trees per root with
     switches; :class:`~solver.algorithm.trim_search.SearchLimit` on fabrics too large to search."""
     U0, floors = _search(fabric, k, rate, check, False)
-    switch_links = sum(1 for u, v in fabric.edges
-                       if not (fabric.is_compute[u] and fabric.is_compute[v]))
-    if switch_links > EXACT_MAX_EDGES or sum(map(abs, excess(fabric, floors).values())) > EXACT_MAX_EXCESS:
-        raise SearchLimit("too many switch links or too much imbalance for the exhaustive trim search")
+    switch_links = sum(
+        1 for u, v in fabric.edges if not (fabric.is_compute[u] and fabric.is_compute[v])
+    )
+    if (
+        switch_links > EXACT_MAX_EDGES
+        or sum(map(abs, excess(fabric, floors).values())) > EXACT_MAX_EXCESS
+    ):
+        raise SearchLimit(
+            "too many switch links or too much imbalance for the exhaustive trim search"
+        )
     return exact_fixed_k(fabric, k, U0, check)
 
 
-def best_exact_algbw(fabric: IndexedFabric, K: int, rate: Fraction,
-                     check: Callable[[], None] | None = None) -> Fraction | None:
+def best_exact_algbw(
+    fabric: IndexedFabric, K: int, rate: Fraction, check: Callable[[], None] | None = None
+) -> Fraction | None:
     """The optimum algbw with at most ``K`` trees per root (best k in (K/2, K]), proven by the
     exhaustive trim search, or ``None`` when the fabric or K is too large for it."""
     try:
@@ -101,22 +109,34 @@ def best_exact_algbw(fabric: IndexedFabric, K: int, rate: Fraction,
     return best
 
 
-def gap_note(fabric: IndexedFabric, K: int, rate: Fraction, algbw: Fraction,
-             check: Callable[[], None] | None = None) -> str:
+def gap_note(
+    fabric: IndexedFabric,
+    K: int,
+    rate: Fraction,
+    algbw: Fraction,
+    check: Callable[[], None] | None = None,
+) -> str:
     """What the exhaustive trim search says about a fixed-K schedule below its cut bound."""
     best = best_exact_algbw(fabric, K, rate, check)
     if best is None:
-        return ("; not proven optimal under that limit (the exhaustive switch-trim search is "
-                "limited to small fabrics)")
+        return (
+            "; not proven optimal under that limit (the exhaustive switch-trim search is "
+            "limited to small fabrics)"
+        )
     if best == algbw:
-        return (f"; an exhaustive search of switch trims shows no schedule with at most {K} trees "
-                f"per root does better: {float(algbw):.6g} GB/s is the optimum under that limit")
-    return (f"; the optimum with at most {K} trees per root is {float(best):.6g} GB/s (exhaustive "
-            "search of switch trims)")
+        return (
+            f"; an exhaustive search of switch trims shows no schedule with at most {K} trees "
+            f"per root does better: {float(algbw):.6g} GB/s is the optimum under that limit"
+        )
+    return (
+        f"; the optimum with at most {K} trees per root is {float(best):.6g} GB/s (exhaustive "
+        "search of switch trims)"
+    )
 
 
-def _search(fabric: IndexedFabric, k: int, rate: Fraction, check, balance: bool
-            ) -> tuple[Fraction, list[int]]:
+def _search(
+    fabric: IndexedFabric, k: int, rate: Fraction, check, balance: bool
+) -> tuple[Fraction, list[int]]:
     N = fabric.num_compute
     s = fabric.n
     U = Fraction(k) / rate
@@ -141,8 +161,11 @@ def _search(fabric: IndexedFabric, k: int, rate: Fraction, check, balance: bool
                 feasible = False
                 side = net.source_side(s)
                 inside = sum(1 for v in fabric.compute if side[v])
-                bws = [b for (u, v), b in zip(fabric.edges, fabric.bandwidth)
-                       if side[u] and not side[v]]
+                bws = [
+                    b
+                    for (u, v), b in zip(fabric.edges, fabric.bandwidth)
+                    if side[u] and not side[v]
+                ]
                 if not bws:
                     raise SolverError("compute nodes are not strongly connected")
                 new_U = max(new_U, _smallest_U(bws, k * inside, U))

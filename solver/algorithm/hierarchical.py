@@ -79,8 +79,9 @@ class HierarchicalSchedule:
         return max(load / bw[e] for e, load in self.loads().items())
 
 
-def build_hierarchical(topo: Topology,
-                       solve: Callable[[Topology, str], Schedule] | None = None) -> HierarchicalSchedule:
+def build_hierarchical(
+    topo: Topology, solve: Callable[[Topology, str], Schedule] | None = None
+) -> HierarchicalSchedule:
     """The concrete schedule; raises :class:`SolverError` when the construction does not apply."""
     plan = hierarchical_allreduce(topo)
     if not plan.applies:
@@ -133,12 +134,15 @@ def verify_hierarchical(h: HierarchicalSchedule) -> None:
             down[t.target] = down.get(t.target, Fraction(0)) + t.amount
     for c in compute:
         if up.get(c) != 1 or down.get(c) != 1:
-            raise SolverError(f"{c}: its NVLS link carries {up.get(c)} up and {down.get(c)} "
-                              "down, not M each way")
+            raise SolverError(
+                f"{c}: its NVLS link carries {up.get(c)} up and {down.get(c)} down, not M each way"
+            )
     # the multicast copies of each result reach every other member of its domain exactly once
     for _w, members in h.plan.domains:
         for v in members:
-            got = sorted(t.target for t in h.transfers if t.what == f"{v}'s result multicast to {t.target}")
+            got = sorted(
+                t.target for t in h.transfers if t.what == f"{v}'s result multicast to {t.target}"
+            )
             if got != sorted(u for u in members if u != v):
                 raise SolverError(f"{v}'s result does not reach its domain exactly once")
     for j, sched in enumerate(h.schedules):
@@ -152,7 +156,9 @@ def verify_hierarchical(h: HierarchicalSchedule) -> None:
                 for edge in tree.edges:
                     for u, v in zip(edge.path, edge.path[1:]):
                         if (u, v) not in bw:
-                            raise SolverError(f"index {j}: hop {u}->{v} is not a link of the fabric")
+                            raise SolverError(
+                                f"index {j}: hop {u}->{v} is not a link of the fabric"
+                            )
                         if u in domain_of.values() or v in domain_of.values():
                             raise SolverError(f"index {j}: hop {u}->{v} uses an NVLS switch")
     claimed = max(h.plan.intra, h.plan.inter)

@@ -119,7 +119,7 @@ def compute_optimum(
             net = flow_network(fabric, caps, q)
         else:
             net.cap[net.edge_arc[: len(caps)]] = caps
-            net.cap[net.edge_arc[len(caps):]] = q
+            net.cap[net.edge_arc[len(caps) :]] = q
         target = q * N
         best_value = 0
         best_mask = None

@@ -29,9 +29,13 @@ from solver.flow.csr import IndexedFabric
 Orbit = tuple[int, int, int]  # (position of x, position of y, box offset of y from x)
 
 
-def pack_by_orbits(fabric: IndexedFabric, sym: BoxSymmetry, caps: dict[tuple[int, int], int],
-                   k: int, check: Callable[[], None] | None = None
-                   ) -> list[tuple[int, int, list[tuple[int, int]]]] | None:
+def pack_by_orbits(
+    fabric: IndexedFabric,
+    sym: BoxSymmetry,
+    caps: dict[tuple[int, int], int],
+    k: int,
+    check: Callable[[], None] | None = None,
+) -> list[tuple[int, int, list[tuple[int, int]]]] | None:
     """k out-trees for every box-0 root as (root, multiplicity, node edges), or ``None``.
 
     Their translates by σ^b are the trees of box b (:func:`translated_classes`).
@@ -39,15 +43,21 @@ def pack_by_orbits(fabric: IndexedFabric, sym: BoxSymmetry, caps: dict[tuple[int
     # two greedy variants: one box entry per tree and rounds over the roots (meshes like MI250),
     # then any entries and each root's trees in one go (fat trees)
     for strict in (True, False):
-        reps = _pack(_OrbitPacker(fabric, sym, caps, strict), sym.representatives(fabric), k,
-                     check, rounds=strict)
+        reps = _pack(
+            _OrbitPacker(fabric, sym, caps, strict),
+            sym.representatives(fabric),
+            k,
+            check,
+            rounds=strict,
+        )
         if reps is not None:
             return reps
     return None
 
 
-def _pack(packer: _OrbitPacker, roots: list[int], k: int, check: Callable[[], None] | None,
-          rounds: bool) -> list[tuple[int, int, list[tuple[int, int]]]] | None:
+def _pack(
+    packer: _OrbitPacker, roots: list[int], k: int, check: Callable[[], None] | None, rounds: bool
+) -> list[tuple[int, int, list[tuple[int, int]]]] | None:
     reps: list[tuple[int, int, list[tuple[int, int]]]] = []
     left = dict.fromkeys(roots, k)
     # rounds over the roots, half of what is left each time, so that early roots do not take
@@ -71,8 +81,9 @@ def _pack(packer: _OrbitPacker, roots: list[int], k: int, check: Callable[[], No
     return reps
 
 
-def translated_classes(fabric: IndexedFabric, sym: BoxSymmetry,
-                       reps: list[tuple[int, int, list[tuple[int, int]]]]) -> list[TreeClass]:
+def translated_classes(
+    fabric: IndexedFabric, sym: BoxSymmetry, reps: list[tuple[int, int, list[tuple[int, int]]]]
+) -> list[TreeClass]:
     """The box-0 trees and all their translates as rank classes, ordered by root."""
     rank_of = np.full(fabric.n, -1, dtype=np.int64)
     rank_of[list(fabric.compute)] = np.arange(fabric.num_compute)
@@ -89,8 +100,13 @@ def translated_classes(fabric: IndexedFabric, sym: BoxSymmetry,
 
 
 class _OrbitPacker:
-    def __init__(self, fabric: IndexedFabric, sym: BoxSymmetry, caps: dict[tuple[int, int], int],
-                 strict: bool = True):
+    def __init__(
+        self,
+        fabric: IndexedFabric,
+        sym: BoxSymmetry,
+        caps: dict[tuple[int, int], int],
+        strict: bool = True,
+    ):
         self.sym = sym
         self.strict = strict
         self.N = fabric.num_compute
@@ -104,8 +120,11 @@ class _OrbitPacker:
 
     def orbit(self, x: int, y: int) -> Orbit:
         sym = self.sym
-        return (int(sym.pos_of[x]), int(sym.pos_of[y]),
-                int(sym.box_of[y] - sym.box_of[x]) % sym.boxes)
+        return (
+            int(sym.pos_of[x]),
+            int(sym.pos_of[y]),
+            int(sym.box_of[y] - sym.box_of[x]) % sym.boxes,
+        )
 
     def grow(self, root: int, mult: int) -> list[tuple[int, int]] | None:
         """A spanning tree of ``mult`` copies (edges in BFS order); budgets are spent only on

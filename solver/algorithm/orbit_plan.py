@@ -38,21 +38,35 @@ from solver.flow.csr import IndexedFabric
 RepClass = tuple[int, int, list[tuple[int, int]]]
 
 
-def pack_orbits(fabric: IndexedFabric, sym: BoxSymmetry, rep_caps: dict[tuple[int, int], int],
-                k: int, check: Callable[[], None] | None = None) -> list[RepClass] | None:
+def pack_orbits(
+    fabric: IndexedFabric,
+    sym: BoxSymmetry,
+    rep_caps: dict[tuple[int, int], int],
+    k: int,
+    check: Callable[[], None] | None = None,
+) -> list[RepClass] | None:
     """Box-0 tree classes on the representative logical edges (:func:`split_orbits`), or
     ``None`` when both greedy variants of :mod:`solver.algorithm.orbit_packing` get stuck."""
     for strict in (True, False):
-        reps = _pack(_LazyOrbitPacker(fabric, sym, rep_caps, strict), sym.representatives(fabric),
-                     k, check, rounds=strict)
+        reps = _pack(
+            _LazyOrbitPacker(fabric, sym, rep_caps, strict),
+            sym.representatives(fabric),
+            k,
+            check,
+            rounds=strict,
+        )
         if reps is not None:
             return reps
     return None
 
 
-def split_orbits(fabric: IndexedFabric, caps: dict[tuple[int, int], int], k: int,
-                 sym: BoxSymmetry, check: Callable[[], None] | None = None
-                 ) -> tuple[dict[tuple[int, int], int], dict[tuple[int, int], dict[Path, int]]] | None:
+def split_orbits(
+    fabric: IndexedFabric,
+    caps: dict[tuple[int, int], int],
+    k: int,
+    sym: BoxSymmetry,
+    check: Callable[[], None] | None = None,
+) -> tuple[dict[tuple[int, int], int], dict[tuple[int, int], dict[Path, int]]] | None:
     """(capacity, path record) of every representative compute-to-compute edge, or ``None``."""
     splitter = _OrbitSplitter(fabric, caps, k, sym)
     for w0 in [int(v) for v in sym.node_at[0] if not fabric.is_compute[v]]:
@@ -92,8 +106,9 @@ class _SwitchAdjacency:
 
 
 class _OrbitSplitter(_PlanSplitter):
-    def __init__(self, fabric: IndexedFabric, caps: dict[tuple[int, int], int], k: int,
-                 sym: BoxSymmetry):
+    def __init__(
+        self, fabric: IndexedFabric, caps: dict[tuple[int, int], int], k: int, sym: BoxSymmetry
+    ):
         super().__init__(fabric, caps, k, sym)  # partner orders etc.; O(links), not O(N²)
         self.rep: dict[tuple[int, int], int] = {}
         self.paths = {}
@@ -147,7 +162,8 @@ class _OrbitSplitter(_PlanSplitter):
         boxes meets every translate of an edge to a box; a box switch only its box-0 copy's."""
         sym, comp = self.sym, self.fabric.is_compute
         if (sym.box_of[u] < 0 and not comp[u] and sym.box_of[v] >= 0) or (
-                sym.box_of[v] < 0 and not comp[v] and sym.box_of[u] >= 0):
+            sym.box_of[v] < 0 and not comp[v] and sym.box_of[u] >= 0
+        ):
             for b in range(sym.boxes):
                 self._link(sym.translate(u, b), sym.translate(v, b), add)
         else:
@@ -157,8 +173,10 @@ class _OrbitSplitter(_PlanSplitter):
         """Forget every edge at the split switch w: w's own sets list every actual neighbour,
         so each is dropped once (a neighbour outside the boxes of a box switch: all translates)."""
         sym = self.sym
-        for table, other, ends in ((self.graph.out, list(self.graph.inn[w]), lambda x: (x, w)),
-                                   (self.graph.inn, list(self.graph.out[w]), lambda x: (w, x))):
+        for table, other, ends in (
+            (self.graph.out, list(self.graph.inn[w]), lambda x: (x, w)),
+            (self.graph.inn, list(self.graph.out[w]), lambda x: (w, x)),
+        ):
             for x in other:
                 if sym.box_of[x] < 0 and sym.box_of[w] >= 0:
                     self._orbit_link(*ends(x), False)
@@ -186,9 +204,10 @@ class _OrbitSplitter(_PlanSplitter):
         if plan is None:
             return False
         # the order in which the full splitting consumes every record (see plan_split)
-        order = sorted(range(len(plan)),
-                       key=lambda i: ((int(sym.box_of[plan[i][0]] - sym.box_of[plan[i][1]])
-                                       % sym.boxes), i))
+        order = sorted(
+            range(len(plan)),
+            key=lambda i: ((int(sym.box_of[plan[i][0]] - sym.box_of[plan[i][1]]) % sym.boxes), i),
+        )
         return self._apply(w, [plan[i] for i in order])
 
     # ------------------------------------------------------------------ applying a plan
@@ -242,8 +261,13 @@ class _LazyOrbitPacker:
     """Orbit-budget tree growth (:class:`solver.algorithm.orbit_packing._OrbitPacker`) on the
     representative edges: a vertex's out-edges are its position's, moved to its box."""
 
-    def __init__(self, fabric: IndexedFabric, sym: BoxSymmetry,
-                 rep_caps: dict[tuple[int, int], int], strict: bool = True):
+    def __init__(
+        self,
+        fabric: IndexedFabric,
+        sym: BoxSymmetry,
+        rep_caps: dict[tuple[int, int], int],
+        strict: bool = True,
+    ):
         self.sym, self.strict, self.N = sym, strict, fabric.num_compute
         self.n = fabric.n
         keys = list(rep_caps)
@@ -255,9 +279,11 @@ class _LazyOrbitPacker:
         self.out: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         for p, ids in by_pos.items():
             heads = [keys[i][1] for i in ids]
-            self.out[p] = (np.asarray([sym.box_of[y] for y in heads], dtype=np.int64),
-                           np.asarray([sym.pos_of[y] for y in heads], dtype=np.int64),
-                           np.asarray(ids, dtype=np.int64))
+            self.out[p] = (
+                np.asarray([sym.box_of[y] for y in heads], dtype=np.int64),
+                np.asarray([sym.pos_of[y] for y in heads], dtype=np.int64),
+                np.asarray(ids, dtype=np.int64),
+            )
 
     def _candidates(self, frontier: list[int], seen: np.ndarray, mult: int):
         sym = self.sym

@@ -29,9 +29,13 @@ from solver.model.schedule import Tree, TreeEdge
 RepClass = tuple[int, int, list[tuple[int, int]]]  # (root node, multiplicity, node edges)
 
 
-def routed_forest(fabric: IndexedFabric, sym: BoxSymmetry, reps: list[RepClass],
-                  paths: dict[tuple[int, int], dict[Path, int]],
-                  k: int) -> tuple[list[Tree], dict[tuple[str, str], int]]:
+def routed_forest(
+    fabric: IndexedFabric,
+    sym: BoxSymmetry,
+    reps: list[RepClass],
+    paths: dict[tuple[int, int], dict[Path, int]],
+    k: int,
+) -> tuple[list[Tree], dict[tuple[str, str], int]]:
     """Every tree (the box-0 classes and their translates) on physical paths, and the
     multiplicity crossing each directed link (node names) for the link loads."""
     templates, routed = route_representatives(sym, reps, paths)
@@ -53,8 +57,13 @@ def routed_forest(fabric: IndexedFabric, sym: BoxSymmetry, reps: list[RepClass],
 Routed = tuple[int, int, np.ndarray, np.ndarray]  # (root, multiplicity, template ids, box offsets)
 
 
-def representative_trees(fabric: IndexedFabric, sym: BoxSymmetry, reps: list[RepClass],
-                         paths: dict[tuple[int, int], dict[Path, int]], k: int) -> list[Tree]:
+def representative_trees(
+    fabric: IndexedFabric,
+    sym: BoxSymmetry,
+    reps: list[RepClass],
+    paths: dict[tuple[int, int], dict[Path, int]],
+    k: int,
+) -> list[Tree]:
     """Only the box-0 trees on physical paths (a compressed plan's representatives)."""
     templates, routed = route_representatives(sym, reps, paths)
     names = fabric.names
@@ -72,9 +81,9 @@ def representative_trees(fabric: IndexedFabric, sym: BoxSymmetry, reps: list[Rep
     return trees
 
 
-def route_representatives(sym: BoxSymmetry, reps: list[RepClass],
-                          paths: dict[tuple[int, int], dict[Path, int]]
-                          ) -> tuple[list[Path], list[Routed]]:
+def route_representatives(
+    sym: BoxSymmetry, reps: list[RepClass], paths: dict[tuple[int, int], dict[Path, int]]
+) -> tuple[list[Path], list[Routed]]:
     """Template paths and the box-0 tree classes routed on them (split where a record splits).
 
     A routed edge is (template id, box offset c): the template moved by σ^c.
@@ -117,8 +126,9 @@ def _breadth_first(root: int, edges: list[tuple[int, int]]) -> list[tuple[int, i
     return sorted(edges, key=lambda e: depth[e[0]])
 
 
-def _link_usage(fabric: IndexedFabric, sym: BoxSymmetry, templates: list[Path],
-                per_template: np.ndarray) -> dict[tuple[str, str], int]:
+def _link_usage(
+    fabric: IndexedFabric, sym: BoxSymmetry, templates: list[Path], per_template: np.ndarray
+) -> dict[tuple[str, str], int]:
     """Multiplicity crossing each directed link: every template path moved to every box."""
     tails, heads, mults = [], [], []
     for tid, path in enumerate(templates):
@@ -133,8 +143,9 @@ def _link_usage(fabric: IndexedFabric, sym: BoxSymmetry, templates: list[Path],
     uniq, inverse = np.unique(keys, return_inverse=True)
     totals = np.bincount(inverse, weights=weights).astype(np.int64)
     names = fabric.names
-    return {(names[int(key) // n], names[int(key) % n]): int(total)
-            for key, total in zip(uniq, totals)}
+    return {
+        (names[int(key) // n], names[int(key) % n]): int(total) for key, total in zip(uniq, totals)
+    }
 
 
 def _edge_table(fabric: IndexedFabric, sym: BoxSymmetry, templates: list[Path]) -> np.ndarray:

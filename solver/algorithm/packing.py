@@ -238,13 +238,13 @@ class _PackingNetwork:
         arc = self.net.edge_arc
         self.pair_arc = {p: int(arc[i]) for i, p in enumerate(pairs)}
         base = len(pairs)
-        self.root_arc = arc[base: base + N]
+        self.root_arc = arc[base : base + N]
         self.slot_arc = []
         self.member_arc = []
         pos = base + N
         for _ in range(slots):
             self.slot_arc.append(int(arc[pos]))
-            self.member_arc.append(arc[pos + 1: pos + 1 + N])
+            self.member_arc.append(arc[pos + 1 : pos + 1 + N])
             pos += N + 1
 
 
@@ -271,8 +271,10 @@ class _TreePacker:
         self.stored = self._zero_flows()
         self.nb = self._neighbours()
         self.tree = GrowingTree(
-            np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64),
-            np.zeros((max(N - 1, 1), 2), dtype=np.int64), np.zeros(11, dtype=np.int64),
+            np.zeros(N, dtype=np.int64),
+            np.zeros(N, dtype=np.int64),
+            np.zeros((max(N - 1, 1), 2), dtype=np.int64),
+            np.zeros(11, dtype=np.int64),
         )
 
     def _zero_flows(self) -> StoredFlows:
@@ -292,13 +294,15 @@ class _TreePacker:
 
     def change(self, a: int, delta: int) -> None:
         """Change arc a's capacity by delta, repairing every stored flow."""
-        if delta and _change_all(self.net.graph, self.stored, self.sigma, int(a), int(delta),
-                                 self.ex, self.net.work):
+        if delta and _change_all(
+            self.net.graph, self.stored, self.sigma, int(a), int(delta), self.ex, self.net.work
+        ):
             raise SolverError("internal error: stored flow repair failed in tree packing")
 
     def change_arcs(self, arcs: np.ndarray, delta: int) -> None:
-        if _change_arcs(self.net.graph, self.stored, self.sigma, arcs, int(delta), self.ex,
-                        self.net.work):
+        if _change_arcs(
+            self.net.graph, self.stored, self.sigma, arcs, int(delta), self.ex, self.net.work
+        ):
             raise SolverError("internal error: stored flow repair failed in tree packing")
 
     def grab_slot(self, cls: TreeClass) -> None:
@@ -341,15 +345,27 @@ class _TreePacker:
             edges[:ne] = cls.edges
         state[:] = 0
         state[ST_MEMBERS], state[ST_SCAN], state[ST_MULT], state[ST_EDGES] = (
-            nm, cls.scan, cls.mult, ne)
+            nm,
+            cls.scan,
+            cls.mult,
+            ne,
+        )
 
     def grow(self, root: int, check: Callable[[], None] | None) -> None:
         """Grow the loaded class until complete; each split-off rest becomes a pending class."""
         members, _, edges, state = self.tree
         while True:
             state[ST_OTHERS] = self.total_open - int(state[ST_MULT])
-            status = _grow(self.net.graph, self.stored, self.sigma, self.pn.root_arc, self.nb,
-                           self.tree, self.ex, self.net.work)
+            status = _grow(
+                self.net.graph,
+                self.stored,
+                self.sigma,
+                self.pn.root_arc,
+                self.nb,
+                self.tree,
+                self.ex,
+                self.net.work,
+            )
             self.tests += int(state[ST_TESTS])
             state[ST_TESTS] = 0
             if status == 0:
@@ -358,9 +374,13 @@ class _TreePacker:
                 what = "cannot be completed" if status == 2 else "lost its flow repair"
                 raise SolverError(f"internal error: tree from rank {root} {what}")
             sm, se = int(state[ST_SPLIT_MEMBERS]), int(state[ST_SPLIT_EDGES])
-            rest = TreeClass(root, int(state[ST_SPLIT_REST]),
-                             [(int(a), int(b)) for a, b in edges[:se]],
-                             [int(v) for v in members[:sm]], int(state[ST_SPLIT_SCAN]))
+            rest = TreeClass(
+                root,
+                int(state[ST_SPLIT_REST]),
+                [(int(a), int(b)) for a, b in edges[:se]],
+                [int(v) for v in members[:sm]],
+                int(state[ST_SPLIT_SCAN]),
+            )
             self.grab_slot(rest)
             self.install(rest)
             self.pending.append(rest)
@@ -373,7 +393,7 @@ class _TreePacker:
         n_e = int(state[ST_EDGES])
         cls.mult = int(state[ST_MULT])
         cls.edges = [(int(a), int(b)) for a, b in edges[:n_e]]
-        cls.members = [int(v) for v in members[:self.N]]
+        cls.members = [int(v) for v in members[: self.N]]
         cls.scan = int(state[ST_SCAN])
         self.total_open -= cls.mult
         self.done.append(cls)
@@ -501,8 +521,13 @@ class _ParentExchange:
     """The state of one :func:`shorten_trees` run: the trees, the free capacity of every edge,
     the trees using each edge, and the moves tried so far."""
 
-    def __init__(self, classes: list[TreeClass], caps: dict[tuple[int, int], int], budget: int,
-                 check: Callable[[], None] | None) -> None:
+    def __init__(
+        self,
+        classes: list[TreeClass],
+        caps: dict[tuple[int, int], int],
+        budget: int,
+        check: Callable[[], None] | None,
+    ) -> None:
         self.budget, self.check, self.tried = budget, check, 0
         self.trees = [_Shape(c.root, c.mult, {y: x for x, y in c.edges}) for c in classes]
         self.free = dict(caps)
@@ -512,7 +537,7 @@ class _ParentExchange:
                 self.free[(x, y)] -= t.mult
                 self.users.setdefault((x, y), set()).add(i)
         self.into: dict[int, list[int]] = {}
-        for (z, y) in sorted(caps):
+        for z, y in sorted(caps):
             self.into.setdefault(y, []).append(z)
 
     def run(self) -> list[TreeClass]:
@@ -523,8 +548,9 @@ class _ParentExchange:
         out = []
         for t in self.trees:
             edges = _bfs_edges(t.root, t.parent)
-            out.append(TreeClass(t.root, t.mult, edges, [t.root] + [v for _, v in edges],
-                                 len(edges) + 1))
+            out.append(
+                TreeClass(t.root, t.mult, edges, [t.root] + [v for _, v in edges], len(edges) + 1)
+            )
         return out
 
     def _lower_one(self, tallest: int) -> bool:
@@ -620,9 +646,12 @@ class _ParentExchange:
         self.users[(ma.p, ma.y)].add(a2)
 
 
-def shorten_trees(classes: list[TreeClass], caps: dict[tuple[int, int], int],
-                  budget: int | None = None,
-                  check: Callable[[], None] | None = None) -> list[TreeClass]:
+def shorten_trees(
+    classes: list[TreeClass],
+    caps: dict[tuple[int, int], int],
+    budget: int | None = None,
+    check: Callable[[], None] | None = None,
+) -> list[TreeClass]:
     """Make the tallest trees shorter by exchanging parents between trees (edge loads unchanged).
 
     For a vertex y of a tallest tree A (parent x) and a vertex z at least two levels above y in

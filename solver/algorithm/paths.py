@@ -31,7 +31,7 @@ def route_classes(
     for cls in classes:
         # sub-classes: list of [mult, list of routed edges]
         subs: list[tuple[int, list[tuple[int, int, Path]]]] = [(cls.mult, [])]
-        for (x, y) in cls.edges:
+        for x, y in cls.edges:
             u, v = rank_node[x], rank_node[y]
             record = paths[(u, v)]
             path = next(iter(record))

@@ -145,8 +145,13 @@ def paused_gc():
             gc.enable()
 
 
-def _solve(topology: Topology, collective: str, max_trees_per_root: int | None,
-           progress: ProgressFn | None, check: Callable[[], None] | None) -> Schedule:
+def _solve(
+    topology: Topology,
+    collective: str,
+    max_trees_per_root: int | None,
+    progress: ProgressFn | None,
+    check: Callable[[], None] | None,
+) -> Schedule:
     if collective == "allgather":
         return _solve_allgather(topology, max_trees_per_root, progress, check)
     symmetric = all(not link.directed for link in topology.links)
@@ -206,8 +211,13 @@ class _Forest:
 class _AllgatherSolve:
     """One allgather solve: the options, the fabric's cut bound, and the timings of its phases."""
 
-    def __init__(self, topology: Topology, K: int | None, progress: ProgressFn | None,
-                 check: Callable[[], None] | None) -> None:
+    def __init__(
+        self,
+        topology: Topology,
+        K: int | None,
+        progress: ProgressFn | None,
+        check: Callable[[], None] | None,
+    ) -> None:
         self.topology = topology
         self.K = K
         self.progress = progress
@@ -244,8 +254,9 @@ class _AllgatherSolve:
             if self.full.num_compute == self.full.n and self.sym is None:
                 # no switches: the packing graph is the fabric, so refuse before the optimum
                 check_packing(self.full.n, self.full.edges, 1)
-            self.bound = compute_optimum(self.full, self.check, sinks=sinks,
-                                         progress=self.report("optimum"))
+            self.bound = compute_optimum(
+                self.full, self.check, sinks=sinks, progress=self.report("optimum")
+            )
         self.timings["optimum"] = time.perf_counter() - t0
         self.tell("optimum", 1.0)
 
@@ -258,13 +269,15 @@ class _AllgatherSolve:
             loads, algbw = _link_loads(self.topology, [(_link_usage(trees), k)])
             self.timings["trees"] = 0.0
             self.timings["paths"] = time.perf_counter() - t0
-            return _Forest(self.full, self.bound, k, _imbalance_notes(self.full), trees, loads,
-                           algbw)
+            return _Forest(
+                self.full, self.bound, k, _imbalance_notes(self.full), trees, loads, algbw
+            )
         notes = _imbalance_notes(self.full)
         fast = None
         if self.sym is not None and (self.K is None or self.bound.k <= self.K):
-            fast = _symmetric_forest(self.topology, self.full, self.sym, self.bound, self.check,
-                                     self.timings)
+            fast = _symmetric_forest(
+                self.topology, self.full, self.sym, self.bound, self.check, self.timings
+            )
         if fast is None:
             return self.forest_by_splitting(notes)
         trees, loads, algbw = fast
@@ -284,14 +297,24 @@ class _AllgatherSolve:
         t0 = time.perf_counter()
         try:
             try:
-                split = split_switches(fabric, dict(zip(fabric.edges, caps)), k, self.check,
-                                       self.report("switch_removal"),
-                                       spread=fabric.num_compute <= SPREAD_MAX_N)
+                split = split_switches(
+                    fabric,
+                    dict(zip(fabric.edges, caps)),
+                    k,
+                    self.check,
+                    self.report("switch_removal"),
+                    spread=fabric.num_compute <= SPREAD_MAX_N,
+                )
             except IncompleteSplit:
                 split = None
             if split is None:
-                split = split_switches(fabric, dict(zip(fabric.edges, caps)), k, self.check,
-                                       self.report("switch_removal"))
+                split = split_switches(
+                    fabric,
+                    dict(zip(fabric.edges, caps)),
+                    k,
+                    self.check,
+                    self.report("switch_removal"),
+                )
         finally:
             self.timings["switch_removal"] += time.perf_counter() - t0
         return fabric, opt, k, caps, split
@@ -327,8 +350,9 @@ class _AllgatherSolve:
         t0 = time.perf_counter()
         rank = {v: i for i, v in enumerate(fabric.compute)}
         rank_caps = {(rank[u], rank[v]): c for (u, v), c in split.caps.items()}
-        classes, _flows = pack_trees(fabric.num_compute, rank_caps, k, self.check,
-                                     self.report("trees"))
+        classes, _flows = pack_trees(
+            fabric.num_compute, rank_caps, k, self.check, self.report("trees")
+        )
         if self.check is not None:
             self.check()
         classes = shorten_trees(classes, rank_caps, check=self.check)
@@ -340,8 +364,11 @@ class _AllgatherSolve:
         sparse point-to-point fabric), greedy splitting too; the (split, classes) of the shallower
         forest."""
         shape = _heights(classes)
-        if not (shape[0] > SHALLOW and fabric.num_compute <= SECOND_OPINION_MAX
-                and fabric.num_compute < fabric.n):
+        if not (
+            shape[0] > SHALLOW
+            and fabric.num_compute <= SECOND_OPINION_MAX
+            and fabric.num_compute < fabric.n
+        ):
             return split, classes
         t0 = time.perf_counter()
         try:
@@ -372,14 +399,18 @@ class _AllgatherSolve:
         K, algbw, opt, warnings = self.K, forest.algbw, forest.opt, forest.warnings
         if self.fixed_k_cut_bound and algbw < self.fixed_k_cut_bound[0]:
             cut = self.fixed_k_cut_bound[0]
-            warnings = [*warnings, (
-                f"with at most {K} trees per root the cut bound is {float(cut):.6g} GB/s, but "
-                f"rounding bandwidths to whole trees left a switch unbalanced; this schedule "
-                f"reaches {float(algbw):.6g} GB/s ({100 * float(algbw / cut):.1f}% of that bound)"
-                + gap_note(self.full, K, self.bound.rate, algbw, self.check)
-            )]
-        if K is None and (algbw != opt.algbw if forest.fabric is self.full
-                          else not opt.algbw <= algbw):
+            warnings = [
+                *warnings,
+                (
+                    f"with at most {K} trees per root the cut bound is {float(cut):.6g} GB/s, but "
+                    f"rounding bandwidths to whole trees left a switch unbalanced; this schedule "
+                    f"reaches {float(algbw):.6g} GB/s ({100 * float(algbw / cut):.1f}% of that bound)"
+                    + gap_note(self.full, K, self.bound.rate, algbw, self.check)
+                ),
+            ]
+        if K is None and (
+            algbw != opt.algbw if forest.fabric is self.full else not opt.algbw <= algbw
+        ):
             raise SolverError(
                 f"internal error: schedule reaches {float(algbw):g} GB/s, "
                 f"optimum {float(opt.algbw):g}"
@@ -399,8 +430,9 @@ class _AllgatherSolve:
         )
 
 
-def _solve_allgather(topology: Topology, K: int | None, progress: ProgressFn | None,
-                     check: Callable[[], None] | None) -> Schedule:
+def _solve_allgather(
+    topology: Topology, K: int | None, progress: ProgressFn | None, check: Callable[[], None] | None
+) -> Schedule:
     run = _AllgatherSolve(topology, K, progress, check)
     run.bound_fabric()
     forest = run.forest()
@@ -415,8 +447,14 @@ def _box_symmetry(topology: Topology, fabric: IndexedFabric) -> BoxSymmetry | No
     return box_symmetry(topology, fabric)
 
 
-def _symmetric_forest(topology: Topology, fabric: IndexedFabric, sym: BoxSymmetry, opt: Optimum,
-                      check: Callable[[], None] | None, timings: dict[str, float]):
+def _symmetric_forest(
+    topology: Topology,
+    fabric: IndexedFabric,
+    sym: BoxSymmetry,
+    opt: Optimum,
+    check: Callable[[], None] | None,
+    timings: dict[str, float],
+):
     """(trees, link loads, algbw) from σ-equivariant plans and box-0 trees, or None.
 
     The links at shared switches are first trimmed to what the optimum needs
@@ -452,9 +490,13 @@ def _symmetric_forest(topology: Topology, fabric: IndexedFabric, sym: BoxSymmetr
     return (trees, loads, algbw) if algbw == opt.algbw else None
 
 
-def _best_fixed_k(fabric: IndexedFabric, opt: Optimum, K: int,
-                  check: Callable[[], None] | None,
-                  balance_floors: bool = False) -> tuple[int, list[int], Fraction]:
+def _best_fixed_k(
+    fabric: IndexedFabric,
+    opt: Optimum,
+    K: int,
+    check: Callable[[], None] | None,
+    balance_floors: bool = False,
+) -> tuple[int, list[int], Fraction]:
     """Best k <= K: doubling a tree set never hurts, so only k in (K/2, K] can win.
 
     When trying every k would exceed the cost limit (:func:`solver.algorithm.cost.check_fixed_k`)
@@ -535,8 +577,11 @@ def _link_usage(trees) -> dict[tuple[str, str], int]:
     return usage
 
 
-def _link_loads(topology: Topology, parts: list[tuple[dict[tuple[str, ...], int], int]],
-                times: list[Fraction] | None = None) -> tuple[list[LinkLoad], Fraction]:
+def _link_loads(
+    topology: Topology,
+    parts: list[tuple[dict[tuple[str, ...], int], int]],
+    times: list[Fraction] | None = None,
+) -> tuple[list[LinkLoad], Fraction]:
     """Per-link loads and the algbw of one schedule (or of a sequence of phases).
 
     ``parts`` are (trees crossing each directed link, by multiplicity; k) of the phases; ``times`` the phase times
@@ -612,8 +657,10 @@ def _allreduce(topology: Topology, rs: Schedule, ag: Schedule, K: int | None) ->
         times,
     )
     optimal = 1 / (1 / rs.optimal_algbw_exact + 1 / ag.optimal_algbw_exact)
-    timings = {key: rs.timings.get(key, 0.0) + ag.timings.get(key, 0.0)
-               for key in ("optimum", "switch_removal", "trees", "paths")}
+    timings = {
+        key: rs.timings.get(key, 0.0) + ag.timings.get(key, 0.0)
+        for key in ("optimum", "switch_removal", "trees", "paths")
+    }
     if rs.trees is ag.trees or rs.timings == ag.timings:
         timings = dict(ag.timings)
     warnings = tuple(dict.fromkeys(rs.warnings + ag.warnings))

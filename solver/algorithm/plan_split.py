@@ -32,9 +32,13 @@ from solver.flow.maxflow import INF, FlowNetwork, augment
 from solver.flow.sinks import flows_to_sinks
 
 
-def split_by_plans(fabric: IndexedFabric, caps: dict[tuple[int, int], int], k: int,
-                   sym: BoxSymmetry,
-                   check: Callable[[], None] | None = None) -> SplitResult | None:
+def split_by_plans(
+    fabric: IndexedFabric,
+    caps: dict[tuple[int, int], int],
+    k: int,
+    sym: BoxSymmetry,
+    check: Callable[[], None] | None = None,
+) -> SplitResult | None:
     """Split off every switch by σ-equivariant plans; ``None`` if that does not work out."""
     splitter = _PlanSplitter(fabric, caps, k, sym)
     box_switches = [v for v in sym.node_at[0] if not fabric.is_compute[v]]
@@ -55,23 +59,34 @@ def split_by_plans(fabric: IndexedFabric, caps: dict[tuple[int, int], int], k: i
     return result
 
 
-def invariant_holds(fabric: IndexedFabric, caps: dict[tuple[int, int], int], k: int,
-                    sinks: list[int], check: Callable[[], None] | None = None) -> bool:
+def invariant_holds(
+    fabric: IndexedFabric,
+    caps: dict[tuple[int, int], int],
+    k: int,
+    sinks: list[int],
+    check: Callable[[], None] | None = None,
+) -> bool:
     """Whether ``λ(s, v) >= N·k`` for every v in ``sinks`` on the compute graph ``caps``."""
     n, N = fabric.n, fabric.num_compute
     pairs = list(caps)
-    net = FlowNetwork(n + 1, [u for u, _ in pairs] + [n] * N,
-                      [v for _, v in pairs] + list(fabric.compute),
-                      [caps[p] for p in pairs] + [k] * N)
+    net = FlowNetwork(
+        n + 1,
+        [u for u, _ in pairs] + [n] * N,
+        [v for _, v in pairs] + list(fabric.compute),
+        [caps[p] for p in pairs] + [k] * N,
+    )
     return all(flow >= N * k for flow, _ in flows_to_sinks(net, n, sinks, N * k, check=check))
 
 
 class _PlanSplitter:
-    def __init__(self, fabric: IndexedFabric, caps: dict[tuple[int, int], int], k: int,
-                 sym: BoxSymmetry):
+    def __init__(
+        self, fabric: IndexedFabric, caps: dict[tuple[int, int], int], k: int, sym: BoxSymmetry
+    ):
         self.fabric, self.k, self.sym = fabric, k, sym
         self.cur = {e: c for e, c in caps.items() if c > 0}
-        self.paths: dict[tuple[int, int], dict[Path, int]] = {e: {e: c} for e, c in self.cur.items()}
+        self.paths: dict[tuple[int, int], dict[Path, int]] = {
+            e: {e: c} for e, c in self.cur.items()
+        }
         self.graph = _Adjacency(self.cur)
         for v in range(fabric.n):
             self.graph.inn.setdefault(v, set())
@@ -163,9 +178,15 @@ class _PlanSplitter:
         classes: dict[int, list[int]] = {}
         for t in outs:
             classes.setdefault(int(sym.pos_of[t]), []).append(t)
-        return self._plan(w, rows, outs, {t: (int(sym.pos_of[t]),) for t in outs},
-                          {(p,): self.cur[(w, ts[0])] for p, ts in classes.items()},
-                          order=self._fixed_order, spread_boxes=True)
+        return self._plan(
+            w,
+            rows,
+            outs,
+            {t: (int(sym.pos_of[t]),) for t in outs},
+            {(p,): self.cur[(w, ts[0])] for p, ts in classes.items()},
+            order=self._fixed_order,
+            spread_boxes=True,
+        )
 
     def split_fixed_switch(self, w: int) -> bool:
         """Split w (outside the boxes) by its σ-invariant plan, translated to every box."""
@@ -173,19 +194,22 @@ class _PlanSplitter:
         plan = self.fixed_switch_plan(w)
         if plan is None:
             return False
-        moved = [(sym.translate(u, b), sym.translate(t, b), x)
-                 for b in range(sym.boxes) for u, t, x in plan]
+        moved = [
+            (sym.translate(u, b), sym.translate(t, b), x)
+            for b in range(sym.boxes)
+            for u, t, x in plan
+        ]
         # records are consumed from the front: order the moves by the box offset between u and
         # t (then by plan order) so that every record of (u, w) and (w, t) is consumed in a
         # translation-invariant order, and the records stay σ-equivariant
-        offset = [(int(sym.box_of[u] - sym.box_of[t]) % sym.boxes, i)
-                  for i, (u, t, _) in enumerate(moved)]
+        offset = [
+            (int(sym.box_of[u] - sym.box_of[t]) % sym.boxes, i) for i, (u, t, _) in enumerate(moved)
+        ]
         order = sorted(range(len(moved)), key=lambda i: (offset[i][0], i % len(plan)))
         return self._apply(w, [moved[i] for i in order])
 
     # ------------------------------------------------------------------ plans
-    def _plan(self, w, rows, cols, col_class, class_demand=None, order=None,
-              spread_boxes=False):
+    def _plan(self, w, rows, cols, col_class, class_demand=None, order=None, spread_boxes=False):
         """Units x(u, t) > 0 with row sums c(u, w) and class sums the class demand, or None.
 
         One small max-flow: source -> row u (c(u,w)) -> column t (the cap of the pair) ->
@@ -231,8 +255,12 @@ class _PlanSplitter:
                 else:
                     # the proportional share seen from both ends, rounded, never below k units;
                     # u's allowed partners hold rest_u, t's allowed partners rest_t
-                    rest_u = max(1, total_out - cur.get((w, u), 0)
-                                 - (switch_out if no_s2s and not comp[u] else 0))
+                    rest_u = max(
+                        1,
+                        total_out
+                        - cur.get((w, u), 0)
+                        - (switch_out if no_s2s and not comp[u] else 0),
+                    )
                     rest_t = total_in - back_all[idx]
                     if no_s2s:
                         rest_t = rest_t - np.where(comp[col[idx]], 0, switch_in)
@@ -246,8 +274,9 @@ class _PlanSplitter:
                 if spread_boxes and attempt == 0:  # what each box still needs from u
                     box_cap = np.maximum(self.k - self._cross_units(u)[1], 0)
                 elif spread_boxes and attempt == 1:
-                    box_cap = np.full(self.sym.boxes,
-                                      max(self.k, -(-cu // max(1, self.sym.boxes - 1))))
+                    box_cap = np.full(
+                        self.sym.boxes, max(self.k, -(-cu // max(1, self.sym.boxes - 1)))
+                    )
                 pieces.append((np.full(len(idx), i, dtype=np.int64), idx, low, cap, box_cap))
             plan = self._solve_plan(w, rows, cols, col_class, class_demand, pieces, supply)
             if plan is not None:
@@ -278,7 +307,7 @@ class _PlanSplitter:
         for i, (_, _, _, _, box_cap) in enumerate(pieces):
             count = len(pieces[i][0])
             if box_cap is not None and count:
-                boxes = col_box[pair_col[start: start + count]]
+                boxes = col_box[pair_col[start : start + count]]
                 own = int(self.sym.box_of[rows[i]])
                 # group nodes in the order of the row's partners (the search tries arcs in order)
                 uniq, first, inverse = np.unique(boxes, return_index=True, return_inverse=True)
@@ -287,26 +316,43 @@ class _PlanSplitter:
                 uniq = uniq[np.argsort(first, kind="stable")]
                 node = next_node + rank[inverse]
                 other = boxes != own
-                pair_tail[start: start + count][other] = node[other]
+                pair_tail[start : start + count][other] = node[other]
                 group_tails += [1 + i] * len(uniq)
                 group_heads += range(next_node, next_node + len(uniq))
                 group_caps += [INF if b == own else int(box_cap[b]) for b in uniq.tolist()]
                 next_node += len(uniq)
             start += count
-        tails = np.concatenate([np.zeros(nr, dtype=np.int64), pair_tail,
-                                1 + nr + np.arange(nc), 1 + nr + nc + np.arange(len(class_list)),
-                                np.asarray(group_tails, dtype=np.int64)])
-        heads = np.concatenate([1 + np.arange(nr), 1 + nr + pair_col, 1 + nr + nc + col_cls,
-                                np.full(len(class_list), sink),
-                                np.asarray(group_heads, dtype=np.int64)])
-        caps = np.concatenate([np.asarray([self.cur[(u, w)] for u in rows], dtype=np.int64), full,
-                               np.full(nc, INF, dtype=np.int64),
-                               np.asarray([class_demand[c] for c in class_list], dtype=np.int64),
-                               np.asarray(group_caps, dtype=np.int64)])
+        tails = np.concatenate(
+            [
+                np.zeros(nr, dtype=np.int64),
+                pair_tail,
+                1 + nr + np.arange(nc),
+                1 + nr + nc + np.arange(len(class_list)),
+                np.asarray(group_tails, dtype=np.int64),
+            ]
+        )
+        heads = np.concatenate(
+            [
+                1 + np.arange(nr),
+                1 + nr + pair_col,
+                1 + nr + nc + col_cls,
+                np.full(len(class_list), sink),
+                np.asarray(group_heads, dtype=np.int64),
+            ]
+        )
+        caps = np.concatenate(
+            [
+                np.asarray([self.cur[(u, w)] for u in rows], dtype=np.int64),
+                full,
+                np.full(nc, INF, dtype=np.int64),
+                np.asarray([class_demand[c] for c in class_list], dtype=np.int64),
+                np.asarray(group_caps, dtype=np.int64),
+            ]
+        )
         # first every pair up to the floor of its share, then up to its cap: the plan stays
         # close to even instead of filling the first partners to the brim
         net = FlowNetwork(next_node, tails, heads, caps)
-        pair_arcs = net.edge_arc[nr: nr + len(full)]
+        pair_arcs = net.edge_arc[nr : nr + len(full)]
         net.cap[pair_arcs] = low
         got = net.max_flow(0, sink)
         net.res[pair_arcs] += full - net.cap[pair_arcs]
@@ -314,7 +360,7 @@ class _PlanSplitter:
         got += augment(net.graph, net.res, 0, sink, INF, net.work)
         if got != supply:
             return None
-        flow = net.edge_flow()[nr: nr + len(full)]
+        flow = net.edge_flow()[nr : nr + len(full)]
         used = np.flatnonzero(flow > 0)
         return [(rows[pair_row[j]], cols[pair_col[j]], int(flow[j])) for j in used.tolist()]
 

@@ -27,16 +27,28 @@ from solver.flow.csr import IndexedFabric, flow_network
 from solver.flow.sinks import flows_to_sinks
 
 
-def trim_shared_links(fabric: IndexedFabric, caps: list[int], k: int, sym: BoxSymmetry,
-                      check: Callable[[], None] | None = None) -> list[int]:
+def trim_shared_links(
+    fabric: IndexedFabric,
+    caps: list[int],
+    k: int,
+    sym: BoxSymmetry,
+    check: Callable[[], None] | None = None,
+) -> list[int]:
     """Edge capacities (in ``fabric.edges`` order) with the links at shared switches capped.
 
     Returns ``caps`` itself when nothing can be trimmed, or when capping would leave a switch
     unbalanced (in-capacity != out-capacity; plan splitting needs balanced switches).
     """
-    shared = np.asarray([sym.box_of[u] < 0 and not fabric.is_compute[u]
-                         or sym.box_of[v] < 0 and not fabric.is_compute[v]
-                         for u, v in fabric.edges], dtype=bool)
+    shared = np.asarray(
+        [
+            sym.box_of[u] < 0
+            and not fabric.is_compute[u]
+            or sym.box_of[v] < 0
+            and not fabric.is_compute[v]
+            for u, v in fabric.edges
+        ],
+        dtype=bool,
+    )
     if not shared.any():
         return caps
     base = np.asarray(caps, dtype=np.int64)

@@ -77,8 +77,9 @@ def _take(pieces: dict[Path, int], amount: int) -> list[tuple[Path, int]]:
     return out
 
 
-def _join(head: list[tuple[Path, int]], tail: list[tuple[Path, int]],
-          into: dict[Path, int]) -> None:
+def _join(
+    head: list[tuple[Path, int]], tail: list[tuple[Path, int]], into: dict[Path, int]
+) -> None:
     """Concatenate two equal-size path lists unit by unit (u..w + w..t) into ``into``."""
     i = j = 0
     a_rem = head[0][1] if head else 0
@@ -254,8 +255,14 @@ def split_switches(
 class _Splitter:
     """The state of one switch removal: capacities, path records and the stored flows."""
 
-    def __init__(self, fabric: IndexedFabric, caps: dict[tuple[int, int], int], k: int,
-                 check: Callable[[], None] | None, spread: bool):
+    def __init__(
+        self,
+        fabric: IndexedFabric,
+        caps: dict[tuple[int, int], int],
+        k: int,
+        check: Callable[[], None] | None,
+        spread: bool,
+    ):
         self.fabric = fabric
         self.k = k
         self.check = check
@@ -264,7 +271,9 @@ class _Splitter:
         self.need = self.N * k
         self.s = fabric.n  # the super source
         self.cur: dict[tuple[int, int], int] = {e: c for e, c in caps.items() if c > 0}
-        self.paths: dict[tuple[int, int], dict[Path, int]] = {e: {e: c} for e, c in self.cur.items()}
+        self.paths: dict[tuple[int, int], dict[Path, int]] = {
+            e: {e: c} for e, c in self.cur.items()
+        }
         self.graph = _Adjacency(self.cur)
         for v in range(fabric.n):
             self.graph.inn.setdefault(v, set())
@@ -364,8 +373,9 @@ class _Splitter:
         if self.spread and rot:
             # first pass: equal shares (of at least k/4 units, so tree classes do not shatter)
             # to the partners farthest from p without w
-            spread_to = _far_first(self.graph, self.fabric.is_compute, p, w, rot, by_in,
-                                   share // max(1, self.k // 4))
+            spread_to = _far_first(
+                self.graph, self.fabric.is_compute, p, w, rot, by_in, share // max(1, self.k // 4)
+            )
             share = -(-share // len(spread_to))
         if p in other:
             rot.append(p)
@@ -404,8 +414,12 @@ class _Splitter:
             self.check()
         units = min(a, b) if limit is None else min(a, b, limit)
         arc, index = self.net.edge_arc, self.index
-        move = SplitMove(int(arc[index[(u, w)]]), int(arc[index[(w, t)]]),
-                         int(arc[index[(u, t)]]) if u != t else -1, units)
+        move = SplitMove(
+            int(arc[index[(u, w)]]),
+            int(arc[index[(w, t)]]),
+            int(arc[index[(u, t)]]) if u != t else -1,
+            units,
+        )
         flows = self._flows(self.rows)
         graph, work = self.net.graph, self.net.work
         gamma, err = _split_once(graph, flows, self.s, self.need, move, self.ex, work)
@@ -426,8 +440,7 @@ class _Splitter:
 
     def result(self) -> SplitResult:
         comp = set(self.fabric.compute)
-        out_caps = {e: c for e, c in self.cur.items()
-                    if c > 0 and e[0] in comp and e[1] in comp}
+        out_caps = {e: c for e, c in self.cur.items() if c > 0 and e[0] in comp and e[1] in comp}
         out_paths = {e: self.paths[e] for e in out_caps}
         return SplitResult(out_caps, out_paths, self.num_splits, self.num_trials)
 
@@ -511,7 +524,7 @@ class _Adjacency:
         self.cur = cur
         self.inn: dict[int, set[int]] = {}
         self.out: dict[int, set[int]] = {}
-        for (u, v) in cur:
+        for u, v in cur:
             self.out.setdefault(u, set()).add(v)
             self.inn.setdefault(v, set()).add(u)
             self.inn.setdefault(u, set())

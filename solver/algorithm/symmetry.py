@@ -66,13 +66,13 @@ class BoxSymmetry:
         return [v for v in fabric.compute if self.box_of[v] <= 0]
 
 
-def _refine(members: list[int], colour: dict[int, int],
-            local: dict[int, list[tuple[int, Fraction]]]) -> dict[int, int]:
+def _refine(
+    members: list[int], colour: dict[int, int], local: dict[int, list[tuple[int, Fraction]]]
+) -> dict[int, int]:
     """Colour refinement inside one group until no class splits; colours renamed 0.. in the
     order of their signatures, so isomorphic groups get the same names."""
     while True:
-        sig = {v: (colour[v], tuple(sorted((colour[w], b) for w, b in local[v])))
-               for v in members}
+        sig = {v: (colour[v], tuple(sorted((colour[w], b) for w, b in local[v]))) for v in members}
         names = {s: i for i, s in enumerate(sorted(set(sig.values())))}
         new = {v: names[sig[v]] for v in members}
         if len(names) == len(set(colour.values())):
@@ -80,9 +80,12 @@ def _refine(members: list[int], colour: dict[int, int],
         colour = new
 
 
-def _canonical_order(fabric: IndexedFabric, members: list[int],
-                     local: dict[int, list[tuple[int, Fraction]]],
-                     anchor: dict[int, tuple]) -> list[int]:
+def _canonical_order(
+    fabric: IndexedFabric,
+    members: list[int],
+    local: dict[int, list[tuple[int, Fraction]]],
+    anchor: dict[int, tuple],
+) -> list[int]:
     """Members in a canonical order: colours from kind, from their links to nodes outside every
     box (``anchor``: a box translation fixes those, so each is told apart by its index) and from
     a refinement of the group's own links; while a class still holds several members, its
@@ -134,8 +137,7 @@ def find_box_symmetry(fabric: IndexedFabric, groups: Sequence[str | None]) -> Bo
         elif v in box_index and u not in box_index:
             outside[v].append((1, u, bw))
     anchor = {v: tuple(sorted(links)) for v, links in outside.items()}
-    node_at = np.array([_canonical_order(fabric, m, local, anchor) for m in boxes],
-                       dtype=np.int64)
+    node_at = np.array([_canonical_order(fabric, m, local, anchor) for m in boxes], dtype=np.int64)
     box_of = np.full(fabric.n, -1, dtype=np.int64)
     pos_of = np.full(fabric.n, -1, dtype=np.int64)
     for b in range(len(boxes)):
@@ -174,8 +176,11 @@ def refined_colours(fabric: IndexedFabric) -> list[int]:
     classes = len(set(colour))
     while True:
         sig = [
-            (colour[v], tuple(sorted((colour[w], b) for w, b in out[v])),
-             tuple(sorted((colour[w], b) for w, b in inc[v])))
+            (
+                colour[v],
+                tuple(sorted((colour[w], b) for w, b in out[v])),
+                tuple(sorted((colour[w], b) for w, b in inc[v])),
+            )
             for v in range(fabric.n)
         ]
         names = {s: i for i, s in enumerate(sorted(set(sig)))}
@@ -223,8 +228,10 @@ def find_structural_box_symmetry(fabric: IndexedFabric) -> BoxSymmetry | None:
         carried[v] += bw
     # the class carrying least bandwidth first: a network tier (rails, IB, spines) before the
     # switches inside the boxes (NVSwitches, NICs)
-    switch_classes = sorted((m for m in members.values() if not fabric.is_compute[m[0]]),
-                            key=lambda m: (carried[m[0]] * len(m), len(m), m[0]))
+    switch_classes = sorted(
+        (m for m in members.values() if not fabric.is_compute[m[0]]),
+        key=lambda m: (carried[m[0]] * len(m), len(m), m[0]),
+    )
     removed: set[int] = set()
     for cls in switch_classes[:STRUCTURAL_ATTEMPTS]:
         removed.update(cls)
@@ -239,8 +246,9 @@ def find_structural_box_symmetry(fabric: IndexedFabric) -> BoxSymmetry | None:
     return None
 
 
-def box_symmetry(topology: Topology, fabric: IndexedFabric | None = None, *,
-                 structural: bool = True) -> BoxSymmetry | None:
+def box_symmetry(
+    topology: Topology, fabric: IndexedFabric | None = None, *, structural: bool = True
+) -> BoxSymmetry | None:
     """The box translation of ``topology``: by its node groups (:func:`find_box_symmetry`), else,
     with ``structural``, found from the fabric alone (:func:`find_structural_box_symmetry`).
 

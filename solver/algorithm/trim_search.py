@@ -52,8 +52,9 @@ def excess(fabric: IndexedFabric, caps: list[int]) -> dict[int, int]:
     return e
 
 
-def cut_condition(fabric: IndexedFabric, caps: list[int], k: int,
-                  check: Callable[[], None] | None = None) -> bool:
+def cut_condition(
+    fabric: IndexedFabric, caps: list[int], k: int, check: Callable[[], None] | None = None
+) -> bool:
     """Whether λ(s, v) >= N·k for every compute v on ``caps``."""
     need = fabric.num_compute * k
     net = flow_network(fabric, caps, k)
@@ -77,9 +78,13 @@ class Budget:
             raise SearchLimit("the switch trim search ran out of its state budget")
 
 
-def feasible_trim(fabric: IndexedFabric, caps: list[int], k: int,
-                  check: Callable[[], None] | None = None,
-                  budget: Budget | int = 20_000) -> list[int] | None:
+def feasible_trim(
+    fabric: IndexedFabric,
+    caps: list[int],
+    k: int,
+    check: Callable[[], None] | None = None,
+    budget: Budget | int = 20_000,
+) -> list[int] | None:
     """Balanced capacities ``c' <= caps`` meeting the cut condition, or ``None`` if none exist.
 
     Raises :class:`SearchLimit` when the ``budget`` of trim states runs out (see the module
@@ -160,9 +165,14 @@ class _TrimSearch:
                 stack.append((y, longer, visited | {y}))
 
 
-def exact_fixed_k(fabric: IndexedFabric, k: int, U0: Fraction,
-                  check: Callable[[], None] | None = None, limit: int = 20_000,
-                  steps: int = 200) -> tuple[Fraction, list[int]]:
+def exact_fixed_k(
+    fabric: IndexedFabric,
+    k: int,
+    U0: Fraction,
+    check: Callable[[], None] | None = None,
+    limit: int = 20_000,
+    steps: int = 200,
+) -> tuple[Fraction, list[int]]:
     """Smallest U >= U0 (U0: the cut bound for k) whose floors admit k trees per root, and the
     trimmed balanced capacities. Raises :class:`SearchLimit` if undecided within ``limit`` trim
     states (over all steps) and ``steps`` values of U."""

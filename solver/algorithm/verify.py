@@ -125,8 +125,9 @@ def _link_uses(trees) -> dict[Fraction, Counter]:
     return uses_by_weight
 
 
-def _data_from_uses(schedule: Schedule,
-                    uses_by_weight: dict[Fraction, Counter]) -> dict[tuple[str, str], Fraction]:
+def _data_from_uses(
+    schedule: Schedule, uses_by_weight: dict[Fraction, Counter]
+) -> dict[tuple[str, str], Fraction]:
     n = len(schedule.topology.compute_ids)
     data: dict[tuple[str, str], Fraction] = {}
     for weight, uses in uses_by_weight.items():

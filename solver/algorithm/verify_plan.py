@@ -48,7 +48,9 @@ def verify_compressed(plan: CompressedSchedule) -> None:
     s = plan.base
     where = "compressed plan"
     if s.collective != "allgather":
-        raise SolverError(f"{where}: only allgather plans are stored compressed, got {s.collective!r}")
+        raise SolverError(
+            f"{where}: only allgather plans are stored compressed, got {s.collective!r}"
+        )
     if s.phases:
         raise SolverError(f"{where}: a plan has no phases")
     topo = s.topology
@@ -74,8 +76,9 @@ def verify_compressed(plan: CompressedSchedule) -> None:
         per_root[tree.root] += m
     for root, total in per_root.items():
         if total != k:
-            raise SolverError(f"{where}: the multiplicities of root {root!r}'s trees sum to "
-                              f"{total}, not k = {k}")
+            raise SolverError(
+                f"{where}: the multiplicities of root {root!r}'s trees sum to {total}, not k = {k}"
+            )
     _check_root_orbits(list(per_root), sigma, plan.order, compute, where)
 
     data = _orbit_data(plan, sigma, bandwidth, len(compute), where)
@@ -97,8 +100,15 @@ def verify_sample(plan: CompressedSchedule, count: int = 8, seed: int = 0) -> li
     bandwidth = topo.directed_bandwidths()
     for i in picks:
         tree = plan.tree(i)
-        _check_tree(tree, f"compressed plan: expanded tree {i} (root {tree.root!r})", True, kinds,
-                    topo.compute_ids, bandwidth, set())
+        _check_tree(
+            tree,
+            f"compressed plan: expanded tree {i} (root {tree.root!r})",
+            True,
+            kinds,
+            topo.compute_ids,
+            bandwidth,
+            set(),
+        )
     return picks
 
 
@@ -137,8 +147,10 @@ def _check_automorphism(plan, ids, kinds, bandwidth, where) -> dict[str, str]:
         lengths.add(length)
     for length in lengths:
         if order % length:
-            raise SolverError(f"{where}: the generator has a cycle of length {length}, so its "
-                              f"order is not {order}")
+            raise SolverError(
+                f"{where}: the generator has a cycle of length {length}, so its "
+                f"order is not {order}"
+            )
     cycle_order = math.lcm(*lengths) if lengths else 1
     if cycle_order != order:
         raise SolverError(f"{where}: the generator has order {cycle_order}, the plan says {order}")
@@ -151,14 +163,18 @@ def _check_root_orbits(roots, sigma, order, compute, where) -> None:
         v = r
         for _ in range(order):
             if v in owner:
-                raise SolverError(f"{where}: compute node {v!r} is in the orbits of both "
-                                  f"{owner[v]!r} and {r!r} (or twice in one orbit)")
+                raise SolverError(
+                    f"{where}: compute node {v!r} is in the orbits of both "
+                    f"{owner[v]!r} and {r!r} (or twice in one orbit)"
+                )
             owner[v] = r
             v = sigma[v]
     missing = [c for c in compute if c not in owner]
     if missing:
-        raise SolverError(f"{where}: compute node {missing[0]!r} roots no tree: it is in no "
-                          "representative root's orbit")
+        raise SolverError(
+            f"{where}: compute node {missing[0]!r} roots no tree: it is in no "
+            "representative root's orbit"
+        )
 
 
 def _orbit_data(plan, sigma, bandwidth, n, where) -> dict[tuple[str, str], Fraction]:

@@ -33,8 +33,9 @@ from solver.model.schedule import Schedule
 __all__ = ["verify_stored"]
 
 
-def verify_stored(item: Schedule | CompressedSchedule, source: str | os.PathLike,
-                  name: str) -> None:
+def verify_stored(
+    item: Schedule | CompressedSchedule, source: str | os.PathLike, name: str
+) -> None:
     """Verify ``item`` (stored as ``name`` in ``source``) against its fabric.
 
     Raises
@@ -68,4 +69,5 @@ def _check_optimum(s: Schedule) -> None:
     if optimum != s.optimal_algbw_exact:
         raise SolverError(
             f"{s.collective}: optimal_algbw {float(s.optimal_algbw_exact):.6g} GB/s is not the "
-            f"fabric's optimum {float(optimum):.6g} GB/s (max-flow); its cut is not a bottleneck")
+            f"fabric's optimum {float(optimum):.6g} GB/s (max-flow); its cut is not a bottleneck"
+        )

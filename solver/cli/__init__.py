@@ -23,8 +23,18 @@ from solver.model.errors import Cancelled, ForestCollError
 # Built-in subcommands (modules of this package) in the order ``--help`` lists them; plugin
 # commands follow. They are imported inside :func:`main`, where Ctrl-C is caught: importing
 # numpy/numba/h5py takes most of the first second.
-COMMANDS = ["info", "convert", "solve", "export", "show", "check_xml", "check_plan", "simulate", "measure",
-            "study"]
+COMMANDS = [
+    "info",
+    "convert",
+    "solve",
+    "export",
+    "show",
+    "check_xml",
+    "check_plan",
+    "simulate",
+    "measure",
+    "study",
+]
 
 #: Entry point group through which installed packages contribute subcommands.
 COMMAND_ENTRY_POINTS = "forestcoll.commands"
@@ -86,8 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         print("error: input nested too deeply to process", file=sys.stderr)
         return 2
     except MemoryError:
-        print("error: out of memory (the input asks for more than this machine has)",
-              file=sys.stderr)
+        print(
+            "error: out of memory (the input asks for more than this machine has)", file=sys.stderr
+        )
         return 2
 
 

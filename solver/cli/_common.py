@@ -54,7 +54,8 @@ def add_fabric_options(parser) -> None:
             f"--{cls}-bw",
             metavar="GBPS",
             help=f"override the {cls} bandwidth (NVLink/xGMI: the line rate by default, the "
-            f"runtime's figure kept as rated_link_bw): GB/s {meaning}" if cls in ("nvlink", "xgmi")
+            f"runtime's figure kept as rated_link_bw): GB/s {meaning}"
+            if cls in ("nvlink", "xgmi")
             else f"override the runtime's {cls} bandwidth: GB/s {meaning}",
         )
 

@@ -31,8 +31,11 @@ def register(subparsers) -> argparse.ArgumentParser:
         "Exit code 0 when it passes, 2 with a one-line error when not.",
         "forestcoll check-xml tests/data/msccl_ok_ring_allgather.xml --runtime rccl",
     )
-    parser.add_argument("xml", metavar="ALGO.xml|FOLDER",
-                        help="MSCCL XML algorithm file, or a folder (MSCCL_ALGO_DIR): every file in it")
+    parser.add_argument(
+        "xml",
+        metavar="ALGO.xml|FOLDER",
+        help="MSCCL XML algorithm file, or a folder (MSCCL_ALGO_DIR): every file in it",
+    )
     parser.add_argument(
         "--runtime",
         choices=tuple(RUNTIMES),

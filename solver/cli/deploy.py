@@ -70,11 +70,21 @@ def folder_files(path: str, suffix: str, what: str) -> list[Path]:
     try:
         entries = sorted(os.scandir(p), key=lambda e: e.name)
     except OSError as exc:
-        raise ForestCollError(f"{printable(path)}: cannot list the folder: {exc.strerror or exc}") from None
-    files = [Path(e.path) for e in entries if e.name.endswith(suffix) and (e.is_file() or e.is_symlink())]
-    others = [e.name for e in entries if not e.name.endswith(suffix) and (e.is_file(follow_symlinks=False) or e.is_symlink())]
+        raise ForestCollError(
+            f"{printable(path)}: cannot list the folder: {exc.strerror or exc}"
+        ) from None
+    files = [
+        Path(e.path) for e in entries if e.name.endswith(suffix) and (e.is_file() or e.is_symlink())
+    ]
+    others = [
+        e.name
+        for e in entries
+        if not e.name.endswith(suffix) and (e.is_file(follow_symlinks=False) or e.is_symlink())
+    ]
     if len(files) > MAX_FOLDER_FILES:
-        raise ForestCollError(f"{printable(path)}: {len(files)} files, more than {MAX_FOLDER_FILES}")
+        raise ForestCollError(
+            f"{printable(path)}: {len(files)} files, more than {MAX_FOLDER_FILES}"
+        )
     if not files:
         raise ForestCollError(f"{printable(path)}: no {suffix} file in the folder")
     if others and suffix == ".xml":
@@ -82,7 +92,8 @@ def folder_files(path: str, suffix: str, what: str) -> list[Path]:
         raise ForestCollError(
             f"{printable(path)} holds {len(others)} file(s) that are not {what} ({shown}): RCCL and "
             "msccl-executor-nccl load every file of MSCCL_ALGO_DIR and fail MSCCL's init on one that is "
-            "not an algorithm XML (RCCL msccl_lifecycle.cc:177-185)")
+            "not an algorithm XML (RCCL msccl_lifecycle.cc:177-185)"
+        )
     return files
 
 
@@ -131,7 +142,9 @@ def export_mscclpp(args, schedule, order) -> int:
     atomic_write_text(args.output, text)
     out = Path(args.output)
     print(f"wrote {printable(str(out))} ({len(text.encode())} bytes): {report.summary()}")
-    print(f"message sizes: multiples of {step} bytes (buffer_alignment x chunks, execution_plan.cc:299-304)")
+    print(
+        f"message sizes: multiples of {step} bytes (buffer_alignment x chunks, execution_plan.cc:299-304)"
+    )
     _print_ranks(mscclpp.rank_order(schedule, order))
     print_environment([out], "mscclpp", args.runtime)
     return 0
@@ -145,8 +158,10 @@ def granularity_of(doc: dict) -> int:
 
 def _plan_options(args, order) -> dict:
     if args.proto != "Simple":
-        raise ForestCollError(f"MSCCL++ plans are written for the Simple protocol, not --proto {args.proto} "
-                              "(LL plans use packet ops this export does not write)")
+        raise ForestCollError(
+            f"MSCCL++ plans are written for the Simple protocol, not --proto {args.proto} "
+            "(LL plans use packet ops this export does not write)"
+        )
     return {
         "order": order,
         "instances": args.instances,
@@ -159,7 +174,9 @@ def _plan_options(args, order) -> dict:
 
 def _print_ranks(ranks: list[str]) -> None:
     shown = ", ".join(f"{i}={v}" for i, v in enumerate(ranks[:4]))
-    print(f"ranks: {printable(shown)}{', ...' if len(ranks) > 4 else ''} (--rank-order FILE to change)")
+    print(
+        f"ranks: {printable(shown)}{', ...' if len(ranks) > 4 else ''} (--rank-order FILE to change)"
+    )
 
 
 # ---------------------------------------------------------------------------- size bands
@@ -172,14 +189,18 @@ class Band:
     lo: int  # bytes, inclusive
     hi: int | None  # bytes, inclusive; None = no upper limit
     k: object  # the variant's --max-trees-per-root (None: no limit), or "library"
-    fc_algbw: float  # GB/s of the best ForestColl variant that fits, at the band's largest grid size
+    fc_algbw: (
+        float  # GB/s of the best ForestColl variant that fits, at the band's largest grid size
+    )
     lib_algbw: float  # GB/s of the library model there
     lib_choice: str
     gain_min: float  # library time / ForestColl time over the band's grid sizes
     gain_max: float
 
 
-def compute_bands(topo, collective: str, sizes: list[int] | None = None, trees=BAND_TREES, fits=None):
+def compute_bands(
+    topo, collective: str, sizes: list[int] | None = None, trees=BAND_TREES, fits=None
+):
     """Per grid size the fastest ForestColl variant that ``fits(k, schedule)`` (the file can be
     written) against the library model; returns (bands, schedules). Consecutive sizes with the same
     winner merge into one band; the library's bands have k="library"."""
@@ -238,17 +259,23 @@ def _fits(args, fmt: str, order, k, schedule, steps: dict) -> bool:
         if fmt == "mscclpp":
             from solver import mscclpp
 
-            step = mscclpp.size_granularity(mscclpp.build_plan(schedule, **_plan_options(args, order)))
+            step = mscclpp.size_granularity(
+                mscclpp.build_plan(schedule, **_plan_options(args, order))
+            )
         else:
             from solver import msccl
 
-            step = msccl.build_program(schedule, args.runtime, args.proto, args.instances, order).nchunksperloop
+            step = msccl.build_program(
+                schedule, args.runtime, args.proto, args.instances, order
+            ).nchunksperloop
     except ForestCollError as exc:
         print(f"variant --max-trees-per-root {k or 'none'} skipped: {printable(str(exc))}")
         return False
     if step & (step - 1):
-        print(f"variant --max-trees-per-root {k or 'none'} skipped: it runs only multiples of {step} bytes, "
-              "so no power-of-two size")
+        print(
+            f"variant --max-trees-per-root {k or 'none'} skipped: it runs only multiples of {step} bytes, "
+            "so no power-of-two size"
+        )
         return False
     steps[k] = step
     return True
@@ -266,24 +293,34 @@ def export_bands(args, topo_or_schedule_loader, order) -> int:
     folder = Path(args.output)
     if folder.exists():
         if not folder.is_dir():
-            raise ForestCollError(f"{printable(str(folder))} exists and is not a folder (--bands writes one file per band into -o FOLDER)")
+            raise ForestCollError(
+                f"{printable(str(folder))} exists and is not a folder (--bands writes one file per band into -o FOLDER)"
+            )
         others = other_files(folder, set())
         if others:
             raise ForestCollError(
                 f"{printable(str(folder))} already holds {len(others)} file(s): --bands writes into a new or "
                 "empty folder, which MSCCL_ALGO_DIR can name alone (RCCL loads every file of it and fails "
-                "MSCCL init on a non-XML one, msccl_lifecycle.cc:177-185)")
+                "MSCCL init on a non-XML one, msccl_lifecycle.cc:177-185)"
+            )
     topo = topo_or_schedule_loader()
     steps: dict = {}
-    bands, schedules = compute_bands(topo, args.collective,
-                                     fits=lambda k, s: _fits(args, fmt, order, k, s, steps))
-    print("predicted by the simulator (ForestColl variant vs the library model; algbw at the band's "
-          "largest size, gain = library time / ForestColl time over the band's sizes):")
-    print(f"{'band (message size)':<20} {'winner':>8} {'ForestColl':>11} {'library':>11}  {'gain':>11}  library choice")
+    bands, schedules = compute_bands(
+        topo, args.collective, fits=lambda k, s: _fits(args, fmt, order, k, s, steps)
+    )
+    print(
+        "predicted by the simulator (ForestColl variant vs the library model; algbw at the band's "
+        "largest size, gain = library time / ForestColl time over the band's sizes):"
+    )
+    print(
+        f"{'band (message size)':<20} {'winner':>8} {'ForestColl':>11} {'library':>11}  {'gain':>11}  library choice"
+    )
     for b in bands:
         who = "library" if b.k == "library" else f"k={b.k or 'opt'}"
-        print(f"{_fmt_range(b):<20} {who:>8} {b.fc_algbw:>6.1f} GB/s {b.lib_algbw:>6.1f} GB/s  "
-              f"{b.gain_min:>4.2f}-{b.gain_max:.2f}x  {b.lib_choice}")
+        print(
+            f"{_fmt_range(b):<20} {who:>8} {b.fc_algbw:>6.1f} GB/s {b.lib_algbw:>6.1f} GB/s  "
+            f"{b.gain_min:>4.2f}-{b.gain_max:.2f}x  {b.lib_choice}"
+        )
     wins = [b for b in bands if b.k != "library"]
     if not wins:
         print("the library model wins at every size: no file written")
@@ -301,8 +338,10 @@ def export_bands(args, topo_or_schedule_loader, order) -> int:
 
             cap = mscclpp.generate.DEFAULT_MAX_MESSAGE
             if b.lo > cap:
-                print(f"band {_fmt_range(b)}: not written, MSCCL++ plans address at most {cap} bytes "
-                      "(uint32 offsets)")
+                print(
+                    f"band {_fmt_range(b)}: not written, MSCCL++ plans address at most {cap} bytes "
+                    "(uint32 offsets)"
+                )
                 continue
             opts = _plan_options(args, order) | {"min_bytes": lo, "max_bytes": hi, "name": name}
             if hi is not None and hi > cap:
@@ -313,8 +352,17 @@ def export_bands(args, topo_or_schedule_loader, order) -> int:
             from solver import msccl
 
             path = folder / f"{name}.xml"
-            report = msccl.write_xml(path, schedule, args.runtime, proto=args.proto, instances=args.instances,
-                                     order=order, min_bytes=lo, max_bytes=hi, name=name)
+            report = msccl.write_xml(
+                path,
+                schedule,
+                args.runtime,
+                proto=args.proto,
+                instances=args.instances,
+                order=order,
+                min_bytes=lo,
+                max_bytes=hi,
+                name=name,
+            )
         written.append(path)
         print(f"wrote {printable(str(path))}: {report.summary()}")
     print(f"{len(written)} file(s) in {printable(str(folder))}; the library runs every other size")

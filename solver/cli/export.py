@@ -94,7 +94,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         "--max-bytes",
         type=int,
         default=None,
-        help="largest message size for this algorithm (default: none, written as maxBytes=\"0\"; "
+        help='largest message size for this algorithm (default: none, written as maxBytes="0"; '
         "the legacy runtime's own default 134217728); at most 2^63-1, the runtimes' int64",
     )
     parser.add_argument(
@@ -110,7 +110,11 @@ def register(subparsers) -> argparse.ArgumentParser:
         "instead)",
     )
     parser.add_argument(
-        "-o", "--output", required=True, metavar="FILE", help="output file ('-' for stdout; a folder with --bands)"
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="output file ('-' for stdout; a folder with --bands)",
     )
     _add_deploy_options(parser)
     add_fabric_options(parser)
@@ -175,8 +179,17 @@ def load_schedule(args) -> Schedule:
         plan = None
         if args.schedule in plans and args.schedule not in stored:
             plan = plans[args.schedule]
-        elif not args.schedule and args.collective == "allgather" and k is None and plans and not [
-                s for s in stored.values() if s.collective == "allgather" and not s.max_trees_per_root]:
+        elif (
+            not args.schedule
+            and args.collective == "allgather"
+            and k is None
+            and plans
+            and not [
+                s
+                for s in stored.values()
+                if s.collective == "allgather" and not s.max_trees_per_root
+            ]
+        ):
             plan = plans[min(plans)]
         if plan is not None:
             verify_stored(plan, args.source, args.schedule or min(plans))
@@ -293,5 +306,7 @@ def run(args) -> int:
 def _band_fabric(args):
     """--bands solves and simulates several variants: it needs the fabric file."""
     if Path(args.source).suffix.lower() in (".h5", ".hdf5"):
-        raise ForestCollError("--bands needs the fabric file (it solves and simulates several variants)")
+        raise ForestCollError(
+            "--bands needs the fabric file (it solves and simulates several variants)"
+        )
     return load_fabric(args.source, args)

@@ -67,7 +67,9 @@ class FabricSummary:
             "library_reason": self.library_reason,
             "capable_switches": list(self.capable_switches),
             "allreduce_bounds_error": self.bounds_error,
-            "allreduce_bounds_gbps": None if self.bounds is None else {
+            "allreduce_bounds_gbps": None
+            if self.bounds is None
+            else {
                 "forward_only": float(self.bounds.forward_only),
                 "any_schedule": float(self.bounds.any_schedule),
                 "capability": float(self.bounds.capability),
@@ -181,12 +183,15 @@ def format_text(s: FabricSummary, path: str) -> str:
         lines.append(f"connectivity:     NO: {s.connectivity_error}")
     if s.bounds is not None:
         shown = ", ".join(s.capable_switches[:4]) + (
-            f" and {len(s.capable_switches) - 4} more" if len(s.capable_switches) > 4 else "")
+            f" and {len(s.capable_switches) - 4} more" if len(s.capable_switches) > 4 else ""
+        )
         lines.append(f"reduce/multicast: {shown}; allreduce algbw bounds:")
         lines += [f"                    {line}" for line in describe(s.bounds)]
     elif s.bounds_error:
-        lines.append(f"reduce/multicast: {', '.join(s.capable_switches[:4])}; allreduce bounds not "
-                     f"computed: {s.bounds_error}")
+        lines.append(
+            f"reduce/multicast: {', '.join(s.capable_switches[:4])}; allreduce bounds not "
+            f"computed: {s.bounds_error}"
+        )
     for note in s.notes:
         lines.append(f"note:             {note}")
     for w in s.warnings:

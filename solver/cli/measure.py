@@ -188,7 +188,9 @@ def run_import(args) -> int:
     for item in left:
         out.write(f"  not expressed: {item}\n")
     if meas.repeats > 1:
-        out.write(f"sizes printed up to {meas.repeats} times: the median-time row of each is kept\n")
+        out.write(
+            f"sizes printed up to {meas.repeats} times: the median-time row of each is kept\n"
+        )
     if meas.wrong_sizes:
         out.write(
             f"dropped {len(meas.wrong_sizes)} row(s) with #wrong != 0: "
@@ -202,7 +204,5 @@ def run_import(args) -> int:
             f"{int(s):>12} {t * 1e6:>10.2f} {a:>8.2f} {opt:>8.2f} {100 * a / opt:>6.1f}%{mark}\n"
         )
     if above:
-        out.write(
-            f"* {len(above)} size(s) above the forward-only bound {opt:.2f} GB/s: {reason}\n"
-        )
+        out.write(f"* {len(above)} size(s) above the forward-only bound {opt:.2f} GB/s: {reason}\n")
     return 0

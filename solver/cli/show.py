@@ -28,8 +28,11 @@ def register(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("results", metavar="RESULTS.h5", help="results file")
     parser.add_argument("--trees", metavar="NAME", help="also list the trees of this schedule")
-    parser.add_argument("--verify", action="store_true",
-                        help="print the verification time of every schedule and plan")
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="print the verification time of every schedule and plan",
+    )
     parser.set_defaults(func=run)
     return parser
 
@@ -51,9 +54,11 @@ def run(args) -> int:
         _print_trees(args.trees, schedules[args.trees])
     elif args.trees:
         plan = plans[args.trees]
-        print(f"representative trees of plan {printable(args.trees)} (the other "
-              f"{plan.num_trees - len(plan.representatives)} trees are their images under "
-              f"the generator's powers 1..{plan.order - 1}):")
+        print(
+            f"representative trees of plan {printable(args.trees)} (the other "
+            f"{plan.num_trees - len(plan.representatives)} trees are their images under "
+            f"the generator's powers 1..{plan.order - 1}):"
+        )
         _print_trees(args.trees, plan.base, header=False)
     if args.verify:
         for line in timings:
@@ -67,7 +72,9 @@ def _print_trees(name: str, s, header: bool = True) -> None:
     for phase, t in s.all_trees():
         edges = " ".join(f"{e.src}->{e.dst}" for e in t.edges)
         label = f"[{phase}] " if s.phases else ""
-        print(f"  {label}root {t.root} x{t.multiplicity} weight {t.weight} height {t.height}: {edges}")
+        print(
+            f"  {label}root {t.root} x{t.multiplicity} weight {t.weight} height {t.height}: {edges}"
+        )
 
 
 def _verify_all(source, schedules: dict, plans: dict) -> list[str]:

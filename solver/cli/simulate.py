@@ -268,7 +268,11 @@ def _print_table(args, topo, schedule, sw, sizes) -> None:
     out.write(
         f"{topo.name}: {sw.collective}, {len(topo.compute_ids)} compute nodes, optimum "
         f"{sw.optimal_algbw:.3f} GB/s "
-        + (f"(schedule {schedule.algbw:.3f} GB/s, k={schedule.k}), " if schedule else "(no schedule), ")
+        + (
+            f"(schedule {schedule.algbw:.3f} GB/s, k={schedule.k}), "
+            if schedule
+            else "(no schedule), "
+        )
         + f"chunk {format_size(sw.chunk)} (>= {sw.min_chunks} slices per flow), "
         f"default hop latency {sw.latency_us:g} us\n"
     )
@@ -306,9 +310,11 @@ def _print_table(args, topo, schedule, sw, sizes) -> None:
     )
     nvls = sw.table("forestcoll-nvls")
     if nvls:
-        out.write(f"forestcoll-nvls: %bound of the capability optimum "
-                  f"{nvls[0].size / nvls[0].bound_time / 1e9:.3f} GB/s (in-switch reduction and "
-                  "multicast; docs/bounds.md)\n")
+        out.write(
+            f"forestcoll-nvls: %bound of the capability optimum "
+            f"{nvls[0].size / nvls[0].bound_time / 1e9:.3f} GB/s (in-switch reduction and "
+            "multicast; docs/bounds.md)\n"
+        )
     note = sw.in_switch_note()
     if note:
         out.write(f"note: {note}\n")
@@ -317,7 +323,9 @@ def _print_table(args, topo, schedule, sw, sizes) -> None:
         why = "--library" if args.library else library_reason(topo)
         out.write(f"library: {lib.label} ({why})\n")
         if sw.line_rate:
-            out.write("links at line rate (--line-rate); the library row keeps its own efficiency\n")
+            out.write(
+                "links at line rate (--line-rate); the library row keeps its own efficiency\n"
+            )
         else:
             out.write(
                 f"links at the efficiency {lib.name} reaches on them ({lib.generation}); "

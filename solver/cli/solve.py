@@ -87,8 +87,9 @@ def _wants_plan(args, topo: Topology) -> bool:
     plain = args.collective == "allgather" and args.max_trees_per_root is None
     if args.compressed:
         if not plain:
-            raise ForestCollError("--compressed plans are allgather schedules without "
-                                  "--max-trees-per-root")
+            raise ForestCollError(
+                "--compressed plans are allgather schedules without --max-trees-per-root"
+            )
         return True
     if args.compressed is False or not plain or len(topo.compute_ids) < COMPRESS_MIN_N:
         return False
@@ -100,8 +101,10 @@ def _wants_plan(args, topo: Topology) -> bool:
 def _run_plan(args, topo: Topology, fabric_warnings: list[str]) -> int:
     """Solve, verify and save a compressed plan (see :mod:`solver.algorithm.compressed`)."""
     if args.json:
-        raise ForestCollError("a compressed plan has no --json document (its full schedule holds "
-                              "N² tree edges); save it with -o FILE.h5, or use --no-compressed")
+        raise ForestCollError(
+            "a compressed plan has no --json document (its full schedule holds "
+            "N² tree edges); save it with -o FILE.h5, or use --no-compressed"
+        )
     if args.output and _output_kind(args.output) != "h5":
         raise ForestCollError(f"{args.output}: a compressed plan is saved to a .h5 results file")
     from solver.algorithm.compressed import solve_compressed
@@ -343,8 +346,13 @@ def format_report(
     return "\n".join(lines)
 
 
-def format_plan_report(plan: CompressedSchedule, *, verified: float | None,
-                       elapsed: float | None = None, source: str = "") -> str:
+def format_plan_report(
+    plan: CompressedSchedule,
+    *,
+    verified: float | None,
+    elapsed: float | None = None,
+    source: str = "",
+) -> str:
     """The summary printed by ``forestcoll solve`` for a compressed plan."""
     s = plan.base
     topo = s.topology

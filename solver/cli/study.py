@@ -39,7 +39,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser.set_defaults(func=lambda args: _no_study(parser))
 
     fail = add_command(
-        sub, "failures", "N-1 resilience: each element removed in turn",
+        sub,
+        "failures",
+        "N-1 resilience: each element removed in turn",
         "For every single element removed (links, switches, NICs; compute nodes on request):\n"
         "the exact optimum, the change against the intact fabric, the new bottleneck cut and\n"
         "whether compute nodes got disconnected (a result, not an error). Elements that a swap\n"
@@ -47,14 +49,19 @@ def register(subparsers) -> argparse.ArgumentParser:
         "forestcoll study failures sample_topologies/dgx_a100_2x.json --elements links,switches -o results.h5",
     )
     fail.add_argument("topology", metavar="TOPO", help="fabric file")
-    fail.add_argument("--elements", default="links,switches,nics",
-                      help="comma-separated kinds to remove: links, switches, nics, compute "
-                           "(default: links,switches,nics)")
+    fail.add_argument(
+        "--elements",
+        default="links,switches,nics",
+        help="comma-separated kinds to remove: links, switches, nics, compute "
+        "(default: links,switches,nics)",
+    )
     _common_options(fail)
     fail.set_defaults(func=run_failures)
 
     up = add_command(
-        sub, "upgrade", "upgrade advisor: optimum after upgrading each link or class",
+        sub,
+        "upgrade",
+        "upgrade advisor: optimum after upgrading each link or class",
         "The exact optimum after upgrading each link (--by link) or each class of links (--by\n"
         "class: same roles at both ends and same bandwidth), ranked by gain. An upgrade that\n"
         "crosses the bottleneck but gains nothing is 'blocked': another cut binds right\n"
@@ -66,13 +73,19 @@ def register(subparsers) -> argparse.ArgumentParser:
     how = up.add_mutually_exclusive_group()
     how.add_argument("--factor", help="multiply the bandwidth by this (default 2)")
     how.add_argument("--add", metavar="GBPS", help="add this many GB/s instead")
-    up.add_argument("--by", choices=("link", "class"), default="link",
-                    help="upgrade each link, or each class of links (default: link)")
+    up.add_argument(
+        "--by",
+        choices=("link", "class"),
+        default="link",
+        help="upgrade each link, or each class of links (default: link)",
+    )
     _common_options(up)
     up.set_defaults(func=run_upgrade)
 
     sw = add_command(
-        sub, "sweep", "optimum, k, tree heights and solve time over a parameter grid",
+        sub,
+        "sweep",
+        "optimum, k, tree heights and solve time over a parameter grid",
         "Solve a template over the grid of --param values (every combination), or every\n"
         "fabric file of --topologies DIR: the optimum, k, tree heights and solve time per\n"
         "point; 'change' is against the first point. Templates: forestcoll convert --help."
@@ -82,30 +95,58 @@ def register(subparsers) -> argparse.ArgumentParser:
     src = sw.add_mutually_exclusive_group(required=True)
     src.add_argument("--template", metavar="NAME", help="template to sweep")
     src.add_argument("--topologies", metavar="DIR", help="sweep every fabric file in DIR")
-    sw.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2,...",
-                    help="a template parameter and its values (repeat for a grid)")
+    sw.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2,...",
+        help="a template parameter and its values (repeat for a grid)",
+    )
     _common_options(sw, symmetry=False)
     sw.set_defaults(func=run_sweep)
     return parser
 
 
 def _common_options(p: argparse.ArgumentParser, symmetry: bool = True) -> None:
-    p.add_argument("-c", "--collective", choices=COLLECTIVES, default="allgather",
-                   help="collective (default: allgather)")
+    p.add_argument(
+        "-c",
+        "--collective",
+        choices=COLLECTIVES,
+        default="allgather",
+        help="collective (default: allgather)",
+    )
     p.add_argument("-o", "--output", metavar="FILE.h5", help="stream rows into this results file")
     p.add_argument("--name", help="study name in the file (default: STUDY_COLLECTIVE)")
-    p.add_argument("--resume", action="store_true",
-                   help="keep the rows already in the file and compute only the others")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the rows already in the file and compute only the others",
+    )
     p.add_argument("--json", action="store_true", help="print the study as JSON on stdout")
-    p.add_argument("--workers", type=int, metavar="N",
-                   help="worker processes of the local cluster (default: one per core)")
-    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                   help="run on this existing Dask cluster instead of a local one")
-    p.add_argument("--batch-size", type=int, metavar="N",
-                   help="elements per task (default: chosen from the study size)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="worker processes of the local cluster (default: one per core)",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="run on this existing Dask cluster instead of a local one",
+    )
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        metavar="N",
+        help="elements per task (default: chosen from the study size)",
+    )
     if symmetry:
-        p.add_argument("--no-symmetry", dest="symmetry", action="store_false",
-                       help="solve every element, even those a box swap maps onto another")
+        p.add_argument(
+            "--no-symmetry",
+            dest="symmetry",
+            action="store_false",
+            help="solve every element, even those a box swap maps onto another",
+        )
     if "topology" in {a.dest for a in p._actions}:
         add_fabric_options(p)
 
@@ -163,8 +204,15 @@ def _run(plan, args) -> int:
     bar = StudyProgress()
     try:
         with DaskEngine(workers=args.workers, scheduler=args.scheduler) as engine:
-            result = run_study(plan, engine, output=args.output, name=args.name,
-                               resume=args.resume, progress=bar, batch_size=args.batch_size)
+            result = run_study(
+                plan,
+                engine,
+                output=args.output,
+                name=args.name,
+                resume=args.resume,
+                progress=bar,
+                batch_size=args.batch_size,
+            )
     finally:
         bar.close()
     if args.json:
@@ -193,8 +241,14 @@ def run_upgrade(args) -> int:
     _check_engine_args(args)
     topo = load_fabric(args.topology, args)
     factor = args.factor if args.factor is not None or args.add is not None else 2
-    plan = upgrade_plan(topo, factor=factor, add=args.add, by=args.by,
-                        collective=args.collective, use_symmetry=args.symmetry)
+    plan = upgrade_plan(
+        topo,
+        factor=factor,
+        add=args.add,
+        by=args.by,
+        collective=args.collective,
+        use_symmetry=args.symmetry,
+    )
     return _run(plan, args)
 
 

@@ -44,12 +44,18 @@ class IndexedFabric:
         is_compute = tuple(n.is_compute for n in topo.nodes)
         compute = tuple(i for i, c in enumerate(is_compute) if c)
         bws = topo.directed_bandwidths()
-        return cls.from_edges(names, is_compute, compute,
-                              {(index[u], index[v]): b for (u, v), b in bws.items()})
+        return cls.from_edges(
+            names, is_compute, compute, {(index[u], index[v]): b for (u, v), b in bws.items()}
+        )
 
     @classmethod
-    def from_edges(cls, names: Sequence[str], is_compute: Sequence[bool], compute: Sequence[int],
-                   bws: Mapping[tuple[int, int], Fraction]) -> IndexedFabric:
+    def from_edges(
+        cls,
+        names: Sequence[str],
+        is_compute: Sequence[bool],
+        compute: Sequence[int],
+        bws: Mapping[tuple[int, int], Fraction],
+    ) -> IndexedFabric:
         edges = tuple(e for e, b in bws.items() if b > 0)
         bandwidth = tuple(Fraction(bws[e]) for e in edges)
         scale = 1
@@ -60,12 +66,18 @@ class IndexedFabric:
 
     def out_bandwidth(self, members: Sequence[bool]) -> Fraction:
         """Bandwidth of the edges leaving the node set ``members`` (a mask by node index)."""
-        return sum((b for (u, v), b in zip(self.edges, self.bandwidth)
-                    if members[u] and not members[v]), Fraction(0))
+        return sum(
+            (b for (u, v), b in zip(self.edges, self.bandwidth) if members[u] and not members[v]),
+            Fraction(0),
+        )
 
 
-def flow_network(fabric: IndexedFabric, edge_caps: Sequence[int], source_cap: int,
-                 extra: Sequence[tuple[int, int]] = ()) -> FlowNetwork:
+def flow_network(
+    fabric: IndexedFabric,
+    edge_caps: Sequence[int],
+    source_cap: int,
+    extra: Sequence[tuple[int, int]] = (),
+) -> FlowNetwork:
     """Flow network on the fabric's nodes plus a source ``s = fabric.n``.
 
     Edges: the fabric's edges with ``edge_caps`` (same order), then ``s -> v`` with ``source_cap``

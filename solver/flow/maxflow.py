@@ -288,8 +288,9 @@ class FlowNetwork:
         return self.graph.cap[self.edge_arc] - self.res[self.edge_arc]
 
 
-def max_flow_value(n: int, edges: Sequence[tuple[int, int, int]], s: int, t: int,
-                   cutoff: int | None = None) -> int:
+def max_flow_value(
+    n: int, edges: Sequence[tuple[int, int, int]], s: int, t: int, cutoff: int | None = None
+) -> int:
     """Convenience: max-flow value on a list of ``(tail, head, capacity)`` edges."""
     tails = [e[0] for e in edges]
     heads = [e[1] for e in edges]

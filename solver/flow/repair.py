@@ -29,8 +29,11 @@ class Excess(NamedTuple):
 
 def new_excess(capacity: int = 8) -> Excess:
     """An empty :class:`Excess` list with room for ``capacity`` nodes."""
-    return Excess(np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.int64),
-                  np.zeros(1, dtype=np.int64))
+    return Excess(
+        np.zeros(capacity, dtype=np.int64),
+        np.zeros(capacity, dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+    )
 
 
 @njit_noalloc(inline="always")

@@ -43,9 +43,15 @@ def worker_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def flows_to_sinks(net: FlowNetwork, s: int, sinks: Sequence[int], cutoff: int | None = None,
-                   short_side: bool = False, check: Callable[[], None] | None = None,
-                   workers: int | None = None) -> list[tuple[int, np.ndarray | None]]:
+def flows_to_sinks(
+    net: FlowNetwork,
+    s: int,
+    sinks: Sequence[int],
+    cutoff: int | None = None,
+    short_side: bool = False,
+    check: Callable[[], None] | None = None,
+    workers: int | None = None,
+) -> list[tuple[int, np.ndarray | None]]:
     """``(maxflow(s, t), side)`` for every t in ``sinks``, in that order.
 
     ``cutoff`` stops each flow once it reaches that value. With ``short_side``, ``side`` is the
@@ -80,6 +86,7 @@ def flows_to_sinks(net: FlowNetwork, s: int, sinks: Sequence[int], cutoff: int |
     bounds = np.linspace(0, len(sinks), threads + 1).astype(int)
     parts = [sinks[a:b] for a, b in pairwise(bounds.tolist())]
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="maxflow") as pool:
-        futures = [pool.submit(run, part, np.empty_like(net.res), new_workspace(net.n))
-                   for part in parts]
+        futures = [
+            pool.submit(run, part, np.empty_like(net.res), new_workspace(net.n)) for part in parts
+        ]
         return [item for f in futures for item in f.result()]

@@ -232,7 +232,9 @@ def _resolve_target(path: str | os.PathLike) -> Path:
     if target.is_symlink():
         resolved = Path(os.path.realpath(target))
         if not resolved.parent.is_dir():
-            raise OutputError(f"{target}: is a symbolic link to {resolved}, whose folder is missing")
+            raise OutputError(
+                f"{target}: is a symbolic link to {resolved}, whose folder is missing"
+            )
         return resolved
     return target
 
@@ -342,7 +344,8 @@ def write_lock(path: str | os.PathLike, timeout: float = LOCK_TIMEOUT_S) -> Iter
                 if time.monotonic() >= deadline:
                     raise OutputError(
                         f"{path}: another program has been writing to {folder} for "
-                        f"{timeout:g} s; try again when it has finished") from None
+                        f"{timeout:g} s; try again when it has finished"
+                    ) from None
                 time.sleep(0.05)
             except OSError:  # a file system without flock: write unlocked
                 break

@@ -130,7 +130,9 @@ def from_data(data: Any, where: str = "<node-link>") -> Topology:
                 role=label_text(raw.get("role", "") or "", f"{where}: node {node_id!r}: role"),
                 x=_coord(raw, "x", node_id, where),
                 y=_coord(raw, "y", node_id, where),
-                group=None if group is None else label_text(group, f"{where}: node {node_id!r}: group"),
+                group=None
+                if group is None
+                else label_text(group, f"{where}: node {node_id!r}: group"),
                 extra=kept(raw, _NODE_KEYS, f"{where}: node {node_id!r}"),
                 capabilities=read_capabilities(raw, node_id, where),
             )

@@ -73,8 +73,16 @@ class _Builder:
         self.nodes: list[Node] = []
         self.links: list[Link] = []
 
-    def node(self, node_id: str, kind: str, role: str, x: float, y: float, group: str,
-             capabilities: frozenset[str] = frozenset()) -> str:
+    def node(
+        self,
+        node_id: str,
+        kind: str,
+        role: str,
+        x: float,
+        y: float,
+        group: str,
+        capabilities: frozenset[str] = frozenset(),
+    ) -> str:
         self.nodes.append(
             Node(
                 id=node_id,
@@ -172,8 +180,15 @@ def _nvswitch_boxes(
     for box in range(n):
         ox, oy = _box_origin(box, n, box_w, box_h)
         group = f"b{box}"
-        sw = b.node(f"{group}.nvsw", SWITCH, "nvswitch", ox + box_w / 2, oy, group,
-                    NVLS_CAPABILITIES if nvls else frozenset())
+        sw = b.node(
+            f"{group}.nvsw",
+            SWITCH,
+            "nvswitch",
+            ox + box_w / 2,
+            oy,
+            group,
+            NVLS_CAPABILITIES if nvls else frozenset(),
+        )
         gpu_ids, nic_ids = [], []
         for j in range(gpus):
             gpu = b.node(f"{group}.gpu{j}", COMPUTE, "gpu", ox + j * _COL, oy + _ROW, group)
@@ -290,7 +305,10 @@ def superpod(
         f"DGX SuperPOD {sus} SU ({sus * per_su * SU_RAILS} GPUs)",
         template="superpod",
         template_params=_params(
-            sus=sus, nvlink_bw=nvlink, nic_bw=nic, core_oversubscription=over,
+            sus=sus,
+            nvlink_bw=nvlink,
+            nic_bw=nic,
+            core_oversubscription=over,
             nodes_per_su=per_su,
         ),
     )
@@ -308,8 +326,10 @@ def superpod(
                 b.link(nic_id, row[j], nic)
     uplink = per_su * nic  # a leaf's uplink bandwidth (non-blocking)
     if not three_tier:
-        spines = [b.node(f"spine{k}", SWITCH, "spine", x, y + _ROW, "spines")
-                  for k, x in enumerate(_spread(4 * sus, width))]
+        spines = [
+            b.node(f"spine{k}", SWITCH, "spine", x, y + _ROW, "spines")
+            for k, x in enumerate(_spread(4 * sus, width))
+        ]
         for row in leaves:
             for leaf in row:
                 for spine in spines:
@@ -318,12 +338,20 @@ def superpod(
     pods = sus // 4
     pod_spines = SU_NODES  # a pod's 32 leaves, each with one cable to each of its 32 spines
     group = sus // 8  # cores per core group: 4 cores per SU over 32 spine indices
-    cores = [b.node(f"core{c}", SWITCH, "core", x, y + 2 * _ROW, "cores")
-             for c, x in enumerate(_spread(4 * sus, width))]
+    cores = [
+        b.node(f"core{c}", SWITCH, "core", x, y + 2 * _ROW, "cores")
+        for c, x in enumerate(_spread(4 * sus, width))
+    ]
     for p, x_pod in enumerate(_spread(pods, width)):
         spines = [
-            b.node(f"pod{p}.spine{k}", SWITCH, "spine",
-                   x_pod + (k - (pod_spines - 1) / 2) * _COL, y + _ROW, f"pod{p}")
+            b.node(
+                f"pod{p}.spine{k}",
+                SWITCH,
+                "spine",
+                x_pod + (k - (pod_spines - 1) / 2) * _COL,
+                y + _ROW,
+                f"pod{p}",
+            )
             for k in range(pod_spines)
         ]
         for su in range(4 * p, 4 * p + 4):
@@ -373,8 +401,9 @@ def _rack_leaf_trays(racks: int, trays: int = NVL72_TRAYS) -> int:
     return max(t for t in range(1, trays + 1) if trays % t == 0 and racks * t <= IB_LEAF_DOWN)
 
 
-def nvl72_racks(racks: int = 16, nvlink_bw: float = 900, nic_bw: float = 50,
-                trays: int = NVL72_TRAYS) -> Topology:
+def nvl72_racks(
+    racks: int = 16, nvlink_bw: float = 900, nic_bw: float = 50, trays: int = NVL72_TRAYS
+) -> Topology:
     """``racks`` GB200 NVL72 racks joined by a rail-optimised, non-blocking 2-tier InfiniBand
     compute fabric.
 
@@ -412,17 +441,24 @@ def nvl72_racks(racks: int = 16, nvlink_bw: float = 900, nic_bw: float = 50,
     trays = _rack_leaf_trays(racks, n_trays)
     per_rail = n_trays // trays
     y = height + _ROW
-    leaf_ids = [b.node(f"rail{k}.leaf{m}", SWITCH, "leaf", x, y, "leaves")
-                for (k, m), x in zip(itertools.product(range(NVL72_TRAY_GPUS), range(per_rail)),
-                                     _spread(NVL72_TRAY_GPUS * per_rail, width), strict=True)]
+    leaf_ids = [
+        b.node(f"rail{k}.leaf{m}", SWITCH, "leaf", x, y, "leaves")
+        for (k, m), x in zip(
+            itertools.product(range(NVL72_TRAY_GPUS), range(per_rail)),
+            _spread(NVL72_TRAY_GPUS * per_rail, width),
+            strict=True,
+        )
+    ]
     for box_nics in nics:
         for j, nic_id in enumerate(box_nics):
             rail, tray = j % NVL72_TRAY_GPUS, j // NVL72_TRAY_GPUS
             b.link(nic_id, leaf_ids[rail * per_rail + tray // trays], nic)
     down = racks * trays  # a leaf's NIC links
     spines = -(-len(leaf_ids) * down // IB_SWITCH_PORTS)
-    spine_ids = [b.node(f"spine{s}", SWITCH, "spine", x, y + _ROW, "spines")
-                 for s, x in enumerate(_spread(spines, width))]
+    spine_ids = [
+        b.node(f"spine{s}", SWITCH, "spine", x, y + _ROW, "spines")
+        for s, x in enumerate(_spread(spines, width))
+    ]
     for leaf in leaf_ids:
         for spine in spine_ids:
             b.link(leaf, spine, down * nic / spines)
@@ -481,12 +517,19 @@ def hpn(
         f"({n_seg * hosts * HPN_RAILS} GPUs)",
         template="hpn",
         template_params=_params(
-            segments=segments, hosts=hosts, pods=pods, nvlink_bw=nvlink, port_bw=port,
-            aggs=aggs, uplink_bw=uplink, core_oversubscription=core_over,
+            segments=segments,
+            hosts=hosts,
+            pods=pods,
+            nvlink_bw=nvlink,
+            port_bw=port,
+            aggs=aggs,
+            uplink_bw=uplink,
+            core_oversubscription=core_over,
         ),
     )
-    _, nics, width, height = _nvswitch_boxes(b, n_seg * hosts, HPN_RAILS, nvlink, 2 * port,
-                                             nvls=True)
+    _, nics, width, height = _nvswitch_boxes(
+        b, n_seg * hosts, HPN_RAILS, nvlink, 2 * port, nvls=True
+    )
     y = height + _ROW
     tor_up = uplink * hosts / HPN_HOSTS  # one ToR-aggregation link (scaled for small models)
     seg_x = _spread(n_seg, width)
@@ -512,8 +555,9 @@ def hpn(
         agg_up = segments * HPN_RAILS * tor_up / core_over
         for p in range(2):
             for k, x in enumerate(_spread(aggs, width)):
-                core = b.node(f"p{p}.core{k}", SWITCH, "core", x + p * _COL / 4, y + 2 * _ROW,
-                              "cores")
+                core = b.node(
+                    f"p{p}.core{k}", SWITCH, "core", x + p * _COL / 4, y + 2 * _ROW, "cores"
+                )
                 for pod in range(pods):
                     b.link(f"pod{pod}.p{p}.agg{k}", core, agg_up)
     return b.build()
@@ -560,7 +604,11 @@ def clos3(
         f"3-tier Clos {zones} zones x {racks} racks ({zones * racks * per_rack} GPUs)",
         template="clos3",
         template_params=_params(
-            zones=zones, racks_per_zone=racks, nvlink_bw=nvlink, nic_bw=nic, ctsws=ctsws,
+            zones=zones,
+            racks_per_zone=racks,
+            nvlink_bw=nvlink,
+            nic_bw=nic,
+            ctsws=ctsws,
             atsw_oversubscription=over,
         ),
     )
@@ -574,20 +622,26 @@ def clos3(
         for r in range(racks):
             for h in range(META_HOSTS_PER_RACK):
                 host_group[f"b{(z * racks + r) * META_HOSTS_PER_RACK + h}"] = f"z{z}.r{r}"
-    b.nodes = [replace(n, group=host_group[n.group]) if n.group in host_group else n
-               for n in b.nodes]
+    b.nodes = [
+        replace(n, group=host_group[n.group]) if n.group in host_group else n for n in b.nodes
+    ]
     rack_x = _spread(zones * racks, width)
     zone_x = _spread(zones, width)
     up = per_rack * nic / ctsws  # one RTSW-CTSW link (non-blocking)
     for z in range(zones):
         ctsw_ids = [
-            b.node(f"z{z}.ctsw{k}", SWITCH, "ctsw",
-                   zone_x[z] + (k - (ctsws - 1) / 2) * _COL / 2, y + _ROW, f"z{z}")
+            b.node(
+                f"z{z}.ctsw{k}",
+                SWITCH,
+                "ctsw",
+                zone_x[z] + (k - (ctsws - 1) / 2) * _COL / 2,
+                y + _ROW,
+                f"z{z}",
+            )
             for k in range(ctsws)
         ]
         for r in range(racks):
-            rtsw = b.node(f"z{z}.r{r}.rtsw", SWITCH, "rtsw", rack_x[z * racks + r], y,
-                          f"z{z}.r{r}")
+            rtsw = b.node(f"z{z}.r{r}.rtsw", SWITCH, "rtsw", rack_x[z * racks + r], y, f"z{z}.r{r}")
             for h in range(META_HOSTS_PER_RACK):
                 for nic_id in nics[(z * racks + r) * META_HOSTS_PER_RACK + h]:
                     b.link(nic_id, rtsw, nic)
@@ -907,8 +961,7 @@ TEMPLATES: dict[str, TemplateSpec] = {
             ParamSpec("racks", "Racks (72 GPUs)", int, 2, 2, IB_LEAF_DOWN),
             ParamSpec("nvlink_bw", "NVLink GB/s per GPU", float, 900, 1, 10_000),
             ParamSpec("nic_bw", "NIC GB/s", float, 50, 1, 10_000),
-            ParamSpec("trays", "Compute trays per rack (4 GPUs)", int, NVL72_TRAYS, 1,
-                      NVL72_TRAYS),
+            ParamSpec("trays", "Compute trays per rack (4 GPUs)", int, NVL72_TRAYS, 1, NVL72_TRAYS),
         ),
     ),
     "hpn": TemplateSpec(

@@ -108,7 +108,9 @@ def from_dict(data: Any, where: str = "<topology>", *, check: bool = True) -> To
     try:
         major = int(str(version).split(".")[0])
     except ValueError:
-        raise TopologyError(f"{where}: 'version' must be a number, got {plain(version)!r}") from None
+        raise TopologyError(
+            f"{where}: 'version' must be a number, got {plain(version)!r}"
+        ) from None
     if major > FORMAT_VERSION:
         raise TopologyError(
             f"{where}: format version {plain(version)} is newer than this program reads "
@@ -144,7 +146,9 @@ def from_dict(data: Any, where: str = "<topology>", *, check: bool = True) -> To
                 role=label_text(raw.get("role", "") or "", f"{where}: node {node_id!r}: role"),
                 x=_float_or_none(raw.get("x"), f"{where}: node {node_id!r}: x"),
                 y=_float_or_none(raw.get("y"), f"{where}: node {node_id!r}: y"),
-                group=None if group is None else label_text(group, f"{where}: node {node_id!r}: group"),
+                group=None
+                if group is None
+                else label_text(group, f"{where}: node {node_id!r}: group"),
                 extra=kept(raw, _NODE_KEYS, f"{where}: node {node_id!r}"),
                 capabilities=read_capabilities(raw, node_id, where),
             )
@@ -219,7 +223,11 @@ def to_dict(topo: Topology) -> dict[str, Any]:
     nodes = [node_to_dict(n) for n in topo.nodes]
     links = []
     for link in topo.links:
-        d = {"source": link.source, "target": link.target, "bandwidth": fraction_to_json(link.bandwidth)}
+        d = {
+            "source": link.source,
+            "target": link.target,
+            "bandwidth": fraction_to_json(link.bandwidth),
+        }
         if link.latency is not None:
             d["latency"] = fraction_to_json(link.latency)
         if link.directed:

@@ -41,8 +41,9 @@ class CompressedSchedule:
         gen = np.asarray(self.generator, dtype=np.int64)
         gen.setflags(write=False)
         object.__setattr__(self, "generator", gen)
-        object.__setattr__(self, "_node_index",
-                           {v: i for i, v in enumerate(self.base.topology.node_ids)})
+        object.__setattr__(
+            self, "_node_index", {v: i for i, v in enumerate(self.base.topology.node_ids)}
+        )
 
     # ------------------------------------------------------------------ what a Schedule has
     @property
@@ -98,8 +99,9 @@ class CompressedSchedule:
                 w = memo[v] = ids[int(perm[index[v]])]
             return w
 
-        edges = tuple(TreeEdge(move(e.src), move(e.dst), tuple(move(v) for v in e.path))
-                      for e in tree.edges)
+        edges = tuple(
+            TreeEdge(move(e.src), move(e.dst), tuple(move(v) for v in e.path)) for e in tree.edges
+        )
         return Tree(move(tree.root), tree.multiplicity, tree.weight, edges)
 
     def tree(self, i: int) -> Tree:
@@ -120,8 +122,9 @@ class CompressedSchedule:
             # σ^b(r) = target for a representative root r: r = σ^-b(target)
             hits = [r for r in rep_roots if perm[r] == target]
             if hits:
-                return [self.translate(t, perm) for t in self.base.trees
-                        if index[t.root] == hits[0]]
+                return [
+                    self.translate(t, perm) for t in self.base.trees if index[t.root] == hits[0]
+                ]
             perm = self.generator[perm]
         return []
 

@@ -21,10 +21,23 @@ HOST_LINK_CLASSES = frozenset({"pcie", "sys", "loc", "c2c", "net"})
 
 #: Switch roles that are host devices or the scale-out network.
 HOST_ROLES = frozenset({"cpu", "pcie", "pci", "nic", "root", "host"})
-NETWORK_ROLES = frozenset({
-    "ib", "leaf", "spine", "rail", "eth", "ethernet", "network", "tor", "agg", "core",
-    "rtsw", "ctsw", "atsw",  # Meta's rack / cluster / aggregator training switches (clos3)
-})
+NETWORK_ROLES = frozenset(
+    {
+        "ib",
+        "leaf",
+        "spine",
+        "rail",
+        "eth",
+        "ethernet",
+        "network",
+        "tor",
+        "agg",
+        "core",
+        "rtsw",
+        "ctsw",
+        "atsw",  # Meta's rack / cluster / aggregator training switches (clos3)
+    }
+)
 
 
 def _box_label(group: str | None) -> str:

@@ -190,7 +190,9 @@ class Topology:
         links = tuple(
             link
             for i, link in enumerate(self.links)
-            if i not in drop_links and link.source not in drop_nodes and link.target not in drop_nodes
+            if i not in drop_links
+            and link.source not in drop_nodes
+            and link.target not in drop_nodes
         )
         return replace(self, nodes=nodes, links=links)
 
@@ -231,7 +233,9 @@ def validate(topo: Topology, *, check_connectivity: bool = True) -> Topology:
             raise TopologyError(f"duplicate node id {n.id!r}")
         seen.add(n.id)
         if n.kind not in NODE_KINDS:
-            raise TopologyError(f"node {n.id!r}: kind must be 'compute' or 'switch', got {n.kind!r}")
+            raise TopologyError(
+                f"node {n.id!r}: kind must be 'compute' or 'switch', got {n.kind!r}"
+            )
         if n.capabilities:
             unknown = sorted(set(n.capabilities) - set(CAPABILITIES))
             if unknown:
@@ -287,7 +291,7 @@ def _approx(value: Fraction) -> str:
 def _check_connectivity(topo: Topology, compute: tuple[str, ...]) -> None:
     out: dict[str, list[str]] = {n.id: [] for n in topo.nodes}
     inn: dict[str, list[str]] = {n.id: [] for n in topo.nodes}
-    for (u, v) in topo.directed_bandwidths():
+    for u, v in topo.directed_bandwidths():
         out[u].append(v)
         inn[v].append(u)
 

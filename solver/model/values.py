@@ -240,11 +240,20 @@ def printable(text: str) -> str:
     out = []
     for ch in text:
         code = ord(ch)
-        if (code < 0x20 or 0x7F <= code <= 0x9F or 0xD800 <= code <= 0xDFFF
-                or code in (0xFFFE, 0xFFFF) or code in _BIDI or not ch.isprintable()
-                and ch != " "):
-            out.append(ch.encode("unicode_escape", "backslashreplace").decode("ascii")
-                       if code < 0xD800 or code > 0xDFFF else f"\\u{code:04x}")
+        if (
+            code < 0x20
+            or 0x7F <= code <= 0x9F
+            or 0xD800 <= code <= 0xDFFF
+            or code in (0xFFFE, 0xFFFF)
+            or code in _BIDI
+            or not ch.isprintable()
+            and ch != " "
+        ):
+            out.append(
+                ch.encode("unicode_escape", "backslashreplace").decode("ascii")
+                if code < 0xD800 or code > 0xDFFF
+                else f"\\u{code:04x}"
+            )
         else:
             out.append(ch)
     return "".join(out)
@@ -265,9 +274,7 @@ def text_value(
         raise _fail(error, f"{what} is {len(value)} characters long; at most {max_chars}")
     bad = _bad_char(value)
     if bad is not None:
-        raise _fail(
-            error, f"{what} contains the control character or surrogate U+{ord(bad):04X}"
-        )
+        raise _fail(error, f"{what} contains the control character or surrogate U+{ord(bad):04X}")
     return value
 
 

@@ -86,9 +86,7 @@ def postcondition(collective: str, n: int, C: int) -> tuple[Want, bool] | None:
     if collective == "broadcast":
         return (lambda r, j, root: frozenset({(root, j)})), True
     if collective == "reduce":
-        return (
-            lambda r, j, root: frozenset((q, j) for q in everyone) if r == root else None
-        ), True
+        return (lambda r, j, root: frozenset((q, j) for q in everyone) if r == root else None), True
     if collective == "gather":
         return (lambda r, j, root: frozenset({(j // C, j % C)}) if r == root else None), True
     if collective == "scatter":

@@ -295,8 +295,14 @@ def _emit_ops(b: _Build, phases: list[tuple[str, Schedule]]) -> None:
                 for piece, a in enumerate(range(first, first + count, max_piece)):
                     local = inst * b.C + a
                     pc = _Piece(
-                        tree, depth, (inst, ph_index), t_index, piece,
-                        min(max_piece, first + count - a), local, r * b.Cp + local,
+                        tree,
+                        depth,
+                        (inst, ph_index),
+                        t_index,
+                        piece,
+                        min(max_piece, first + count - a),
+                        local,
+                        r * b.Cp + local,
                     )
                     if kind == "ag":
                         _allgather_piece(b, pc, done, sent)
@@ -351,11 +357,20 @@ def _allgather_piece(b: _Build, pc: _Piece, done: dict, sent: dict) -> None:
         # allreduce: the child sent its partial sum of these chunks from the same place; the
         # receive waits for that send in the rank itself (not only through the other ranks)
         rc = rank[child]
-        after = [] if not sent else list(
-            dict.fromkeys(sent[(rc, pc.g + j)] for j in range(pc.cnt) if (rc, pc.g + j) in sent)
+        after = (
+            []
+            if not sent
+            else list(
+                dict.fromkeys(sent[(rc, pc.g + j)] for j in range(pc.cnt) if (rc, pc.g + j) in sent)
+            )
         )
         tr = b.add_transfer(
-            parent, child, e.path, key, ({"type": "s", **side}, {"type": "r", **side}), (deps, after)
+            parent,
+            child,
+            e.path,
+            key,
+            ({"type": "s", **side}, {"type": "r", **side}),
+            (deps, after),
         )
         received[child] = tr.recv
 
@@ -400,7 +415,11 @@ def _reduce_piece(b: _Build, pc: _Piece, done: dict, sent: dict) -> None:
             if coll == "allreduce":
                 for c in range(pc.cnt):
                     sent[(rank[child], pc.g + c)] = tr.send
-            prev = tr.recv if b.rt.full_ops_at_launch else _reduce_after(b, tr.recv, j, (sbuf, soff), (dbuf, doff), prev)
+            prev = (
+                tr.recv
+                if b.rt.full_ops_at_launch
+                else _reduce_after(b, tr.recv, j, (sbuf, soff), (dbuf, doff), prev)
+            )
         if prev is not None:
             last[v] = prev
     if coll == "allreduce":
@@ -424,8 +443,18 @@ def _reduce_after(b: _Build, recv: _Op, j: int, first_src, acc, prev: _Op | None
     if j == 0:
         ops.append(_Op(r, recv.peer, "recv", "cpy", *first_src, *acc, cnt, key=recv.key + (1,)))
     ops.append(
-        _Op(r, recv.peer, "recv", "re", "s", recv.dstoff, *acc, cnt, key=recv.key + (2,),
-            deps=[prev] if prev is not None else [])
+        _Op(
+            r,
+            recv.peer,
+            "recv",
+            "re",
+            "s",
+            recv.dstoff,
+            *acc,
+            cnt,
+            key=recv.key + (2,),
+            deps=[prev] if prev is not None else [],
+        )
     )
     for op in ops:
         op.follows = recv

@@ -62,7 +62,9 @@ from solver.msccl.rules import check_rules
 from solver.msccl.runtimes import INT16_MAX, RECVS, SENDS, MscclError, runtime
 
 MAX_REPORTED = 4
-MAX_FILE_BYTES = 256 * 2**20  # check-xml reads at most this much (a 1024-rank allgather is 245 MiB; checked in 2.7 GB)
+MAX_FILE_BYTES = (
+    256 * 2**20
+)  # check-xml reads at most this much (a 1024-rank allgather is 245 MiB; checked in 2.7 GB)
 WORK_BUDGET = 30_000_000  # chunk x contribution operations one check may do
 # Vector clocks are kept per rank: a threadblock's clock has one int32 per threadblock of its own
 # rank (races are between steps of one rank: memory is a rank's own), and every published flag
@@ -122,7 +124,9 @@ def read_text(path: str | Path) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise MscclError(f"{path}: line {line}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise MscclError(
+            f"{path}: line {line}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
 
 
 NCCL_STEPS = 8  # src/include/device.h:32
@@ -192,26 +196,37 @@ def check_program(
         return _check_program(program, runtime_name, fifo_capacity, where)
 
 
-def _check_program(program: Program, runtime_name: str, fifo_capacity: int | None, where: str) -> CheckReport:
+def _check_program(
+    program: Program, runtime_name: str, fifo_capacity: int | None, where: str
+) -> CheckReport:
     rt = runtime(runtime_name)
     findings = check_rules(program, rt)
     if findings.errors:
         errors = findings.errors
         more = f" (+{len(errors) - MAX_REPORTED} more)" if len(errors) > MAX_REPORTED else ""
-        raise MscclError(f"{where}: breaks {rt.name} rules: " + "; ".join(errors[:MAX_REPORTED]) + more)
+        raise MscclError(
+            f"{where}: breaks {rt.name} rules: " + "; ".join(errors[:MAX_REPORTED]) + more
+        )
     collective = rt.collective_of(program.coll)
     _check_shape(program, collective, where)
     if rt.legacy:  # the legacy runtime reads only 'inplace' (src/graph/tuning.cc:356)
         modes = ("in-place",) if program.inplace else ("out-of-place",)
     else:
         modes = tuple(
-            m for m, on in (("out-of-place", program.outofplace), ("in-place", program.inplace)) if on
+            m
+            for m, on in (("out-of-place", program.outofplace), ("in-place", program.inplace))
+            if on
         )
     capacity = fifo_capacity or connection_pieces(program.proto)
     per_call = max_allowed_count(rt, program, collective)
     verified = colls.postcondition(collective, program.ngpus, program.nchunksperloop) is not None
     machine = _Machine(
-        program, collective, tuple(m == "in-place" for m in modes), capacity, findings.lowered, per_call
+        program,
+        collective,
+        tuple(m == "in-place" for m in modes),
+        capacity,
+        findings.lowered,
+        per_call,
     )
     try:
         executed = machine.run()
@@ -284,7 +299,9 @@ class _Block:
     pc: int = 0
     flag: int = -1
     last: int = -1  # its latest event
-    snapshots: list = field(default_factory=list)  # (flag, clock, event) of each hasdep transmission
+    snapshots: list = field(
+        default_factory=list
+    )  # (flag, clock, event) of each hasdep transmission
 
 
 class _Slot:
@@ -342,8 +359,16 @@ class _Machine:
         for g in gpus:
             tbs = sorted(g.tbs, key=lambda t: t.id)
             for local, tb in enumerate(tbs):
-                b = _Block(len(self.blocks), g.id, tb.id, tb.send, tb.recv, tb.chan,
-                           _transmissions(tb, lowered, per_call), local)
+                b = _Block(
+                    len(self.blocks),
+                    g.id,
+                    tb.id,
+                    tb.send,
+                    tb.recv,
+                    tb.chan,
+                    _transmissions(tb, lowered, per_call),
+                    local,
+                )
                 self.blocks.append(b)
                 self.clocks.append(np.zeros(len(tbs), dtype=np.int32))
         self.by_id = {(b.rank, b.id): b for b in self.blocks}
@@ -507,7 +532,11 @@ class _Machine:
             cycle = self._wait_cycle(stuck)
             first = cycle + [b for b in stuck if b not in set(cycle)]
             parts = [self._stuck_reason(b) for b in first[:MAX_REPORTED]]
-            more = f" (+{len(stuck) - MAX_REPORTED} more threadblocks)" if len(stuck) > MAX_REPORTED else ""
+            more = (
+                f" (+{len(stuck) - MAX_REPORTED} more threadblocks)"
+                if len(stuck) > MAX_REPORTED
+                else ""
+            )
             raise _Fail(f"deadlock after {self.executed} steps: " + "; ".join(parts) + more)
         for (src, dst, chan), q in self.fifos.items():
             if q:
@@ -537,12 +566,17 @@ class _Machine:
             path: list[_Block] = []
             on_path: set[int] = set()
             b = start
-            while b is not None and b.index in target and b.index not in on_path and b.index not in done:
+            while (
+                b is not None
+                and b.index in target
+                and b.index not in on_path
+                and b.index not in done
+            ):
                 path.append(b)
                 on_path.add(b.index)
                 b = target[b.index]
             if b is not None and b.index in on_path:
-                return path[path.index(b):]
+                return path[path.index(b) :]
             done.update(on_path)
         return []
 

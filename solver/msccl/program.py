@@ -102,7 +102,12 @@ def printable(text: str) -> str:
     out = []
     for ch in text:
         code = ord(ch)
-        if code < 0x20 or 0x7F <= code < 0xA0 or 0xD800 <= code < 0xE000 or code in (0xFFFE, 0xFFFF):
+        if (
+            code < 0x20
+            or 0x7F <= code < 0xA0
+            or 0xD800 <= code < 0xE000
+            or code in (0xFFFE, 0xFFFF)
+        ):
             out.append(f"\\u{code:04x}")
         else:
             out.append(ch)
@@ -117,8 +122,12 @@ def _attr(value) -> str:
     text = str(value)
     if any(ch in text for ch in '&<>"\r\n\t'):
         text = (
-            text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;").replace("\r", "&#13;").replace("\n", "&#10;")
+            text.replace("&", "&amp;")
+            .replace("<", "&lt;")
+            .replace(">", "&gt;")
+            .replace('"', "&quot;")
+            .replace("\r", "&#13;")
+            .replace("\n", "&#10;")
             .replace("\t", "&#09;")
         )
     return text
@@ -155,7 +164,12 @@ def to_xml(program: Program) -> str:
         out.append(_tag("gpu", gpu, "  ", not g.tbs))
         for tb in g.tbs:
             out.append(
-                _tag("tb", {"id": tb.id, "send": tb.send, "recv": tb.recv, "chan": tb.chan}, "    ", not tb.steps)
+                _tag(
+                    "tb",
+                    {"id": tb.id, "send": tb.send, "recv": tb.recv, "chan": tb.chan},
+                    "    ",
+                    not tb.steps,
+                )
             )
             plain = all(
                 st.type.isalnum() and st.srcbuf.isalnum() and st.dstbuf.isalnum() for st in tb.steps
@@ -179,8 +193,16 @@ def to_xml(program: Program) -> str:
 
 def _step_attrs(st: Step) -> dict:
     return {
-        "s": st.s, "type": st.type, "srcbuf": st.srcbuf, "srcoff": st.srcoff, "dstbuf": st.dstbuf,
-        "dstoff": st.dstoff, "cnt": st.cnt, "depid": st.depid, "deps": st.deps, "hasdep": st.hasdep,
+        "s": st.s,
+        "type": st.type,
+        "srcbuf": st.srcbuf,
+        "srcoff": st.srcoff,
+        "dstbuf": st.dstbuf,
+        "dstoff": st.dstoff,
+        "cnt": st.cnt,
+        "depid": st.depid,
+        "deps": st.deps,
+        "hasdep": st.hasdep,
     }
 
 

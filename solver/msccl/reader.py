@@ -58,15 +58,27 @@ from solver.msccl.runtimes import MscclError
 SOURCE = "rccl 0cbce2a7 / msccl-executor c6f6b36d"
 MAX_ATTR_COUNT = 16  # msccl_parser.h:21
 MAX_DEPTH = 1000  # ours: the reader's recursion (msccl_parser.cc:199, 206) has no bound
-VALUE_BYTES = 255  # value[MAX_STR_LEN+1] holds the value and its terminating NUL (msccl_parser.h:34)
+VALUE_BYTES = (
+    255  # value[MAX_STR_LEN+1] holds the value and its terminating NUL (msccl_parser.h:34)
+)
 NAME_BYTES = 253  # GetToken fails when the 255th byte of a name is read (msccl_parser.cc:69-73)
 KEY_BYTES = 254  # ... unless it is the '=' ending a key (msccl_parser.cc:60 is tested first)
 
 # attributes the loaders read, per element (msccl_parser.cc:315-388, 399-416, 472-483; legacy
 # topo.cc reads name too)
 READ = {
-    "algo": {"name", "proto", "nchannels", "nchunksperloop", "ngpus", "coll", "inplace",
-             "outofplace", "minBytes", "maxBytes"},
+    "algo": {
+        "name",
+        "proto",
+        "nchannels",
+        "nchunksperloop",
+        "ngpus",
+        "coll",
+        "inplace",
+        "outofplace",
+        "minBytes",
+        "maxBytes",
+    },
     "gpu": {"id", "i_chunks", "o_chunks", "s_chunks"},
     "tb": {"id", "send", "recv", "chan"},
     "step": {"s", "type", "srcbuf", "srcoff", "dstbuf", "dstoff", "cnt", "depid", "deps", "hasdep"},
@@ -145,7 +157,10 @@ def scan(text: str, where: str = "<xml>") -> None:
 
 def _too_deep(text: str, pos: int, where: str) -> MscclError:
     return _fail(
-        where, text, pos, "nesting",
+        where,
+        text,
+        pos,
+        "nesting",
         f"elements nested more than {MAX_DEPTH} deep; the reader recurses once per level with no "
         "bound (an MSCCL file needs 4), so deep nesting ends its stack",
         "166, 199, 206",
@@ -154,7 +169,10 @@ def _too_deep(text: str, pos: int, where: str) -> MscclError:
 
 def _step_child(text: str, pos: int, where: str, name: str) -> MscclError:
     return _fail(
-        where, text, pos, "step-children",
+        where,
+        text,
+        pos,
+        "step-children",
         f"<step> has a child element <{name[:40]}>; the reader then calls a NULL handler list and "
         "crashes",
         "193-194, 211-214",
@@ -164,7 +182,10 @@ def _step_child(text: str, pos: int, where: str, name: str) -> MscclError:
 def _separator(text: str, pos: int, where: str) -> MscclError:
     name = {"\t": "tab", "\f": "form feed", "\v": "vertical tab"}[text[pos]]
     return _fail(
-        where, text, pos, "separator",
+        where,
+        text,
+        pos,
+        "separator",
         f"a {name} between XML tokens (line {_line(text, pos)}); the runtimes' reader separates "
         "tokens with space, newline or carriage return only",
         "75, 107",
@@ -182,13 +203,18 @@ def _token(text: str, pos: int, where: str, what: str, limit: int) -> tuple[str,
     is_key_end = stop < len(text) and text[stop] == "="
     if size > (KEY_BYTES if is_key_end and limit == KEY_BYTES else NAME_BYTES):
         raise _fail(
-            where, text, pos, "name-length",
+            where,
+            text,
+            pos,
+            "name-length",
             f"{what} {name[:40]!r}... is {size} bytes; the reader stops at {NAME_BYTES} "
             f"({KEY_BYTES} for a key before '=') with 'name too long'",
             "69-73, msccl_parser.h:31-34",
         )
     if stop >= len(text):
-        raise _fail(where, text, pos, "text", "the file ends inside a tag ('Unexpected EOF')", "18-24")
+        raise _fail(
+            where, text, pos, "text", "the file ends inside a tag ('Unexpected EOF')", "18-24"
+        )
     return name, stop
 
 
@@ -200,9 +226,12 @@ def _node(text: str, pos: int, where: str, read: str) -> tuple[int, bool, str, b
     if c in "\t\f\v":
         raise _separator(text, pos, where)
     if c != "<":
-        what = "a byte-order mark" if c == "\ufeff" else f"text content {text[pos:pos + 20]!r}"
+        what = "a byte-order mark" if c == "\ufeff" else f"text content {text[pos : pos + 20]!r}"
         raise _fail(
-            where, text, pos, "text",
+            where,
+            text,
+            pos,
+            "text",
             f"{what} between elements; the reader expects '<' after blanks (\"expecting '<'\")",
             "107-113",
         )
@@ -210,22 +239,35 @@ def _node(text: str, pos: int, where: str, read: str) -> tuple[int, bool, str, b
         return _comment(text, pos, where), False, "", False
     if text.startswith("<![CDATA[", pos):
         raise _fail(
-            where, text, pos, "cdata",
+            where,
+            text,
+            pos,
+            "cdata",
             "a CDATA section; the reader reads '<![CDATA[' as an element name, never as text",
             "115, 107-113",
         )
     if text.startswith("<!DOCTYPE", pos) or text.startswith("<!ENTITY", pos):
         raise _fail(
-            where, text, pos, "doctype",
+            where,
+            text,
+            pos,
+            "doctype",
             "DOCTYPE/ENTITY declarations are not MSCCL XML (the runtimes' reader knows elements and "
             "comments only, and reads '<!DOCTYPE' as an element)",
             "104-157",
         )
     if text.startswith("<?", pos):
         first = not text[:pos].strip()
-        what = "starts with an XML declaration '<?...?>'" if first else "has a processing instruction '<?...?>'"
+        what = (
+            "starts with an XML declaration '<?...?>'"
+            if first
+            else "has a processing instruction '<?...?>'"
+        )
         raise _fail(
-            where, text, pos, "declaration",
+            where,
+            text,
+            pos,
+            "declaration",
             f"{what}, which the runtimes' reader reads as an element named '?...' (refused "
             "'expected >' or swallowing the rest of the file)",
             "115, 147-155",
@@ -233,11 +275,18 @@ def _node(text: str, pos: int, where: str, read: str) -> tuple[int, bool, str, b
     if text.startswith("</", pos):
         name, stop = _token(text, pos + 2, where, "the closing tag's name", NAME_BYTES)
         if text[stop] != ">":
-            raise _rule_newline(text, stop, where) if text[stop] in "\n\r" else _fail(
-                where, text, stop, "close-tag",
-                f"closing tag </{name[:40]}> has {text[stop]!r} after its name; the reader refuses "
-                "anything between the name and '>' ('unexpected trailing')",
-                "124-131",
+            raise (
+                _rule_newline(text, stop, where)
+                if text[stop] in "\n\r"
+                else _fail(
+                    where,
+                    text,
+                    stop,
+                    "close-tag",
+                    f"closing tag </{name[:40]}> has {text[stop]!r} after its name; the reader refuses "
+                    "anything between the name and '>' ('unexpected trailing')",
+                    "124-131",
+                )
             )
         return stop + 1, False, name, True
     name, stop = _token(text, pos + 1, where, "the element name", NAME_BYTES)
@@ -251,7 +300,7 @@ def _node(text: str, pos: int, where: str, read: str) -> tuple[int, bool, str, b
             attrs = canonical.group()
             n = attrs.count('="')
             if count + n > MAX_ATTR_COUNT and needed:
-                late = set(_RUN_KEY.findall(attrs)[max(0, MAX_ATTR_COUNT - count):]) & needed
+                late = set(_RUN_KEY.findall(attrs)[max(0, MAX_ATTR_COUNT - count) :]) & needed
                 if late:
                     key = min(late)
                     at = text.find(f" {key}=", p) + 1
@@ -274,17 +323,26 @@ def _node(text: str, pos: int, where: str, read: str) -> tuple[int, bool, str, b
         if c == "=":
             p = _value(text, p + 1, where, key)
             c = text[p] if p < len(text) else ""
-        elif c == " " and key and text[_BLANK.match(text, p).end():_BLANK.match(text, p).end() + 1] == "=":
+        elif (
+            c == " "
+            and key
+            and text[_BLANK.match(text, p).end() : _BLANK.match(text, p).end() + 1] == "="
+        ):
             raise _equals_space(text, p, where, key)
     if not c:
-        raise _fail(where, text, p, "text", "the file ends inside a tag ('Unexpected EOF')", "18-24")
+        raise _fail(
+            where, text, p, "text", "the file ends inside a tag ('Unexpected EOF')", "18-24"
+        )
     if c in "\n\r":
         raise _rule_newline(text, p, where)
     if c in "\t\f\v":
         raise _separator(text, p, where)
     if name.startswith("!"):
         raise _fail(
-            where, text, pos, "doctype",
+            where,
+            text,
+            pos,
+            "doctype",
             f"markup '<{name[:20]}' that is neither an element nor a comment; the reader reads it "
             "as an element",
             "115-121",
@@ -293,8 +351,11 @@ def _node(text: str, pos: int, where: str, read: str) -> tuple[int, bool, str, b
         return p + 2, True, name, False
     if c != ">":
         raise _fail(
-            where, text, p, "close-tag",
-            f"<{name[:40]}> ends with {text[p:p + 2]!r} instead of '>' or '/>' ('expected >')",
+            where,
+            text,
+            p,
+            "close-tag",
+            f"<{name[:40]}> ends with {text[p : p + 2]!r} instead of '>' or '/>' ('expected >')",
             "147-155",
         )
     return p + 1, True, name, False
@@ -302,7 +363,10 @@ def _node(text: str, pos: int, where: str, read: str) -> tuple[int, bool, str, b
 
 def _attribute_count(text: str, pos: int, where: str, name: str, key: str) -> MscclError:
     return _fail(
-        where, text, pos, "attribute-count",
+        where,
+        text,
+        pos,
+        "attribute-count",
         f"<{name}> attribute {key!r} comes after its first {MAX_ATTR_COUNT} attribute tokens "
         "(every extra space counts as one); the reader ignores it",
         "138-146, msccl_parser.h:21",
@@ -312,7 +376,10 @@ def _attribute_count(text: str, pos: int, where: str, name: str, key: str) -> Ms
 def _equals_space(text: str, pos: int, where: str, key: str) -> MscclError:
     what = f"attribute {key[:40]!r} has" if key else "an attribute has no name, only"
     return _fail(
-        where, text, pos, "equals-space",
+        where,
+        text,
+        pos,
+        "equals-space",
         f"{what} a space before '='; the reader reads the name with an empty value (0 to strtol) "
         "and the value as a nameless attribute",
         "60-67, 75",
@@ -321,7 +388,10 @@ def _equals_space(text: str, pos: int, where: str, key: str) -> MscclError:
 
 def _rule_newline(text: str, pos: int, where: str) -> MscclError:
     return _fail(
-        where, text, pos, "newline-in-tag",
+        where,
+        text,
+        pos,
+        "newline-in-tag",
         "a newline inside a tag; the reader reads attributes only while they are separated by "
         "single spaces and then expects '>' ('expected >, got newline')",
         "75, 139, 152-155",
@@ -333,35 +403,54 @@ def _value(text: str, pos: int, where: str, key: str) -> int:
     q = text[pos] if pos < len(text) else ""
     if q == "'":
         raise _fail(
-            where, text, pos, "quote",
+            where,
+            text,
+            pos,
+            "quote",
             f"attribute {key[:40]!r} has a single-quoted value; the reader reads from ' to the next "
             "double quote, so it gets another value",
             "29, 45-48",
         )
     if q != '"':
         raise _fail(
-            where, text, pos, "equals-space",
+            where,
+            text,
+            pos,
+            "equals-space",
             f"attribute {key[:40]!r}: '=' is not followed by '\"'; the reader refuses it "
             "('Expected (double) quote')",
             "29-43",
         )
     close = text.find('"', pos + 1)
     if close < 0:
-        raise _fail(where, text, pos, "text", "the file ends inside a value ('Unexpected EOF')", "18-24, 45-48")
-    value = text[pos + 1:close]
+        raise _fail(
+            where,
+            text,
+            pos,
+            "text",
+            "the file ends inside a value ('Unexpected EOF')",
+            "18-24, 45-48",
+        )
+    value = text[pos + 1 : close]
     amp = value.find("&")
     if amp >= 0:
-        ref = value[amp:amp + 12].split(";")[0] + ";"
+        ref = value[amp : amp + 12].split(";")[0] + ";"
         raise _fail(
-            where, text, pos + 1 + amp, "reference",
+            where,
+            text,
+            pos + 1 + amp,
+            "reference",
             f"attribute {key[:40]!r} holds the reference {ref!r}; the reader takes values byte for "
-            "byte and never decodes references (ngpus=\"&#50;\" is 0 to strtol)",
+            'byte and never decodes references (ngpus="&#50;" is 0 to strtol)',
             "45-49, msccl_parser.h:78",
         )
     size = len(value.encode("utf-8", "surrogatepass"))
     if size > VALUE_BYTES:
         raise _fail(
-            where, text, pos, "value-length",
+            where,
+            text,
+            pos,
+            "value-length",
             f"attribute {key[:40]!r} is {size} bytes; the reader copies values into char[256] "
             "without a bound (at most 255 bytes fit)",
             "44-49, msccl_parser.h:20, 34",
@@ -375,7 +464,10 @@ def _comment(text: str, pos: int, where: str) -> int:
     stop = m.end()
     if stop < len(text) and text[stop] == "=":
         raise _fail(
-            where, text, pos, "comment-word",
+            where,
+            text,
+            pos,
+            "comment-word",
             "a comment whose first word holds '='; the reader reads that word as an element name "
             "and refuses it ('Unexpected value')",
             "60-65, 115-121",
@@ -383,7 +475,10 @@ def _comment(text: str, pos: int, where: str) -> int:
     size = len(m.group().encode("utf-8", "surrogatepass"))
     if size > NAME_BYTES:
         raise _fail(
-            where, text, pos, "comment-word",
+            where,
+            text,
+            pos,
+            "comment-word",
             f"a comment whose first word is {size - 3} bytes long; the reader reads it as an "
             f"element name and stops at {NAME_BYTES} bytes ('name too long')",
             "69-73, 115-121",

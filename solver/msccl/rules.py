@@ -123,10 +123,18 @@ def _check_algo(p: Program, rt: Runtime, f: Findings) -> None:
     if f.errors:
         return
     if p.proto not in PROTOCOLS:
-        f.error("algo", f"proto {p.proto!r} is not one of {', '.join(PROTOCOLS)}", "msccl_parser.cc:290-301")
+        f.error(
+            "algo",
+            f"proto {p.proto!r} is not one of {', '.join(PROTOCOLS)}",
+            "msccl_parser.cc:290-301",
+        )
     if rt.collective_of(p.coll) is None:
         cite = "src/graph/topo.cc:826-845" if rt.legacy else "msccl_parser.cc:335-373"
-        f.error("algo", f"coll {p.coll!r} is not a {rt.name} collective ({', '.join(rt.xml_colls)})", cite)
+        f.error(
+            "algo",
+            f"coll {p.coll!r} is not a {rt.name} collective ({', '.join(rt.xml_colls)})",
+            cite,
+        )
     if p.nchunksperloop < 1:
         f.error(
             "algo",
@@ -201,11 +209,15 @@ def _check_gpu_ids(p: Program, rt: Runtime, f: Findings) -> None:
     if twice:
         f.error(
             "algo",
-            f"two <gpu id=\"{twice[0]}\">: the rank loads both and finds duplicate threadblock ids",
+            f'two <gpu id="{twice[0]}">: the rank loads both and finds duplicate threadblock ids',
             "msccl_parser.cc:400, 425",
         )
     if outside:
-        f.error("algo", f"<gpu id=\"{outside[0]}\"> is not a rank 0..{p.ngpus - 1} (semantic)", "msccl_parser.cc:400")
+        f.error(
+            "algo",
+            f'<gpu id="{outside[0]}"> is not a rank 0..{p.ngpus - 1} (semantic)',
+            "msccl_parser.cc:400",
+        )
     for g in p.gpus:
         nodes = 1 + len(p.gpus) + len(g.tbs) + sum(len(tb.steps) for tb in g.tbs)
         if nodes >= rt.max_nodes:
@@ -236,7 +248,11 @@ def _check_gpu(p: Program, g: Gpu, rt: Runtime, f: Findings) -> None:
     present = set(ids)
     for bid in sorted(present):
         if bid > 0 and bid - 1 not in present and 0 <= bid < rt.max_threadblocks:
-            f.error(gw, f"threadblock {bid - 1} is missing (ids must be 0, 1, 2...)", "msccl_parser.cc:684-696")
+            f.error(
+                gw,
+                f"threadblock {bid - 1} is missing (ids must be 0, 1, 2...)",
+                "msccl_parser.cc:684-696",
+            )
             break
     _check_channel_peers(g, rt, f)
 
@@ -348,7 +364,9 @@ def _check_steps(p: Program, g: Gpu, tb: Threadblock, rt: Runtime, f: Findings) 
             continue
         for which, buf in (("srcbuf", st.srcbuf), ("dstbuf", st.dstbuf)):
             if buf not in BUFFERS:
-                f.error(sw, f"{which} {buf!r} must be i, o or s", "msccl_parser.cc:256-268, 551-554")
+                f.error(
+                    sw, f"{which} {buf!r} must be i, o or s", "msccl_parser.cc:256-268, 551-554"
+                )
         if st.depid > INT8_MAX or st.deps > INT16_MAX:
             f.error(
                 sw,
@@ -368,9 +386,17 @@ def _check_transfer(st, sw: str, tb: Threadblock, declared: dict, rt: Runtime, f
             f"{rt.where('max_count')}, msccl_parser.cc:577",
         )
     if st.type in SENDS and tb.send < 0:
-        f.error(sw, f"type {st.type!r} sends but the threadblock has no send peer", "msccl_parser.cc:585")
+        f.error(
+            sw,
+            f"type {st.type!r} sends but the threadblock has no send peer",
+            "msccl_parser.cc:585",
+        )
     if st.type in RECVS and tb.recv < 0:
-        f.error(sw, f"type {st.type!r} receives but the threadblock has no recv peer", "msccl_parser.cc:598")
+        f.error(
+            sw,
+            f"type {st.type!r} receives but the threadblock has no recv peer",
+            "msccl_parser.cc:598",
+        )
     for which, checked, buf, off in (
         ("src", CHECK_SRC, st.srcbuf, st.srcoff),
         ("dst", CHECK_DST, st.dstbuf, st.dstoff),

@@ -201,7 +201,10 @@ CHECK_DST = {"r", "rcs", "rrcs", "cpy", "re", "ra"}
 # 16-bit fields of struct mscclTransmission / mscclThreadBlock (msccl_struct.h:44-45, 58-60)
 INT16_MAX = 2**15 - 1
 INT8_MAX = 2**7 - 1
-INT32 = (-(2**31), 2**31 - 1)  # mscclXmlGetAttrInt stores strtol() into an int (msccl_parser.h:75-80)
+INT32 = (
+    -(2**31),
+    2**31 - 1,
+)  # mscclXmlGetAttrInt stores strtol() into an int (msccl_parser.h:75-80)
 INT64 = (-(2**63), 2**63 - 1)  # mscclXmlGetAttrInt64: strtoll() (msccl_parser.h:82-87)
 
 

@@ -133,7 +133,9 @@ def shaped_fabric(topo: Topology, partners: int) -> tuple[Topology, dict, tuple[
         drop.update(chain[1] for _, chain, _ in att if len(chain) == 3)
         shaped.append(sw)
     if not shaped:
-        raise MscclError(f"no switch of {topo.name!r} joins more than {partners + 1} GPUs: nothing to shape")
+        raise MscclError(
+            f"no switch of {topo.name!r} joins more than {partners + 1} GPUs: nothing to shape"
+        )
     base = topo.without(drop)
     fabric = replace(
         base,
@@ -209,7 +211,12 @@ def shape(real: Schedule, partners: int, max_trees_per_root: int | None = 1) -> 
     )
     verify_schedule(schedule)
     return Shaped(
-        schedule, partners, switches, real.optimal_algbw_exact, logical.optimal_algbw_exact, real.algbw_exact
+        schedule,
+        partners,
+        switches,
+        real.optimal_algbw_exact,
+        logical.optimal_algbw_exact,
+        real.algbw_exact,
     )
 
 

@@ -54,7 +54,9 @@ from solver.mscclpp.plan import (
 )
 
 CHANNEL_CHOICES = ("auto", "port")
-DEFAULT_MAX_MESSAGE = UINT32_MAX  # offsets are uint32_t in the device plan (execution_common.hpp:115-118)
+DEFAULT_MAX_MESSAGE = (
+    UINT32_MAX  # offsets are uint32_t in the device plan (execution_common.hpp:115-118)
+)
 
 
 @dataclass
@@ -104,14 +106,18 @@ def _phases(schedule: Schedule) -> list[tuple[str, Schedule]]:
     if schedule.collective == "allreduce":
         kinds = [p.collective for p in schedule.phases]
         if kinds != ["reduce-scatter", "allgather"]:
-            raise MscclppError(f"allreduce phases must be reduce-scatter then allgather, got {kinds}")
+            raise MscclppError(
+                f"allreduce phases must be reduce-scatter then allgather, got {kinds}"
+            )
         return [("rs", schedule.phases[0]), ("ag", schedule.phases[1])]
     if schedule.collective == "allgather":
         return [("ag", schedule)]
     if schedule.collective == "reduce-scatter":
         return [("rs", schedule)]
-    raise MscclppError(f"cannot write an MSCCL++ plan for {schedule.collective!r} "
-                       "(allgather, reduce-scatter, allreduce)")
+    raise MscclppError(
+        f"cannot write an MSCCL++ plan for {schedule.collective!r} "
+        "(allgather, reduce-scatter, allreduce)"
+    )
 
 
 def rank_order(schedule: Schedule, order: list[str] | None = None) -> list[str]:
@@ -120,10 +126,14 @@ def rank_order(schedule: Schedule, order: list[str] | None = None) -> list[str]:
     if order is None:
         return compute
     if len(set(order)) != len(order):
-        raise MscclppError(f"rank order lists {next(x for x in order if order.count(x) > 1)!r} twice")
+        raise MscclppError(
+            f"rank order lists {next(x for x in order if order.count(x) > 1)!r} twice"
+        )
     extra, missing = set(order) - set(compute), set(compute) - set(order)
     if extra:
-        raise MscclppError(f"rank order names {min(extra)!r}, which is not a compute node of the fabric")
+        raise MscclppError(
+            f"rank order names {min(extra)!r}, which is not a compute node of the fabric"
+        )
     if missing:
         raise MscclppError(f"rank order misses compute node {min(missing)!r}")
     return list(order)
@@ -132,11 +142,20 @@ def rank_order(schedule: Schedule, order: list[str] | None = None) -> list[str]:
 def _check_tree(tree: Tree, kind: str, compute: set[str]) -> dict[str, int]:
     depth = tree.depth_of()
     nodes = {tree.root} | {e.src for e in tree.edges} | {e.dst for e in tree.edges}
-    if tree.multiplicity < 1 or nodes != compute or len(tree.edges) != len(compute) - 1 or len(depth) != len(compute):
-        raise MscclppError(f"tree of root {tree.root!r} does not span the compute nodes exactly once")
+    if (
+        tree.multiplicity < 1
+        or nodes != compute
+        or len(tree.edges) != len(compute) - 1
+        or len(depth) != len(compute)
+    ):
+        raise MscclppError(
+            f"tree of root {tree.root!r} does not span the compute nodes exactly once"
+        )
     for e in tree.edges:
         if (depth[e.dst] == depth[e.src] + 1) != (kind == "ag"):
-            raise MscclppError(f"tree of root {tree.root!r}: edge {e.src}->{e.dst} points the wrong way")
+            raise MscclppError(
+                f"tree of root {tree.root!r}: edge {e.src}->{e.dst} points the wrong way"
+            )
     return depth
 
 
@@ -173,7 +192,13 @@ def _ops_signal(name: str, tb: _Tb, chans: list[tuple[str, int]]) -> list[dict]:
     for ctype in ("memory", "port"):
         ids = [tb.channel(ctype, f) for t, f in chans if t == ctype]
         for i in range(0, len(ids), MAX_CHANNEL_PER_OPERATION):
-            out.append({"name": name, "channel_ids": ids[i:i + MAX_CHANNEL_PER_OPERATION], "channel_type": ctype})
+            out.append(
+                {
+                    "name": name,
+                    "channel_ids": ids[i : i + MAX_CHANNEL_PER_OPERATION],
+                    "channel_type": ctype,
+                }
+            )
     return out
 
 
@@ -203,7 +228,8 @@ def build_plan(
     if not 0 <= min_bytes <= hi <= DEFAULT_MAX_MESSAGE:
         raise MscclppError(
             f"message sizes {min_bytes}..{hi} must lie in 0..{DEFAULT_MAX_MESSAGE}: offsets are uint32_t "
-            f"in the device plan ({cite(COMMON)}:115-118)")
+            f"in the device plan ({cite(COMMON)}:115-118)"
+        )
     ids = rank_order(schedule, order)
     phases = _phases(schedule)
     compute = set(ids)
@@ -267,7 +293,8 @@ def build_plan(
             f"({resident}, --max-threadblocks; the kernel is __launch_bounds__(1024, 1)), because "
             f"trees do not fit {MAX_OPERATION} ops and {MAX_CHANNEL} channels per threadblock together: export "
             f"a schedule with fewer trees (--max-trees-per-root 1{'' if instances == 1 else ', fewer --instances'}) "
-            "or, on a GPU with more SMs/CUs, raise --max-threadblocks")
+            "or, on a GPU with more SMs/CUs, raise --max-threadblocks"
+        )
     return _document(b, coll, C, Cp, min_bytes, hi, name)
 
 
@@ -278,7 +305,11 @@ def _pack(trees: list[list[_Tb]], per_tb: int, n: int, count_only: bool = False)
     groups: list = []
     in_group = 0
     for tbs in trees:
-        if not groups or in_group >= per_tb or not all(_fits(x, y) for x, y in zip(groups[-1], tbs)):
+        if (
+            not groups
+            or in_group >= per_tb
+            or not all(_fits(x, y) for x, y in zip(groups[-1], tbs))
+        ):
             groups.append([_Count() if count_only else _Tb() for _ in range(n)])
             in_group = 0
         for x, y in zip(groups[-1], tbs):
@@ -317,10 +348,14 @@ def _fits(group: _Tb, tree: _Tb) -> bool:
 def _merge(group: _Tb, tree: _Tb) -> None:
     """Append a tree's ops to a threadblock, renumbering its channel and remote-buffer ids."""
     for op in tree.ops:
-        op = {k: ([dict(x) for x in v] if k in ("src_buff", "dst_buff") else v) for k, v in op.items()}
+        op = {
+            k: ([dict(x) for x in v] if k in ("src_buff", "dst_buff") else v) for k, v in op.items()
+        }
         ctype = op.get("channel_type")
         if "channel_ids" in op:
-            op["channel_ids"] = [group.channel(ctype, tree.chans[ctype][c]) for c in op["channel_ids"]]
+            op["channel_ids"] = [
+                group.channel(ctype, tree.chans[ctype][c]) for c in op["channel_ids"]
+            ]
         for side in ("src_buff", "dst_buff"):
             for buff in op.get(side, []):
                 if "buffer_id" in buff:
@@ -351,9 +386,13 @@ def _allgather_tree(b: _Builder, tree: Tree, depth, tbs, coll, local, g, count, 
             ops.append({"name": "nop"})
             src = _local("o", g, count)
         elif coll == "allreduce":
-            sems = [s for first, cnt, s in released if first < local + count and local < first + cnt]
+            sems = [
+                s for first, cnt, s in released if first < local + count and local < first + cnt
+            ]
             for i in range(0, len(sems), MAX_DEVICE_SEMAPHORES):
-                ops.append({"name": "sem_acquire", "semaphore_ids": sems[i:i + MAX_DEVICE_SEMAPHORES]})
+                ops.append(
+                    {"name": "sem_acquire", "semaphore_ids": sems[i : i + MAX_DEVICE_SEMAPHORES]}
+                )
             ops.append({"name": "nop"})
             src = _local("o", g, count)
         else:
@@ -370,13 +409,16 @@ def _send(b: _Builder, v: int, tb: _Tb, src: dict, dests: list, btype: str, inde
     for ctype in ("memory", "port"):
         group = [(c, ed) for c, ed in dests if ed.ctype == ctype]
         for i in range(0, len(group), MAX_CHANNEL_PER_OPERATION):
-            part = group[i:i + MAX_CHANNEL_PER_OPERATION]
+            part = group[i : i + MAX_CHANNEL_PER_OPERATION]
             op = {
                 "name": "put" if ctype == "memory" else "pwsf",
                 "src_buff": [dict(src) for _ in part],
                 "dst_buff": [
-                    {"buffer_id": tb.buffer(ctype, b.ranks[v].remote_buffer(c, btype, ctype)),
-                     "index": index_of(c), "size": count}
+                    {
+                        "buffer_id": tb.buffer(ctype, b.ranks[v].remote_buffer(c, btype, ctype)),
+                        "index": index_of(c),
+                        "size": count,
+                    }
                     for c, _ in part
                 ],
             }
@@ -425,8 +467,14 @@ def _reduce_tree(b: _Builder, tree: Tree, depth, tbs, coll, local, g, count, rel
             slots = [_local("s", slot, count) for _, _, slot in mine]
             step = MAX_BUFFERS_PER_OPERATION - 1
             for i in range(0, len(slots), step):
-                ops.append({"name": "re", "src_buff": [first] + slots[i:i + step],
-                            "dst_buff": [dict(acc)], "reduce_op": "sum"})
+                ops.append(
+                    {
+                        "name": "re",
+                        "src_buff": [first] + slots[i : i + step],
+                        "dst_buff": [dict(acc)],
+                        "reduce_op": "sum",
+                    }
+                )
                 first = dict(acc)
             ops.append({"name": "nop"})
         if v in up:
@@ -438,14 +486,20 @@ def _reduce_tree(b: _Builder, tree: Tree, depth, tbs, coll, local, g, count, rel
             b.ranks[v].semaphores += 1
             released.append((local, count, sem))
             if not mine:
-                ops.append({"name": "copy", "src_buff": [_local("i", g, count)], "dst_buff": [dict(acc)]})
+                ops.append(
+                    {"name": "copy", "src_buff": [_local("i", g, count)], "dst_buff": [dict(acc)]}
+                )
                 ops.append({"name": "nop"})
             ops.append({"name": "sem_release", "semaphore_ids": [sem]})
 
 
 def _document(b: _Builder, coll: str, C: int, Cp: int, lo: int, hi: int, name: str | None) -> dict:
     n = b.n
-    chunks = {"allgather": (Cp, n * Cp), "reduce-scatter": (n * Cp, Cp), "allreduce": (n * Cp, n * Cp)}[coll]
+    chunks = {
+        "allgather": (Cp, n * Cp),
+        "reduce-scatter": (n * Cp, Cp),
+        "allreduce": (n * Cp, n * Cp),
+    }[coll]
     gpus = []
     for rk, st in enumerate(b.ranks):
         tbs = []
@@ -455,30 +509,49 @@ def _document(b: _Builder, coll: str, C: int, Cp: int, lo: int, hi: int, name: s
                     raise MscclppError(
                         f"rank {rk} threadblock {t} needs {max(len(tb.chans[ctype]), len(tb.bufs[ctype]))} "
                         f"{ctype} channels, more than the device plan holds (MAX_CHANNEL {MAX_CHANNEL}, "
-                        f"{cite(COMMON)}:15): a tree node has too many children; solve with fewer")
+                        f"{cite(COMMON)}:15): a tree node has too many children; solve with fewer"
+                    )
             if len(tb.ops) > MAX_OPERATION:
                 raise MscclppError(
                     f"rank {rk} threadblock {t} needs {len(tb.ops)} operations, more than the device "
-                    f"plan holds (MAX_OPERATION {MAX_OPERATION}, {cite(EXECUTOR)}:457-461)")
-            tbs.append({
-                "id": t,
-                "ops": tb.ops,
-                "channels": [{"channel_type": c, "channel_ids": tb.chans[c]} for c in ("memory", "port") if tb.chans[c]],
-                "remote_buffer_refs": [{"access_channel_type": c, "remote_buffer_ids": tb.bufs[c]}
-                                       for c in ("memory", "port") if tb.bufs[c]],
-            })
+                    f"plan holds (MAX_OPERATION {MAX_OPERATION}, {cite(EXECUTOR)}:457-461)"
+                )
+            tbs.append(
+                {
+                    "id": t,
+                    "ops": tb.ops,
+                    "channels": [
+                        {"channel_type": c, "channel_ids": tb.chans[c]}
+                        for c in ("memory", "port")
+                        if tb.chans[c]
+                    ],
+                    "remote_buffer_refs": [
+                        {"access_channel_type": c, "remote_buffer_ids": tb.bufs[c]}
+                        for c in ("memory", "port")
+                        if tb.bufs[c]
+                    ],
+                }
+            )
         remote = sorted(st.remote.items(), key=lambda kv: kv[1][0])
-        gpus.append({
-            "id": rk,
-            "input_chunks": chunks[0],
-            "output_chunks": chunks[1],
-            "scratch_chunks": st.scratch,
-            "threadblocks": tbs,
-            "channels": [{"channel_type": c, "connected_to": st.channels[c]} for c in ("memory", "port") if st.channels[c]],
-            "remote_buffers": [{"rank": owner, "type": btype, "access_channel_types": acc}
-                               for (owner, btype), (_id, acc) in remote],
-            "semaphores": [{"init_value": 0} for _ in range(st.semaphores)],
-        })
+        gpus.append(
+            {
+                "id": rk,
+                "input_chunks": chunks[0],
+                "output_chunks": chunks[1],
+                "scratch_chunks": st.scratch,
+                "threadblocks": tbs,
+                "channels": [
+                    {"channel_type": c, "connected_to": st.channels[c]}
+                    for c in ("memory", "port")
+                    if st.channels[c]
+                ],
+                "remote_buffers": [
+                    {"rank": owner, "type": btype, "access_channel_types": acc}
+                    for (owner, btype), (_id, acc) in remote
+                ],
+                "semaphores": [{"init_value": 0} for _ in range(st.semaphores)],
+            }
+        )
     topo = b.schedule.topology.name
     return {
         "name": name or f"forestcoll_{COLLECTIVE_NAMES[coll]}_{n}r_k{C}",
@@ -492,5 +565,10 @@ def _document(b: _Builder, coll: str, C: int, Cp: int, lo: int, hi: int, name: s
         "buffer_alignment": 16,
         "min_message_size": lo,
         "max_message_size": hi,
-        "forestcoll": {"topology": topo, "ranks": b.ids, "chunks_per_shard": C, "instances": b.instances},
+        "forestcoll": {
+            "topology": topo,
+            "ranks": b.ids,
+            "chunks_per_shard": C,
+            "instances": b.instances,
+        },
     }

@@ -58,7 +58,9 @@ DATA_OPS = ("copy", "re", "res", "rre", "rres", "get", "put", "pws", "pwsf")
 MAX_FILE_BYTES = 64 * 2**20  # check-plan reads at most this much
 MAX_CELLS = 2**24  # chunks over all ranks' buffers the symbolic execution holds
 MAX_SEMAPHORE = 2**16  # a semaphore's initial value it models
-SUPPORTED = tuple(SIGNALS) + tuple(WAITS) + DATA_OPS + ("nop", "sem_acquire", "sem_release", "flush")
+SUPPORTED = (
+    tuple(SIGNALS) + tuple(WAITS) + DATA_OPS + ("nop", "sem_acquire", "sem_release", "flush")
+)
 
 
 @dataclass
@@ -90,8 +92,20 @@ class _Cell:
 
 
 class _Tb:
-    __slots__ = ("gid", "rank", "tid", "ops", "pc", "clock", "started", "after_wait", "after_write",
-                 "unflushed", "chans", "bufs")
+    __slots__ = (
+        "gid",
+        "rank",
+        "tid",
+        "ops",
+        "pc",
+        "clock",
+        "started",
+        "after_wait",
+        "after_write",
+        "unflushed",
+        "chans",
+        "bufs",
+    )
 
     def __init__(self, gid, rank, tid, ops, chans, bufs):
         self.gid, self.rank, self.tid, self.ops = gid, rank, tid, ops
@@ -104,7 +118,9 @@ class _Tb:
 
     def where(self) -> str:
         op = self.ops[self.pc] if self.pc < len(self.ops) else None
-        return f"rank {self.rank} tb {self.tid} op {self.pc}" + (f" ({op.get('name')})" if op else "")
+        return f"rank {self.rank} tb {self.tid} op {self.pc}" + (
+            f" ({op.get('name')})" if op else ""
+        )
 
 
 def check_plan_text(text: str, where: str = "<plan>", resident: int | None = None) -> PlanReport:
@@ -126,8 +142,15 @@ def check_plan(doc: dict, where: str = "<plan>", resident: int | None = None) ->
     run = _Run(doc, where)
     executed = run.execute()
     run.check_result()
-    return PlanReport(doc["name"], doc["collective"], len(doc["gpus"]), plan_stats(doc), executed,
-                      time.perf_counter() - t0, run.notes)
+    return PlanReport(
+        doc["name"],
+        doc["collective"],
+        len(doc["gpus"]),
+        plan_stats(doc),
+        executed,
+        time.perf_counter() - t0,
+        run.notes,
+    )
 
 
 class _Run:
@@ -139,30 +162,43 @@ class _Run:
         self.coll = doc["collective"]
         self.inplace = doc["inplace"]
         if self.coll not in ("allgather", "reducescatter", "allreduce"):
-            raise MscclppError(f"{where}: collective {self.coll!r}: this checker verifies allgather, "
-                               "reducescatter and allreduce")
+            raise MscclppError(
+                f"{where}: collective {self.coll!r}: this checker verifies allgather, "
+                "reducescatter and allreduce"
+            )
         if doc.get("reuse_resources", False):
-            raise MscclppError(f"{where}: reuse_resources (scratch offsets wrap modulo a shared buffer, "
-                               f"{cite(KERNEL)}:59-67) is not executed by this checker")
+            raise MscclppError(
+                f"{where}: reuse_resources (scratch offsets wrap modulo a shared buffer, "
+                f"{cite(KERNEL)}:59-67) is not executed by this checker"
+            )
         ic = {g["input_chunks"] for g in gpus}
         oc = {g["output_chunks"] for g in gpus}
         if len(ic) != 1 or len(oc) != 1:
             raise MscclppError(f"{where}: ranks declare different input/output chunk counts")
         self.ic, self.oc = ic.pop(), oc.pop()
-        want = {"allgather": (self.ic * n, self.oc), "reducescatter": (self.oc * n, self.ic),
-                "allreduce": (self.ic, self.oc)}[self.coll]
+        want = {
+            "allgather": (self.ic * n, self.oc),
+            "reducescatter": (self.oc * n, self.ic),
+            "allreduce": (self.ic, self.oc),
+        }[self.coll]
         if want[0] != want[1]:
-            raise MscclppError(f"{where}: {self.coll} with {self.ic} input and {self.oc} output chunks "
-                               f"per rank on {n} ranks: the buffers do not fit the collective")
+            raise MscclppError(
+                f"{where}: {self.coll} with {self.ic} input and {self.oc} output chunks "
+                f"per rank on {n} ranks: the buffers do not fit the collective"
+            )
         cells = sum(g["input_chunks"] + g["output_chunks"] + g["scratch_chunks"] for g in gpus)
         if cells > MAX_CELLS:
-            raise MscclppError(f"{where}: {cells} chunks over all buffers, more than the symbolic execution "
-                               f"holds ({MAX_CELLS})")
+            raise MscclppError(
+                f"{where}: {cells} chunks over all buffers, more than the symbolic execution "
+                f"holds ({MAX_CELLS})"
+            )
         for r, g in enumerate(gpus):
             for s in g.get("semaphores", []):
                 if not 0 <= s["init_value"] <= MAX_SEMAPHORE:
-                    raise MscclppError(f"{where}: rank {r} semaphore init_value {s['init_value']} (this checker "
-                                       f"models 0..{MAX_SEMAPHORE})")
+                    raise MscclppError(
+                        f"{where}: rank {r} semaphore init_value {s['init_value']} (this checker "
+                        f"models 0..{MAX_SEMAPHORE})"
+                    )
         self._channels(gpus)
         self.tbs: list[_Tb] = []
         for r, g in enumerate(gpus):
@@ -170,21 +206,28 @@ class _Run:
                 chans = {"memory": [], "port": []}
                 for ch in tb["channels"]:
                     if ch["channel_type"] not in chans:
-                        raise MscclppError(f"{where}: rank {r} tb {t}: {ch['channel_type']} channels are "
-                                           "not executed by this checker")
+                        raise MscclppError(
+                            f"{where}: rank {r} tb {t}: {ch['channel_type']} channels are "
+                            "not executed by this checker"
+                        )
                     chans[ch["channel_type"]].extend(ch["channel_ids"])
                 bufs = {"memory": [], "port": []}
                 for ref in tb.get("remote_buffer_refs", []):
                     if ref["access_channel_type"] in bufs:
                         bufs[ref["access_channel_type"]].extend(ref["remote_buffer_ids"])
                 self.tbs.append(_Tb(len(self.tbs), r, t, tb["ops"], chans, bufs))
-        self.sizes = [{"i": g["input_chunks"], "o": g["output_chunks"], "s": g["scratch_chunks"]} for g in gpus]
+        self.sizes = [
+            {"i": g["input_chunks"], "o": g["output_chunks"], "s": g["scratch_chunks"]}
+            for g in gpus
+        ]
         self.cells: dict[tuple, _Cell] = {}
         for r in range(n):
             for j in range(self.ic):
                 glob = r * self.ic + j if self.coll == "allgather" else j
                 self.cells[self._key(r, "i", j)] = _Cell(((r, glob),))
-        self.sem = [[deque([None] * max(0, s["init_value"])) for s in g.get("semaphores", [])] for g in gpus]
+        self.sem = [
+            [deque([None] * max(0, s["init_value"])) for s in g.get("semaphores", [])] for g in gpus
+        ]
         self.sem_init = [[s["init_value"] for s in g.get("semaphores", [])] for g in gpus]
 
     # ------------------------------------------------------------------ setup
@@ -195,7 +238,12 @@ class _Run:
         for r, g in enumerate(gpus):
             counters: dict[int, int] = defaultdict(int)
             for ctype in ("memory", "port"):
-                peers = [p for ch in g["channels"] if ch["channel_type"] == ctype for p in ch["connected_to"]]
+                peers = [
+                    p
+                    for ch in g["channels"]
+                    if ch["channel_type"] == ctype
+                    for p in ch["connected_to"]
+                ]
                 self.flat[(r, ctype)] = peers
                 for i, p in enumerate(peers):
                     tagged[(r, p, counters[p])] = (ctype, i)
@@ -207,11 +255,13 @@ class _Run:
                 raise MscclppError(
                     f"{self.where}: rank {r}'s {ctype} channel {i} to rank {p} has no counterpart on rank "
                     f"{p} (connection {tag} between them; {cite(EXECUTOR)}:268-294 pairs the i-th channel "
-                    "of each side, memory channels first)")
+                    "of each side, memory channels first)"
+                )
             if other[0] != ctype:
                 raise MscclppError(
                     f"{self.where}: rank {r}'s {ctype} channel {i} to rank {p} is paired with rank {p}'s "
-                    f"{other[0]} channel {other[1]} (connection {tag}; {cite(EXECUTOR)}:268-294)")
+                    f"{other[0]} channel {other[1]} (connection {tag}; {cite(EXECUTOR)}:268-294)"
+                )
             self.partner[(r, ctype, i)] = (p, other[1])
         self.inbox: dict[tuple[int, str, int], deque] = defaultdict(deque)
 
@@ -253,24 +303,29 @@ class _Run:
                         f"{self.where}: rank {tb.rank} tb {tb.tid} ends with a port put not flushed: the "
                         "kernel can end before the proxy has read the source (use pwsf, as MSCCL++'s own "
                         "plans do; a flush op flushes only as many channels as it has dst_buff entries, "
-                        f"{cite(KERNEL)}:120-127)")
+                        f"{cite(KERNEL)}:120-127)"
+                    )
         for (r, ctype, i), box in self.inbox.items():
             if box:
                 raise MscclppError(
                     f"{self.where}: rank {r}'s {ctype} channel {i} ends with {len(box)} signal(s) nobody "
-                    "waited for: the next call's wait on it returns before its data is there")
+                    "waited for: the next call's wait on it returns before its data is there"
+                )
         for r, sems in enumerate(self.sem):
             for s, q in enumerate(sems):
                 if len(q) != max(0, self.sem_init[r][s]):
                     raise MscclppError(
                         f"{self.where}: rank {r} semaphore {s} ends at {len(q)}, not its initial value "
-                        f"{self.sem_init[r][s]}: the next call starts with it out of step")
+                        f"{self.sem_init[r][s]}: the next call starts with it out of step"
+                    )
         return executed
 
     def _deadlock(self, active) -> None:
         parts = [tb.where() for tb in list(active)[:4]]
         more = f" and {len(active) - 4} more" if len(active) > 4 else ""
-        raise MscclppError(f"{self.where}: deadlock: {'; '.join(parts)}{more} wait for signals that never come")
+        raise MscclppError(
+            f"{self.where}: deadlock: {'; '.join(parts)}{more} wait for signals that never come"
+        )
 
     def _fail(self, tb: _Tb, message: str) -> None:
         raise MscclppError(f"{self.where}: {tb.where()}: {message}")
@@ -280,18 +335,26 @@ class _Run:
         ids = tb.chans.get(ctype, [])
         cid = op["channel_ids"][k]
         if cid >= len(ids):
-            self._fail(tb, f"channel id {cid} but the threadblock has {len(ids)} {ctype} channel(s) "
-                       f"({cite(PLAN)}:394-410)")
+            self._fail(
+                tb,
+                f"channel id {cid} but the threadblock has {len(ids)} {ctype} channel(s) "
+                f"({cite(PLAN)}:394-410)",
+            )
         return ids[cid]
 
     def _step(self, tb: _Tb) -> bool:
         op = tb.ops[tb.pc]
         name = op["name"]
         if name not in SUPPORTED:
-            self._fail(tb, f"operation {name!r} is not executed by this checker (it runs simple-protocol "
-                       "memory/port channel plans)")
+            self._fail(
+                tb,
+                f"operation {name!r} is not executed by this checker (it runs simple-protocol "
+                "memory/port channel plans)",
+            )
         if "tbg_info" in op:
-            self._fail(tb, "tbg_info (a chunk split across threadblocks) is not executed by this checker")
+            self._fail(
+                tb, "tbg_info (a chunk split across threadblocks) is not executed by this checker"
+            )
         if name == "nop":
             tb.after_wait = tb.after_write = False
             return True
@@ -299,8 +362,11 @@ class _Run:
             return self._wait(tb, op, WAITS[name])
         if name in SIGNALS:
             if not SIGNALS[name] and tb.after_write:
-                self._fail(tb, "signals right after a data op: the other threads may still be writing; put a "
-                           f"nop before it ({cite(KERNEL)}:82-99)")
+                self._fail(
+                    tb,
+                    "signals right after a data op: the other threads may still be writing; put a "
+                    f"nop before it ({cite(KERNEL)}:82-99)",
+                )
             self._signal(tb, op, SIGNALS[name])
             return True
         if name == "sem_acquire":
@@ -316,7 +382,10 @@ class _Run:
             return True
         if name == "sem_release":
             if tb.after_write:
-                self._fail(tb, f"sem_release right after a data op needs a nop before it ({cite(KERNEL)}:664-670)")
+                self._fail(
+                    tb,
+                    f"sem_release right after a data op needs a nop before it ({cite(KERNEL)}:664-670)",
+                )
             for s in op["semaphore_ids"]:
                 self.sem[tb.rank][s].append((dict(tb.clock), set(tb.started)))
             return True
@@ -366,12 +435,18 @@ class _Run:
         if refs is None:
             self._fail(tb, f"a remote buffer through channel type {ctype!r}")
         if buff["buffer_id"] >= len(refs):
-            self._fail(tb, f"buffer_id {buff['buffer_id']} but the threadblock refers to {len(refs)} "
-                       f"{ctype} remote buffer(s) ({cite(PLAN)}:423-443)")
+            self._fail(
+                tb,
+                f"buffer_id {buff['buffer_id']} but the threadblock refers to {len(refs)} "
+                f"{ctype} remote buffer(s) ({cite(PLAN)}:423-443)",
+            )
         rb = self.doc["gpus"][tb.rank]["remote_buffers"][refs[buff["buffer_id"]]]
         if ctype not in rb["access_channel_types"]:
-            self._fail(tb, f"remote buffer {refs[buff['buffer_id']]} is not accessible through {ctype} "
-                       f"channels (access_channel_types {rb['access_channel_types']}, {cite(PLAN)}:354-358)")
+            self._fail(
+                tb,
+                f"remote buffer {refs[buff['buffer_id']]} is not accessible through {ctype} "
+                f"channels (access_channel_types {rb['access_channel_types']}, {cite(PLAN)}:354-358)",
+            )
         if rb["rank"] == tb.rank:
             self._fail(tb, "a remote buffer of the rank itself")
         return rb["rank"], rb["type"]
@@ -385,8 +460,11 @@ class _Run:
             self._fail(tb, "switch-channel buffers are not executed by this checker")
         size = self.sizes[rank][btype]
         if buff["index"] + buff["size"] > size:
-            self._fail(tb, f"chunks {buff['index']}..{buff['index'] + buff['size'] - 1} of rank {rank}'s "
-                       f"{btype} buffer, which has {size}")
+            self._fail(
+                tb,
+                f"chunks {buff['index']}..{buff['index'] + buff['size'] - 1} of rank {rank}'s "
+                f"{btype} buffer, which has {size}",
+            )
         return rank, btype, buff["index"], buff["size"]
 
     def _read(self, tb: _Tb, span) -> list:
@@ -396,11 +474,16 @@ class _Run:
             key = self._key(rank, btype, j)
             cell = self.cells.get(key)
             if cell is None or cell.value is None:
-                self._fail(tb, f"reads chunk {j} of rank {rank}'s {btype} buffer before anything wrote it")
+                self._fail(
+                    tb, f"reads chunk {j} of rank {rank}'s {btype} buffer before anything wrote it"
+                )
             w = cell.writer
             if w is not None and w[0] != tb.gid and tb.clock.get(w[0], -1) < w[1]:
-                self._fail(tb, f"reads chunk {j} of rank {rank}'s {btype} buffer, written by rank {w[2]} tb "
-                           f"{w[3]} op {w[4]}, without waiting for that write's signal (a race)")
+                self._fail(
+                    tb,
+                    f"reads chunk {j} of rank {rank}'s {btype} buffer, written by rank {w[2]} tb "
+                    f"{w[3]} op {w[4]}, without waiting for that write's signal (a race)",
+                )
             cell.readers.append((tb.gid, tb.pc))
             out.append(cell.value)
         return out
@@ -408,9 +491,12 @@ class _Run:
     def _write(self, tb: _Tb, span, values: list, remote: bool) -> None:
         rank, btype, index, size = span
         if remote and rank not in tb.started:
-            self._fail(tb, f"writes into rank {rank}'s {btype} buffer before any signal from rank {rank} in this "
-                       "call: it can overwrite what rank's previous call still reads (signal 'ready' first, as "
-                       "MSCCL++'s own plans do)")
+            self._fail(
+                tb,
+                f"writes into rank {rank}'s {btype} buffer before any signal from rank {rank} in this "
+                "call: it can overwrite what rank's previous call still reads (signal 'ready' first, as "
+                "MSCCL++'s own plans do)",
+            )
         for j, value in zip(range(index, index + size), values):
             key = self._key(rank, btype, j)
             cell = self.cells.get(key)
@@ -418,8 +504,11 @@ class _Run:
                 cell = self.cells[key] = _Cell(None)
             for g, s in ([cell.writer[:2]] if cell.writer else []) + cell.readers:
                 if g != tb.gid and tb.clock.get(g, -1) < s:
-                    self._fail(tb, f"writes chunk {j} of rank {rank}'s {btype} buffer while another threadblock "
-                               "may still read or write it (a race)")
+                    self._fail(
+                        tb,
+                        f"writes chunk {j} of rank {rank}'s {btype} buffer while another threadblock "
+                        "may still read or write it (a race)",
+                    )
             cell.value = value
             cell.writer = (tb.gid, tb.pc + 1, tb.rank, tb.tid, tb.pc)
             cell.readers = []
@@ -429,11 +518,17 @@ class _Run:
         ctype = op.get("channel_type", "none")
         port = ctype == "port" and name in ("put", "pws", "pwsf")
         if tb.after_wait:
-            self._fail(tb, f"{name} right after a wait: only the waiting threads have seen the signal; put a "
-                       f"nop between them ({cite(KERNEL)}:101-118)")
+            self._fail(
+                tb,
+                f"{name} right after a wait: only the waiting threads have seen the signal; put a "
+                f"nop between them ({cite(KERNEL)}:101-118)",
+            )
         if port and tb.after_write:
-            self._fail(tb, f"{name} on a port channel right after a data op: one thread hands the source to the "
-                       f"proxy while the others may still write it; put a nop before it ({cite(KERNEL)}:147-187)")
+            self._fail(
+                tb,
+                f"{name} on a port channel right after a data op: one thread hands the source to the "
+                f"proxy while the others may still write it; put a nop before it ({cite(KERNEL)}:147-187)",
+            )
         srcs = [self._span(tb, op, b) for b in op.get("src_buff", [])]
         dsts = [self._span(tb, op, b) for b in op.get("dst_buff", [])]
         if not srcs or not dsts:
@@ -448,21 +543,33 @@ class _Run:
                 want_remote = (True, False)
             for s, d, rs, rd in zip(srcs, dsts, remote_src, remote_dst):
                 if (rs, rd) != want_remote or s[3] != d[3]:
-                    self._fail(tb, f"{name} from {'remote' if rs else 'local'} to {'remote' if rd else 'local'} "
-                               f"buffers of {s[3]} and {d[3]} chunks")
+                    self._fail(
+                        tb,
+                        f"{name} from {'remote' if rs else 'local'} to {'remote' if rd else 'local'} "
+                        f"buffers of {s[3]} and {d[3]} chunks",
+                    )
             if port:
                 ids = op.get("channel_ids", [])
                 if len(ids) != len(dsts):
-                    self._fail(tb, f"{name} on port channels needs one channel id per dst_buff entry "
-                               f"({cite(KERNEL)}:168-186)")
+                    self._fail(
+                        tb,
+                        f"{name} on port channels needs one channel id per dst_buff entry "
+                        f"({cite(KERNEL)}:168-186)",
+                    )
                 for k, d in enumerate(dsts):
                     flat = self._chan(tb, op, k)
                     peer = self.flat[(tb.rank, "port")][flat]
                     if peer != d[0]:
-                        self._fail(tb, f"puts into rank {d[0]}'s buffer through a port channel to rank {peer}")
+                        self._fail(
+                            tb,
+                            f"puts into rank {d[0]}'s buffer through a port channel to rank {peer}",
+                        )
             elif name in ("pws", "pwsf"):
-                self._fail(tb, f"{name} on a {ctype} channel: put with signal is a port-channel op "
-                           f"({cite(KERNEL)}:147-187)")
+                self._fail(
+                    tb,
+                    f"{name} on a {ctype} channel: put with signal is a port-channel op "
+                    f"({cite(KERNEL)}:147-187)",
+                )
             values = [self._read(tb, s) for s in srcs]
             for d, v, rd in zip(dsts, values, remote_dst):
                 self._write(tb, d, v, rd)
@@ -485,8 +592,13 @@ class _Run:
         if len(sizes) != 1:
             self._fail(tb, f"{name} over buffers of different sizes {sorted(sizes)}")
         if remote_src[0] or remote_dst[0]:
-            self._fail(tb, f"{name}: the first src_buff and dst_buff entries are local ({cite(KERNEL)}:444-460)")
-        if any(remote_src[1:]) != (name in ("rre", "rres")) or not all(r == remote_src[1] for r in remote_src[1:]):
+            self._fail(
+                tb,
+                f"{name}: the first src_buff and dst_buff entries are local ({cite(KERNEL)}:444-460)",
+            )
+        if any(remote_src[1:]) != (name in ("rre", "rres")) or not all(
+            r == remote_src[1] for r in remote_src[1:]
+        ):
             self._fail(tb, f"{name}: remote sources only in rre/rres, local ones only in re/res")
         if any(remote_dst[1:]) != (name in ("res", "rres")) or any(not r for r in remote_dst[1:]):
             self._fail(tb, f"{name}: extra dst_buff entries are remote, and only in res/rres")
@@ -516,15 +628,21 @@ class _Run:
                 cell = self.cells.get(self._key(r, "o", j))
                 got = None if cell is None else cell.value
                 if got != want:
-                    by = f", last written by rank {cell.writer[2]} tb {cell.writer[3]} op {cell.writer[4]}" if cell and cell.writer else ""
+                    by = (
+                        f", last written by rank {cell.writer[2]} tb {cell.writer[3]} op {cell.writer[4]}"
+                        if cell and cell.writer
+                        else ""
+                    )
                     raise MscclppError(
                         f"{self.where}: rank {r} output chunk {j} ends as {_show(got)}, not {_show(want)}"
-                        f"{_diff(got, want)}{by}")
+                        f"{_diff(got, want)}{by}"
+                    )
                 w = cell.writer
                 if w is not None and w[2] != r and ends[r].get(w[0], -1) < w[1]:
                     raise MscclppError(
                         f"{self.where}: rank {r} output chunk {j} is written by rank {w[2]} tb {w[3]} op {w[4]}, "
-                        f"which rank {r} never waits for: its kernel can end before the data is there")
+                        f"which rank {r} never waits for: its kernel can end before the data is there"
+                    )
 
 
 def _show(value) -> str:
@@ -544,5 +662,7 @@ def _diff(got, want) -> str:
     g, w = Counter(got), Counter(want)
     extra = [f"r{r}[{c}] x{g[(r, c)]}" for r, c in sorted(g - w)][:3]
     missing = [f"r{r}[{c}]" for r, c in sorted(w - g)][:3]
-    parts = ([f"extra {', '.join(extra)}"] if extra else []) + ([f"missing {', '.join(missing)}"] if missing else [])
+    parts = ([f"extra {', '.join(extra)}"] if extra else []) + (
+        [f"missing {', '.join(missing)}"] if missing else []
+    )
     return f" ({'; '.join(parts)})" if parts else ""

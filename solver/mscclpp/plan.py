@@ -35,19 +35,51 @@ class MscclppError(ForestCollError):
 
 # getOpType (execution_plan.cc:25-89): every name the reader knows
 OP_NAMES = (
-    "nop", "barrier", "put", "pws", "pwsf", "get", "copy", "signal", "wait", "flush", "re", "res",
-    "rre", "rres", "ppkt", "rppkt", "respkt", "cpkt", "upkt", "repkt", "recpkt", "recspkt",
-    "glres", "gstore", "gstorepkt", "rlxsignal", "rlxwait", "pipeline", "sem_acquire",
+    "nop",
+    "barrier",
+    "put",
+    "pws",
+    "pwsf",
+    "get",
+    "copy",
+    "signal",
+    "wait",
+    "flush",
+    "re",
+    "res",
+    "rre",
+    "rres",
+    "ppkt",
+    "rppkt",
+    "respkt",
+    "cpkt",
+    "upkt",
+    "repkt",
+    "recpkt",
+    "recspkt",
+    "glres",
+    "gstore",
+    "gstorepkt",
+    "rlxsignal",
+    "rlxwait",
+    "pipeline",
+    "sem_acquire",
     "sem_release",
 )
 BUFFER_TYPES = ("i", "o", "s")  # convertToBufferType (execution_plan.cc:91-101)
 CHANNEL_TYPES = ("memory", "port", "none", "switch")  # convertToChannelType (:103-115)
 # the DSL's collective names (python/mscclpp/language/collectives.py:104, 150, 198)
-COLLECTIVE_NAMES = {"allgather": "allgather", "reduce-scatter": "reducescatter", "allreduce": "allreduce"}
+COLLECTIVE_NAMES = {
+    "allgather": "allgather",
+    "reduce-scatter": "reducescatter",
+    "allreduce": "allreduce",
+}
 PROTOCOLS = ("Simple", "LL")  # loadExecutionPlan: "LL" selects packets (execution_plan.cc:243-246)
 
 MAX_OPERATION = 64  # ops per threadblock (execution_common.hpp:17; refused at executor.cc:457-461)
-MAX_CHANNEL = 16  # memory / port channels and remote buffers per threadblock (execution_common.hpp:15, 74-86)
+MAX_CHANNEL = (
+    16  # memory / port channels and remote buffers per threadblock (execution_common.hpp:15, 74-86)
+)
 MAX_CHANNEL_PER_OPERATION = 8  # channel_ids per op (execution_common.hpp:16, 114)
 MAX_BUFFERS_PER_OPERATION = 10  # src_buff / dst_buff entries (2 + 8, execution_common.hpp:13, 98)
 MAX_DEVICE_SEMAPHORES = 16  # semaphore_ids per op (execution_common.hpp:20, 134)
@@ -56,15 +88,34 @@ MAX_DEVICE_SEMAPHORES = 16  # semaphore_ids per op (execution_common.hpp:20, 134
 # all be resident at once, one per SM/CU. 108 = the SMs of an A100, the fewest among A100 (108),
 # H100 (132), MI250X GCD (110) and MI300X (304).
 RESIDENT_THREADBLOCKS = 108
-UINT32_MAX = 2**32 - 1  # offsets and sizes are uint32_t in the device plan (execution_common.hpp:115-118)
+UINT32_MAX = (
+    2**32 - 1
+)  # offsets and sizes are uint32_t in the device plan (execution_common.hpp:115-118)
 UINT64_MAX = 2**64 - 1  # max_message_size default (execution_plan.cc:133)
 
 TOP_KEYS = ("name", "collective", "protocol", "inplace", "gpus")  # obj[...] at :126-127, 239-254
-GPU_KEYS = ("id", "input_chunks", "output_chunks", "scratch_chunks", "threadblocks", "channels",
-            "remote_buffers")  # gpu[...] at :257-262, 317, 350, 420
-DSL_TOP_KEYS = ("name", "collective", "protocol", "inplace", "reuse_resources", "gpus",
-                "num_threads_per_block", "use_double_scratch_buffer", "buffer_alignment",
-                "min_message_size", "max_message_size")  # program.py to_json
+GPU_KEYS = (
+    "id",
+    "input_chunks",
+    "output_chunks",
+    "scratch_chunks",
+    "threadblocks",
+    "channels",
+    "remote_buffers",
+)  # gpu[...] at :257-262, 317, 350, 420
+DSL_TOP_KEYS = (
+    "name",
+    "collective",
+    "protocol",
+    "inplace",
+    "reuse_resources",
+    "gpus",
+    "num_threads_per_block",
+    "use_double_scratch_buffer",
+    "buffer_alignment",
+    "min_message_size",
+    "max_message_size",
+)  # program.py to_json
 
 
 def cite(where: str) -> str:
@@ -77,8 +128,11 @@ def _fail(where: str, message: str) -> None:
 
 def _int(value, where: str, name: str, low: int = 0, high: int = 2**31 - 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        _fail(where, f"{name} must be an integer, got {json.dumps(value)[:40]} (nlohmann::json "
-              f"throws type_error converting it, {cite(PLAN)})")
+        _fail(
+            where,
+            f"{name} must be an integer, got {json.dumps(value)[:40]} (nlohmann::json "
+            f"throws type_error converting it, {cite(PLAN)})",
+        )
     if not low <= value <= high:
         _fail(where, f"{name}={value} is outside {low}..{high}")
     return value
@@ -124,8 +178,11 @@ def validate(doc, where: str = "<plan>", resident: int | None = None) -> None:
     if not isinstance(doc["name"], str) or not isinstance(doc["collective"], str):
         _fail(where, "name and collective must be strings (std::string, execution_plan.cc:126-127)")
     if doc["protocol"] not in PROTOCOLS:
-        _fail(where, f"protocol {json.dumps(doc['protocol'])[:30]} is not Simple or LL "
-              f"({cite(PLAN)}:243-246 reads 'LL' as packets, anything else as Simple)")
+        _fail(
+            where,
+            f"protocol {json.dumps(doc['protocol'])[:30]} is not Simple or LL "
+            f"({cite(PLAN)}:243-246 reads 'LL' as packets, anything else as Simple)",
+        )
     if not isinstance(doc["inplace"], bool):
         _fail(where, f"inplace must be true or false ({cite(PLAN)}:128 reads a bool)")
     for key in ("reuse_resources", "use_double_scratch_buffer"):
@@ -137,8 +194,11 @@ def validate(doc, where: str = "<plan>", resident: int | None = None) -> None:
     lo = _int(doc.get("min_message_size", 0), where, "min_message_size", 0, UINT64_MAX)
     hi = _int(doc.get("max_message_size", UINT64_MAX), where, "max_message_size", 0, UINT64_MAX)
     if lo > hi:
-        _fail(where, f"min_message_size {lo} > max_message_size {hi}: checkMessageSize refuses every "
-              f"size ({cite(PLAN)}:308)")
+        _fail(
+            where,
+            f"min_message_size {lo} > max_message_size {hi}: checkMessageSize refuses every "
+            f"size ({cite(PLAN)}:308)",
+        )
     _int(doc.get("num_threads_per_block", 1024), where, "num_threads_per_block", 1, 1024)
     gpus = _list(doc["gpus"], where, "gpus")
     if not gpus:
@@ -151,9 +211,15 @@ def _gpu(gpu: dict, rank: int, n: int, where: str, resident: int) -> None:
     for key, line in zip(GPU_KEYS, ("257", "260", "261", "262", "420", "317", "350")):
         _get(gpu, key, where, line)
     if _int(gpu["id"], where, "id") != rank:
-        _fail(where, f"id {gpu['id']} is not its position {rank} (\"GPU rank does not match\", "
-              f"{cite(PLAN)}:256-259)")
-    chunks = [_int(gpu[k], where, k, 0, UINT32_MAX) for k in ("input_chunks", "output_chunks", "scratch_chunks")]
+        _fail(
+            where,
+            f'id {gpu["id"]} is not its position {rank} ("GPU rank does not match", '
+            f"{cite(PLAN)}:256-259)",
+        )
+    chunks = [
+        _int(gpu[k], where, k, 0, UINT32_MAX)
+        for k in ("input_chunks", "output_chunks", "scratch_chunks")
+    ]
     if chunks[0] == 0 and chunks[1] == 0:
         _fail(where, f"input_chunks and output_chunks are both 0 ({cite(PLAN)}:603-604)")
     flat = {"memory": [], "port": []}
@@ -162,7 +228,10 @@ def _gpu(gpu: dict, rank: int, n: int, where: str, resident: int) -> None:
         _dict(ch, cw, "channel")
         ctype = _get(ch, "channel_type", cw, "318")
         if ctype not in CHANNEL_TYPES:
-            _fail(cw, f"channel_type {json.dumps(ctype)[:30]} (\"Invalid channel type\", {cite(PLAN)}:103-115)")
+            _fail(
+                cw,
+                f'channel_type {json.dumps(ctype)[:30]} ("Invalid channel type", {cite(PLAN)}:103-115)',
+            )
         if ctype == "switch":
             _get(ch, "buffer_type", cw, "322")
             _get(ch, "rank_groups", cw, "323")
@@ -179,27 +248,41 @@ def _gpu(gpu: dict, rank: int, n: int, where: str, resident: int) -> None:
         _dict(rb, bw, "remote buffer")
         _int(_get(rb, "rank", bw, "352"), bw, "rank", 0, n - 1)
         if _get(rb, "type", bw, "353") not in BUFFER_TYPES:
-            _fail(bw, f"type {json.dumps(rb['type'])[:20]} (\"Invalid buffer type\", {cite(PLAN)}:91-101)")
+            _fail(
+                bw,
+                f'type {json.dumps(rb["type"])[:20]} ("Invalid buffer type", {cite(PLAN)}:91-101)',
+            )
         for t in _list(_get(rb, "access_channel_types", bw, "355"), bw, "access_channel_types"):
             if t not in CHANNEL_TYPES:
                 _fail(bw, f"access channel type {json.dumps(t)[:20]} ({cite(PLAN)}:103-115)")
         nbuf += 1
     for s, sem in enumerate(_list(gpu.get("semaphores", []), where, "semaphores")):
-        _int(_get(_dict(sem, where, "semaphore"), "init_value", f"{where} semaphore {s}", "452"),
-             f"{where} semaphore {s}", "init_value", -(2**31), 2**31 - 1)
+        _int(
+            _get(_dict(sem, where, "semaphore"), "init_value", f"{where} semaphore {s}", "452"),
+            f"{where} semaphore {s}",
+            "init_value",
+            -(2**31),
+            2**31 - 1,
+        )
     nsem = len(gpu.get("semaphores", []))
     tbs = _list(gpu["threadblocks"], where, "threadblocks")
     if len(tbs) > resident:
-        _fail(where, f"{len(tbs)} threadblocks: the kernel runs one 1024-thread block per SM "
-              f"({cite(KERNEL)}:794) and its blocks wait on each other, so all must be resident at "
-              f"once; this check allows {resident} (--max-threadblocks: the GPU's SMs/CUs"
-              f"{', default an A100' if resident == RESIDENT_THREADBLOCKS else ''})")
+        _fail(
+            where,
+            f"{len(tbs)} threadblocks: the kernel runs one 1024-thread block per SM "
+            f"({cite(KERNEL)}:794) and its blocks wait on each other, so all must be resident at "
+            f"once; this check allows {resident} (--max-threadblocks: the GPU's SMs/CUs"
+            f"{', default an A100' if resident == RESIDENT_THREADBLOCKS else ''})",
+        )
     for t, tb in enumerate(tbs):
         tw = f"{where} tb {t}"
         _dict(tb, tw, "threadblock")
         if _int(_get(tb, "id", tw, "460"), tw, "id") != t:
-            _fail(tw, f"id {tb['id']} is not its position {t}: the executor indexes its per-threadblock "
-                  f"tables by id and runs them by position ({cite(PLAN)}:405-409, 459-475)")
+            _fail(
+                tw,
+                f"id {tb['id']} is not its position {t}: the executor indexes its per-threadblock "
+                f"tables by id and runs them by position ({cite(PLAN)}:405-409, 459-475)",
+            )
         counts = {"memory": 0, "port": 0, "switch": 0}
         for ch in _list(_get(tb, "channels", tw, "396"), tw, "channels"):
             _dict(ch, tw, "channel")
@@ -212,8 +295,11 @@ def _gpu(gpu: dict, rank: int, n: int, where: str, resident: int) -> None:
                 counts[ctype] = counts.get(ctype, 0) + 1
         for ctype in ("memory", "port"):
             if counts[ctype] > MAX_CHANNEL:
-                _fail(tw, f"{counts[ctype]} {ctype} channels, more than the device plan holds "
-                      f"(MAX_CHANNEL {MAX_CHANNEL}, {cite(COMMON)}:15, 74-75)")
+                _fail(
+                    tw,
+                    f"{counts[ctype]} {ctype} channels, more than the device plan holds "
+                    f"(MAX_CHANNEL {MAX_CHANNEL}, {cite(COMMON)}:15, 74-75)",
+                )
         refs = {"memory": 0, "port": 0}
         for ref in _list(tb.get("remote_buffer_refs", []), tw, "remote_buffer_refs"):
             _dict(ref, tw, "remote buffer ref")
@@ -228,29 +314,41 @@ def _gpu(gpu: dict, rank: int, n: int, where: str, resident: int) -> None:
                     refs[at] += 1
         for at, count in refs.items():
             if count > MAX_CHANNEL:
-                _fail(tw, f"{count} remote buffers through {at} channels, more than the device plan "
-                      f"holds (MAX_CHANNEL {MAX_CHANNEL}, {cite(COMMON)}:79-86)")
+                _fail(
+                    tw,
+                    f"{count} remote buffers through {at} channels, more than the device plan "
+                    f"holds (MAX_CHANNEL {MAX_CHANNEL}, {cite(COMMON)}:79-86)",
+                )
         ops = _list(_get(tb, "ops", tw, "462"), tw, "ops")
         total = 0
         for o, op in enumerate(ops):
             total += 1 + _op(_dict(op, tw, "op"), f"{tw} op {o}", nsem)
         if total > MAX_OPERATION:
-            _fail(tw, f"{total} operations, more than the device plan holds (\"exceeding device "
-                  f"execution plan support\", MAX_OPERATION {MAX_OPERATION}, {cite(EXECUTOR)}:457-461)")
+            _fail(
+                tw,
+                f'{total} operations, more than the device plan holds ("exceeding device '
+                f'execution plan support", MAX_OPERATION {MAX_OPERATION}, {cite(EXECUTOR)}:457-461)',
+            )
 
 
 def _op(op: dict, where: str, nsem: int) -> int:
     """Checks one op; returns the inner ops a pipeline adds to the threadblock's count."""
     name = _get(op, "name", where, "506")
     if name not in OP_NAMES:
-        _fail(where, f"unknown operation {json.dumps(name)[:30]} (\"Invalid operation type\", {cite(PLAN)}:86-88)")
+        _fail(
+            where,
+            f'unknown operation {json.dumps(name)[:30]} ("Invalid operation type", {cite(PLAN)}:86-88)',
+        )
     if "channel_type" in op and op["channel_type"] not in CHANNEL_TYPES:
         _fail(where, f"channel_type {json.dumps(op['channel_type'])[:30]} ({cite(PLAN)}:507-509)")
     if "channel_ids" in op:
         ids = _list(op["channel_ids"], where, "channel_ids")
         if len(ids) > MAX_CHANNEL_PER_OPERATION:
-            _fail(where, f"{len(ids)} channel_ids, more than an operation holds "
-                  f"(MAX_CHANNEL_PER_OPERATION {MAX_CHANNEL_PER_OPERATION}, {cite(COMMON)}:16, 114)")
+            _fail(
+                where,
+                f"{len(ids)} channel_ids, more than an operation holds "
+                f"(MAX_CHANNEL_PER_OPERATION {MAX_CHANNEL_PER_OPERATION}, {cite(COMMON)}:16, 114)",
+            )
         for cid in ids:
             _int(cid, where, "channel id", 0, 255)  # uint8_t channelIndexes
     for side, line in (("src_buff", "520-548"), ("dst_buff", "550-578")):
@@ -258,15 +356,21 @@ def _op(op: dict, where: str, nsem: int) -> int:
             continue
         buffs = _list(op[side], where, side)
         if len(buffs) > MAX_BUFFERS_PER_OPERATION:
-            _fail(where, f"{len(buffs)} {side} entries, more than an operation holds "
-                  f"({MAX_BUFFERS_PER_OPERATION}, {cite(COMMON)}:13-16, 98)")
+            _fail(
+                where,
+                f"{len(buffs)} {side} entries, more than an operation holds "
+                f"({MAX_BUFFERS_PER_OPERATION}, {cite(COMMON)}:13-16, 98)",
+            )
         for buff in buffs:
             _dict(buff, where, side)
             if "type" in buff and buff["type"] not in BUFFER_TYPES:
                 _fail(where, f"{side} type {json.dumps(buff['type'])[:20]} ({cite(PLAN)}:91-101)")
             if "type" not in buff and "buffer_id" not in buff and "switch_channel_id" not in buff:
-                _fail(where, f"a {side} entry names no buffer (type, buffer_id or switch_channel_id; "
-                      f"{cite(PLAN)}:{line})")
+                _fail(
+                    where,
+                    f"a {side} entry names no buffer (type, buffer_id or switch_channel_id; "
+                    f"{cite(PLAN)}:{line})",
+                )
             if "buffer_id" in buff:
                 _int(buff["buffer_id"], where, "buffer_id", 0, 255)
             _int(_get(buff, "index", where, line), where, "index", 0, UINT32_MAX)
@@ -274,8 +378,11 @@ def _op(op: dict, where: str, nsem: int) -> int:
     if "semaphore_ids" in op:
         ids = _list(op["semaphore_ids"], where, "semaphore_ids")
         if len(ids) > MAX_DEVICE_SEMAPHORES:
-            _fail(where, f"{len(ids)} semaphore_ids (MAX_DEVICE_SEMAPHORES {MAX_DEVICE_SEMAPHORES}, "
-                  f"{cite(COMMON)}:20, 134)")
+            _fail(
+                where,
+                f"{len(ids)} semaphore_ids (MAX_DEVICE_SEMAPHORES {MAX_DEVICE_SEMAPHORES}, "
+                f"{cite(COMMON)}:20, 134)",
+            )
         for s in ids:
             _int(s, where, "semaphore id", 0, max(0, nsem - 1))
             if nsem == 0:

@@ -96,8 +96,9 @@ def read_busbw_table(path: Path, collective: str, ranks: int) -> Measurement:
     size = np.array(sizes, dtype=np.int64)
     alg = np.array(bus) / factor
     t = size / (alg * 1e9)
-    return Measurement(collective, "nccl-tests", size, t, alg, np.array(bus), t, alg, str(path),
-                       ranks=ranks)
+    return Measurement(
+        collective, "nccl-tests", size, t, alg, np.array(bus), t, alg, str(path), ranks=ranks
+    )
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,9 @@ class RealLog:
 A3_MEGA_TCPXO = "nccl:hopper:algo=ring+tree:proto=simple:buffsize=8M:allreduce=tree"
 #: NCCL on GPUDirect-TCPX (A3 High) as SkyPilot's nccl_tcpx_gcpvm_h100.yaml runs it
 #: (NCCL_ALGO=Ring, NCCL_PROTO=Simple, NCCL_BUFFSIZE=8388608, NCCL_MAX/MIN_NCHANNELS=8) ...
-A3_HIGH_TCPX_SKYPILOT = "nccl:hopper:algo=ring:proto=simple:buffsize=8M:channels=8:minchannels=8:net=tcpx"
+A3_HIGH_TCPX_SKYPILOT = (
+    "nccl:hopper:algo=ring:proto=simple:buffsize=8M:channels=8:minchannels=8:net=tcpx"
+)
 #: ... and as dstack's A3 High guide sets it (NCCL_ALGO=Ring, NCCL_PROTO=Simple,
 #: NCCL_BUFFSIZE=4194304, no channel setting: NCCL's default for an unpack network)
 A3_HIGH_TCPX_DSTACK = "nccl:hopper:algo=ring:proto=simple:buffsize=4M:net=tcpx"
@@ -211,9 +214,11 @@ LOGS: tuple[RealLog, ...] = (
             f"rccl_allreduce_mi325x_{n}node_ring.log",
             f"{n}x 8 MI325X, xGMI mesh 64 GB/s, 8x Broadcom bnxt_re RoCE per node (400 Gb/s "
             "assumed), NCCL_ALGO=Ring",
-            (lambda n=n: boxes_with_rails(
-                f"{n}x MI325X", n, 8, 50, mesh_bw=64, library="rccl:cdna3:algo=ring"
-            )),
+            (
+                lambda n=n: boxes_with_rails(
+                    f"{n}x MI325X", n, 8, 50, mesh_bw=64, library="rccl:cdna3:algo=ring"
+                )
+            ),
             held_out=True,
             headerless="allreduce",
         )
@@ -226,16 +231,24 @@ LOGS: tuple[RealLog, ...] = (
     RealLog(
         "nccl_allreduce_h100_a3high_tcpx_skypilot_table.md",
         "2x 8 H100 (GCP A3 High), NVSwitch 450 GB/s, 4x 200 Gb/s GPUDirect-TCPX per node (SkyPilot)",
-        lambda: boxes_with_rails("2x H100 A3 High", 2, 8, 25, nvswitch_bw=450, nics=4,
-                                 library=A3_HIGH_TCPX_SKYPILOT),
+        lambda: boxes_with_rails(
+            "2x H100 A3 High", 2, 8, 25, nvswitch_bw=450, nics=4, library=A3_HIGH_TCPX_SKYPILOT
+        ),
         held_out=False,
         busbw_table=("allreduce", 16),
     ),
     RealLog(
         "nccl_allgather_h100_a3high_tcpx_dstack_2node.log",
         "2x 8 H100 (GCP A3 High), NVSwitch 450 GB/s, 4x 200 Gb/s GPUDirect-TCPX per node (dstack)",
-        lambda: boxes_with_rails("2x H100 A3 High (dstack)", 2, 8, 25, nvswitch_bw=450, nics=4,
-                                 library=A3_HIGH_TCPX_DSTACK),
+        lambda: boxes_with_rails(
+            "2x H100 A3 High (dstack)",
+            2,
+            8,
+            25,
+            nvswitch_bw=450,
+            nics=4,
+            library=A3_HIGH_TCPX_DSTACK,
+        ),
         held_out=True,
     ),
     # dstack's GCP guides: the same A3 Mega fabric as above (its image runs GCP's TCPXO profile)
@@ -375,7 +388,9 @@ class QuotedFigure:
 
 
 def _nvls_box(name: str, gpus: int, bw: float, generation: str) -> Callable[[], Topology]:
-    return lambda: boxes_with_rails(name, 1, gpus, 0, nvswitch_bw=bw, library=f"nccl:{generation}:nvls")
+    return lambda: boxes_with_rails(
+        name, 1, gpus, 0, nvswitch_bw=bw, library=f"nccl:{generation}:nvls"
+    )
 
 
 def _bus_to_alg(busbw: float, n: int) -> float:
@@ -383,34 +398,73 @@ def _bus_to_alg(busbw: float, n: int) -> float:
 
 
 NVLS_FIGURES: tuple[QuotedFigure, ...] = (
-    QuotedFigure("NVIDIA/nccl-tests#212 (sjeaugey, 2024-05-06): 'peak busBw of ~480GB/s (algbw "
-                 "~275GB/s)'", "8 H100, NVSwitch 450 GB/s", _nvls_box("8x H100", 8, 450, "hopper"),
-                 8 * GIB, 275.0, held_out=False),
+    QuotedFigure(
+        "NVIDIA/nccl-tests#212 (sjeaugey, 2024-05-06): 'peak busBw of ~480GB/s (algbw ~275GB/s)'",
+        "8 H100, NVSwitch 450 GB/s",
+        _nvls_box("8x H100", 8, 450, "hopper"),
+        8 * GIB,
+        275.0,
+        held_out=False,
+    ),
     *(
-        QuotedFigure(f"NVIDIA/nccl#1455 (2024-09-19): NCCL_ALGO=NVLS, 2-4 GiB, {n} of 8 H100 SXM, "
-                     f"algbw ~{alg:g}", f"{n} H100, NVSwitch 450 GB/s",
-                     _nvls_box(f"{n}x H100", n, 450, "hopper"), 4 * GIB, alg, held_out=True)
+        QuotedFigure(
+            f"NVIDIA/nccl#1455 (2024-09-19): NCCL_ALGO=NVLS, 2-4 GiB, {n} of 8 H100 SXM, "
+            f"algbw ~{alg:g}",
+            f"{n} H100, NVSwitch 450 GB/s",
+            _nvls_box(f"{n}x H100", n, 450, "hopper"),
+            4 * GIB,
+            alg,
+            held_out=True,
+        )
         for n, alg in ((5, 258.0), (6, 265.0), (7, 270.0), (8, 273.0))
     ),
-    QuotedFigure("NVIDIA/nccl-tests#272 (2024-11-27): 8 H200, NCCL 2.20.3, peak busbw 475 up to "
-                 "4 GiB", "8 H200, NVSwitch 450 GB/s", _nvls_box("8x H200", 8, 450, "hopper"),
-                 4 * GIB, _bus_to_alg(475.0, 8), held_out=True),
-    QuotedFigure("NVIDIA/nccl#1374 (2024-07-24): 8 H800, allreduce busbw 215", "8 H800, NVSwitch "
-                 "200 GB/s (8 NVLink4)", _nvls_box("8x H800", 8, 200, "hopper"), 8 * GIB,
-                 _bus_to_alg(215.0, 8), held_out=True),
-    QuotedFigure("NVIDIA/nccl#2140 (2026-04-28): 8 B300, NVLS on, NCCL 2.30.4, algbw 483",
-                 "8 B300, NVSwitch 900 GB/s", _nvls_box("8x B300", 8, 900, "blackwell"), 8 * GIB,
-                 483.0, held_out=True),
-    QuotedFigure("NVIDIA/nccl#1807 (2025-08-13): 8 B200 in one machine, NCCL 2.27.1, busbw 830+",
-                 "8 B200, NVSwitch 900 GB/s", _nvls_box("8x B200", 8, 900, "blackwell"), 8 * GIB,
-                 _bus_to_alg(830.0, 8), held_out=True),
-    QuotedFigure("coreweave/nccl-tests#43 (2025-02-20): full GB200 NVL72 rack, 8 GiB out-of-place "
-                 "algbw 423.16", "72 GB200, one NVLink domain 900 GB/s",
-                 _nvls_box("NVL72", 72, 900, "blackwell"), 8 * GIB, 423.16, held_out=True),
+    QuotedFigure(
+        "NVIDIA/nccl-tests#272 (2024-11-27): 8 H200, NCCL 2.20.3, peak busbw 475 up to 4 GiB",
+        "8 H200, NVSwitch 450 GB/s",
+        _nvls_box("8x H200", 8, 450, "hopper"),
+        4 * GIB,
+        _bus_to_alg(475.0, 8),
+        held_out=True,
+    ),
+    QuotedFigure(
+        "NVIDIA/nccl#1374 (2024-07-24): 8 H800, allreduce busbw 215",
+        "8 H800, NVSwitch 200 GB/s (8 NVLink4)",
+        _nvls_box("8x H800", 8, 200, "hopper"),
+        8 * GIB,
+        _bus_to_alg(215.0, 8),
+        held_out=True,
+    ),
+    QuotedFigure(
+        "NVIDIA/nccl#2140 (2026-04-28): 8 B300, NVLS on, NCCL 2.30.4, algbw 483",
+        "8 B300, NVSwitch 900 GB/s",
+        _nvls_box("8x B300", 8, 900, "blackwell"),
+        8 * GIB,
+        483.0,
+        held_out=True,
+    ),
+    QuotedFigure(
+        "NVIDIA/nccl#1807 (2025-08-13): 8 B200 in one machine, NCCL 2.27.1, busbw 830+",
+        "8 B200, NVSwitch 900 GB/s",
+        _nvls_box("8x B200", 8, 900, "blackwell"),
+        8 * GIB,
+        _bus_to_alg(830.0, 8),
+        held_out=True,
+    ),
+    QuotedFigure(
+        "coreweave/nccl-tests#43 (2025-02-20): full GB200 NVL72 rack, 8 GiB out-of-place "
+        "algbw 423.16",
+        "72 GB200, one NVLink domain 900 GB/s",
+        _nvls_box("NVL72", 72, 900, "blackwell"),
+        8 * GIB,
+        423.16,
+        held_out=True,
+    ),
 )
 
 
-def nvls_compare(figures: Iterable[QuotedFigure] = NVLS_FIGURES) -> list[tuple[QuotedFigure, float, str]]:
+def nvls_compare(
+    figures: Iterable[QuotedFigure] = NVLS_FIGURES,
+) -> list[tuple[QuotedFigure, float, str]]:
     """(figure, predicted algbw GB/s, the tuner's pick) for every quoted NVLS figure."""
     out = []
     for fig in figures:

@@ -392,7 +392,9 @@ def run_events(flows, edges, red, links, heap, clock, control):
         elif typ == KICK:
             n, seq = _start_sending(flows, edges, links, heap, rest, t, n, seq)
         else:
-            qseq, n_kick = _arrive(flows, edges, red, links, rest >> CBITS, rest & CMASK, t, qseq, 0)
+            qseq, n_kick = _arrive(
+                flows, edges, red, links, rest >> CBITS, rest & CMASK, t, qseq, 0
+            )
         n, seq = _push_kicks(links, heap, n_kick, t, n, seq)
     clock[PENDING] = n
     clock[EVENT_SEQ] = seq

@@ -314,21 +314,43 @@ def _run_kernels(prep: _Prepared, a: dict, control: np.ndarray):
     n_links = prep.table.bandwidth.shape[0]
     slots = max(a["total_tx"], 1)
     flows = K.Flows(
-        prep.kind, prep.root, a["nch"], a["cbytes"], prep.stage, prep.has_dep,
+        prep.kind,
+        prep.root,
+        a["nch"],
+        a["cbytes"],
+        prep.stage,
+        prep.has_dep,
         np.zeros(len(prep.flows), np.float64),
     )
     edges = K.Edges(
-        prep.n_nodes, prep.e_flow, prep.e_dst, prep.path_ptr, prep.path_links, prep.out_ptr,
+        prep.n_nodes,
+        prep.e_flow,
+        prep.e_dst,
+        prep.path_ptr,
+        prep.path_links,
+        prep.out_ptr,
         prep.out_edges,
     )
     red = K.Reduce(  # arrays_for made fresh counters for this run: the kernels count them down
-        a["cnt_ptr"], a["cnt_init"], a["grp_rem"], a["member_base"], a["member_cw"], a["dep_ptr"],
-        a["dep_flow"], a["dep_chunk"],
+        a["cnt_ptr"],
+        a["cnt_init"],
+        a["grp_rem"],
+        a["member_base"],
+        a["member_cw"],
+        a["dep_ptr"],
+        a["dep_flow"],
+        a["dep_chunk"],
     )
     links = K.Links(
-        prep.table.bandwidth, prep.table.latency, np.zeros(n_links, np.bool_),
-        np.zeros(n_links, np.float64), np.empty(n_links, np.int64), a["q_off"],
-        np.zeros(n_links, np.int64), np.empty(slots, np.int64), np.empty(slots, np.int64),
+        prep.table.bandwidth,
+        prep.table.latency,
+        np.zeros(n_links, np.bool_),
+        np.zeros(n_links, np.float64),
+        np.empty(n_links, np.int64),
+        a["q_off"],
+        np.zeros(n_links, np.int64),
+        np.empty(slots, np.int64),
+        np.empty(slots, np.int64),
         np.empty(slots, np.float64),
     )
     heap = K.new_heap(HEAP_SLOTS_PER_LINK * n_links + HEAP_SLOTS_EXTRA)

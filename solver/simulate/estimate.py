@@ -154,7 +154,9 @@ class PreparedModel:
         """Per phase, the deepest tree path (latencies + one chunk over the slowest hop per
         logical edge); phases add."""
         data = self.share * size
-        n = np.maximum(np.maximum(1, np.ceil(data / chunk)), np.minimum(min_chunks, data // MIN_SLICE))
+        n = np.maximum(
+            np.maximum(1, np.ceil(data / chunk)), np.minimum(min_chunks, data // MIN_SLICE)
+        )
         chunk_bytes = np.where(data > 0, data / n, 0.0)
         edge_cost = self.edge_latency + chunk_bytes[self.prep.e_flow] / self.edge_min_bw
         best = _deepest_paths(
@@ -165,6 +167,8 @@ class PreparedModel:
         np.maximum.at(per_phase, self.flow_phase, best)
         return float(per_phase.sum())
 
-    def estimate_time(self, size: float, chunk: float, min_chunks: int = DEFAULT_MIN_CHUNKS) -> float:
+    def estimate_time(
+        self, size: float, chunk: float, min_chunks: int = DEFAULT_MIN_CHUNKS
+    ) -> float:
         """The α-β estimate (s): phase bounds + fills."""
         return self.phase_bound_time(size) + self.fill_time(size, chunk, min_chunks)

@@ -118,8 +118,12 @@ def simulate_flows(
     stage = np.zeros(len(share), np.int64)
     for _ in range(len(share)):
         new = np.array(
-            [1 + max([stage[j] for j in ws] + ([stage[u]] if u >= 0 else []), default=-1)
-             for ws, u in zip(waits, upstream)], np.int64)
+            [
+                1 + max([stage[j] for j in ws] + ([stage[u]] if u >= 0 else []), default=-1)
+                for ws, u in zip(waits, upstream)
+            ],
+            np.int64,
+        )
         if np.array_equal(new, stage):
             break
         stage = new
@@ -160,8 +164,15 @@ def simulate_flows(
     fill = model.fill_time(size, chunk, min_chunks)
     total = t + fill
     flow_time = finish_at + fill
-    return SimRun(int(size), total, float(chunk), busy * t / total if total > 0 else busy, events,
-                  _time.perf_counter() - t0, flow_time)
+    return SimRun(
+        int(size),
+        total,
+        float(chunk),
+        busy * t / total if total > 0 else busy,
+        events,
+        _time.perf_counter() - t0,
+        flow_time,
+    )
 
 
 __all__ = ["simulate_flows"]

@@ -44,8 +44,10 @@ NVLS_LATENCY_US = _library.HW_LAT["nvlink"]["NVLS"][_library.PROTOS.index("Simpl
 def why_not(topo: Topology, collective: str) -> str:
     """'' when the line applies to ``collective`` on ``topo``, else the reason."""
     if collective != "allreduce":
-        return (f"the hierarchical NVLS schedule is an allreduce; for {collective} a reducing or "
-                "multicasting switch does not beat the cut bound (docs/bounds.md)")
+        return (
+            f"the hierarchical NVLS schedule is an allreduce; for {collective} a reducing or "
+            "multicasting switch does not beat the cut bound (docs/bounds.md)"
+        )
     plan = hierarchical_allreduce(topo)
     return "" if plan.applies else f"no hierarchical NVLS schedule: {plan.reason}"
 
@@ -63,20 +65,33 @@ class NvlsRun:
 class NvlsModel:
     """The line for one fabric: the concrete schedule and the prepared sub-simulations."""
 
-    def __init__(self, topo: Topology, links: Topology, generation: str, line_rate: bool,
-                 latency_us: float, schedule: HierarchicalSchedule | None = None) -> None:
+    def __init__(
+        self,
+        topo: Topology,
+        links: Topology,
+        generation: str,
+        line_rate: bool,
+        latency_us: float,
+        schedule: HierarchicalSchedule | None = None,
+    ) -> None:
         """``topo``: the fabric at line rate; ``links``: the same fabric at the bandwidths the
         simulated algorithms get (derated, or ``topo`` itself); ``generation``: for the NVLS
         link efficiency."""
         self.schedule = schedule or build_hierarchical(topo)
         self.forward_only = None  # the fabric's forward-only allreduce optimum, if known
         plan = self.schedule.plan
-        self.efficiency = 1.0 if line_rate else _library.NVLS_LINK_EFFICIENCY.get(
-            generation, _library.NVLS_LINK_EFFICIENCY["hopper"])
+        self.efficiency = (
+            1.0
+            if line_rate
+            else _library.NVLS_LINK_EFFICIENCY.get(
+                generation, _library.NVLS_LINK_EFFICIENCY["hopper"]
+            )
+        )
         self.generation = generation
         bw = topo.directed_bandwidths()
-        self.slowest = float(min(min(bw[(c, w)], bw[(w, c)])
-                                 for w, members in plan.domains for c in members))
+        self.slowest = float(
+            min(min(bw[(c, w)], bw[(w, c)]) for w, members in plan.domains for c in members)
+        )
         self.p = len(plan.domains[0][1])
         self.concurrent = plan.concurrent
         self._parts = []
@@ -85,16 +100,23 @@ class NvlsModel:
             prep = prepare(from_schedule(sched), latency_us, sub_links)
             self._parts.append((prep, PreparedModel(prep)))
 
-    def run(self, size: int, chunk: float, min_chunks: int, model: str = "auto",
-            cancel: Callable[[], bool] | None = None) -> NvlsRun:
+    def run(
+        self,
+        size: int,
+        chunk: float,
+        min_chunks: int,
+        model: str = "auto",
+        cancel: Callable[[], bool] | None = None,
+    ) -> NvlsRun:
         domain = size / (self.slowest * self.efficiency * 1e9)
         portion = max(1, size // self.p)
         times = []
         for prep, estimate in self._parts:
             if cancel is not None and cancel():
                 raise Cancelled("cancelled")
-            flow = model == "flow" or (model == "auto"
-                                       and not fits_chunk_level(prep, portion, chunk, min_chunks))
+            flow = model == "flow" or (
+                model == "auto" and not fits_chunk_level(prep, portion, chunk, min_chunks)
+            )
             if flow:
                 run = simulate_flows(estimate, portion, chunk, min_chunks, cancel=cancel)
                 times.append(run.time)
@@ -107,20 +129,29 @@ class NvlsModel:
     def notes(self) -> tuple[str, ...]:
         plan = self.schedule.plan
         switches = ", ".join(w for w, _ in plan.domains[:4]) + (
-            f" and {len(plan.domains) - 4} more" if len(plan.domains) > 4 else "")
-        out = [f"hierarchical NVLS allreduce: in-switch reduce-scatter and multicast allgather "
-               f"on {switches} ({self.p} GPUs each; each GPU link moves M each way at "
-               f"{100 * self.efficiency:.1f} % of {self.slowest:g} GB/s"
-               + ("" if self.efficiency == 1 else f", the {self.generation} NVLS efficiency")
-               + f", + {NVLS_LATENCY_US:g} us)"]
+            f" and {len(plan.domains) - 4} more" if len(plan.domains) > 4 else ""
+        )
+        out = [
+            f"hierarchical NVLS allreduce: in-switch reduce-scatter and multicast allgather "
+            f"on {switches} ({self.p} GPUs each; each GPU link moves M each way at "
+            f"{100 * self.efficiency:.1f} % of {self.slowest:g} GB/s"
+            + ("" if self.efficiency == 1 else f", the {self.generation} NVLS efficiency")
+            + f", + {NVLS_LATENCY_US:g} us)"
+        ]
         if self._parts:
-            out.append(f"between domains: ForestColl allreduce of each GPU's 1/{self.p} portion in "
-                       f"{len(self._parts)} index groups, simulated"
-                       + ("" if self.concurrent else ", one after another (they share links)"))
-        out.append("bound: the capability optimum (in-switch reduction and multicast), not the "
-                   "forward-only one")
+            out.append(
+                f"between domains: ForestColl allreduce of each GPU's 1/{self.p} portion in "
+                f"{len(self._parts)} index groups, simulated"
+                + ("" if self.concurrent else ", one after another (they share links)")
+            )
+        out.append(
+            "bound: the capability optimum (in-switch reduction and multicast), not the "
+            "forward-only one"
+        )
         if self.forward_only is not None and plan.algbw < self.forward_only:
-            out.append(f"slower than forwarding here: the construction reaches "
-                       f"{float(plan.algbw):.2f} GB/s at line rate, ForestColl's forward-only "
-                       f"optimum {float(self.forward_only):.2f}")
+            out.append(
+                f"slower than forwarding here: the construction reaches "
+                f"{float(plan.algbw):.2f} GB/s at line rate, ForestColl's forward-only "
+                f"optimum {float(self.forward_only):.2f}"
+            )
         return tuple(out)

@@ -125,6 +125,8 @@ def nvls_allreduce_algbw(gpu_bw: float, p: int, generation: str) -> float:
 def nsteps_of(collective: str, ranks: int) -> int:
     """NCCL's ring step count (tuning.cc:376-381), bus = algbw * nsteps / ranks."""
     return 2 * (ranks - 1) if collective == "allreduce" else ranks - 1
+
+
 #: tuning.cc:623-627 treeCorrectionFactor [protocol][log2(bytes / 64)]
 TREE_CORRECTION = (
     (1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -135,7 +137,12 @@ TREE_CORRECTION = (
     + (0.7, 0.7, 0.8, 0.9, 0.9, 0.9),
 )
 #: topo.h:21-24 NVLink GB/s per link that NCCL assumes / line rate per link and direction.
-NVLINK_EFFICIENCY = {"volta": 20.0 / 25, "ampere": 20.0 / 25, "hopper": 20.6 / 25, "blackwell": 40.1 / 50}
+NVLINK_EFFICIENCY = {
+    "volta": 20.0 / 25,
+    "ampere": 20.0 / 25,
+    "hopper": 20.6 / 25,
+    "blackwell": 40.1 / 50,
+}
 #: Calibrated on the logs marked "calibration" in solver.simulate.calibration (see there).
 NET_EFFICIENCY = 0.87
 XGMI_EFFICIENCY = 0.67
@@ -253,8 +260,12 @@ TEMPLATE_LIBRARY = {
 #: RCCL architecture (``gcn`` attribute, numeric gcnArch mapped as RCCL maps it) -> generation;
 #: gfx906/gfx908 (MI50/MI100) have no tables of their own here: CDNA2's, said in the reason
 AMD_GENERATION = {
-    "gfx906": "cdna2", "gfx908": "cdna2", "gfx90a": "cdna2",
-    "gfx940": "cdna3", "gfx941": "cdna3", "gfx942": "cdna3",
+    "gfx906": "cdna2",
+    "gfx908": "cdna2",
+    "gfx90a": "cdna2",
+    "gfx940": "cdna3",
+    "gfx941": "cdna3",
+    "gfx942": "cdna3",
     "gfx950": "cdna4",
 }
 #: ``--intra`` preset GPU -> library
@@ -295,12 +306,16 @@ def pick_library(topo: Topology) -> tuple[Library, str]:
 
         arch = gcn_arch_name(gcn[0])
         gen = AMD_GENERATION.get(arch.split(":")[0], "cdna3")
-        known = arch.split(":")[0] in AMD_GENERATION and arch.split(":")[0] not in ("gfx906", "gfx908")
+        known = arch.split(":")[0] in AMD_GENERATION and arch.split(":")[0] not in (
+            "gfx906",
+            "gfx908",
+        )
         how = "" if known else f" (no tables for {arch}: {gen.upper()}'s)"
         named = arch if arch == gcn[0] else f"{gcn[0]} = {arch}"
         return Library("rccl", gen, False), f"AMD GPUs (gcn {named}){how}"
-    sms = sorted({int(n.extra["sm"]) for n in gpus
-                  if n.extra and str(n.extra.get("sm", "")).isdigit()})
+    sms = sorted(
+        {int(n.extra["sm"]) for n in gpus if n.extra and str(n.extra.get("sm", "")).isdigit()}
+    )
     if sms:
         gen = _nvidia_generation(sms[0])
         nvswitch = any(n.role == "nvswitch" for n in topo.nodes)
@@ -339,7 +354,9 @@ def parse_library(spec: str) -> Library:
     gen = parts[1].lower() if len(parts) > 1 else ("cdna3" if name == "rccl" else "ampere")
     known = set(_GEN_INDEX) | {"cdna2", "cdna3", "cdna4"}
     if gen not in known:
-        raise ForestCollError(f"bad generation {gen!r} in {spec!r} (one of {', '.join(sorted(known))})")
+        raise ForestCollError(
+            f"bad generation {gen!r} in {spec!r} (one of {', '.join(sorted(known))})"
+        )
     lib = Library(name, gen, False)
     for opt in parts[2:]:
         lib = _apply_option(lib, opt, spec)
@@ -392,7 +409,9 @@ def _apply_option(lib: Library, opt: str, spec: str) -> Library:
     if key == "net":
         v = value.strip().lower()
         if v not in NETS:
-            raise ForestCollError(f"bad net {value!r} in library {spec!r} (one of {', '.join(NETS)})")
+            raise ForestCollError(
+                f"bad net {value!r} in library {spec!r} (one of {', '.join(NETS)})"
+            )
         return replace(lib, net=v)
     raise ForestCollError(
         f"bad library setting {opt!r} in {spec!r} (nvls, algo=, proto=, buffsize=, allreduce=ALGO, "
@@ -446,7 +465,9 @@ def shape_of(topo: Topology) -> Shape:
     host = {c: 0.0 for c in compute}  # PCIe: NCCL's rings use it only without NVLink/xGMI
     out = {b: 0.0 for b in boxes}
     for link in topo.links:
-        ends = [(link.source, link.target)] + ([] if link.directed else [(link.target, link.source)])
+        ends = [(link.source, link.target)] + (
+            [] if link.directed else [(link.target, link.source)]
+        )
         for u, v in ends:
             if _is_net_link(link, group, role):
                 if group.get(u) in out and group.get(v) != group.get(u):
@@ -564,8 +585,12 @@ class Tuner:
 IN_SWITCH = ("NVLS", "NVLSTree")
 
 
-def tuner(topo: Topology, collective: str, library: Library | None = None,
-          bound_algbw: float | None = None) -> Tuner:
+def tuner(
+    topo: Topology,
+    collective: str,
+    library: Library | None = None,
+    bound_algbw: float | None = None,
+) -> Tuner:
     """NCCL's bandwidth/latency table for ``collective`` on ``topo`` (see the module docstring).
 
     ``bound_algbw``: the fabric's forward-only optimum at line rate (GB/s). No schedule that only
@@ -606,7 +631,9 @@ def tuner(topo: Topology, collective: str, library: Library | None = None,
             continue
         if collective != "allreduce" and algo in ("Tree", "NVLSTree"):
             continue
-        if algo in ("NVLS", "NVLSTree") and not (lib.nvls and sh.nvswitch and NVLS_EFFICIENCY[gi] > 0):
+        if algo in ("NVLS", "NVLSTree") and not (
+            lib.nvls and sh.nvswitch and NVLS_EFFICIENCY[gi] > 0
+        ):
             continue
         if algo == "NVLS" and (nodes > 1 or collective != "allreduce" and ppn < 2):
             continue  # multi-node NVLS needs CollNet (tuning.cc:354-372)
@@ -619,7 +646,9 @@ def tuner(topo: Topology, collective: str, library: Library | None = None,
                 continue
             if not lib.allows(algo, proto, collective):
                 continue
-            bus = _bus_bandwidth(algo, proto, collective, lib, sh, ring_bus, tree_total, ll_max, gi, ni)
+            bus = _bus_bandwidth(
+                algo, proto, collective, lib, sh, ring_bus, tree_total, ll_max, gi, ni
+            )
             if bus <= 0:
                 continue
             if algo == "Tree":
@@ -712,8 +741,9 @@ def tcpx_net_bandwidth(lib: Library, sh: Shape, channels: int | None = None) -> 
     return c * per / 1e9
 
 
-def tcpx_ring_time(size: int, ranks: int, nsteps: int, channels: int, step: float,
-                   share: float) -> float:
+def tcpx_ring_time(
+    size: int, ranks: int, nsteps: int, channels: int, step: float, share: float
+) -> float:
     """Seconds of a ring over GPUDirect-TCPX across boxes, network part.
 
     Each of the ``nsteps`` ring steps moves ``size / (ranks * channels)`` bytes per channel,
@@ -760,13 +790,22 @@ def _bus_bandwidth(algo, proto, collective, lib, sh, ring_bus, tree_total, ll_ma
         if proto == "LL":
             bus = min(bus / 3.8, ll_max)
         elif proto == "LL128":
-            bus = min(bus * (7.0 / 9.0 if sh.boxes == 1 else 120.0 / 128.0), CHANNELS * TREE_LL128_BW[gi][ni])
+            bus = min(
+                bus * (7.0 / 9.0 if sh.boxes == 1 else 120.0 / 128.0),
+                CHANNELS * TREE_LL128_BW[gi][ni],
+            )
         return bus
     if algo in ("NVLS", "NVLSTree"):
         if collective == "allreduce":
-            intra = nvls_allreduce_algbw(sh.intra, sh.ppn, lib.generation) * nsteps_of(collective, sh.ranks) / sh.ranks
+            intra = (
+                nvls_allreduce_algbw(sh.intra, sh.ppn, lib.generation)
+                * nsteps_of(collective, sh.ranks)
+                / sh.ranks
+            )
         else:  # NCCL's own formula (tuning.cc:311-316), not calibrated: no public figure
-            intra = sh.intra * lib.intra_efficiency * NVLS_EFFICIENCY[gi] * (CHANNELS - 1) / CHANNELS
+            intra = (
+                sh.intra * lib.intra_efficiency * NVLS_EFFICIENCY[gi] * (CHANNELS - 1) / CHANNELS
+            )
             intra *= (sh.ppn - 1) / sh.ppn
         if algo == "NVLS":
             return intra
@@ -788,7 +827,9 @@ def _latency(algo: str, pi: int, collective: str, sh: Shape, intra_hw: str, nste
         if nodes > 1:
             overhead = NET_OVERHEAD_US * (3 if PROTOS[pi] == "Simple" else 1)
             intra_lat = max(intra_lat, overhead)
-        inter_steps = 0 if nodes == 1 else (2 * (nodes - 1) if collective == "allreduce" else nodes - 1)
+        inter_steps = (
+            0 if nodes == 1 else (2 * (nodes - 1) if collective == "allreduce" else nodes - 1)
+        )
         return lat + (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat
     if algo == "Tree":
         return lat + 2 * ((ppn - 1) * intra_lat + log_nodes * inter_lat)
@@ -811,8 +852,7 @@ def link_efficiency(topo: Topology, library: Library | None = None) -> list[floa
     role = {n.id: n.role for n in topo.nodes}
     net_eff = tcpx_efficiency(topo, lib) if lib.net == "tcpx" else NET_EFFICIENCY
     return [
-        net_eff if _is_net_link(link, group, role) else lib.intra_efficiency
-        for link in topo.links
+        net_eff if _is_net_link(link, group, role) else lib.intra_efficiency for link in topo.links
     ]
 
 
@@ -893,8 +933,10 @@ def library_from_settings(settings: dict, base: Library) -> tuple[Library, list[
             return None
         return value.strip()
 
-    for key, known, field, listed in (("NCCL_ALGO", _ALGO_NAMES, "algos", ALGOS),
-                                      ("NCCL_PROTO", _PROTO_NAMES, "protos", PROTOS)):
+    for key, known, field, listed in (
+        ("NCCL_ALGO", _ALGO_NAMES, "algos", ALGOS),
+        ("NCCL_PROTO", _PROTO_NAMES, "protos", PROTOS),
+    ):
         value = take(key)
         if value is None:
             continue
@@ -911,8 +953,10 @@ def library_from_settings(settings: dict, base: Library) -> tuple[Library, list[
             used.append("NCCL_BUFFSIZE")
         else:
             left.append(f"NCCL_BUFFSIZE={value} (not a byte count)")
-    for field_name, keys in (("max_channels", ("NCCL_MAX_NRINGS", "NCCL_MAX_NCHANNELS")),
-                             ("min_channels", ("NCCL_MIN_NRINGS", "NCCL_MIN_NCHANNELS"))):
+    for field_name, keys in (
+        ("max_channels", ("NCCL_MAX_NRINGS", "NCCL_MAX_NCHANNELS")),
+        ("min_channels", ("NCCL_MIN_NRINGS", "NCCL_MIN_NCHANNELS")),
+    ):
         for key in keys:  # the new name wins, as in connect.cc
             value = take(key)
             if value is None:
@@ -921,7 +965,11 @@ def library_from_settings(settings: dict, base: Library) -> tuple[Library, list[
             if n is None:
                 left.append(f"{key}={value} (not a number)")
                 continue
-            n = max(1, min(n, MAX_CHANNELS)) if field_name == "max_channels" else min(n, MAX_CHANNELS)
+            n = (
+                max(1, min(n, MAX_CHANNELS))
+                if field_name == "max_channels"
+                else min(n, MAX_CHANNELS)
+            )
             if n > 0:
                 lib = replace(lib, **{field_name: n})
             used.append(key)

@@ -96,7 +96,9 @@ _DATA_TYPES = re.compile(
 )
 _SETTING_RE = re.compile(r"\b((?:NCCL|RCCL)_[A-Z0-9_]{1,40}) set by environment to ([^\s]{0,200})")
 _ASSIGN_RE = re.compile(r"\b((?:NCCL|RCCL)_[A-Z0-9_]{1,40})=([A-Za-z0-9_,.^:;+-]{1,100})")
-_VERSION_RE = re.compile(r"\b(NCCL|RCCL) version ?:? ?(\d{1,3}\.\d{1,3}\.\d{1,3}[0-9A-Za-z.+_-]{0,40})")
+_VERSION_RE = re.compile(
+    r"\b(NCCL|RCCL) version ?:? ?(\d{1,3}\.\d{1,3}\.\d{1,3}[0-9A-Za-z.+_-]{0,40})"
+)
 _TESTS_VERSION_RE = re.compile(
     r"^(nccl|rccl)-tests version (\S{1,40}).{0,80}?nccl-library=(\d{1,9})", re.IGNORECASE
 )
@@ -223,8 +225,14 @@ def _collective_of(name: str) -> str | None:
         if found:
             return found
     low = name.lower()
-    for key in ("reduce_scatter", "reducescatter", "all_gather", "allgather", "all_reduce",
-                "allreduce"):
+    for key in (
+        "reduce_scatter",
+        "reducescatter",
+        "all_gather",
+        "allgather",
+        "all_reduce",
+        "allreduce",
+    ):
         if key in low:
             return _BINARIES[key]
     return None
@@ -247,7 +255,8 @@ def _check_collective(value: str | None, where: str) -> str:
     if value not in SUPPORTED:
         raise LogFormatError(
             f"{where}: unsupported collective {value!r} (measure import takes "
-            + ", ".join(SUPPORTED) + ")"
+            + ", ".join(SUPPORTED)
+            + ")"
         )
     return value
 
@@ -296,12 +305,12 @@ def _strip_tag(line: str) -> str:
     body = line.lstrip()
     job = _JOB_PREFIX_RE.match(body)
     if job:
-        body = body[job.end():].lstrip()
+        body = body[job.end() :].lstrip()
     m = _TAG_RE.match(body)
     if not m:
         return body if job else line
     tag = m.group(1)
-    rest = body[m.end():]
+    rest = body[m.end() :]
     if tag.startswith("["):
         parts = rest.split(tag)
         if len(parts) > 1:  # glued copies: "-1[0]    1626.5" -> "-1     1626.5"
@@ -343,7 +352,7 @@ def _split_info(line: str) -> tuple[str, str]:
             cell = glued[:2]
         elif glued[:1].isdigit():
             cell = glued[:1]
-    return before + cell, line[start + len(cell):]
+    return before + cell, line[start + len(cell) :]
 
 
 def _is_row_start(tokens: list[str]) -> bool:
@@ -436,7 +445,7 @@ def algo_allows(value: str, algorithm: str, collective: str) -> bool:
 
 
 def nvls_state(settings: dict, collective: str) -> str:
-    """"on", "off" or "" (the log does not say) for NVLS in a run with these settings."""
+    """ "on", "off" or "" (the log does not say) for NVLS in a run with these settings."""
     if settings.get("NCCL_NVLS_ENABLE", "").strip() == "0":
         return "off"
     algo = settings.get("NCCL_ALGO")
@@ -517,7 +526,9 @@ def read_sections(text: str, where: str = "<log>") -> list[Section]:
         if not stripped:
             continue
         if not stripped.startswith("#") and _UNMARKED_RE.match(stripped):
-            stripped = "# " + stripped  # a log whose '#' marks were lost (dstack's docs print it so)
+            stripped = (
+                "# " + stripped
+            )  # a log whose '#' marks were lost (dstack's docs print it so)
         if stripped.startswith("#"):
             body = stripped.lstrip("#").strip()
             tokens = body.split()
@@ -536,18 +547,29 @@ def read_sections(text: str, where: str = "<log>") -> list[Section]:
             m = _TESTS_VERSION_RE.match(body)
             if m:
                 target = current if current is not None else gap
-                _note_setting(target, "nccl_tests_version", m.group(2), f"line {lineno}, header",
-                              True)
-                _note_setting(target, "nccl_library", _library_version(m.group(3)),
-                              f"line {lineno}, header", True)
+                _note_setting(
+                    target, "nccl_tests_version", m.group(2), f"line {lineno}, header", True
+                )
+                _note_setting(
+                    target,
+                    "nccl_library",
+                    _library_version(m.group(3)),
+                    f"line {lineno}, header",
+                    True,
+                )
                 if m.group(1).lower() == "rccl":
                     tool_rccl = True
                 continue
             if tokens[:1] == ["Rank"] and len(tokens) > 1:
                 if current is None:  # "# Using devices" without a "# nThread" line first
                     open_section(lineno, "")
-                rank = bounded_int(tokens[1], f"{where}:{lineno}: rank", minimum=0,
-                                   maximum=MAX_RANK, error=LogFormatError)
+                rank = bounded_int(
+                    tokens[1],
+                    f"{where}:{lineno}: rank",
+                    minimum=0,
+                    maximum=MAX_RANK,
+                    error=LogFormatError,
+                )
                 if rank in current.ranks:
                     raise LogFormatError(
                         f"{where}:{lineno}: rank {rank} is listed twice (lines "
@@ -590,8 +612,14 @@ def read_sections(text: str, where: str = "<log>") -> list[Section]:
         # prose, a command line or a banner
         if pending is not None:
             finish_row()
-        binary = next((m.group(0) for m in _PERF_RE.finditer(stripped[:4000])
-                       if _binary_collective(m.group(1))), "")
+        binary = next(
+            (
+                m.group(0)
+                for m in _PERF_RE.finditer(stripped[:4000])
+                if _binary_collective(m.group(1))
+            ),
+            "",
+        )
         if current is not None and current.rows and binary:
             close_section(lineno - 1)  # the next run's command: this section is over
         if current is None:
@@ -616,7 +644,9 @@ def _pick(sections: list[Section], where: str, collective: str | None) -> Sectio
     """The section to import (see :func:`parse_text`)."""
     with_rows = [s for s in sections if s.rows]
     if not sections or all(s.header is None for s in sections):
-        raise LogFormatError(f"{where}: no nccl-tests column header ('# size count type ...') found")
+        raise LogFormatError(
+            f"{where}: no nccl-tests column header ('# size count type ...') found"
+        )
     if not with_rows:
         raise LogFormatError(f"{where}: no result rows under the column header")
     if len(with_rows) == 1:
@@ -639,8 +669,9 @@ def _pick(sections: list[Section], where: str, collective: str | None) -> Sectio
         supported = [s for s in with_rows if s.collective in SUPPORTED]
         if len(supported) == 1:
             return supported[0]
-        raise LogFormatError(f"{where}: {len(with_rows)} runs in one log ({listing}); "
-                             "pass --collective to pick one")
+        raise LogFormatError(
+            f"{where}: {len(with_rows)} runs in one log ({listing}); pass --collective to pick one"
+        )
     match = [s for s in with_rows if s.collective == collective]
     if not match:
         raise LogFormatError(f"{where}: no {collective} run in the log ({listing})")
@@ -692,7 +723,9 @@ def parse_text(text: str, where: str = "<log>", collective: str | None = None) -
         kinds.setdefault(kind, lineno)
         rows.append((size, t_us, alg, bus, wrong))
     if len(kinds) > 1:
-        shown = ", ".join(f"{t} {o}".strip() + f" (line {n})" for (t, o), n in list(kinds.items())[:4])
+        shown = ", ".join(
+            f"{t} {o}".strip() + f" (line {n})" for (t, o), n in list(kinds.items())[:4]
+        )
         raise LogFormatError(
             f"{where}: the {coll} run mixes {len(kinds)} data types / reductions ({shown}); "
             "cut the log to one"
@@ -741,8 +774,18 @@ def _measurement(coll: str, tool: str, rows: list, where: str) -> Measurement:
     alg_in = np.array([r[2][1] if len(r[2]) > 1 else math.nan for r in chosen])
     bus = np.array([r[3][0] for r in chosen])
     return Measurement(
-        coll, tool, size, t, alg, bus, t_in, alg_in, where, variant=variant,
-        wrong_sizes=wrong_sizes, repeats=repeats,
+        coll,
+        tool,
+        size,
+        t,
+        alg,
+        bus,
+        t_in,
+        alg_in,
+        where,
+        variant=variant,
+        wrong_sizes=wrong_sizes,
+        repeats=repeats,
     )
 
 
@@ -840,7 +883,11 @@ def above_bound_reason(collective: str, settings: dict, nvswitch: bool) -> str:
         if settings.get("NCCL_COLLNET_ENABLE", "").strip() == "1":
             return "CollNet/SHARP: the network adds (in-network reduction)"
         if nvswitch and state == "":
-            return ("NVLS likely: an NVSwitch fabric and the log does not turn NVLS off "
-                    "(in-switch reduction beats forwarding)")
-    return ("no in-switch reduction in this log: the fabric's link figures are below what "
-            "ran (or the log ran on another fabric)")
+            return (
+                "NVLS likely: an NVSwitch fabric and the log does not turn NVLS off "
+                "(in-switch reduction beats forwarding)"
+            )
+    return (
+        "no in-switch reduction in this log: the fabric's link figures are below what "
+        "ran (or the log ran on another fabric)"
+    )

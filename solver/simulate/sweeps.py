@@ -67,7 +67,9 @@ def route_sets(
             continue
         hook = None if check is None else (lambda f, name=name: check(name, f))
         if routing is None:
-            routing = baselines.Routing(topo, None if check is None else (lambda f: check("routes", f)))
+            routing = baselines.Routing(
+                topo, None if check is None else (lambda f: check("routes", f))
+            )
         built[name] = baselines.build(name, topo, collective, routing, hook)
     return built, skipped
 
@@ -145,8 +147,14 @@ def sweep(
     )
     opt = float(schedule.optimal_algbw_exact) if schedule is not None else float("nan")
     result = Sweep(
-        topo, collective, int(chunk), float(latency_us), opt, min_chunks=min_chunks,
-        library=library, line_rate=line_rate,
+        topo,
+        collective,
+        int(chunk),
+        float(latency_us),
+        opt,
+        min_chunks=min_chunks,
+        library=library,
+        line_rate=line_rate,
     )
     for name, why in skipped.items():
         result.notes[name] = (f"skipped: {why}",)
@@ -160,13 +168,28 @@ def sweep(
     if with_library:
         # no forward-only schedule beats the optimum of the links it runs on: at line rate the
         # schedule's own optimum, on derated links that of the derated fabric
-        cap = opt if link_topo is topo or math.isnan(opt) else forward_only_bound(link_topo, collective)
+        cap = (
+            opt
+            if link_topo is topo or math.isnan(opt)
+            else forward_only_bound(link_topo, collective)
+        )
         done = _library_rows(result, sizes, factor, opt, cap)
         if progress is not None:
             progress("library model", done / total)
     if with_nvls:
-        done = _nvls_rows(result, sizes, factor, link_topo, library, line_rate, model, cancel,
-                          progress, done, total)
+        done = _nvls_rows(
+            result,
+            sizes,
+            factor,
+            link_topo,
+            library,
+            line_rate,
+            model,
+            cancel,
+            progress,
+            done,
+            total,
+        )
     for name, rs in built.items():
         result.notes[name] = rs.notes
         prep = prepare(rs, latency_us, link_topo)
@@ -231,9 +254,19 @@ def _watch(progress, cancel, name: str, size: int, done: int, total: int):
     return watch
 
 
-def _nvls_rows(sw: Sweep, sizes: list[int], factor: float, link_topo: Topology,
-               library: _library.Library | None, line_rate: bool, model: str, cancel, progress,
-               done: int, total: int) -> int:
+def _nvls_rows(
+    sw: Sweep,
+    sizes: list[int],
+    factor: float,
+    link_topo: Topology,
+    library: _library.Library | None,
+    line_rate: bool,
+    model: str,
+    cancel,
+    progress,
+    done: int,
+    total: int,
+) -> int:
     """Append the ``forestcoll-nvls`` rows (:mod:`.hierarchical_nvls`) when the hierarchical
     schedule applies, else a ``skipped`` note; returns ``done`` counted on."""
     from solver.algorithm.capability_bounds import capability_bounds
@@ -244,8 +277,9 @@ def _nvls_rows(sw: Sweep, sizes: list[int], factor: float, link_topo: Topology,
         why = why_not(topo, sw.collective)
         if not why:
             lib = library or _library.library_for(topo)
-            nvls = NvlsModel(topo, link_topo, lib.generation, line_rate or library is None,
-                             sw.latency_us)
+            nvls = NvlsModel(
+                topo, link_topo, lib.generation, line_rate or library is None, sw.latency_us
+            )
             bounds = capability_bounds(topo, "allreduce")
             cap = float(bounds.capability)
             nvls.forward_only = bounds.forward_only
@@ -290,8 +324,9 @@ def _nvls_rows(sw: Sweep, sizes: list[int], factor: float, link_topo: Topology,
 def _library_rows(sw: Sweep, sizes: list[int], factor: float, opt: float, cap: float) -> int:
     """Append the ``nccl`` rows (the library tuner's pick and time per size, forward-only
     choices at most ``cap`` GB/s); returns the count."""
-    tuner = _library.tuner(sw.topology, sw.collective, sw.library,
-                           bound_algbw=None if math.isnan(cap) else cap)
+    tuner = _library.tuner(
+        sw.topology, sw.collective, sw.library, bound_algbw=None if math.isnan(cap) else cap
+    )
     lib = tuner.library
     notes = [f"{lib.label} tuner model"]  # name, generation, NVLS and the run's settings
     if sw.library is None:

@@ -25,12 +25,24 @@ _OPTIMUM: tuple[Column, ...] = (
 
 _BY_STUDY: dict[str, tuple[Column, ...]] = {
     FAILURES: (("element", "str", ""), ("kind", "str", ""), ("orbit", "str", "")) + _OPTIMUM,
-    UPGRADE: (("element", "str", ""), ("kind", "str", ""), ("orbit", "str", ""),
-              ("links", "int", "")) + _OPTIMUM + (
-        ("on_bottleneck", "bool", ""), ("blocked", "bool", ""), ("headroom", "float", "GB/s")),
-    SWEEP: (("point", "str", ""), ("kind", "str", "")) + _OPTIMUM + (
-        ("k", "int", ""), ("height_max", "int", ""), ("height_mean", "float", ""),
-        ("compute_nodes", "int", ""), ("solve_time", "float", "s"), ("error", "str", "")),
+    UPGRADE: (
+        ("element", "str", ""),
+        ("kind", "str", ""),
+        ("orbit", "str", ""),
+        ("links", "int", ""),
+    )
+    + _OPTIMUM
+    + (("on_bottleneck", "bool", ""), ("blocked", "bool", ""), ("headroom", "float", "GB/s")),
+    SWEEP: (("point", "str", ""), ("kind", "str", ""))
+    + _OPTIMUM
+    + (
+        ("k", "int", ""),
+        ("height_max", "int", ""),
+        ("height_mean", "float", ""),
+        ("compute_nodes", "int", ""),
+        ("solve_time", "float", "s"),
+        ("error", "str", ""),
+    ),
 }
 
 

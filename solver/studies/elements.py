@@ -111,13 +111,16 @@ def without_element(topo: Topology, element: Element) -> Topology:
     return topo.without(link_indices=element.links)
 
 
-def upgraded(topo: Topology, links: Sequence[int], factor: Fraction | None,
-             add: Fraction | None) -> Topology:
+def upgraded(
+    topo: Topology, links: Sequence[int], factor: Fraction | None, add: Fraction | None
+) -> Topology:
     """The fabric with ``links`` (indices) at ``bandwidth * factor`` or ``bandwidth + add``
     (the plain path, as :func:`without_element`)."""
     chosen = set(links)
     new_links = tuple(
-        replace(link, bandwidth=link.bandwidth * factor if factor is not None else link.bandwidth + add)
+        replace(
+            link, bandwidth=link.bandwidth * factor if factor is not None else link.bandwidth + add
+        )
         if i in chosen
         else link
         for i, link in enumerate(topo.links)

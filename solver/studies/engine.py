@@ -50,10 +50,12 @@ def _handshake(address: str, seconds: float) -> None:
     except TimeoutError:
         raise EngineError(
             f"cannot reach the Dask scheduler at {address}: no handshake within {seconds:g} s "
-            "(is it a Dask scheduler?)") from None
+            "(is it a Dask scheduler?)"
+        ) from None
     except Exception as exc:  # noqa: BLE001 - refused, unresolvable, garbage instead of Dask
         raise EngineError(
-            f"cannot reach the Dask scheduler at {address}: {_first_line(exc)}") from None
+            f"cannot reach the Dask scheduler at {address}: {_first_line(exc)}"
+        ) from None
 
 
 class DaskEngine:
@@ -69,8 +71,9 @@ class DaskEngine:
         An existing client to use as is (not closed on exit).
     """
 
-    def __init__(self, workers: int | None = None, scheduler: str | None = None,
-                 client: Any = None) -> None:
+    def __init__(
+        self, workers: int | None = None, scheduler: str | None = None, client: Any = None
+    ) -> None:
         if workers is not None and workers < 1:
             raise EngineError(f"--workers must be >= 1, got {workers}")
         self.workers = workers
@@ -94,8 +97,13 @@ class DaskEngine:
                 ) from None
             return self
         n = self.workers or os.cpu_count() or 1
-        self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                     dashboard_address=":0", silence_logs=logging.ERROR)
+        self._cluster = LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,
+        )
         self.client = Client(self._cluster)
         return self
 
@@ -118,8 +126,9 @@ class DaskEngine:
         """Worker threads the cluster has now (at least 1)."""
         return max(1, sum(self.client.nthreads().values()))
 
-    def run(self, fn: Callable, context: Any, batches: Sequence[Sequence[Any]],
-            cancel: Any = None) -> Iterator[list]:
+    def run(
+        self, fn: Callable, context: Any, batches: Sequence[Sequence[Any]], cancel: Any = None
+    ) -> Iterator[list]:
         """Yield the result of ``fn(context, batch)`` for every batch, in order of completion.
 
         Raises :class:`Cancelled` when ``cancel`` is set (pending tasks are cancelled).

@@ -68,8 +68,13 @@ def strongly_connected(fabric: IndexedFabric) -> bool:
     return True
 
 
-def _phase(fabric: IndexedFabric, start: Sequence[str], entering: bool,
-           groups: Sequence[str | None] | None = None, sinks: Sequence[int] | None = None):
+def _phase(
+    fabric: IndexedFabric,
+    start: Sequence[str],
+    entering: bool,
+    groups: Sequence[str | None] | None = None,
+    sinks: Sequence[int] | None = None,
+):
     """(algbw, Bottleneck, S) of an allgather on ``fabric``; None when disconnected.
 
     ``groups`` (node groups, by node index): look for the box translation and run one max-flow
@@ -86,15 +91,19 @@ def _phase(fabric: IndexedFabric, start: Sequence[str], entering: bool,
     opt = compute_optimum(fabric, start=starts, sinks=sinks)
     names = fabric.names
     links = []
-    for (u, v) in fabric.edges:
+    for u, v in fabric.edges:
         if opt.cut[u] and not opt.cut[v]:
             links.append(f"{names[v]}->{names[u]}" if entering else f"{names[u]}->{names[v]}")
     nodes = tuple(names[i] for i in range(fabric.n) if opt.cut[i])
     return opt.algbw, Bottleneck(nodes, opt.cut_compute, opt.cut_bandwidth, tuple(links)), nodes
 
 
-def fabric_optimum(topo: Topology, collective: str = "allgather",
-                   starts: Sequence[Sequence[str]] = (), symmetry: bool = False) -> FabricOptimum:
+def fabric_optimum(
+    topo: Topology,
+    collective: str = "allgather",
+    starts: Sequence[Sequence[str]] = (),
+    symmetry: bool = False,
+) -> FabricOptimum:
     """Exact optimum of ``topo`` for ``collective`` (the ``optimal_algbw_exact`` of a solve).
 
     ``starts``: (allgather S, reduce-scatter S) node-id sets to start the searches from.
@@ -112,10 +121,14 @@ def fabric_optimum(topo: Topology, collective: str = "allgather",
     return optimum_of(fabric, symmetric, collective, starts, groups)
 
 
-def optimum_of(fabric: Callable[[bool], IndexedFabric], symmetric: bool, collective: str,
-               starts: Sequence[Sequence[str]] = (),
-               groups: Sequence[str | None] | None = None,
-               sinks: Sequence[int] | None = None) -> FabricOptimum:
+def optimum_of(
+    fabric: Callable[[bool], IndexedFabric],
+    symmetric: bool,
+    collective: str,
+    starts: Sequence[Sequence[str]] = (),
+    groups: Sequence[str | None] | None = None,
+    sinks: Sequence[int] | None = None,
+) -> FabricOptimum:
     """:func:`fabric_optimum` of the fabric ``fabric(False)`` (``fabric(True)``: reversed).
 
     ``sinks``: one compute node per orbit of an automorphism group of that fabric (also one of
@@ -130,8 +143,10 @@ def optimum_of(fabric: Callable[[bool], IndexedFabric], symmetric: bool, collect
             return FabricOptimum(Fraction(0), False, None)
     if collective in ("reduce-scatter", "allreduce"):
         if symmetric:
-            rs = (ag[0], Bottleneck(ag[1].nodes, ag[1].compute_inside, ag[1].bandwidth,
-                                    tuple(_flip(x) for x in ag[1].links)), ag[2])
+            assert ag is not None  # a symmetric fabric runs the allgather phase above
+            algbw, cut, nodes = ag
+            flipped = tuple(_flip(x) for x in cut.links)
+            rs = (algbw, Bottleneck(cut.nodes, cut.compute_inside, cut.bandwidth, flipped), nodes)
         else:
             rs = _phase(fabric(True), rs_start, entering=True, groups=groups, sinks=sinks)
             if rs is None:
@@ -145,8 +160,11 @@ def optimum_of(fabric: Callable[[bool], IndexedFabric], symmetric: bool, collect
     return FabricOptimum(algbw, True, binding, (ag[2], rs[2]))
 
 
-def derive(base: IndexedFabric, drop_nodes: Set[int] = frozenset(),
-           changes: Mapping[tuple[int, int], Fraction] | None = None) -> IndexedFabric:
+def derive(
+    base: IndexedFabric,
+    drop_nodes: Set[int] = frozenset(),
+    changes: Mapping[tuple[int, int], Fraction] | None = None,
+) -> IndexedFabric:
     """``base`` without ``drop_nodes`` (and their edges), with some directed edges at a new
     bandwidth (``changes``; 0 removes the edge). Unchanged edges keep their integers, so a
     study's fabric costs no Fraction arithmetic per edge (``IndexedFabric.from_topology`` did).

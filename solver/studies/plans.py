@@ -140,7 +140,9 @@ def _crosses(u: str, v: str, directed: bool, inside: set[str]) -> bool:
 
 def _check_collective(collective: str) -> None:
     if collective not in COLLECTIVES:
-        raise TopologyError(f"unknown collective {collective!r} (choose from {', '.join(COLLECTIVES)})")
+        raise TopologyError(
+            f"unknown collective {collective!r} (choose from {', '.join(COLLECTIVES)})"
+        )
 
 
 def _base(topo: Topology, collective: str) -> FabricOptimum:
@@ -149,22 +151,48 @@ def _base(topo: Topology, collective: str) -> FabricOptimum:
     return fabric_optimum(topo, collective, symmetry=True)
 
 
-def failure_plan(topo: Topology, kinds: Sequence[str] = DEFAULT_FAILURE_KINDS,
-                 collective: str = "allgather", use_symmetry: bool = True) -> StudyPlan:
+def failure_plan(
+    topo: Topology,
+    kinds: Sequence[str] = DEFAULT_FAILURE_KINDS,
+    collective: str = "allgather",
+    use_symmetry: bool = True,
+) -> StudyPlan:
     """N-1 study: every element of ``kinds`` removed in turn."""
     base = _base(topo, collective)
     elements = failure_elements(topo, kinds)
     orb = orbits(topo, elements, use_symmetry)
     reps = [e for e in elements if orb.representative[e.key] == e.key]
     params = {"elements": list(kinds), "collective": collective, "symmetry": use_symmetry}
-    ctx = TaskContext(FAILURES, collective, topo, starts=base.starts,
-                      boxes=box_classes(topo) if use_symmetry else ())
-    return StudyPlan(FAILURES, collective, params, topo, ctx, [e.key for e in elements], reps,
-                     base, orb, {e.key: e for e in elements}, reference=base.algbw)
+    ctx = TaskContext(
+        FAILURES,
+        collective,
+        topo,
+        starts=base.starts,
+        boxes=box_classes(topo) if use_symmetry else (),
+    )
+    return StudyPlan(
+        FAILURES,
+        collective,
+        params,
+        topo,
+        ctx,
+        [e.key for e in elements],
+        reps,
+        base,
+        orb,
+        {e.key: e for e in elements},
+        reference=base.algbw,
+    )
 
 
-def upgrade_plan(topo: Topology, factor: Any = None, add: Any = None, by: str = "link",
-                 collective: str = "allgather", use_symmetry: bool = True) -> StudyPlan:
+def upgrade_plan(
+    topo: Topology,
+    factor: Any = None,
+    add: Any = None,
+    by: str = "link",
+    collective: str = "allgather",
+    use_symmetry: bool = True,
+) -> StudyPlan:
     """Upgrade advisor: each link (or class of links) at ``factor`` times or ``+add`` GB/s."""
     if (factor is None) == (add is None):
         raise TopologyError("give exactly one of --factor and --add")
@@ -177,13 +205,35 @@ def upgrade_plan(topo: Topology, factor: Any = None, add: Any = None, by: str = 
     base = _base(topo, collective)
     elements = upgrade_elements(topo, by)
     orb = orbits(topo, elements, use_symmetry and by == "link")
-    params = {"by": by, "collective": collective, "symmetry": use_symmetry,
-              "factor": exact_text(f) if f is not None else "",
-              "add": exact_text(a) if a is not None else ""}
-    ctx = TaskContext(UPGRADE, collective, topo, factor=f, add=a, starts=base.starts,
-                      boxes=box_classes(topo) if use_symmetry else ())
-    plan = StudyPlan(UPGRADE, collective, params, topo, ctx, [e.key for e in elements], [],
-                     base, orb, {e.key: e for e in elements}, reference=base.algbw)
+    params = {
+        "by": by,
+        "collective": collective,
+        "symmetry": use_symmetry,
+        "factor": exact_text(f) if f is not None else "",
+        "add": exact_text(a) if a is not None else "",
+    }
+    ctx = TaskContext(
+        UPGRADE,
+        collective,
+        topo,
+        factor=f,
+        add=a,
+        starts=base.starts,
+        boxes=box_classes(topo) if use_symmetry else (),
+    )
+    plan = StudyPlan(
+        UPGRADE,
+        collective,
+        params,
+        topo,
+        ctx,
+        [e.key for e in elements],
+        [],
+        base,
+        orb,
+        {e.key: e for e in elements},
+        reference=base.algbw,
+    )
     for e in elements:
         if orb.representative[e.key] != e.key:
             continue
@@ -211,9 +261,12 @@ def parse_param(text: str) -> tuple[str, list[Any]]:
     return name, out
 
 
-def sweep_plan(template: str | None = None, params: Sequence[tuple[str, Sequence[Any]]] = (),
-               topologies: Mapping[str, Topology] | None = None,
-               collective: str = "allgather") -> StudyPlan:
+def sweep_plan(
+    template: str | None = None,
+    params: Sequence[tuple[str, Sequence[Any]]] = (),
+    topologies: Mapping[str, Topology] | None = None,
+    collective: str = "allgather",
+) -> StudyPlan:
     """Sweep a template over the grid of ``params``, or solve every fabric of ``topologies``."""
     from solver.io.templates import TEMPLATES, make
 
@@ -239,8 +292,12 @@ def sweep_plan(template: str | None = None, params: Sequence[tuple[str, Sequence
         first = make(template, **points[0].params)  # checks names and ranges of the first point
         for p in points[1:]:
             _check_ranges(template, p.params)
-        parameters = {"template": template, "collective": collective, "param_names": names,
-                      **{f"param_{n}": list(v) for n, v in params}}
+        parameters = {
+            "template": template,
+            "collective": collective,
+            "param_names": names,
+            **{f"param_{n}": list(v) for n, v in params},
+        }
     keys = [p.key for p in points]
     if len(set(keys)) != len(keys):
         raise TopologyError("sweep points must be distinct")
@@ -255,4 +312,6 @@ def _check_ranges(template: str, values: Mapping[str, Any]) -> None:
         if p.name in values:
             v = Fraction(values[p.name])
             if v < Fraction(p.min) or (p.max is not None and v > Fraction(p.max)):
-                raise TopologyError(f"{p.label} must be between {p.min} and {p.max}, got {values[p.name]}")
+                raise TopologyError(
+                    f"{p.label} must be between {p.min} and {p.max}, got {values[p.name]}"
+                )

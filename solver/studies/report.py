@@ -62,24 +62,37 @@ def summary(study: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         )
     else:
         best = max(rows, key=lambda r: r["algbw"])
-        out.update(max_algbw=best["algbw"], best=best["point"],
-                   failed=sum(1 for r in rows if not r["connected"]))
+        out.update(
+            max_algbw=best["algbw"],
+            best=best["point"],
+            failed=sum(1 for r in rows if not r["connected"]),
+        )
     return out
 
 
 def to_json(result: StudyResult) -> dict[str, Any]:
     """The ``--json`` document of a study."""
     plan = result.plan
-    doc: dict[str, Any] = {"study": plan.study, "name": result.name,
-                           "collective": plan.collective, "parameters": plan.parameters}
+    doc: dict[str, Any] = {
+        "study": plan.study,
+        "name": result.name,
+        "collective": plan.collective,
+        "parameters": plan.parameters,
+    }
     if plan.study != SWEEP:
-        doc["base"] = {"algbw": float(plan.base.algbw),
-                       "algbw_exact": str(plan.base.algbw)}
-        doc["symmetry"] = {"method": plan.symmetry, "elements": len(plan.keys),
-                           "orbits": len(plan.items) + len(plan.free_rows)}
+        doc["base"] = {"algbw": float(plan.base.algbw), "algbw_exact": str(plan.base.algbw)}
+        doc["symmetry"] = {
+            "method": plan.symmetry,
+            "elements": len(plan.keys),
+            "orbits": len(plan.items) + len(plan.free_rows),
+        }
     doc["summary"] = summary(plan.study, result.rows)
-    doc["timing"] = {"wall_s": result.elapsed, "solves": result.solved,
-                     "resumed_rows": result.resumed, "workers": result.workers}
+    doc["timing"] = {
+        "wall_s": result.elapsed,
+        "solves": result.solved,
+        "resumed_rows": result.resumed,
+        "workers": result.workers,
+    }
     rows = []
     for row in ranked(plan.study, result.rows):
         rows.append({k: _clean(v) for k, v in row.items()})
@@ -91,20 +104,28 @@ def text(result: StudyResult, limit: int = 20) -> str:
     """A human summary and the first ``limit`` rows by impact."""
     plan = result.plan
     s = summary(plan.study, result.rows)
-    lines = [f"study {result.name!r}: {plan.study}, {plan.collective}, {len(result.rows)} rows "
-             f"({result.solved} solves, {result.resumed} resumed) in {result.elapsed:.1f} s "
-             f"on {result.workers} worker(s)"]
+    lines = [
+        f"study {result.name!r}: {plan.study}, {plan.collective}, {len(result.rows)} rows "
+        f"({result.solved} solves, {result.resumed} resumed) in {result.elapsed:.1f} s "
+        f"on {result.workers} worker(s)"
+    ]
     if plan.study != SWEEP:
         lines.append(f"intact optimum {float(plan.base.algbw):.6g} GB/s = {plan.base.algbw} GB/s")
-        lines.append(f"symmetry: {plan.symmetry}; {len(plan.keys)} elements in "
-                     f"{len(plan.items) + len(plan.free_rows)} orbits")
+        lines.append(
+            f"symmetry: {plan.symmetry}; {len(plan.keys)} elements in "
+            f"{len(plan.items) + len(plan.free_rows)} orbits"
+        )
     if plan.study == FAILURES:
-        lines.append(f"minimum over single failures {s.get('min_algbw', 0):.6g} GB/s; "
-                     f"{s.get('free', 0)} elements free (no drop); "
-                     f"{s.get('disconnecting', 0)} disconnect compute nodes")
+        lines.append(
+            f"minimum over single failures {s.get('min_algbw', 0):.6g} GB/s; "
+            f"{s.get('free', 0)} elements free (no drop); "
+            f"{s.get('disconnecting', 0)} disconnect compute nodes"
+        )
     elif plan.study == UPGRADE:
-        lines.append(f"{s.get('gaining', 0)} upgrades gain; {s.get('blocked', 0)} cross the "
-                     "bottleneck but another cut binds right behind it (headroom = the optimum after)")
+        lines.append(
+            f"{s.get('gaining', 0)} upgrades gain; {s.get('blocked', 0)} cross the "
+            "bottleneck but another cut binds right behind it (headroom = the optimum after)"
+        )
     lines.append("")
     lines.append(_table(plan.study, ranked(plan.study, result.rows)[:limit]))
     if len(result.rows) > limit:
@@ -115,18 +136,26 @@ def text(result: StudyResult, limit: int = 20) -> str:
 def _table(study: str, rows: Sequence[Mapping[str, Any]]) -> str:
     if study == SWEEP:
         head = f"{'point':<28} {'algbw GB/s':>12} {'change %':>9} {'k':>5} {'height':>7} {'solve s':>8}"
-        body = [f"{r['point'][:28]:<28} {r['algbw']:>12.6g} {_pct(r['change_pct'])} {r['k']:>5} "
-                f"{r['height_max']:>7} {r['solve_time']:>8.3f}" for r in rows]
+        body = [
+            f"{r['point'][:28]:<28} {r['algbw']:>12.6g} {_pct(r['change_pct'])} {r['k']:>5} "
+            f"{r['height_max']:>7} {r['solve_time']:>8.3f}"
+            for r in rows
+        ]
     else:
         extra = " headroom" if study == UPGRADE else ""
         head = f"{'element':<32} {'kind':<7} {'algbw GB/s':>12} {'change %':>9} conn{extra}"
         body = []
         for r in rows:
-            line = (f"{r['element'][:32]:<32} {r['kind']:<7} {r['algbw']:>12.6g} "
-                    f"{_pct(r['change_pct'])} {'yes' if r['connected'] else 'NO ':<4}")
+            line = (
+                f"{r['element'][:32]:<32} {r['kind']:<7} {r['algbw']:>12.6g} "
+                f"{_pct(r['change_pct'])} {'yes' if r['connected'] else 'NO ':<4}"
+            )
             if study == UPGRADE:
-                line += " blocked" if r["blocked"] else (
-                    f" {r['headroom']:.6g}" if not math.isnan(r["headroom"]) else "")
+                line += (
+                    " blocked"
+                    if r["blocked"]
+                    else (f" {r['headroom']:.6g}" if not math.isnan(r["headroom"]) else "")
+                )
             body.append(line)
     return "\n".join([head, *body])
 

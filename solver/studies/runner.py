@@ -66,7 +66,7 @@ def batches_of(items: Sequence[Any], threads: int, size: int | None = None) -> l
     """Split ``items`` into batches: ``size`` each, or enough for every worker to stay busy."""
     if size is None:
         size = max(1, min(MAX_BATCH, math.ceil(len(items) / (TASKS_PER_WORKER * threads))))
-    return [list(items[i:i + size]) for i in range(0, len(items), size)]
+    return [list(items[i : i + size]) for i in range(0, len(items), size)]
 
 
 def _attrs(plan: StudyPlan) -> dict[str, Any]:
@@ -117,36 +117,49 @@ def check_resumed(plan: StudyPlan, done: dict[str, dict[str, Any]], where: str) 
         rw = f"{where}: row {key!r}"
         if key not in keys:
             raise ForestCollError(f"{rw} is not a row of this study")
-        value = exact_number(str(row.get("algbw_exact", "")), f"{rw} algbw_exact",
-                             error=ForestCollError)
+        value = exact_number(
+            str(row.get("algbw_exact", "")), f"{rw} algbw_exact", error=ForestCollError
+        )
         if value < 0:
             raise ForestCollError(f"{rw}: algbw {float(value):.6g} GB/s is negative")
         if row.get("algbw") != float(value):
-            raise ForestCollError(f"{rw}: algbw {row.get('algbw')!r} GB/s disagrees with "
-                                  f"algbw_exact {exact_text(value)}")
+            raise ForestCollError(
+                f"{rw}: algbw {row.get('algbw')!r} GB/s disagrees with "
+                f"algbw_exact {exact_text(value)}"
+            )
         if not row.get("connected") and value != 0:
-            raise ForestCollError(f"{rw}: a disconnected fabric has algbw 0, not {float(value):.6g}")
+            raise ForestCollError(
+                f"{rw}: a disconnected fabric has algbw 0, not {float(value):.6g}"
+            )
         element = plan.elements.get(key)
-        if (plan.study == FAILURES and element is not None and element.kind != COMPUTE
-                and value > base):
+        if (
+            plan.study == FAILURES
+            and element is not None
+            and element.kind != COMPUTE
+            and value > base
+        ):
             raise ForestCollError(
                 f"{rw}: algbw {float(value):.6g} GB/s exceeds the intact fabric's "
-                f"{float(base):.6g} GB/s (removing a {element.kind} cannot raise the optimum)")
+                f"{float(base):.6g} GB/s (removing a {element.kind} cannot raise the optimum)"
+            )
         if plan.study == UPGRADE and value < base:
             raise ForestCollError(
                 f"{rw}: algbw {float(value):.6g} GB/s is below the intact fabric's "
-                f"{float(base):.6g} GB/s (an upgrade cannot lower the optimum)")
+                f"{float(base):.6g} GB/s (an upgrade cannot lower the optimum)"
+            )
         if key in free and Fraction(free[key]["algbw_exact"]) != value:
             raise ForestCollError(
                 f"{rw}: algbw {float(value):.6g} GB/s, but this upgrade leaves the bottleneck "
-                f"at {float(Fraction(free[key]['algbw_exact'])):.6g} GB/s")
+                f"at {float(Fraction(free[key]['algbw_exact'])):.6g} GB/s"
+            )
     for key in _drawn(plan, done, free):
         again = _solve_again(plan, key)
         if Fraction(again["algbw_exact"]) != Fraction(done[key]["algbw_exact"]):
             raise ForestCollError(
                 f"{where}: row {key!r}: stored algbw {done[key]['algbw']:.6g} GB/s, solved "
                 f"again {again['algbw']:.6g} GB/s (the file's rows are not this study's; run "
-                "without --resume)")
+                "without --resume)"
+            )
 
 
 def _drawn(plan: StudyPlan, done, free) -> list[str]:
@@ -169,11 +182,19 @@ def _solve_again(plan: StudyPlan, key: str) -> dict[str, Any]:
     return next(r for r in plan.expand(raw) if row_key(r) == key)
 
 
-def run_study(plan: StudyPlan, engine: DaskEngine, *, output: str | Path | None = None,
-              name: str | None = None, resume: bool = False,
-              progress: Callable[[int, int], None] | None = None, cancel: Any = None,
-              batch_size: int | None = None, flush_s: float = 1.0,
-              on_rows: Callable[[list[dict[str, Any]]], None] | None = None) -> StudyResult:
+def run_study(
+    plan: StudyPlan,
+    engine: DaskEngine,
+    *,
+    output: str | Path | None = None,
+    name: str | None = None,
+    resume: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    cancel: Any = None,
+    batch_size: int | None = None,
+    flush_s: float = 1.0,
+    on_rows: Callable[[list[dict[str, Any]]], None] | None = None,
+) -> StudyResult:
     """Run ``plan`` on ``engine`` (entered); see the module docstring.
 
     ``progress(rows_done, rows_total)`` is called after every finished batch; ``on_rows``
@@ -198,8 +219,16 @@ def run_study(plan: StudyPlan, engine: DaskEngine, *, output: str | Path | None 
     def flush(complete: bool) -> None:
         if output is None or (not buffer and not state["fresh"] and not complete):
             return
-        write_study_rows(output, file_topology, name, attrs, plan.columns, buffer,
-                         complete=complete, fresh=state["fresh"])
+        write_study_rows(
+            output,
+            file_topology,
+            name,
+            attrs,
+            plan.columns,
+            buffer,
+            complete=complete,
+            fresh=state["fresh"],
+        )
         state["fresh"] = False
         state["last"] = time.monotonic()
         buffer.clear()
@@ -246,8 +275,9 @@ def run_study(plan: StudyPlan, engine: DaskEngine, *, output: str | Path | None 
             buffer.extend(plan.finish(r) for r in held)
         flush(len(done) == total)
     rows = [done[k] for k in plan.keys if k in done]
-    return StudyResult(plan, name, rows, solved, resumed, time.perf_counter() - started,
-                       engine.nthreads)
+    return StudyResult(
+        plan, name, rows, solved, resumed, time.perf_counter() - started, engine.nthreads
+    )
 
 
 def save_result(path: str | Path, result: StudyResult) -> None:
@@ -256,5 +286,13 @@ def save_result(path: str | Path, result: StudyResult) -> None:
     topology = plan.topology
     if plan.study == SWEEP and Path(path).exists():
         topology = None
-    write_study_rows(path, topology, result.name, _attrs(plan), plan.columns, result.rows,
-                     complete=len(result.rows) == len(plan.keys), fresh=True)
+    write_study_rows(
+        path,
+        topology,
+        result.name,
+        _attrs(plan),
+        plan.columns,
+        result.rows,
+        complete=len(result.rows) == len(plan.keys),
+        fresh=True,
+    )

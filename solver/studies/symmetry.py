@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from solver.model.topology import Topology
 from solver.studies.elements import Element
 
-METHOD = ("box translation and box swaps (nodes of the same group; each checked as an "
-          "automorphism)")
+METHOD = "box translation and box swaps (nodes of the same group; each checked as an automorphism)"
 
 
 @dataclass(frozen=True)
@@ -133,8 +132,12 @@ def box_swaps(topo: Topology) -> list[Swap]:
     return swaps
 
 
-def _image(element: Element, swap: Swap, by_node: Mapping[str, str],
-           by_links: Mapping[tuple[int, ...], str]) -> str | None:
+def _image(
+    element: Element,
+    swap: Swap,
+    by_node: Mapping[str, str],
+    by_links: Mapping[tuple[int, ...], str],
+) -> str | None:
     if element.node is not None:
         return by_node.get(swap.node(element.node))
     return by_links.get(tuple(sorted(swap.links[i] for i in element.links)))

@@ -48,7 +48,9 @@ class TaskContext:
 
 
 def exact_text(value: Fraction) -> str:
-    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    return (
+        str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    )
 
 
 def optimum_fields(opt: FabricOptimum) -> dict[str, Any]:
@@ -72,9 +74,16 @@ class _Base:
         self.index = {name: i for i, name in enumerate(topo.node_ids)}
         compute = {i for i, node in enumerate(topo.nodes) if node.is_compute}
         # per class of interchangeable boxes: each box's compute nodes (indices) and all nodes
-        self.boxes = [[(frozenset(self.index[v] for v in box),
-                        [self.index[v] for v in box if self.index[v] in compute])
-                       for box in cls] for cls in boxes]
+        self.boxes = [
+            [
+                (
+                    frozenset(self.index[v] for v in box),
+                    [self.index[v] for v in box if self.index[v] in compute],
+                )
+                for box in cls
+            ]
+            for cls in boxes
+        ]
         self.symmetric = all(not link.directed for link in topo.links)
         self.fabrics: dict[bool, IndexedFabric] = {}
         self.bandwidths: dict[bool, dict[tuple[int, int], Fraction]] = {}
@@ -114,7 +123,9 @@ class _Base:
             return {self.index[element.node]}
         out = set()
         for i in element.links:
-            out.update((self.index[self.topo.links[i].source], self.index[self.topo.links[i].target]))
+            out.update(
+                (self.index[self.topo.links[i].source], self.index[self.topo.links[i].target])
+            )
         return out
 
     def sinks(self, element: Element) -> list[int] | None:
@@ -132,8 +143,9 @@ class _Base:
         dropped = touched if element.node is not None else set()
         kept = [v for v in range(len(self.topo.nodes)) if v not in dropped]
         position = {v: i for i, v in enumerate(kept)}
-        return [position[v] for v in self.fabric(False).compute
-                if v not in skip and v not in dropped]
+        return [
+            position[v] for v in self.fabric(False).compute if v not in skip and v not in dropped
+        ]
 
 
 _BASES: dict[int, tuple[TaskContext, _Base]] = {}
@@ -150,8 +162,13 @@ def _base(ctx: TaskContext) -> _Base:
 
 def _element_row(ctx: TaskContext, element: Element) -> dict[str, Any]:
     base = _base(ctx)
-    opt = optimum_of(lambda reverse: base.modified(ctx, element, reverse), base.symmetric,
-                     ctx.collective, ctx.starts, sinks=base.sinks(element))
+    opt = optimum_of(
+        lambda reverse: base.modified(ctx, element, reverse),
+        base.symmetric,
+        ctx.collective,
+        ctx.starts,
+        sinks=base.sinks(element),
+    )
     return {"element": element.key, "kind": element.kind, **optimum_fields(opt)}
 
 
@@ -167,9 +184,20 @@ def _sweep_row(ctx: TaskContext, point: SweepPoint) -> dict[str, Any]:
         topo = make(point.template, **point.params) if point.template else point.topology
         schedule = solve(topo, collective=ctx.collective)
     except ForestCollError as exc:
-        row.update(algbw=0.0, algbw_exact="0", connected=False, cut_compute=0, cut_bandwidth=0.0,
-                   cut_links=[], k=0, height_max=0, height_mean=0.0, compute_nodes=0,
-                   solve_time=time.perf_counter() - started, error=str(exc))
+        row.update(
+            algbw=0.0,
+            algbw_exact="0",
+            connected=False,
+            cut_compute=0,
+            cut_bandwidth=0.0,
+            cut_links=[],
+            k=0,
+            height_max=0,
+            height_mean=0.0,
+            compute_nodes=0,
+            solve_time=time.perf_counter() - started,
+            error=str(exc),
+        )
         return row
     elapsed = time.perf_counter() - started
     trees = [t for _, t in schedule.all_trees()]

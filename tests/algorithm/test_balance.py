@@ -27,7 +27,9 @@ def _switch_sums(fab: IndexedFabric, w: int) -> tuple[Fraction, Fraction]:
 
 
 def test_balanced_fabric_is_returned_unchanged():
-    fab = _fabric(["a", "b", "w"], {"w"}, {("a", "w"): 2, ("w", "a"): 2, ("b", "w"): 2, ("w", "b"): 2})
+    fab = _fabric(
+        ["a", "b", "w"], {"w"}, {("a", "w"): 2, ("w", "a"): 2, ("b", "w"): 2, ("w", "b"): 2}
+    )
     out, warnings = balance_switches(fab)
     assert out is fab and warnings == []
 
@@ -37,7 +39,14 @@ def test_larger_side_is_scaled_down_to_the_smaller():
     fab = _fabric(
         ["a", "b", "w"],
         {"w"},
-        {("a", "w"): 20, ("w", "a"): 10, ("b", "w"): 10, ("w", "b"): 10, ("a", "b"): 1, ("b", "a"): 1},
+        {
+            ("a", "w"): 20,
+            ("w", "a"): 10,
+            ("b", "w"): 10,
+            ("w", "b"): 10,
+            ("a", "b"): 1,
+            ("b", "a"): 1,
+        },
     )
     out, warnings = balance_switches(fab)
     bw = dict(zip(out.edges, out.bandwidth))
@@ -46,7 +55,9 @@ def test_larger_side_is_scaled_down_to_the_smaller():
     assert _switch_sums(out, 2) == (20, 20)
     assert out.scale == 3 and out.bw_int == tuple(int(b * 3) for b in out.bandwidth)
     assert len(warnings) == 1
-    assert warnings[0].startswith("switch 'w' is unbalanced (in 30 GB/s, out 20 GB/s): trimmed to 20")
+    assert warnings[0].startswith(
+        "switch 'w' is unbalanced (in 30 GB/s, out 20 GB/s): trimmed to 20"
+    )
 
 
 def test_trimming_one_switch_can_unbalance_its_neighbour():

@@ -20,7 +20,9 @@ from tests.naive import exhaustive_allreduce_any, exhaustive_optimum, hierarchic
 
 
 def star(bws, caps=NVLS_CAPABILITIES) -> Topology:
-    nodes = [Node(f"g{i}", COMPUTE) for i in range(len(bws))] + [Node("sw", SWITCH, capabilities=caps)]
+    nodes = [Node(f"g{i}", COMPUTE) for i in range(len(bws))] + [
+        Node("sw", SWITCH, capabilities=caps)
+    ]
     links = [Link(f"g{i}", "sw", Fraction(b)) for i, b in enumerate(bws)]
     return Topology("star", tuple(nodes), tuple(links))
 
@@ -108,10 +110,18 @@ def random_fabric(rng: random.Random) -> Topology:
     n_c = rng.randint(2, 5)
     n_s = rng.randint(1, 3)
     nodes = [Node(f"c{i}", COMPUTE) for i in range(n_c)]
-    nodes += [Node(f"s{i}", SWITCH, capabilities=rng.choice(
-        [frozenset(), NVLS_CAPABILITIES, frozenset({"reduce"})])) for i in range(n_s)]
+    nodes += [
+        Node(
+            f"s{i}",
+            SWITCH,
+            capabilities=rng.choice([frozenset(), NVLS_CAPABILITIES, frozenset({"reduce"})]),
+        )
+        for i in range(n_s)
+    ]
     ids = [n.id for n in nodes]
-    links = [Link(f"c{i}", f"s{rng.randrange(n_s)}", Fraction(rng.randint(1, 8))) for i in range(n_c)]
+    links = [
+        Link(f"c{i}", f"s{rng.randrange(n_s)}", Fraction(rng.randint(1, 8))) for i in range(n_c)
+    ]
     for _ in range(rng.randint(0, 5)):
         u, v = rng.sample(ids, 2)
         links.append(Link(u, v, Fraction(rng.randint(1, 8), rng.randint(1, 3))))
@@ -140,8 +150,9 @@ def test_the_cut_reported_reaches_the_bound():
     assert out == value == 400
 
 
-@pytest.mark.parametrize("shape", [(1, 4, 30, 0), (2, 2, 100, 10), (2, 3, 50, 20), (3, 2, 40, 30),
-                                   (2, 2, 7, 9)])
+@pytest.mark.parametrize(
+    "shape", [(1, 4, 30, 0), (2, 2, 100, 10), (2, 3, 50, 20), (3, 2, 40, 30), (2, 2, 7, 9)]
+)
 def test_hierarchical_matches_transfer_by_transfer_twin(shape):
     n_boxes, ppn, nvlink, nic = shape
     topo = star([nvlink] * ppn) if n_boxes == 1 else boxes(n_boxes, ppn, nvlink, nic)
@@ -155,12 +166,17 @@ def test_shared_network_runs_index_groups_in_sequence():
     # groups cross the same uplinks, so they cannot run side by side
     nodes, links = [Node("spine", SWITCH)], []
     for b in range(2):
-        nodes += [Node(f"b{b}.sw", SWITCH, capabilities=NVLS_CAPABILITIES), Node(f"b{b}.leaf", SWITCH)]
+        nodes += [
+            Node(f"b{b}.sw", SWITCH, capabilities=NVLS_CAPABILITIES),
+            Node(f"b{b}.leaf", SWITCH),
+        ]
         links.append(Link(f"b{b}.leaf", "spine", Fraction(15)))
         for j in range(2):
             nodes.append(Node(f"b{b}.g{j}", COMPUTE))
-            links += [Link(f"b{b}.g{j}", f"b{b}.sw", Fraction(100)),
-                      Link(f"b{b}.g{j}", f"b{b}.leaf", Fraction(10))]
+            links += [
+                Link(f"b{b}.g{j}", f"b{b}.sw", Fraction(100)),
+                Link(f"b{b}.g{j}", f"b{b}.leaf", Fraction(10)),
+            ]
     topo = Topology("leaf-spine", tuple(nodes), tuple(links))
     h = hierarchical_allreduce(topo)
     assert h.applies and not h.concurrent

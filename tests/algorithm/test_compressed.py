@@ -85,12 +85,14 @@ def test_a_wrong_order_is_refused(rail4):
 def test_a_missing_representative_is_refused(rail4):
     _, plan = rail4
     first = plan.base.trees[0].root
-    base = dataclasses.replace(plan.base, trees=plan.base.trees[:1] + tuple(
-        t for t in plan.base.trees if t.root != first))
+    base = dataclasses.replace(
+        plan.base, trees=plan.base.trees[:1] + tuple(t for t in plan.base.trees if t.root != first)
+    )
     with pytest.raises(SolverError, match="sum to"):
         verify_compressed(CompressedSchedule(base, plan.generator, plan.order))
-    base = dataclasses.replace(plan.base, trees=tuple(t for t in plan.base.trees
-                                                      if t.root != first))
+    base = dataclasses.replace(
+        plan.base, trees=tuple(t for t in plan.base.trees if t.root != first)
+    )
     with pytest.raises(SolverError, match="roots no tree"):
         verify_compressed(CompressedSchedule(base, plan.generator, plan.order))
 
@@ -122,8 +124,9 @@ def test_link_orbits_have_the_box_count():
 
 def test_boxes_without_group_names_are_found_from_the_structure():
     topo = templates.dgx_h100_rail(2)
-    plain = dataclasses.replace(topo, nodes=tuple(dataclasses.replace(n, group=None)
-                                                  for n in topo.nodes))
+    plain = dataclasses.replace(
+        topo, nodes=tuple(dataclasses.replace(n, group=None) for n in topo.nodes)
+    )
     plan = solve_compressed(plain)
     verify_compressed(plan)
     assert plan.optimal_algbw_exact == solve_compressed(topo).optimal_algbw_exact
@@ -134,8 +137,11 @@ def test_fabrics_without_boxes_are_refused_in_one_line():
     links = list(topo.links)
     i = next(j for j, lk in enumerate(links) if lk.source == "b1.gpu3" and lk.target == "b1.nvsw")
     links[i] = dataclasses.replace(links[i], bandwidth=Fraction(400))  # box 1 differs
-    plain = dataclasses.replace(topo, links=tuple(links), nodes=tuple(
-        dataclasses.replace(n, group=None) for n in topo.nodes))
+    plain = dataclasses.replace(
+        topo,
+        links=tuple(links),
+        nodes=tuple(dataclasses.replace(n, group=None) for n in topo.nodes),
+    )
     with pytest.raises(SolverError, match="no box symmetry") as info:
         solve_compressed(plain)
     assert "\n" not in str(info.value)

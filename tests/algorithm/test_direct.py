@@ -53,7 +53,9 @@ def _check(topo, shape, k=1):
 @pytest.mark.parametrize("seed", range(8))
 def test_star_matches_exhaustive_optimum(seed):
     rng = random.Random(seed)
-    bws = [rng.choice([25, 50, 100, Fraction(25, 2), Fraction(1, 3)]) for _ in range(rng.randint(2, 9))]
+    bws = [
+        rng.choice([25, 50, 100, Fraction(25, 2), Fraction(1, 3)]) for _ in range(rng.randint(2, 9))
+    ]
     s = _check(_star(bws), "star")
     thin = min(bws)
     assert s.algbw_exact == len(bws) * thin / (len(bws) - 1)
@@ -77,8 +79,12 @@ def test_chain_like_tree_matches_exhaustive_optimum(seed):
 def test_dead_switch_branches_are_pruned():
     # g0 - s1 - g2 with a switch branch s3 - s4 hanging off s1: the branch holds no GPU
     nodes = (_gpu(0), Node("s1", "switch"), _gpu(2), Node("s3", "switch"), Node("s4", "switch"))
-    links = (Link("g0", "s1", Fraction(10)), Link("s1", "g2", Fraction(20)),
-             Link("s1", "s3", Fraction(5)), Link("s3", "s4", Fraction(5)))
+    links = (
+        Link("g0", "s1", Fraction(10)),
+        Link("s1", "g2", Fraction(20)),
+        Link("s1", "s3", Fraction(5)),
+        Link("s3", "s4", Fraction(5)),
+    )
     s = _check(Topology("pruned", nodes, links), "tree")
     assert s.algbw_exact == 20  # N · min(10/1, 20/1... ) = 2 · 10
 
@@ -86,9 +92,13 @@ def test_dead_switch_branches_are_pruned():
 def test_compute_node_with_three_branches_is_a_tree():
     # a GPU may have any degree (it can copy data); g0 in the middle of three arms
     nodes = tuple(_gpu(i) for i in range(5)) + (Node("s", "switch"),)
-    links = (Link("g0", "g1", Fraction(10)), Link("g0", "g2", Fraction(30)),
-             Link("g0", "s", Fraction(20)), Link("s", "g3", Fraction(20)),
-             Link("g3", "g4", Fraction(5)))
+    links = (
+        Link("g0", "g1", Fraction(10)),
+        Link("g0", "g2", Fraction(30)),
+        Link("g0", "s", Fraction(20)),
+        Link("s", "g3", Fraction(20)),
+        Link("g3", "g4", Fraction(5)),
+    )
     _check(Topology("spider", nodes, links), "tree")
 
 
@@ -105,19 +115,31 @@ def test_uniform_ring_matches_exhaustive_optimum(n):
 def test_shapes_that_are_not_forced_use_the_general_pipeline(case):
     if case == "y-switch":  # a switch joining three GPUs on a longer fabric: would replicate
         nodes = (_gpu(0), _gpu(1), _gpu(2), _gpu(3), Node("w", "switch"))
-        links = (Link("g0", "w", Fraction(10)), Link("g1", "w", Fraction(10)),
-                 Link("g2", "w", Fraction(10)), Link("g2", "g3", Fraction(10)))
+        links = (
+            Link("g0", "w", Fraction(10)),
+            Link("g1", "w", Fraction(10)),
+            Link("g2", "w", Fraction(10)),
+            Link("g2", "g3", Fraction(10)),
+        )
     elif case == "cycle":  # a ring of unequal bandwidths
         nodes = tuple(_gpu(i) for i in range(4))
         links = tuple(Link(f"g{i}", f"g{(i + 1) % 4}", Fraction(10 + i)) for i in range(4))
     elif case == "star-plus-link":
         nodes = (_gpu(0), _gpu(1), _gpu(2), Node("w", "switch"))
-        links = (Link("g0", "w", Fraction(10)), Link("g1", "w", Fraction(10)),
-                 Link("g2", "w", Fraction(10)), Link("g0", "g1", Fraction(5)))
+        links = (
+            Link("g0", "w", Fraction(10)),
+            Link("g1", "w", Fraction(10)),
+            Link("g2", "w", Fraction(10)),
+            Link("g0", "g1", Fraction(5)),
+        )
     else:  # one-way links of unequal bandwidths at the switch
         nodes = (_gpu(0), _gpu(1), _gpu(2), Node("w", "switch"))
-        links = (Link("g0", "w", Fraction(10), directed=True), Link("w", "g0", Fraction(30), directed=True),
-                 Link("g1", "w", Fraction(20)), Link("g2", "w", Fraction(20)))
+        links = (
+            Link("g0", "w", Fraction(10), directed=True),
+            Link("w", "g0", Fraction(30), directed=True),
+            Link("g1", "w", Fraction(20)),
+            Link("g2", "w", Fraction(20)),
+        )
     topo = Topology(case, nodes, links)
     assert direct_forest(IndexedFabric.from_topology(topo)) is None
     s = solver.solve(topo)
@@ -128,8 +150,9 @@ def test_shapes_that_are_not_forced_use_the_general_pipeline(case):
 def test_even_ring_under_one_tree_per_root_uses_the_fixed_k_search():
     # the forced forest of an even ring has k = 2: with K = 1 the general fixed-k search decides
     nodes = tuple(_gpu(i) for i in range(6))
-    topo = Topology("ring6", nodes, tuple(Link(f"g{i}", f"g{(i + 1) % 6}", Fraction(10))
-                                          for i in range(6)))
+    topo = Topology(
+        "ring6", nodes, tuple(Link(f"g{i}", f"g{(i + 1) % 6}", Fraction(10)) for i in range(6))
+    )
     s = solver.solve(topo, max_trees_per_root=1)
     verify_schedule(s)
     assert s.k == 1 and s.algbw_exact < s.optimal_algbw_exact == exhaustive_optimum(topo).algbw

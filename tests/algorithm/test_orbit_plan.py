@@ -38,5 +38,6 @@ def test_orbit_split_and_packing_match_the_full_ones(name):
     # the records hold the same physical paths in the same order (routing consumes them in order)
     for e in box0:
         assert list(paths[e].items()) == list(full.paths[e].items())
-    assert pack_orbits(fabric, sym, rep_caps, opt.k) == pack_by_orbits(fabric, sym, full.caps,
-                                                                        opt.k)
+    assert pack_orbits(fabric, sym, rep_caps, opt.k) == pack_by_orbits(
+        fabric, sym, full.caps, opt.k
+    )

@@ -95,8 +95,11 @@ def _tallest(classes):
 
 @pytest.mark.parametrize("seed", range(20))
 def test_shortened_trees_stay_a_valid_packing(seed):
-    topo = random_fabric(seed, n_compute=4 + seed % 5, n_switch=0) if seed % 2 else \
-        switched_fabric(seed)
+    topo = (
+        random_fabric(seed, n_compute=4 + seed % 5, n_switch=0)
+        if seed % 2
+        else switched_fabric(seed)
+    )
     N, caps, opt = _compute_graph(topo)
     classes = check_packing(N, caps, opt.k)
     before = _tallest(classes)

@@ -64,8 +64,10 @@ def test_allgather_reaches_the_published_optimum(name, boxes, algbw, k):
     _check_trees(s)
     verify_schedule(s)
     cut = s.bottleneck
-    assert Fraction(len(s.topology.compute_ids)) * cut.egress_bandwidth / cut.compute_nodes_inside \
+    assert (
+        Fraction(len(s.topology.compute_ids)) * cut.egress_bandwidth / cut.compute_nodes_inside
         == algbw
+    )
 
 
 @pytest.mark.parametrize(
@@ -126,8 +128,9 @@ def test_other_collectives(collective, name, boxes):
 
 def test_reduce_scatter_on_a_directed_fabric_uses_the_reversed_graph():
     nodes = tuple(Node(f"g{i}", "compute") for i in range(4))
-    links = tuple(Link(f"g{i}", f"g{(i + 1) % 4}", Fraction(10 + i), directed=True)
-                  for i in range(4)) + (Link("g0", "g2", Fraction(5)),)
+    links = tuple(
+        Link(f"g{i}", f"g{(i + 1) % 4}", Fraction(10 + i), directed=True) for i in range(4)
+    ) + (Link("g0", "g2", Fraction(5)),)
     topo = Topology("directed", nodes, links)
     for collective in ("allgather", "reduce-scatter", "allreduce"):
         s = solver.solve(topo, collective=collective)
@@ -310,20 +313,28 @@ def test_tiny_solve_without_jit():
         "print(s.algbw_exact)\n"
     )
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=False,
-                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                         timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "1200/7"
 
 
-@pytest.mark.parametrize("name, boxes, tallest", [
-    ("dgx_a100", 1, 1),  # one NVSwitch: every tree is a star
-    ("dgx_a100", 2, 3),  # greedy ring splitting gave heights 6..9
-    ("dgx_a100", 4, 3),  # greedy: 10
-    ("dgx_h100_rail", 2, 3),  # greedy: 8..10
-])
+@pytest.mark.parametrize(
+    "name, boxes, tallest",
+    [
+        ("dgx_a100", 1, 1),  # one NVSwitch: every tree is a star
+        ("dgx_a100", 2, 3),  # greedy ring splitting gave heights 6..9
+        ("dgx_a100", 4, 3),  # greedy: 10
+        ("dgx_h100_rail", 2, 3),  # greedy: 8..10
+    ],
+)
 def test_switched_fabrics_get_shallow_trees(name, boxes, tallest):
     s = solver.solve(_fabric(name, boxes))
     assert s.algbw_exact == s.optimal_algbw_exact

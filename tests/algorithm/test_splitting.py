@@ -80,8 +80,10 @@ def test_spread_mode_gives_a_denser_graph():
     assert len(spread.caps) > len(greedy.caps)
 
 
-@pytest.mark.parametrize("make", [lambda: templates.dgx_a100(2), lambda: templates.mi250(2),
-                                  lambda: templates.dgx_h100_rail(2)])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: templates.dgx_a100(2), lambda: templates.mi250(2), lambda: templates.dgx_h100_rail(2)],
+)
 def test_templates(make):
     _opt, result = check_split(make())
     assert result.num_splits > 0
@@ -121,8 +123,12 @@ def test_unbalanced_switch_with_spare_input_splits_and_drops_the_excess():
     fabric = IndexedFabric.from_topology(Topology("spare", nodes, links))
     opt = compute_optimum(fabric)
     result = split_switches(fabric, dict(zip(fabric.edges, opt.caps)), opt.k)
-    used_into_w = sum(units for pieces in result.paths.values() for path, units in pieces.items()
-                      if len(path) == 3)
+    used_into_w = sum(
+        units
+        for pieces in result.paths.values()
+        for path, units in pieces.items()
+        if len(path) == 3
+    )
     assert used_into_w <= opt.caps[fabric.edges.index((3, 2))]  # only w's one way out is used
     g = nx.DiGraph()
     for (u, v), c in result.caps.items():

@@ -196,8 +196,9 @@ def test_translated_box0_trees_fit_every_edge(name):
         for x, y in cls.edges:
             load[(x, y)] = load.get((x, y), 0) + cls.mult
     assert per_root == {r: opt.k for r in range(N)}
-    rank_caps = {(fabric.compute.index(u), fabric.compute.index(v)): c
-                 for (u, v), c in split.caps.items()}
+    rank_caps = {
+        (fabric.compute.index(u), fabric.compute.index(v)): c for (u, v), c in split.caps.items()
+    }
     assert all(m <= rank_caps[e] for e, m in load.items())
 
 
@@ -206,8 +207,10 @@ def symmetric_everywhere(monkeypatch):
     monkeypatch.setattr(pipeline, "SYMMETRY_MIN_N", 0)
 
 
-@pytest.mark.parametrize("name, tallest", [("rail", 2), ("fat", None), ("fat_stuck", None),
-                                           ("rail4", None), ("mi250", None)])
+@pytest.mark.parametrize(
+    "name, tallest",
+    [("rail", 2), ("fat", None), ("fat_stuck", None), ("rail4", None), ("mi250", None)],
+)
 def test_symmetric_pipeline_is_exact_and_verified(symmetric_everywhere, name, tallest):
     """fat_stuck, rail4 (k = 10) and mi250 make orbit packing give up: the general packing
     takes over on the switch-free graph of the plans."""
@@ -233,8 +236,11 @@ def test_unbalanced_switch_falls_back_to_trimming(symmetric_everywhere):
     links = tuple(
         Link(lk.target, lk.source, lk.bandwidth / 2, directed=True) if lk.target == "rail0" else lk
         for lk in topo.links
-    ) + tuple(Link(lk.source, lk.target, lk.bandwidth, directed=True)
-              for lk in topo.links if lk.target == "rail0")
+    ) + tuple(
+        Link(lk.source, lk.target, lk.bandwidth, directed=True)
+        for lk in topo.links
+        if lk.target == "rail0"
+    )
     s = solver.solve(replace(topo, links=links))
     verify_schedule(s)
 
@@ -259,8 +265,11 @@ def test_spare_spine_capacity_is_trimmed_to_the_smallest_common_cap():
     fabric, sym = _indexed(topo)
     opt = compute_optimum(fabric, sinks=sym.representatives(fabric))
     caps = trim_shared_links(fabric, list(opt.caps), opt.k, sym)
-    spine = [i for i, (u, v) in enumerate(fabric.edges)
-             if fabric.names[u].startswith("spine") or fabric.names[v].startswith("spine")]
+    spine = [
+        i
+        for i, (u, v) in enumerate(fabric.edges)
+        if fabric.names[u].startswith("spine") or fabric.names[v].startswith("spine")
+    ]
     assert {opt.caps[i] for i in spine} == {31}
     assert opt.k == 2 and {caps[i] for i in spine} == {14}  # 56 units over 4 spines
     assert all(caps[i] == opt.caps[i] for i in range(len(caps)) if i not in spine)

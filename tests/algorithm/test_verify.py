@@ -385,12 +385,24 @@ def _gap_fabric() -> Topology:
     and warns; the twin's trimming finds no safe unit to remove and stops."""
     c = [Node(id=f"c{i}", kind="compute", role="gpu") for i in range(4)]
     sw = [Node(id=i, kind="switch", role="nvswitch") for i in ("s1", "s0", "s2")]
-    spec = [("c0", "s1", 1, 0), ("s1", "c2", 1, 0), ("c2", "s0", 100, 0), ("s0", "c3", 100, 0),
-            ("c3", "s0", 1, 1), ("s0", "c1", 1, 1), ("c1", "c0", 50, 0), ("s0", "s1", 50, 0),
-            ("c1", "c0", 1, 1), ("c2", "c3", 1, 1), ("c0", "s0", 50, 1), ("s0", "c1", 50, 1),
-            ("c0", "s1", 50, 0)]
-    links = tuple(Link(source=a, target=b, bandwidth=Fraction(w), directed=bool(d))
-                  for a, b, w, d in spec)
+    spec = [
+        ("c0", "s1", 1, 0),
+        ("s1", "c2", 1, 0),
+        ("c2", "s0", 100, 0),
+        ("s0", "c3", 100, 0),
+        ("c3", "s0", 1, 1),
+        ("s0", "c1", 1, 1),
+        ("c1", "c0", 50, 0),
+        ("s0", "s1", 50, 0),
+        ("c1", "c0", 1, 1),
+        ("c2", "c3", 1, 1),
+        ("c0", "s0", 50, 1),
+        ("s0", "c1", 50, 1),
+        ("c0", "s1", 50, 0),
+    ]
+    links = tuple(
+        Link(source=a, target=b, bandwidth=Fraction(w), directed=bool(d)) for a, b, w, d in spec
+    )
     return Topology(name="fixed-k gap", nodes=tuple(c + sw), links=links)
 
 

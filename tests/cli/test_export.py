@@ -169,12 +169,30 @@ def test_export_errors_are_one_line(tmp_path, fabric, capsys):
             "cannot write",
         ),
         (
-            ["export", fabric, "--max-trees-per-root", "1", "--max-bytes", str(2**64), "-o", tmp_path / "x.xml"],
+            [
+                "export",
+                fabric,
+                "--max-trees-per-root",
+                "1",
+                "--max-bytes",
+                str(2**64),
+                "-o",
+                tmp_path / "x.xml",
+            ],
             "--max-bytes 18446744073709551616 must be between 0 and 9223372036854775807: the "
             "runtimes read it with strtoll into an int64_t",
         ),
         (
-            ["export", fabric, "--max-trees-per-root", "1", "--min-bytes", "-1", "-o", tmp_path / "x.xml"],
+            [
+                "export",
+                fabric,
+                "--max-trees-per-root",
+                "1",
+                "--min-bytes",
+                "-1",
+                "-o",
+                tmp_path / "x.xml",
+            ],
             "--min-bytes -1 must be between 0",
         ),
     ]

@@ -25,7 +25,8 @@ def small_disk(tmp_path):
     disk.mkdir()
     done = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(disk)],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip() or done.returncode}")

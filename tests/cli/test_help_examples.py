@@ -33,10 +33,10 @@ def _examples(text: str) -> list[str]:
 
 def _inputs(path: tuple[str, ...], tokens: list[str]) -> list[str]:
     """The first positional argument after the command words, and every --topology value."""
-    words = tokens[1 + len(path):]
+    words = tokens[1 + len(path) :]
     found = [v for k, v in itertools.pairwise(words) if k in ("--topology", "-t")]
     positional = [w for w in words if not w.startswith("-")]
-    if positional and not any(w.startswith("-") for w in words[:words.index(positional[0])]):
+    if positional and not any(w.startswith("-") for w in words[: words.index(positional[0])]):
         found.append(positional[0])
     return [f for f in found if f.endswith(INPUT_EXTENSIONS)]
 
@@ -48,7 +48,7 @@ def test_every_help_example_names_existing_input_files():
             continue
         for example in _examples(parser.format_help()):
             tokens = shlex.split(example)
-            assert tokens[1:1 + len(path)] == list(path), example
+            assert tokens[1 : 1 + len(path)] == list(path), example
             for name in _inputs(path, tokens):
                 assert (ROOT / name).is_file(), f"forestcoll {' '.join(path)} --help: {name}"
                 checked += 1

@@ -56,8 +56,9 @@ def _v1(tmp_path: Path, raw_link: str = "", raw_node: str = "") -> Path:
     ],
 )
 @pytest.mark.parametrize("command", ["info", "solve", "simulate"])
-def test_short_hostile_numbers_are_refused_fast(command, raw_link, raw_node, needle, tmp_path,
-                                                capsys):
+def test_short_hostile_numbers_are_refused_fast(
+    command, raw_link, raw_node, needle, tmp_path, capsys
+):
     code, err = _run([command, _v1(tmp_path, raw_link, raw_node)], capsys)
     _one_error(code, err, needle)
 
@@ -89,8 +90,10 @@ def test_deep_json_everywhere(tmp_path, capsys):
     _one_error(*_run(["info", f], capsys), "nested more than 64")
     log = tmp_path / "log.json"
     log.write_text('{"results": ' + deep + "}")
-    _one_error(*_run(["measure", "import", log, "-t", RING, "-o", tmp_path / "r.h5"], capsys),
-               "nested more than 64")
+    _one_error(
+        *_run(["measure", "import", log, "-t", RING, "-o", tmp_path / "r.h5"], capsys),
+        "nested more than 64",
+    )
 
 
 @pytest.mark.parametrize(

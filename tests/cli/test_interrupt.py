@@ -31,11 +31,17 @@ def _wait_for_mapping(pid: int, needle: str, timeout: float = 60.0) -> bool:
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux /proc")
 @pytest.mark.parametrize("needle", ["_multiarray_umath", "llvmlite"])
 def test_ctrl_c_during_imports_is_rc_130_without_traceback(needle):
-    env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_CACHE_DIR=os.environ.get(
-        "NUMBA_CACHE_DIR", "/tmp/numba-cache-interrupt-test"))
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT),
+        NUMBA_CACHE_DIR=os.environ.get("NUMBA_CACHE_DIR", "/tmp/numba-cache-interrupt-test"),
+    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "solver.cli", "solve", str(FABRIC)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
         # as a user's shell starts it: a CI job run in the background inherits SIGINT ignored,
         # and Python then installs no KeyboardInterrupt handler at all
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),

@@ -137,6 +137,7 @@ def test_output_json_is_the_json_document(capsys, fabric_file, tmp_path):
 
 def test_output_h5(capsys, fabric_file, tmp_path):
     import h5py
+
     target = tmp_path / "results.h5"
     code, _, err = run_cli(capsys, fabric_file, "-o", target)
     assert code == 0, err
@@ -278,10 +279,25 @@ def test_two_solves_into_one_results_file_keep_both_schedules(tmp_path):
     over it; before, one schedule was lost while both printed "saved" (issue 21 item 4)."""
     out = tmp_path / "same.h5"
     ring8 = ROOT / "sample_topologies" / "ring_8.json"
-    runs = [subprocess.Popen([sys.executable, "-m", "solver.cli", "solve", str(ring8),
-                              "--collective", c, "-o", str(out)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for c in ("allgather", "reduce-scatter", "allreduce")]
+    runs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "solver.cli",
+                "solve",
+                str(ring8),
+                "--collective",
+                c,
+                "-o",
+                str(out),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for c in ("allgather", "reduce-scatter", "allreduce")
+    ]
     for run in runs:
         stdout, stderr = run.communicate(timeout=300)
         assert run.returncode == 0, stderr

@@ -30,14 +30,16 @@ def test_solve_compressed_writes_a_verified_plan(rail_file, tmp_path, capsys):
     assert "representative trees of plan allgather" in shown
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--json"], "no --json document"),
-    (["-o", "plan.json"], "saved to a .h5"),
-    (["--max-trees-per-root", "1"], "without --max-trees-per-root"),
-    (["--collective", "allreduce"], "allgather"),
-])
-def test_compressed_refusals_are_one_line(rail_file, tmp_path, monkeypatch, capsys, extra,
-                                          message):
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--json"], "no --json document"),
+        (["-o", "plan.json"], "saved to a .h5"),
+        (["--max-trees-per-root", "1"], "without --max-trees-per-root"),
+        (["--collective", "allreduce"], "allgather"),
+    ],
+)
+def test_compressed_refusals_are_one_line(rail_file, tmp_path, monkeypatch, capsys, extra, message):
     monkeypatch.chdir(tmp_path)
     assert main(["solve", str(rail_file), "--compressed", *extra]) == 2
     err = capsys.readouterr().err

@@ -46,6 +46,10 @@ def test_json_outputs_are_strict(argv, ring_file, capsys):
 
 def test_non_finite_numbers_become_null():
     doc = {"a": math.nan, "b": [math.inf, -math.inf, 1.5], "c": (2, "x")}
-    assert strict_loads(strict_json.dumps(doc)) == {"a": None, "b": [None, None, 1.5], "c": [2, "x"]}
+    assert strict_loads(strict_json.dumps(doc)) == {
+        "a": None,
+        "b": [None, None, 1.5],
+        "c": [2, "x"],
+    }
     with pytest.raises(ValueError):
         strict_loads(json.dumps({"a": math.nan}))  # what plain json.dumps writes is refused

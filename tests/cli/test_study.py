@@ -29,8 +29,14 @@ def _env() -> dict:
 
 
 def _cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "solver.cli", *args], capture_output=True,
-                          text=True, timeout=timeout, env=_env(), cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "solver.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=_env(),
+        cwd=ROOT,
+    )
 
 
 @pytest.mark.slow
@@ -87,8 +93,14 @@ def test_every_study_help_ends_with_an_example(capsys):
 
 
 def _start(cmd: list[str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT, env=_env(),
-                            cwd=ROOT, start_new_session=True)
+    return subprocess.Popen(
+        cmd,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        env=_env(),
+        cwd=ROOT,
+        start_new_session=True,
+    )
 
 
 @pytest.mark.slow
@@ -96,22 +108,52 @@ def test_a_worker_killed_halfway_costs_its_tasks_not_the_study(tmp_path):
     from distributed import Client
 
     sched_file = tmp_path / "scheduler.json"
-    procs = [_start(["dask", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                     "--scheduler-file", str(sched_file)], tmp_path / "scheduler.log")]
+    procs = [
+        _start(
+            [
+                "dask",
+                "scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--no-dashboard",
+                "--scheduler-file",
+                str(sched_file),
+            ],
+            tmp_path / "scheduler.log",
+        )
+    ]
     try:
         deadline = time.monotonic() + 60
         while not sched_file.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         address = json.loads(sched_file.read_text())["address"]
         for i in range(2):
-            procs.append(_start(["dask", "worker", "--scheduler-file", str(sched_file),
-                                 "--nthreads", "1", "--no-nanny", "--no-dashboard",
-                                 "--host", "127.0.0.1", "--name", f"w{i}"],
-                                tmp_path / f"worker{i}.log"))
+            procs.append(
+                _start(
+                    [
+                        "dask",
+                        "worker",
+                        "--scheduler-file",
+                        str(sched_file),
+                        "--nthreads",
+                        "1",
+                        "--no-nanny",
+                        "--no-dashboard",
+                        "--host",
+                        "127.0.0.1",
+                        "--name",
+                        f"w{i}",
+                    ],
+                    tmp_path / f"worker{i}.log",
+                )
+            )
         with Client(address, timeout="30s") as client:
             client.wait_for_workers(2, timeout=60)
-            workers = {info["name"]: addr for addr, info in
-                       client.scheduler_info()["workers"].items()}
+            workers = {
+                info["name"]: addr for addr, info in client.scheduler_info()["workers"].items()
+            }
         pids = {f"w{i}": procs[i + 1].pid for i in range(2)}  # --no-nanny: the worker itself
         topo = dgx_a100(2)
         plan = failure_plan(topo, ["links", "switches", "nics"], use_symmetry=False)
@@ -119,6 +161,7 @@ def test_a_worker_killed_halfway_costs_its_tasks_not_the_study(tmp_path):
         killed = {}
 
         with DaskEngine(scheduler=address) as engine:
+
             def kill_halfway(rows_done, total):
                 if not killed and rows_done >= total // 2:
                     # tasks running there, or finished there but not yet gathered: lost with it
@@ -130,8 +173,12 @@ def test_a_worker_killed_halfway_costs_its_tasks_not_the_study(tmp_path):
                         return sum(1 for k in keys if str(k).startswith("evaluate_batch"))
 
                     victim = max(workers, key=tasks)
-                    killed.update(name=victim, busy=tasks(victim), done=rows_done,
-                                  running=len(running.get(workers[victim], ())))
+                    killed.update(
+                        name=victim,
+                        busy=tasks(victim),
+                        done=rows_done,
+                        running=len(running.get(workers[victim], ())),
+                    )
                     os.kill(pids[victim], signal.SIGKILL)
 
             result = run_study(plan, engine, output=out, batch_size=1, progress=kill_halfway)
@@ -150,8 +197,9 @@ def test_a_worker_killed_halfway_costs_its_tasks_not_the_study(tmp_path):
         assert stored.complete and {r["element"] for r in stored.rows} == set(expected)
 
         # the CLI on the surviving worker
-        proc = _cli("study", "upgrade", str(SAMPLE), "--by", "class", "--scheduler", address,
-                    "--json")
+        proc = _cli(
+            "study", "upgrade", str(SAMPLE), "--by", "class", "--scheduler", address, "--json"
+        )
         assert proc.returncode == 0, proc.stderr
         doc = json.loads(proc.stdout)
         assert doc["study"] == "upgrade" and doc["rows"][0]["change"] > 0
@@ -169,7 +217,9 @@ def test_a_worker_killed_halfway_costs_its_tasks_not_the_study(tmp_path):
 def test_unreachable_scheduler_is_one_error_line(capsys):
     code = main(["study", "failures", str(SAMPLE), "--scheduler", "tcp://127.0.0.1:9"])
     err = capsys.readouterr().err
-    assert code == 2 and err.startswith("error: cannot reach the Dask scheduler at tcp://127.0.0.1:9")
+    assert code == 2 and err.startswith(
+        "error: cannot reach the Dask scheduler at tcp://127.0.0.1:9"
+    )
 
 
 def test_a_scheduler_that_accepts_and_never_answers_is_one_error_line(capsys, monkeypatch):

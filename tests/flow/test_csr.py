@@ -11,7 +11,12 @@ from solver.model.topology import Link, Node, Topology
 
 def _fabric() -> Topology:
     """c0 <-> c1 twice (parallel links add), c1 -> sw one-way, sw <-> c2, c2 <-> c0 (a fraction)."""
-    nodes = (Node("c0", "compute"), Node("sw", "switch"), Node("c1", "compute"), Node("c2", "compute"))
+    nodes = (
+        Node("c0", "compute"),
+        Node("sw", "switch"),
+        Node("c1", "compute"),
+        Node("c2", "compute"),
+    )
     links = (
         Link("c0", "c1", Fraction(3)),
         Link("c1", "c0", Fraction(2)),  # parallel, full duplex: adds both ways

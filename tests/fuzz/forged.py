@@ -35,8 +35,11 @@ def _replace(group: h5py.Group, name: str, data, dtype=None) -> None:
     dtype = dtype or old.dtype
     attrs = dict(old.attrs)
     del group[name]
-    ds = group.create_dataset(name, data=np.asarray(data, dtype=object if h5py.check_string_dtype(
-        dtype) else dtype), dtype=dtype)
+    ds = group.create_dataset(
+        name,
+        data=np.asarray(data, dtype=object if h5py.check_string_dtype(dtype) else dtype),
+        dtype=dtype,
+    )
     for key, value in attrs.items():
         ds.attrs[key] = value
 
@@ -159,8 +162,10 @@ def plan_order(order: int):
     def forge(f) -> None:
         f[PLAN].attrs["order"] = order
 
-    forge.__doc__ = f"``order`` says {order} while the generator's order is 4 (an expansion " \
-                    f"with {order // 4}x the trees was exported as verified)."
+    forge.__doc__ = (
+        f"``order`` says {order} while the generator's order is 4 (an expansion "
+        f"with {order // 4}x the trees was exported as verified)."
+    )
     return forge
 
 
@@ -256,11 +261,23 @@ STUDY_FORGERIES: dict[str, tuple[Any, str]] = {
 
 
 # ------------------------------------------------------------------------- random edits
-INDEX_DATASETS = ("trees/root", "trees/edge_src", "trees/edge_dst", "trees/path_nodes",
-                  "bottleneck/nodes", "bottleneck/link_source", "bottleneck/link_target",
-                  "link_load/source", "link_load/target")
-EXACT_DATASETS = ("trees/weight_exact", "bottleneck/link_bandwidth_exact",
-                  "link_load/bandwidth_exact", "link_load/load_exact")
+INDEX_DATASETS = (
+    "trees/root",
+    "trees/edge_src",
+    "trees/edge_dst",
+    "trees/path_nodes",
+    "bottleneck/nodes",
+    "bottleneck/link_source",
+    "bottleneck/link_target",
+    "link_load/source",
+    "link_load/target",
+)
+EXACT_DATASETS = (
+    "trees/weight_exact",
+    "bottleneck/link_bandwidth_exact",
+    "link_load/bandwidth_exact",
+    "link_load/load_exact",
+)
 EXACT_ATTRS = ("algbw_exact", "optimal_algbw_exact")
 PLAUSIBLE = ["0", "1", "1/2", "1/3", "2", "100", "200", "1600/7", "800/7", "16000/7"]
 
@@ -270,15 +287,27 @@ def well_formed_edit(draw) -> tuple[str, str, int, Any]:
     """(kind, dataset or attribute, element, value): a legal value in a legal place."""
     kind = draw(st.sampled_from(["index", "exact", "attr", "int-attr"]))
     if kind == "index":
-        return kind, draw(st.sampled_from(INDEX_DATASETS)), draw(st.integers(0, 10**6)), \
-            draw(st.integers(0, 10**6))
+        return (
+            kind,
+            draw(st.sampled_from(INDEX_DATASETS)),
+            draw(st.integers(0, 10**6)),
+            draw(st.integers(0, 10**6)),
+        )
     if kind == "exact":
-        return kind, draw(st.sampled_from(EXACT_DATASETS)), draw(st.integers(0, 10**6)), \
-            draw(st.sampled_from(PLAUSIBLE))
+        return (
+            kind,
+            draw(st.sampled_from(EXACT_DATASETS)),
+            draw(st.integers(0, 10**6)),
+            draw(st.sampled_from(PLAUSIBLE)),
+        )
     if kind == "attr":
         return kind, draw(st.sampled_from(EXACT_ATTRS)), 0, draw(st.sampled_from(PLAUSIBLE))
-    return kind, draw(st.sampled_from(["k", "max_trees_per_root", "compute_nodes_inside"])), 0, \
-        draw(st.integers(0, 9))
+    return (
+        kind,
+        draw(st.sampled_from(["k", "max_trees_per_root", "compute_nodes_inside"])),
+        0,
+        draw(st.integers(0, 9)),
+    )
 
 
 def apply_well_formed_edit(f, edit) -> None:

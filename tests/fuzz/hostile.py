@@ -249,7 +249,9 @@ def hostile_log(draw, seed: Path) -> str:
         i = draw(st.sampled_from(rows))
         tokens = lines[i].split()
         j = draw(st.integers(0, len(tokens) - 1))
-        tokens[j] = draw(st.one_of(st.sampled_from(HOSTILE_NUMBERS), st.sampled_from(HOSTILE_STRINGS)))
+        tokens[j] = draw(
+            st.one_of(st.sampled_from(HOSTILE_NUMBERS), st.sampled_from(HOSTILE_STRINGS))
+        )
         lines[i] = "  ".join(tokens)
     if draw(st.booleans()):
         lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(HOSTILE_STRINGS)))

@@ -33,45 +33,55 @@ def _at(draw, pattern: re.Pattern, text: str) -> re.Match:
 
 def _insert_before_close(draw, text: str, piece: str) -> str:
     m = _at(draw, _CLOSE, text)
-    return text[: m.start()] + piece + text[m.start():]
+    return text[: m.start()] + piece + text[m.start() :]
 
 
 def _reference(draw, text):
     m = _at(draw, _ATTR, text)
     value = m.group(2) or "0"
     ref = draw(st.sampled_from([f"&#{ord(value[0])};", f"&#x{ord(value[0]):x};"]))
-    return text[: m.start(2)] + ref + value[1:] + text[m.end(2):] if m.group(2) else (
-        text[: m.start(2)] + "&amp;" + text[m.end(2):]
+    return (
+        text[: m.start(2)] + ref + value[1:] + text[m.end(2) :]
+        if m.group(2)
+        else (text[: m.start(2)] + "&amp;" + text[m.end(2) :])
     )
 
 
 def _quote(draw, text):
     m = _at(draw, _ATTR, text)
-    return text[: m.start(2) - 1] + "'" + m.group(2) + "'" + text[m.end(2) + 1:]
+    return text[: m.start(2) - 1] + "'" + m.group(2) + "'" + text[m.end(2) + 1 :]
 
 
 def _newline(draw, text):
     m = _at(draw, _ATTR, text)
-    return text[: m.start()] + draw(st.sampled_from(["\n", "\r\n", "\n  ", "\r"])) + text[m.start() + 1:]
+    return (
+        text[: m.start()]
+        + draw(st.sampled_from(["\n", "\r\n", "\n  ", "\r"]))
+        + text[m.start() + 1 :]
+    )
 
 
 def _equals(draw, text):
     m = _at(draw, _ATTR, text)
     eq = draw(st.sampled_from([" =", "= ", " = "]))
-    return text[: m.end(1)] + eq + text[m.end(1) + 1:]
+    return text[: m.end(1)] + eq + text[m.end(1) + 1 :]
 
 
 def _cdata(draw, text):
-    return _insert_before_close(draw, text, draw(st.sampled_from(["<![CDATA[ ]]>", "<![CDATA[x]]>"])))
+    return _insert_before_close(
+        draw, text, draw(st.sampled_from(["<![CDATA[ ]]>", "<![CDATA[x]]>"]))
+    )
 
 
 def _text(draw, text):
-    return _insert_before_close(draw, text, draw(st.sampled_from(["x", "0", " 1 ", "\u00e9", "&lt;"])))
+    return _insert_before_close(
+        draw, text, draw(st.sampled_from(["x", "0", " 1 ", "\u00e9", "&lt;"]))
+    )
 
 
 def _close(draw, text):
     m = _at(draw, _CLOSE, text)
-    return text[: m.end() - 1] + draw(st.sampled_from([" ", "  "])) + text[m.end() - 1:]
+    return text[: m.end() - 1] + draw(st.sampled_from([" ", "  "])) + text[m.end() - 1 :]
 
 
 def _declaration(draw, text):
@@ -92,23 +102,23 @@ def _long_name(draw, text):
 def _long_value(draw, text):
     m = re.search(r' name="([^"]*)"', text)
     fill = draw(st.sampled_from(["a" * 256, "\u00e9" * 128, "\u20ac" * 90, "a" * 1000]))
-    return text[: m.start(1)] + fill + text[m.end(1):]
+    return text[: m.start(1)] + fill + text[m.end(1) :]
 
 
 def _count(draw, text):
     m = _at(draw, _STEP, text)
-    return text[: m.start() + 5] + " " * draw(st.integers(7, 12)) + text[m.start() + 5:]
+    return text[: m.start() + 5] + " " * draw(st.integers(7, 12)) + text[m.start() + 5 :]
 
 
 def _step_child(draw, text):
     m = _at(draw, _STEP, text)
     child = draw(st.sampled_from(["<x/>", "<step/>", "<tb></tb>"]))
-    return text[: m.end() - 2] + ">" + child + "</step>" + text[m.end():]
+    return text[: m.end() - 2] + ">" + child + "</step>" + text[m.end() :]
 
 
 def _separator(draw, text):
     m = _at(draw, _ATTR, text)
-    return text[: m.start()] + draw(st.sampled_from(["\t", " \t"])) + text[m.start() + 1:]
+    return text[: m.start()] + draw(st.sampled_from(["\t", " \t"])) + text[m.start() + 1 :]
 
 
 def _deep(draw, text):

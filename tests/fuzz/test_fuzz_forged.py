@@ -42,10 +42,11 @@ def seeds(work):
     """Real files: ring_8's allgather schedule, 4x DGX A100's compressed plan, a failure
     study of ring_8's links."""
     files = {"schedule": work / "ring8.h5", "plan": work / "dgx4.h5", "study": work / "study.h5"}
-    for argv in (["solve", RING8, "-o", files["schedule"]],
-                 ["solve", SAMPLES / "dgx_a100_4x.json", "--compressed", "-o", files["plan"]],
-                 ["study", "failures", RING8, "--elements", "links", "--workers", "1",
-                  "-o", files["study"]]):
+    for argv in (
+        ["solve", RING8, "-o", files["schedule"]],
+        ["solve", SAMPLES / "dgx_a100_4x.json", "--compressed", "-o", files["plan"]],
+        ["study", "failures", RING8, "--elements", "links", "--workers", "1", "-o", files["study"]],
+    ):
         code, _, err = run_cli(argv, "seed")
         assert code == 0, err
     return files
@@ -67,10 +68,12 @@ def _refused(argv, words: str, fmt: str) -> str:
 
 
 def _schedule_commands(path: Path, work: Path) -> list[list]:
-    return [["show", path],
-            ["export", path, "--format", "json", "-o", work / "out.json"],
-            ["export", path, "-o", work / "out.xml"],
-            ["simulate", path, "-a", "forestcoll", "-s", "1M:4M"]]
+    return [
+        ["show", path],
+        ["export", path, "--format", "json", "-o", work / "out.json"],
+        ["export", path, "-o", work / "out.xml"],
+        ["simulate", path, "-a", "forestcoll", "-s", "1M:4M"],
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(SCHEDULE_FORGERIES))
@@ -87,9 +90,11 @@ def test_forged_schedules_are_refused_by_every_consumer(name, seeds, work):
 def test_forged_plans_are_refused_by_every_consumer(name, seeds, work):
     forge, words = PLAN_FORGERIES[name]
     path = _forged(seeds["plan"], forge, work)
-    for argv in (["show", path, "--trees", "allgather"],
-                 ["export", path, "-o", work / "out.xml"],
-                 ["export", path, "--format", "json", "-o", work / "out.json"]):
+    for argv in (
+        ["show", path, "--trees", "allgather"],
+        ["export", path, "-o", work / "out.xml"],
+        ["export", path, "--format", "json", "-o", work / "out.json"],
+    ):
         out = _refused(argv, words, "forged plan")
         assert "2666.667" not in out and "representative trees of" not in out
         assert not (work / "out.json").exists() and not (work / "out.xml").exists()
@@ -97,6 +102,7 @@ def test_forged_plans_are_refused_by_every_consumer(name, seeds, work):
 
 def test_float_attributes_are_never_believed(seeds, work):
     """The float twins of exact values are for other readers: a forged one changes nothing."""
+
     def forge(f):
         g = f["schedules/allgather"]
         g.attrs["algbw"] = g.attrs["optimal_algbw"] = 9999.0
@@ -113,13 +119,28 @@ def test_forged_study_rows_are_refused_by_resume(name, seeds, work):
     forge, words = STUDY_FORGERIES[name]
     path = _forged(seeds["study"], forge, work)
     before = path.read_bytes()
-    _refused(["study", "failures", RING8, "--elements", "links", "--workers", "1", "-o", path,
-              "--resume"], words, "forged study")
+    _refused(
+        [
+            "study",
+            "failures",
+            RING8,
+            "--elements",
+            "links",
+            "--workers",
+            "1",
+            "-o",
+            path,
+            "--resume",
+        ],
+        words,
+        "forged study",
+    )
     assert path.read_bytes() == before  # nothing appended to a file that lies
 
 
 def test_text_from_a_results_file_is_printed_escaped(seeds, work):
     """Escape sequences in stored strings used to reach the terminal (clear screen, title)."""
+
     def forge(f):
         f.attrs["creator"] = "evil\x1b]0;owned\x07\x1b[2J"
         f["results"].move("allgather.bound", "bound\x1b[31mred")
@@ -131,8 +152,12 @@ def test_text_from_a_results_file_is_printed_escaped(seeds, work):
     assert "evil\\x1b]0;owned\\x07\\x1b[2J" in out and "bound\\x1b[31mred" in out
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(edit=well_formed_edit())
 def test_well_formed_edits_are_refused_or_harmless(edit, seeds, work):
     path = _forged(seeds["schedule"], lambda f: apply_well_formed_edit(f, edit), work)

@@ -120,14 +120,19 @@ def test_nccl_topology_xml(data, work):
 
 
 @FUZZ
-@given(data=st.data(), seed=st.sampled_from(["nccl_tests_allgather_2xmi250.log",
-                                             "nccl_tests_allreduce_1xa100_old.log"]))
+@given(
+    data=st.data(),
+    seed=st.sampled_from(
+        ["nccl_tests_allgather_2xmi250.log", "nccl_tests_allreduce_1xa100_old.log"]
+    ),
+)
 def test_nccl_tests_text_log(data, seed, work):
     path = work / "in.log"
     path.write_text(data.draw(hostile_log(DATA / seed)), encoding="utf-8", errors="surrogatepass")
     fabric = SAMPLES / ("mi250_2x.json" if "mi250" in seed else "dgx_a100_1x.json")
-    run_cli(["measure", "import", path, "-t", fabric, "-o", work / "measured.h5"],
-            "nccl-tests text")
+    run_cli(
+        ["measure", "import", path, "-t", fabric, "-o", work / "measured.h5"], "nccl-tests text"
+    )
 
 
 @FUZZ
@@ -136,8 +141,10 @@ def test_nccl_tests_json_log(data, work):
     path = work / "in.json"
     text = data.draw(hostile_json(DATA / "nccl_tests_allgather_2xmi250.json"))
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
-    run_cli(["measure", "import", path, "-t", SAMPLES / "mi250_2x.json", "-o",
-             work / "measured.h5"], "nccl-tests json")
+    run_cli(
+        ["measure", "import", path, "-t", SAMPLES / "mi250_2x.json", "-o", work / "measured.h5"],
+        "nccl-tests json",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -157,15 +164,19 @@ def test_hdf5_results(edit, valid_h5, work):
     path = work / "in.h5"
     shutil.copyfile(valid, path)
     apply_h5_edit(path, edit, secret)
-    for argv in (["show", path, "--trees", "allgather"],
-                 ["export", path, "--format", "json", "-o", work / "out.json"]):
+    for argv in (
+        ["show", path, "--trees", "allgather"],
+        ["export", path, "--format", "json", "-o", work / "out.json"],
+    ):
         _, out, err = run_cli(argv, "hdf5")
         assert "fuzz-secret-4b1d" not in out + err
 
 
 @FUZZ
-@given(data=st.data(), seed=st.sampled_from(["msccl_ok_ring_allgather.xml",
-                                             "msccl_ok_reduce_scatter2.xml"]))
+@given(
+    data=st.data(),
+    seed=st.sampled_from(["msccl_ok_ring_allgather.xml", "msccl_ok_reduce_scatter2.xml"]),
+)
 def test_msccl_xml(data, seed, work):
     path = work / "in.xml"
     path.write_text(data.draw(hostile_xml(DATA / seed)), encoding="utf-8", errors="surrogatepass")

@@ -64,7 +64,11 @@ def _with_cell(value: str, cell: int = 8) -> str:
         ("wrong-inf", _with_cell("inf"), 2),
         ("wrong-1e400", _with_cell("1e400"), 2),
         ("wrong-1e+06", _with_cell("1e+06"), 0),  # %g count: the row is dropped, not a crash
-        ("rank-5000-digits", SEED.read_text().replace("Rank  0 ", "Rank " + "7" * 5000 + " ", 1), 2),
+        (
+            "rank-5000-digits",
+            SEED.read_text().replace("Rank  0 ", "Rank " + "7" * 5000 + " ", 1),
+            2,
+        ),
         ("blank-tail", SEED.read_text() + "\n" * 160_000, 0),
         ("space-tail", SEED.read_text() + " \n" * 80_000 + "\t" * 80_000, 0),
         ("bom", "\ufeff" + SEED.read_text(), 0),
@@ -100,9 +104,16 @@ def hostile_real_shape(draw) -> str:
     if draw(st.booleans()):  # an INFO line spliced into a row
         i = draw(st.sampled_from(rows))
         cut = draw(st.integers(0, len(lines[i])))
-        info = "h:1:2 [0] NCCL INFO " + draw(st.sampled_from(
-            ["Connected all rings", "NCCL_ALGO set by environment to Ring",
-             "16 coll channels, 0 collnet channels, 16 nvls channels", "9" * 5000]))
+        info = "h:1:2 [0] NCCL INFO " + draw(
+            st.sampled_from(
+                [
+                    "Connected all rings",
+                    "NCCL_ALGO set by environment to Ring",
+                    "16 coll channels, 0 collnet channels, 16 nvls channels",
+                    "9" * 5000,
+                ]
+            )
+        )
         lines[i : i + 1] = [lines[i][:cut] + info, lines[i][cut:]]
     tag = draw(st.sampled_from(PREFIXES))
     text = "".join(tag + ln + "\n" for ln in lines)
@@ -110,11 +121,18 @@ def hostile_real_shape(draw) -> str:
     if shape == 1:
         text = "# Doc\n\n1. run it\n```\n" + text + "```\n2. done\n"
     elif shape == 2:
-        text = text + text.replace("all_gather_perf", draw(st.sampled_from(
-            ["all_reduce_perf", "broadcast_perf", "all_gather_perf", "reduce_scatter_perf"])))
+        text = text + text.replace(
+            "all_gather_perf",
+            draw(
+                st.sampled_from(
+                    ["all_reduce_perf", "broadcast_perf", "all_gather_perf", "reduce_scatter_perf"]
+                )
+            ),
+        )
     elif shape == 3:
         text = text + draw(st.sampled_from(["\n", " ", "\r\n", "#\n"])) * draw(
-            st.sampled_from([1000, 50_000, 160_000]))
+            st.sampled_from([1000, 50_000, 160_000])
+        )
     elif shape == 4:
         text = "\ufeff" + text
     return text

@@ -23,7 +23,9 @@ from hypothesis import strategies as st
 from reader_divergence import EDITS, reader_divergent_xml
 
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "dev")
-N = int(os.environ.get("FC_FUZZ_SOAK_EXAMPLES", "600")) // 10 if PROFILE in ("soak", "long") else 8  # per class
+N = (
+    int(os.environ.get("FC_FUZZ_SOAK_EXAMPLES", "600")) // 10 if PROFILE in ("soak", "long") else 8
+)  # per class
 SEEDS = [
     DATA / "msccl_ok_ring_allgather.xml",
     DATA / "msccl_ok_reduce_scatter2.xml",
@@ -51,7 +53,9 @@ def test_seeds_pass(work):
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     derandomize=PROFILE not in ("soak", "long"),
 )
-@given(data=st.data(), seed=st.sampled_from(SEEDS), runtime=st.sampled_from(["rccl", "msccl-executor"]))
+@given(
+    data=st.data(), seed=st.sampled_from(SEEDS), runtime=st.sampled_from(["rccl", "msccl-executor"])
+)
 @pytest.mark.parametrize("edit", sorted(EDITS))
 def test_reader_divergence_is_refused_by_its_rule(edit, data, seed, runtime, work):
     case = data.draw(reader_divergent_xml(seed.read_text(), edit))

@@ -43,8 +43,12 @@ def make_results_window(qtbot, tmp_path):
 
     def make(topology=None, solve_fn=None):
         settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-        w = MainWindow(topology or ring4(), settings=settings, state_dir=tmp_path / "state",
-                       install_results=False)
+        w = MainWindow(
+            topology or ring4(),
+            settings=settings,
+            state_dir=tmp_path / "state",
+            install_results=False,
+        )
         w.results_controller = install(w, solve_fn=solve_fn or FakeSolver(0.05), warmup=False)
         w.file_actions.confirm_discard = lambda reason="": True
         w.resize(1200, 800)

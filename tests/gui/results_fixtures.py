@@ -71,10 +71,15 @@ class FakeSolver:
         self.calls: list[dict] = []
         self.thread_names: list[str] = []
 
-    def __call__(self, topology, collective="allgather", max_trees_per_root=None,
-                 progress=None, cancel=None):
+    def __call__(
+        self, topology, collective="allgather", max_trees_per_root=None, progress=None, cancel=None
+    ):
         self.calls.append(
-            {"topology": topology, "collective": collective, "max_trees_per_root": max_trees_per_root}
+            {
+                "topology": topology,
+                "collective": collective,
+                "max_trees_per_root": max_trees_per_root,
+            }
         )
         self.thread_names.append(threading.current_thread().name)
         t0 = time.monotonic()

@@ -174,11 +174,15 @@ def test_drawn_nodes_are_numbered_from_zero(qtbot):
     c.resize(600, 400)
     c.show()
     qtbot.waitExposed(c)
-    for tool, point in ((Tool.ADD_COMPUTE, QPoint(60, 60)), (Tool.ADD_COMPUTE, QPoint(200, 60)),
-                        (Tool.ADD_SWITCH, QPoint(130, 200))):
+    for tool, point in (
+        (Tool.ADD_COMPUTE, QPoint(60, 60)),
+        (Tool.ADD_COMPUTE, QPoint(200, 60)),
+        (Tool.ADD_SWITCH, QPoint(130, 200)),
+    ):
         c.set_tool(tool)
-        QTest.mouseClick(c.viewport(), Qt.MouseButton.LeftButton,
-                         Qt.KeyboardModifier.NoModifier, point)
+        QTest.mouseClick(
+            c.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, point
+        )
     assert list(doc.nodes) == ["gpu0", "gpu1", "sw0"]
 
 
@@ -356,11 +360,17 @@ def test_bandwidth_labels_layer_writes_gb_s_on_links_clear_of_each_other(canvas,
     a, b = canvas.links.segment_ends(canvas._pos)
     px = 40.0
     placed = place_labels(a * 10, b * 10, canvas._link_texts, px, canvas._pos * 10, 1.0)
-    boxes = [(cx - CHAR_W * px * len(canvas._link_texts[r]) / 2, cy - LINE_H * px / 2,
-              cx + CHAR_W * px * len(canvas._link_texts[r]) / 2, cy + LINE_H * px / 2)
-             for r, cx, cy in placed]
+    boxes = [
+        (
+            cx - CHAR_W * px * len(canvas._link_texts[r]) / 2,
+            cy - LINE_H * px / 2,
+            cx + CHAR_W * px * len(canvas._link_texts[r]) / 2,
+            cy + LINE_H * px / 2,
+        )
+        for r, cx, cy in placed
+    ]
     for i, p in enumerate(boxes):
-        for q in boxes[i + 1:]:
+        for q in boxes[i + 1 :]:
             assert not (p[0] < q[2] and q[0] < p[2] and p[1] < q[3] and q[1] < p[3])
     canvas.set_label_scale(2.0)
     assert item.font_px() == 26
@@ -455,8 +465,9 @@ def test_keyboard_users_select_nodes_and_links_and_open_them(qtbot, tmp_path):
         assert doc.position(now)[0] > doc.position(left)[0]
         # a click means the mouse: no focus frame or ring (the next Tab brings them back)
         assert c.keyboard.shown()
-        QTest.mouseClick(c.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
-                         QPoint(5, 5))
+        QTest.mouseClick(
+            c.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, QPoint(5, 5)
+        )
         assert c.hasFocus() and not c.keyboard.shown() and c.keyboard.drawn() is None
         QTest.keyClick(c, Qt.Key.Key_Tab)
         assert c.keyboard.shown()

@@ -27,8 +27,11 @@ def solve_and_wait(qtbot, window):
 def ring4_file(tmp_path, bandwidth: int = 40, name: str = "other.json"):
     """A v1 file of a fabric with the SAME node ids as ring4 (other bandwidths)."""
     topo = ring4()
-    topo = replace(topo, name="ring4-slow",
-                   links=tuple(replace(ln, bandwidth=Fraction(bandwidth)) for ln in topo.links))
+    topo = replace(
+        topo,
+        name="ring4-slow",
+        links=tuple(replace(ln, bandwidth=Fraction(bandwidth)) for ln in topo.links),
+    )
     path = tmp_path / name
     path.write_text(v1.dumps(topo), encoding="utf-8")
     return path
@@ -44,7 +47,9 @@ def assert_no_result_drawn(rc):
 
 
 # ---------------------------------------------------------------------- item 1: another fabric
-def test_open_of_a_fabric_with_the_same_node_ids_clears_the_result(qtbot, make_results_window, tmp_path):
+def test_open_of_a_fabric_with_the_same_node_ids_clears_the_result(
+    qtbot, make_results_window, tmp_path
+):
     w = make_results_window()
     rc = w.results_controller
     solve_and_wait(qtbot, w)
@@ -55,8 +60,9 @@ def test_open_of_a_fabric_with_the_same_node_ids_clears_the_result(qtbot, make_r
 
 
 @pytest.mark.parametrize("how", ["import", "template", "recovery"])
-def test_import_template_and_recovery_clear_the_result_also_on_undo(qtbot, make_results_window, tmp_path,
-                                                                    how):
+def test_import_template_and_recovery_clear_the_result_also_on_undo(
+    qtbot, make_results_window, tmp_path, how
+):
     from solver.io.templates import ring
 
     w = make_results_window()
@@ -68,8 +74,11 @@ def test_import_template_and_recovery_clear_the_result_also_on_undo(qtbot, make_
         w.file_actions.new_fabric(ring(4))
     else:
         other = make_results_window()
-        other.undo_stack.push(SetLinkPropsCommand(
-            other.document, {0: replace(other.document.links[0], bandwidth=Fraction(7))}))
+        other.undo_stack.push(
+            SetLinkPropsCommand(
+                other.document, {0: replace(other.document.links[0], bandwidth=Fraction(7))}
+            )
+        )
         assert other.file_actions.autosave()
         assert w.file_actions.offer_recovery(ask=lambda text: True)
     assert_no_result_drawn(rc)
@@ -91,7 +100,9 @@ def test_a_solve_of_the_old_fabric_under_way_is_dropped(qtbot, make_results_wind
     assert rc.solving.worker.wait(2000)
 
 
-def test_a_stale_result_is_greyed_everywhere_and_a_new_solve_restores_it(qtbot, make_results_window):
+def test_a_stale_result_is_greyed_everywhere_and_a_new_solve_restores_it(
+    qtbot, make_results_window
+):
     w = make_results_window()
     rc = w.results_controller
     solve_and_wait(qtbot, w)
@@ -99,23 +110,30 @@ def test_a_stale_result_is_greyed_everywhere_and_a_new_solve_restores_it(qtbot, 
     assert any(c[0] != c[2] for c in heat.values())  # coloured
     assert all(item.opacity() == 1.0 for item in rc.overlays.cut.items)
     uid = next(iter(w.document.links))
-    w.undo_stack.push(SetLinkPropsCommand(
-        w.document, {uid: replace(w.document.links[uid], bandwidth=Fraction(50))}))
+    w.undo_stack.push(
+        SetLinkPropsCommand(
+            w.document, {uid: replace(w.document.links[uid], bandwidth=Fraction(50))}
+        )
+    )
     assert rc.stale
     # canvas: cut shading/dashes faded, heat map in greys, caption and colour bar greyed
     assert rc.overlays.cut.items and all(
-        item.opacity() == STALE_OPACITY for item in rc.overlays.cut.items)
+        item.opacity() == STALE_OPACITY for item in rc.overlays.cut.items
+    )
     greys = rc.canvas.links.colors
     assert greys and set(greys) == set(heat)
     assert all(c[0] == c[1] == c[2] for c in greys.values())
     badge = rc.overlays.cut.badge
-    assert badge.greyed and badge.text().startswith("STALE") and "183,28,28" not in badge.styleSheet()
+    assert (
+        badge.greyed and badge.text().startswith("STALE") and "183,28,28" not in badge.styleSheet()
+    )
     assert rc.overlays.heat.color_bar.greyed
     # docks: summary greyed with the warning first, the plotted bound faded
     assert "#8a8a8a" in rc.summary.label.styleSheet()
     assert rc.summary.text().index("Stale") < rc.summary.text().index("Optimal algbw")
-    assert rc.plots.greyed and all(rc.plots.series[label].opacity() == 0.3
-                                   for label in rc.plots._model)
+    assert rc.plots.greyed and all(
+        rc.plots.series[label].opacity() == 0.3 for label in rc.plots._model
+    )
     # nodes moved while stale: the redrawn overlays stay greyed
     rc.overlays.redraw()
     assert all(item.opacity() == STALE_OPACITY for item in rc.overlays.cut.items)
@@ -136,8 +154,12 @@ def test_cut_caption_names_the_complement_by_box():
     ids = [n.id for n in topo.nodes]
     b0 = [n for n in ids if groups[n] == "b0"]
     inside = [n for n in ids if n not in b0]
-    cut = BottleneckCut(nodes=tuple(inside), compute_nodes_inside=24,
-                        egress_bandwidth=Fraction(200), links=(("b1.nic0", "ib0", Fraction(25)),))
+    cut = BottleneckCut(
+        nodes=tuple(inside),
+        compute_nodes_inside=24,
+        egress_bandwidth=Fraction(200),
+        links=(("b1.nic0", "ib0", Fraction(25)),),
+    )
     text = cut_caption(cut, ids, 32, groups)
     assert text.startswith("Bottleneck cut: S* = all but box b0\n"), text
     assert "on 1 link leaving" in text  # not "1 links"
@@ -157,8 +179,12 @@ def test_cut_caption_on_the_canvas_uses_the_documents_boxes(qtbot, make_results_
     rc = w.results_controller
     ids = [n.id for n in topo.nodes]
     inside = tuple(n for n in ids if not n.startswith("b0."))
-    cut = BottleneckCut(nodes=inside, compute_nodes_inside=24, egress_bandwidth=Fraction(200),
-                        links=(("b1.nic0", "ib0", Fraction(25)), ("b1.nic1", "ib1", Fraction(25))))
+    cut = BottleneckCut(
+        nodes=inside,
+        compute_nodes_inside=24,
+        egress_bandwidth=Fraction(200),
+        links=(("b1.nic0", "ib0", Fraction(25)), ("b1.nic1", "ib1", Fraction(25))),
+    )
     s = replace(ring4_schedule(), topology=topo, bottleneck=cut, link_load=(), trees=())
     rc.show_schedule(s)
     assert "S* = all but box b0" in rc.overlays.cut.label_text
@@ -169,9 +195,15 @@ def test_cut_caption_on_the_canvas_uses_the_documents_boxes(qtbot, make_results_
 def test_counts_and_captions_use_singular_for_one(qtbot, make_results_window):
     from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
 
-    topo = Topology("tiny", (Node("g0", COMPUTE, x=0, y=0), Node("g1", COMPUTE, x=1, y=0),
-                             Node("sw", SWITCH, x=0, y=1)),
-                    (Link("g0", "g1", Fraction(10)),))
+    topo = Topology(
+        "tiny",
+        (
+            Node("g0", COMPUTE, x=0, y=0),
+            Node("g1", COMPUTE, x=1, y=0),
+            Node("sw", SWITCH, x=0, y=1),
+        ),
+        (Link("g0", "g1", Fraction(10)),),
+    )
     w = make_results_window(topology=topo)
     assert w.status_counts.text() == "2 compute nodes, 1 switch, 1 link"
     assert w.inspector.fabric_counts.text() == "2 compute nodes, 1 switch, 1 link"
@@ -187,8 +219,11 @@ def test_counts_and_captions_use_singular_for_one(qtbot, make_results_window):
 # ---------------------------------------------------------------------- item 3: unsaved work
 def bandwidth_edit(window, value: int) -> None:
     uid = next(iter(window.document.links))
-    window.undo_stack.push(SetLinkPropsCommand(
-        window.document, {uid: replace(window.document.links[uid], bandwidth=Fraction(value))}))
+    window.undo_stack.push(
+        SetLinkPropsCommand(
+            window.document, {uid: replace(window.document.links[uid], bandwidth=Fraction(value))}
+        )
+    )
 
 
 def test_edits_are_autosaved_once_they_pause_and_undo_to_clean_forgets(qtbot, make_results_window):
@@ -203,7 +238,8 @@ def test_edits_are_autosaved_once_they_pause_and_undo_to_clean_forgets(qtbot, ma
     bandwidth_edit(w, 34)
     qtbot.waitUntil(
         lambda: Fraction(34) in {ln.bandwidth for ln in v1.loads(path.read_text()).links},
-        timeout=3000)
+        timeout=3000,
+    )
     w.undo_stack.undo()
     w.undo_stack.undo()  # back at the opened state: no unsaved work left to recover
     assert not w.is_modified() and not path.exists()
@@ -231,7 +267,8 @@ def test_recovery_offers_the_newest_autosave(qtbot, make_results_window, tmp_pat
     assert "1 older autosave will be discarded" in asked[0]
     # both crash files are gone; the restored work is autosaved by its new window at once
     assert sorted(p.name for p in w.file_actions.recovery_dir().iterdir()) == [
-        w.file_actions.recovery_path().name]
+        w.file_actions.recovery_path().name
+    ]
 
 
 def test_recovery_leaves_the_files_of_running_designers_alone(make_results_window):
@@ -251,15 +288,18 @@ def test_recovery_leaves_the_files_of_running_designers_alone(make_results_windo
     assert path.exists()
 
 
-def test_import_and_template_ask_before_replacing_an_edited_fabric(make_results_window, monkeypatch):
+def test_import_and_template_ask_before_replacing_an_edited_fabric(
+    make_results_window, monkeypatch
+):
     from PySide6.QtWidgets import QFileDialog
 
     w = make_results_window()
     asked = []
     w.file_actions.confirm_discard = lambda reason="": asked.append(reason) or False
     opened = []
-    monkeypatch.setattr(QFileDialog, "getOpenFileName",
-                        staticmethod(lambda *a, **k: opened.append(a) or ("", "")))
+    monkeypatch.setattr(
+        QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: opened.append(a) or ("", ""))
+    )
     bandwidth_edit(w, 9)
     before = w.document.to_topology()
     w.file_actions.import_dialog()
@@ -269,7 +309,9 @@ def test_import_and_template_ask_before_replacing_an_edited_fabric(make_results_
 
 
 # ---------------------------------------------------------------------- item 8: results file
-def test_results_file_keeps_the_simulated_baselines_shown(qtbot, make_results_window, tmp_path, errors):
+def test_results_file_keeps_the_simulated_baselines_shown(
+    qtbot, make_results_window, tmp_path, errors
+):
     from solver.io.hdf5.results import read_results, read_schedules
 
     w = make_results_window()
@@ -281,7 +323,7 @@ def test_results_file_keeps_the_simulated_baselines_shown(qtbot, make_results_wi
     assert {"ForestColl", "ring"} <= shown and any(s.startswith("nccl (") for s in shown)
     path = rc.exports.export_h5(tmp_path / "what_is_shown.h5")
     assert path is not None and errors == []
-    (name, _), = read_schedules(path).items()
+    ((name, _),) = read_schedules(path).items()
     tables = read_results(path)
     simulated = {t.algorithm: t for t in tables.values() if t.source == "simulator"}
     assert len(simulated) == len(shown)  # every simulated line on the plot is in the file
@@ -340,8 +382,9 @@ def test_cancel_stops_a_simulation_at_once(qtbot, make_results_window, monkeypat
     assert rc.simulation.tables == {}
 
 
-def test_a_cancelled_simulation_that_runs_on_never_reaches_the_plot(qtbot, make_results_window,
-                                                                     monkeypatch):
+def test_a_cancelled_simulation_that_runs_on_never_reaches_the_plot(
+    qtbot, make_results_window, monkeypatch
+):
     from fc_gui.controllers import simulation
 
     calls = []
@@ -421,11 +464,22 @@ def test_quitting_during_a_solve_exits_cleanly(tmp_path, kind):
     import sys
     import time
 
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path),
-               XDG_DATA_HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path))
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        HOME=str(tmp_path),
+        XDG_DATA_HOME=str(tmp_path),
+        XDG_CONFIG_HOME=str(tmp_path),
+    )
     t0 = time.monotonic()
-    out = subprocess.run([sys.executable, "-c", QUIT_PROBE, kind], capture_output=True,
-                         text=True, timeout=60, env=env, check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", QUIT_PROBE, kind],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
     elapsed = time.monotonic() - t0
     assert out.returncode == 0, out.stderr[-800:]  # was 134: QThread destroyed while running
     assert "QThread" not in out.stderr and "Traceback" not in out.stderr
@@ -443,7 +497,9 @@ def test_the_stale_banner_never_squeezes_the_solve_fields(qtbot, make_results_wi
     qtbot.wait(50)
     fields = (p.collective_box, p.trees_box, p.solve_button, p.progress_bar, p.auto_box)
     before = [f.geometry() for f in fields]
-    assert all(f.height() >= f.minimumSizeHint().height() for f in fields if f is not p.progress_bar)
+    assert all(
+        f.height() >= f.minimumSizeHint().height() for f in fields if f is not p.progress_bar
+    )
     solve_and_wait(qtbot, w)
     bandwidth_edit(w, 20)
     assert rc.stale and p.stale_label.isVisible()
@@ -467,9 +523,18 @@ def test_help_menu_has_a_quick_start_and_the_real_shortcuts(qtbot, make_results_
     quick = w.show_quick_start()
     assert quick.isVisible() and not quick.isModal()
     text = quick.text()
-    for step in ("Open a fabric", "Solve", "Ask what if", "stale", "Ctrl+R",
-                 "draw one by hand", "Add compute nodes (C)", "Studies", "Lecture mode (Ctrl+Shift+L)",
-                 "Link bandwidths (Ctrl+Shift+B)"):
+    for step in (
+        "Open a fabric",
+        "Solve",
+        "Ask what if",
+        "stale",
+        "Ctrl+R",
+        "draw one by hand",
+        "Add compute nodes (C)",
+        "Studies",
+        "Lecture mode (Ctrl+Shift+L)",
+        "Link bandwidths (Ctrl+Shift+B)",
+    ):
         assert step.lower() in text.lower(), step
     dialog = w.show_shortcuts()
     keys = {what: key for _, what, key in dialog.rows}
@@ -495,8 +560,10 @@ def test_a_studys_resilience_map_is_not_drawn_on_another_fabric(make_results_win
 
     w = make_results_window()
     studies = install_studies(w)
-    rows = [{"element": "gpu0--gpu1", "kind": "link", "change_pct": -25.0},
-            {"element": "gpu2", "kind": "node", "change_pct": -50.0}]
+    rows = [
+        {"element": "gpu0--gpu1", "kind": "link", "change_pct": -25.0},
+        {"element": "gpu2", "kind": "node", "change_pct": -50.0},
+    ]
     studies.overlay.show_rows("failures", rows)
     assert studies.overlay.active and studies.overlay.by_node
     assert w.canvas.links.colors  # the map colours the links
@@ -511,8 +578,9 @@ def test_a_result_that_arrives_stale_is_greyed_from_the_start(qtbot, make_result
     rc = w.results_controller
     rc.show_schedule(ring4_schedule(), stale=True)  # the fabric was edited during its solve
     assert rc.stale and rc.overlays.cut.badge.greyed
-    assert rc.plots._model and all(rc.plots.series[label].opacity() == 0.3
-                                   for label in rc.plots._model)
+    assert rc.plots._model and all(
+        rc.plots.series[label].opacity() == 0.3 for label in rc.plots._model
+    )
     assert all(c[0] == c[1] == c[2] for c in rc.canvas.links.colors.values())
 
 
@@ -564,4 +632,5 @@ def test_a_big_cut_is_named_by_its_gpus_not_counted():
     # the inside named the same way when it is the shorter side
     small = [*gpus_out, *(n for n in outside if kinds[n][0] != "compute")]
     assert cut_set_text(small, ids, groups, kinds) == (
-        "{" + ", ".join(gpus_out) + "} (with " + text.split("(and ")[1].replace(" beside them", ""))
+        "{" + ", ".join(gpus_out) + "} (with " + text.split("(and ")[1].replace(" beside them", "")
+    )

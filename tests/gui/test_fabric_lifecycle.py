@@ -44,8 +44,7 @@ def make_window(qtbot, tmp_path):
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
 
     def make(topo=None):
-        w = MainWindow(topo, settings=settings, state_dir=tmp_path / "state",
-                       install_results=False)
+        w = MainWindow(topo, settings=settings, state_dir=tmp_path / "state", install_results=False)
         qtbot.addWidget(w)
         w.file_actions.confirm_discard = lambda reason="": True
         return w
@@ -125,7 +124,8 @@ def test_a_fresh_import_is_not_modified(make_window, monkeypatch, tmp_path):
     w = make_window(ring(4))
     seen = _accepting(monkeypatch)
     assert w.file_actions.import_path(
-        SKELETON, {"intra": "nvswitch:a100", "boxes": 2, "bandwidth": {"net": "25"}})
+        SKELETON, {"intra": "nvswitch:a100", "boxes": 2, "bandwidth": {"net": "25"}}
+    )
     assert seen[0].intra.text() == "nvswitch:a100" and seen[0].boxes.value() == 2
     assert seen[0].overrides["net"].value() == 25
     assert compute_count(w) == 16 and not w.is_modified() and not w.isWindowModified()
@@ -150,8 +150,9 @@ def test_the_import_dialog_rechecks_as_you_type(qtbot):
     qtbot.waitUntil(lambda: "--intra" in d.error.text(), timeout=5000)
     assert "--intra" in d.ok_button.toolTip()
     d.intra.setText("")
-    qtbot.waitUntil(lambda: "--intra" in d.error.text() and "torus" not in d.error.text(),
-                    timeout=5000)
+    qtbot.waitUntil(
+        lambda: "--intra" in d.error.text() and "torus" not in d.error.text(), timeout=5000
+    )
 
 
 def test_the_check_of_many_boxes_runs_in_the_background(qtbot):
@@ -170,14 +171,32 @@ def test_the_check_of_many_boxes_runs_in_the_background(qtbot):
 # ---------------------------------------------------------------------- the gui command
 def _run_gui(args, tmp_path):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path))
-    return subprocess.run([sys.executable, "-m", "solver.cli", "gui", *args], env=env,
-                          capture_output=True, text=True, timeout=180, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "solver.cli", "gui", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
 
 
 def test_gui_command_takes_the_import_options(tmp_path):
     png = tmp_path / "ndv4.png"
-    out = _run_gui([str(SKELETON), "--intra", "nvswitch:a100", "--boxes", "2", "--net-bw", "25",
-                    "--screenshot", str(png)], tmp_path)
+    out = _run_gui(
+        [
+            str(SKELETON),
+            "--intra",
+            "nvswitch:a100",
+            "--boxes",
+            "2",
+            "--net-bw",
+            "25",
+            "--screenshot",
+            str(png),
+        ],
+        tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     assert png.exists() and png.stat().st_size > 1000
     out = _run_gui([str(SKELETON), "--screenshot", str(tmp_path / "x.png")], tmp_path)
@@ -187,7 +206,10 @@ def test_gui_command_takes_the_import_options(tmp_path):
     ring_file.write_text(v1.dumps(ring(4)), encoding="utf-8")
     out = _run_gui([str(ring_file), "--intra", "none"], tmp_path)
     assert out.returncode == 2
-    assert out.stderr.strip() == f"error: --intra applies to NCCL/RCCL .xml dumps only, not {ring_file}"
+    assert (
+        out.stderr.strip()
+        == f"error: --intra applies to NCCL/RCCL .xml dumps only, not {ring_file}"
+    )
     out = _run_gui(["--help"], tmp_path)
     assert "--intra" in out.stdout and "--nvlink-bw" in out.stdout and "--boxes" in out.stdout
 
@@ -204,8 +226,9 @@ def test_gui_command_opens_the_import_dialog_for_a_skeleton(qtbot, tmp_path, mon
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # restored after the test
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
     monkeypatch.setattr(main_window, "QSettings", lambda *a: settings)
-    seen = _accepting(monkeypatch, lambda d: (
-        seen_text.append(d.error.text()), d.intra.setText("nvswitch:a100")))
+    seen = _accepting(
+        monkeypatch, lambda d: (seen_text.append(d.error.text()), d.intra.setText("nvswitch:a100"))
+    )
     seen_text: list[str] = []
 
     def fake_exec(*_):
@@ -214,8 +237,18 @@ def test_gui_command_opens_the_import_dialog_for_a_skeleton(qtbot, tmp_path, mon
 
     monkeypatch.setattr(QApplication, "exec", fake_exec)
     args = build_parser().parse_args(
-        ["gui", str(SKELETON), "--boxes", "2", "--fabric", "rail", "--net-bw", "25",
-         "--no-recovery"])
+        [
+            "gui",
+            str(SKELETON),
+            "--boxes",
+            "2",
+            "--fabric",
+            "rail",
+            "--net-bw",
+            "25",
+            "--no-recovery",
+        ]
+    )
     assert app_module.run(args) == 0
     (dialog,) = seen
     window = dialog.parent()
@@ -233,8 +266,9 @@ def test_gui_command_opens_the_import_dialog_for_a_skeleton(qtbot, tmp_path, mon
 
 
 # ---------------------------------------------------------------------- adding to results files
-def test_results_files_and_studies_are_added_to_without_a_replace_prompt(monkeypatch, qtbot,
-                                                                         make_results_window):
+def test_results_files_and_studies_are_added_to_without_a_replace_prompt(
+    monkeypatch, qtbot, make_results_window
+):
     asked = []
 
     def save_name(parent, title, start, filters, *args, options=None, **kw):

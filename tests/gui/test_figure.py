@@ -98,8 +98,11 @@ def test_figure_caption_keeps_clear_of_the_box_frames(qtbot, width):
 
     from fc_gui.views.figure_svg import FigureData, build_svg
 
-    nodes = [(f"b{b}.gpu{i}", "compute", "gpu", 40.0 * i, 100.0 * b, f"b{b}")
-             for b in range(2) for i in range(4)]
+    nodes = [
+        (f"b{b}.gpu{i}", "compute", "gpu", 40.0 * i, 100.0 * b, f"b{b}")
+        for b in range(2)
+        for i in range(4)
+    ]
     caption = (
         "Bottleneck cut: S* = all but b0.gpu0\n"
         "|S*∩Vc| = 15,  B⁺(S*) = 325 GB/s on 2 links leaving S* (dashed), including a long tail\n"
@@ -159,8 +162,11 @@ def test_slide_figure_at_1920_has_no_corner_square_and_readable_text(solved, tmp
     assert {img.pixel(2, y) for y in range(0, img.height(), 7)} == {bg}
     assert img.pixel(img.width() - 3, img.height() - 3) == bg
     # the title's letters in the PNG are slide-sized: its dark rows run >= 20 px tall
-    dark = [y for y in range(0, 140) if any(
-        QColor(img.pixel(x, y)).lightness() < 60 for x in range(0, 700, 2))]
+    dark = [
+        y
+        for y in range(0, 140)
+        if any(QColor(img.pixel(x, y)).lightness() < 60 for x in range(0, 700, 2))
+    ]
     assert dark and dark[-1] - dark[0] >= 20, dark[:3]
     root = ET.parse(save_figure(solved, tmp_path / "slide.svg", 1920)).getroot()
     sizes = _font_px(root)

@@ -329,15 +329,25 @@ def _hostile_fabrics(folder: Path) -> dict[str, Path]:
     put("x.json", with_raw(("nodes", 0, "x"), "1e309"))
     put("deep.json", '{"format": "forestcoll-topology", "x": ' + "[" * 5000 + "]" * 5000 + "}")
     put("ctrl.json", json.dumps(ring3).replace('"gpu0"', '"gpu0\\u001b[2J"'))
-    put("bw.nodelink.json", '{"nodes": [{"id": 1, "kind": "compute"}, {"id": 2, "kind": '
-        '"compute"}], "edges": [{"source": 1, "target": 2, "bandwidth": 1e400}]}')
-    put("bw.graphml", '<graphml><key id="k" for="node" attr.name="kind"/><key id="b" for="edge" '
+    put(
+        "bw.nodelink.json",
+        '{"nodes": [{"id": 1, "kind": "compute"}, {"id": 2, "kind": '
+        '"compute"}], "edges": [{"source": 1, "target": 2, "bandwidth": 1e400}]}',
+    )
+    put(
+        "bw.graphml",
+        '<graphml><key id="k" for="node" attr.name="kind"/><key id="b" for="edge" '
         'attr.name="bandwidth"/><graph><node id="a"><data key="k">compute</data></node><node '
         'id="c"><data key="k">compute</data></node><edge source="a" target="c"><data key="b">'
-        '1e999999999</data></edge></graph></graphml>')
+        "1e999999999</data></edge></graph></graphml>",
+    )
     put("deep.xml", "<system><cpu>" + "<pci>" * 2000 + "</pci>" * 2000 + "</cpu></system>")
-    many = {"format": "forestcoll-topology", "version": 1,
-            "nodes": [{"id": f"n{i}", "kind": "compute"} for i in range(70_000)], "links": []}
+    many = {
+        "format": "forestcoll-topology",
+        "version": 1,
+        "nodes": [{"id": f"n{i}", "kind": "compute"} for i in range(70_000)],
+        "links": [],
+    }
     put("many.json", json.dumps(many))
     os.mkfifo(folder / "fifo.json")
     files["fifo.json"] = folder / "fifo.json"

@@ -67,7 +67,10 @@ def test_dialog_options_match_the_command_line(qtbot):
     d.boxes.setValue(2)
     d.fabric.setCurrentText("rail")
     assert d.options() == {
-        "boxes": 2, "fabric": "rail", "intra": "nvswitch:h100", "bandwidth": {"xgmi": 50.0},
+        "boxes": 2,
+        "fabric": "rail",
+        "intra": "nvswitch:h100",
+        "bandwidth": {"xgmi": 50.0},
     }
     d.intra.setText("torus:9")
     with pytest.raises(TopologyError, match="--intra"):
@@ -82,7 +85,9 @@ def test_import_skeleton_with_intra_and_override(window, monkeypatch, errors):
     window.file_actions.import_dialog()
     topo = window.document.to_topology()
     want = load(SKELETON, check=False, intra="nvswitch:240")
-    assert sum(n.kind == COMPUTE for n in topo.nodes) == sum(n.kind == COMPUTE for n in want.nodes) > 0
+    assert (
+        sum(n.kind == COMPUTE for n in topo.nodes) == sum(n.kind == COMPUTE for n in want.nodes) > 0
+    )
     assert len(topo.links) == len(want.links)
     assert not window.fabric_warnings.warnings  # the given NVSwitch joins the GPUs
     assert not window.fabric_warnings.banner.isVisible()
@@ -90,7 +95,9 @@ def test_import_skeleton_with_intra_and_override(window, monkeypatch, errors):
     _choose(monkeypatch, MI250, lambda d: d.overrides["xgmi"].setValue(10))
     window.undo_stack.setClean()
     window.file_actions.import_dialog()
-    xgmi = [ln for ln in window.document.to_topology().links if ln.extra.get("link_class") == "xgmi"]
+    xgmi = [
+        ln for ln in window.document.to_topology().links if ln.extra.get("link_class") == "xgmi"
+    ]
     assert xgmi and all(float(ln.bandwidth) % 10 == 0 for ln in xgmi)
     assert max(float(ln.bandwidth) for ln in xgmi) <= 40  # count x 10, not x 36
     assert errors == []

@@ -33,7 +33,9 @@ def _crosses_node(a, b, p, tol=10.0) -> bool:
 def test_shared_nvlink_domain_sits_above_the_boxes_and_its_links_cross_no_node():
     topo = read_fabric(GB300)[0]
     pos = {n.id: (n.x, n.y) for n in topo.nodes}
-    stars = [n.id for n in topo.nodes if n.role.startswith("nvswitch") and not n.group.startswith("b")]
+    stars = [
+        n.id for n in topo.nodes if n.role.startswith("nvswitch") and not n.group.startswith("b")
+    ]
     assert stars
     boxed = [n for n in topo.nodes if n.group in ("b0", "b1")]
     top = min(n.y for n in boxed)
@@ -63,13 +65,18 @@ def _canvas(qtbot, topo, width=900, height=300) -> FabricCanvas:
 
 
 def test_overlapping_labels_move_above_or_leave_out_the_less_important_one(qtbot):
-    close = [Node(id=f"pcie_switch_{i}_next_to_it", kind=SWITCH, role="pcie", x=8.0 * (i + 1),
-                  y=0.0) for i in range(2)]
-    gpus = [Node(id=f"gpu{i}_with_a_long_name", kind=COMPUTE, role="gpu", x=200.0 * i, y=0.0)
-            for i in range(4)]
+    close = [
+        Node(id=f"pcie_switch_{i}_next_to_it", kind=SWITCH, role="pcie", x=8.0 * (i + 1), y=0.0)
+        for i in range(2)
+    ]
+    gpus = [
+        Node(id=f"gpu{i}_with_a_long_name", kind=COMPUTE, role="gpu", x=200.0 * i, y=0.0)
+        for i in range(4)
+    ]
     links = [Link(source=c.id, target=gpus[0].id, bandwidth=Fraction(16)) for c in close]
-    links += [Link(source=a.id, target=b.id, bandwidth=Fraction(16))
-              for a, b in itertools.pairwise(gpus)]
+    links += [
+        Link(source=a.id, target=b.id, bandwidth=Fraction(16)) for a, b in itertools.pairwise(gpus)
+    ]
     # the PCIe switches come first in the file: the GPUs' labels still win
     topo = Topology(name="labels", nodes=(*close, *gpus), links=tuple(links))
     c = _canvas(qtbot, topo)
@@ -93,7 +100,8 @@ def _pass_throughs(topo) -> list[tuple[str, str, str]]:
         (ln.source, ln.target, n)
         for ln in topo.links
         for n in pos
-        if n not in (ln.source, ln.target) and _crosses_node(pos[ln.source], pos[ln.target], pos[n], 8.0)
+        if n not in (ln.source, ln.target)
+        and _crosses_node(pos[ln.source], pos[ln.target], pos[n], 8.0)
     ]
 
 
@@ -116,11 +124,17 @@ def _crossings(topo) -> int:
 
 
 def test_crossings_counts_crossing_links_only():
-    nodes = [Node(id=i, kind=COMPUTE, role="gpu", x=x, y=y)
-             for i, x, y in (("a", 0, 0), ("b", 10, 10), ("c", 0, 10), ("d", 10, 0), ("e", 20, 0))]
+    nodes = [
+        Node(id=i, kind=COMPUTE, role="gpu", x=x, y=y)
+        for i, x, y in (("a", 0, 0), ("b", 10, 10), ("c", 0, 10), ("d", 10, 0), ("e", 20, 0))
+    ]
     bw = Fraction(1)
-    links = (Link(source="a", target="b", bandwidth=bw), Link(source="c", target="d", bandwidth=bw),
-             Link(source="d", target="e", bandwidth=bw), Link(source="a", target="d", bandwidth=bw))
+    links = (
+        Link(source="a", target="b", bandwidth=bw),
+        Link(source="c", target="d", bandwidth=bw),
+        Link(source="d", target="e", bandwidth=bw),
+        Link(source="a", target="d", bandwidth=bw),
+    )
     assert _crossings(Topology(name="x", nodes=tuple(nodes), links=links)) == 1  # a-b x c-d
 
 
@@ -133,7 +147,7 @@ def test_real_dumps_draw_their_links_around_nodes_not_through_them():
         assert through == [], (path.name, through)
         crossings += _crossings(topo)
         pts = [(n.x, n.y) for n in topo.nodes]
-        closest = min(math.dist(p, q) for i, p in enumerate(pts) for q in pts[i + 1:])
+        closest = min(math.dist(p, q) for i, p in enumerate(pts) for q in pts[i + 1 :])
         assert closest >= 0.5 * SPACING, path.name  # stepping aside never piles nodes up
     # over 68 dumps: links through nodes 158 before nodes stepped aside, 29 before host trees
     # hung on bowls below their GPU islands and packages and host devices moved while that

@@ -25,8 +25,14 @@ def test_layer_toggles_are_checkable_actions_of_the_view_menu(qtbot, make_window
     solve_and_wait(qtbot, w)
     layers = rc.layers
     titles = _view_titles(w)
-    for act in (layers.cut_action, layers.heat_action, layers.trees_action,
-                layers.labels_action, layers.frames_action, layers.dim_action):
+    for act in (
+        layers.cut_action,
+        layers.heat_action,
+        layers.trees_action,
+        layers.labels_action,
+        layers.frames_action,
+        layers.dim_action,
+    ):
         assert act.isCheckable() and act.isChecked()
         assert act.text() in titles
     solve_titles = [a.text() for a in w.solve_menu.actions()]

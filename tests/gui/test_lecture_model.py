@@ -73,8 +73,9 @@ def test_tree_steps_grow_the_tree_level_by_level():
 def test_ring_step_waits_for_the_simulation_then_shows_the_table():
     waiting = lecture_steps(_plan())[-1]
     assert waiting.table == () and "Simulating" in waiting.paragraphs[0]
-    cmp = Comparison(1 << 30, (ComparisonRow("forestcoll", 260.0, 266.7),
-                               ComparisonRow("ring", 190.0, 200.0)))
+    cmp = Comparison(
+        1 << 30, (ComparisonRow("forestcoll", 260.0, 266.7), ComparisonRow("ring", 190.0, 200.0))
+    )
     ring = lecture_steps(_plan(cmp))[-1]
     assert ring.table[0][0] == "algorithm"
     assert ring.table[1] == ("forestcoll", "260.0 GB/s", "266.7 GB/s", "98 %")
@@ -84,12 +85,20 @@ def test_ring_step_waits_for_the_simulation_then_shows_the_table():
     assert "M = 1 GiB" in text and "at most 200.0 GB/s" in text and "1.37× the ring" in text
     lines = ring.lines(80)
     assert any(line.startswith("ring") and "190.0 GB/s" in line for line in lines)
-    assert all(len(line) <= 80 for line in lines if not line.startswith(("algorithm", "forestcoll", "ring ", "cut bound")))
+    assert all(
+        len(line) <= 80
+        for line in lines
+        if not line.startswith(("algorithm", "forestcoll", "ring ", "cut bound"))
+    )
     assert "reaches the cut bound 266.667 GB/s (simulated 260.0 GB/s, 98 %" in text
     small = Comparison(1 << 20, (ComparisonRow("forestcoll", 80.0, 266.7),))
-    text = " ".join(lecture_steps(LecturePlan(_plan().schedule, _plan().tree, small, 1 << 20))[-1].paragraphs)
+    text = " ".join(
+        lecture_steps(LecturePlan(_plan().schedule, _plan().tree, small, 1 << 20))[-1].paragraphs
+    )
     assert "large messages reach the cut bound" in text and "80.0 GB/s (30 %)" in text
-    assert "<table" in step_html(ring) and "<td style='padding:2px 10px 2px 0'>ring</td>" in step_html(ring)
+    assert "<table" in step_html(
+        ring
+    ) and "<td style='padding:2px 10px 2px 0'>ring</td>" in step_html(ring)
 
 
 def test_fabric_text_counts_boxes_switches_and_link_classes():
@@ -103,9 +112,11 @@ def test_fabric_text_counts_boxes_switches_and_link_classes():
     # a drawn fabric's switches have no role: "1 switch", not "1 switch (1 switch)"
     from solver.model.topology import Link, Node, Topology
 
-    drawn = Topology(name="drawn", nodes=[Node(id="gpu0", kind="compute", role="gpu"),
-                                          Node(id="sw0", kind="switch", role="")],
-                     links=[Link(source="gpu0", target="sw0", bandwidth=Fraction(25))])
+    drawn = Topology(
+        name="drawn",
+        nodes=[Node(id="gpu0", kind="compute", role="gpu"), Node(id="sw0", kind="switch", role="")],
+        links=[Link(source="gpu0", target="sw0", bandwidth=Fraction(25))],
+    )
     first, _, _ = fabric_paragraphs(drawn)
     assert first.startswith("1 GPU, 1 switch, 1 link"), first
 

@@ -78,8 +78,13 @@ def test_save_a_lesson_with_notes_and_own_steps_and_open_it_again(qtbot, tmp_pat
         data = json.loads(out.read_text())
         assert data["format"] == "forestcoll-lesson" and data["text_scale"] == 2.0
         assert data["notes"] == {"cut": "Ask the class first: where is the bottleneck?"}
-        assert data["own_steps"] == [{"after": "cut", "title": "Your turn",
-                                      "text": "Which link would you upgrade?\n\nWhy that one?"}]
+        assert data["own_steps"] == [
+            {
+                "after": "cut",
+                "title": "Your turn",
+                "text": "Which link would you upgrade?\n\nWhy that one?",
+            }
+        ]
         assert len(data["fabric"]["nodes"]) == 4
         assert data["what_if"] == {"nodes": [], "links": [[slow.source, slow.target, 0]]}
     finally:
@@ -102,18 +107,28 @@ def test_save_a_lesson_with_notes_and_own_steps_and_open_it_again(qtbot, tmp_pat
         _close(w2, lc2)
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda d: d.update(format="other"), "not a lesson file"),
-    (lambda d: d.update(version=9), "version 9"),
-    (lambda d: d.update(text_scale=7), "text_scale"),
-    (lambda d: d.update(own_steps=[{"after": "cut", "title": 3, "text": ""}]), "title must be text"),
-    (lambda d: d.update(notes={"cut": "x" * 6000}), "longer than"),
-    (lambda d: d["fabric"]["links"].append({"source": "gpu0", "target": "nope",
-                                             "bandwidth": 1}), "nope"),
-    (lambda d: d.update(extra=1), "unknown field 'extra'"),
-    (lambda d: d.update(what_if={"nodes": ["gpu9"]}), "what_if nodes"),
-    (lambda d: d.update(what_if={"links": [["gpu0", "gpu1", 5]]}), "what_if link"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: d.update(format="other"), "not a lesson file"),
+        (lambda d: d.update(version=9), "version 9"),
+        (lambda d: d.update(text_scale=7), "text_scale"),
+        (
+            lambda d: d.update(own_steps=[{"after": "cut", "title": 3, "text": ""}]),
+            "title must be text",
+        ),
+        (lambda d: d.update(notes={"cut": "x" * 6000}), "longer than"),
+        (
+            lambda d: d["fabric"]["links"].append(
+                {"source": "gpu0", "target": "nope", "bandwidth": 1}
+            ),
+            "nope",
+        ),
+        (lambda d: d.update(extra=1), "unknown field 'extra'"),
+        (lambda d: d.update(what_if={"nodes": ["gpu9"]}), "what_if nodes"),
+        (lambda d: d.update(what_if={"links": [["gpu0", "gpu1", 5]]}), "what_if link"),
+    ],
+)
 def test_bad_lesson_files_are_one_line_errors(tmp_path, edit, message):
     lesson = Lesson("ring", ring4(), {"cut": "hello"}, (OwnStep("cut", "t", "x"),))
     data = lesson_to_dict(lesson)
@@ -132,8 +147,10 @@ def test_bad_lesson_files_are_one_line_errors(tmp_path, edit, message):
 
 
 def test_own_steps_go_after_their_step_or_at_the_end():
-    steps = [LectureStep(k, "a", k, ("p",), frozenset({"cut"}), tree_level=i - 2 if i > 1 else -1)
-             for i, k in enumerate(("fabric", "cut", "tree0", "ring"))]
+    steps = [
+        LectureStep(k, "a", k, ("p",), frozenset({"cut"}), tree_level=i - 2 if i > 1 else -1)
+        for i, k in enumerate(("fabric", "cut", "tree0", "ring"))
+    ]
     own = (OwnStep("", "first", "a"), OwnStep("tree0", "mine", "b"), OwnStep("tree9", "late", "c"))
     out = apply_lesson(steps, {"ring": "end here"}, own)
     assert [s.key for s in out] == ["own0", "fabric", "cut", "tree0", "own1", "ring", "own2"]

@@ -33,7 +33,11 @@ def test_compare_gives_the_error_of_the_same_size_only():
     assert rows[2].error_pct == pytest.approx(-25.0)
     assert rows[2].of_bound_pct == pytest.approx(80.0)
     assert rows[2].cells() == ("4K", "40", "30", "-25.0", "80")
-    assert compare([1 << 30], [179.24], [1 << 30], [174.04])[0].cells()[:3] == ("1G", "179.2", "174.0")
+    assert compare([1 << 30], [179.24], [1 << 30], [174.04])[0].cells()[:3] == (
+        "1G",
+        "179.2",
+        "174.0",
+    )
     assert compare([1024], [0.07258], None, None)[0].cells()[1:3] == ("0.07258", "–")
     assert rows[1].cells()[2:4] == ("–", "–")
 
@@ -49,8 +53,16 @@ def test_default_reference_is_the_library_for_a_library_measurement():
 def test_simulation_sizes_add_the_measured_sizes_of_that_collective():
     meas = load_log(LOG)
     table = meas.table()
-    other = ResultTable("allgather", "measured", "nccl-tests", np.array([3 << 33]),
-                        np.array([np.nan]), np.array([np.nan]), np.array([1.0]), np.array([1.0]))
+    other = ResultTable(
+        "allgather",
+        "measured",
+        "nccl-tests",
+        np.array([3 << 33]),
+        np.array([np.nan]),
+        np.array([np.nan]),
+        np.array([1.0]),
+        np.array([1.0]),
+    )
     sizes = simulation_sizes([1024, 1 << 20], [table, other], "allreduce")
     assert sizes[0] == 8 and sizes[-1] == 8 * GIB and 1024 in sizes
     assert 3 << 33 not in sizes and sizes == sorted(set(sizes))
@@ -84,8 +96,7 @@ def mi300x(make_results_window, qtbot):
 def import_log(qtbot, rc, path, resimulates=True):
     """Import ``path``; wait for it (and for the simulation run again over its sizes)."""
     if resimulates:
-        with qtbot.waitSignals([rc.measurements.imported, rc.simulation.task.done],
-                               timeout=120000):
+        with qtbot.waitSignals([rc.measurements.imported, rc.simulation.task.done], timeout=120000):
             assert rc.measurements.import_file(str(path))
     else:
         with qtbot.waitSignal(rc.measurements.imported, timeout=30000):
@@ -124,8 +135,10 @@ def test_a_raw_log_is_compared_size_by_size_with_the_simulation(mi300x, qtbot, e
     readings = plots.hover.show_at(QPointF(math.log10(GIB), 0.0))
     line = next(r for r in readings if r.name == "measured allreduce")
     assert line.size == GIB
-    assert line.note == (f"{table.reference_choice()} {predicted:.1f} GB/s, error "
-                         f"{100 * (predicted - measured) / measured:+.1f} %")
+    assert line.note == (
+        f"{table.reference_choice()} {predicted:.1f} GB/s, error "
+        f"{100 * (predicted - measured) / measured:+.1f} %"
+    )
     assert "measured allreduce: 1G 179.2 GB/s (rccl (" in plots.hover.text
     from PySide6.QtCore import QEvent
     from PySide6.QtWidgets import QApplication
@@ -141,8 +154,9 @@ def test_a_raw_log_is_compared_size_by_size_with_the_simulation(mi300x, qtbot, e
     assert f"ForestColl {fc_1g:.1f} GB/s, error" in plots.hover.text
 
 
-def test_measured_tables_go_into_the_results_file_and_come_back(mi300x, qtbot, tmp_path,
-                                                                  make_results_window, errors):
+def test_measured_tables_go_into_the_results_file_and_come_back(
+    mi300x, qtbot, tmp_path, make_results_window, errors
+):
     from solver.io.hdf5.results import read_results
 
     rc = mi300x.results_controller
@@ -161,8 +175,9 @@ def test_measured_tables_go_into_the_results_file_and_come_back(mi300x, qtbot, t
     assert any(t.algorithm == "nccl" and t.size_bytes.max() == 8 * GIB for t in stored.values())
     # exporting again adds to the same file (no second copy of the measurement)
     assert rc.exports.export_h5(out) == out
-    assert [n for n, t in read_results(out).items()
-            if np.isfinite(t.measured_algbw).any()] == ["measured_allreduce_rccl_tests"]
+    assert [n for n, t in read_results(out).items() if np.isfinite(t.measured_algbw).any()] == [
+        "measured_allreduce_rccl_tests"
+    ]
 
     other = make_results_window(solve_fn=solver.solve)
     orc = other.results_controller
@@ -277,8 +292,10 @@ def test_a_run_all_collectives_log_gives_one_line_per_collective(mi300x, qtbot, 
     rc.measurements.imported.connect(counts.append)
     import_log(qtbot, rc, both)
     assert counts == [2]
-    assert sorted(t.collective for t in rc.measurements.tables.values()) == ["allgather",
-                                                                             "allreduce"]
+    assert sorted(t.collective for t in rc.measurements.tables.values()) == [
+        "allgather",
+        "allreduce",
+    ]
     # the error table compares the run of the shown collective (allreduce)
     table = rc.plots.error_table
     assert table.measured_choice() == "measured allreduce"
@@ -287,5 +304,6 @@ def test_a_run_all_collectives_log_gives_one_line_per_collective(mi300x, qtbot, 
     twice = tmp_path / "twice.log"
     twice.write_text(ar + "\n" + ar)
     from fc_gui.controllers.measurements import read_measurements
+
     with pytest.raises(solver.ForestCollError, match="2 allreduce runs in one log"):
         read_measurements(twice, 8)

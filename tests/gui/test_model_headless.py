@@ -58,7 +58,9 @@ def test_reduce_scatter_steps_start_at_the_leaves():
     trees = [("reduce-scatter", replace(tree, edges=reversed_edges))]
     levels = broadcast_levels(trees)
     assert [[(a, b) for a, b, _ in level] for level in levels] == [
-        [("gpu3", "gpu2")], [("gpu2", "gpu1")], [("gpu1", "gpu0")]
+        [("gpu3", "gpu2")],
+        [("gpu2", "gpu1")],
+        [("gpu1", "gpu0")],
     ]
     assert holders(trees, levels, 0) == set()  # partial sums: nobody holds a result yet
     text = broadcast_step_text(trees, levels, 2)
@@ -84,5 +86,7 @@ def test_solve_time_adds_up_or_says_what_the_rest_is():
     assert 0.94 + sum(added) == pytest.approx(1.14, abs=0.011)
     # without the split the rest is still said; nothing to add: just the phases
     assert "+ 0.20 outside them" in solve_time_text(timings, 1.14)
-    assert solve_time_text(timings, 0.94) == "0.94 s (switch removal 0.11, optimum 0.03, " \
+    assert (
+        solve_time_text(timings, 0.94) == "0.94 s (switch removal 0.11, optimum 0.03, "
         "trees 0.76, paths 0.04)"
+    )

@@ -16,10 +16,12 @@ def table(algorithm, source="simulator", measured=False, **attrs):
     y = np.array([1.0, 50.0, 200.0])
     nan = np.full(3, np.nan)
     if measured:
-        return ResultTable("allreduce", algorithm, source, sizes, nan, nan.copy(), sizes / y / 1e9,
-                           y, attrs=attrs)
-    return ResultTable("allreduce", algorithm, source, sizes, sizes / y / 1e9, y, nan,
-                       nan.copy(), attrs=attrs)
+        return ResultTable(
+            "allreduce", algorithm, source, sizes, nan, nan.copy(), sizes / y / 1e9, y, attrs=attrs
+        )
+    return ResultTable(
+        "allreduce", algorithm, source, sizes, sizes / y / 1e9, y, nan, nan.copy(), attrs=attrs
+    )
 
 
 def test_names_from_tables():
@@ -30,15 +32,19 @@ def test_names_from_tables():
     assert lib.name == "rccl (NVLS tree)" and lib.notes == tuple(picks)  # the pick at 1G
     assert table_series(table("nccl")).name == "nccl"  # no choices stored: just the library
     assert table_series(table("measured", "nccl-tests", measured=True)).name == (
-        "measured allreduce")
+        "measured allreduce"
+    )
     assert table_series(table("rccl-ring", "rccl-tests", measured=True)).name == (
-        "measured rccl-ring")
+        "measured rccl-ring"
+    )
     assert table_series(table("bound", "model")) is None  # model tables are drawn apart
     assert table_series(table("nccl", "nccl-tests", measured=True), simulated_only=True) is None
     assert unique_name("ring", {"ring", "ring 2"}) == "ring 3"
     assert unique_name("tree", {"ring"}) == "tree"
-    assert in_switch_note({"a": table("ring"), "b": table("nccl", in_switch_note="NVLS wins")}) \
+    assert (
+        in_switch_note({"a": table("ring"), "b": table("nccl", in_switch_note="NVLS wins")})
         == "NVLS wins"
+    )
 
 
 def test_csv_has_one_row_per_size_and_units_in_the_header():
@@ -46,17 +52,39 @@ def test_csv_has_one_row_per_size_and_units_in_the_header():
     b = table_series(table("measured", "nccl-tests", measured=True))
     b = type(b)(b.name, b.size_bytes[1:], b.algbw[1:], b.kind)  # no point at 1K
     rows = list(csv.reader(io.StringIO(csv_text([a, b]))))
-    assert rows[0] == ["size (bytes)", "size", "ForestColl algbw (GB/s)",
-                       "measured allreduce algbw (GB/s)"]
-    assert rows[1:] == [["1024", "1K", "1", ""], ["1048576", "1M", "50", "50"],
-                        ["1073741824", "1G", "200", "200"]]
+    assert rows[0] == [
+        "size (bytes)",
+        "size",
+        "ForestColl algbw (GB/s)",
+        "measured allreduce algbw (GB/s)",
+    ]
+    assert rows[1:] == [
+        ["1024", "1K", "1", ""],
+        ["1048576", "1M", "50", "50"],
+        ["1073741824", "1G", "200", "200"],
+    ]
 
 
 def test_plot_svg_is_vector_and_its_legend_stays_beside_the_plot():
-    lines = [PlotLine(f"series {i}", [1024, 1 << 20], [1.0 + i, 10.0 + i], (i, 0, 0),
-                      symbol="o" if i % 2 else "star", dashed=i == 0) for i in range(12)]
-    data = PlotData((3.0, 9.3), (0.0, 30.0), [(3.0103, "1K"), (6.0206, "1M")], [(0, "0")],
-                    lines, note="NVLS beats the bound")
+    lines = [
+        PlotLine(
+            f"series {i}",
+            [1024, 1 << 20],
+            [1.0 + i, 10.0 + i],
+            (i, 0, 0),
+            symbol="o" if i % 2 else "star",
+            dashed=i == 0,
+        )
+        for i in range(12)
+    ]
+    data = PlotData(
+        (3.0, 9.3),
+        (0.0, 30.0),
+        [(3.0103, "1K"), (6.0206, "1M")],
+        [(0, "0")],
+        lines,
+        note="NVLS beats the bound",
+    )
     root = ET.fromstring(build_plot_svg(data, 900, 300))
     ns = "{http://www.w3.org/2000/svg}"
     assert root.find(f".//{ns}image") is None

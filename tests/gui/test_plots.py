@@ -25,23 +25,27 @@ SIZES = np.array([1 << k for k in range(10, 31, 2)], np.int64)  # 1K .. 1G, 11 s
 def sim_table(algorithm: str, scale: float, sizes=SIZES, **attrs) -> ResultTable:
     y = scale * np.log2(sizes / 512.0)
     nan = ResultTable.empty_measured(len(sizes))
-    return ResultTable("allgather", algorithm, "simulator", sizes, sizes / y / 1e9, y, nan,
-                       nan.copy(), attrs=attrs)
+    return ResultTable(
+        "allgather", algorithm, "simulator", sizes, sizes / y / 1e9, y, nan, nan.copy(), attrs=attrs
+    )
 
 
 def measured_table(algorithm: str = "measured", sizes=SIZES[::2]) -> ResultTable:
     y = 9.0 * np.arange(1, len(sizes) + 1)
     nan = np.full(len(sizes), np.nan)
-    return ResultTable("allgather", algorithm, "nccl-tests", sizes, nan, nan.copy(),
-                       sizes / y / 1e9, y)
+    return ResultTable(
+        "allgather", algorithm, "nccl-tests", sizes, nan, nan.copy(), sizes / y / 1e9, y
+    )
 
 
 def twelve_series(dock: PlotsDock) -> None:
     """The bound and estimate of ring4, seven simulated lines and three measured ones."""
     dock.set_schedule(ring4_schedule())
     choice = ["Tree/LL"] * 4 + ["Ring/Simple"] * (len(SIZES) - 4)
-    tables = {f"sim_allgather_{a}": sim_table(a, 20 - i) for i, a in
-              enumerate(["forestcoll", "ring", "ring1", "tree", "direct", "blink"])}
+    tables = {
+        f"sim_allgather_{a}": sim_table(a, 20 - i)
+        for i, a in enumerate(["forestcoll", "ring", "ring1", "tree", "direct", "blink"])
+    }
     tables["sim_allgather_nccl"] = sim_table("nccl", 12.5, library="nccl", choice=choice)
     assert dock.add_tables(tables) == 7
     assert dock.add_tables({"measured_allgather_nccl_tests": measured_table()}, "imported") == 1
@@ -63,8 +67,17 @@ def dock(qtbot):
 def test_series_names_are_short(dock):
     twelve_series(dock)
     assert dock.labels() == [
-        "bound 266.7 GB/s", "α-β estimate", "ForestColl", "ring", "one ring", "tree", "direct",
-        "Blink", "nccl (ring)", "measured allgather", "measured allgather 2",
+        "bound 266.7 GB/s",
+        "α-β estimate",
+        "ForestColl",
+        "ring",
+        "one ring",
+        "tree",
+        "direct",
+        "Blink",
+        "nccl (ring)",
+        "measured allgather",
+        "measured allgather 2",
         "measured rccl-ring",
     ]
     assert all(len(label) <= 20 for label in dock.labels())
@@ -93,7 +106,7 @@ def test_legend_of_twelve_series_fits_beside_the_data(dock, qtbot, height):
     for rect, text in labels:
         assert legend.contains(rect), text
     for i, (a, ta) in enumerate(labels):  # no entry drawn over another
-        for b, tb in labels[i + 1:]:
+        for b, tb in labels[i + 1 :]:
             assert not a.intersects(b), (ta, tb)
     assert area.width() > 0.5 * view.width()  # and the plot keeps most of the width
 
@@ -168,7 +181,9 @@ def test_export_menu_writes_the_plot_as_png_svg_and_csv(make_results_window, tmp
     painter = QPainter(rendered)
     renderer.render(painter)
     painter.end()
-    drawn = {rendered.pixel(x, y) for x in range(0, 1200, 7) for y in range(0, rendered.height(), 7)}
+    drawn = {
+        rendered.pixel(x, y) for x in range(0, 1200, 7) for y in range(0, rendered.height(), 7)
+    }
     assert len(drawn) > 3  # background, axes, text and curves in several colours
 
     out = rc.plot_export.export_csv(tmp_path / "plot.csv")
@@ -199,7 +214,9 @@ def test_plot_export_needs_lines(make_results_window, tmp_path, errors):
 
 
 # ---------------------------------------------------------------------- designer == CLI
-def test_designer_simulation_shows_the_cli_numbers_and_its_nvls_note(qtbot, make_results_window, capsys):
+def test_designer_simulation_shows_the_cli_numbers_and_its_nvls_note(
+    qtbot, make_results_window, capsys
+):
     """On one DGX H100 (NVSwitch with NVLS), allreduce: every simulated point of the designer is
     the point ``forestcoll simulate`` prints for the same sizes, including the library's pick,
     and the note that NVLS beats the ForestColl bound is on the plot."""
@@ -222,16 +239,34 @@ def test_designer_simulation_shows_the_cli_numbers_and_its_nvls_note(qtbot, make
 
     path.write_text(v1.dumps(rc.schedule.topology), encoding="utf-8")
     capsys.readouterr()
-    assert main(["simulate", str(path), "-c", "allreduce", "-s", SIM_SIZES,
-                 "-a", ",".join(SIM_ALGORITHMS), "--json"]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                str(path),
+                "-c",
+                "allreduce",
+                "-s",
+                SIM_SIZES,
+                "-a",
+                ",".join(SIM_ALGORITHMS),
+                "--json",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     cli = {(r["algorithm"], r["size"]): r for r in doc["rows"]}
     tables = {t.algorithm: t for t in rc.simulation.tables.values()}
-    assert set(tables) == {r["algorithm"] for r in doc["rows"]} >= {"nccl", "forestcoll",
-                                                                     "forestcoll-nvls"}
+    assert (
+        set(tables)
+        == {r["algorithm"] for r in doc["rows"]}
+        >= {"nccl", "forestcoll", "forestcoll-nvls"}
+    )
     # the hierarchical NVLS line: drawn, at or below the capability optimum (450 GB/s)
     assert list(rc.plots.series["ForestColl + NVLS"].yData) == pytest.approx(
-        list(tables["forestcoll-nvls"].predicted_algbw))
+        list(tables["forestcoll-nvls"].predicted_algbw)
+    )
     assert max(tables["forestcoll-nvls"].predicted_algbw) <= 450
     for name, table in tables.items():
         for size, algbw in zip(table.size_bytes, table.predicted_algbw):
@@ -241,7 +276,8 @@ def test_designer_simulation_shows_the_cli_numbers_and_its_nvls_note(qtbot, make
     # the plotted lines are these numbers, under their short names
     nccl_label = next(label for label in rc.plots._simulated if label.startswith("nccl ("))
     assert list(rc.plots.series[nccl_label].yData) == pytest.approx(
-        list(tables["nccl"].predicted_algbw))
+        list(tables["nccl"].predicted_algbw)
+    )
     assert nccl_label == "nccl (NVLS)"
     # the note the CLI prints is on the plot (and in its exports)
     assert doc["in_switch_reduction"] and rc.plots.note == doc["in_switch_reduction"]
@@ -251,8 +287,10 @@ def test_designer_simulation_shows_the_cli_numbers_and_its_nvls_note(qtbot, make
 
 def test_a_long_note_is_elided_and_never_pushes_the_legend_out(dock, qtbot):
     twelve_series(dock)
-    note = ("NVLSTree/Simple reduces inside the NVSwitch: 309.1 GB/s at 1G beats the ForestColl "
-            "bound 266.7 GB/s, which assumes switches only forward") * 2
+    note = (
+        "NVLSTree/Simple reduces inside the NVSwitch: 309.1 GB/s at 1G beats the ForestColl "
+        "bound 266.7 GB/s, which assumes switches only forward"
+    ) * 2
     dock.set_note(note)
     for width in (700, 1000):
         dock.resize(width, 260)

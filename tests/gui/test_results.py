@@ -28,8 +28,9 @@ def make_window(qtbot, tmp_path):
 
     def make(topology=None, solve_fn=None):
         settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-        w = MainWindow(topology or ring4(), settings=settings, state_dir=tmp_path,
-                       install_results=False)
+        w = MainWindow(
+            topology or ring4(), settings=settings, state_dir=tmp_path, install_results=False
+        )
         w.results_controller = install(w, solve_fn=solve_fn or FakeSolver(0.05), warmup=False)
         w.resize(1200, 800)
         w.show()
@@ -100,7 +101,9 @@ def test_heat_tooltip_names_link_load_and_trees(qtbot, make_window):
     w = make_window()
     rc = w.results_controller
     solve_and_wait(qtbot, w)
-    uid = next(u for u, ln in w.document.links.items() if ln.source == "gpu0" and ln.target == "gpu1")
+    uid = next(
+        u for u, ln in w.document.links.items() if ln.source == "gpu0" and ln.target == "gpu1"
+    )
     tip = rc.overlays.tooltip(None, uid)
     assert "gpu0 → gpu1:" in tip and "gpu1 → gpu0:" in tip
     assert "bandwidth 100 GB/s" in tip
@@ -121,14 +124,15 @@ def test_selecting_trees_overlays_them_and_animation_plays_depth_by_depth(qtbot,
     first = next(i for i, r in enumerate(rows) if r.root == "gpu1" and r.index == 0)
     with qtbot.waitSignal(rc.trees_view.trees_selected) as blocker:
         rc.trees_view.select_rows([first])
-    (phase, tree), = blocker.args[0]
+    ((phase, tree),) = blocker.args[0]
     assert tree.root == "gpu1" and phase == "allgather"
     assert rc.overlays.trees.trees == [(phase, tree)]
     assert len(rc.overlays.trees.items) == 2  # one curve (edges + arrowheads) + root star
     # the row gets a swatch of the tree's colour on the canvas
     qtbot.wait(10)
-    swatch = rc.trees_view.model.data(rc.trees_view.model.index(first, 1),
-                                      Qt.ItemDataRole.DecorationRole)
+    swatch = rc.trees_view.model.data(
+        rc.trees_view.model.index(first, 1), Qt.ItemDataRole.DecorationRole
+    )
     assert swatch.toImage().pixelColor(5, 5).getRgb()[:3] == rc.overlays.trees.color_of(0)
     assert rc.trees_view.play_button.isEnabled()
     anim = rc.overlays.animation
@@ -205,7 +209,9 @@ def test_edit_during_a_solve_leaves_the_new_result_stale(qtbot, make_window):
         qtbot.wait(50)
         uid = next(iter(w.document.links))
         link = w.document.links[uid]
-        w.undo_stack.push(SetLinkPropsCommand(w.document, {uid: replace(link, latency=Fraction(2))}))
+        w.undo_stack.push(
+            SetLinkPropsCommand(w.document, {uid: replace(link, latency=Fraction(2))})
+        )
     assert rc.stale
 
 
@@ -220,7 +226,9 @@ def test_resolve_on_edit(qtbot, make_window):
     uid = next(iter(w.document.links))
     link = w.document.links[uid]
     with qtbot.waitSignal(rc.schedule_changed, timeout=5000):
-        w.undo_stack.push(SetLinkPropsCommand(w.document, {uid: replace(link, bandwidth=Fraction(60))}))
+        w.undo_stack.push(
+            SetLinkPropsCommand(w.document, {uid: replace(link, bandwidth=Fraction(60))})
+        )
         assert rc.stale
     assert not rc.stale
     assert len(fake.calls) == 2
@@ -240,7 +248,9 @@ def test_what_if_link_fails_from_the_context_menu(qtbot, make_window, errors):
     w = make_window()
     rc = w.results_controller
     before = solve_and_wait(qtbot, w)
-    uid = next(u for u, ln in w.document.links.items() if ln.source == "gpu0" and ln.target == "gpu1")
+    uid = next(
+        u for u, ln in w.document.links.items() if ln.source == "gpu0" and ln.target == "gpu1"
+    )
     menu = w.canvas.build_context_menu(0.5, 0.0)  # middle of the gpu0-gpu1 link
     actions = [a for a in menu.actions() if a.text().startswith("What if link")]
     assert len(actions) == 1, [a.text() for a in menu.actions()]
@@ -299,7 +309,7 @@ def test_exports_h5_png_svg(qtbot, make_window, tmp_path, errors):
     s = solve_and_wait(qtbot, w)
     h5 = rc.exports.export_h5(tmp_path / "out.h5")
     assert h5 is not None
-    (name, back), = read_schedules(h5).items()
+    ((name, back),) = read_schedules(h5).items()
     assert name == "allgather" and back == s
     png = rc.exports.export_png(tmp_path / "canvas.png")
     img = QImage(str(png))
@@ -347,8 +357,16 @@ def test_plots_bound_and_imported_measurements(qtbot, make_window, tmp_path, err
     write_schedule(path, s)
     sizes = np.array([1 << 20, 1 << 24, 1 << 28], dtype=np.int64)
     nan = np.full(3, np.nan)
-    table = ResultTable("allgather", "nccl", "nccl-tests", sizes, nan, nan.copy(),
-                        np.array([1e-4, 1e-3, 1e-2]), np.array([50.0, 150.0, 240.0]))
+    table = ResultTable(
+        "allgather",
+        "nccl",
+        "nccl-tests",
+        sizes,
+        nan,
+        nan.copy(),
+        np.array([1e-4, 1e-3, 1e-2]),
+        np.array([50.0, 150.0, 240.0]),
+    )
     write_results(path, "nccl_run1", table)
     with qtbot.waitSignal(rc.measurements.imported, timeout=30000) as got:
         assert rc.measurements.import_file(str(path))  # read in the background
@@ -381,8 +399,13 @@ def test_real_solver_end_to_end(qtbot, make_window):
 # ---------------------------------------------------------------------- pure helpers
 def test_summary_for_fixed_k_and_warnings():
     s = ring4_schedule()
-    limited = replace(s, max_trees_per_root=1, k=1, algbw_exact=Fraction(200),
-                      warnings=("trimmed 5 GB/s of unusable uplink at switch 'ib0'",))
+    limited = replace(
+        s,
+        max_trees_per_root=1,
+        k=1,
+        algbw_exact=Fraction(200),
+        warnings=("trimmed 5 GB/s of unusable uplink at switch 'ib0'",),
+    )
     html = summary_html(limited, elapsed=1.5)
     assert "algbw, K = 1" in html and "200 GB/s (75.0%)" in html
     assert "trimmed 5 GB/s" in html and "1.50 s" in html
@@ -447,8 +470,9 @@ def test_heat_overlay_on_a_plain_plot_recolours_links_and_gives_tips(qtbot):
 
 def _distinct_colors(img: QImage) -> int:
     step = max(1, img.width() // 60)
-    colors = {img.pixel(x, y) for x in range(0, img.width(), step)
-              for y in range(0, img.height(), step)}
+    colors = {
+        img.pixel(x, y) for x in range(0, img.width(), step) for y in range(0, img.height(), step)
+    }
     return len(colors)
 
 
@@ -518,7 +542,9 @@ def test_hovering_a_link_on_the_canvas_shows_its_load(qtbot, make_window, monkey
     from PySide6.QtWidgets import QToolTip
 
     shown = []
-    monkeypatch.setattr(QToolTip, "showText", staticmethod(lambda pos, text, *a: shown.append(text)))
+    monkeypatch.setattr(
+        QToolTip, "showText", staticmethod(lambda pos, text, *a: shown.append(text))
+    )
     w = make_window()
     solve_and_wait(qtbot, w)
     w.canvas.fit_view()

@@ -28,13 +28,37 @@ def saved(tmp_path_factory) -> Path:
     from solver.io.hdf5.results import write_results
 
     path = tmp_path_factory.mktemp("saved") / "ring8.h5"
-    assert main(["simulate", str(RING8), "-s", "1K:1G:16", "-a", "forestcoll,nccl,ring",
-                 "-o", str(path)]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                str(RING8),
+                "-s",
+                "1K:1G:16",
+                "-a",
+                "forestcoll,nccl,ring",
+                "-o",
+                str(path),
+            ]
+        )
+        == 0
+    )
     sizes = np.array([1 << 20, 1 << 24], np.int64)
     nan = np.full(2, np.nan)
-    write_results(path, "measured_allgather_nccl_tests", ResultTable(
-        "allgather", "measured", "nccl-tests", sizes, nan, nan.copy(),
-        np.array([1e-4, 1e-3]), np.array([10.5, 16.8])))
+    write_results(
+        path,
+        "measured_allgather_nccl_tests",
+        ResultTable(
+            "allgather",
+            "measured",
+            "nccl-tests",
+            sizes,
+            nan,
+            nan.copy(),
+            np.array([1e-4, 1e-3]),
+            np.array([10.5, 16.8]),
+        ),
+    )
     return path
 
 
@@ -66,7 +90,9 @@ def test_opening_a_results_file_shows_its_saved_result(window, saved, errors):
     assert s.optimal_algbw_exact == stored.optimal_algbw_exact and len(s.trees) == len(stored.trees)
     assert rc.panel.collective == "allgather"
     assert "allgather" in rc.summary.text()
-    assert rc.overlays.cut.badge is not None and "8·200/7 = 228.571 GB/s" in rc.overlays.cut.label_text
+    assert (
+        rc.overlays.cut.badge is not None and "8·200/7 = 228.571 GB/s" in rc.overlays.cut.label_text
+    )
     assert set(rc.overlays.heat.colors) == {(ll.source, ll.target) for ll in s.link_load}
     assert rc.trees_view.model.rowCount() > 0
     labels = rc.plots.labels()
@@ -81,8 +107,9 @@ def test_opening_a_results_file_shows_its_saved_result(window, saved, errors):
     assert rc.schedule is None and rc.plots.labels() == [] and rc.simulation.tables == {}
 
 
-def test_a_results_file_whose_schedule_was_removed_opens_its_fabric_only(window, saved,
-                                                                          tmp_path, errors):
+def test_a_results_file_whose_schedule_was_removed_opens_its_fabric_only(
+    window, saved, tmp_path, errors
+):
     import shutil
 
     import h5py
@@ -111,11 +138,20 @@ def test_a_broken_results_file_is_one_line(window, tmp_path, errors):
 def test_gui_command_opens_a_results_file_with_its_result(saved, tmp_path):
     """``forestcoll gui FILE.h5 --screenshot`` (no --solve) draws the saved result."""
     out = tmp_path / "shot.png"
-    env = {"QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path),
-           "XDG_CONFIG_HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path)}
+    env = {
+        "QT_QPA_PLATFORM": "offscreen",
+        "PYTHONPATH": str(ROOT),
+        "HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path),
+        "XDG_DATA_HOME": str(tmp_path),
+    }
     run = subprocess.run(
         [sys.executable, "-m", "solver.cli", "gui", str(saved), "--screenshot", str(out)],
-        capture_output=True, text=True, timeout=180, env=env, check=False,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        check=False,
     )
     assert run.returncode == 0, run.stderr
     image = QImage(str(out))
@@ -151,8 +187,9 @@ def test_a_compressed_plan_opens_expanded_into_its_full_schedule(window, tmp_pat
     assert f"expanded to {plan.num_trees} trees" in window.statusBar().currentMessage()
 
 
-def test_a_plan_too_large_to_draw_opens_its_fabric_and_says_why(window, tmp_path, errors,
-                                                                 monkeypatch):
+def test_a_plan_too_large_to_draw_opens_its_fabric_and_says_why(
+    window, tmp_path, errors, monkeypatch
+):
     from fc_gui.controllers import results_file
 
     monkeypatch.setattr(results_file, "PLAN_EXPAND_MAX_N", 16)
@@ -165,11 +202,19 @@ def test_a_plan_too_large_to_draw_opens_its_fabric_and_says_why(window, tmp_path
     assert "not drawn" in message and "forestcoll show" in message and "--verify" in message
 
 
-@pytest.mark.parametrize("kind,name", [("schedule", "zero-cut"), ("schedule", "forged-optimum"),
-                                       ("schedule", "real-cut-forged-optimum"),
-                                       ("plan", "generator-gpu-to-switch"), ("plan", "order-8")])
+@pytest.mark.parametrize(
+    "kind,name",
+    [
+        ("schedule", "zero-cut"),
+        ("schedule", "forged-optimum"),
+        ("schedule", "real-cut-forged-optimum"),
+        ("plan", "generator-gpu-to-switch"),
+        ("plan", "order-8"),
+    ],
+)
 def test_a_forged_results_file_opens_its_fabric_and_a_dialog_not_the_lie(
-        kind, name, window, saved, tmp_path, errors):
+    kind, name, window, saved, tmp_path, errors
+):
     """Issue 21: a forged cut was drawn as the saved result ("algbw* = 8·0/8 = 0 GB/s"); a
     generator mapping a GPU to a switch ended in "unexpected KeyError". The saved result is
     verified first: the fabric opens, the dialog names the rule, nothing of the lie is shown."""
@@ -192,8 +237,9 @@ def test_a_forged_results_file_opens_its_fabric_and_a_dialog_not_the_lie(
     assert window.document.to_topology().compute_ids  # the fabric itself is open
 
 
-def test_a_large_results_file_is_read_in_the_background(window, saved, qtbot, errors, monkeypatch,
-                                                         tmp_path):
+def test_a_large_results_file_is_read_in_the_background(
+    window, saved, qtbot, errors, monkeypatch, tmp_path
+):
     """Beyond BACKGROUND_READ_BYTES the saved result is read and verified in a worker: the open
     returns at once with a status line, the result arrives later; opening another fabric first
     drops it; a refusal is a dialog, as for a small file."""

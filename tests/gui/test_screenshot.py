@@ -25,7 +25,12 @@ def run_gui(*args: str, timeout: float = 90) -> subprocess.CompletedProcess:
     env.pop("DISPLAY", None)
     return subprocess.run(
         [sys.executable, "-m", "solver.cli", "gui", *args],
-        check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
+        check=False,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -34,8 +39,9 @@ def image_stats(path: Path) -> tuple[int, int, int]:
     img = QImage(str(path))
     assert not img.isNull(), f"{path} is not a readable image"
     step = 7
-    colors = {img.pixel(x, y) for x in range(0, img.width(), step)
-              for y in range(0, img.height(), step)}
+    colors = {
+        img.pixel(x, y) for x in range(0, img.width(), step) for y in range(0, img.height(), step)
+    }
     return img.width(), img.height(), len(colors)
 
 
@@ -101,8 +107,9 @@ def test_run_batch_solves_then_saves_and_exits_0(qtbot, tmp_path, batch_window):
     assert image_stats(out)[2] > 20
 
 
-def test_run_batch_failed_solve_exits_2_without_dialog(qtbot, tmp_path, batch_window, capsys,
-                                                       monkeypatch):
+def test_run_batch_failed_solve_exits_2_without_dialog(
+    qtbot, tmp_path, batch_window, capsys, monkeypatch
+):
     from PySide6.QtWidgets import QMessageBox
 
     dialogs = []
@@ -149,9 +156,12 @@ def test_run_batch_unexpected_solver_error_is_one_line(qtbot, batch_window, caps
 @pytest.mark.parametrize(
     "name, text",
     [
-        ("bw.json", '{"format": "forestcoll-topology", "version": 1, "nodes": [{"id": "a", '
-                    '"kind": "compute"}, {"id": "b", "kind": "compute"}], "links": [{"source": '
-                    '"a", "target": "b", "bandwidth": 1e999999999}]}'),
+        (
+            "bw.json",
+            '{"format": "forestcoll-topology", "version": 1, "nodes": [{"id": "a", '
+            '"kind": "compute"}, {"id": "b", "kind": "compute"}], "links": [{"source": '
+            '"a", "target": "b", "bandwidth": 1e999999999}]}',
+        ),
         ("deep.json", '{"format": "forestcoll-topology", "x": ' + "[" * 3000 + "]" * 3000 + "}"),
         ("deep.xml", "<system><cpu>" + "<pci>" * 2000 + "</pci>" * 2000 + "</cpu></system>"),
     ],

@@ -186,12 +186,16 @@ def test_the_search_of_a_big_box_stops_at_its_budget(monkeypatch):
 
     n, nodes, links = 128, [], []
     for i in range(n):
-        nodes += [Node(id=f"b0.gpu{i}", kind=COMPUTE, role="gpu", group="b0"),
-                  Node(id=f"b0.pcie{i}", kind=SWITCH, role="pcie", group="b0")]
-        links += [Link(source=f"b0.gpu{i}", target=f"b0.gpu{(i + 1) % n}", bandwidth=Fraction(50)),
-                  Link(source=f"b0.gpu{i}", target=f"b0.gpu{(i + 3) % n}", bandwidth=Fraction(50)),
-                  Link(source=f"b0.gpu{i}", target=f"b0.pcie{i}", bandwidth=Fraction(16)),
-                  Link(source=f"b0.pcie{i}", target=f"b0.cpu{i * 4 // n}", bandwidth=Fraction(16))]
+        nodes += [
+            Node(id=f"b0.gpu{i}", kind=COMPUTE, role="gpu", group="b0"),
+            Node(id=f"b0.pcie{i}", kind=SWITCH, role="pcie", group="b0"),
+        ]
+        links += [
+            Link(source=f"b0.gpu{i}", target=f"b0.gpu{(i + 1) % n}", bandwidth=Fraction(50)),
+            Link(source=f"b0.gpu{i}", target=f"b0.gpu{(i + 3) % n}", bandwidth=Fraction(50)),
+            Link(source=f"b0.gpu{i}", target=f"b0.pcie{i}", bandwidth=Fraction(16)),
+            Link(source=f"b0.pcie{i}", target=f"b0.cpu{i * 4 // n}", bandwidth=Fraction(16)),
+        ]
     nodes += [Node(id=f"b0.cpu{c}", kind=SWITCH, role="cpu", group="b0") for c in range(4)]
     topo = Topology(name="big", nodes=tuple(nodes), links=tuple(links))
     counted = []

@@ -25,7 +25,6 @@ def dask_client():
     client.close()
 
 
-
 @pytest.fixture
 def make_window(qtbot, tmp_path, dask_client):
     windows = []
@@ -107,8 +106,10 @@ def test_failure_study_fills_table_and_colours_links_by_drop(qtbot, make_window,
     with qtbot.waitSignal(ctl.dock.row_selected, timeout=2000) as picked:
         # explicit command: selectRow() follows the (test-global) keyboard modifier state
         table = ctl.dock.table
-        flags = (QItemSelectionModel.SelectionFlag.ClearAndSelect
-                 | QItemSelectionModel.SelectionFlag.Rows)
+        flags = (
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows
+        )
         table.selectionModel().select(table.model().index(0, 0), flags)
     key = picked.args[0]
     assert key == _table(ctl)[0][0]
@@ -117,7 +118,10 @@ def test_failure_study_fills_table_and_colours_links_by_drop(qtbot, make_window,
     else:
         (uid,) = w.document.selected_links
         link = w.document.links[uid]
-        assert key.split("#")[0] in (f"{link.source}--{link.target}", f"{link.target}--{link.source}")
+        assert key.split("#")[0] in (
+            f"{link.source}--{link.target}",
+            f"{link.target}--{link.source}",
+        )
     assert rows and not errors
 
 
@@ -136,7 +140,11 @@ def test_upgrade_by_class_and_sweep_curves(qtbot, make_window, errors):
 
     result = _run(qtbot, ctl, study="sweep", template="dgx_a100", params=["n=1,2", "nic_bw=25,50"])
     assert [r["point"] for r in result.rows] == [
-        "n=1,nic_bw=25", "n=1,nic_bw=50", "n=2,nic_bw=25", "n=2,nic_bw=50"]
+        "n=1,nic_bw=25",
+        "n=1,nic_bw=50",
+        "n=2,nic_bw=25",
+        "n=2,nic_bw=50",
+    ]
     curves = ctl.dock.plot.getPlotItem().listDataItems()
     assert len(curves) == 2  # one per NIC speed
     for curve in curves:
@@ -181,7 +189,8 @@ def test_save_and_load_through_the_results_file(qtbot, make_window, tmp_path, er
     stored = read_study(path, result.name)
     assert stored.complete
     assert {r["element"]: r["algbw_exact"] for r in stored.rows} == {
-        r["element"]: r["algbw_exact"] for r in result.rows}
+        r["element"]: r["algbw_exact"] for r in result.rows
+    }
     w2, ctl2 = make_window(topo)
     with qtbot.waitSignal(ctl2.finished):
         ctl2.load(path, result.name)
@@ -215,8 +224,9 @@ def test_default_engine_is_a_local_cluster_of_worker_processes(qtbot, tmp_path, 
     assert not errors
 
 
-def test_impact_map_and_heat_map_share_the_links_and_the_corner(qtbot, tmp_path, dask_client,
-                                                                 errors):
+def test_impact_map_and_heat_map_share_the_links_and_the_corner(
+    qtbot, tmp_path, dask_client, errors
+):
     """Issue 26: the studies' colour bar was drawn over the heat map's. While the impact map
     colours the links the heat map yields them and its bar; switching the map off brings the
     heat map's colours and bar back; two visible bars stack instead of overlapping."""

@@ -19,14 +19,16 @@ def test_one_box_names_its_switch_and_both_figures():
     sb = SB.compute(T.make("dgx_h100_rail", n=1))
     assert SB.makes_difference(sb) == ("b0.nvsw",)
     assert SB.difference_text(sb) == (
-        "b0.nvsw reduces and multicasts: allreduce 450 GB/s instead of 257.14")
+        "b0.nvsw reduces and multicasts: allreduce 450 GB/s instead of 257.14"
+    )
     assert "exact" in SB.caption_line(sb)
 
 
 def test_two_boxes_need_both_switches():
     sb = SB.compute(T.make("dgx_h100_rail", n=2))
     assert SB.difference_text(sb) == (
-        "b0.nvsw, b1.nvsw reduce and multicast: allreduce 400 GB/s instead of 266.67")
+        "b0.nvsw, b1.nvsw reduce and multicast: allreduce 400 GB/s instead of 266.67"
+    )
     rows = dict(SB.figure_rows(sb, "allreduce"))
     assert "266.67 GB/s" in rows["Forward-only"]
     assert "400 GB/s" in rows["With capabilities"] and "exact" in rows["With capabilities"]
@@ -43,8 +45,9 @@ def test_four_boxes_say_the_gap():
 
 def test_a_switch_that_only_reduces_makes_no_difference_and_says_why():
     topo = T.make("dgx_h100_rail", n=1)
-    nodes = tuple(replace(n, capabilities=frozenset({REDUCE})) if n.capabilities else n
-                  for n in topo.nodes)
+    nodes = tuple(
+        replace(n, capabilities=frozenset({REDUCE})) if n.capabilities else n for n in topo.nodes
+    )
     sb = SB.compute(replace(topo, nodes=nodes))
     assert SB.makes_difference(sb) == ()
     text = SB.difference_text(sb)
@@ -80,8 +83,7 @@ def _solve(qtbot, window, collective, figures=True):
     return rc
 
 
-def test_window_shows_the_figures_computed_off_the_gui_thread(qtbot, make_results_window,
-                                                              recorded):
+def test_window_shows_the_figures_computed_off_the_gui_thread(qtbot, make_results_window, recorded):
     w = make_results_window(T.make("dgx_h100_rail", n=1), solve_fn=solve)
     rc = _solve(qtbot, w, "allreduce")
     assert recorded and all(t is not threading.main_thread() for t in recorded)
@@ -100,8 +102,10 @@ def test_window_shows_the_figures_computed_off_the_gui_thread(qtbot, make_result
 def test_allgather_solve_says_the_switch_does_not_raise_it(qtbot, make_results_window):
     w = make_results_window(T.make("dgx_h100_rail", n=1), solve_fn=solve)
     rc = _solve(qtbot, w, "allgather")
-    assert "allgather: a switch that reduces or multicasts does not raise its bound" \
+    assert (
+        "allgather: a switch that reduces or multicasts does not raise its bound"
         in rc.summary.text()
+    )
     assert not any(name.startswith("with NVLS") for name in rc.plots.series)
 
 
@@ -125,7 +129,8 @@ def test_a_construction_slower_than_forwarding_is_named_with_its_figure():
 
 
 def test_a_results_file_of_a_marked_fabric_gets_its_figures_in_the_background(
-        qtbot, make_results_window, tmp_path, monkeypatch):
+    qtbot, make_results_window, tmp_path, monkeypatch
+):
     from solver.io.hdf5.results import write_schedule
 
     path = tmp_path / "h100.h5"
@@ -156,8 +161,9 @@ def test_unticking_multicast_marks_stale_and_the_next_solve_says_why(qtbot, make
     rc = _solve(qtbot, w, "allreduce")
     assert "with NVLS 450 GB/s" in rc.plots.series
     node = w.document.nodes["b0.nvsw"]
-    w.undo_stack.push(SetNodePropsCommand(w.document, node.id,
-                                          replace(node, capabilities=frozenset({REDUCE}))))
+    w.undo_stack.push(
+        SetNodePropsCommand(w.document, node.id, replace(node, capabilities=frozenset({REDUCE})))
+    )
     assert rc.stale
     first = rc.switch_bounds
     rc = _solve(qtbot, w, "allreduce")
@@ -174,8 +180,9 @@ def test_unticking_multicast_marks_stale_and_the_next_solve_says_why(qtbot, make
     assert "b0.nvsw reduces and multicasts: allreduce 450 GB/s" in rc.summary.text()
 
 
-def test_the_summary_says_the_figures_are_coming_until_they_arrive(qtbot, make_results_window,
-                                                                   monkeypatch):
+def test_the_summary_says_the_figures_are_coming_until_they_arrive(
+    qtbot, make_results_window, monkeypatch
+):
     import time
 
     real = SB.compute

@@ -46,8 +46,9 @@ def test_before_the_figures_arrive_the_step_says_so():
 def test_only_on_a_fabric_with_a_reducing_switch():
     assert all(s.key != "switch" for s in lecture_steps(_plan(T.make("dgx_a100", n=1))))
     topo = T.make("dgx_h100_rail", n=1)
-    nodes = tuple(replace(n, capabilities=frozenset({MULTICAST})) if n.capabilities else n
-                  for n in topo.nodes)
+    nodes = tuple(
+        replace(n, capabilities=frozenset({MULTICAST})) if n.capabilities else n for n in topo.nodes
+    )
     only_cast = replace(topo, nodes=nodes)
     assert all(s.key != "switch" for s in lecture_steps(_plan(only_cast)))
 
@@ -55,8 +56,9 @@ def test_only_on_a_fabric_with_a_reducing_switch():
 @pytest.fixture
 def lecture(qtbot, tmp_path):
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    w = MainWindow(T.make("dgx_h100_rail", n=2), settings=settings, state_dir=tmp_path,
-                   install_results=False)
+    w = MainWindow(
+        T.make("dgx_h100_rail", n=2), settings=settings, state_dir=tmp_path, install_results=False
+    )
     w.results_controller = install(w, solve_fn=solve, warmup=False)
     lc = w.lecture_controller = LectureController(w)
     w.resize(1300, 800)

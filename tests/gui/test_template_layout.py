@@ -73,13 +73,18 @@ def test_mi250_samples_draw_every_xgmi_link_as_its_own_line(name):
     for (a, b), (c, d) in itertools.combinations(xgmi, 2):
         if {a, b} & {c, d}:
             continue
-        assert not (_through_a_third_node({a: pos[a], b: pos[b], c: pos[c]}, a, b)
-                    and _through_a_third_node({a: pos[a], b: pos[b], d: pos[d]}, a, b))
+        assert not (
+            _through_a_third_node({a: pos[a], b: pos[b], c: pos[c]}, a, b)
+            and _through_a_third_node({a: pos[a], b: pos[b], d: pos[d]}, a, b)
+        )
     # the two GCDs of a package sit next to each other
     packages = [(ln.source, ln.target) for ln in topo.links if ln.extra.get("count") == 4]
     assert len(packages) == 8 * (len(gpus) // 16)
     near = max(math.dist(pos[a], pos[b]) for a, b in packages)
     box0 = sorted(g for g in gpus if g.startswith("b0."))
-    others = min(math.dist(pos[a], pos[b]) for a, b in itertools.combinations(box0, 2)
-                 if (a, b) not in packages and (b, a) not in packages)
+    others = min(
+        math.dist(pos[a], pos[b])
+        for a, b in itertools.combinations(box0, 2)
+        if (a, b) not in packages and (b, a) not in packages
+    )
     assert near < others

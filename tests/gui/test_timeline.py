@@ -101,7 +101,8 @@ def test_timeline_panel_plays_forward_and_back(qtbot, tmp_path):
         # one GPU's shard only: its transfers listed and drawn
         dock.root_box.setCurrentIndex(dock.root_box.findData("gpu2"))
         assert tc.root == "gpu2" and dock.table.rowCount() == sum(
-            1 for e in tl.events if e.root == "gpu2")
+            1 for e in tl.events if e.root == "gpu2"
+        )
         assert {dock.table.item(r, 1).text() for r in range(dock.table.rowCount())} == {"gpu2"}
         tc.go_to(1)
         assert all(tl.events[i].root == "gpu2" for i in tc.current()) and tc.current()

@@ -26,5 +26,7 @@ def test_window_fits_a_768_pixel_screen_without_squashing_the_solve_panel(qtbot,
         if dock.isVisible() and not w.tabifiedDockWidgets(dock):
             content = scroll.widget()
             # content below its own minimum scrolls instead of shrinking
-            assert content.height() >= content.minimumSizeHint().height() or \
-                scroll.verticalScrollBar().maximum() > 0, dock.windowTitle()
+            assert (
+                content.height() >= content.minimumSizeHint().height()
+                or scroll.verticalScrollBar().maximum() > 0
+            ), dock.windowTitle()

@@ -18,8 +18,10 @@ REAL = Path(__file__).resolve().parents[1] / "data" / "real" / "topo"
 
 def test_templates_mark_nvswitch_from_hopper_on():
     assert T.make("dgx_h100_rail", n=1).node("b0.nvsw").capabilities == NVLS_CAPABILITIES
-    assert all(T.make("dgx_h100_rail", n=2).node(f"b{b}.nvsw").capabilities == NVLS_CAPABILITIES
-               for b in range(2))
+    assert all(
+        T.make("dgx_h100_rail", n=2).node(f"b{b}.nvsw").capabilities == NVLS_CAPABILITIES
+        for b in range(2)
+    )
     assert T.make("dgx_a100", n=2).node("b0.nvsw").capabilities == frozenset()  # Ampere: no NVLS
     rack = T.make("nvl72")
     assert len(rack.compute_ids) == 72 and rack.node("nvsw").capabilities == NVLS_CAPABILITIES
@@ -49,11 +51,14 @@ def test_older_file_still_reads():
     assert not any(n.capabilities for n in topo.nodes)
 
 
-@pytest.mark.parametrize("value, message", [
-    (["reduce", "teleport"], "unknown capability 'teleport'"),
-    ("reduce", "must be a list"),
-    ([1], "unknown capability '1'"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (["reduce", "teleport"], "unknown capability 'teleport'"),
+        ("reduce", "must be a list"),
+        ([1], "unknown capability '1'"),
+    ],
+)
 def test_bad_capabilities_are_one_error(value, message):
     doc = json.loads(v1.dumps(T.make("dgx_h100_rail", n=1)))
     next(n for n in doc["nodes"] if n["id"] == "b0.nvsw")["capabilities"] = value

@@ -53,8 +53,12 @@ def test_missing_folders_are_created(tmp_path):
 
 
 def test_stale_temp_of_a_dead_process_is_removed(tmp_path):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     pid = int(dead.stdout)
     stale = tmp_path / f".x.json.{pid}.abcd1234{files.TEMP_SUFFIX}"
     stale.write_text("half")
@@ -128,8 +132,12 @@ def test_a_name_of_255_bytes_is_written(tmp_path):
     assert len(os.fsencode(f".{stem}.4194304.abcd1234{files.TEMP_SUFFIX}")) <= 255
     assert files.temp_stem(tmp_path, "x.json") == "x.json"
     # a stale temporary file of such a name is still found and removed
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     stale = tmp_path / f".{stem}.{int(dead.stdout)}.abcd1234{files.TEMP_SUFFIX}"
     stale.write_text("half")
     files.atomic_write_text(tmp_path / ("a" * 251 + ".xml"), "y")
@@ -143,8 +151,9 @@ def test_write_lock_serialises_writers_and_times_out(tmp_path):
         "with write_lock(sys.argv[1]):\n"
         "    print('locked', flush=True); time.sleep(1.5)\n"
     )
-    holder = subprocess.Popen([sys.executable, "-c", script, str(target)],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", script, str(target)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(OutputError, match="another program has been writing"):

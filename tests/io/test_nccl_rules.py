@@ -147,8 +147,12 @@ def test_overrides():
 
 def test_broadcom_switch_ids():
     # getBcmGen (NCCL @5067397c topo.cc:199-203): vendor/device/subsystem ids packed 48/32/16/0
-    gen4 = {"vendor": "0x1000", "device": "0xc010", "subsystem_vendor": "0x1000",
-            "subsystem_device": "0xa064"}
+    gen4 = {
+        "vendor": "0x1000",
+        "device": "0xc010",
+        "subsystem_vendor": "0x1000",
+        "subsystem_device": "0xa064",
+    }
     assert rates.pci_device_id(gen4) == 0x1000C0101000A064
     assert rates.bcm_switch_gen(rates.pci_device_id(gen4), 0) == 4
     assert rates.bcm_switch_gen(rates.pci_device_id(gen4), 1) == 4  # both levels alike

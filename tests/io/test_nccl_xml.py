@@ -65,7 +65,9 @@ def test_dgx_a100_dump_one_box():
     assert sum("flattened with its 2 sub switch" in n for n in topo.extra["import_notes"]) == 4
     caps = topo.directed_bandwidths()
     for i in range(8):
-        assert caps[(f"b0.gpu{i}", "b0.nvsw")] == 300  # six NVSwitches x 2 links x 25 GB/s line rate
+        assert (
+            caps[(f"b0.gpu{i}", "b0.nvsw")] == 300
+        )  # six NVSwitches x 2 links x 25 GB/s line rate
         assert topo.node(f"b0.gpu{i}").extra["rated_link_bw"] == "20"  # NCCL's SM80 figure
     assert caps[("b0.gpu0", "b0.pcie0")] == caps[("b0.gpu1", "b0.pcie0")] == 24  # PCIe Gen4 x16
     assert caps[("b0.nic0", "b0.pcie0")] == caps[("b0.pcie0", "b0.cpu3")] == 24
@@ -74,7 +76,11 @@ def test_dgx_a100_dump_one_box():
     busids = {n.extra.get("busid") for n in topo.nodes}
     assert "0000:09:00.0" not in busids and "0000:c4:00.0" not in busids
     assert topo.node("b0.gpu3").extra == {
-        "busid": "0000:4e:00.0", "dev": 3, "rank": 3, "sm": 80, "rated_link_bw": "20"
+        "busid": "0000:4e:00.0",
+        "dev": 3,
+        "rank": 3,
+        "sm": 80,
+        "rated_link_bw": "20",
     }
     assert topo.node("b0.nic5").extra["name"] == "mlx5_5"
     # every GPU ingress: 300 NVLink + 24 PCIe, so the bound is 8 * 324 / 7
@@ -297,14 +303,19 @@ def test_net_elements_the_runtime_does_not_use_are_skipped():
     used = "<net name='mlx5_0' dev='0' speed='800000' net='1' gin='1'/>"
     topo = loads(_two_gpu_dump(used), "x.xml", boxes=2)
     assert {lk.bandwidth for lk in topo.links if lk.extra["link_class"] == "net"} == {100}  # 800G
-    for skipped in ("<net name='mlx5_0' speed='400000'/>", "<net name='mlx5_0' dev='0' net='0' gin='1'/>"):
+    for skipped in (
+        "<net name='mlx5_0' speed='400000'/>",
+        "<net name='mlx5_0' dev='0' net='0' gin='1'/>",
+    ):
         one = loads(_two_gpu_dump(skipped), "x.xml")
         assert not any(n.role == "nic" for n in one.nodes)
         assert any("makes no network device" in note for note in one.extra["import_notes"])
         with pytest.raises(TopologyError, match="has no <net>"):
             loads(_two_gpu_dump(skipped), "x.xml", boxes=2)
     # RCCL reads no net attribute: net='0' is still a NIC there
-    rccl = loads(_two_gpu_dump("<net name='n' dev='0' net='0'/>", "sm='256' gcn='gfx942'", "xgmi"), "x.xml")
+    rccl = loads(
+        _two_gpu_dump("<net name='n' dev='0' net='0'/>", "sm='256' gcn='gfx942'", "xgmi"), "x.xml"
+    )
     assert sum(n.role == "nic" for n in rccl.nodes) == 1
 
 
@@ -351,7 +362,9 @@ def test_broadcom_gen5_switch_is_flattened():
     assert roles(flat)["pcie"] == 1
     caps = flat.directed_bandwidths()
     assert caps[("b0.gpu0", "b0.pcie0")] == caps[("b0.gpu1", "b0.pcie0")] == 48
-    assert any("Gen5 switch '0000:01:00.0' flattened with its 2" in n for n in flat.extra["import_notes"])
+    assert any(
+        "Gen5 switch '0000:01:00.0' flattened with its 2" in n for n in flat.extra["import_notes"]
+    )
     kept = loads(_bcm_dump("0x0001", "0x2001"), "x.xml")  # 0x2xxx: no level-1 Gen5 id
     assert roles(kept)["pcie"] == 3
     assert kept.directed_bandwidths()[("b0.pcie1", "b0.pcie0")] == 12  # x4 Gen5 sub switch link

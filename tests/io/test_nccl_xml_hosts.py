@@ -167,8 +167,21 @@ def test_every_fabric_command_takes_the_dump_options(argv, tmp_path, capsys):
     out = tmp_path / ("out.json" if argv[0] == "convert" else "out.xml")
     rest = [a.replace("{out}", str(out)) for a in argv[1:]]
     code, _, err = run(
-        [argv[0], NDV4, *rest, "--intra", "nvswitch:a100", "--boxes", "2", "--fabric", "rail",
-         "--net-bw", "25", "--pcie-bw", "32"],
+        [
+            argv[0],
+            NDV4,
+            *rest,
+            "--intra",
+            "nvswitch:a100",
+            "--boxes",
+            "2",
+            "--fabric",
+            "rail",
+            "--net-bw",
+            "25",
+            "--pcie-bw",
+            "32",
+        ],
         capsys,
     )
     assert code == 0, err

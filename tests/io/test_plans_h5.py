@@ -75,8 +75,10 @@ FORGED = {
     "short": (lambda g: _replace(g, g["generator"][:-1]), "expected"),
     "out of range": (lambda g: _replace(g, np.full(g["generator"].shape, 10**6)), "outside"),
     "negative": (lambda g: _replace(g, -np.ones(g["generator"].shape, dtype=np.int32)), "outside"),
-    "not a permutation": (lambda g: _replace(g, np.zeros(g["generator"].shape, np.int32)),
-                          "not a permutation"),
+    "not a permutation": (
+        lambda g: _replace(g, np.zeros(g["generator"].shape, np.int32)),
+        "not a permutation",
+    ),
     "floats": (lambda g: _replace(g, g["generator"][()].astype(float)), "integer dataset"),
     "2-d": (lambda g: _replace(g, g["generator"][()].reshape(1, -1)), "shape"),
     "order 0": (lambda g: g.attrs.__setitem__("order", 0), "order"),
@@ -97,6 +99,7 @@ def test_forged_generators_are_one_line_errors(case, plan_file, capsys):
 
 def test_a_forged_automorphism_fails_verification(plan_file, capsys):
     """A permutation that reads fine but is not an automorphism: show --verify names it."""
+
     def swap(g):
         gen = g["generator"][()]
         gen[[0, 1]] = gen[[1, 0]]

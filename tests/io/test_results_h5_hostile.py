@@ -28,8 +28,9 @@ def valid(tmp_path):
     from solver.simulate.estimate import model_tables
 
     path = tmp_path / "r.h5"
-    rh.write_schedule(path, solve(ring(4), max_trees_per_root=1), name="ag",
-                      tables=model_tables)  # a stored schedule is verified: a real one
+    rh.write_schedule(
+        path, solve(ring(4), max_trees_per_root=1), name="ag", tables=model_tables
+    )  # a stored schedule is verified: a real one
     return path
 
 
@@ -209,7 +210,9 @@ def test_forged_string_length_in_an_attribute_is_bounded(valid, tmp_path):
     root = Path(__file__).resolve().parents[2]
     proc = subprocess.Popen(
         [sys.executable, "-m", "solver.cli", "show", str(valid)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env=dict(os.environ, PYTHONPATH=str(root)),
     )
     err = proc.stderr.read()  # small outputs: read to the end, then reap with its own usage

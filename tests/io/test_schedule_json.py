@@ -22,7 +22,9 @@ def _odd_names() -> Topology:
     """Names a JSON writer must escape: quotes, backslashes, slashes and non-ASCII characters."""
     names = ['g"0', "g\\1", "g/2", "gpü3"]
     nodes = [Node(n, COMPUTE, "gpu") for n in names] + [Node("sw</x>", SWITCH, "switch")]
-    links = [Link(n, "sw</x>", Fraction(5)) for n in names] + [Link("sw</x>", n, Fraction(5)) for n in names]
+    links = [Link(n, "sw</x>", Fraction(5)) for n in names] + [
+        Link("sw</x>", n, Fraction(5)) for n in names
+    ]
     return Topology(nodes=nodes, links=links, name="odd")
 
 

@@ -226,9 +226,12 @@ def test_largest_templates_fit_the_fabric_file_cap():
 def test_template_sizes_are_known_before_building():
     """The up-front estimate (what make() refuses on) is the built fabric's exact size."""
     cases = [
-        ("nvl72_racks", {"racks": 16}), ("hpn", {"segments": 15}),
-        ("superpod", {"sus": 2}), ("nvl72_racks", {"racks": 5, "trays": 3}),
-        ("hpn", {"segments": 3, "hosts": 4, "pods": 2, "aggs": 3}), ("hpn", {"hosts": 2}),
+        ("nvl72_racks", {"racks": 16}),
+        ("hpn", {"segments": 15}),
+        ("superpod", {"sus": 2}),
+        ("nvl72_racks", {"racks": 5, "trays": 3}),
+        ("hpn", {"segments": 3, "hosts": 4, "pods": 2, "aggs": 3}),
+        ("hpn", {"hosts": 2}),
         ("clos3", {"zones": 3, "racks_per_zone": 5, "ctsws": 4}),
         ("clos3", {"zones": 1, "racks_per_zone": 3}),
     ]
@@ -242,8 +245,11 @@ def test_template_sizes_are_known_before_building():
 def test_a_hostile_template_size_is_refused_before_building(monkeypatch):
     called = []
     spec = T.TEMPLATES["clos3"]
-    monkeypatch.setitem(T.TEMPLATES, "clos3", T.TemplateSpec(
-        lambda **kw: called.append(kw), spec.title, spec.description, spec.params))
+    monkeypatch.setitem(
+        T.TEMPLATES,
+        "clos3",
+        T.TemplateSpec(lambda **kw: called.append(kw), spec.title, spec.description, spec.params),
+    )
     with pytest.raises(TopologyError, match="compute nodes; the limit is 32768"):
         T.make("clos3", zones=64, racks_per_zone=1024)
     assert called == []
@@ -311,8 +317,14 @@ def _switch_counts(topo):
 
 def _tier_bandwidth(topo, lower: str, upper: str) -> Fraction:
     role = {n.id: n.role for n in topo.nodes}
-    return sum((link.bandwidth for link in topo.links
-                if {role[link.source], role[link.target]} == {lower, upper}), Fraction(0))
+    return sum(
+        (
+            link.bandwidth
+            for link in topo.links
+            if {role[link.source], role[link.target]} == {lower, upper}
+        ),
+        Fraction(0),
+    )
 
 
 @pytest.mark.parametrize(
@@ -333,9 +345,12 @@ def test_superpod_has_the_reference_architectures_switch_counts(sus, leaves, spi
     if cores:
         assert _tier_bandwidth(topo, "spine", "core") == gpus * 50
     # rail-optimised: GPU j's NIC of every node goes to the rail-j leaf of its SU
-    assert all(link.target == f"su{int(link.source.split('.')[0][1:]) // 32}.leaf"
-               f"{link.source.rsplit('nic', 1)[1]}"
-               for link in topo.links if ".nic" in link.source)
+    assert all(
+        link.target == f"su{int(link.source.split('.')[0][1:]) // 32}.leaf"
+        f"{link.source.rsplit('nic', 1)[1]}"
+        for link in topo.links
+        if ".nic" in link.source
+    )
 
 
 def test_superpod_optimum_is_the_box_cut_by_hand():
@@ -355,7 +370,6 @@ def test_superpod_refuses_a_three_tier_size_it_cannot_wire():
         T.make("superpod", sus=12)
     with pytest.raises(TopologyError, match="compute nodes; the limit"):
         T.make("superpod", sus=512)
-
 
 
 # ----------------------------------------------------------------------------- GB200 NVL72 racks
@@ -380,7 +394,7 @@ def test_nvl72_racks_wiring(racks, leaves, spines):
     downlinks = Counter(v for (u, v) in caps if ".nic" in u and v.startswith("rail"))
     assert set(downlinks.values()) == {gpus // leaves} and max(downlinks.values()) <= 32
     assert sum(1 for (u, v) in caps if v.startswith("spine")) == leaves * spines
-    for (u, v) in caps:
+    for u, v in caps:
         if ".nic" in u and ".gpu" not in v:  # GPU j of tray j // 4 is on rail j % 4
             _, j = _gpu_rank(u.replace("nic", "gpu"))
             assert v.startswith(f"rail{j % 4}.")
@@ -423,7 +437,9 @@ def test_hpn_has_the_papers_segment_and_pod():
     assert _tier_bandwidth(topo, "tor", "agg") == Fraction(15, 16) * 2 * 1024 * 50
     caps = topo.directed_bandwidths()
     for (u, v), bw in caps.items():
-        if ".nic" in u and ".gpu" not in v:  # dual ToR: port a and port b of rail j's NIC to the two rail-j ToRs
+        if (
+            ".nic" in u and ".gpu" not in v
+        ):  # dual ToR: port a and port b of rail j's NIC to the two rail-j ToRs
             assert bw == 25 and v.startswith("s") and v[-2] == u[-1] and v[-1] in "ab"
         if v.startswith("pod") and u.startswith("s"):  # dual plane: ToR a only to plane 0
             assert (u[-1] == "a") == (".p0." in v)

@@ -32,7 +32,10 @@ def _schedule(collective="allgather", trees=(), phases=()) -> Schedule:
         algbw_exact=Fraction(15, 2),
         bottleneck=BottleneckCut(("a", "b"), 2, Fraction(5), (("b", "sw", Fraction(5)),)),
         trees=tuple(trees),
-        link_load=(LinkLoad("b", "sw", Fraction(5), Fraction(1)), LinkLoad("a", "b", Fraction(10), Fraction(1, 3))),
+        link_load=(
+            LinkLoad("b", "sw", Fraction(5), Fraction(1)),
+            LinkLoad("a", "b", Fraction(10), Fraction(1, 3)),
+        ),
         timings={"paths": 0.5},
         warnings=("trimmed",),
         phases=tuple(phases),
@@ -107,7 +110,10 @@ def test_to_dict_labels_allreduce_trees_with_their_phase():
     rs = _schedule("reduce-scatter", [_aggregation_tree()])
     ag = _schedule("allgather", [_tree("a")])
     doc = _schedule("allreduce", phases=[rs, ag]).to_dict()
-    assert [(t["phase"], t["root"]) for t in doc["trees"]] == [("reduce-scatter", "c"), ("allgather", "a")]
+    assert [(t["phase"], t["root"]) for t in doc["trees"]] == [
+        ("reduce-scatter", "c"),
+        ("allgather", "a"),
+    ]
     assert doc["num_trees"] == 2
     assert "phase" not in ag.to_dict()["trees"][0]
 

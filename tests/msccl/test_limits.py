@@ -17,7 +17,9 @@ from solver.msccl.runtimes import MscclError
 
 def star(n: int) -> Topology:
     """n GPUs on one switch: the optimal trees have height 1, so each root sends to n-1 peers."""
-    nodes = tuple(Node(f"g{i}", "compute", "gpu") for i in range(n)) + (Node("sw", "switch", "nvswitch"),)
+    nodes = tuple(Node(f"g{i}", "compute", "gpu") for i in range(n)) + (
+        Node("sw", "switch", "nvswitch"),
+    )
     return Topology(f"star{n}", nodes, tuple(Link(f"g{i}", "sw", Fraction(100)) for i in range(n)))
 
 
@@ -44,8 +46,11 @@ def test_the_executor_takes_the_same_schedule(star66):
 
 def test_rank_count_limit():
     check_rank_count(1024, "msccl-executor")
-    for runtime, cite in (("msccl-executor", "msccl_parser.h:22"), ("rccl", "msccl_parser.h:22"),
-                          ("msccl-legacy", "xml.h:18")):
+    for runtime, cite in (
+        ("msccl-executor", "msccl_parser.h:22"),
+        ("rccl", "msccl_parser.h:22"),
+        ("msccl-legacy", "xml.h:18"),
+    ):
         with pytest.raises(MscclError, match="MAX_SUBS") as info:
             check_rank_count(1025, runtime)
         assert cite in str(info.value)
@@ -55,9 +60,13 @@ def test_the_cli_stops_with_one_line_when_told_not_to_shape(tmp_path, capsys):
     fabric = tmp_path / "star.json"
     formats.save(star(66), fabric)
     out = str(tmp_path / "x.xml")
-    assert main(["export", str(fabric), "--runtime", "rccl", "--shape-partners", "0", "-o", out]) == 2
+    assert (
+        main(["export", str(fabric), "--runtime", "rccl", "--shape-partners", "0", "-o", out]) == 2
+    )
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and err.count("\n") == 1 and "MSCCL_MAX_NUM_THREAD_BLOCKS" in err
+    assert (
+        err.startswith("error: ") and err.count("\n") == 1 and "MSCCL_MAX_NUM_THREAD_BLOCKS" in err
+    )
     assert not (tmp_path / "x.xml").exists()
 
 
@@ -69,7 +78,10 @@ def test_the_cli_exports_a_shaped_schedule_and_says_what_it_costs(tmp_path, caps
     text = capsys.readouterr().out
     assert "not written as solved: rank g0 sends to or receives from 65 peers" in text
     # windows of 5 GPUs (8 partners each) keep the star's 66 x 100 / 65 GB/s
-    assert "at most 8 partners per GPU on each: algbw 101.538 GB/s (exact 1320/13) against 101.538 GB/s unshaped (exact 1320/13), 0% less" in text
+    assert (
+        "at most 8 partners per GPU on each: algbw 101.538 GB/s (exact 1320/13) against 101.538 GB/s unshaped (exact 1320/13), 0% less"
+        in text
+    )
     assert check_file(out, "rccl").threadblocks == 9
 
 
@@ -94,7 +106,10 @@ def test_the_cli_shapes_to_fewer_partners_until_the_program_fits(tmp_path, capsy
     fabric = tmp_path / "star.json"
     formats.save(star(66), fabric)
     out = tmp_path / "algos" / "x.xml"
-    assert main(["export", str(fabric), "--runtime", "rccl", "--shape-partners", "16", "-o", str(out)]) == 0
+    assert (
+        main(["export", str(fabric), "--runtime", "rccl", "--shape-partners", "16", "-o", str(out)])
+        == 0
+    )
     text = capsys.readouterr().out
     assert "not written: rank g0 sends to or receives from 16 peers" in text
     assert "shaping to 8 partners per GPU" in text and "at most 8 partners per GPU" in text

@@ -254,21 +254,61 @@ def test_checker_rules_on_mutations(good_text):
     """Each rule names its element and cites the runtime source it mirrors."""
     cases = [
         ('coll="allreduce"', 'coll="allfoo"', "coll 'allfoo' is not a msccl-executor collective"),
-        ('proto="Simple"', 'proto="Fast"', "proto 'Fast' is not one of Simple, LL, LL128 [msccl_parser.cc:290-301]"),
-        ('<tb id="1"', '<tb id="5"', "threadblock 4 is missing (ids must be 0, 1, 2...) [msccl_parser.cc:684-696]"),
+        (
+            'proto="Simple"',
+            'proto="Fast"',
+            "proto 'Fast' is not one of Simple, LL, LL128 [msccl_parser.cc:290-301]",
+        ),
+        (
+            '<tb id="1"',
+            '<tb id="5"',
+            "threadblock 4 is missing (ids must be 0, 1, 2...) [msccl_parser.cc:684-696]",
+        ),
         ('chan="0"', 'chan="40"', "chan 40 must be between 0 and 31"),
-        (' s="1" ', ' s="64" ', "s=64 must be between 0 and 63 (MSCCL_MAX_NUM_STEPS 64) [makefiles/common.mk:19"),
+        (
+            ' s="1" ',
+            ' s="64" ',
+            "s=64 must be between 0 and 63 (MSCCL_MAX_NUM_STEPS 64) [makefiles/common.mk:19",
+        ),
         ('type="rrc"', 'type="xx"', "unknown type 'xx' [msccl_parser.cc:499-543]"),
-        ('cnt="1"', 'cnt="72"', "cnt 72 must be between 0 and 71 [src/include/msccl/msccl_struct.h:19, msccl_parser.cc:577]"),
-        ('o_chunks="4"', 'o_chunks="3"', "outside buffer 'o', which declares 3 chunks [msccl_parser.cc:270-288, 610-611]"),
+        (
+            'cnt="1"',
+            'cnt="72"',
+            "cnt 72 must be between 0 and 71 [src/include/msccl/msccl_struct.h:19, msccl_parser.cc:577]",
+        ),
+        (
+            'o_chunks="4"',
+            'o_chunks="3"',
+            "outside buffer 'o', which declares 3 chunks [msccl_parser.cc:270-288, 610-611]",
+        ),
         ('send="1"', 'send="9"', "send peer 9 is not a rank 0..3"),
-        ('depid="-1"', 'depid="200"', "do not fit the int8/int16 fields dependentBid/dependentStep [msccl_struct.h:58-59]"),
-        ('srcoff="0"', 'srcoff="010"', "srcoff='010' has a leading zero, which strtol base 0 reads as octal"),
+        (
+            'depid="-1"',
+            'depid="200"',
+            "do not fit the int8/int16 fields dependentBid/dependentStep [msccl_struct.h:58-59]",
+        ),
+        (
+            'srcoff="0"',
+            'srcoff="010"',
+            "srcoff='010' has a leading zero, which strtol base 0 reads as octal",
+        ),
         ('srcoff="0"', 'srcoff="0x1"', "srcoff='0x1' is not a decimal integer"),
-        ('ngpus="4"', 'ngpus="99999999999"', "ngpus=99999999999 does not fit the runtime's 32-bit integer"),
+        (
+            'ngpus="4"',
+            'ngpus="99999999999"',
+            "ngpus=99999999999 does not fit the runtime's 32-bit integer",
+        ),
         ('ngpus="4"', 'ngpus="5000"', "ngpus 5000 must be between 1 and 1024"),
-        ('nchunksperloop="4"', 'nchunksperloop="0"', "nchunksperloop 0 must be >= 1 (the runtime divides by it)"),
-        ('maxBytes="0"', 'maxBytes="99999999999999999999"', "does not fit the runtime's 64-bit integer"),
+        (
+            'nchunksperloop="4"',
+            'nchunksperloop="0"',
+            "nchunksperloop 0 must be >= 1 (the runtime divides by it)",
+        ),
+        (
+            'maxBytes="0"',
+            'maxBytes="99999999999999999999"',
+            "does not fit the runtime's 64-bit integer",
+        ),
         ('<gpu id="3"', '<gpu id="2"', "no <gpu> for rank 3"),
         ('send="1"', 'send="-2"', "send peer -2 must be -1 or a rank [msccl_parser.cc:437]"),
     ]
@@ -288,14 +328,20 @@ def test_what_the_runtime_accepts_passes(good_text):
     ]:
         report = check_xml(_mutate(good_text, pattern, repl), "msccl-executor")
         assert report.notes == []
-    both_off = _mutate(_mutate(good_text, 'inplace="1"', 'inplace="0"'), 'outofplace="1"', 'outofplace="0"')
+    both_off = _mutate(
+        _mutate(good_text, 'inplace="1"', 'inplace="0"'), 'outofplace="1"', 'outofplace="0"'
+    )
     report = check_xml(both_off, "msccl-executor")
     assert report.modes == () and "never picks this algorithm" in report.notes[0]
     moved = _mutate(good_text, ' s="1" ', ' s="7" ')
     assert "the kernel numbers steps by position" in check_xml(moved).notes[0]
     # legacy: minBytes < 0 is refused by its loader
-    legacy = _mutate(good_text.replace('coll="allreduce"', 'coll="allreduce"'), 'minBytes="0"', 'minBytes="-5"')
-    with pytest.raises(MscclError, match=re.escape("minBytes -5 is negative [src/graph/topo.cc:811]")):
+    legacy = _mutate(
+        good_text.replace('coll="allreduce"', 'coll="allreduce"'), 'minBytes="0"', 'minBytes="-5"'
+    )
+    with pytest.raises(
+        MscclError, match=re.escape("minBytes -5 is negative [src/graph/topo.cc:811]")
+    ):
         check_xml(legacy, "msccl-legacy")
 
 
@@ -316,7 +362,9 @@ def test_legacy_allows_more_steps_than_executor():
     legacy = build_program(s, "msccl-legacy")
     executor = build_program(s, "msccl-executor")
     assert legacy.max_steps() > 64 >= executor.max_steps()
-    with pytest.raises(MscclError, match=r"s=64 must be between 0 and 63 \(MSCCL_MAX_NUM_STEPS 64\)"):
+    with pytest.raises(
+        MscclError, match=r"s=64 must be between 0 and 63 \(MSCCL_MAX_NUM_STEPS 64\)"
+    ):
         check_xml(to_xml(legacy).replace('coll="allreduce"', 'coll="allreduce"'), "msccl-executor")
 
 
@@ -359,7 +407,9 @@ def test_ids_that_xml_cannot_hold_are_escaped_when_writing(tmp_path):
     from solver.model.topology import Link, Node, Topology
 
     base = ring(4)
-    rename = {old: new for old, new in zip(base.compute_ids, ["g\ud800", "g\x01b", "g\x1b[2J", "g3"])}
+    rename = {
+        old: new for old, new in zip(base.compute_ids, ["g\ud800", "g\x01b", "g\x1b[2J", "g3"])
+    }
 
     def rid(x):
         return rename.get(x, x)

@@ -43,7 +43,11 @@ def broadcast(root=1, n=3, wrong=False):
             tbs = [(-1, root, [_step(0, "r", dbuf="o", doff=0)])]
         gpus.append(_gpu(r, 1, 1, tbs))
     text = _xml("broadcast", n, 1, gpus)
-    return text.replace('type="cpy" srcbuf="i" srcoff="0"', 'type="cpy" srcbuf="o" srcoff="0"') if wrong else text
+    return (
+        text.replace('type="cpy" srcbuf="i" srcoff="0"', 'type="cpy" srcbuf="o" srcoff="0"')
+        if wrong
+        else text
+    )
 
 
 def reduce(root=0, n=3):
@@ -105,9 +109,14 @@ def test_rooted_collectives_are_verified_for_the_root_they_serve(text, collectiv
 @pytest.mark.parametrize(
     "text, message",
     [
-        (broadcast(wrong=True), r"rank 1 tb 2 step 0 \(cpy\) reads o\[0\] before anything was written there"),
         (
-            reduce().replace('srcbuf="o" srcoff="0" dstbuf="o"', 'srcbuf="i" srcoff="0" dstbuf="o"'),
+            broadcast(wrong=True),
+            r"rank 1 tb 2 step 0 \(cpy\) reads o\[0\] before anything was written there",
+        ),
+        (
+            reduce().replace(
+                'srcbuf="o" srcoff="0" dstbuf="o"', 'srcbuf="i" srcoff="0" dstbuf="o"'
+            ),
             r"wrong result: rank 0 output chunk 0 holds \{r0c0, r2c0\}, reduce needs \{r0c0, r1c0, r2c0\} "
             r"\(last written by rank 0 tb 1 step 0 \(rrc\)\)",
         ),
@@ -133,12 +142,21 @@ def test_send_recv_alltoallv_are_executed_but_not_verified():
     assert not report.verified and "result not verified (run-time sizes)" in report.summary()
     # executed all the same: a deadlock is still found
     stuck = re.sub(r'type="s"', 'type="nop"', text, count=1)
-    with pytest.raises(MscclError, match=r"deadlock after \d+ steps: rank 0 tb 0 step 0 \(rrc\) waits for a message"):
+    with pytest.raises(
+        MscclError,
+        match=r"deadlock after \d+ steps: rank 0 tb 0 step 0 \(rrc\) waits for a message",
+    ):
         check_xml(stuck, "rccl")
     for coll in ("send", "recv"):
         assert not check_xml(text.replace('coll="alltoallv"', f'coll="{coll}"'), "rccl").verified
 
 
 def test_legacy_has_no_gather_or_scatter():
-    with pytest.raises(MscclError, match=r"coll 'gather' is not a msccl-legacy collective .*\[src/graph/topo.cc:826-845\]"):
-        check_xml(gather().replace('minBytes="0" maxBytes="0"', 'minBytes="0" maxBytes="10"'), "msccl-legacy")
+    with pytest.raises(
+        MscclError,
+        match=r"coll 'gather' is not a msccl-legacy collective .*\[src/graph/topo.cc:826-845\]",
+    ):
+        check_xml(
+            gather().replace('minBytes="0" maxBytes="0"', 'minBytes="0" maxBytes="10"'),
+            "msccl-legacy",
+        )

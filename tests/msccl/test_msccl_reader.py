@@ -59,11 +59,15 @@ CASES = [
     ("quote", _line13(STEP.replace('cnt="1"', "cnt='1'")), 13),
     ("newline-in-tag", _line13(STEP.replace(' cnt="1"', '\n        cnt="1"')), 13),
     ("newline-in-tag", _line13(STEP.replace("<step ", "<step\r\n ")), 13),
-    ("newline-in-tag", GOOD.replace("</gpu>\n  <gpu id=\"1\"", "</gpu\n>\n  <gpu id=\"1\""), 10),
+    ("newline-in-tag", GOOD.replace('</gpu>\n  <gpu id="1"', '</gpu\n>\n  <gpu id="1"'), 10),
     ("equals-space", _line13(STEP.replace('cnt="1"', 'cnt ="1"')), 13),
     ("equals-space", _line13(STEP.replace('cnt="1"', 'cnt= "1"')), 13),
     ("equals-space", _line13(STEP.replace('cnt="1"', 'cnt = "1"')), 13),
-    ("cdata", GOOD.replace("    </tb>\n  </gpu>\n</algo>", "    <![CDATA[ ]]></tb>\n  </gpu>\n</algo>"), 18),
+    (
+        "cdata",
+        GOOD.replace("    </tb>\n  </gpu>\n</algo>", "    <![CDATA[ ]]></tb>\n  </gpu>\n</algo>"),
+        18,
+    ),
     ("text", GOOD.replace("</algo>", "junk\n</algo>"), 20),
     ("text", _line13(STEP + "x"), 13),
     ("text", "\ufeff" + GOOD, 1),  # a byte-order mark: not '<'
@@ -71,7 +75,7 @@ CASES = [
     ("close-tag", GOOD.replace("</algo>", "</algo >"), 20),
     ("declaration", '<?xml version="1.0" encoding="UTF-8"?>\n' + GOOD, 1),
     ("declaration", GOOD.replace("</algo>", "<?pi data?>\n</algo>"), 20),
-    ("doctype", '<!DOCTYPE algo>\n' + GOOD, 1),
+    ("doctype", "<!DOCTYPE algo>\n" + GOOD, 1),
     ("comment-word", GOOD.replace("</algo>", "<!--a=b -->\n</algo>"), 20),
     ("comment-word", GOOD.replace("</algo>", "<!--" + "w" * 260 + " -->\n</algo>"), 20),
     ("name-length", GOOD.replace("</algo>", "<" + "q" * 254 + "/>\n</algo>"), 20),
@@ -80,11 +84,17 @@ CASES = [
     ("attribute-count", _line13(STEP.replace("<step ", "<step" + " " * 8)), 13),
     ("step-children", _line13(STEP.replace("/>", "><nested/></step>")), 13),
     ("separator", _line13(STEP.replace(' cnt="1"', '\tcnt="1"')), 13),
-    ("nesting", GOOD.replace("</algo>", "<x>\n" * 1001 + "</x>" * 1001 + "</algo>"), 1019),  # algo + 1000
+    (
+        "nesting",
+        GOOD.replace("</algo>", "<x>\n" * 1001 + "</x>" * 1001 + "</algo>"),
+        1019,
+    ),  # algo + 1000
 ]
 
 
-@pytest.mark.parametrize("rule, text, line", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+@pytest.mark.parametrize(
+    "rule, text, line", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)]
+)
 def test_reader_divergence_is_refused_naming_rule_and_line(rule, text, line, tmp_path, capsys):
     path = tmp_path / "algo.xml"
     path.write_bytes(text.encode("utf-8"))
@@ -104,11 +114,13 @@ def test_the_good_file_and_what_the_reader_reads_alike_pass():
         GOOD.replace("\n  <gpu", "\n\n\n  <gpu"),
         GOOD.replace("</algo>", "<!-- a comment -->\n</algo>"),
         GOOD.replace("</algo>", "<!--plain-->\n</algo>"),
-        GOOD.replace("</algo>", "<!-- a=b, '--' and <tags/> inside -->\n</algo>".replace("'--' and ", "")),
+        GOOD.replace(
+            "</algo>", "<!-- a=b, '--' and <tags/> inside -->\n</algo>".replace("'--' and ", "")
+        ),
         _line13(STEP.replace("/>", " />")),  # one empty token: 11 of 16
         GOOD.replace('name="x"', 'name="' + "é" * 127 + 'a"'),  # 255 bytes: fits char[256]
-        GOOD.replace('name="x"', "name=\"it's &gt; fine\"".replace("&gt;", ">")),
-        GOOD.replace("</algo>", "<unknown a=\"1\"><child/></unknown>\n</algo>"),  # ignored elements
+        GOOD.replace('name="x"', 'name="it\'s &gt; fine"'.replace("&gt;", ">")),
+        GOOD.replace("</algo>", '<unknown a="1"><child/></unknown>\n</algo>'),  # ignored elements
     ]
     for text in alike:
         assert check_xml(text, "rccl").collective == "allgather", text[:80]
@@ -117,10 +129,14 @@ def test_the_good_file_and_what_the_reader_reads_alike_pass():
 def test_attributes_past_the_sixteenth_token_are_what_the_reader_drops():
     # seven unknown attributes after the ten read ones: 17 tokens, the 17th is ignored by both
     extra = " ".join(f'x{i}="1"' for i in range(7))
-    assert check_xml(_line13(STEP.replace("/>", " " + extra + "/>")), "rccl").collective == "allgather"
+    assert (
+        check_xml(_line13(STEP.replace("/>", " " + extra + "/>")), "rccl").collective == "allgather"
+    )
     # the same seven before 'hasdep': hasdep is the 17th token, which the reader never keeps
     moved = STEP.replace(' hasdep="0"', "").replace("/>", " " + extra + ' hasdep="0"/>')
-    with pytest.raises(MscclError, match=r"line 13: <step> attribute 'hasdep' comes after its first 16"):
+    with pytest.raises(
+        MscclError, match=r"line 13: <step> attribute 'hasdep' comes after its first 16"
+    ):
         check_xml(_line13(moved), "rccl")
     # and what the loader does not read is dropped from the program, as the reader drops it
     p = parse_xml(_line13(STEP.replace("/>", " " + extra + ' x7="1"/>')))

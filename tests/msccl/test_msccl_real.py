@@ -85,16 +85,31 @@ def _cycle(program):
 
 
 BROKEN = [
-    (_no_send, r"deadlock after \d+ steps: rank \d+ tb \d+ step \d+ \(\w+\) waits for a message from rank 1"),
-    (_wrong_offset, r"wrong result: rank \d+ output chunk \d+ holds .* \(last written by rank \d+ tb \d+ step \d+"),
-    (_cycle, r"deadlock after \d+ steps: rank 1 tb [01] step \d+ \(\w+\) waits for tb [01] step \d+; rank 1 tb [01] step \d+ \(\w+\) waits for tb [01]"),
+    (
+        _no_send,
+        r"deadlock after \d+ steps: rank \d+ tb \d+ step \d+ \(\w+\) waits for a message from rank 1",
+    ),
+    (
+        _wrong_offset,
+        r"wrong result: rank \d+ output chunk \d+ holds .* \(last written by rank \d+ tb \d+ step \d+",
+    ),
+    (
+        _cycle,
+        r"deadlock after \d+ steps: rank 1 tb [01] step \d+ \(\w+\) waits for tb [01] step \d+; rank 1 tb [01] step \d+ \(\w+\) waits for tb [01]",
+    ),
 ]
-SAMPLES = ["alltoall-8n-0-9kb.xml", "allreduce-allpairs-8n-ll-32tb.xml", "allreduce-allpairs-8n-ll-32tb-op.xml"]
+SAMPLES = [
+    "alltoall-8n-0-9kb.xml",
+    "allreduce-allpairs-8n-ll-32tb.xml",
+    "allreduce-allpairs-8n-ll-32tb-op.xml",
+]
 
 
 @pytest.mark.parametrize("name", SAMPLES)
 @pytest.mark.parametrize("breaker, message", BROKEN, ids=["no-send", "wrong-offset", "cycle"])
-def test_broken_copies_of_real_files_fail_naming_rank_and_step(name, breaker, message, tmp_path, capsys):
+def test_broken_copies_of_real_files_fail_naming_rank_and_step(
+    name, breaker, message, tmp_path, capsys
+):
     program = parse_xml((REAL / name).read_text())
     broken = copy.deepcopy(program)
     breaker(broken)
@@ -137,13 +152,20 @@ GPU = (
 
 def _small(c=2, n=2, s=0):
     """A 2-rank allgather (each rank sends its chunk to the other and copies its own)."""
-    return HEADER.format(c=c, n=n) + "".join(GPU.format(i=i, p=1 - i, s=s) for i in range(2)) + "</algo>"
+    return (
+        HEADER.format(c=c, n=n)
+        + "".join(GPU.format(i=i, p=1 - i, s=s) for i in range(2))
+        + "</algo>"
+    )
 
 
 @pytest.mark.parametrize(
     "text, message",
     [
-        (_small(c=10_000_000), "needs buffers of 10000000 chunks; offsets are int16 (msccl_struct.h:44-45)"),
+        (
+            _small(c=10_000_000),
+            "needs buffers of 10000000 chunks; offsets are int16 (msccl_struct.h:44-45)",
+        ),
         (_small(n=10_000_000_000), "ngpus=10000000000 does not fit the runtime's 32-bit integer"),
         (_small(n=1_000_000), "ngpus 1000000 must be between 1 and 1024"),
         (_small(s=10**15), "s_chunks=1000000000000000 does not fit the runtime's 32-bit integer"),
@@ -172,7 +194,10 @@ def test_file_size_is_capped_before_reading(tmp_path, capsys):
         fh.truncate(MAX_FILE_BYTES + 1)  # sparse: nothing is written
     start = time.perf_counter()
     code, _, err = _run(["check-xml", path], capsys)
-    assert code == 2 and f"larger than the {MAX_FILE_BYTES // 2**20} MB limit for an MSCCL XML file" in err
+    assert (
+        code == 2
+        and f"larger than the {MAX_FILE_BYTES // 2**20} MB limit for an MSCCL XML file" in err
+    )
     assert MAX_FILE_BYTES == 256 * 2**20  # room for the 1024-rank allgather (245 MiB)
     assert time.perf_counter() - start < 30  # minutes and gigabytes before the limits
 
@@ -185,10 +210,15 @@ def test_dependency_on_step_minus_one_waits_for_the_first_flag():
         '<step s="0" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1"',
         '<step s="0" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="0"',
     )
-    with pytest.raises(MscclError, match=r"deadlock after \d+ steps: rank 0 tb 1 step 0 \(cpy\) waits for tb 0 step -1"):
+    with pytest.raises(
+        MscclError,
+        match=r"deadlock after \d+ steps: rank 0 tb 1 step 0 \(cpy\) waits for tb 0 step -1",
+    ):
         check_xml(text, "rccl")
-    signalled = text.replace('type="r" srcbuf="i" srcoff="0" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"',
-                             'type="r" srcbuf="i" srcoff="0" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="1"')
+    signalled = text.replace(
+        'type="r" srcbuf="i" srcoff="0" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"',
+        'type="r" srcbuf="i" srcoff="0" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="1"',
+    )
     assert check_xml(signalled, "rccl").collective == "allgather"
 
 
@@ -198,7 +228,22 @@ def test_random_mutations_of_a_real_file_give_one_line_errors():
 
     rng = random.Random(3)
     base = (REAL / "alltoall-8n-0-9kb.xml").read_text()
-    values = ["-1", "0", "1", "7", "8", "63", "64", "72", "128", "32768", "99999999999", "", "x", "010"]
+    values = [
+        "-1",
+        "0",
+        "1",
+        "7",
+        "8",
+        "63",
+        "64",
+        "72",
+        "128",
+        "32768",
+        "99999999999",
+        "",
+        "x",
+        "010",
+    ]
     words = ["s", "r", "rrc", "re", "nop", "q", "o", "allgather", "broadcast", "alltoallv", "LL"]
     outcomes = {"pass": 0, "error": 0}
     for _ in range(60):
@@ -221,7 +266,10 @@ def test_what_the_runtime_reader_cannot_read_is_refused(tmp_path, capsys):
     good = _small()
     cases = [
         (b"\xef\xbb\xbf" + good.encode(), "starts with a UTF-8 byte-order mark"),
-        (good.replace('<tb id="0" send', '<tb\tid="0" send', 1).encode(), "a tab between XML tokens (line 1)"),
+        (
+            good.replace('<tb id="0" send', '<tb\tid="0" send', 1).encode(),
+            "a tab between XML tokens (line 1)",
+        ),
         (good.encode()[:-20] + b"\xff\xfe", "not UTF-8 text"),
     ]
     for data, message in cases:

@@ -44,9 +44,16 @@ def test_128_rank_allgather_passes_and_mutations_deep_inside_are_refused():
 
     # a forwarding send on rank 77 that no longer waits for the receive of its chunk
     p = parse_xml(text)
-    tb, st = next((tb, st) for tb, st in steps_of(p, 77) if st.type == "s" and st.srcbuf == "o" and st.depid >= 0)
+    tb, st = next(
+        (tb, st)
+        for tb, st in steps_of(p, 77)
+        if st.type == "s" and st.srcbuf == "o" and st.depid >= 0
+    )
     st.depid, st.deps = -1, -1
-    with pytest.raises(MscclError, match=rf"rank 77 tb {tb.id} step {st.s} \(s\) reads o\[\d+\] (before anything|written by rank 77)"):
+    with pytest.raises(
+        MscclError,
+        match=rf"rank 77 tb {tb.id} step {st.s} \(s\) reads o\[\d+\] (before anything|written by rank 77)",
+    ):
         check_program(p, "msccl-executor")
 
     # a receive on rank 100 dropped (the step becomes a nop): its sender's chunk is never taken
@@ -58,9 +65,15 @@ def test_128_rank_allgather_passes_and_mutations_deep_inside_are_refused():
 
     # a receive on rank 5 writing one chunk further on: a wrong result names the rank and chunk
     p = parse_xml(text)
-    tb, st = next((tb, st) for tb, st in steps_of(p, 5) if st.type == "r" and st.hasdep == 0 and st.dstoff < 120)
+    tb, st = next(
+        (tb, st)
+        for tb, st in steps_of(p, 5)
+        if st.type == "r" and st.hasdep == 0 and st.dstoff < 120
+    )
     st.dstoff += 1
-    with pytest.raises(MscclError, match=r"rank 5 .*(overwrites|wrong result: rank 5 output chunk)"):
+    with pytest.raises(
+        MscclError, match=r"rank 5 .*(overwrites|wrong result: rank 5 output chunk)"
+    ):
         check_program(p, "msccl-executor")
 
 
@@ -77,11 +90,17 @@ def _round_trip(answer_first: bool) -> Program:
     if answer_first:
         rank1 = [step(0, "s", ("i", 0), ("o", 0)), step(1, "r", ("i", 0), ("o", 0))]
     gpus = [
-        Gpu(0, 1, 1, 0, [
-            Threadblock(0, 1, -1, 0, [step(0, "s", ("o", 0), ("o", 0), depid=2, deps=0)]),
-            Threadblock(1, -1, 1, 0, [step(0, "r", ("i", 0), ("o", 0))]),
-            Threadblock(2, -1, -1, 0, [step(0, "cpy", ("i", 0), ("o", 0), hasdep=1)]),
-        ]),
+        Gpu(
+            0,
+            1,
+            1,
+            0,
+            [
+                Threadblock(0, 1, -1, 0, [step(0, "s", ("o", 0), ("o", 0), depid=2, deps=0)]),
+                Threadblock(1, -1, 1, 0, [step(0, "r", ("i", 0), ("o", 0))]),
+                Threadblock(2, -1, -1, 0, [step(0, "cpy", ("i", 0), ("o", 0), hasdep=1)]),
+            ],
+        ),
         Gpu(1, 1, 1, 0, [Threadblock(0, 0, 0, 0, rank1)]),
     ]
     return Program("round trip", "Simple", 1, 2, 2, "alltoallv", 0, 1, 0, 0, gpus=gpus)
@@ -103,9 +122,18 @@ def test_rccl_allreduce_orders_its_receives_inside_the_rank_and_is_correct_witho
     program = build_program(schedule, "rccl")
     check_program(program, "rccl")
     # the allgather's receives (type r into the output) that wait on a send of the same rank
-    sends = {(g.id, tb.id, st.s): st for g in program.gpus for tb in g.tbs for st in tb.steps if st.type == "s"}
+    sends = {
+        (g.id, tb.id, st.s): st
+        for g in program.gpus
+        for tb in g.tbs
+        for st in tb.steps
+        if st.type == "s"
+    }
     waiting = [
-        st for g in program.gpus for tb in g.tbs for st in tb.steps
+        st
+        for g in program.gpus
+        for tb in g.tbs
+        for st in tb.steps
         if st.type == "r" and st.dstbuf == "o" and (g.id, st.depid, st.deps) in sends
     ]
     assert waiting, "no allgather receive waits for the rank's own partial-sum send"
@@ -119,24 +147,65 @@ def _reference_xml(program: Program) -> str:
     """ElementTree's text of ``program``: what to_xml wrote before it was written line by line."""
     from solver.msccl.program import _COMMENT_DASHES, attribute_text, printable
 
-    algo = ET.Element("algo", {
-        "name": attribute_text(program.name or ""), "proto": program.proto,
-        "nchannels": str(program.nchannels), "nchunksperloop": str(program.nchunksperloop),
-        "ngpus": str(program.ngpus), "coll": program.coll, "inplace": str(program.inplace),
-        "outofplace": str(program.outofplace), "minBytes": str(program.min_bytes),
-        "maxBytes": str(program.max_bytes),
-    })
+    algo = ET.Element(
+        "algo",
+        {
+            "name": attribute_text(program.name or ""),
+            "proto": program.proto,
+            "nchannels": str(program.nchannels),
+            "nchunksperloop": str(program.nchunksperloop),
+            "ngpus": str(program.ngpus),
+            "coll": program.coll,
+            "inplace": str(program.inplace),
+            "outofplace": str(program.outofplace),
+            "minBytes": str(program.min_bytes),
+            "maxBytes": str(program.max_bytes),
+        },
+    )
     for text in program.comments:
         algo.append(ET.Comment(f" {_COMMENT_DASHES.sub('-', printable(text))} "))
     for g in program.gpus:
-        ge = ET.SubElement(algo, "gpu", {"id": str(g.id), "i_chunks": str(g.i_chunks),
-                                         "o_chunks": str(g.o_chunks), "s_chunks": str(g.s_chunks)})
+        ge = ET.SubElement(
+            algo,
+            "gpu",
+            {
+                "id": str(g.id),
+                "i_chunks": str(g.i_chunks),
+                "o_chunks": str(g.o_chunks),
+                "s_chunks": str(g.s_chunks),
+            },
+        )
         for tb in g.tbs:
-            te = ET.SubElement(ge, "tb", {"id": str(tb.id), "send": str(tb.send), "recv": str(tb.recv),
-                                          "chan": str(tb.chan)})
+            te = ET.SubElement(
+                ge,
+                "tb",
+                {
+                    "id": str(tb.id),
+                    "send": str(tb.send),
+                    "recv": str(tb.recv),
+                    "chan": str(tb.chan),
+                },
+            )
             for st in tb.steps:
-                ET.SubElement(te, "step", {k: str(getattr(st, k)) for k in (
-                    "s", "type", "srcbuf", "srcoff", "dstbuf", "dstoff", "cnt", "depid", "deps", "hasdep")})
+                ET.SubElement(
+                    te,
+                    "step",
+                    {
+                        k: str(getattr(st, k))
+                        for k in (
+                            "s",
+                            "type",
+                            "srcbuf",
+                            "srcoff",
+                            "dstbuf",
+                            "dstoff",
+                            "cnt",
+                            "depid",
+                            "deps",
+                            "hasdep",
+                        )
+                    },
+                )
     ET.indent(algo, space="  ")
     return ET.tostring(algo, encoding="unicode") + "\n"
 

@@ -28,10 +28,15 @@ def _program(split: bool, proto="Simple", max_bytes=0) -> str:
     for i in range(2):
         p = 1 - i
         if split:
-            rows = [("s", "i", k, 3 * i + k, 1) for k in range(3)] + [("r", "i", 0, 3 * p + k, 1) for k in range(3)]
+            rows = [("s", "i", k, 3 * i + k, 1) for k in range(3)] + [
+                ("r", "i", 0, 3 * p + k, 1) for k in range(3)
+            ]
         else:
             rows = [("s", "i", 0, 3 * i, 3), ("r", "i", 0, 3 * p, 3)]
-        steps = "".join(ROW.format(s=n, t=t, sb=sb, so=so, do=do, c=c) for n, (t, sb, so, do, c) in enumerate(rows))
+        steps = "".join(
+            ROW.format(s=n, t=t, sb=sb, so=so, do=do, c=c)
+            for n, (t, sb, so, do, c) in enumerate(rows)
+        )
         gpus.append(
             f'<gpu id="{i}" i_chunks="3" o_chunks="6" s_chunks="0"><tb id="0" send="{p}" recv="{p}" chan="0">{steps}</tb>'
             f'<tb id="1" send="-1" recv="-1" chan="0">{ROW.format(s=0, t="cpy", sb="i", so=0, do=3 * i, c=3)}</tb></gpu>'
@@ -41,14 +46,19 @@ def _program(split: bool, proto="Simple", max_bytes=0) -> str:
 
 @pytest.mark.parametrize("split", [False, True], ids=["one-cnt3-step", "three-cnt1-steps"])
 def test_send_then_receive_of_three_chunks_deadlocks_both_ways(split):
-    with pytest.raises(MscclError, match=r"deadlock after \d+ steps: rank 0 tb 0 step \d \(s\).* waits for rank 1 to receive"):
+    with pytest.raises(
+        MscclError,
+        match=r"deadlock after \d+ steps: rank 0 tb 0 step \d \(s\).* waits for rank 1 to receive",
+    ):
         check_xml(_program(split), "rccl")
     # a connection of three calls would hold it (the override is in calls)
     assert check_xml(_program(split), "rccl", fifo_capacity=3).collective == "allgather"
 
 
 def test_the_streamed_send_is_reported_at_its_piece():
-    with pytest.raises(MscclError, match=r"rank 0 tb 0 step 0 \(s\) at piece 3 of 3 waits for rank 1 to receive"):
+    with pytest.raises(
+        MscclError, match=r"rank 0 tb 0 step 0 \(s\) at piece 3 of 3 waits for rank 1 to receive"
+    ):
         check_xml(_program(False), "msccl-executor")
 
 
@@ -82,7 +92,9 @@ def test_max_allowed_count_follows_msccl_setup():
     p.proto = "LL128"  # 28 x 256 x 8 x 8 / 8 = 57344 -> 7/8 = 50176 B (RCCL's 64-byte lines)
     p.max_bytes = 512 * 25088
     assert max_allowed_count(rccl, p, "allreduce") == 2
-    assert connection_pieces("Simple") == 2 and connection_pieces("LL") == 8 == connection_pieces("LL128")
+    assert connection_pieces("Simple") == 2 and connection_pieces("LL") == 8 == connection_pieces(
+        "LL128"
+    )
 
 
 def test_forwarding_streams_piece_by_piece():
@@ -93,11 +105,15 @@ def test_forwarding_streams_piece_by_piece():
         'inplace="0" outofplace="1" minBytes="0" maxBytes="0">'
     )
     row = '<step s="0" type="{t}" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="3" depid="-1" deps="-1" hasdep="0"/>'
-    text = head + (
-        f'<gpu id="0" i_chunks="3" o_chunks="3" s_chunks="0"><tb id="0" send="1" recv="-1" chan="0">{row.format(t="s")}</tb>'
-        f'<tb id="1" send="-1" recv="-1" chan="0">{row.format(t="cpy")}</tb></gpu>'
-        f'<gpu id="1" i_chunks="3" o_chunks="3" s_chunks="0"><tb id="0" send="2" recv="0" chan="0">{row.format(t="rcs")}</tb></gpu>'
-        f'<gpu id="2" i_chunks="3" o_chunks="3" s_chunks="0"><tb id="0" send="-1" recv="1" chan="0">{row.format(t="r")}</tb></gpu>'
-    ) + "</algo>"
+    text = (
+        head
+        + (
+            f'<gpu id="0" i_chunks="3" o_chunks="3" s_chunks="0"><tb id="0" send="1" recv="-1" chan="0">{row.format(t="s")}</tb>'
+            f'<tb id="1" send="-1" recv="-1" chan="0">{row.format(t="cpy")}</tb></gpu>'
+            f'<gpu id="1" i_chunks="3" o_chunks="3" s_chunks="0"><tb id="0" send="2" recv="0" chan="0">{row.format(t="rcs")}</tb></gpu>'
+            f'<gpu id="2" i_chunks="3" o_chunks="3" s_chunks="0"><tb id="0" send="-1" recv="1" chan="0">{row.format(t="r")}</tb></gpu>'
+        )
+        + "</algo>"
+    )
     report = check_xml(text, "rccl")
     assert report.collective == "broadcast" and report.steps_executed == 4

@@ -50,8 +50,13 @@ def test_the_logical_fabric_splits_each_wide_switch_within_its_bandwidth():
     bw = fabric.directed_bandwidths()
     gpu0 = {v: b for (u, v), b in bw.items() if u == "b0.gpu0"}
     quarter = Fraction(25, 2)  # its NIC's 50 GB/s over 4 windows: 0, 13, 14, 15
-    assert gpu0 == {"b0.nvsw": 450, "rail0~w0": quarter, "rail0~w13": quarter,
-                    "rail0~w14": quarter, "rail0~w15": quarter}
+    assert gpu0 == {
+        "b0.nvsw": 450,
+        "rail0~w0": quarter,
+        "rail0~w13": quarter,
+        "rail0~w14": quarter,
+        "rail0~w15": quarter,
+    }
     assert back["chain"][("rail0", "b0.gpu0")] == ("b0.gpu0", "b0.nic0", "rail0")
     with pytest.raises(MscclError, match="nothing to shape"):
         shaped_fabric(real, 22)

@@ -22,8 +22,21 @@ def run(argv, capsys):
 def test_export_mscclpp_writes_a_checked_plan(tmp_path, capsys):
     out = tmp_path / "plans" / "ar.json"
     out.parent.mkdir()
-    code, text, err = run(["export", A100, "--collective", "allreduce", "--max-trees-per-root", "1",
-                           "--format", "mscclpp", "-o", out], capsys)
+    code, text, err = run(
+        [
+            "export",
+            A100,
+            "--collective",
+            "allreduce",
+            "--max-trees-per-root",
+            "1",
+            "--format",
+            "mscclpp",
+            "-o",
+            out,
+        ],
+        capsys,
+    )
     assert code == 0, err
     doc = json.loads(out.read_text())
     assert doc["collective"] == "allreduce" and len(doc["gpus"]) == 16
@@ -36,7 +49,9 @@ def test_export_mscclpp_writes_a_checked_plan(tmp_path, capsys):
 
 
 def test_export_mscclpp_refuses_ll(tmp_path, capsys):
-    code, text, err = run(["export", A100, "--format", "mscclpp", "--proto", "LL", "-o", tmp_path / "p.json"], capsys)
+    code, text, err = run(
+        ["export", A100, "--format", "mscclpp", "--proto", "LL", "-o", tmp_path / "p.json"], capsys
+    )
     assert code == 2 and "Simple protocol" in err and not (tmp_path / "p.json").exists()
 
 
@@ -52,7 +67,9 @@ def test_check_plan_refuses_a_broken_plan_with_one_line(tmp_path, capsys):
 
 def test_xml_export_warns_about_other_files_in_its_folder(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("not an algorithm")
-    code, text, err = run(["export", A100, "--max-trees-per-root", "1", "-o", tmp_path / "ag.xml"], capsys)
+    code, text, err = run(
+        ["export", A100, "--max-trees-per-root", "1", "-o", tmp_path / "ag.xml"], capsys
+    )
     assert code == 0
     assert "warning:" in err and "notes.txt" in err and "msccl_lifecycle.cc:177-185" in err
     assert f"MSCCL_ALGO_DIR={tmp_path.resolve()}" in text
@@ -65,7 +82,9 @@ def test_xml_export_warns_about_other_files_in_its_folder(tmp_path, capsys):
 
 def test_bands_refuse_a_folder_with_files(tmp_path, capsys):
     (tmp_path / "old.xml").write_text("<algo/>")
-    code, text, err = run(["export", H100, "--collective", "allreduce", "--bands", "-o", tmp_path], capsys)
+    code, text, err = run(
+        ["export", H100, "--collective", "allreduce", "--bands", "-o", tmp_path], capsys
+    )
     assert code == 2 and "already holds 1 file" in err
 
 
@@ -76,7 +95,9 @@ def _table(text):
 
 def test_bands_h100_rail_allreduce_xml(tmp_path, capsys):
     out = tmp_path / "algos"
-    code, text, err = run(["export", H100, "--collective", "allreduce", "--bands", "-o", out], capsys)
+    code, text, err = run(
+        ["export", H100, "--collective", "allreduce", "--bands", "-o", out], capsys
+    )
     assert code == 0, err
     table = _table(text)
     assert table[-1][1] == "library"  # NVLS wins at large sizes: no file there
@@ -85,18 +106,24 @@ def test_bands_h100_rail_allreduce_xml(tmp_path, capsys):
     assert wins and len(files) == len(wins)
     import xml.etree.ElementTree as ET
 
-    ranges = sorted((int(ET.parse(f).getroot().get("minBytes")), int(ET.parse(f).getroot().get("maxBytes")))
-                    for f in files)
+    ranges = sorted(
+        (int(ET.parse(f).getroot().get("minBytes")), int(ET.parse(f).getroot().get("maxBytes")))
+        for f in files
+    )
     # the first band starts at the file's size step (nchunksperloop): smaller sizes are the library's
-    assert 0 < ranges[0][0] <= 4096 and all(hi > 0 for _, hi in ranges)  # bounded: the library runs above
+    assert 0 < ranges[0][0] <= 4096 and all(
+        hi > 0 for _, hi in ranges
+    )  # bounded: the library runs above
     code, text, err = run(["check-xml", out], capsys)
     assert code == 0 and text.count(": ok:") == len(files)
 
 
 def test_bands_mi250_allgather_mscclpp(tmp_path, capsys):
     out = tmp_path / "plans"
-    code, text, err = run(["export", MI250, "--collective", "allgather", "--bands", "--format", "mscclpp",
-                           "-o", out], capsys)
+    code, text, err = run(
+        ["export", MI250, "--collective", "allgather", "--bands", "--format", "mscclpp", "-o", out],
+        capsys,
+    )
     assert code == 0, err
     table = _table(text)
     wins = [b for b in table if b[1] != "library"]
@@ -115,12 +142,28 @@ def test_bands_mi250_allgather_mscclpp(tmp_path, capsys):
 
 def test_export_mscclpp_from_a_results_file(tmp_path, capsys):
     h5 = tmp_path / "r.h5"
-    code, _, err = run(["solve", A100, "--collective", "reduce-scatter", "--max-trees-per-root", "1", "-o", h5], capsys)
+    code, _, err = run(
+        ["solve", A100, "--collective", "reduce-scatter", "--max-trees-per-root", "1", "-o", h5],
+        capsys,
+    )
     assert code == 0, err
     out = tmp_path / "p" / "rs.json"
     out.parent.mkdir()
-    code, text, err = run(["export", h5, "--collective", "reduce-scatter", "--max-trees-per-root", "1",
-                           "--format", "mscclpp", "-o", out], capsys)
+    code, text, err = run(
+        [
+            "export",
+            h5,
+            "--collective",
+            "reduce-scatter",
+            "--max-trees-per-root",
+            "1",
+            "--format",
+            "mscclpp",
+            "-o",
+            out,
+        ],
+        capsys,
+    )
     assert code == 0, err
     doc = json.loads(out.read_text())
     assert doc["collective"] == "reducescatter" and doc["gpus"][0]["output_chunks"] == 1
@@ -135,13 +178,38 @@ def test_bands_need_the_fabric_file(tmp_path, capsys):
 
 def test_max_threadblocks_option(tmp_path, capsys):
     out = tmp_path / "ag.json"
-    code, text, err = run(["export", A100, "--max-trees-per-root", "1", "--format", "mscclpp",
-                           "--max-threadblocks", "8", "-o", out], capsys)
+    code, text, err = run(
+        [
+            "export",
+            A100,
+            "--max-trees-per-root",
+            "1",
+            "--format",
+            "mscclpp",
+            "--max-threadblocks",
+            "8",
+            "-o",
+            out,
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert len(json.loads(out.read_text())["gpus"][0]["threadblocks"]) <= 8
     code, text, err = run(["check-plan", out, "--max-threadblocks", "4"], capsys)
     assert code == 2 and "this check allows 4" in err
-    code, text, err = run(["export", A100, "--format", "mscclpp", "--max-threadblocks", "0", "-o", tmp_path / "x.json"], capsys)
+    code, text, err = run(
+        [
+            "export",
+            A100,
+            "--format",
+            "mscclpp",
+            "--max-threadblocks",
+            "0",
+            "-o",
+            tmp_path / "x.json",
+        ],
+        capsys,
+    )
     assert code == 2 and "--max-threadblocks 0" in err
 
 
@@ -151,8 +219,21 @@ def test_rank_order_and_stdout(tmp_path, capsys):
     ids = list(load(A100).compute_ids)
     order = tmp_path / "order.txt"
     order.write_text("\n".join(reversed(ids)) + "\n")
-    code, text, err = run(["export", A100, "--max-trees-per-root", "1", "--format", "mscclpp",
-                           "--rank-order", order, "-o", "-"], capsys)
+    code, text, err = run(
+        [
+            "export",
+            A100,
+            "--max-trees-per-root",
+            "1",
+            "--format",
+            "mscclpp",
+            "--rank-order",
+            order,
+            "-o",
+            "-",
+        ],
+        capsys,
+    )
     assert code == 0, err
     doc = json.loads(text)
     assert doc["forestcoll"]["ranks"] == list(reversed(ids))

@@ -17,8 +17,10 @@ from solver.mscclpp.plan import DSL_TOP_KEYS, OP_NAMES, RESIDENT_THREADBLOCKS
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "tests" / "data" / "real" / "mscclpp"
-FABRICS = {"dgx_a100_2x": ROOT / "sample_topologies" / "dgx_a100_2x.json",
-           "mi250_2x": ROOT / "sample_topologies" / "mi250_2x.json"}
+FABRICS = {
+    "dgx_a100_2x": ROOT / "sample_topologies" / "dgx_a100_2x.json",
+    "mi250_2x": ROOT / "sample_topologies" / "mi250_2x.json",
+}
 _CACHE: dict = {}
 
 
@@ -145,9 +147,13 @@ def _find(doc, name, rank=None):
 
 def test_missing_nop_after_wait_is_a_thread_race():
     doc = plan("dgx_a100_2x", "allgather")
-    r, t, i = next((r, t, i) for r, g in enumerate(doc["gpus"]) for t, tb in enumerate(g["threadblocks"])
-                   for i, op in enumerate(tb["ops"][:-2])
-                   if op["name"] == "wait" and tb["ops"][i + 2]["name"] in ("put", "pwsf"))
+    r, t, i = next(
+        (r, t, i)
+        for r, g in enumerate(doc["gpus"])
+        for t, tb in enumerate(g["threadblocks"])
+        for i, op in enumerate(tb["ops"][:-2])
+        if op["name"] == "wait" and tb["ops"][i + 2]["name"] in ("put", "pwsf")
+    )
     assert _ops(doc, r, t)[i + 1]["name"] == "nop"
     del _ops(doc, r, t)[i + 1]
     with pytest.raises(MscclppError, match=rf"rank {r} tb {t} op {i + 1} .*right after a wait"):
@@ -209,7 +215,9 @@ def test_missing_reduction_input_is_a_wrong_sum():
     op = _ops(doc, r, t)[i]
     assert len(op["src_buff"]) >= 2
     op["src_buff"].pop()
-    with pytest.raises(MscclppError, match="output chunk .* ends as|nobody|race|before anything wrote"):
+    with pytest.raises(
+        MscclppError, match="output chunk .* ends as|nobody|race|before anything wrote"
+    ):
         check_plan(doc)
 
 
@@ -237,13 +245,25 @@ def test_channel_of_the_wrong_type_is_refused():
     [
         (lambda d: d["gpus"][1].__setitem__("id", 0), "GPU rank does not match"),
         (lambda d: d.pop("protocol"), "missing key 'protocol'"),
-        (lambda d: d["gpus"][0]["threadblocks"][0]["ops"][0].__setitem__("name", "send"), "Invalid operation type"),
-        (lambda d: d["gpus"][0]["threadblocks"][0]["ops"].extend([{"name": "nop"}] * 64), "MAX_OPERATION 64"),
+        (
+            lambda d: d["gpus"][0]["threadblocks"][0]["ops"][0].__setitem__("name", "send"),
+            "Invalid operation type",
+        ),
+        (
+            lambda d: d["gpus"][0]["threadblocks"][0]["ops"].extend([{"name": "nop"}] * 64),
+            "MAX_OPERATION 64",
+        ),
         (lambda d: d.__setitem__("inplace", 1), "inplace must be true or false"),
         (lambda d: d.__setitem__("reuse_resources", True), "reuse_resources .* not executed"),
-        (lambda d: d["gpus"][0]["threadblocks"].extend(
-            [{"id": i, "ops": [], "channels": [], "remote_buffer_refs": []}
-             for i in range(16, RESIDENT_THREADBLOCKS + 1)]), "resident"),
+        (
+            lambda d: d["gpus"][0]["threadblocks"].extend(
+                [
+                    {"id": i, "ops": [], "channels": [], "remote_buffer_refs": []}
+                    for i in range(16, RESIDENT_THREADBLOCKS + 1)
+                ]
+            ),
+            "resident",
+        ),
     ],
 )
 def test_reader_rules(mutate, message):
@@ -263,9 +283,13 @@ def test_text_round_trip_is_the_document():
 def test_other_fabrics_pass(make, k):
     from solver.io import templates as T
 
-    topo = {"ring": lambda: T.ring(8), "torus": lambda: T.torus_2d(4, 4),
-            "fully_connected": lambda: T.fully_connected(6), "fat_tree": lambda: T.fat_tree(),
-            "dgx_a100_4": lambda: T.dgx_a100(4)}[make]()
+    topo = {
+        "ring": lambda: T.ring(8),
+        "torus": lambda: T.torus_2d(4, 4),
+        "fully_connected": lambda: T.fully_connected(6),
+        "fat_tree": lambda: T.fat_tree(),
+        "dgx_a100_4": lambda: T.dgx_a100(4),
+    }[make]()
     for coll in ("allgather", "reduce-scatter", "allreduce"):
         s = solve(topo, collective=coll, max_trees_per_root=k)
         report = check_plan(build_plan(s))
@@ -277,7 +301,10 @@ def test_a_reduction_counting_a_chunk_twice_is_a_wrong_sum():
     r, t, i = _find(doc, "re")
     op = _ops(doc, r, t)[i]
     op["src_buff"].append(dict(op["src_buff"][-1]))
-    with pytest.raises(MscclppError, match=r"output chunk \d+ ends as a sum of \d+ chunks, not a sum of 16 chunks \(extra r\d+\[\d+\] x2"):
+    with pytest.raises(
+        MscclppError,
+        match=r"output chunk \d+ ends as a sum of \d+ chunks, not a sum of 16 chunks \(extra r\d+\[\d+\] x2",
+    ):
         check_plan(doc)
 
 

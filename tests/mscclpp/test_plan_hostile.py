@@ -15,8 +15,14 @@ from solver.cli import main
 REAL = Path(__file__).resolve().parents[1] / "data" / "real" / "mscclpp" / "allreduce.json"
 SEED = json.loads(REAL.read_text())
 HOSTILE = st.one_of(
-    st.integers(-(2**70), 2**70), st.sampled_from([0, 1, -1, 2**32, 2**31 - 1, 2**64, 10**9]),
-    st.booleans(), st.none(), st.text(max_size=8), st.just([]), st.just({}), st.floats(allow_nan=False),
+    st.integers(-(2**70), 2**70),
+    st.sampled_from([0, 1, -1, 2**32, 2**31 - 1, 2**64, 10**9]),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=8),
+    st.just([]),
+    st.just({}),
+    st.floats(allow_nan=False),
     st.lists(st.integers(-3, 40), max_size=4),
 )
 
@@ -45,8 +51,16 @@ def _edit(doc, path, value, delete):
         node[path[-1]] = value
 
 
-@settings(max_examples=int(__import__("os").environ.get("FC_PLAN_FUZZ", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(edits=st.lists(st.tuples(st.sampled_from(PATHS), HOSTILE, st.booleans()), min_size=1, max_size=3))
+@settings(
+    max_examples=int(__import__("os").environ.get("FC_PLAN_FUZZ", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    edits=st.lists(
+        st.tuples(st.sampled_from(PATHS), HOSTILE, st.booleans()), min_size=1, max_size=3
+    )
+)
 def test_hostile_edits(tmp_path_factory, edits):
     doc = json.loads(json.dumps(SEED))
     for path, value, delete in edits:

@@ -83,11 +83,15 @@ def undeclared(folders: tuple[str, ...], declared: set[str]) -> list[str]:
         for module, path in imported_modules(folder).items():
             providers = {_norm(d) for d in dists.get(module, [])}
             if not providers:
-                problems.append(f"{module} (imported in {path}) is installed by no distribution here "
-                                f"and declared nowhere in pyproject.toml")
+                problems.append(
+                    f"{module} (imported in {path}) is installed by no distribution here "
+                    f"and declared nowhere in pyproject.toml"
+                )
             elif not providers & declared:
-                problems.append(f"{module} (imported in {path}, from {', '.join(sorted(providers))}) "
-                                f"is not declared in pyproject.toml")
+                problems.append(
+                    f"{module} (imported in {path}, from {', '.join(sorted(providers))}) "
+                    f"is not declared in pyproject.toml"
+                )
     return problems
 
 

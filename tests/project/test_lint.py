@@ -1,4 +1,5 @@
-"""`ruff check` passes on the repository with the rules of pyproject.toml's [tool.ruff.lint]."""
+"""`ruff check` passes on the repository with the rules of pyproject.toml's [tool.ruff.lint], and
+`ruff format --check` finds nothing to reformat (line length of [tool.ruff])."""
 
 import subprocess
 import sys
@@ -7,10 +8,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _ruff(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+def _ruff(
+    *args: str, stdin: str | None = None, command: str = "check"
+) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--no-cache", *args],
-        cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "ruff", command, "--no-cache", *args],
+        cwd=ROOT,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -30,3 +37,18 @@ def test_the_rules_are_the_projects():
     assert run.returncode == 1, run.stdout + run.stderr
     for code in ("F401", "I001", "B023"):
         assert code in run.stdout, (code, run.stdout)
+
+
+def test_ruff_format_finds_nothing_to_change():
+    run = _ruff("--check", ".", command="format")
+    assert run.returncode == 0, "run `ruff format .`:\n" + run.stdout + run.stderr
+
+
+def test_the_format_check_sees_a_badly_formatted_file():
+    """A file ruff would reformat is reported (so the check above really formats, with the
+    project's settings)."""
+    probe = "def f( a,b ):\n  return {'a':a,'b':b}\n"
+    run = _ruff(
+        "--check", "--stdin-filename", "solver/format_probe.py", "-", stdin=probe, command="format"
+    )
+    assert run.returncode == 1, run.stdout + run.stderr

@@ -44,7 +44,10 @@ def test_sample_table_sizes_and_optima_are_the_files():
         topo = load(SAMPLES / name)
         n, switches, links, optimum = cells[1:5]
         assert (int(n), int(switches), int(links)) == (
-            len(topo.compute_ids), len(topo.switch_ids), len(topo.links)), name
+            len(topo.compute_ids),
+            len(topo.switch_ids),
+            len(topo.links),
+        ), name
         exact = re.search(r"= (\d+)/(\d+)", optimum)
         want = Fraction(int(exact[1]), int(exact[2])) if exact else Fraction(optimum.split()[0])
         assert solver.solve(topo).optimal_algbw_exact == want, name

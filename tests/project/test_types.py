@@ -23,7 +23,10 @@ def mypy_errors() -> Counter:
     """Errors per file of ``mypy`` with the settings of ``[tool.mypy]`` in pyproject.toml."""
     run = subprocess.run(
         [sys.executable, "-m", "mypy", "--no-color-output", "--no-error-summary"],
-        cwd=ROOT, capture_output=True, text=True, timeout=900,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert run.returncode in (0, 1), run.stderr or run.stdout  # 2: mypy itself failed
     return Counter(ERROR.findall(run.stdout))
@@ -34,15 +37,18 @@ def test_type_errors_only_go_down():
     found = mypy_errors()
     worse = {f: (n, baseline.get(f, 0)) for f, n in found.items() if n > baseline.get(f, 0)}
     assert not worse, "more mypy errors than the baseline (found, baseline): " + ", ".join(
-        f"{f} {n} > {b}" for f, (n, b) in sorted(worse.items()))
+        f"{f} {n} > {b}" for f, (n, b) in sorted(worse.items())
+    )
     better = {f: (found.get(f, 0), b) for f, b in baseline.items() if found.get(f, 0) < b}
-    assert not better, ("fewer mypy errors than the baseline: lower it with "
-                        "`python tests/project/test_types.py --update` (" + ", ".join(
-                            f"{f} {n} < {b}" for f, (n, b) in sorted(better.items())) + ")")
+    assert not better, (
+        "fewer mypy errors than the baseline: lower it with "
+        "`python tests/project/test_types.py --update` ("
+        + ", ".join(f"{f} {n} < {b}" for f, (n, b) in sorted(better.items()))
+        + ")"
+    )
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--update"]:
     counts = mypy_errors()
-    BASELINE.write_text(json.dumps(dict(sorted(counts.items())), indent=1) + "\n",
-                        encoding="utf-8")
+    BASELINE.write_text(json.dumps(dict(sorted(counts.items())), indent=1) + "\n", encoding="utf-8")
     print(f"{sum(counts.values())} errors in {len(counts)} files written to {BASELINE.name}")

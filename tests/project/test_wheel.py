@@ -36,11 +36,24 @@ def wheel(tmp_path_factory) -> Path:
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
     for pkg in PACKAGES:
-        shutil.copytree(ROOT / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__", "*.nb?"))
+        shutil.copytree(
+            ROOT / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__", "*.nb?")
+        )
     out = tmp_path_factory.mktemp("dist")
     proc = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(src)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--outdir",
+            str(out),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     (path,) = out.glob("forestcoll_designer-*.whl")
@@ -73,14 +86,24 @@ def test_forestcoll_runs_from_the_unpacked_wheel_outside_the_checkout(wheel, tmp
 
     def forestcoll(*argv: str) -> str:
         code = "import sys, solver.cli; sys.exit(solver.cli.main(sys.argv[1:]))"
-        proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
-                              cwd=work, env=env, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-c", code, *argv],
+            capture_output=True,
+            text=True,
+            cwd=work,
+            env=env,
+            timeout=300,
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
         return proc.stdout
 
     where = subprocess.run(
         [sys.executable, "-c", "import solver, fc_gui; print(solver.__file__, fc_gui.__file__)"],
-        capture_output=True, text=True, cwd=work, env=env, check=True,
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env=env,
+        check=True,
     ).stdout.split()
     assert all(Path(p).is_relative_to(site) for p in where), where
     assert "COMMAND" in forestcoll("--help")

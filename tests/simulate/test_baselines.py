@@ -199,8 +199,12 @@ def test_sweep_cancels_while_building_routes_before_any_run():
     seen: list[str] = []
     with pytest.raises(Cancelled, match="building routes"):
         sweep(
-            dgx_a100(2), "allgather", ["ring"], [1 << 20],
-            progress=lambda text, _f: seen.append(text), cancel=lambda: bool(seen),
+            dgx_a100(2),
+            "allgather",
+            ["ring"],
+            [1 << 20],
+            progress=lambda text, _f: seen.append(text),
+            cancel=lambda: bool(seen),
         )
     assert seen == ["build routes 0 %"]  # reported at once, stopped at the next check
 

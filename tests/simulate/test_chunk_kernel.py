@@ -46,8 +46,9 @@ def test_a_run_that_outgrows_its_heap_resumes_identically(monkeypatch, collectiv
 
 def test_grown_heap_keeps_the_pending_events_only():
     heap = K.new_heap(4)
-    for column, values in zip(heap, ([1.0, 2.0, 3.0, 9.0], [0, 1, 2, 9], [5, 6, 7, 9],
-                                     [0.5, 0.6, 0.7, 9.0]), strict=True):
+    for column, values in zip(
+        heap, ([1.0, 2.0, 3.0, 9.0], [0, 1, 2, 9], [5, 6, 7, 9], [0.5, 0.6, 0.7, 9.0]), strict=True
+    ):
         column[:] = values
     bigger = K.grown_heap(heap, 10, 3)
     assert len(bigger.time) == 10
@@ -69,8 +70,15 @@ def test_the_kernels_give_the_same_run_without_jit():
         "print(repr(run.time), run.events, list(run.flow_time))\n"
     )
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=120, check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     built, _ = route_sets(T.ring(4), "allreduce", ["ring"])
     run = engine.simulate_prepared(engine.prepare(built["ring"]), 1 << 20, 1 << 16)

@@ -15,13 +15,18 @@ from solver.simulate.flowlevel import simulate_flows as _simulate_flows
 def simulate_flows(rs, size, chunk, **kw):
     return _simulate_flows(PreparedModel(prepare(rs)), size, chunk, **kw)
 
+
 GIB = 1 << 30
 
 
 @pytest.mark.parametrize(
     "fabric, collective",
-    [("2xmi250", "allgather"), ("2xmi250", "allreduce"), ("4xa100", "allreduce"),
-     ("2xh100", "allreduce")],
+    [
+        ("2xmi250", "allgather"),
+        ("2xmi250", "allreduce"),
+        ("4xa100", "allreduce"),
+        ("2xh100", "allreduce"),
+    ],
 )
 def test_flow_level_agrees_with_chunk_level_at_1gib(fabric, collective):
     topo = {"2xmi250": T.mi250(2), "4xa100": T.dgx_a100(4), "2xh100": T.dgx_h100_rail(2)}[fabric]

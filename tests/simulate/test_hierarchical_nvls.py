@@ -94,8 +94,19 @@ def test_left_out_without_marked_switches_and_said_for_allgather():
 
 def test_cli_simulate_prints_the_line(capsys):
     sample = Path(solver.__file__).parents[1] / "sample_topologies" / "dgx_h100_rail_2x.json"
-    code = main(["simulate", str(sample), "--collective", "allreduce", "--sizes", "1G",
-                 "--algorithms", f"{NVLS},nccl", "--json"])
+    code = main(
+        [
+            "simulate",
+            str(sample),
+            "--collective",
+            "allreduce",
+            "--sizes",
+            "1G",
+            "--algorithms",
+            f"{NVLS},nccl",
+            "--json",
+        ]
+    )
     assert code == 0
     doc = json.loads(capsys.readouterr().out)
     rows = [r for r in doc["rows"] if r["algorithm"] == NVLS]
@@ -115,4 +126,5 @@ def test_a_schedule_that_cannot_be_built_is_a_note_not_a_failed_sweep(monkeypatc
     sw = sweep(T.make("dgx_h100_rail", n=2), "allreduce", [NVLS, "nccl"], [1 << 20])
     assert not sw.table(NVLS) and sw.table("nccl")
     assert sw.notes[NVLS] == (
-        "skipped: no hierarchical NVLS schedule: index 3: over the cost limit",)
+        "skipped: no hierarchical NVLS schedule: index 3: over the cost limit",
+    )

@@ -141,7 +141,9 @@ def test_sweep_reports_nccl_choice_and_in_switch_note():
     topo = T.dgx_h100_rail(2)
     sched = solve(topo, "allreduce")
     lib = L.library_for(topo)
-    sw = sweep(topo, "allreduce", ["forestcoll", "nccl"], [1 << 20, GIB], schedule=sched, library=lib)
+    sw = sweep(
+        topo, "allreduce", ["forestcoll", "nccl"], [1 << 20, GIB], schedule=sched, library=lib
+    )
     nccl = sw.table("nccl")
     assert [r.choice for r in nccl] == ["Tree/LL128", "NVLSTree/Simple"]
     fc = sw.table("forestcoll")[1]
@@ -160,7 +162,9 @@ def test_parse_library():
     lib = L.parse_library("nccl:hopper:algo=Ring+Tree:proto=simple:buffsize=8M:allreduce=tree")
     assert lib.algos == ("Ring", "Tree") and lib.protos == ("Simple",)
     assert lib.buffsize == 8 << 20 and lib.forced == (("allreduce", "Tree"),)
-    assert lib.allows("Tree", "Simple", "allreduce") and not lib.allows("Ring", "Simple", "allreduce")
+    assert lib.allows("Tree", "Simple", "allreduce") and not lib.allows(
+        "Ring", "Simple", "allreduce"
+    )
     assert lib.allows("Ring", "Simple", "allgather") and not lib.allows("Ring", "LL", "allgather")
     with pytest.raises(Exception, match="bad library"):
         L.parse_library("mpi")

@@ -48,11 +48,17 @@ def test_channel_cap_scales_the_ring_like_nccls_nchannels_times_bw():
     assert t2 / t16 == pytest.approx(8, rel=1e-9)
     # a cap at or above the channels NCCL runs anyway changes nothing, and channels copied past
     # them by NCCL_MIN_NCHANNELS share the same links (copyChannels): no gain either
-    for spec in ("nccl:hopper:channels=16", "nccl:hopper:channels=64", "nccl:hopper:minchannels=32"):
+    for spec in (
+        "nccl:hopper:channels=16",
+        "nccl:hopper:channels=64",
+        "nccl:hopper:minchannels=32",
+    ):
         assert _ring(topo, "allgather", spec)[1].bw == pytest.approx(full.bw, rel=1e-12)
     # min after max, as connect.cc:503-505: channels=2:minchannels=4 runs 4
-    assert L.channel_count(L.parse_library("nccl:hopper:channels=2:minchannels=4"),
-                           L.shape_of(topo)) == 4
+    assert (
+        L.channel_count(L.parse_library("nccl:hopper:channels=2:minchannels=4"), L.shape_of(topo))
+        == 4
+    )
 
 
 def test_channel_cap_across_boxes_caps_the_network_share_too():
@@ -134,8 +140,12 @@ def test_bad_channel_and_net_values_are_one_error_line(spec, capsys):
 def test_the_settings_a_log_shows_become_the_library():
     base = L.Library("nccl", "hopper", True)
     settings = {
-        "NCCL_ALGO": "Ring", "NCCL_PROTO": "^LL128", "NCCL_MAX_NCHANNELS": "2",
-        "NCCL_MIN_NCHANNELS": "2", "NCCL_NVLS_ENABLE": "0", "NCCL_BUFFSIZE": "8388608",
+        "NCCL_ALGO": "Ring",
+        "NCCL_PROTO": "^LL128",
+        "NCCL_MAX_NCHANNELS": "2",
+        "NCCL_MIN_NCHANNELS": "2",
+        "NCCL_NVLS_ENABLE": "0",
+        "NCCL_BUFFSIZE": "8388608",
         "NCCL_GPUDIRECTTCPX_FORCE_ACK": "0",
     }
     lib, used, left = L.library_from_settings(settings, base)
@@ -214,6 +224,8 @@ def test_the_markdown_table_is_no_log_for_measure_import(tmp_path, capsys):
     assert len(m.size_bytes) == 22 and m.size_bytes[0] == 1024  # zero rows left out
     topo = tmp_path / "fabric.json"
     formats.save(T.dgx_h100_rail(2), topo)
-    rc = main(["measure", "import", str(LOGS / name), "-t", str(topo), "-o", str(tmp_path / "r.h5")])
+    rc = main(
+        ["measure", "import", str(LOGS / name), "-t", str(topo), "-o", str(tmp_path / "r.h5")]
+    )
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith("error:") and err.count("\n") == 1

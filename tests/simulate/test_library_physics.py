@@ -19,8 +19,14 @@ TOPO = Path(__file__).resolve().parents[1] / "data" / "real" / "topo"
 OPTIONS = json.loads((TOPO / "import_options.json").read_text())
 SIZES = [1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 28, 1 << 30, 1 << 33]
 TEMPLATES = {
-    "dgx_a100": {"n": 2}, "dgx_h100_rail": {"n": 2}, "mi250": {"n": 2}, "ring": {"n": 8},
-    "torus_2d": {}, "torus_3d": {}, "fat_tree": {}, "fully_connected": {"n": 8},
+    "dgx_a100": {"n": 2},
+    "dgx_h100_rail": {"n": 2},
+    "mi250": {"n": 2},
+    "ring": {"n": 8},
+    "torus_2d": {},
+    "torus_3d": {},
+    "fat_tree": {},
+    "fully_connected": {"n": 8},
 }
 
 

@@ -91,7 +91,9 @@ def test_malformed_text_names_the_problem(text, message):
 
 
 def test_malformed_value_names_the_line():
-    with pytest.raises(LogFormatError, match=r"nccl_tests_bad_value.log:48: algbw must be a number"):
+    with pytest.raises(
+        LogFormatError, match=r"nccl_tests_bad_value.log:48: algbw must be a number"
+    ):
         load_log(BAD)
 
 
@@ -218,7 +220,9 @@ def test_real_logs_parse(name, collective, tool, ranks, rows, last_algbw):
     assert m.variant == "out-of-place" and m.wrong_sizes == ()
     assert m.algbw_used[-1] == pytest.approx(last_algbw)
     sized = m.size_bytes[m.size_bytes > 0]
-    assert np.all(np.diff(sized) > 0) and np.all(m.size_bytes[: len(m.size_bytes) - len(sized)] == 0)
+    assert np.all(np.diff(sized) > 0) and np.all(
+        m.size_bytes[: len(m.size_bytes) - len(sized)] == 0
+    )
     # algbw = size / time, as nccl-tests prints it (2 decimals)
     np.testing.assert_allclose(m.algbw_used, m.size_bytes / m.time_used / 1e9, rtol=0.02, atol=0.01)
 

@@ -257,8 +257,11 @@ def test_log_printed_without_its_hash_marks_reads_like_the_marked_one():
     i = list(m.size_bytes).index(1 << 30)
     assert m.time_used[i] == pytest.approx(20431e-6) and m.algbw_used[i] == pytest.approx(52.55)
     marked = "\n".join(
-        ("# " + line if line.strip().startswith(("nThread", "size", "(B)", "Out of", "Avg"))
-         else line)
+        (
+            "# " + line
+            if line.strip().startswith(("nThread", "size", "(B)", "Out of", "Avg"))
+            else line
+        )
         for line in path.read_text().splitlines()
     )
     again = parse_text(marked, "marked", "allgather")

@@ -40,8 +40,9 @@ def test_nvls_grows_with_gpu_count_as_measured():
     assert bws == sorted(bws)
 
 
-@pytest.mark.parametrize("fabric", [T.make("dgx_h100_rail", n=1), T.make("dgx_h100_rail", n=2),
-                                    T.make("nvl72")])
+@pytest.mark.parametrize(
+    "fabric", [T.make("dgx_h100_rail", n=1), T.make("dgx_h100_rail", n=2), T.make("nvl72")]
+)
 def test_nvls_model_and_measured_figure_stay_below_the_capability_optimum(fabric):
     cap = capability_bounds(fabric, "allreduce")
     choice, t = L.tuner(fabric, "allreduce").best(8 * GIB)
@@ -61,8 +62,10 @@ def test_in_switch_choices_never_beat_the_any_schedule_bound_on_real_dumps_and_t
 
     real = Path(__file__).resolve().parents[1] / "data" / "real" / "topo"
     opts = json.loads((real / "import_options.json").read_text())
-    fabrics = [T.make("dgx_h100_rail", n=n) for n in (1, 2, 4)] + [T.make("nvl72"),
-                                                                    T.make("nvl72", gpus=8)]
+    fabrics = [T.make("dgx_h100_rail", n=n) for n in (1, 2, 4)] + [
+        T.make("nvl72"),
+        T.make("nvl72", gpus=8),
+    ]
     for path in sorted(real.glob("*.xml")):
         topo = solver.load_topology(path, **opts.get(path.name, {}))
         if L.library_for(topo).nvls:

@@ -303,8 +303,17 @@ def test_cli_simulate_writes_h5(tmp_path, capsys):
     path = ROOT / "sample_topologies" / "ring_8.json"
     assert (
         main(
-            ["simulate", str(path), "--sizes", "1K:1M:32", "-a", "forestcoll,nccl,ring", "-o",
-             str(out), "--json"]
+            [
+                "simulate",
+                str(path),
+                "--sizes",
+                "1K:1M:32",
+                "-a",
+                "forestcoll,nccl,ring",
+                "-o",
+                str(out),
+                "--json",
+            ]
         )
         == 0
     )
@@ -363,7 +372,9 @@ def test_cli_simulate_reads_nccl_xml_with_boxes(capsys):
     from solver.cli import main
 
     xml = ROOT / "tests" / "data" / "dgx_a100_nccl_topo.xml"
-    assert main(["simulate", str(xml), "--boxes", "2", "--sizes", "1M", "-a", "ring", "--json"]) == 0
+    assert (
+        main(["simulate", str(xml), "--boxes", "2", "--sizes", "1M", "-a", "ring", "--json"]) == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert doc["num_compute_nodes"] == 16 and doc["rows"][0]["algorithm"] == "ring"
 
@@ -374,14 +385,35 @@ def test_cli_simulate_from_results_h5_without_solving(tmp_path, capsys, monkeypa
 
     path = ROOT / "sample_topologies" / "dgx_a100_2x.json"
     out = tmp_path / "r.h5"
-    assert main(["simulate", str(path), "-c", "allreduce", "-s", "1M", "-a", "forestcoll", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                str(path),
+                "-c",
+                "allreduce",
+                "-s",
+                "1M",
+                "-a",
+                "forestcoll",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
 
     def no_solve(*a, **k):
         raise AssertionError("simulate solved again instead of using the stored schedule")
 
     monkeypatch.setattr(pipeline, "solve", no_solve)
-    assert main(["simulate", str(out), "-c", "allreduce", "-s", "1G", "-a", "forestcoll,nccl", "--json"]) == 0
+    assert (
+        main(
+            ["simulate", str(out), "-c", "allreduce", "-s", "1G", "-a", "forestcoll,nccl", "--json"]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     rows = {r["algorithm"]: r for r in doc["rows"]}
     # A100: no NVLS. On 2 boxes the tree sends each byte once over the NICs, the ring almost twice:
@@ -393,7 +425,23 @@ def test_cli_simulate_from_results_h5_without_solving(tmp_path, capsys, monkeypa
     assert main(["simulate", str(out), "-c", "allgather", "-s", "1G"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and "holds no allgather schedule" in err
-    assert main(["simulate", str(out), "-c", "allreduce", "-s", "1G", "-a", "forestcoll", "--line-rate", "--json"]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                str(out),
+                "-c",
+                "allreduce",
+                "-s",
+                "1G",
+                "-a",
+                "forestcoll",
+                "--line-rate",
+                "--json",
+            ]
+        )
+        == 0
+    )
     row = json.loads(capsys.readouterr().out)["rows"][0]
     assert row["ratio_to_bound"] > 0.95
 
@@ -412,14 +460,27 @@ def test_cancel_stops_a_running_simulation_and_progress_reports_within_it():
         return calls["cancel"] > 1
 
     with pytest.raises(Cancelled):
-        sweep(topo, "allgather", ["direct"], [4 << 30], cancel=cancel, model="chunk",
-              progress=lambda text, f: seen.append(f))
+        sweep(
+            topo,
+            "allgather",
+            ["direct"],
+            [4 << 30],
+            cancel=cancel,
+            model="chunk",
+            progress=lambda text, f: seen.append(f),
+        )
     assert calls["cancel"] >= 2  # the watcher polled the flag while the kernel ran
     assert seen and all(0.0 <= f < 1.0 for f in seen)
     # without cancel, progress arrives during the run too and the run completes
     seen.clear()
-    sw = sweep(topo, "allgather", ["direct"], [4 << 30], model="chunk",
-               progress=lambda text, f: seen.append(f))
+    sw = sweep(
+        topo,
+        "allgather",
+        ["direct"],
+        [4 << 30],
+        model="chunk",
+        progress=lambda text, f: seen.append(f),
+    )
     assert sw.rows[0].algbw > 0 and len(seen) >= 2 and seen[-1] == pytest.approx(1.0)
     assert any(0.0 < f < 1.0 for f in seen[:-1])
 
@@ -431,9 +492,24 @@ def test_cli_simulate_ctrl_c_stops_the_kernel():
 
     # a run of minutes; SIGINT after the kernel started must end it with exit 130, no traceback
     proc = subprocess.Popen(
-        [sys.executable, "-m", "solver.cli", "simulate", "sample_topologies/dgx_a100_4x.json",
-         "-a", "direct", "-s", ",".join(["16G"] * 30), "--line-rate", "--model", "chunk"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "solver.cli",
+            "simulate",
+            "sample_topologies/dgx_a100_4x.json",
+            "-a",
+            "direct",
+            "-s",
+            ",".join(["16G"] * 30),
+            "--line-rate",
+            "--model",
+            "chunk",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     # interrupt once the child has spent 10 s of CPU (imports and solving take ~4 s; 30 chunk-level

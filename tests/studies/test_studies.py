@@ -37,9 +37,14 @@ def _resolve(topo: Topology, collective: str) -> Fraction:
 
 def _directed_fabric() -> Topology:
     """Four GPUs on a one-way ring, with one-way shortcuts and a switch (asymmetric)."""
-    nodes = tuple(Node(f"g{i}", "compute", "gpu") for i in range(4)) + (Node("sw", "switch", "nic"),)
+    nodes = tuple(Node(f"g{i}", "compute", "gpu") for i in range(4)) + (
+        Node("sw", "switch", "nic"),
+    )
     links = [Link(f"g{i}", f"g{(i + 1) % 4}", Fraction(10), directed=True) for i in range(4)]
-    links += [Link("g0", "g2", Fraction(5), directed=True), Link("g3", "g1", Fraction(3), directed=True)]
+    links += [
+        Link("g0", "g2", Fraction(5), directed=True),
+        Link("g3", "g1", Fraction(3), directed=True),
+    ]
     links += [Link(f"g{i}", "sw", Fraction(4)) for i in range(4)]
     return Topology("directed", nodes, tuple(links))
 
@@ -113,7 +118,9 @@ def test_boxes_a_change_does_not_touch_need_one_sink_between_them():
     sinks = base.sinks(link)
     names = [base.fabric(False).names[v] for v in sinks]
     # box 2 (touched) and one untouched box (box 0) stand for boxes 1 and 3
-    assert sorted(names) == sorted([f"b2.gpu{j}" for j in range(8)] + [f"b0.gpu{j}" for j in range(8)])
+    assert sorted(names) == sorted(
+        [f"b2.gpu{j}" for j in range(8)] + [f"b0.gpu{j}" for j in range(8)]
+    )
     ib = base.sinks(plan.elements["ib0"])  # all four boxes untouched: one box of sinks
     assert len(ib) == 8
     off = failure_plan(topo, ["links"], use_symmetry=False)
@@ -167,8 +174,13 @@ def test_sweep_rows_match_solves(engine):
     plan = sweep_plan(template="ring", params=[("n", [3, 4, 6]), ("bandwidth", [10, 25])])
     result = run_study(plan, engine)
     assert [r["point"] for r in result.rows] == [
-        "n=3,bandwidth=10", "n=3,bandwidth=25", "n=4,bandwidth=10", "n=4,bandwidth=25",
-        "n=6,bandwidth=10", "n=6,bandwidth=25"]
+        "n=3,bandwidth=10",
+        "n=3,bandwidth=25",
+        "n=4,bandwidth=10",
+        "n=4,bandwidth=25",
+        "n=6,bandwidth=10",
+        "n=6,bandwidth=25",
+    ]
     first = solve(ring(3, 10)).optimal_algbw_exact
     for row in result.rows:
         s = solve(ring(row["n"], row["bandwidth"]))
@@ -322,14 +334,18 @@ def test_resume_refuses_rows_that_cannot_be_this_studys(engine, tmp_path):
 
     solved = sorted(set(plan.keys) - free)
     assert len(plan.keys) <= RESUME_CHECK_ROWS + len(free)
-    cases = [(sorted(free)[0], base * 3, "leaves the bottleneck"),
-             (solved[0], base / 2, "below the intact fabric's"),
-             (solved[0], base * 7, "solved again")]
+    cases = [
+        (sorted(free)[0], base * 3, "leaves the bottleneck"),
+        (solved[0], base / 2, "below the intact fabric's"),
+        (solved[0], base * 7, "solved again"),
+    ]
     for key, value, words in cases:
         path = forged(key, value)
         with pytest.raises(ForestCollError, match=words):
-            run_study(upgrade_plan(topo, factor=2, use_symmetry=False), engine, output=path,
-                      resume=True)
-    intact = run_study(upgrade_plan(topo, factor=2, use_symmetry=False), engine, output=out,
-                       resume=True)
+            run_study(
+                upgrade_plan(topo, factor=2, use_symmetry=False), engine, output=path, resume=True
+            )
+    intact = run_study(
+        upgrade_plan(topo, factor=2, use_symmetry=False), engine, output=out, resume=True
+    )
     assert intact.resumed == len(plan.keys) and intact.solved == 0

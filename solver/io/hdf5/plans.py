@@ -50,8 +50,10 @@ def write_plan(path: str | os.PathLike, plan: CompressedSchedule, name: str | No
     index = {v: i for i, v in enumerate(topo.node_ids)}
     check_refs(plan.base, index)
     if plan.generator.shape != (len(index),):
-        raise ResultsFileError(f"plan {name!r}: generator has {plan.generator.shape[0]} entries, "
-                               f"the fabric {len(index)} nodes")
+        raise ResultsFileError(
+            f"plan {name!r}: generator has {plan.generator.shape[0]} entries, "
+            f"the fabric {len(index)} nodes"
+        )
 
     def edit(f: h5py.File) -> None:
         f.attrs["schema_version"] = _newer(f.attrs.get("schema_version", ""))

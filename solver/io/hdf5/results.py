@@ -139,7 +139,6 @@ def default_name(schedule: Schedule) -> str:
     return name
 
 
-
 def write_schedule(
     path: str | os.PathLike,
     schedule: Schedule,

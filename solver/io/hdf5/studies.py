@@ -89,10 +89,17 @@ def _attr_value(value: Any) -> Any:
     return str(value)
 
 
-def write_study_rows(path: str | os.PathLike, topology: Topology | None, name: str,
-                     attrs: Mapping[str, Any], columns: Sequence[tuple[str, str, str]],
-                     rows: Sequence[Mapping[str, Any]], *, complete: bool,
-                     fresh: bool = False) -> None:
+def write_study_rows(
+    path: str | os.PathLike,
+    topology: Topology | None,
+    name: str,
+    attrs: Mapping[str, Any],
+    columns: Sequence[tuple[str, str, str]],
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    complete: bool,
+    fresh: bool = False,
+) -> None:
     """Append ``rows`` to ``/studies/<name>`` (created if missing) in one atomic write.
 
     ``attrs`` (study, collective, parameters, base...) are (re)written each time. ``fresh``
@@ -116,15 +123,17 @@ def write_study_rows(path: str | os.PathLike, topology: Topology | None, name: s
             values = [row.get(col, _missing(kind)) for row in rows]
             data = _encode(kind, values)
             if col not in g:
-                ds = g.create_dataset(col, shape=(count,), maxshape=(None,),
-                                      dtype=_DTYPES[kind], chunks=(256,))
+                ds = g.create_dataset(
+                    col, shape=(count,), maxshape=(None,), dtype=_DTYPES[kind], chunks=(256,)
+                )
                 ds.attrs["column_type"] = kind
                 if units:
                     ds.attrs["units"] = units
             ds = g[col]
             if ds.shape[0] != count:
-                raise ResultsFileError(f"study {name!r}: column {col!r} has {ds.shape[0]} rows, "
-                                       f"not {count}")
+                raise ResultsFileError(
+                    f"study {name!r}: column {col!r} has {ds.shape[0]} rows, not {count}"
+                )
             ds.resize((count + len(rows),))
             if rows:
                 ds[count:] = data
@@ -163,9 +172,9 @@ def read_study(path: str | os.PathLike, name: str) -> StoredStudy:
         attrs = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in attrs.items()}
         what = f"{g.name} parameters_json"
         parameters = json_value(
-            parse_json(attr_str(g, "parameters_json", "{}") or "{}", what,
-                       error=ResultsFileError),
-            what, ResultsFileError,
+            parse_json(attr_str(g, "parameters_json", "{}") or "{}", what, error=ResultsFileError),
+            what,
+            ResultsFileError,
         )
         if not isinstance(parameters, dict):
             raise ResultsFileError(f"{g.name}: parameters_json must hold a JSON object")
@@ -174,5 +183,7 @@ def read_study(path: str | os.PathLike, name: str) -> StoredStudy:
         rows = [{col: values[i] for col, values in data.items()} for i in range(count)]
         if attrs.get("study") == "sweep":
             for row in rows:
-                row["params"] = {p: row.get(f"param_{p}") for p in parameters.get("param_names", ())}
+                row["params"] = {
+                    p: row.get(f"param_{p}") for p in parameters.get("param_names", ())
+                }
         return StoredStudy(name, attrs, parameters, rows)

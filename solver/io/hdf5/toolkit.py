@@ -134,7 +134,9 @@ def offsets(ds, count: int, total: int) -> np.ndarray:
 
 def attr_int(obj, name: str, minimum: int, maximum: int) -> int:
     value = obj.attrs[name]
-    if isinstance(value, np.ndarray) or not isinstance(value, (int, np.integer, float, np.floating)):
+    if isinstance(value, np.ndarray) or not isinstance(
+        value, (int, np.integer, float, np.floating)
+    ):
         raise ResultsFileError(f"{obj.name}: attribute {name!r} must be a whole number")
     if not (minimum <= value <= maximum) or int(value) != value:
         raise ResultsFileError(
@@ -248,9 +250,7 @@ def _reading_unbounded(path: str | os.PathLike):
     except ForestCollError:
         raise
     except DAMAGE as exc:
-        raise ResultsFileError(
-            f"{path}: damaged or incomplete results file ({why(exc)})"
-        ) from None
+        raise ResultsFileError(f"{path}: damaged or incomplete results file ({why(exc)})") from None
     finally:
         f.close()
 
@@ -275,8 +275,7 @@ def write_topology_group(g: h5py.Group, topo: Topology) -> None:
     dataset(nodes, "has_group", [n.group is not None for n in topo.nodes], np.bool_)
     dataset(nodes, "extra_json", [json_or_empty(n.extra) for n in topo.nodes], STR)
     if any(n.capabilities for n in topo.nodes):  # only then: other files stay as they were
-        dataset(nodes, "capabilities", [",".join(capabilities_json(n)) for n in topo.nodes],
-                 STR)
+        dataset(nodes, "capabilities", [",".join(capabilities_json(n)) for n in topo.nodes], STR)
     links = g.create_group("links")
     dataset(links, "source", [index[lk.source] for lk in topo.links], np.int32)
     dataset(links, "target", [index[lk.target] for lk in topo.links], np.int32)
@@ -466,17 +465,17 @@ def write_schedule_group(g: h5py.Group, s: Schedule, topo: Topology) -> None:
     dataset(b, "link_source", [index[u] for u, _, _ in cut.links], np.int32)
     dataset(b, "link_target", [index[v] for _, v, _ in cut.links], np.int32)
     dataset(b, "link_bandwidth", [float(w) for _, _, w in cut.links], np.float64, "GB/s")
-    dataset(b, "link_bandwidth_exact", [frac(w) for _, _, w in cut.links], STR).attrs[
-        "units"
-    ] = "GB/s"
+    dataset(b, "link_bandwidth_exact", [frac(w) for _, _, w in cut.links], STR).attrs["units"] = (
+        "GB/s"
+    )
 
     ll = g.create_group("link_load")
     dataset(ll, "source", [index[x.source] for x in s.link_load], np.int32)
     dataset(ll, "target", [index[x.target] for x in s.link_load], np.int32)
     dataset(ll, "bandwidth", [float(x.bandwidth) for x in s.link_load], np.float64, "GB/s")
-    dataset(ll, "bandwidth_exact", [frac(x.bandwidth) for x in s.link_load], STR).attrs[
-        "units"
-    ] = "GB/s"
+    dataset(ll, "bandwidth_exact", [frac(x.bandwidth) for x in s.link_load], STR).attrs["units"] = (
+        "GB/s"
+    )
     dataset(ll, "load", [float(x.load) for x in s.link_load], np.float64, "1")
     dataset(ll, "load_exact", [frac(x.load) for x in s.link_load], STR)
 
@@ -516,8 +515,9 @@ def read_schedule_group(g: h5py.Group, topo: Topology, depth: int = 0) -> Schedu
         key = (esrc_l[j], edst_l[j], *pn_l[poff_l[j] : poff_l[j + 1]])
         found = shared.get(key)
         if found is None:
-            found = shared[key] = TreeEdge(src=ids[key[0]], dst=ids[key[1]],
-                                           path=tuple(ids[v] for v in key[2:]))
+            found = shared[key] = TreeEdge(
+                src=ids[key[0]], dst=ids[key[1]], path=tuple(ids[v] for v in key[2:])
+            )
         return found
 
     trees = []
@@ -557,8 +557,9 @@ def read_schedule_group(g: h5py.Group, topo: Topology, depth: int = 0) -> Schedu
         )
         for j, (u, v) in enumerate(zip(l_src, l_dst))
     )
-    timings = {k: finite(v, f"{g.name}/timings {k}") for k, v in g["timings"].attrs.items()
-               if k != "units"}
+    timings = {
+        k: finite(v, f"{g.name}/timings {k}") for k, v in g["timings"].attrs.items() if k != "units"
+    }
     phases: tuple[Schedule, ...] = ()
     if "phases" in g:
         if depth > 0:
@@ -594,7 +595,6 @@ def finite(value: Any, what: str) -> float:
     if not math.isfinite(number):
         raise ResultsFileError(f"{what} must be finite")
     return number
-
 
 
 def check_name(name: str) -> str:

@@ -59,9 +59,7 @@ def parse_intra(text: str | IntraFabric | None) -> IntraFabric | None:
         return text
     kind, sep, value = str(text).strip().lower().partition(":")
     if kind not in INTRA_KINDS:
-        raise TopologyError(
-            f"--intra must be nvswitch:BW, mesh:BW or none, got {text!r}"
-        )
+        raise TopologyError(f"--intra must be nvswitch:BW, mesh:BW or none, got {text!r}")
     if kind == "none":
         if sep:
             raise TopologyError(f"--intra none takes no bandwidth, got {text!r}")

@@ -327,8 +327,12 @@ def pci_device_id(attrs: dict[str, str]) -> int:
     ncclTopoGetIntDevice (NCCL topo.cc:521-533): strtol of each attribute (0 if missing) shifted
     by 48/32/16/0 bits."""
     out = 0
-    for key, shift in (("vendor", 48), ("device", 32), ("subsystem_vendor", 16),
-                       ("subsystem_device", 0)):
+    for key, shift in (
+        ("vendor", 48),
+        ("device", 32),
+        ("subsystem_vendor", 16),
+        ("subsystem_device", 0),
+    ):
         if key in attrs:
             out += _leading_int(attrs[key]) << shift
     return out & (2**64 - 1)

@@ -169,7 +169,8 @@ def _nets(box: _Box, nics: list[ET.Element]) -> list[ET.Element]:
                 out.append(net)
                 continue
             why = (
-                "no 'dev' attribute" if "dev" not in net.attrib
+                "no 'dev' attribute"
+                if "dev" not in net.attrib
                 else f"net={net.get('net')!r} (a GIN/RMA-only device)"
             )
             box.notes.append(
@@ -268,8 +269,9 @@ def _link_rate(box: _Box, gpu: str, tag: str) -> Fraction:
         return box.overrides[tag]
     rated = _rated_link_rate(box, gpu, tag)
     extra = box.nodes[gpu]["extra"]
-    line = rates.xgmi_line_rate(extra["gcn"]) if tag == "xgmi" else rates.nvlink_line_rate(
-        extra["sm"])
+    line = (
+        rates.xgmi_line_rate(extra["gcn"]) if tag == "xgmi" else rates.nvlink_line_rate(extra["sm"])
+    )
     extra["rated_link_bw"] = str(rated)
     if line is None:
         box.notes.append(
@@ -379,8 +381,11 @@ def _flatten_bcm(box: _Box) -> None:
     done: set[str] = set()
     while True:
         top = next(
-            (b for b, dev in box.bridge_ids.items()
-             if b not in done and rates.bcm_switch_gen(dev, 0)),
+            (
+                b
+                for b, dev in box.bridge_ids.items()
+                if b not in done and rates.bcm_switch_gen(dev, 0)
+            ),
             None,
         )
         if top is None:
@@ -388,7 +393,8 @@ def _flatten_bcm(box: _Box) -> None:
         done.add(top)
         gen = rates.bcm_switch_gen(box.bridge_ids[top], 0)
         subs = [
-            b for b in box.bridge_ids
+            b
+            for b in box.bridge_ids
             if b in _links_out(box, top) and rates.bcm_switch_gen(box.bridge_ids[b], 1) == gen
         ]
         for sub in subs:
@@ -405,7 +411,7 @@ def _flatten_bcm(box: _Box) -> None:
             for siblings in box.children.values():  # the sub switch's devices take its place
                 if sub in siblings:
                     at = siblings.index(sub)
-                    siblings[at:at + 1] = kids
+                    siblings[at : at + 1] = kids
             del box.nodes[sub]
             del box.bridge_ids[sub]
         if subs:
@@ -806,7 +812,11 @@ def _place_boxes(hosts: list[_Box], copies: int, shared_nvsw: bool) -> _Placed:
     if shared_nvsw:  # one NVLink domain over all hosts, drawn above them
         out.nodes.append(
             Node(
-                "nvsw", SWITCH, "nvswitch", x=round(out.width / 2, 1), y=-_ROW,
+                "nvsw",
+                SWITCH,
+                "nvswitch",
+                x=round(out.width / 2, 1),
+                y=-_ROW,
                 group="nvlink-domain",
             )
         )
@@ -831,5 +841,6 @@ def _join_network(placed: _Placed, fabric: str) -> None:
     for nets in placed.nets:
         for k, (nic, speed) in enumerate(nets):
             placed.links.append(Link(nic, f"rail{k}", speed, extra={"link_class": "net"}))
+
 
 __all__ = ["FABRICS", "cpu_link_bandwidth", "loads", "nvlink_bandwidth", "pci_bandwidth"]
