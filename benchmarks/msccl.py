@@ -33,7 +33,16 @@ sys.path.insert(0, str(ROOT))
 
 from solver import solve  # noqa: E402
 from solver.io import templates as T  # noqa: E402
-from solver.msccl import MscclError, build_program, check_file, check_xml, export_xml, to_xml  # noqa: E402
+from solver.msccl import (  # noqa: E402
+    ExportOptions,
+    MscclError,
+    build_program,
+    check_file,
+    check_xml,
+    export_xml,
+    runtime_named,
+    to_xml,
+)
 from solver.msccl.reader import scan  # noqa: E402
 
 FABRICS = {
@@ -65,8 +74,11 @@ def ours(fabrics: list[str], repeat: int) -> None:
         for coll in COLLECTIVES:
             schedule = solve(topo, collective=coll, max_trees_per_root=1)
             for rt in RUNTIMES:
-                t_export, text = best(partial(export_xml, schedule, rt, check=False), repeat)
-                t_check, report = best(partial(check_xml, text, rt), repeat)
+                runtime = runtime_named(rt)
+                t_export, text = best(
+                    partial(export_xml, schedule, ExportOptions(runtime), check=False), repeat
+                )
+                t_check, report = best(partial(check_xml, text, runtime), repeat)
                 print(
                     f"{fab:<9} {coll:<15} {rt:<15} {len(text) / 1024:>6.0f} "
                     f"{report.threadblocks:>4} {report.max_steps:>6} {t_export:>9.3f} {t_check:>8.3f}"
@@ -80,7 +92,7 @@ def real(repeat: int) -> None:
     )
     for path in sorted((ROOT / "tests" / "data" / "real" / "msccl").glob("*.xml")):
         try:
-            t, report = best(partial(check_file, path, "rccl"), repeat)
+            t, report = best(partial(check_file, path, runtime_named("rccl")), repeat)
             verdict = f"ok, {len(report.notes)} warn" if report.notes else "ok"
             coll, ranks, steps = report.collective, report.ngpus, report.steps_executed
         except MscclError as exc:
@@ -103,8 +115,9 @@ def rail(boxes: list[int]) -> None:
             schedule = solve(topo, collective=coll, max_trees_per_root=1)
             for rt in RUNTIMES:
                 name = f"{n}xh100"
+                runtime = runtime_named(rt)
                 try:
-                    program = build_program(schedule, rt)
+                    program = build_program(schedule, ExportOptions(runtime))
                 except MscclError as exc:
                     print(
                         f"{name:<10} {coll:<15} {rt:<15} {'-':>5} {'-':>6} {'-':>7} {'-':>7} "
@@ -115,7 +128,7 @@ def rail(boxes: list[int]) -> None:
                 t_scan, _ = best(partial(scan, text), 1)
                 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
                 try:
-                    t_check, report = best(partial(check_xml, text, rt), 1)
+                    t_check, report = best(partial(check_xml, text, runtime), 1)
                     result = "ok"
                 except MscclError as exc:
                     t_check, result = float("nan"), f"refused: {str(exc)[:90]}"
@@ -158,10 +171,10 @@ SCALE_FABRICS = {
 
 def scale_row(case: str) -> None:
     """One --scale case, run in this process; prints one tab-separated line."""
-    from solver.msccl import RUNTIMES as RTS
     from solver.msccl import PeersLimit, shape
 
     fab, coll, rt = case.split(":")
+    runtime = runtime_named(rt)
     topo = SCALE_FABRICS[fab]()
     start = time.perf_counter()
     schedule = solve(topo, collective=coll, max_trees_per_root=1)
@@ -169,21 +182,21 @@ def scale_row(case: str) -> None:
     start, cpu = time.perf_counter(), time.process_time()
     note = ""
     try:
-        program = build_program(schedule, rt)
+        program = build_program(schedule, ExportOptions(runtime))
     except PeersLimit:
-        partners = RTS[rt].max_threadblocks // 8  # export's default --shape-partners
+        partners = runtime.max_threadblocks // 8  # export's default --shape-partners
         shaped = shape(schedule, partners)
         note = (
             f"shaped P={partners}: {shaped.schedule.algbw_exact} vs {shaped.unconstrained} GB/s "
             f"({float(shaped.cost) * 100:.3g}% less)"
         )
-        program = build_program(shaped.schedule, rt)
+        program = build_program(shaped.schedule, ExportOptions(runtime))
     text = to_xml(program)
     steps, tbs = program.num_steps(), sum(len(g.tbs) for g in program.gpus)
     del program
     t_gen = f"{time.perf_counter() - start:.1f} ({time.process_time() - cpu:.1f})"
     start, cpu = time.perf_counter(), time.process_time()
-    check_xml(text, rt)
+    check_xml(text, runtime)
     t_check = f"{time.perf_counter() - start:.1f} ({time.process_time() - cpu:.1f})"
     print(
         "\t".join(

@@ -27,7 +27,7 @@ from fc_gui.model.result_text import plural
 from fc_gui.views.dialog_titles import keep_title_whole
 from solver.io.files import atomic_path
 from solver.model.errors import ForestCollError
-from solver.msccl import PROTOCOLS, RUNTIMES, export_xml
+from solver.msccl import PROTOCOLS, RUNTIMES, ExportOptions, export_xml, runtime_named
 
 
 def make_readable(path: str | Path) -> None:
@@ -226,7 +226,8 @@ class ExportActions(QObject):
                 return None
         path = Path(path)
         try:
-            text = export_xml(schedule, runtime, proto, instances)
+            options = ExportOptions(runtime_named(runtime), proto, instances)
+            text = export_xml(schedule, options)
             with atomic_path(path) as tmp:
                 tmp.write_text(text, encoding="utf-8")
         except ForestCollError as exc:

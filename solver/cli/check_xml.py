@@ -56,14 +56,15 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from solver.msccl import MscclError, check_file
+    from solver.msccl import MscclError, check_file, runtime_named
 
+    runtime = runtime_named(args.runtime)
     if args.fifo_capacity is not None and args.fifo_capacity < 1:
         raise MscclError(f"--fifo-capacity must be >= 1, got {args.fifo_capacity}")
     from solver.cli.deploy import folder_files
 
     for path in folder_files(args.xml, ".xml", "MSCCL XML algorithms"):
-        report = check_file(path, args.runtime, args.fifo_capacity)
+        report = check_file(path, runtime, args.fifo_capacity)
         for note in report.notes:
             print(f"warning: {printable(str(path))}: {note}", file=sys.stderr)
         print(f"{printable(str(path))}: {report.summary()}")

@@ -21,10 +21,14 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from solver.model.errors import ForestCollError
 from solver.model.units import format_size
 from solver.model.values import printable
+
+if TYPE_CHECKING:
+    from solver.msccl.runtimes import Runtime
 
 MSCCL_ENV = {
     "msccl-executor": "NCCL_MSCCL_ENABLE=1 MSCCL_ALGO_DIR={dir}   (msccl-executor-nccl; the folder's "
@@ -97,9 +101,10 @@ def folder_files(path: str, suffix: str, what: str) -> list[Path]:
     return files
 
 
-def folder_warning(path: Path, runtime: str | None) -> str | None:
-    """A warning when the folder of an exported file holds other files a runtime would load."""
-    if runtime == "msccl-legacy":
+def folder_warning(path: Path, runtime: Runtime) -> str | None:
+    """A warning when the folder of an exported file holds other files a runtime would load
+    (all but the legacy runtime, which loads the files MSCCL_XML_FILES names)."""
+    if runtime.legacy:
         return None
     others = other_files(path.resolve().parent, {path.name})
     if not others:
@@ -112,18 +117,20 @@ def folder_warning(path: Path, runtime: str | None) -> str | None:
     )
 
 
-def print_environment(paths: list[Path], fmt: str, runtime: str) -> None:
-    """How to load what was written, for the runtime(s) that can."""
+def print_environment(paths: list[Path], runtime: Runtime) -> None:
+    """How ``runtime`` loads the MSCCL XML files written."""
     files = [p.resolve() for p in paths]
     folder = files[0].parent
-    if fmt == "mscclpp":
-        from solver.mscclpp import RELEASE
+    hint = MSCCL_ENV[runtime.name].format(dir=folder, files=":".join(str(f) for f in files))
+    print(f"to use it ({runtime.name}): {printable(hint)}")
 
-        for f in files:
-            print("to use it: " + printable(MSCCLPP_ENV.format(release=RELEASE, file=f)))
-        return
-    hint = MSCCL_ENV[runtime].format(dir=folder, files=":".join(str(f) for f in files))
-    print(f"to use it ({runtime}): {printable(hint)}")
+
+def print_plan_environment(paths: list[Path]) -> None:
+    """How MSCCL++ loads the plans written."""
+    from solver.mscclpp import RELEASE
+
+    for f in paths:
+        print("to use it: " + printable(MSCCLPP_ENV.format(release=RELEASE, file=f.resolve())))
 
 
 # ---------------------------------------------------------------------------- MSCCL++ export
@@ -146,7 +153,7 @@ def export_mscclpp(args, schedule, order) -> int:
         f"message sizes: multiples of {step} bytes (buffer_alignment x chunks, execution_plan.cc:299-304)"
     )
     _print_ranks(mscclpp.rank_order(schedule, order))
-    print_environment([out], "mscclpp", args.runtime)
+    print_plan_environment([out])
     return 0
 
 
@@ -250,24 +257,13 @@ def _fmt_range(b: Band) -> str:
     return f"{format_size(b.lo) if b.lo else '0'}..{format_size(b.hi + 1) if b.hi is not None else 'max'}"
 
 
-def _fits(args, fmt: str, order, k, schedule, steps: dict) -> bool:
+def _fits(k, schedule, step_of, steps: dict) -> bool:
     """Whether the variant's file can be built for the target and runs power-of-two sizes; says
-    why not. ``steps[k]``: the byte step of the sizes the file runs (MSCCL++: buffer_alignment x
-    chunks, execution_plan.cc:299-304; MSCCL: nchunksperloop elements of at least 1 byte,
-    msccl_lifecycle.cc:333)."""
+    why not. ``step_of(schedule)``: the byte step of the sizes the file runs (MSCCL++:
+    buffer_alignment x chunks, execution_plan.cc:299-304; MSCCL: nchunksperloop elements of at
+    least 1 byte, msccl_lifecycle.cc:333), kept as ``steps[k]``."""
     try:
-        if fmt == "mscclpp":
-            from solver import mscclpp
-
-            step = mscclpp.size_granularity(
-                mscclpp.build_plan(schedule, **_plan_options(args, order))
-            )
-        else:
-            from solver import msccl
-
-            step = msccl.build_program(
-                schedule, args.runtime, args.proto, args.instances, order
-            ).nchunksperloop
+        step = step_of(schedule)
     except ForestCollError as exc:
         print(f"variant --max-trees-per-root {k or 'none'} skipped: {printable(str(exc))}")
         return False
@@ -281,7 +277,22 @@ def _fits(args, fmt: str, order, k, schedule, steps: dict) -> bool:
     return True
 
 
-def export_bands(args, topo_or_schedule_loader, order) -> int:
+def _step_of(args, fmt: str, order, runtime: Runtime):
+    """The byte step of the sizes a variant's file runs, for :func:`_fits`; MSCCL XML: with the
+    options of every band's file but their size range."""
+    if fmt == "mscclpp":
+        from solver import mscclpp
+
+        return lambda schedule: mscclpp.size_granularity(
+            mscclpp.build_plan(schedule, **_plan_options(args, order))
+        )
+    from solver import msccl
+
+    options = msccl.ExportOptions(runtime, args.proto, args.instances, order)
+    return lambda schedule: msccl.build_program(schedule, options).nchunksperloop
+
+
+def export_bands(args, topo_or_schedule_loader, order, runtime: Runtime) -> int:
     """``export --bands``: one checked file per size band where ForestColl beats the library."""
     from solver.cli.export import _format
 
@@ -305,8 +316,9 @@ def export_bands(args, topo_or_schedule_loader, order) -> int:
             )
     topo = topo_or_schedule_loader()
     steps: dict = {}
+    step_of = _step_of(args, fmt, order, runtime)
     bands, schedules = compute_bands(
-        topo, args.collective, fits=lambda k, s: _fits(args, fmt, order, k, s, steps)
+        topo, args.collective, fits=lambda k, s: _fits(k, s, step_of, steps)
     )
     print(
         "predicted by the simulator (ForestColl variant vs the library model; algbw at the band's "
@@ -352,19 +364,13 @@ def export_bands(args, topo_or_schedule_loader, order) -> int:
             from solver import msccl
 
             path = folder / f"{name}.xml"
-            report = msccl.write_xml(
-                path,
-                schedule,
-                args.runtime,
-                proto=args.proto,
-                instances=args.instances,
-                order=order,
-                min_bytes=lo,
-                max_bytes=hi,
-                name=name,
-            )
+            options = msccl.ExportOptions(runtime, args.proto, args.instances, order, lo, hi, name)
+            report = msccl.write_xml(path, schedule, options)
         written.append(path)
         print(f"wrote {printable(str(path))}: {report.summary()}")
     print(f"{len(written)} file(s) in {printable(str(folder))}; the library runs every other size")
-    print_environment(written, fmt, args.runtime)
+    if fmt == "mscclpp":
+        print_plan_environment(written)
+    else:
+        print_environment(written, runtime)
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from solver.cli._common import ProgressBar, add_command, add_fabric_options, load_fabric
 from solver.io.files import atomic_write_text
@@ -13,6 +14,9 @@ from solver.model.errors import ForestCollError
 from solver.model.plan import COMPRESS_MIN_N
 from solver.model.schedule import COLLECTIVES, Schedule
 from solver.model.values import printable
+
+if TYPE_CHECKING:
+    from solver.msccl.runtimes import Runtime
 
 FORMATS = ("msccl-xml", "json", "mscclpp")
 
@@ -164,8 +168,9 @@ def _format(args) -> str:
     )
 
 
-def load_schedule(args) -> Schedule:
-    """The schedule to export: from a results file, or solved from a fabric file."""
+def load_schedule(args, runtime: Runtime) -> Schedule:
+    """The schedule to export: from a results file, or solved from a fabric file. ``runtime``:
+    the target of an MSCCL XML export (a stored plan too large for it is refused unexpanded)."""
     k = args.max_trees_per_root
     if k is not None and k < 1:
         raise ForestCollError(f"--max-trees-per-root must be >= 1, got {k}")
@@ -193,7 +198,7 @@ def load_schedule(args) -> Schedule:
             plan = plans[min(plans)]
         if plan is not None:
             verify_stored(plan, args.source, args.schedule or min(plans))
-            return _expand_plan(plan, args)
+            return _expand_plan(plan, args, runtime)
         if args.schedule:
             if args.schedule not in stored:
                 raise ForestCollError(
@@ -224,14 +229,14 @@ def load_schedule(args) -> Schedule:
         bar.close()
 
 
-def _expand_plan(plan, args) -> Schedule:
+def _expand_plan(plan, args, runtime: Runtime) -> Schedule:
     """A stored compressed plan as a full schedule, refused before expanding when the export
     could not take it (MSCCL: more ranks than the runtime reads; JSON: N² tree edges)."""
     n = len(plan.topology.compute_ids)
     if _format(args) == "msccl-xml":
         from solver.msccl.limits import check_rank_count
 
-        check_rank_count(n, args.runtime)
+        check_rank_count(n, runtime)
     elif _format(args) == "json" and n >= COMPRESS_MIN_N:
         raise ForestCollError(
             f"{args.source}: the plan's full schedule has {plan.num_trees} trees of {n - 1} edges; "
@@ -244,14 +249,15 @@ def run(args) -> int:
     fmt = _format(args)
     from solver import msccl
 
+    runtime = msccl.runtime_named(args.runtime)
     order = msccl.read_rank_order(args.rank_order) if args.rank_order else None
     if args.bands or fmt == "mscclpp":
         from solver.cli import deploy
 
         if args.bands:
-            return deploy.export_bands(args, lambda: _band_fabric(args), order)
-        return deploy.export_mscclpp(args, load_schedule(args), order)
-    schedule = load_schedule(args)
+            return deploy.export_bands(args, lambda: _band_fabric(args), order, runtime)
+        return deploy.export_mscclpp(args, load_schedule(args, runtime), order)
+    schedule = load_schedule(args, runtime)
     if fmt == "json":
         text = schedule_json_text(schedule)
         if args.output == "-":
@@ -260,28 +266,24 @@ def run(args) -> int:
             atomic_write_text(args.output, text)
             print(f"wrote {printable(args.output)}: {schedule.collective} schedule, k={schedule.k}")
         return 0
-    options = {
-        "proto": args.proto,
-        "instances": args.instances,
-        "order": order,
-        "min_bytes": args.min_bytes,
-        "max_bytes": args.max_bytes,
-    }
+    options = msccl.ExportOptions(
+        runtime, args.proto, args.instances, order, args.min_bytes, args.max_bytes
+    )
     if args.output == "-":
-        sys.stdout.write(msccl.export_xml(schedule, args.runtime, **options))
+        sys.stdout.write(msccl.export_xml(schedule, options))
         return 0
     try:
-        report = msccl.write_xml(args.output, schedule, args.runtime, **options)
+        report = msccl.write_xml(args.output, schedule, options)
     except msccl.PeersLimit as exc:
         if args.shape_partners == 0:
             raise
         print(f"not written as solved: {exc}")
-        partners = args.shape_partners or msccl.RUNTIMES[args.runtime].max_threadblocks // 8
+        partners = args.shape_partners or runtime.max_threadblocks // 8
         while True:  # fewer partners until the program fits (channels and lanes add threadblocks)
             shaped = msccl.shape(schedule, partners, args.max_trees_per_root or 1)
             print(shaped.summary())
             try:
-                report = msccl.write_xml(args.output, shaped.schedule, args.runtime, **options)
+                report = msccl.write_xml(args.output, shaped.schedule, options)
                 break
             except msccl.PeersLimit as again:
                 if partners <= 2:
@@ -296,10 +298,10 @@ def run(args) -> int:
     print(f"ranks: {shown}{', ...' if len(ranks) > 4 else ''} (--rank-order FILE to change)")
     from solver.cli import deploy
 
-    warning = deploy.folder_warning(out, args.runtime)
+    warning = deploy.folder_warning(out, runtime)
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
-    deploy.print_environment([out], "msccl-xml", args.runtime)
+    deploy.print_environment([out], runtime)
     return 0
 
 

@@ -1,7 +1,9 @@
 """MSCCL XML export of ForestColl schedules, and a checker that executes MSCCL XML symbolically.
 
 - :func:`build_program` / :func:`export_xml`: Schedule -> MSCCL XML for msccl-executor-nccl,
-  RCCL or the legacy MSCCL runtime (``solver.msccl.generate``);
+  RCCL or the legacy MSCCL runtime (``solver.msccl.generate``), with the options of one
+  :class:`ExportOptions` value (``solver.msccl.options``; the runtime resolved from its name once,
+  :func:`runtime_named`);
 - :func:`check_xml` / :func:`check_file`: parser rules + symbolic execution + result check
   (``solver.msccl.interpreter``);
 - :func:`shape`: a schedule whose GPUs have few partners, for a runtime's threadblock limit
@@ -19,51 +21,68 @@ from solver.io.files import atomic_write_text
 from solver.model.schedule import Schedule
 from solver.msccl.generate import build_program, rank_order
 from solver.msccl.interpreter import CheckReport, check_file, check_program, check_xml
+from solver.msccl.options import DEFAULT_OPTIONS, ExportOptions
 from solver.msccl.program import Program, parse_xml, to_xml
 from solver.msccl.rules import check_rules
-from solver.msccl.runtimes import PROTOCOLS, RUNTIMES, MscclError, PeersLimit
+from solver.msccl.runtimes import (
+    PROTOCOLS,
+    RUNTIMES,
+    MscclError,
+    PeersLimit,
+    Runtime,
+    runtime_named,
+)
 from solver.msccl.shaping import Shaped, shape
 
 
 def export_xml(
-    schedule: Schedule,
-    runtime: str = "msccl-executor",
-    proto: str = "Simple",
-    instances: int = 1,
-    order: list[str] | None = None,
-    min_bytes: int = 0,
-    max_bytes: int | None = None,
-    name: str | None = None,
-    check: bool = True,
+    schedule: Schedule, options: ExportOptions = DEFAULT_OPTIONS, check: bool = True
 ) -> str:
-    """The MSCCL XML text of ``schedule`` for ``runtime``, checked by executing it.
+    """The MSCCL XML text of ``schedule``, checked by executing it.
 
-    ``order`` is the rank order (compute node ids; default: the fabric's compute order). See
-    :func:`solver.msccl.generate.build_program` for the other options. Raises
-    :class:`MscclError` naming the limit when the schedule cannot fit the runtime.
+    Parameters
+    ----------
+    schedule : Schedule
+        An allgather, reduce-scatter or allreduce schedule (``solver.solve``'s result).
+    options : ExportOptions
+        The runtime, protocol, instances, rank order, message-size range and name
+        (default: msccl-executor, Simple, one instance, the fabric's compute order).
+    check : bool
+        Execute the XML symbolically for ``options.runtime`` and verify its result before
+        returning it (:func:`check_xml`); False skips that (benchmarks time the two apart).
+
+    Returns
+    -------
+    str
+        The XML text, as :func:`write_xml` writes it.
+
+    Raises
+    ------
+    MscclError
+        When the schedule cannot fit the runtime (the message names the limit and its source
+        line, :class:`PeersLimit` for too many partners per GPU) or an option is out of range.
+
+    Examples
+    --------
+    >>> from solver import solve
+    >>> from solver.io.templates import ring
+    >>> from solver.msccl import ExportOptions, export_xml, runtime_named
+    >>> text = export_xml(solve(ring(4)), ExportOptions(runtime_named("rccl"), proto="LL"))
+    >>> 'proto="LL"' in text
+    True
     """
-    program = build_program(schedule, runtime, proto, instances, order, min_bytes, max_bytes, name)
-    text = to_xml(program)
+    text = to_xml(build_program(schedule, options))
     if check:
-        check_xml(text, runtime, where="generated XML")
+        check_xml(text, options.runtime, where="generated XML")
     return text
 
 
 def write_xml(
-    path: str | os.PathLike,
-    schedule: Schedule,
-    runtime: str = "msccl-executor",
-    proto: str = "Simple",
-    instances: int = 1,
-    order: list[str] | None = None,
-    min_bytes: int = 0,
-    max_bytes: int | None = None,
-    name: str | None = None,
+    path: str | os.PathLike, schedule: Schedule, options: ExportOptions = DEFAULT_OPTIONS
 ) -> CheckReport:
-    """Export, check, then write ``path`` atomically; returns the check report."""
-    program = build_program(schedule, runtime, proto, instances, order, min_bytes, max_bytes, name)
-    text = to_xml(program)
-    report = check_xml(text, runtime, where="generated XML")
+    """Export (:func:`export_xml`), check, then write ``path`` atomically; returns the check report."""
+    text = to_xml(build_program(schedule, options))
+    report = check_xml(text, options.runtime, where="generated XML")
     try:
         atomic_write_text(path, text)
     except OSError as exc:
@@ -83,10 +102,12 @@ __all__ = [
     "PROTOCOLS",
     "RUNTIMES",
     "CheckReport",
+    "ExportOptions",
     "MscclError",
     "PeersLimit",
     "Shaped",
     "Program",
+    "Runtime",
     "build_program",
     "check_file",
     "check_program",
@@ -97,6 +118,7 @@ __all__ = [
     "rank_order",
     "shape",
     "read_rank_order",
+    "runtime_named",
     "to_xml",
     "write_xml",
 ]

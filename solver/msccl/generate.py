@@ -1,15 +1,15 @@
 """Turn a :class:`solver.model.schedule.Schedule` into an MSCCL XML :class:`Program`.
 
-Chunks. Each rank's shard is split into ``C`` chunks, ``C`` = the lcm of the trees-per-root counts
-of the phases (= k for allgather and reduce-scatter); a tree of multiplicity ``m`` (out of ``k``)
-carries ``m*C/k`` consecutive chunks of its root's shard, sent as one step (split into steps of
-at most 71 chunks: ``cnt < 72``, MSCCL_MAX_COUNT). ``--instances N`` repeats the program on fresh channels with
-N times as many chunks.
+Chunks. Each rank's shard is split into ``shard_chunks`` = C chunks, the lcm of the
+trees-per-root counts of the phases (= k for allgather and reduce-scatter); a tree of
+multiplicity ``m`` (out of ``k``) carries ``m*C/k`` consecutive chunks of its root's shard, sent as
+one step (split into steps of at most 71 chunks: ``cnt < 72``, MSCCL_MAX_COUNT). ``--instances N``
+repeats the program on fresh channels with N times as many chunks.
 
-Buffers (C' = C x instances, rank r's block = chunks r*C' .. r*C'+C'-1):
-allgather: input C' chunks, output N*C' (rank r's chunk j at r*C'+j);
-reduce-scatter: input N*C', output C', partial sums in scratch;
-allreduce: input = output = N*C' chunks; partial sums accumulate in the output.
+Buffers (``block_chunks`` = B = C x instances, rank r's block = chunks r*B .. r*B+B-1):
+allgather: input B chunks, output N*B (rank r's chunk j at r*B+j);
+reduce-scatter: input N*B, output B, partial sums in scratch;
+allreduce: input = output = N*B chunks; partial sums accumulate in the output.
 
 Steps. Allgather (out-trees): the root sends its chunks from the input to its children (and copies
 them into its output); every other node receives them into its output and forwards them to its
@@ -36,35 +36,24 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from solver.algorithm.pipeline import paused_gc as gc_paused
 from solver.model.schedule import Schedule, Tree
 from solver.msccl.limits import check_fits
-from solver.msccl.program import Gpu, Program, Step, Threadblock
-from solver.msccl.runtimes import (
-    INT8_MAX,
-    INT16_MAX,
-    INT64,
-    PROTOCOLS,
-    MscclError,
-    PeersLimit,
-    Runtime,
-    runtime,
-)
+from solver.msccl.options import DEFAULT_OPTIONS, ExportOptions
+from solver.msccl.program import Gpu, Move, Program, Step, Threadblock
+from solver.msccl.runtimes import INT8_MAX, INT16_MAX, MscclError, PeersLimit, Runtime
 
 
-@dataclass(eq=False, slots=True)
-class _Op:
+@dataclass(eq=False, slots=True, kw_only=True)
+class _Op(Move):
+    """A planned step: its move, the rank that runs it and where it goes in the program."""
+
     rank: int
     peer: int  # -1 for local ops
     role: str  # "send", "recv", "local"
-    type: str
-    srcbuf: str
-    srcoff: int
-    dstbuf: str
-    dstoff: int
-    cnt: int
     key: tuple
     deps: list[_Op] = field(default_factory=list)
     channel_class: tuple = ()
@@ -86,7 +75,7 @@ class _Transfer:
     key: tuple
 
 
-def rank_order(schedule: Schedule, order: list[str] | None = None) -> list[str]:
+def rank_order(schedule: Schedule, order: Sequence[str] | None = None) -> list[str]:
     """Compute node ids by rank: the fabric's compute order, or ``order`` (checked)."""
     compute = list(schedule.topology.compute_ids)
     if order is None:
@@ -120,15 +109,15 @@ def _phases(schedule: Schedule) -> list[tuple[str, Schedule]]:
     raise MscclError(f"cannot export collective {schedule.collective!r}")
 
 
-def _chunk_ranges(phase: Schedule, C: int) -> list[tuple[int, int]]:
-    """(first chunk, count) of each tree of ``phase`` within its root's shard of C chunks."""
+def _chunk_ranges(phase: Schedule, shard_chunks: int) -> list[tuple[int, int]]:
+    """(first chunk, count) of each tree of ``phase`` within its root's shard of chunks."""
     totals: dict[str, int] = defaultdict(int)
     for t in phase.trees:
         totals[t.root] += t.multiplicity
     used: dict[str, int] = defaultdict(int)
     out = []
     for t in phase.trees:
-        n = t.multiplicity * C // totals[t.root]
+        n = t.multiplicity * shard_chunks // totals[t.root]
         out.append((used[t.root], n))
         used[t.root] += n
     return out
@@ -145,42 +134,31 @@ def _first_hops(schedule: Schedule) -> dict[str, list[str]]:
     return hops
 
 
-def default_max_bytes(runtime_name: str) -> int:
-    """maxBytes when none is given: 0 = no upper limit (msccl_lifecycle.cc:334); the legacy
-    runtime has no such value and defaults to 128 MiB itself (src/graph/topo.cc:805)."""
-    return 2**27 if runtime(runtime_name).legacy else 0
-
-
-@dataclass(frozen=True)
-class Options:
-    proto: str = "Simple"
-    instances: int = 1
-    min_bytes: int = 0
-    max_bytes: int | None = None  # None: default_max_bytes(runtime)
-    name: str | None = None
-
-
 @dataclass
-class _Build:
-    """Everything one export works on: the schedule, the target and the ops made so far."""
+class _Builder:
+    """Everything one export works on: the schedule, the options and the ops made so far."""
 
     schedule: Schedule
-    rt: Runtime
-    opts: Options
-    ids: list[str]
-    C: int  # chunks per rank shard
+    options: ExportOptions
+    ids: list[str]  # compute node ids by rank
+    shard_chunks: int  # chunks per rank shard
     ops: list[_Op] = field(default_factory=list)
     transfers: list[_Transfer] = field(default_factory=list)
-    s_chunks: list[int] = field(default_factory=list)
-    hops: dict[str, list[str]] = field(default_factory=dict)
+    scratch_chunks: list[int] = field(default_factory=list)  # per rank, used so far
+    first_hops: dict[str, list[str]] = field(default_factory=dict)
 
     @property
-    def n(self) -> int:
+    def rt(self) -> Runtime:
+        return self.options.runtime
+
+    @property
+    def nranks(self) -> int:
         return len(self.ids)
 
     @property
-    def Cp(self) -> int:
-        return self.C * self.opts.instances
+    def block_chunks(self) -> int:
+        """Chunks of one rank's block in a full buffer: its shard once per instance."""
+        return self.shard_chunks * self.options.instances
 
     rank: dict[str, int] = field(init=False)
 
@@ -189,19 +167,23 @@ class _Build:
 
     @property
     def k_hint(self) -> str:
-        if self.C > 1:
-            return f"export a schedule with fewer trees (--max-trees-per-root 1; this one has k={self.C})"
+        if self.shard_chunks > 1:
+            return (
+                "export a schedule with fewer trees (--max-trees-per-root 1; this one has "
+                f"k={self.shard_chunks})"
+            )
         return "this fabric needs too many peers per rank for this runtime"
 
     def add_transfer(self, u, v, path, key, sides, deps) -> _Transfer:
         """A send at ``u`` and its receive at ``v``; ``sides``/``deps`` are (send, recv) pairs."""
         rank = self.rank
         ru, rv = rank[u], rank[v]
-        s_op = _Op(ru, rv, "send", key=key, deps=list(deps[0]), **sides[0])
-        r_op = _Op(rv, ru, "recv", key=key, deps=list(deps[1]), **sides[1])
+        s_op = _Op(rank=ru, peer=rv, role="send", key=key, deps=list(deps[0]), **sides[0])
+        r_op = _Op(rank=rv, peer=ru, role="recv", key=key, deps=list(deps[1]), **sides[1])
         self.ops.extend((s_op, r_op))
         src, first = path[0], path[1]
-        base = self.hops[src].index(first) if first in self.hops[src] else 0
+        hops = self.first_hops[src]
+        base = hops.index(first) if first in hops else 0
         tr = _Transfer(s_op, r_op, ru, rv, base, key)
         self.transfers.append(tr)
         return tr
@@ -221,79 +203,58 @@ class _Piece:
     g: int  # offset of the root's chunk in a full buffer
 
 
-def _check_options(rt: Runtime, opts: Options) -> None:
-    if opts.proto not in PROTOCOLS:
-        raise MscclError(f"unknown protocol {opts.proto!r} (choose {', '.join(PROTOCOLS)})")
-    if opts.instances < 1:
-        raise MscclError(f"--instances must be >= 1, got {opts.instances}")
-    high = INT64[1]
-    for flag, value in (("--min-bytes", opts.min_bytes), ("--max-bytes", opts.max_bytes)):
-        if value is not None and not 0 <= value <= high:
-            raise MscclError(
-                f"{flag} {value} must be between 0 and {high}: the runtimes read it with strtoll "
-                "into an int64_t (msccl_parser.h:82-87)"
-            )
-    if opts.max_bytes and opts.min_bytes > opts.max_bytes:
-        raise MscclError(f"--min-bytes {opts.min_bytes} is more than --max-bytes {opts.max_bytes}")
-
-
-def build_program(
-    schedule: Schedule,
-    runtime_name: str = "msccl-executor",
-    proto: str = "Simple",
-    instances: int = 1,
-    order: list[str] | None = None,
-    min_bytes: int = 0,
-    max_bytes: int | None = None,
-    name: str | None = None,
-) -> Program:
-    """The MSCCL program of ``schedule``; raises :class:`MscclError` if it cannot fit ``runtime``.
-
-    ``max_bytes`` None is the runtime's "no limit" (:func:`default_max_bytes`).
-    """
-    rt = runtime(runtime_name)
-    opts = Options(proto, instances, min_bytes, max_bytes, name)
-    _check_options(rt, opts)
-    ids = rank_order(schedule, order)
-    check_fits(schedule, rt.name, ids)  # limits decided by the trees, before minutes of building
+def build_program(schedule: Schedule, options: ExportOptions = DEFAULT_OPTIONS) -> Program:
+    """The MSCCL program of ``schedule``; raises :class:`MscclError` if it cannot fit
+    ``options.runtime`` or an option is out of range (:meth:`ExportOptions.check`)."""
+    options.check()
+    ids = rank_order(schedule, options.order)
+    check_fits(schedule, options.runtime, ids)  # decided by the trees, before minutes of building
     rank = {v: i for i, v in enumerate(ids)}
     phases = _phases(schedule)
-    C = 1
+    shard_chunks = 1
     for _, ph in phases:
         _check_trees(ph, rank)
         totals: dict[str, int] = defaultdict(int)
         for t in ph.trees:
             totals[t.root] += t.multiplicity
         for tot in totals.values():
-            C = math.lcm(C, tot)
-    b = _Build(schedule, rt, opts, ids, C, s_chunks=[0] * len(ids), hops=_first_hops(schedule))
-    if b.Cp * b.n > INT16_MAX:
+            shard_chunks = math.lcm(shard_chunks, tot)
+    builder = _Builder(
+        schedule,
+        options,
+        ids,
+        shard_chunks,
+        scratch_chunks=[0] * len(ids),
+        first_hops=_first_hops(schedule),
+    )
+    loop_chunks = builder.block_chunks * builder.nranks
+    if loop_chunks > INT16_MAX:
         raise MscclError(
-            f"the schedule needs {b.Cp * b.n} chunks per loop, more than the runtimes' int16 offsets "
-            f"reach (msccl_struct.h:44-45); export with a smaller --max-trees-per-root (k={C})"
+            f"the schedule needs {loop_chunks} chunks per loop, more than the runtimes' int16 offsets "
+            f"reach (msccl_struct.h:44-45); export with a smaller --max-trees-per-root (k={shard_chunks})"
         )
     with gc_paused():
-        _emit_ops(b, phases)
-        return _assemble(b)
+        _emit_ops(builder, phases)
+        return _assemble(builder)
 
 
-def _emit_ops(b: _Build, phases: list[tuple[str, Schedule]]) -> None:
+def _emit_ops(builder: _Builder, phases: list[tuple[str, Schedule]]) -> None:
     """The sends, receives and copies of every piece of every tree, phase and instance."""
-    max_piece = b.rt.max_count - 1
-    rank = b.rank
-    for inst in range(b.opts.instances):
+    max_piece = builder.rt.max_count - 1
+    rank = builder.rank
+    for inst in range(builder.options.instances):
         # reduction results (allreduce): (root rank, chunk) -> op that completes it; and
         # (rank, chunk) -> the send of that rank's partial sum, which the allgather's receive
         # into the same chunk must follow
         done: dict[tuple[int, int], _Op] = {}
         sent: dict[tuple[int, int], _Op] = {}
         for ph_index, (kind, ph) in enumerate(phases):
-            ranges = _chunk_ranges(ph, b.C)
+            ranges = _chunk_ranges(ph, builder.shard_chunks)
             for t_index, (tree, (first, count)) in enumerate(zip(ph.trees, ranges)):
                 r = rank[tree.root]
                 depth = tree.depth_of()
                 for piece, a in enumerate(range(first, first + count, max_piece)):
-                    local = inst * b.C + a
+                    local = inst * builder.shard_chunks + a
                     pc = _Piece(
                         tree,
                         depth,
@@ -302,12 +263,12 @@ def _emit_ops(b: _Build, phases: list[tuple[str, Schedule]]) -> None:
                         piece,
                         min(max_piece, first + count - a),
                         local,
-                        r * b.Cp + local,
+                        r * builder.block_chunks + local,
                     )
                     if kind == "ag":
-                        _allgather_piece(b, pc, done, sent)
+                        _allgather_piece(builder, pc, done, sent)
                     else:
-                        _reduce_piece(b, pc, done, sent)
+                        _reduce_piece(builder, pc, done, sent)
 
 
 def _check_trees(phase: Schedule, rank: dict[str, int]) -> None:
@@ -334,13 +295,15 @@ def _check_trees(phase: Schedule, rank: dict[str, int]) -> None:
                 )
 
 
-def _allgather_piece(b: _Build, pc: _Piece, done: dict, sent: dict) -> None:
-    rank, coll, tree = b.rank, b.schedule.collective, pc.tree
+def _allgather_piece(builder: _Builder, pc: _Piece, done: dict, sent: dict) -> None:
+    rank, coll, tree = builder.rank, builder.schedule.collective, pc.tree
     r = rank[tree.root]
     received: dict[str, _Op] = {}
     if coll == "allgather":
         key = (-1,) + pc.prefix + (pc.t_index, pc.piece)
-        b.ops.append(_Op(r, -1, "local", "cpy", "i", pc.local, "o", pc.g, pc.cnt, key=key))
+        builder.ops.append(
+            _Op("cpy", "i", pc.local, "o", pc.g, pc.cnt, rank=r, peer=-1, role="local", key=key)
+        )
         root_src: tuple[str, int] = ("i", pc.local)
         root_deps: list[_Op] = []
     else:  # allreduce: the root's reduced chunks are in its output
@@ -364,7 +327,7 @@ def _allgather_piece(b: _Build, pc: _Piece, done: dict, sent: dict) -> None:
                 dict.fromkeys(sent[(rc, pc.g + j)] for j in range(pc.cnt) if (rc, pc.g + j) in sent)
             )
         )
-        tr = b.add_transfer(
+        tr = builder.add_transfer(
             parent,
             child,
             e.path,
@@ -375,8 +338,8 @@ def _allgather_piece(b: _Build, pc: _Piece, done: dict, sent: dict) -> None:
         received[child] = tr.recv
 
 
-def _reduce_piece(b: _Build, pc: _Piece, done: dict, sent: dict) -> None:
-    rank, coll, tree = b.rank, b.schedule.collective, pc.tree
+def _reduce_piece(builder: _Builder, pc: _Piece, done: dict, sent: dict) -> None:
+    rank, coll, tree = builder.rank, builder.schedule.collective, pc.tree
     children: dict[str, list] = defaultdict(list)
     for e in tree.edges:
         children[e.dst].append(e)
@@ -390,8 +353,8 @@ def _reduce_piece(b: _Build, pc: _Piece, done: dict, sent: dict) -> None:
             elif coll == "allreduce":
                 acc[v] = ("o", pc.g)
             else:
-                acc[v] = ("s", b.s_chunks[rank[v]])
-                b.s_chunks[rank[v]] += pc.cnt
+                acc[v] = ("s", builder.scratch_chunks[rank[v]])
+                builder.scratch_chunks[rank[v]] += pc.cnt
         return acc[v]
 
     # a node's children must all have their sums before it sends: walk parents deepest first
@@ -406,10 +369,10 @@ def _reduce_piece(b: _Build, pc: _Piece, done: dict, sent: dict) -> None:
             send = {"type": "s", "srcbuf": cs_buf, "srcoff": cs_off, "dstbuf": dbuf, "dstoff": doff}
             recv = {"type": "rrc", "srcbuf": sbuf, "srcoff": soff, "dstbuf": dbuf, "dstoff": doff}
             deps = ([last[child]] if child in last else [], [prev] if prev is not None else [])
-            if not b.rt.full_ops_at_launch:  # receive into scratch, then reduce locally
+            if not builder.rt.full_ops_at_launch:  # receive into scratch, then reduce locally
                 recv = {"type": "r", "srcbuf": "s", "srcoff": 0, "dstbuf": "s", "dstoff": 0}
                 deps = (deps[0], [])
-            tr = b.add_transfer(
+            tr = builder.add_transfer(
                 child, v, e.path, key, ({**send, "cnt": pc.cnt}, {**recv, "cnt": pc.cnt}), deps
             )
             if coll == "allreduce":
@@ -417,8 +380,8 @@ def _reduce_piece(b: _Build, pc: _Piece, done: dict, sent: dict) -> None:
                     sent[(rank[child], pc.g + c)] = tr.send
             prev = (
                 tr.recv
-                if b.rt.full_ops_at_launch
-                else _reduce_after(b, tr.recv, j, (sbuf, soff), (dbuf, doff), prev)
+                if builder.rt.full_ops_at_launch
+                else _reduce_after(builder, tr.recv, j, (sbuf, soff), (dbuf, doff), prev)
             )
         if prev is not None:
             last[v] = prev
@@ -427,31 +390,42 @@ def _reduce_piece(b: _Build, pc: _Piece, done: dict, sent: dict) -> None:
             done[(rank[tree.root], pc.g + j)] = last[tree.root]
 
 
-def _reduce_after(b: _Build, recv: _Op, j: int, first_src, acc, prev: _Op | None) -> _Op:
+def _reduce_after(builder: _Builder, recv: _Op, j: int, first_src, acc, prev: _Op | None) -> _Op:
     """Without "full ops" (RCCL refuses rrc at launch, msccl_setup.cc:430-437): the receive
     lands in fresh scratch, the first child's sum starts as a copy of the node's input, and a
     ``re`` adds the received chunks to the accumulator, after the previous child's."""
     r, cnt = recv.rank, recv.cnt
-    recv.dstoff = b.s_chunks[r]
-    b.s_chunks[r] += cnt
-    if b.s_chunks[r] > INT16_MAX:
+    recv.dstoff = builder.scratch_chunks[r]
+    builder.scratch_chunks[r] += cnt
+    if builder.scratch_chunks[r] > INT16_MAX:
         raise MscclError(
-            f"rank {r} needs {b.s_chunks[r]} scratch chunks, more than int16 offsets reach "
-            f"(msccl_struct.h:44-45); {b.k_hint}"
+            f"rank {r} needs {builder.scratch_chunks[r]} scratch chunks, more than int16 offsets reach "
+            f"(msccl_struct.h:44-45); {builder.k_hint}"
         )
     ops = []
     if j == 0:
-        ops.append(_Op(r, recv.peer, "recv", "cpy", *first_src, *acc, cnt, key=recv.key + (1,)))
+        ops.append(
+            _Op(
+                "cpy",
+                *first_src,
+                *acc,
+                cnt,
+                rank=r,
+                peer=recv.peer,
+                role="recv",
+                key=recv.key + (1,),
+            )
+        )
     ops.append(
         _Op(
-            r,
-            recv.peer,
-            "recv",
             "re",
             "s",
             recv.dstoff,
             *acc,
             cnt,
+            rank=r,
+            peer=recv.peer,
+            role="recv",
             key=recv.key + (2,),
             deps=[prev] if prev is not None else [],
         )
@@ -459,7 +433,7 @@ def _reduce_after(b: _Build, recv: _Op, j: int, first_src, acc, prev: _Op | None
     for op in ops:
         op.follows = recv
     recv.after = ops
-    b.ops.extend(ops)
+    builder.ops.extend(ops)
     return ops[-1]
 
 
@@ -468,19 +442,19 @@ def _weight(op: _Op) -> int:
     return 1 + max(0, len(op.deps) - 1)
 
 
-def _assemble(b: _Build) -> Program:
-    groups = _assign_lanes(b)
-    nchannels = _assign_channels(b, groups)
-    blocks = _threadblocks(b)
-    placed = _place_steps(b, blocks)
-    return _program(b, nchannels, blocks, placed)
+def _assemble(builder: _Builder) -> Program:
+    groups = _assign_lanes(builder)
+    nchannels = _assign_channels(builder, groups)
+    blocks = _threadblocks(builder)
+    placed = _place_steps(builder, blocks)
+    return _program(builder, nchannels, blocks, placed)
 
 
-def _assign_lanes(b: _Build) -> dict[tuple[int, int, int], list[_Transfer]]:
+def _assign_lanes(builder: _Builder) -> dict[tuple[int, int, int], list[_Transfer]]:
     """Split connections whose steps would pass half the step limit into lanes."""
-    half = b.rt.max_steps // 2
+    half = builder.rt.max_steps // 2
     groups: dict[tuple[int, int, int], list[_Transfer]] = defaultdict(list)
-    for tr in b.transfers:
+    for tr in builder.transfers:
         groups[(tr.src, tr.dst, tr.base)].append(tr)
     for (_src, _dst, base), trs in groups.items():
         trs.sort(key=lambda t: t.key)
@@ -497,9 +471,9 @@ def _assign_lanes(b: _Build) -> dict[tuple[int, int, int], list[_Transfer]]:
     return groups
 
 
-def _assign_channels(b: _Build, groups: dict) -> int:
+def _assign_channels(builder: _Builder, groups: dict) -> int:
     """Channels per class, keeping a rank's peers per channel below the runtime's limit."""
-    limit = b.rt.max_peers_per_channel - 1  # room for the local block on channel 0
+    limit = builder.rt.max_peers_per_channel - 1  # room for the local block on channel 0
     class_channels: dict[tuple, list[dict[int, set[int]]]] = defaultdict(list)
     assignment: dict[tuple[int, int, tuple], int] = {}
     for (src, dst, _base), trs in sorted(groups.items()):
@@ -509,18 +483,18 @@ def _assign_channels(b: _Build, groups: dict) -> int:
             if pair not in assignment:
                 assignment[pair] = _free_channel(class_channels[cls], src, dst, limit)
             tr.send.channel_class = tr.recv.channel_class = cls + (assignment[pair],)
-    for op in b.ops:
+    for op in builder.ops:
         if op.follows is not None:
             op.channel_class = op.follows.channel_class
-    classes = sorted({op.channel_class for op in b.ops if op.role != "local"})
+    classes = sorted({op.channel_class for op in builder.ops if op.role != "local"})
     channel_id = {cls: i for i, cls in enumerate(classes)}
     nchannels = max(1, len(classes))
-    if nchannels > b.rt.max_channels:
+    if nchannels > builder.rt.max_channels:
         raise MscclError(
-            f"the schedule needs {nchannels} channels, more than the {b.rt.name} limit "
-            f"{b.rt.max_channels} (MAXCHANNELS, {b.rt.where('max_channels')}); {b.k_hint}"
+            f"the schedule needs {nchannels} channels, more than the {builder.rt.name} limit "
+            f"{builder.rt.max_channels} (MAXCHANNELS, {builder.rt.where('max_channels')}); {builder.k_hint}"
         )
-    for op in b.ops:
+    for op in builder.ops:
         op.channel = channel_id[op.channel_class] if op.role != "local" else 0
     return nchannels
 
@@ -540,16 +514,16 @@ def _free_channel(chans: list[dict[int, set[int]]], src: int, dst: int, limit: i
     return i
 
 
-def _threadblocks(b: _Build) -> list[list[tuple[Threadblock, list[_Op]]]]:
+def _threadblocks(builder: _Builder) -> list[list[tuple[Threadblock, list[_Op]]]]:
     """Per rank: one threadblock per (channel, peer), split by direction when too long."""
-    rt = b.rt
-    per_rank: list[dict[tuple, list[_Op]]] = [defaultdict(list) for _ in range(b.n)]
-    for op in b.ops:
+    rt = builder.rt
+    per_rank: list[dict[tuple, list[_Op]]] = [defaultdict(list) for _ in range(builder.nranks)]
+    for op in builder.ops:
         key = ("local",) if op.role == "local" else (op.channel, op.peer)
         per_rank[op.rank][key].append(op)
-    targets = {id(d) for op in b.ops for d in op.deps}
+    targets = {id(d) for op in builder.ops for d in op.deps}
     out = []
-    for r in range(b.n):
+    for r in range(builder.nranks):
         blocks: list[tuple[int, int, int, list[_Op]]] = []  # (send, recv, chan, ops)
         for key in sorted(k for k in per_rank[r] if k != ("local",)):
             chan, peer = key
@@ -563,12 +537,12 @@ def _threadblocks(b: _Build) -> list[list[tuple[Threadblock, list[_Op]]]]:
                 blocks.append((-1, peer, chan, recvs))
         if ("local",) in per_rank[r]:
             blocks.append((-1, -1, 0, sorted(per_rank[r][("local",)], key=lambda o: o.key)))
-        blocks = _targets_first(b, r, blocks, targets)
+        blocks = _targets_first(builder, r, blocks, targets)
         if len(blocks) > rt.max_threadblocks:
             raise PeersLimit(
                 f"rank {r} needs {len(blocks)} threadblocks, more than the {rt.name} limit "
                 f"{rt.max_threadblocks} (MSCCL_MAX_NUM_THREAD_BLOCKS, {rt.where('max_threadblocks')}); "
-                f"{b.k_hint}"
+                f"{builder.k_hint}"
             )
         rank_blocks = []
         for tb_id, (send, recv, chan, group) in enumerate(blocks):
@@ -579,7 +553,9 @@ def _threadblocks(b: _Build) -> list[list[tuple[Threadblock, list[_Op]]]]:
     return out
 
 
-def _targets_first(b: _Build, r: int, blocks: list[tuple], targets: set[int]) -> list[tuple]:
+def _targets_first(
+    builder: _Builder, r: int, blocks: list[tuple], targets: set[int]
+) -> list[tuple]:
     """Blocks others wait on get ids the int8 ``dependentBid`` can hold (msccl_struct.h:58)."""
     is_target = [any(id(op) in targets for op in blk[3]) for blk in blocks]
     if not any(t and i > INT8_MAX for i, t in enumerate(is_target)):
@@ -588,25 +564,25 @@ def _targets_first(b: _Build, r: int, blocks: list[tuple], targets: set[int]) ->
     if len(ordered) > INT8_MAX + 1:
         raise MscclError(
             f"rank {r} has {len(ordered)} threadblocks other threadblocks wait on; dependentBid is an "
-            f"int8 (msccl_struct.h:58), so at most {INT8_MAX + 1}; {b.k_hint}"
+            f"int8 (msccl_struct.h:58), so at most {INT8_MAX + 1}; {builder.k_hint}"
         )
     return ordered + [blk for blk, t in zip(blocks, is_target) if not t]
 
 
-def _place_steps(b: _Build, blocks) -> list[list[list[tuple]]]:
+def _place_steps(builder: _Builder, blocks) -> list[list[list[tuple]]]:
     """Per rank and threadblock, the step sequence: (kind, op, dependency) with nops for extra
     dependencies; marks the ops others depend on (hasdep)."""
     placed = [[[] for _ in rank_blocks] for rank_blocks in blocks]
-    for op in b.ops:
+    for op in builder.ops:
         # a dependency on an earlier step of the same threadblock holds by program order
         op.deps = [d for d in op.deps if d.tb != op.tb]
-    for op in sorted(b.ops, key=lambda o: o.key):
+    for op in sorted(builder.ops, key=lambda o: o.key):
         seq = placed[op.rank][op.tb]
         for dep in op.deps[:-1]:
             seq.append(("nop", None, dep))
         op.s = len(seq)
         seq.append(("op", op, op.deps[-1] if op.deps else None))
-    for op in b.ops:
+    for op in builder.ops:
         for dep in op.deps:
             if dep.rank != op.rank:
                 raise MscclError("internal error: a dependency crosses ranks")
@@ -614,31 +590,39 @@ def _place_steps(b: _Build, blocks) -> list[list[list[tuple]]]:
     return placed
 
 
-def _program(b: _Build, nchannels: int, blocks, placed) -> Program:
-    rt, coll, n, Cp = b.rt, b.schedule.collective, b.n, b.Cp
-    i_chunks = {"allgather": Cp, "reduce-scatter": n * Cp, "allreduce": n * Cp}[coll]
-    o_chunks = {"allgather": n * Cp, "reduce-scatter": Cp, "allreduce": n * Cp}[coll]
-    max_bytes = b.opts.max_bytes if b.opts.max_bytes is not None else default_max_bytes(rt.name)
+def _program(builder: _Builder, nchannels: int, blocks, placed) -> Program:
+    rt, coll, n, block = (
+        builder.rt,
+        builder.schedule.collective,
+        builder.nranks,
+        builder.block_chunks,
+    )
+    i_chunks = {"allgather": block, "reduce-scatter": n * block, "allreduce": n * block}[coll]
+    o_chunks = {"allgather": n * block, "reduce-scatter": block, "allreduce": n * block}[coll]
+    options = builder.options
     program = Program(
-        name=b.opts.name or f"forestcoll {coll} {b.schedule.topology.name} k={b.C}",
-        proto=b.opts.proto,
+        name=options.name
+        or f"forestcoll {coll} {builder.schedule.topology.name} k={builder.shard_chunks}",
+        proto=options.proto,
         nchannels=nchannels,
-        nchunksperloop=n * Cp,
+        nchunksperloop=n * block,
         ngpus=n,
         coll=rt.coll_name(coll),
         inplace=1,
         outofplace=1,
-        min_bytes=b.opts.min_bytes,
-        max_bytes=max_bytes,
-        comments=_comments(b.schedule, rt, b.C, b.opts.instances, b.ids),
+        min_bytes=options.min_bytes,
+        max_bytes=options.max_bytes_written,
+        comments=_comments(
+            builder.schedule, rt, builder.shard_chunks, options.instances, builder.ids
+        ),
     )
     for r in range(n):
-        g = Gpu(r, i_chunks, o_chunks, b.s_chunks[r])
+        g = Gpu(r, i_chunks, o_chunks, builder.scratch_chunks[r])
         for (tb, _group), seq in zip(blocks[r], placed[r]):
             if len(seq) > rt.max_steps:
                 raise MscclError(
                     f"rank {r} threadblock {tb.id} needs {len(seq)} steps, more than the {rt.name} "
-                    f"limit {rt.max_steps} (MSCCL_MAX_NUM_STEPS, {rt.where('max_steps')}); {b.k_hint}"
+                    f"limit {rt.max_steps} (MSCCL_MAX_NUM_STEPS, {rt.where('max_steps')}); {builder.k_hint}"
                 )
             tb.steps.extend(_step(s, kind, op, dep) for s, (kind, op, dep) in enumerate(seq))
             g.tbs.append(tb)
@@ -648,7 +632,7 @@ def _program(b: _Build, nchannels: int, blocks, placed) -> Program:
         if nodes >= rt.max_nodes:
             raise MscclError(
                 f"rank {g.id} needs {nodes} XML elements, more than the {rt.name} reader keeps "
-                f"({rt.max_nodes - 1}; MAX_NODES, {rt.where('max_nodes')}); {b.k_hint}"
+                f"({rt.max_nodes - 1}; MAX_NODES, {rt.where('max_nodes')}); {builder.k_hint}"
             )
     return program
 
@@ -656,19 +640,30 @@ def _program(b: _Build, nchannels: int, blocks, placed) -> Program:
 def _step(s: int, kind: str, op: _Op | None, dep: _Op | None) -> Step:
     depid, deps = (dep.tb, dep.s) if dep is not None else (-1, -1)
     if kind == "nop":
-        return Step(s, "nop", "i", -1, "o", -1, 0, depid, deps, 0)
+        return Step("nop", "i", -1, "o", -1, 0, s=s, depid=depid, deps=deps)
     return Step(
-        s, op.type, op.srcbuf, op.srcoff, op.dstbuf, op.dstoff, op.cnt, depid, deps, int(op.hasdep)
+        op.type,
+        op.srcbuf,
+        op.srcoff,
+        op.dstbuf,
+        op.dstoff,
+        op.cnt,
+        s=s,
+        depid=depid,
+        deps=deps,
+        hasdep=int(op.hasdep),
     )
 
 
-def _comments(schedule: Schedule, rt: Runtime, C: int, instances: int, ids: list[str]) -> list[str]:
+def _comments(
+    schedule: Schedule, rt: Runtime, shard_chunks: int, instances: int, ids: list[str]
+) -> list[str]:
     from solver._version import __version__
 
     return [
         (
             f"ForestColl Designer {__version__}: {schedule.collective} on {schedule.topology.name!r}, "
-            f"{C} chunk(s) per rank shard, {instances} instance(s), runtime {rt.name}"
+            f"{shard_chunks} chunk(s) per rank shard, {instances} instance(s), runtime {rt.name}"
         ),
         (
             f"schedule algbw {float(schedule.algbw_exact):.6g} GB/s "

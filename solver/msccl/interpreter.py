@@ -59,7 +59,14 @@ from solver.msccl import reader
 from solver.msccl.lowering import Transmission, lower, split_pieces
 from solver.msccl.program import BUFFERS, Program, parse_xml
 from solver.msccl.rules import check_rules
-from solver.msccl.runtimes import INT16_MAX, RECVS, SENDS, MscclError, runtime
+from solver.msccl.runtimes import (
+    DEFAULT_RUNTIME,
+    INT16_MAX,
+    RECVS,
+    SENDS,
+    MscclError,
+    Runtime,
+)
 
 MAX_REPORTED = 4
 MAX_FILE_BYTES = (
@@ -168,38 +175,36 @@ def max_allowed_count(rt, p: Program, collective: str) -> int:
 
 
 def check_file(
-    path: str | Path, runtime_name: str = "msccl-executor", fifo_capacity: int | None = None
+    path: str | Path, runtime: Runtime = DEFAULT_RUNTIME, fifo_capacity: int | None = None
 ) -> CheckReport:
-    return check_xml(read_text(path), runtime_name, fifo_capacity, where=str(path))
+    return check_xml(read_text(path), runtime, fifo_capacity, where=str(path))
 
 
 def check_xml(
     text: str,
-    runtime_name: str = "msccl-executor",
+    runtime: Runtime = DEFAULT_RUNTIME,
     fifo_capacity: int | None = None,
     where: str = "<xml>",
 ) -> CheckReport:
-    """Parse, check the rules of ``runtime_name``, execute and verify. Raises MscclError."""
-    rt = runtime(runtime_name)
+    """Parse, check the rules of ``runtime``, execute and verify. Raises MscclError."""
     with gc_paused():
         program = parse_xml(text, where)
-        return check_program(program, rt.name, fifo_capacity, where)
+        return check_program(program, runtime, fifo_capacity, where)
 
 
 def check_program(
     program: Program,
-    runtime_name: str = "msccl-executor",
+    runtime: Runtime = DEFAULT_RUNTIME,
     fifo_capacity: int | None = None,
     where: str = "<xml>",
 ) -> CheckReport:
     with gc_paused():
-        return _check_program(program, runtime_name, fifo_capacity, where)
+        return _check_program(program, runtime, fifo_capacity, where)
 
 
 def _check_program(
-    program: Program, runtime_name: str, fifo_capacity: int | None, where: str
+    program: Program, rt: Runtime, fifo_capacity: int | None, where: str
 ) -> CheckReport:
-    rt = runtime(runtime_name)
     findings = check_rules(program, rt)
     if findings.errors:
         errors = findings.errors

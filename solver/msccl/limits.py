@@ -27,12 +27,11 @@ from collections import defaultdict
 
 from solver.model.schedule import Schedule
 from solver.msccl import interpreter
-from solver.msccl.runtimes import MscclError, PeersLimit, runtime
+from solver.msccl.runtimes import MscclError, PeersLimit, Runtime
 
 
-def check_rank_count(n: int, runtime_name: str) -> None:
+def check_rank_count(n: int, rt: Runtime) -> None:
     """Refuse more ranks than the runtime's XML reader keeps."""
-    rt = runtime(runtime_name)
     if n > rt.max_subs:
         raise MscclError(
             f"{n} ranks: {rt.name} reads at most {rt.max_subs} <gpu> elements per algorithm "
@@ -40,11 +39,10 @@ def check_rank_count(n: int, runtime_name: str) -> None:
         )
 
 
-def check_fits(schedule: Schedule, runtime_name: str, ranks: list[str]) -> None:
-    """Refuse ``schedule`` if it cannot fit ``runtime_name`` (see the module docstring)."""
-    rt = runtime(runtime_name)
+def check_fits(schedule: Schedule, rt: Runtime, ranks: list[str]) -> None:
+    """Refuse ``schedule`` if it cannot fit runtime ``rt`` (see the module docstring)."""
     n = len(ranks)
-    check_rank_count(n, runtime_name)
+    check_rank_count(n, rt)
     trees = [t for _, t in schedule.all_trees()]
     send_peers: dict[str, set[str]] = defaultdict(set)
     recv_peers: dict[str, set[str]] = defaultdict(set)

@@ -21,20 +21,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from solver.msccl.program import Step, Threadblock
+from solver.msccl.program import Move, Step, Threadblock
 from solver.msccl.runtimes import RECVS, SENDS
 
 MAX_REDUCE_FUSION = 16  # msccl_struct.h:20
 
 
 @dataclass(slots=True)
-class Transmission:
-    type: str
-    srcbuf: str
-    srcoff: int
-    dstbuf: str
-    dstoff: int
-    cnt: int
+class Transmission(Move):
+    """A move as the kernel runs it: one step, or several fused ``re`` steps (see the module
+    docstring), with the dependencies the nops before it carried."""
+
     hasdep: int
     first: Step  # the <step> that opened it (named in messages)
     deps: list[tuple[int, int]] = field(default_factory=list)  # (threadblock, step) to wait for

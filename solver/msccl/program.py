@@ -18,15 +18,29 @@ from solver.msccl.runtimes import INT32, INT64, MscclError
 BUFFERS = ("i", "o", "s")
 
 
-@dataclass(slots=True)
-class Step:
-    s: int
+@dataclass(slots=True, eq=False)  # each subclass says what equal means (a planned op: itself)
+class Move:
+    """What a step moves: ``cnt`` chunks from buffer ``srcbuf`` (``i``, ``o`` or ``s``) at chunk
+    ``srcoff`` to ``dstbuf`` at ``dstoff``, the way ``type`` says (``s`` send, ``r`` receive,
+    ``rrc`` receive-reduce-copy, ``cpy``, ``re`` local reduce, ``nop``...). One record for the
+    three things that carry it: a <step> (:class:`Step`), a transmission the loader makes of
+    steps (:class:`solver.msccl.lowering.Transmission`) and an operation the exporter plans
+    (``solver.msccl.generate``)."""
+
     type: str
     srcbuf: str
     srcoff: int
     dstbuf: str
     dstoff: int
     cnt: int
+
+
+@dataclass(slots=True, kw_only=True)
+class Step(Move):
+    """A <step>: its move, its index ``s`` in the threadblock, the step it waits for (``deps``
+    of threadblock ``depid``, -1: none) and whether others wait for it (``hasdep``)."""
+
+    s: int
     depid: int = -1
     deps: int = -1
     hasdep: int = 0
@@ -390,7 +404,9 @@ def _step(a: dict, tw: str) -> Step:
             hasdep=_required_attr(a, "hasdep", sw),
         )
     s, srcoff, dstoff, cnt, depid, deps, hasdep = ints
-    return Step(s, kind, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps, hasdep)
+    return Step(
+        kind, srcbuf, srcoff, dstbuf, dstoff, cnt, s=s, depid=depid, deps=deps, hasdep=hasdep
+    )
 
 
 def _required(el: ET.Element, name: str, where: str, bits: int = 32) -> int:

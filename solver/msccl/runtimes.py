@@ -208,7 +208,11 @@ INT32 = (
 INT64 = (-(2**63), 2**63 - 1)  # mscclXmlGetAttrInt64: strtoll() (msccl_parser.h:82-87)
 
 
-def runtime(name: str) -> Runtime:
+DEFAULT_RUNTIME = RUNTIMES["msccl-executor"]
+
+
+def runtime_named(name: str) -> Runtime:
+    """The runtime called ``name``, as the CLI and GUI resolve their runtime choice (once)."""
     try:
         return RUNTIMES[name]
     except KeyError:

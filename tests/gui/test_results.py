@@ -325,13 +325,14 @@ def test_exports_h5_png_svg(qtbot, make_window, tmp_path, errors):
 
 def test_msccl_export(qtbot, make_window, tmp_path, errors):
     from solver.msccl.interpreter import check_file
+    from solver.msccl.runtimes import RUNTIMES
 
     w = make_window()
     rc = w.results_controller
     solve_and_wait(qtbot, w)
     out = rc.exports.export_msccl(tmp_path / "algo.xml", runtime="msccl-executor")
     assert errors == [] and out is not None
-    report = check_file(out, "msccl-executor")  # raises MscclError if the XML is wrong
+    report = check_file(out, RUNTIMES["msccl-executor"])  # raises MscclError if the XML is wrong
     assert report.ngpus == 4 and report.collective == "allgather"
     # a runtime limit the schedule cannot meet is a one-line error, not a file
     assert rc.exports.export_msccl(tmp_path / "bad.xml", runtime="no-such-runtime") is None

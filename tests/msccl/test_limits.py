@@ -10,9 +10,9 @@ from solver import solve
 from solver.cli import main
 from solver.io import formats
 from solver.model.topology import Link, Node, Topology
-from solver.msccl import check_file, export_xml
+from solver.msccl import ExportOptions, check_file, export_xml
 from solver.msccl.limits import check_fits, check_rank_count
-from solver.msccl.runtimes import MscclError
+from solver.msccl.runtimes import RUNTIMES, MscclError
 
 
 def star(n: int) -> Topology:
@@ -32,7 +32,7 @@ def star66():
 
 def test_rccl_threadblock_limit_is_named_before_building(star66):
     with pytest.raises(MscclError) as info:
-        export_xml(star66, "rccl")
+        export_xml(star66, ExportOptions(RUNTIMES["rccl"]))
     text = str(info.value)
     assert "65 peers" in text and "MSCCL_MAX_NUM_THREAD_BLOCKS" in text
     assert "msccl_struct.h:18" in text and "\n" not in text
@@ -40,19 +40,19 @@ def test_rccl_threadblock_limit_is_named_before_building(star66):
 
 def test_the_executor_takes_the_same_schedule(star66):
     ranks = list(star66.topology.compute_ids)
-    check_fits(star66, "msccl-executor", ranks)  # 1024 threadblocks per rank there
-    check_fits(star66, "msccl-legacy", ranks)
+    check_fits(star66, RUNTIMES["msccl-executor"], ranks)  # 1024 threadblocks per rank there
+    check_fits(star66, RUNTIMES["msccl-legacy"], ranks)
 
 
 def test_rank_count_limit():
-    check_rank_count(1024, "msccl-executor")
+    check_rank_count(1024, RUNTIMES["msccl-executor"])
     for runtime, cite in (
         ("msccl-executor", "msccl_parser.h:22"),
         ("rccl", "msccl_parser.h:22"),
         ("msccl-legacy", "xml.h:18"),
     ):
         with pytest.raises(MscclError, match="MAX_SUBS") as info:
-            check_rank_count(1025, runtime)
+            check_rank_count(1025, RUNTIMES[runtime])
         assert cite in str(info.value)
 
 
@@ -82,24 +82,22 @@ def test_the_cli_exports_a_shaped_schedule_and_says_what_it_costs(tmp_path, caps
         "at most 8 partners per GPU on each: algbw 101.538 GB/s (exact 1320/13) against 101.538 GB/s unshaped (exact 1320/13), 0% less"
         in text
     )
-    assert check_file(out, "rccl").threadblocks == 9
+    assert check_file(out, RUNTIMES["rccl"]).threadblocks == 9
 
 
 def test_too_large_to_execute_is_refused_before_building(star66, monkeypatch):
     from solver.msccl import limits
 
     ranks = list(star66.topology.compute_ids)
-    check_fits(star66, "msccl-executor", ranks)
+    check_fits(star66, RUNTIMES["msccl-executor"], ranks)
     monkeypatch.setattr(limits.interpreter, "CLOCK_OPS", 1000)
     with pytest.raises(MscclError, match="too large for the symbolic execution") as info:
-        check_fits(star66, "msccl-executor", ranks)
+        check_fits(star66, RUNTIMES["msccl-executor"], ranks)
     assert "limits allow it" in str(info.value) and "\n" not in str(info.value)
 
 
 def test_the_cli_shapes_to_fewer_partners_until_the_program_fits(tmp_path, capsys, monkeypatch):
     from dataclasses import replace
-
-    from solver.msccl.runtimes import RUNTIMES
 
     # a runtime of 12 threadblocks per rank: 16 partners (17 threadblocks) do not fit, 8 do
     monkeypatch.setitem(RUNTIMES, "rccl", replace(RUNTIMES["rccl"], max_threadblocks=12))
@@ -113,4 +111,4 @@ def test_the_cli_shapes_to_fewer_partners_until_the_program_fits(tmp_path, capsy
     text = capsys.readouterr().out
     assert "not written: rank g0 sends to or receives from 16 peers" in text
     assert "shaping to 8 partners per GPU" in text and "at most 8 partners per GPU" in text
-    assert check_file(out, "rccl").threadblocks <= 12
+    assert check_file(out, RUNTIMES["rccl"]).threadblocks <= 12

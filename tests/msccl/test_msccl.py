@@ -12,6 +12,7 @@ from bfs_schedules import bfs_schedule
 import solver
 from solver.io.templates import dgx_a100, mi250, ring
 from solver.msccl import (
+    ExportOptions,
     MscclError,
     build_program,
     check_file,
@@ -43,8 +44,8 @@ def solved(name: str, collective: str, k):
 @pytest.mark.parametrize("runtime", list(RUNTIMES))
 def test_solved_k1_exports_pass_checker(fabric, collective, runtime):
     s = solved(fabric, collective, 1)
-    text = export_xml(s, runtime)  # export_xml checks; check again explicitly
-    report = check_xml(text, runtime)
+    text = export_xml(s, ExportOptions(RUNTIMES[runtime]))  # checks; check again explicitly
+    report = check_xml(text, RUNTIMES[runtime])
     root = ET.fromstring(text)
     n = len(s.topology.compute_ids)
     assert report.ngpus == n and root.get("ngpus") == str(n)
@@ -70,17 +71,17 @@ def test_solved_k1_exports_pass_checker(fabric, collective, runtime):
 
 def test_reduce_scatter_names_per_runtime():
     s = solved("dgx2", "reduce-scatter", 1)
-    assert 'coll="reducescatter"' in export_xml(s, "msccl-executor")
-    assert 'coll="reducescatter"' in export_xml(s, "rccl")
-    assert 'coll="reduce_scatter"' in export_xml(s, "msccl-legacy")
+    assert 'coll="reducescatter"' in export_xml(s, ExportOptions(RUNTIMES["msccl-executor"]))
+    assert 'coll="reducescatter"' in export_xml(s, ExportOptions(RUNTIMES["rccl"]))
+    assert 'coll="reduce_scatter"' in export_xml(s, ExportOptions(RUNTIMES["msccl-legacy"]))
 
 
 def test_optimal_k_schedule_exports_with_chunk_ranges():
     s = solved("dgx2", "allgather", None)
     assert s.k == 13
-    program = build_program(s, "msccl-executor")
+    program = build_program(s, ExportOptions(RUNTIMES["msccl-executor"]))
     assert program.nchunksperloop == 16 * 13
-    report = check_xml(to_xml(program), "msccl-executor")
+    report = check_xml(to_xml(program), RUNTIMES["msccl-executor"])
     assert report.max_steps <= 64
     # a tree of multiplicity m sends its m chunks as one step
     counts = {st.cnt for g in program.gpus for tb in g.tbs for st in tb.steps if st.type == "s"}
@@ -92,7 +93,9 @@ def test_hand_made_schedules_all_collectives_and_instances():
         for coll in COLLECTIVES:
             s = bfs_schedule(topo, coll)
             for instances in (1, 2):
-                text = export_xml(s, "msccl-executor", instances=instances, proto="LL128")
+                text = export_xml(
+                    s, ExportOptions(RUNTIMES["msccl-executor"], instances=instances, proto="LL128")
+                )
                 root = ET.fromstring(text)
                 assert root.get("proto") == "LL128"
                 assert int(root.get("nchunksperloop")) == len(topo.compute_ids) * instances
@@ -113,65 +116,57 @@ def test_rank_order_is_applied_and_checked(tmp_path):
     topo = ring(4)
     s = bfs_schedule(topo)
     order = list(reversed(topo.compute_ids))
-    text = export_xml(s, order=order)
+    text = export_xml(s, ExportOptions(order=order))
     check_xml(text)
     default = export_xml(s)
     assert text != default
     with pytest.raises(MscclError, match="misses compute node"):
-        build_program(s, order=order[:3])
+        build_program(s, ExportOptions(order=order[:3]))
     with pytest.raises(MscclError, match="not a compute node"):
-        build_program(s, order=order[:3] + ["nope"])
+        build_program(s, ExportOptions(order=order[:3] + ["nope"]))
     with pytest.raises(MscclError, match="twice"):
-        build_program(s, order=order[:3] + order[:1])
+        build_program(s, ExportOptions(order=order[:3] + order[:1]))
 
 
-def test_limits_are_named_when_the_schedule_cannot_fit(monkeypatch):
+def test_limits_are_named_when_the_schedule_cannot_fit():
     from dataclasses import replace
 
-    from solver.msccl import runtimes
-
     # few steps per threadblock: connections spread over more channels, until channels run out
-    real = runtimes.RUNTIMES["msccl-executor"]
+    real = RUNTIMES["msccl-executor"]
     tiny = replace(real, max_steps=4, max_channels=3)
-    monkeypatch.setitem(runtimes.RUNTIMES, "msccl-executor", tiny)
     s = solved("dgx2", "allreduce", None)
     with pytest.raises(
         MscclError,
         match=r"channels, more than the msccl-executor limit 3 \(MAXCHANNELS, src/include/device.h:65 "
         r".*\); export a schedule with fewer trees \(--max-trees-per-root 1; this one has k=13\)",
     ):
-        build_program(s, "msccl-executor")
+        build_program(s, ExportOptions(tiny))
     roomy = replace(real, max_steps=4)
-    monkeypatch.setitem(runtimes.RUNTIMES, "msccl-executor", roomy)
-    report = check_xml(to_xml(build_program(s, "msccl-executor")), "msccl-executor")
+    report = check_xml(to_xml(build_program(s, ExportOptions(roomy))), roomy)
     assert report.max_steps <= 4 and report.nchannels > 3
     few_tbs = replace(real, max_threadblocks=2)
-    monkeypatch.setitem(runtimes.RUNTIMES, "msccl-executor", few_tbs)
     with pytest.raises(
         MscclError,
         match=r"threadblocks, more than the msccl-executor limit 2 \(MSCCL_MAX_NUM_THREAD_BLOCKS",
     ):
-        build_program(solved("dgx2", "allgather", 1), "msccl-executor")
+        build_program(solved("dgx2", "allgather", 1), ExportOptions(few_tbs))
 
 
-def test_xml_element_limit_is_named(monkeypatch):
+def test_xml_element_limit_is_named():
     from dataclasses import replace
 
-    from solver.msccl import runtimes
-
-    small = replace(runtimes.RUNTIMES["rccl"], max_nodes=20)
-    monkeypatch.setitem(runtimes.RUNTIMES, "rccl", small)
+    small = replace(RUNTIMES["rccl"], max_nodes=20)
     with pytest.raises(
         MscclError, match=r"XML elements, more than the rccl reader keeps \(19; MAX_NODES"
     ):
-        build_program(solved("dgx2", "allreduce", 1), "rccl")
+        build_program(solved("dgx2", "allreduce", 1), ExportOptions(small))
 
 
 def test_write_xml_is_checked_and_atomic(tmp_path):
     out = tmp_path / "ag.xml"
-    report = write_xml(out, bfs_schedule(ring(4)), "rccl")
+    report = write_xml(out, bfs_schedule(ring(4)), ExportOptions(RUNTIMES["rccl"]))
     assert out.exists() and "ok: allgather" in report.summary()
-    check_file(out, "rccl")
+    check_file(out, RUNTIMES["rccl"])
     (tmp_path / "plain").write_text("a file, not a folder")
     with pytest.raises(MscclError, match="cannot write"):
         write_xml(tmp_path / "plain" / "ag.xml", bfs_schedule(ring(4)))
@@ -194,7 +189,7 @@ def test_xml_round_trip_through_parser():
     ],
 )
 def test_hand_written_good_xmls_pass(name):
-    check_file(DATA / name, "msccl-executor")
+    check_file(DATA / name, RUNTIMES["msccl-executor"])
 
 
 @pytest.mark.parametrize(
@@ -235,7 +230,7 @@ def test_hand_written_good_xmls_pass(name):
 )
 def test_broken_xmls_fail_clearly(name, message):
     with pytest.raises(MscclError, match=message) as info:
-        check_file(DATA / name, "msccl-executor")
+        check_file(DATA / name, RUNTIMES["msccl-executor"])
     assert "\n" not in str(info.value)
 
 
@@ -314,7 +309,7 @@ def test_checker_rules_on_mutations(good_text):
     ]
     for pattern, repl, message in cases:
         with pytest.raises(MscclError, match=re.escape(message)) as info:
-            check_xml(_mutate(good_text, pattern, repl), "msccl-executor")
+            check_xml(_mutate(good_text, pattern, repl), RUNTIMES["msccl-executor"])
         assert str(info.value).startswith("<xml>: ")
 
 
@@ -326,12 +321,12 @@ def test_what_the_runtime_accepts_passes(good_text):
         ('inplace="1"', 'inplace="0"'),
         ('s_chunks="0"', 's_chunks="1000000000"'),  # never allocated: memory is sparse
     ]:
-        report = check_xml(_mutate(good_text, pattern, repl), "msccl-executor")
+        report = check_xml(_mutate(good_text, pattern, repl), RUNTIMES["msccl-executor"])
         assert report.notes == []
     both_off = _mutate(
         _mutate(good_text, 'inplace="1"', 'inplace="0"'), 'outofplace="1"', 'outofplace="0"'
     )
-    report = check_xml(both_off, "msccl-executor")
+    report = check_xml(both_off, RUNTIMES["msccl-executor"])
     assert report.modes == () and "never picks this algorithm" in report.notes[0]
     moved = _mutate(good_text, ' s="1" ', ' s="7" ')
     assert "the kernel numbers steps by position" in check_xml(moved).notes[0]
@@ -342,7 +337,7 @@ def test_what_the_runtime_accepts_passes(good_text):
     with pytest.raises(
         MscclError, match=re.escape("minBytes -5 is negative [src/graph/topo.cc:811]")
     ):
-        check_xml(legacy, "msccl-legacy")
+        check_xml(legacy, RUNTIMES["msccl-legacy"])
 
 
 def test_checker_rejects_malformed_and_missing_attributes(tmp_path):
@@ -359,13 +354,16 @@ def test_checker_rejects_malformed_and_missing_attributes(tmp_path):
 
 def test_legacy_allows_more_steps_than_executor():
     s = solved("mi2", "allreduce", 2)
-    legacy = build_program(s, "msccl-legacy")
-    executor = build_program(s, "msccl-executor")
+    legacy = build_program(s, ExportOptions(RUNTIMES["msccl-legacy"]))
+    executor = build_program(s, ExportOptions(RUNTIMES["msccl-executor"]))
     assert legacy.max_steps() > 64 >= executor.max_steps()
     with pytest.raises(
         MscclError, match=r"s=64 must be between 0 and 63 \(MSCCL_MAX_NUM_STEPS 64\)"
     ):
-        check_xml(to_xml(legacy).replace('coll="allreduce"', 'coll="allreduce"'), "msccl-executor")
+        check_xml(
+            to_xml(legacy).replace('coll="allreduce"', 'coll="allreduce"'),
+            RUNTIMES["msccl-executor"],
+        )
 
 
 def test_malformed_schedules_refused():
@@ -391,13 +389,15 @@ def test_rccl_exports_avoid_full_ops(collective):
     """RCCL's launch refuses rrc/rcs/rrs/rrcs (msccl_setup.cc:430-437): its exports receive into
     scratch and reduce with re; msccl-executor keeps the single rrc step."""
     s = solved("mi2", collective, 1)
-    rccl = export_xml(s, "rccl")
+    rccl = export_xml(s, ExportOptions(RUNTIMES["rccl"]))
     assert not re.search(r'type="(rrc|rcs|rrs|rrcs)"', rccl)
-    assert 'type="re"' in rccl and check_xml(rccl, "rccl").notes == []
-    executor = export_xml(s, "msccl-executor")
+    assert 'type="re"' in rccl and check_xml(rccl, RUNTIMES["rccl"]).notes == []
+    executor = export_xml(s, ExportOptions(RUNTIMES["msccl-executor"]))
     assert 'type="rrc"' in executor and 'type="re"' not in executor
     # the same XML with full ops would load in RCCL but be refused at launch: a warning
-    report = check_xml(executor.replace('coll="reducescatter"', 'coll="reducescatter"'), "rccl")
+    report = check_xml(
+        executor.replace('coll="reducescatter"', 'coll="reducescatter"'), RUNTIMES["rccl"]
+    )
     assert any("full op" in note for note in report.notes)
 
 
@@ -420,11 +420,11 @@ def test_ids_that_xml_cannot_hold_are_escaped_when_writing(tmp_path):
         tuple(Link(rid(ln.source), rid(ln.target), ln.bandwidth) for ln in base.links),
     )
     path = tmp_path / "x.xml"
-    write_xml(path, bfs_schedule(topo, "allreduce"), "rccl")
+    write_xml(path, bfs_schedule(topo, "allreduce"), ExportOptions(RUNTIMES["rccl"]))
     raw = path.read_bytes()
     text = raw.decode("utf-8")  # strict: no surrogate made it into the file
     assert "0=g\\ud800" in text and "1=g\\u0001b" in text and "2=g\\u001b[2J" in text
     assert not any(ord(c) < 0x20 and c not in "\n" for c in text)
     name = ET.fromstring(text).get("name")
     assert len(name) <= 254 and name.startswith("forestcoll allreduce evil\\ud800\\u0001")
-    check_file(path, "rccl")
+    check_file(path, RUNTIMES["rccl"])

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from solver.msccl import MscclError, check_xml
+from solver.msccl.runtimes import RUNTIMES
 
 
 def _step(s, kind, sbuf="i", soff=0, dbuf="o", doff=0, depid=-1, deps=-1, hasdep=0):
@@ -101,7 +102,7 @@ def scatter(root=2, n=3):
     ],
 )
 def test_rooted_collectives_are_verified_for_the_root_they_serve(text, collective):
-    report = check_xml(text, "rccl")
+    report = check_xml(text, RUNTIMES["rccl"])
     assert report.collective == collective and report.verified
     assert "result verified" in report.summary()
 
@@ -133,12 +134,12 @@ def test_rooted_collectives_are_verified_for_the_root_they_serve(text, collectiv
 )
 def test_broken_rooted_collectives_fail_naming_rank_and_step(text, message):
     with pytest.raises(MscclError, match=message):
-        check_xml(text, "rccl")
+        check_xml(text, RUNTIMES["rccl"])
 
 
 def test_send_recv_alltoallv_are_executed_but_not_verified():
     text = reduce().replace('coll="reduce"', 'coll="alltoallv"')
-    report = check_xml(text, "rccl")
+    report = check_xml(text, RUNTIMES["rccl"])
     assert not report.verified and "result not verified (run-time sizes)" in report.summary()
     # executed all the same: a deadlock is still found
     stuck = re.sub(r'type="s"', 'type="nop"', text, count=1)
@@ -146,9 +147,11 @@ def test_send_recv_alltoallv_are_executed_but_not_verified():
         MscclError,
         match=r"deadlock after \d+ steps: rank 0 tb 0 step 0 \(rrc\) waits for a message",
     ):
-        check_xml(stuck, "rccl")
+        check_xml(stuck, RUNTIMES["rccl"])
     for coll in ("send", "recv"):
-        assert not check_xml(text.replace('coll="alltoallv"', f'coll="{coll}"'), "rccl").verified
+        assert not check_xml(
+            text.replace('coll="alltoallv"', f'coll="{coll}"'), RUNTIMES["rccl"]
+        ).verified
 
 
 def test_legacy_has_no_gather_or_scatter():
@@ -158,5 +161,5 @@ def test_legacy_has_no_gather_or_scatter():
     ):
         check_xml(
             gather().replace('minBytes="0" maxBytes="0"', 'minBytes="0" maxBytes="10"'),
-            "msccl-legacy",
+            RUNTIMES["msccl-legacy"],
         )

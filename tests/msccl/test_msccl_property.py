@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import solver
 from solver.model.topology import Link, Node, Topology
-from solver.msccl import check_xml, export_xml
+from solver.msccl import ExportOptions, check_xml, export_xml
 from solver.msccl.runtimes import RUNTIMES
 
 BANDWIDTHS = (Fraction(1), Fraction(2), Fraction(5, 2), Fraction(4))
@@ -47,8 +47,8 @@ def fabrics(draw):
 )
 def test_random_fabric_exports_pass_checker(topo, k, collective):
     schedule = solver.solve(topo, collective, max_trees_per_root=k)
-    for runtime in RUNTIMES:
-        text = export_xml(schedule, runtime)
+    for runtime in RUNTIMES.values():
+        text = export_xml(schedule, ExportOptions(runtime))
         report = check_xml(text, runtime)
         assert report.ngpus == len(topo.compute_ids)
         assert report.collective == collective
@@ -58,6 +58,9 @@ def test_random_fabric_exports_pass_checker(topo, k, collective):
 def test_random_fabric_instances_and_rank_orders(topo, instances, proto):
     schedule = solver.solve(topo, "allreduce", max_trees_per_root=1)
     order = list(reversed(topo.compute_ids))
-    text = export_xml(schedule, "msccl-executor", proto=proto, instances=instances, order=order)
-    report = check_xml(text, "msccl-executor")
+    text = export_xml(
+        schedule,
+        ExportOptions(RUNTIMES["msccl-executor"], proto=proto, instances=instances, order=order),
+    )
+    report = check_xml(text, RUNTIMES["msccl-executor"])
     assert report.nchannels >= instances

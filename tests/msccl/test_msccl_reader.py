@@ -17,6 +17,7 @@ import pytest
 from solver.cli import main
 from solver.msccl import MscclError, check_xml, parse_xml, to_xml
 from solver.msccl.program import Program
+from solver.msccl.runtimes import RUNTIMES
 
 REAL = Path(__file__).parents[1] / "data" / "real" / "msccl"
 
@@ -108,7 +109,7 @@ def test_reader_divergence_is_refused_naming_rule_and_line(rule, text, line, tmp
 
 
 def test_the_good_file_and_what_the_reader_reads_alike_pass():
-    assert check_xml(GOOD, "rccl").collective == "allgather"
+    assert check_xml(GOOD, RUNTIMES["rccl"]).collective == "allgather"
     alike = [
         GOOD.replace("\n", "\r\n"),  # CR is a separator to the reader (msccl_parser.cc:75, 107)
         GOOD.replace("\n  <gpu", "\n\n\n  <gpu"),
@@ -123,21 +124,22 @@ def test_the_good_file_and_what_the_reader_reads_alike_pass():
         GOOD.replace("</algo>", '<unknown a="1"><child/></unknown>\n</algo>'),  # ignored elements
     ]
     for text in alike:
-        assert check_xml(text, "rccl").collective == "allgather", text[:80]
+        assert check_xml(text, RUNTIMES["rccl"]).collective == "allgather", text[:80]
 
 
 def test_attributes_past_the_sixteenth_token_are_what_the_reader_drops():
     # seven unknown attributes after the ten read ones: 17 tokens, the 17th is ignored by both
     extra = " ".join(f'x{i}="1"' for i in range(7))
     assert (
-        check_xml(_line13(STEP.replace("/>", " " + extra + "/>")), "rccl").collective == "allgather"
+        check_xml(_line13(STEP.replace("/>", " " + extra + "/>")), RUNTIMES["rccl"]).collective
+        == "allgather"
     )
     # the same seven before 'hasdep': hasdep is the 17th token, which the reader never keeps
     moved = STEP.replace(' hasdep="0"', "").replace("/>", " " + extra + ' hasdep="0"/>')
     with pytest.raises(
         MscclError, match=r"line 13: <step> attribute 'hasdep' comes after its first 16"
     ):
-        check_xml(_line13(moved), "rccl")
+        check_xml(_line13(moved), RUNTIMES["rccl"])
     # and what the loader does not read is dropped from the program, as the reader drops it
     p = parse_xml(_line13(STEP.replace("/>", " " + extra + ' x7="1"/>')))
     assert isinstance(p, Program)
@@ -150,7 +152,7 @@ def test_character_reference_would_be_zero_to_strtol():
     text = GOOD.replace('ngpus="2"', 'ngpus="&#50;"')
     assert ET.fromstring(text).get("ngpus") == "2"
     with pytest.raises(MscclError, match=re.escape("holds the reference '&#50;'")):
-        check_xml(text, "msccl-executor")
+        check_xml(text, RUNTIMES["msccl-executor"])
 
 
 def test_exported_names_with_markup_characters_are_read_back_as_written(tmp_path):
@@ -159,9 +161,9 @@ def test_exported_names_with_markup_characters_are_read_back_as_written(tmp_path
     text = to_xml(p)
     name = re.search(r'name="([^"]*)"', text).group(1)
     assert "&" not in name and len(name.encode()) <= 254
-    assert check_xml(text, "rccl").collective == "allgather"
+    assert check_xml(text, RUNTIMES["rccl"]).collective == "allgather"
     p.comments = ["a---b----c -->", "-", "x--"]  # no '--' may reach a comment
-    assert check_xml(to_xml(p), "rccl").collective == "allgather"
+    assert check_xml(to_xml(p), RUNTIMES["rccl"]).collective == "allgather"
 
 
 @pytest.mark.parametrize("path", sorted(REAL.glob("*.xml"))[:4], ids=lambda p: p.name)

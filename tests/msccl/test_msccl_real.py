@@ -19,6 +19,7 @@ import pytest
 from solver.cli import main
 from solver.msccl import MscclError, check_xml, parse_xml, to_xml
 from solver.msccl.interpreter import MAX_FILE_BYTES
+from solver.msccl.runtimes import RUNTIMES
 
 REAL = Path(__file__).parents[1] / "data" / "real" / "msccl"
 FILES = sorted(REAL.glob("*.xml"))
@@ -178,13 +179,13 @@ def _small(c=2, n=2, s=0):
 def test_hostile_sizes_are_refused_quickly_naming_the_limit(text, message):
     start = time.perf_counter()
     with pytest.raises(MscclError, match=re.escape(message)):
-        check_xml(text, "rccl")
+        check_xml(text, RUNTIMES["rccl"])
     assert time.perf_counter() - start < 30  # minutes and gigabytes before the limits
 
 
 def test_small_hostile_file_is_fine_with_huge_scratch():
     # s_chunks is never allocated (memory is sparse), so a big one costs nothing
-    report = check_xml(_small(s=1_000_000_000), "rccl")
+    report = check_xml(_small(s=1_000_000_000), RUNTIMES["rccl"])
     assert report.collective == "allgather"
 
 
@@ -214,12 +215,12 @@ def test_dependency_on_step_minus_one_waits_for_the_first_flag():
         MscclError,
         match=r"deadlock after \d+ steps: rank 0 tb 1 step 0 \(cpy\) waits for tb 0 step -1",
     ):
-        check_xml(text, "rccl")
+        check_xml(text, RUNTIMES["rccl"])
     signalled = text.replace(
         'type="r" srcbuf="i" srcoff="0" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"',
         'type="r" srcbuf="i" srcoff="0" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="1"',
     )
-    assert check_xml(signalled, "rccl").collective == "allgather"
+    assert check_xml(signalled, RUNTIMES["rccl"]).collective == "allgather"
 
 
 def test_random_mutations_of_a_real_file_give_one_line_errors():
@@ -254,7 +255,12 @@ def test_random_mutations_of_a_real_file_give_one_line_errors():
             new = rng.choice(values) if re.fullmatch(r"-?\d+", text[a:b]) else rng.choice(words)
             text = text[:a] + new + text[b:]
         try:
-            check_xml(text, rng.choice(["rccl", "msccl-executor", "msccl-legacy"]))
+            check_xml(
+                text,
+                rng.choice(
+                    [RUNTIMES["rccl"], RUNTIMES["msccl-executor"], RUNTIMES["msccl-legacy"]]
+                ),
+            )
             outcomes["pass"] += 1
         except MscclError as exc:
             assert "\n" not in str(exc)
@@ -279,6 +285,6 @@ def test_what_the_runtime_reader_cannot_read_is_refused(tmp_path, capsys):
         assert code == 2 and message in err and err.count("\n") == 1, err
     # tabs inside comments and attribute values are not between tokens
     fine = good.replace('name="x"', 'name="a\tb"').replace("<gpu", "<!-- \t --><gpu", 1)
-    assert check_xml(fine, "rccl").collective == "allgather"
+    assert check_xml(fine, RUNTIMES["rccl"]).collective == "allgather"
     assert _run(["check-xml", tmp_path / "nothing.xml"], capsys)[0] == 2
     assert _run(["check-xml", tmp_path], capsys)[0] == 2

@@ -18,8 +18,17 @@ import pytest
 
 import solver
 from solver.io.templates import dgx_h100_rail, mi250
-from solver.msccl import MscclError, build_program, check_program, check_xml, parse_xml, to_xml
+from solver.msccl import (
+    ExportOptions,
+    MscclError,
+    build_program,
+    check_program,
+    check_xml,
+    parse_xml,
+    to_xml,
+)
 from solver.msccl.program import Gpu, Program, Step, Threadblock
+from solver.msccl.runtimes import RUNTIMES
 
 _CACHE: dict = {}
 
@@ -28,7 +37,7 @@ def rail16(collective: str, runtime: str) -> str:
     key = (collective, runtime)
     if key not in _CACHE:
         schedule = solver.solve(dgx_h100_rail(16), collective, max_trees_per_root=1)
-        _CACHE[key] = to_xml(build_program(schedule, runtime))
+        _CACHE[key] = to_xml(build_program(schedule, ExportOptions(RUNTIMES[runtime])))
     return _CACHE[key]
 
 
@@ -39,7 +48,7 @@ def steps_of(program: Program, rank: int):
 
 def test_128_rank_allgather_passes_and_mutations_deep_inside_are_refused():
     text = rail16("allgather", "msccl-executor")
-    report = check_xml(text, "msccl-executor")
+    report = check_xml(text, RUNTIMES["msccl-executor"])
     assert report.ngpus == 128 and report.steps_executed == 32640 and report.verified
 
     # a forwarding send on rank 77 that no longer waits for the receive of its chunk
@@ -54,14 +63,14 @@ def test_128_rank_allgather_passes_and_mutations_deep_inside_are_refused():
         MscclError,
         match=rf"rank 77 tb {tb.id} step {st.s} \(s\) reads o\[\d+\] (before anything|written by rank 77)",
     ):
-        check_program(p, "msccl-executor")
+        check_program(p, RUNTIMES["msccl-executor"])
 
     # a receive on rank 100 dropped (the step becomes a nop): its sender's chunk is never taken
     p = parse_xml(text)
     tb, st = next((tb, st) for tb, st in steps_of(p, 100) if st.type == "r" and st.hasdep == 0)
     st.type, st.cnt = "nop", 0
     with pytest.raises(MscclError, match=r"deadlock|never received|wrong result"):
-        check_program(p, "msccl-executor")
+        check_program(p, RUNTIMES["msccl-executor"])
 
     # a receive on rank 5 writing one chunk further on: a wrong result names the rank and chunk
     p = parse_xml(text)
@@ -74,7 +83,7 @@ def test_128_rank_allgather_passes_and_mutations_deep_inside_are_refused():
     with pytest.raises(
         MscclError, match=r"rank 5 .*(overwrites|wrong result: rank 5 output chunk)"
     ):
-        check_program(p, "msccl-executor")
+        check_program(p, RUNTIMES["msccl-executor"])
 
 
 def _round_trip(answer_first: bool) -> Program:
@@ -84,7 +93,7 @@ def _round_trip(answer_first: bool) -> Program:
     ``answer_first``, sends before it receives: nothing orders the read and the overwrite."""
 
     def step(s, kind, src, dst, depid=-1, deps=-1, hasdep=0):
-        return Step(s, kind, src[0], src[1], dst[0], dst[1], 1, depid, deps, hasdep)
+        return Step(kind, *src, *dst, 1, s=s, depid=depid, deps=deps, hasdep=hasdep)
 
     rank1 = [step(0, "r", ("i", 0), ("o", 0)), step(1, "s", ("o", 0), ("o", 0))]
     if answer_first:
@@ -108,19 +117,19 @@ def _round_trip(answer_first: bool) -> Program:
 
 def test_an_ordering_through_another_rank_is_found_and_its_absence_is_a_race():
     text = to_xml(_round_trip(answer_first=False))
-    report = check_xml(text, "msccl-executor")
+    report = check_xml(text, RUNTIMES["msccl-executor"])
     assert report.steps_executed == 5
     with pytest.raises(
         MscclError,
         match=r"rank 0 tb 1 step 0 \(r\) overwrites o\[0\] (written by rank 0 tb 2|while rank 0 tb 0) .*\(a race\)",
     ):
-        check_xml(to_xml(_round_trip(answer_first=True)), "msccl-executor")
+        check_xml(to_xml(_round_trip(answer_first=True)), RUNTIMES["msccl-executor"])
 
 
 def test_rccl_allreduce_orders_its_receives_inside_the_rank_and_is_correct_without_that():
     schedule = solver.solve(mi250(2), "allreduce", max_trees_per_root=1)
-    program = build_program(schedule, "rccl")
-    check_program(program, "rccl")
+    program = build_program(schedule, ExportOptions(RUNTIMES["rccl"]))
+    check_program(program, RUNTIMES["rccl"])
     # the allgather's receives (type r into the output) that wait on a send of the same rank
     sends = {
         (g.id, tb.id, st.s): st
@@ -139,7 +148,7 @@ def test_rccl_allreduce_orders_its_receives_inside_the_rank_and_is_correct_witho
     assert waiting, "no allgather receive waits for the rank's own partial-sum send"
     for st in waiting:
         st.depid, st.deps = -1, -1
-    report = check_program(program, "rccl")  # the order through the other ranks is found
+    report = check_program(program, RUNTIMES["rccl"])  # the order through the other ranks is found
     assert report.verified
 
 
@@ -213,7 +222,8 @@ def _reference_xml(program: Program) -> str:
 @pytest.mark.parametrize("runtime", ["msccl-executor", "rccl", "msccl-legacy"])
 def test_the_xml_writer_gives_elementtree_text(runtime):
     schedule = solver.solve(mi250(2), "allreduce", max_trees_per_root=1)
-    program = build_program(schedule, runtime, name='odd & "name" <x>\tend')
+    options = ExportOptions(RUNTIMES[runtime], name='odd & "name" <x>\tend')
+    program = build_program(schedule, options)
     assert to_xml(program) == _reference_xml(program)
     odd = _round_trip(False)
     odd.comments = ["a -- b", "ctrl \x01"]
@@ -230,4 +240,4 @@ def test_the_search_through_other_ranks_is_bounded(monkeypatch):
 
     monkeypatch.setattr(interpreter, "SEARCH_BUDGET", 1)
     with pytest.raises(MscclError, match=r"more than 1 events of search: too costly to check here"):
-        check_xml(to_xml(_round_trip(answer_first=False)), "msccl-executor")
+        check_xml(to_xml(_round_trip(answer_first=False)), RUNTIMES["msccl-executor"])

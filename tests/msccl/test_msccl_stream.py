@@ -13,7 +13,7 @@ import pytest
 
 from solver.msccl import MscclError, check_xml, parse_xml
 from solver.msccl.interpreter import connection_pieces, max_allowed_count
-from solver.msccl.runtimes import runtime
+from solver.msccl.runtimes import RUNTIMES
 
 HEAD = (
     '<algo name="x" proto="{proto}" nchannels="1" nchunksperloop="6" ngpus="2" coll="allgather" '
@@ -50,33 +50,33 @@ def test_send_then_receive_of_three_chunks_deadlocks_both_ways(split):
         MscclError,
         match=r"deadlock after \d+ steps: rank 0 tb 0 step \d \(s\).* waits for rank 1 to receive",
     ):
-        check_xml(_program(split), "rccl")
+        check_xml(_program(split), RUNTIMES["rccl"])
     # a connection of three calls would hold it (the override is in calls)
-    assert check_xml(_program(split), "rccl", fifo_capacity=3).collective == "allgather"
+    assert check_xml(_program(split), RUNTIMES["rccl"], fifo_capacity=3).collective == "allgather"
 
 
 def test_the_streamed_send_is_reported_at_its_piece():
     with pytest.raises(
         MscclError, match=r"rank 0 tb 0 step 0 \(s\) at piece 3 of 3 waits for rank 1 to receive"
     ):
-        check_xml(_program(False), "msccl-executor")
+        check_xml(_program(False), RUNTIMES["msccl-executor"])
 
 
 def test_small_messages_move_the_three_chunks_in_one_call():
     # maxBytes 6 KiB over 6 chunks: 1 KiB per chunk, maxAllowedCount 71 -> cnt=3 is one call,
     # which fits the connection; three cnt=1 steps are still three calls and deadlock
-    assert check_xml(_program(False, max_bytes=6144), "rccl").collective == "allgather"
+    assert check_xml(_program(False, max_bytes=6144), RUNTIMES["rccl"]).collective == "allgather"
     with pytest.raises(MscclError, match="deadlock"):
-        check_xml(_program(True, max_bytes=6144), "rccl")
+        check_xml(_program(True, max_bytes=6144), RUNTIMES["rccl"])
 
 
 def test_ll_connections_hold_eight_calls():
-    assert check_xml(_program(False, proto="LL"), "rccl").collective == "allgather"
-    assert check_xml(_program(True, proto="LL"), "rccl").collective == "allgather"
+    assert check_xml(_program(False, proto="LL"), RUNTIMES["rccl"]).collective == "allgather"
+    assert check_xml(_program(True, proto="LL"), RUNTIMES["rccl"]).collective == "allgather"
 
 
 def test_max_allowed_count_follows_msccl_setup():
-    rccl, executor = runtime("rccl"), runtime("msccl-executor")
+    rccl, executor = RUNTIMES["rccl"], RUNTIMES["msccl-executor"]
     p = parse_xml(_program(False))
     assert max_allowed_count(rccl, p, "allgather") == 1  # maxBytes 0: no upper limit
     # RCCL's allpairs Simple: maxBytes 11534336 over 512 chunks = 22528 B; chunk 4 MiB/8 x 4 = 2 MiB
@@ -115,5 +115,5 @@ def test_forwarding_streams_piece_by_piece():
         )
         + "</algo>"
     )
-    report = check_xml(text, "rccl")
+    report = check_xml(text, RUNTIMES["rccl"])
     assert report.collective == "broadcast" and report.steps_executed == 4

@@ -16,7 +16,8 @@ from solver import solve
 from solver.algorithm.verify import verify_schedule
 from solver.io.templates import dgx_h100_rail
 from solver.model.errors import SolverError
-from solver.msccl import MscclError, build_program, check_program, shape
+from solver.msccl import ExportOptions, MscclError, build_program, check_program, shape
+from solver.msccl.runtimes import RUNTIMES
 from solver.msccl.shaping import shaped_fabric, window
 
 
@@ -71,9 +72,9 @@ def test_the_shaped_schedule_is_verified_on_the_real_fabric_and_its_cost_exact(r
     assert max(len(p) for p in partners(s).values()) <= 4  # windows of 2: 2 + 2
     assert shaped.optimum == shaped.shaped_optimum == rail8.optimal_algbw_exact == Fraction(3200, 7)
     assert s.algbw_exact == 400 and shaped.cost == Fraction(1, 8)
-    program = build_program(s, "rccl")
+    program = build_program(s, ExportOptions(RUNTIMES["rccl"]))
     assert program.num_threadblocks() <= 6
-    check_program(program, "rccl")
+    check_program(program, RUNTIMES["rccl"])
 
 
 def test_a_forged_shaped_schedule_fails_the_verifier(rail8):
