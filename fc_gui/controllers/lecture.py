@@ -11,7 +11,6 @@ layout, layers and text sizes come back as they were).
 
 from __future__ import annotations
 
-import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,9 +18,9 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog
 
+from fc_gui.controllers.background import BackgroundTask
 from fc_gui.controllers.figure import DEFAULT_WIDTH, figure_data, save_figure
 from fc_gui.controllers.file_actions import with_positions
-from fc_gui.controllers.solve_worker import BackgroundTask
 from fc_gui.model.commands import SetDisabledCommand
 from fc_gui.model.lecture import (
     PRESETS,
@@ -129,7 +128,6 @@ class LectureController(QObject):
         self.task = BackgroundTask(self)
         self.task.done.connect(self._on_compared)
         self.task.failed.connect(self._on_compare_failed)
-        self._cancel = threading.Event()
         self._saved: dict = {}
         self.results.schedule_changed.connect(self._on_schedule)
         self.results.switch_bounds_changed.connect(self._on_switch_bounds)
@@ -275,10 +273,8 @@ class LectureController(QObject):
         plan = self.plan
         if plan is None:
             return
-        self.task.abandon()
-        self._cancel = cancel = threading.Event()
         schedule, size = plan.schedule, plan.compare_size
-        self.task.start(lambda: compare(schedule, size, cancel), cancel=cancel)
+        self.task.start(lambda progress, cancel: compare(schedule, size, cancel))
 
     def set_compare_size(self, size: int) -> None:
         """Simulate the comparison at ``size`` bytes (the panel's size box)."""
@@ -305,7 +301,7 @@ class LectureController(QObject):
         self._rebuild()
 
     def _on_compare_failed(self, message: str) -> None:
-        if self.active and not self._cancel.is_set():
+        if self.active:
             self.results.status(f"Lecture: ring comparison failed: {message}", 8000)
 
     def _lesson_steps(self) -> list[LectureStep]:

@@ -15,7 +15,6 @@ simulation is run again over them.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,8 +22,8 @@ import numpy as np
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog
 
+from fc_gui.controllers.background import BackgroundTask
 from fc_gui.controllers.results_file import is_results_file
-from fc_gui.controllers.solve_worker import BackgroundTask
 from fc_gui.model.measured import (
     check_ranks,
     compare,
@@ -98,7 +97,6 @@ class MeasurementsController(QObject):
         self.tables: dict[str, ResultTable] = {}  # storage name -> table
         self.labels: dict[str, str] = {}  # storage name -> name on the plot
         self.task = BackgroundTask(self)
-        self._cancel = threading.Event()
         self._reading: str = ""
         self.task.done.connect(self._on_read)
         self.task.failed.connect(self._on_failed)
@@ -117,12 +115,10 @@ class MeasurementsController(QObject):
             )
             if not path:
                 return False
-        self.task.abandon()
-        self._cancel = threading.Event()
         n = len(self.results.doc.to_topology().compute_ids)
         self._reading = str(path)
         self.plots.set_status(f"reading {Path(path).name}…")
-        self.task.start(lambda: read_measurements(path, n), cancel=self._cancel)
+        self.task.start(lambda progress, cancel: read_measurements(path, n))
         return True
 
     def _on_read(self, outcome) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QApplication
 
+from fc_gui.controllers.background import BackgroundTask
 from fc_gui.controllers.batch import BatchRun
 from fc_gui.controllers.export_actions import ExportActions
 from fc_gui.controllers.layers_menu import LayersMenu
@@ -34,7 +35,6 @@ from fc_gui.controllers.plot_export import PlotExport
 from fc_gui.controllers.result_overlays import ResultOverlays
 from fc_gui.controllers.simulation import SimulationController
 from fc_gui.controllers.solve_menu import SolveMenu
-from fc_gui.controllers.solve_worker import BackgroundTask
 from fc_gui.controllers.solving import SolveController
 from fc_gui.model import switch_bounds as figures
 from fc_gui.model.switch_bounds import SwitchBounds, caption_line, makes_difference
@@ -222,7 +222,7 @@ class ResultsController(QObject):
                 )
 
         task.failed.connect(failed)
-        task.start(lambda: figures.compute(schedule.topology))
+        task.start(lambda progress, cancel: figures.compute(schedule.topology))
         self._bounds_tasks = [t for t in getattr(self, "_bounds_tasks", []) if t.is_running()]
         self._bounds_tasks.append(task)
 

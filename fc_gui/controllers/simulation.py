@@ -12,12 +12,11 @@ measured point has its prediction.
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
-from fc_gui.controllers.solve_worker import BackgroundTask
+from fc_gui.controllers.background import BackgroundTask
 from fc_gui.model.library_choice import chosen_library, library_text
 from fc_gui.model.measured import simulation_sizes
 from fc_gui.model.plot_series import ordered
@@ -83,12 +82,12 @@ class SimulationController(QObject):
         self.results = results
         self.plots = results.plots
         self.task = BackgroundTask(self)
-        self._cancel = threading.Event()
         self._schedule: Schedule | None = None
         self.tables: dict[str, ResultTable] = {}
         results.schedule_changed.connect(self._forget)
         self.task.done.connect(self._on_simulated)
         self.task.failed.connect(self._on_failed)
+        self.task.cancelled.connect(self._on_cancelled)
         self.task.progress.connect(self._on_progress)
         self.plots.simulate_requested.connect(self.simulate)
         self.plots.library_changed.connect(self._on_library_changed)
@@ -121,15 +120,11 @@ class SimulationController(QObject):
         self.plots.mark_library(True)
         self.library_why = why
         sizes = self.sizes(schedule)
-        self._cancel = threading.Event()
-        cancel = self._cancel
         self.plots.set_simulating(True)
-        report = self.task.report
         self.task.start(
-            lambda: simulate_schedule(
-                schedule, cancel=cancel, progress=report, library=library, sizes=sizes
-            ),
-            cancel=cancel,
+            lambda progress, cancel: simulate_schedule(
+                schedule, cancel=cancel, progress=progress, library=library, sizes=sizes
+            )
         )
 
     def _on_library_changed(self, text: str) -> None:
@@ -151,7 +146,7 @@ class SimulationController(QObject):
         self.simulate()
 
     def _on_progress(self, text: str, fraction: float) -> None:
-        if self.task.is_running() and not self._cancel.is_set():
+        if self.task.is_running():
             self.plots.set_status(f"{text}: {100 * fraction:.0f} %")
 
     def _on_simulated(self, sw: Sweep) -> None:
@@ -190,11 +185,12 @@ class SimulationController(QObject):
             if had:
                 self.shown.emit()
 
+    def _on_cancelled(self) -> None:
+        self.plots.set_simulating(False)
+        self.plots.set_status("simulation cancelled")
+
     def _on_failed(self, message: str) -> None:
         self.plots.set_simulating(False)
-        if self._cancel.is_set():
-            self.plots.set_status("simulation cancelled")
-            return
         self.plots.set_status("simulation failed")
         self.results.report_error(message, title="Simulation failed")
 

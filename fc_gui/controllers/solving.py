@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer
 
-from fc_gui.controllers.solve_worker import JitWarmup, SolveWorker
+from fc_gui.controllers.background import BackgroundTask
+from fc_gui.controllers.solve_jobs import SolveOutcome, default_solve, solve_job, warmup_job
 from fc_gui.model.commands import SetDisabledCommand
 from fc_gui.model.trees import tree_rows, trees_using_links
 from fc_gui.views.plots_dock import model_tables
@@ -49,14 +50,17 @@ class SolveController(QObject):
         self._solve_revision = 0
         self._auto_solve = False
         self.elapsed: float | None = None
+        self._solve_fn = solve_fn or default_solve
+        #: the keyword arguments of the last solve started (topology, collective, tree limit)
+        self.last_request: dict | None = None
 
-        self.worker = SolveWorker(solve_fn, self, prepare_fn=prepare_display)
+        self.worker = BackgroundTask(self)
         self.worker.started.connect(self._on_started)
         self.worker.progress.connect(self.panel.set_progress)
-        self.worker.finished.connect(self._on_finished)
+        self.worker.done.connect(self._on_finished)
         self.worker.failed.connect(self._on_failed)
         self.worker.cancelled.connect(self._on_cancelled)
-        self.warmup = JitWarmup(solve_fn, self)
+        self.warmup = BackgroundTask(self, daemon=True)  # compiling cannot be interrupted
         self.warmup.done.connect(
             lambda s: results.status(f"Solver ready (JIT warm-up {s:.1f} s)", 4000)
         )
@@ -73,7 +77,11 @@ class SolveController(QObject):
         self.doc.structure_changed.connect(self.update_auto_allowed)
         results.canvas.context_menu_hooks.append(self.extend_context_menu)
         if warmup:  # after the first paint: compiling/loading kernels holds the GIL at times
-            QTimer.singleShot(WARMUP_DELAY_MS, self.warmup.start)
+            QTimer.singleShot(WARMUP_DELAY_MS, self.start_warmup)
+
+    def start_warmup(self) -> None:
+        """Compile the solver's kernels in the background (a tiny solve)."""
+        self.warmup.start(warmup_job(self._solve_fn))
 
     # ------------------------------------------------------------------ solving
     def solve(
@@ -111,7 +119,12 @@ class SolveController(QObject):
         else:
             results.previous = None
         self._solve_revision = self._revision
-        self.worker.start(topology, self.panel.collective, self.panel.max_trees_per_root)
+        self.last_request = {
+            "topology": topology,
+            "collective": self.panel.collective,
+            "max_trees_per_root": self.panel.max_trees_per_root,
+        }
+        self.worker.start(solve_job(self._solve_fn, dict(self.last_request), prepare_display))
         return True
 
     def cancel(self) -> None:
@@ -135,17 +148,18 @@ class SolveController(QObject):
         self._set_running(True)
         self.results.status("Solving…")
 
-    def _on_finished(self, schedule: Schedule) -> None:
+    def _on_finished(self, outcome: SolveOutcome) -> None:
         self._set_running(False)
-        self.elapsed = self.worker.last_elapsed
+        self.elapsed = self.worker.elapsed
         stale = self._revision != self._solve_revision
+        schedule = outcome.schedule
         self.results.show_schedule(
             schedule,
             elapsed=self.elapsed,
             stale=stale,
-            prepared=self.worker.last_prepared,
+            prepared=outcome.prepared,
             staged=True,
-            split=self.worker.last_split,
+            split=(outcome.solve_s, outcome.prepare_s),
         )
         self.panel.set_status(
             f"solved in {self.elapsed:.2f} s" if self.elapsed is not None else "solved"
@@ -225,4 +239,4 @@ class SolveController(QObject):
 
     def shutdown(self, wait_ms: int = 3000) -> None:
         self._auto_timer.stop()
-        self.worker.shutdown(wait_ms)
+        self.worker.stop(wait_ms)

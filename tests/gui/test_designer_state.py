@@ -361,7 +361,7 @@ def test_cancel_stops_a_simulation_at_once(qtbot, make_results_window, monkeypat
     import time
 
     from fc_gui.controllers import simulation
-    from fc_gui.controllers.solve_worker import running_workers
+    from fc_gui.controllers.background import running_workers
 
     calls = []
     monkeypatch.setattr(simulation, "sweep", fake_sweep(30.0, True, calls))
@@ -406,19 +406,19 @@ def test_a_cancelled_simulation_that_runs_on_never_reaches_the_plot(
 def test_stop_workers_cancels_every_solve_within_a_second(qtbot):
     import time
 
-    from fc_gui.controllers.solve_worker import SolveWorker, running_workers, stop_workers
+    from fc_gui.controllers.background import BackgroundTask, running_workers, stop_workers
     from solver.model.errors import Cancelled
 
-    def long_solve(topology, cancel=None, **kwargs):
+    def long_solve(progress, cancel):
         end = time.monotonic() + 30
         while time.monotonic() < end:
             if cancel.is_set():
                 raise Cancelled("cancelled")
             time.sleep(0.01)
 
-    workers = [SolveWorker(long_solve) for _ in range(2)]
+    workers = [BackgroundTask() for _ in range(2)]
     for worker in workers:
-        worker.start(ring4())
+        worker.start(long_solve)
     qtbot.wait(100)
     assert running_workers() == 2
     t0 = time.monotonic()

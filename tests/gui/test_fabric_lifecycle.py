@@ -17,7 +17,7 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QFileDialog
 
-from fc_gui.controllers.solve_worker import BackgroundTask
+from fc_gui.controllers.background import BackgroundTask
 from fc_gui.main_window import MainWindow
 from fc_gui.model.commands import (
     AddLinkCommand,

@@ -257,7 +257,7 @@ def test_what_if_link_fails_from_the_context_menu(qtbot, make_window, errors):
     with qtbot.waitSignal(rc.schedule_changed, timeout=5000):
         actions[0].trigger()
     assert uid in w.document.disabled_links
-    solved_topo = rc.solving.worker.last_request["topology"]
+    solved_topo = rc.solving.last_request["topology"]
     assert len(solved_topo.links) == 3  # the failed link is left out of the solve
     assert rc.previous is before
     assert "What if" in rc.summary.text() and "before 266.667 GB/s" in rc.summary.text()

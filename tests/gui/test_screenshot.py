@@ -139,9 +139,9 @@ def test_run_batch_unwritable_screenshot_exits_2(qtbot, tmp_path, batch_window, 
 def test_run_batch_unexpected_solver_error_is_one_line(qtbot, batch_window, capsys, monkeypatch):
     """A non-ForestColl error (a bug) in a batch run: one error line, exit 2, no traceback
     (``forestcoll gui --solve`` turns tracebacks off: fc_gui/app.py)."""
-    from fc_gui.controllers import solve_worker
+    from fc_gui.controllers import background
 
-    monkeypatch.setattr(solve_worker, "PRINT_TRACEBACKS", False)
+    monkeypatch.setattr(background, "PRINT_TRACEBACKS", False)
     make, exits = batch_window
     w = make(FakeSolver(0.01, RuntimeError("kaboom")))
     w.results_controller.batch.run(solve=True)
