@@ -123,7 +123,7 @@ def measure(app, name: str, topology, pan: bool) -> dict:
     rc.solving.worker.done.disconnect(rc.solving._on_finished)
     rc.solving.worker.done.connect(on_finished)
     rc.solving.worker.done.connect(rc.solving._on_finished)
-    rc.schedule_changed.connect(on_shown)
+    rc.state.schedule_changed.connect(on_shown)
     rc.solving.worker.failed.connect(lambda m: done.setdefault("error", m))
     probe.start()
     t0 = time.perf_counter()

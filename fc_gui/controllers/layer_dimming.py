@@ -54,5 +54,5 @@ class LayerDimmer(QObject):
         ov = self.overlays
         for layer in (ov.cut, ov.heat, ov.disabled):
             layer.set_dimmed(dim)
-        ov.results.canvas.set_links_opacity(DIM_OPACITY if dim else 1.0)
+        ov.canvas.set_links_opacity(DIM_OPACITY if dim else 1.0)
         self.dimmed_changed.emit(dim)

@@ -10,6 +10,8 @@ from fractions import Fraction
 from typing import Any
 
 from fc_gui.controllers.background import TaskFn, print_traceback
+from fc_gui.model.trees import tree_rows, trees_using_links
+from fc_gui.views.plots_dock import model_tables
 from solver.model.schedule import Schedule
 from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
 
@@ -33,6 +35,17 @@ class SolveOutcome:
     prepared: dict | None
     solve_s: float
     prepare_s: float
+
+
+def prepare_display(schedule: Schedule) -> dict:
+    """Derived display data, computed in the worker thread so showing a result stays quick
+    (the allreduce figures of marked switches come after, from their own background task:
+    :meth:`~fc_gui.controllers.results.ResultsController.compute_switch_bounds`)."""
+    return {
+        "tree_rows": tree_rows(schedule),
+        "link_users": trees_using_links(schedule),
+        "model_tables": model_tables(schedule),
+    }
 
 
 def solve_job(

@@ -103,7 +103,7 @@ def test_run_batch_solves_then_saves_and_exits_0(qtbot, tmp_path, batch_window):
     w.results_controller.batch.run(solve=True, screenshot=str(out))
     qtbot.waitUntil(lambda: bool(exits), timeout=5000)
     assert exits == [0]
-    assert w.results_controller.schedule is not None
+    assert w.results_controller.state.schedule is not None
     assert image_stats(out)[2] > 20
 
 
