@@ -32,7 +32,10 @@ class ResultOverlays(QObject):
         self.animation = BroadcastAnimation(canvas, parent=self)
         self.link_users: dict | None = None  # trees_using_links of the shown schedule
         self.switch_line = ""  # the caption's line on marked switches (ResultsController)
-        self.dimmer = LayerDimmer(self)  # the other layers fade while a tree is animated
+        # the other layers fade while a tree is animated
+        self.dimmer = LayerDimmer(
+            self.animation, (self.cut, self.heat, self.disabled), canvas, self
+        )
 
         view = trees_view
         view.trees_selected.connect(self._on_trees_selected)
