@@ -79,7 +79,7 @@ class ResultsController(QObject):
         self.overlays = ResultOverlays(state, self.doc, canvas, self.trees_view, self)
         self.layers = LayersMenu(window.view_menu, self.overlays, canvas, self)
         self.menu = SolveMenu(state, window, panel, self.layers, self)
-        self.batch = BatchRun(state, window, lambda: self.solving.solve(), self)
+        self.batch = BatchRun(state, window, self._solve_for_batch, self)
         self.messages = ResultMessages(window, panel, self.batch)
         self.solving = SolveController(
             state, self.doc, panel, canvas, window.undo_stack, self.messages, solve_fn, warmup, self
@@ -109,6 +109,9 @@ class ResultsController(QObject):
         solving.auto_allowed_changed.connect(menu.auto_action.setEnabled)
         solving.solved.connect(self._show_solved)
         self.state.stale_changed.connect(self._grey_views)
+
+    def _solve_for_batch(self) -> bool:
+        return self.solving.solve()
 
     def _show_solved(self, outcome: SolveOutcome, elapsed: float | None, stale: bool) -> None:
         self.show_schedule(
