@@ -159,7 +159,10 @@ class _WorkerThread(QThread):
 class BackgroundTask(QObject):
     """Runs one callable at a time in a worker thread, with progress and cancel.
 
-    Signals (all in the GUI thread; none of an abandoned or superseded run)
+    Every signal arrives in the GUI thread; none comes from a run that was abandoned or
+    superseded by a new :meth:`start`.
+
+    Signals
     -------
     started()
         A run was started.
