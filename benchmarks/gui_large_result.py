@@ -44,7 +44,7 @@ def main() -> int:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from fc_gui.controllers.solving import prepare_display
+    from fc_gui.controllers.solve_jobs import prepare_display
     from fc_gui.main_window import MainWindow
     from solver import solve
     from solver.io.templates import dgx_h100_rail
@@ -78,13 +78,13 @@ def main() -> int:
 
     # the staged display runs these steps one per event-loop turn: time each one
     steps = {
-        "summary": lambda: rc.summary.set_schedule(schedule, None, previous=rc.previous),
+        "summary": lambda: rc.summary.set_schedule(schedule, None, previous=rc.state.previous),
         "bottleneck cut": rc.overlays.show_cut,
         "congestion map": rc.overlays.show_heat,
         "trees table": lambda: rc.trees_view.set_schedule(schedule, prepared.get("tree_rows")),
         "plots": lambda: rc.plots.set_schedule(schedule, prepared.get("model_tables")),
     }
-    rc.schedule = schedule
+    rc.state.schedule = schedule
     rc.overlays.link_users = prepared.get("link_users")
     took = {}
     for name, step in steps.items():

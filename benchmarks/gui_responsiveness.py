@@ -1,7 +1,7 @@
 """Event-loop delay of the designer while a solve runs in the worker thread.
 
 A 5 ms precise QTimer ticks in the GUI thread; the delay of a tick is how much later than
-scheduled it fires. While the solve of a big template runs (SolveWorker, real solver), the GUI
+scheduled it fires. While the solve of a big template runs (BackgroundTask, real solver), the GUI
 thread also pans the canvas every tick (a repaint each time), so the figure includes drawing.
 "show ms" is the time the GUI thread takes putting the finished schedule on screen
 (summary, trees list, heat map, cut, plots) — one blocking slot.
@@ -112,18 +112,18 @@ def measure(app, name: str, topology, pan: bool) -> dict:
     done: dict = {}
     shown: list[tuple[float, float]] = []
 
-    def on_finished(schedule):  # runs before the controller's slot: the display starts now
-        done["schedule"] = schedule
+    def on_finished(outcome):  # runs before the controller's slot: the display starts now
+        done["schedule"] = outcome.schedule
         done["t_finished"] = time.perf_counter()
 
     def on_shown(schedule):
         if schedule is not None and "t_finished" in done:
             shown.append((done["t_finished"], time.perf_counter()))
 
-    rc.solving.worker.finished.disconnect(rc.solving._on_finished)
-    rc.solving.worker.finished.connect(on_finished)
-    rc.solving.worker.finished.connect(rc.solving._on_finished)
-    rc.schedule_changed.connect(on_shown)
+    rc.solving.worker.done.disconnect(rc.solving._on_finished)
+    rc.solving.worker.done.connect(on_finished)
+    rc.solving.worker.done.connect(rc.solving._on_finished)
+    rc.state.schedule_changed.connect(on_shown)
     rc.solving.worker.failed.connect(lambda m: done.setdefault("error", m))
     probe.start()
     t0 = time.perf_counter()
@@ -198,7 +198,7 @@ def main() -> int:
         f"event-loop delay while solving in the worker (tick {TICK_MS} ms"
         f"{', canvas panned at 20 Hz' if not args.no_pan else ''}); goal: max < 100 ms"
     )
-    from fc_gui.controllers.solve_worker import WORKER_NICE
+    from fc_gui.controllers.background import WORKER_NICE
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(

@@ -147,9 +147,9 @@ def run(args: argparse.Namespace) -> int:
     window = MainWindow(topo, check_recovery=not batch and not args.no_recovery)
     install_error_hook(window, batch)
     if batch:
-        from fc_gui.controllers import solve_worker
+        from fc_gui.controllers import background
 
-        solve_worker.PRINT_TRACEBACKS = False
+        background.PRINT_TRACEBACKS = False
     if topo is not None and args.topo:
         window.file_actions.after_open(Path(args.topo))
     window.show()
@@ -182,7 +182,7 @@ def leave(code: int, wait_ms: int = QUIT_WAIT_MS) -> int:
     """
     import os
 
-    from fc_gui.controllers.solve_worker import running_workers, stop_workers
+    from fc_gui.controllers.background import running_workers, stop_workers
 
     if stop_workers(wait_ms):
         return code

@@ -3,27 +3,28 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
-from fc_gui.controllers.export_actions import save_window_png
+from fc_gui.controllers.export_files import save_window_png
+from fc_gui.model.result_state import ResultState
 from solver.model.errors import ForestCollError
-
-if TYPE_CHECKING:
-    from fc_gui.controllers.results import ResultsController
 
 #: Delay before the window is rendered (ms): docks and overlays settle first.
 SETTLE_MS = 300
 
 
 class BatchRun(QObject):
-    """Runs the window as a command: errors print one ``error:`` line and end it with exit 2."""
+    """Runs ``window`` as a command: errors print one ``error:`` line and end it with exit 2.
+    ``solve()`` starts a solve (False if the fabric is invalid: it has said why through
+    :meth:`fail`); its result arrives as ``state.schedule_changed``."""
 
-    def __init__(self, results: ResultsController) -> None:
-        super().__init__(results)
-        self.results = results
+    def __init__(self, state: ResultState, window, solve, parent=None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.window = window
+        self._solve = solve
         self.enabled = False  # errors go to stderr instead of dialogs
         self.active = False  # the run has not ended yet
         self.screenshot: str | None = None
@@ -44,8 +45,8 @@ class BatchRun(QObject):
         self.figure = figure
         self.width = width
         if solve:
-            self.results.schedule_changed.connect(self._after_solve)
-            self.results.solving.solve()  # an invalid fabric ends the run through fail()
+            self.state.schedule_changed.connect(self._after_solve)
+            self._solve()  # an invalid fabric ends the run through fail()
         else:
             QTimer.singleShot(SETTLE_MS, self._finish)
 
@@ -69,19 +70,19 @@ class BatchRun(QObject):
             from fc_gui.controllers.figure import DEFAULT_WIDTH, save_figure
 
             try:
-                save_figure(self.results.window, self.figure, self.width or DEFAULT_WIDTH)
+                save_figure(self.window, self.figure, self.width or DEFAULT_WIDTH)
             except ForestCollError as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 QApplication.exit(2)
                 return
         if self.screenshot:
             try:
-                save_window_png(self.results.window, self.screenshot)
+                save_window_png(self.window, self.screenshot)
             except (ForestCollError, OSError) as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 code = 2
         elif not self.figure:
-            s = self.results.schedule
+            s = self.state.schedule
             if s is not None:
                 print(f"optimal algbw {s.optimal_algbw:.6g} GB/s, k = {s.k}")
         QApplication.exit(code)

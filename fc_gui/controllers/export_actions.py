@@ -6,14 +6,12 @@ dialog. Functions take an explicit path so tests and scripts skip the file dialo
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QApplication,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -23,40 +21,13 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
+from fc_gui.controllers.export_files import make_readable, save_window_png
+from fc_gui.model.result_state import ResultState
 from fc_gui.model.result_text import plural
 from fc_gui.views.dialog_titles import keep_title_whole
 from solver.io.files import atomic_path
 from solver.model.errors import ForestCollError
 from solver.msccl import PROTOCOLS, RUNTIMES, ExportOptions, export_xml, runtime_named
-
-
-def make_readable(path: str | Path) -> None:
-    """Give an exported file the usual permissions (atomic writes create it private, 0600)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    try:
-        os.chmod(path, 0o666 & ~mask)
-    except OSError:
-        pass
-
-
-def save_window_png(window, path: str | Path) -> Path:
-    """Render the whole window (canvas fitted to the view) to a PNG, atomically and readable;
-    raise ForestCollError on failure."""
-    path = Path(path)
-    window.canvas.fit_view()
-    QApplication.processEvents()
-    pixmap = window.grab()
-    if pixmap.isNull():
-        raise ForestCollError(f"cannot render the window for {path}")
-    try:
-        with atomic_path(path) as tmp:
-            if not pixmap.save(str(tmp), "PNG"):
-                raise ForestCollError(f"cannot write {path}")
-    except FileNotFoundError:
-        raise ForestCollError(f"cannot write {path}: no such folder") from None
-    make_readable(path)
-    return path
 
 
 class MscclOptionsDialog(QDialog):
@@ -98,12 +69,16 @@ class MscclOptionsDialog(QDialog):
 
 
 class ExportActions(QObject):
-    """Export menu entries bound to a :class:`~fc_gui.controllers.results.ResultsController`."""
+    """Export menu entries (added to ``menu``) writing ``state``'s result and ``window``'s
+    ``canvas``; the canvas export's caption is the cut badge of ``overlays``
+    (:class:`~fc_gui.controllers.result_overlays.ResultOverlays`)."""
 
-    def __init__(self, controller, menu) -> None:
-        super().__init__(controller)
-        self.controller = controller
-        self.window = controller.window
+    def __init__(self, state: ResultState, window, canvas, overlays, menu, parent=None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.window = window
+        self.canvas = canvas
+        self.overlays = overlays
         self.h5_action = QAction("Results (&HDF5)…", self)
         self.h5_action.triggered.connect(lambda: self.export_h5())
         self.msccl_action = QAction("&MSCCL XML…", self)
@@ -124,11 +99,11 @@ class ExportActions(QObject):
         menu.addAction(self.figure_action)
         for act in (self.png_action, self.svg_action, self.window_png_action):
             menu.addAction(act)
-        controller.schedule_changed.connect(lambda *_: self.update_enabled())
+        state.schedule_changed.connect(lambda *_: self.update_enabled())
         self.update_enabled()
 
     def update_enabled(self) -> None:
-        has = self.controller.schedule is not None
+        has = self.state.schedule is not None
         self.h5_action.setEnabled(has)
         self.msccl_action.setEnabled(has)
         tip = "" if has else "Solve first"
@@ -155,7 +130,7 @@ class ExportActions(QObject):
         self.window.statusBar().showMessage(f"Exported {what} to {path}", 6000)
 
     def _schedule(self):
-        s = self.controller.schedule
+        s = self.state.schedule
         if s is None:
             self._fail("nothing to export: solve the fabric first")
         return s
@@ -186,11 +161,11 @@ class ExportActions(QObject):
             from solver.simulate.estimate import model_tables
 
             name = write_schedule(path, schedule, tables=model_tables)
-            simulated = self.controller.simulation.tables
+            simulated = self.state.simulated
             for tname, table in simulated.items():
                 link = name if table.algorithm == "forestcoll" else table.schedule
                 write_results(path, tname, replace(table, schedule=link))
-            measured = self.controller.measurements.tables
+            measured = self.state.measured
             for tname, table in measured.items():
                 write_results(path, tname, with_bound(table, schedule, name))
         except ForestCollError as exc:
@@ -244,7 +219,7 @@ class ExportActions(QObject):
         path = Path(path) if path else self._ask_path("Export canvas", "PNG image (*.png)", ".png")
         if path is None:
             return None
-        pixmap = self.controller.canvas.grab()
+        pixmap = self.canvas.grab()
         try:
             with atomic_path(path) as tmp:
                 if pixmap.isNull() or not pixmap.save(str(tmp), "PNG"):
@@ -311,7 +286,7 @@ class ExportActions(QObject):
         from PySide6.QtGui import QColor, QPainter
         from PySide6.QtSvg import QSvgGenerator
 
-        canvas = self.controller.canvas
+        canvas = self.canvas
         view_rect = canvas.viewport().rect()
         source = canvas.mapToScene(view_rect).boundingRect()
         try:
@@ -326,7 +301,7 @@ class ExportActions(QObject):
                 target = QRectF(0, 0, view_rect.width(), view_rect.height())
                 painter.fillRect(target, canvas.backgroundBrush())
                 canvas.scene().render(painter, target, source)
-                caption = self.controller.overlays.cut.badge
+                caption = self.overlays.cut.badge
                 if caption is not None and caption.isVisible():
                     painter.setPen(QColor(183, 28, 28))
                     painter.drawText(QRectF(12, 10, target.width() - 24, 80), caption.text())

@@ -27,8 +27,8 @@ from PySide6.QtCore import QStandardPaths, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from fc_gui.controllers.background import BackgroundTask
 from fc_gui.controllers.results_file import is_results_file, read_saved_result, show_saved_result
-from fc_gui.controllers.solve_worker import BackgroundTask
 from fc_gui.model.commands import ReplaceTopologyCommand
 from fc_gui.model.layouts import needs_layout
 from fc_gui.model.result_text import plural
@@ -244,7 +244,7 @@ class FileActions:
         self.saved_reader.abandon()  # an earlier file's result must not land on this fabric
         if Path(path).stat().st_size >= BACKGROUND_READ_BYTES:
             self._status(f"opened {path}: reading and verifying the saved result…")
-            self.saved_reader.start(lambda: (path, read_saved_result(path)))
+            self.saved_reader.start(lambda progress, cancel: (path, read_saved_result(path)))
             return
         try:
             saved = read_saved_result(path)

@@ -4,18 +4,17 @@ restored when the animation is reset, cleared or replaced."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from PySide6.QtCore import QObject, Signal
 
+from fc_gui.views.animation import BroadcastAnimation
 from fc_gui.views.overlays import DIM_OPACITY
-
-if TYPE_CHECKING:
-    from fc_gui.controllers.result_overlays import ResultOverlays
 
 
 class LayerDimmer(QObject):
-    """Follows ``overlays.animation``: dims while it is animating, restores after; other
+    """Follows ``animation`` (the trees' broadcast): while it is animating, ``layers`` (overlays
+    with ``set_dimmed``) and ``canvas``'s links are dimmed, restored after; other
     animations (the collective timeline) add a ``sources`` entry, a callable saying whether
     they are showing, and call :meth:`update` when that changes.
 
@@ -26,13 +25,17 @@ class LayerDimmer(QObject):
 
     dimmed_changed = Signal(bool)
 
-    def __init__(self, overlays: ResultOverlays) -> None:
-        super().__init__(overlays)
-        self.overlays = overlays
+    def __init__(
+        self, animation: BroadcastAnimation, layers: Sequence, canvas, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.animation = animation
+        self.layers = tuple(layers)
+        self.canvas = canvas
         self.enabled = True
         self.dimmed = False
         self.sources: list = []
-        anim = overlays.animation
+        anim = animation
         anim.step_changed.connect(lambda *_: self.update())
         anim.playing_changed.connect(lambda *_: self.update())
 
@@ -44,15 +47,14 @@ class LayerDimmer(QObject):
     def update(self) -> None:
         self._apply(
             self.enabled
-            and (self.overlays.animation.animating or any(showing() for showing in self.sources))
+            and (self.animation.animating or any(showing() for showing in self.sources))
         )
 
     def _apply(self, dim: bool) -> None:
         if dim == self.dimmed:
             return
         self.dimmed = dim
-        ov = self.overlays
-        for layer in (ov.cut, ov.heat, ov.disabled):
+        for layer in self.layers:
             layer.set_dimmed(dim)
-        ov.results.canvas.set_links_opacity(DIM_OPACITY if dim else 1.0)
+        self.canvas.set_links_opacity(DIM_OPACITY if dim else 1.0)
         self.dimmed_changed.emit(dim)

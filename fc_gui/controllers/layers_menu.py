@@ -5,24 +5,19 @@ sync with its action (:meth:`LayersMenu.add_synced`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
-
-if TYPE_CHECKING:
-    from PySide6.QtWidgets import QAbstractButton
-
-    from fc_gui.controllers.results import ResultsController
+from PySide6.QtWidgets import QAbstractButton
 
 
 class LayersMenu(QObject):
-    """A "Layers" section of ``results.window.view_menu`` (see module docstring)."""
+    """A "Layers" section of ``view_menu`` toggling ``overlays``
+    (:class:`~fc_gui.controllers.result_overlays.ResultOverlays`) and ``canvas``'s layers
+    (see module docstring)."""
 
-    def __init__(self, results: ResultsController) -> None:
-        super().__init__(results)
-        window, overlays, canvas = results.window, results.overlays, results.canvas
-        m = window.view_menu
+    def __init__(self, view_menu, overlays, canvas, parent=None) -> None:
+        super().__init__(parent)
+        m = view_menu
         m.addSeparator()
         self.section = m.addSection("Layers")
         self.menu = m

@@ -11,7 +11,6 @@ layout, layers and text sizes come back as they were).
 
 from __future__ import annotations
 
-import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,9 +18,9 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog
 
+from fc_gui.controllers.background import BackgroundTask
 from fc_gui.controllers.figure import DEFAULT_WIDTH, figure_data, save_figure
 from fc_gui.controllers.file_actions import with_positions
-from fc_gui.controllers.solve_worker import BackgroundTask
 from fc_gui.model.commands import SetDisabledCommand
 from fc_gui.model.lecture import (
     PRESETS,
@@ -129,10 +128,9 @@ class LectureController(QObject):
         self.task = BackgroundTask(self)
         self.task.done.connect(self._on_compared)
         self.task.failed.connect(self._on_compare_failed)
-        self._cancel = threading.Event()
         self._saved: dict = {}
-        self.results.schedule_changed.connect(self._on_schedule)
-        self.results.switch_bounds_changed.connect(self._on_switch_bounds)
+        self.results.state.schedule_changed.connect(self._on_schedule)
+        self.results.state.switch_bounds_changed.connect(self._on_switch_bounds)
         self.results.solving.worker.failed.connect(self._on_solve_failed)
 
         self.action = QAction("&Lecture mode…", self)
@@ -253,7 +251,7 @@ class LectureController(QObject):
             None,
             self.panel.compare_size,
             groups,
-            self.results.switch_bounds,
+            self.results.state.switch_bounds,
         )
         self.steps = self._lesson_steps()
         self.go(0)
@@ -262,7 +260,7 @@ class LectureController(QObject):
     def _on_switch_bounds(self, sb) -> None:
         """The allreduce figures of the lecture's fabric arrived: step (e) shows them."""
         plan = self.plan
-        if not self.active or plan is None or plan.schedule is not self.results.schedule:
+        if not self.active or plan is None or plan.schedule is not self.results.state.schedule:
             return
         self.plan = replace(plan, switch_bounds=sb)
         self._rebuild()
@@ -275,10 +273,8 @@ class LectureController(QObject):
         plan = self.plan
         if plan is None:
             return
-        self.task.abandon()
-        self._cancel = cancel = threading.Event()
         schedule, size = plan.schedule, plan.compare_size
-        self.task.start(lambda: compare(schedule, size, cancel), cancel=cancel)
+        self.task.start(lambda progress, cancel: compare(schedule, size, cancel))
 
     def set_compare_size(self, size: int) -> None:
         """Simulate the comparison at ``size`` bytes (the panel's size box)."""
@@ -305,8 +301,8 @@ class LectureController(QObject):
         self._rebuild()
 
     def _on_compare_failed(self, message: str) -> None:
-        if self.active and not self._cancel.is_set():
-            self.results.status(f"Lecture: ring comparison failed: {message}", 8000)
+        if self.active:
+            self.results.messages.status(f"Lecture: ring comparison failed: {message}", 8000)
 
     def _lesson_steps(self) -> list[LectureStep]:
         return apply_lesson(lecture_steps(self.plan), self.notes, self.own_steps)
@@ -396,9 +392,9 @@ class LectureController(QObject):
         try:
             write_lesson(path, self.lesson())
         except (ForestCollError, OSError) as exc:
-            self.results.report_error(str(exc))
+            self.results.messages.report_error(str(exc))
             return None
-        self.results.status(f"Lesson written to {path}", 6000)
+        self.results.messages.status(f"Lesson written to {path}", 6000)
         return Path(path)
 
     def open_lesson(self, path: str | Path | None = None) -> bool:
@@ -413,7 +409,7 @@ class LectureController(QObject):
         try:
             lesson = read_lesson(path)
         except LessonError as exc:
-            self.results.report_error(str(exc))
+            self.results.messages.report_error(str(exc))
             return False
         if self.active:
             self.exit()
@@ -544,9 +540,9 @@ class LectureController(QObject):
         try:
             out = save_figure(self.window, path, width, data=self.figure(width))
         except ForestCollError as exc:
-            self.results.report_error(str(exc))
+            self.results.messages.report_error(str(exc))
             return None
-        self.results.status(f"Figure written to {out}", 6000)
+        self.results.messages.status(f"Figure written to {out}", 6000)
         return out
 
     # ------------------------------------------------------------------ leaving

@@ -6,25 +6,24 @@ on another number of ranks than the open fabric's compute nodes is refused) or t
 tables of an HDF5 results file (one of another size of fabric is refused). The file is read in a
 background task; errors are one-line dialogs.
 
-The measured tables are kept here (:attr:`MeasurementsController.tables`: Export › Results
+The measured tables are kept in the result state (``ResultState.measured``: Export › Results
 writes them, a new fabric drops them) and compared with the plot's predicted lines: the error
 table beside the plot and the hover read-out's note on each measured point
 (:mod:`fc_gui.model.measured`). When measured sizes are missing from the shown simulation, the
-simulation is run again over them.
+simulation is run again over them (by :mod:`fc_gui.controllers.simulation`, told by
+``ResultState.measured_imported``).
 """
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog
 
+from fc_gui.controllers.background import BackgroundTask
 from fc_gui.controllers.results_file import is_results_file
-from fc_gui.controllers.solve_worker import BackgroundTask
 from fc_gui.model.measured import (
     check_ranks,
     compare,
@@ -34,11 +33,9 @@ from fc_gui.model.measured import (
     measured_tables,
     table_name,
 )
+from fc_gui.model.result_state import ResultState
 from solver.model.errors import ForestCollError
 from solver.model.results import ResultTable
-
-if TYPE_CHECKING:
-    from fc_gui.controllers.results import ResultsController
 
 IMPORT_FILTER = (
     "Measurements (*.log *.txt *.out *.json *.h5 *.hdf5);;"
@@ -91,38 +88,37 @@ class MeasurementsController(QObject):
 
     imported = Signal(int)
 
-    def __init__(self, results: ResultsController) -> None:
-        super().__init__(results)
-        self.results = results
-        self.plots = results.plots
-        self.tables: dict[str, ResultTable] = {}  # storage name -> table
+    def __init__(self, state: ResultState, doc, plots, messages, window, parent=None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.doc = doc
+        self.plots = plots
+        self.messages = messages
+        self.window = window  # the file dialog's parent
         self.labels: dict[str, str] = {}  # storage name -> name on the plot
         self.task = BackgroundTask(self)
-        self._cancel = threading.Event()
         self._reading: str = ""
         self.task.done.connect(self._on_read)
         self.task.failed.connect(self._on_failed)
         self.plots.import_requested.connect(self.import_file)
         self.plots.imported_cleared.connect(self._forget)
         self.plots.error_table.choice_changed.connect(self.refresh)
-        results.schedule_changed.connect(lambda *_: self.refresh())
-        results.simulation.shown.connect(self.refresh)
+        state.schedule_changed.connect(lambda *_: self.refresh())
+        state.simulated_changed.connect(self.refresh)
 
     # ------------------------------------------------------------------ importing
     def import_file(self, path: str | None = None) -> bool:
         """Read ``path`` (asked for when None) in the background; True if reading started."""
         if path is None:
             path, _ = QFileDialog.getOpenFileName(
-                self.results.window, "Import measurements", "", IMPORT_FILTER
+                self.window, "Import measurements", "", IMPORT_FILTER
             )
             if not path:
                 return False
-        self.task.abandon()
-        self._cancel = threading.Event()
-        n = len(self.results.doc.to_topology().compute_ids)
+        n = len(self.doc.to_topology().compute_ids)
         self._reading = str(path)
         self.plots.set_status(f"reading {Path(path).name}…")
-        self.task.start(lambda: read_measurements(path, n), cancel=self._cancel)
+        self.task.start(lambda progress, cancel: read_measurements(path, n))
         return True
 
     def _on_read(self, outcome) -> None:
@@ -132,10 +128,10 @@ class MeasurementsController(QObject):
         text = f"{count} measured series from {name}"
         if warning:
             text += f" (warning: {warning})"
-            self.results.status(f"warning: {warning}", 10000)
+            self.messages.status(f"warning: {warning}", 10000)
         self.plots.set_status(text)
         self.imported.emit(count)
-        self._cover_measured_sizes()
+        self.state.set_measured(self.state.measured, imported=True)
 
     def _on_failed(self, message: str) -> None:
         self.plots.set_status("")
@@ -145,7 +141,7 @@ class MeasurementsController(QObject):
             text += " (the log of forestcoll measure import: nccl-tests/rccl-tests text or -J JSON)"
         if name not in text:
             text = f"{name}: {text}"
-        self.results.report_error(text, title="Import failed")
+        self.messages.report_error(text, title="Import failed")
 
     def add(self, tables: dict[str, ResultTable]) -> int:
         """Plot and keep measured ``tables`` (name: table; a name already kept gets the next
@@ -155,8 +151,9 @@ class MeasurementsController(QObject):
             label = self.plots.add_table(table, kind="imported")
             if label is None:
                 continue
-            key = name if name not in self.tables else table_name(table, self.tables)
-            self.tables[key] = table
+            measured = self.state.measured
+            key = name if name not in measured else table_name(table, measured)
+            measured[key] = table
             self.labels[key] = label
             count += 1
         self.refresh()
@@ -164,25 +161,8 @@ class MeasurementsController(QObject):
 
     def _forget(self) -> None:
         self.task.abandon()
-        self.tables = {}
+        self.state.set_measured({})
         self.labels = {}
-
-    def _cover_measured_sizes(self) -> None:
-        """Simulate again when the shown simulation misses measured sizes of its collective."""
-        sim = self.results.simulation
-        schedule = self.results.schedule
-        if schedule is None or not sim.tables or sim.task.is_running():
-            return
-        simulated = {int(s) for t in sim.tables.values() for s in t.size_bytes}
-        missing = {
-            int(s)
-            for t in self.tables.values()
-            if t.collective == schedule.collective
-            for s, a in zip(t.size_bytes, t.measured_algbw)
-            if np.isfinite(a) and s > 0
-        } - simulated
-        if missing:
-            sim.simulate()
 
     # ------------------------------------------------------------------ comparing
     def references(self) -> list[str]:
@@ -207,10 +187,10 @@ class MeasurementsController(QObject):
         reference = chosen if chosen in candidates else default_reference(current, candidates)
         table_view.set_choices(list(by_label), candidates, current, reference)
         plots.show_error_table(True)
-        schedule = self.results.schedule
+        schedule = self.state.schedule
         notes = {}
         for label, key in by_label.items():
-            table = self.tables[key]
+            table = self.state.measured[key]
             ref = reference or default_reference(label, candidates)  # one choice for all
             rows, _ = self._rows(table, label, ref, schedule)
             same = schedule is not None and schedule.collective == table.collective
@@ -240,7 +220,7 @@ class MeasurementsController(QObject):
                 f"measured {table.collective}, the result shown is {schedule.collective}: "
                 f"solve {table.collective} to compare"
             )
-        elif not self.results.simulation.tables:
+        elif not self.state.simulated:
             note = "Simulate to compare with the library and ForestColl."
         elif ref is not None and any(not np.isfinite(r.predicted) for r in rows):
             note = f"{reference} has no point at some measured sizes"

@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
 
-from fc_gui.controllers.export_actions import make_readable
+from fc_gui.controllers.export_files import make_readable
 from fc_gui.views.dialog_titles import ask_int
 from solver.io.files import atomic_path, atomic_write_text
 from solver.model.errors import ForestCollError
@@ -24,12 +24,12 @@ MAX_WIDTH = 20000
 
 
 class PlotExport(QObject):
-    """The plot's entries in the Export menu of a results controller's window."""
+    """The entries in ``menu`` (the window's Export menu) writing ``plots`` (the plots dock)."""
 
-    def __init__(self, controller, menu) -> None:
-        super().__init__(controller)
-        self.window = controller.window
-        self.plots = controller.plots
+    def __init__(self, window, plots, menu, parent=None) -> None:
+        super().__init__(parent)
+        self.window = window
+        self.plots = plots
         self.png_action = QAction("Plot as P&NG…", self)
         self.png_action.triggered.connect(lambda: self.export_png())
         self.svg_action = QAction("Plot as S&VG…", self)

@@ -4,28 +4,26 @@ While a tree is animated the other layers are dimmed (:mod:`fc_gui.controllers.l
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import QObject, QTimer
 
 from fc_gui.controllers.layer_dimming import LayerDimmer
+from fc_gui.model.result_state import ResultState
 from fc_gui.model.trees import trees_using_links
 from fc_gui.views.animation import BroadcastAnimation
 from fc_gui.views.overlays import CutOverlay, DisabledLinksOverlay, HeatMapOverlay, TreeOverlay
 from solver.model.schedule import Schedule
 
-if TYPE_CHECKING:
-    from fc_gui.controllers.results import ResultsController
-
 
 class ResultOverlays(QObject):
-    """The overlays of one canvas, fed by ``results`` (see module docstring)."""
+    """The overlays of ``canvas`` showing ``state``'s result of ``doc``; ``trees_view`` (the
+    Trees dock) selects the trees drawn and drives the animation (see module docstring)."""
 
-    def __init__(self, results: ResultsController) -> None:
-        super().__init__(results)
-        self.results = results
-        self.doc = results.doc
-        canvas = results.canvas
+    def __init__(self, state: ResultState, doc, canvas, trees_view, parent=None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.doc = doc
+        self.canvas = canvas
+        self.trees_view = trees_view
         self.cut = CutOverlay(canvas)
         self.heat = HeatMapOverlay(canvas)
         self.heat.attach_color_bar()
@@ -34,9 +32,12 @@ class ResultOverlays(QObject):
         self.animation = BroadcastAnimation(canvas, parent=self)
         self.link_users: dict | None = None  # trees_using_links of the shown schedule
         self.switch_line = ""  # the caption's line on marked switches (ResultsController)
-        self.dimmer = LayerDimmer(self)  # the other layers fade while a tree is animated
+        # the other layers fade while a tree is animated
+        self.dimmer = LayerDimmer(
+            self.animation, (self.cut, self.heat, self.disabled), canvas, self
+        )
 
-        view = results.trees_view
+        view = trees_view
         view.trees_selected.connect(self._on_trees_selected)
         view.play_clicked.connect(self.animation.play)
         view.pause_clicked.connect(self.animation.pause)
@@ -57,8 +58,8 @@ class ResultOverlays(QObject):
     # ------------------------------------------------------------------ showing
     @property
     def schedule(self) -> Schedule | None:
-        """The schedule shown (the results controller's)."""
-        return self.results.schedule
+        """The schedule shown (the result state's)."""
+        return self.state.schedule
 
     def drop_trees(self) -> None:
         """A new result: drop the trees and the animation of the old one."""
@@ -122,7 +123,7 @@ class ResultOverlays(QObject):
             self.animation.render()
 
     def _on_trees_selected(self, trees: list) -> None:
-        view = self.results.trees_view
+        view = self.trees_view
         self.trees.show_trees(trees)
         rows = view.selected_rows()
         swatches = {r: self.trees.color_of(i) for i, r in enumerate(rows)}
@@ -143,7 +144,7 @@ class ResultOverlays(QObject):
     # ------------------------------------------------------------------ canvas hook
     def tooltip(self, node: str | None, link: int | None) -> str | None:
         """Hover text for the canvas: link load and trees when the heat map is shown."""
-        stale = self.results.stale
+        stale = self.state.stale
         if link is not None and self.heat.active and self.heat.visible:
             ln = self.doc.links.get(link)
             if ln is not None:

@@ -2,7 +2,11 @@
 
 :func:`install` (called by :class:`fc_gui.main_window.MainWindow`) builds a
 :class:`ResultsController`: it puts the solve panel, the summary, the trees list and the plots
-dock into docks, holds the shown result, and delegates each concern to one helper:
+dock into docks, makes the one :class:`~fc_gui.model.result_state.ResultState` (the shown
+result, staleness, the solve under way, the simulated and measured tables), and gives it to one
+helper per concern, with the few collaborators each needs. Helpers never import this module nor
+each other (an import-linter contract keeps it so); they write through the state and react to
+its signals, and this controller wires the rest:
 
 - ``solving`` (:class:`~fc_gui.controllers.solving.SolveController`): worker thread, JIT warm-up,
   stale marking, re-solve on edit, "what if this fails";
@@ -13,7 +17,8 @@ dock into docks, holds the shown result, and delegates each concern to one helpe
   (:class:`~fc_gui.controllers.plot_export.PlotExport`: the plot as PNG/SVG/CSV);
 - ``simulation`` and ``measurements``: the plots dock's buttons;
 - ``batch`` (:class:`~fc_gui.controllers.batch.BatchRun`): ``forestcoll gui TOPO --solve
-  --screenshot out.png``.
+  --screenshot out.png``; ``messages`` (:class:`~fc_gui.controllers.messages.ResultMessages`):
+  error dialogs and status notes.
 
 Derived results are never on the undo stack: an edit that the solver can see marks the shown
 result stale (it stays visible, greyed and marked), and the next solve replaces it. A fabric that
@@ -23,20 +28,23 @@ and the simulation under way: nothing of the old fabric is ever drawn on the new
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
+from fc_gui.controllers.background import BackgroundTask
 from fc_gui.controllers.batch import BatchRun
 from fc_gui.controllers.export_actions import ExportActions
 from fc_gui.controllers.layers_menu import LayersMenu
 from fc_gui.controllers.measurements import MeasurementsController
+from fc_gui.controllers.messages import ResultMessages
 from fc_gui.controllers.plot_export import PlotExport
 from fc_gui.controllers.result_overlays import ResultOverlays
 from fc_gui.controllers.simulation import SimulationController
+from fc_gui.controllers.solve_jobs import SolveOutcome
 from fc_gui.controllers.solve_menu import SolveMenu
-from fc_gui.controllers.solve_worker import BackgroundTask
 from fc_gui.controllers.solving import SolveController
 from fc_gui.model import switch_bounds as figures
+from fc_gui.model.result_state import ResultState
 from fc_gui.model.switch_bounds import SwitchBounds, caption_line, makes_difference
 from fc_gui.views.plots_dock import PlotsDock
 from fc_gui.views.result_views import SummaryView, TreesView
@@ -56,44 +64,33 @@ def install(window, solve_fn=None, warmup: bool = True) -> ResultsController:
 
 
 class ResultsController(QObject):
-    """The solve/results side of one main window.
-
-    Signals
-    -------
-    schedule_changed(object)
-        A new schedule is shown (or None when cleared).
-    stale_changed(bool)
-    switch_bounds_changed(object)
-        The allreduce figures of the shown result's marked switches, computed in the
-        background after it is shown.
-    """
-
-    schedule_changed = Signal(object)
-    stale_changed = Signal(bool)
-    #: the shown result's allreduce figures arrived (fc_gui.model.switch_bounds.SwitchBounds)
-    switch_bounds_changed = Signal(object)
+    """The solve/results side of one main window; ``state`` is what it shows (see module
+    docstring)."""
 
     def __init__(self, window, solve_fn=None, warmup: bool = True) -> None:
         super().__init__(window)
         self.window = window
         self.doc = window.document
         self.canvas = window.canvas
-        self.schedule: Schedule | None = None
-        self.previous: Schedule | None = None  # the result before a what-if solve
-        #: the allreduce figures of a fabric with marked switches (fc_gui.model.switch_bounds)
-        self.switch_bounds: SwitchBounds | None = None
-        self.stale = False
+        self.state = state = ResultState(self)
         self._show_token = 0
         self._build_docks()
-        self.overlays = ResultOverlays(self)
-        self.layers = LayersMenu(self)
-        self.menu = SolveMenu(self)
-        self.solving = SolveController(self, solve_fn=solve_fn, warmup=warmup)
-        self.simulation = SimulationController(self)
-        self.measurements = MeasurementsController(self)
-        self.exports = ExportActions(self, window.export_menu)
-        self.plot_export = PlotExport(self, window.export_menu)
-        self.batch = BatchRun(self)
+        canvas, panel, menu_bar = self.canvas, self.panel, window.export_menu
+        self.overlays = ResultOverlays(state, self.doc, canvas, self.trees_view, self)
+        self.layers = LayersMenu(window.view_menu, self.overlays, canvas, self)
+        self.menu = SolveMenu(state, window, panel, self.layers, self)
+        self.batch = BatchRun(state, window, self._solve_for_batch, self)
+        self.messages = ResultMessages(window, panel, self.batch)
+        self.solving = SolveController(
+            state, self.doc, panel, canvas, window.undo_stack, self.messages, solve_fn, warmup, self
+        )
+        self.simulation = SimulationController(state, self.plots, self.messages, self)
+        self.measurements = MeasurementsController(
+            state, self.doc, self.plots, self.messages, window, self
+        )
+        self.exports = ExportActions(state, window, canvas, self.overlays, menu_bar, self)
+        self.plot_export = PlotExport(window, self.plots, menu_bar, self)
+        self._wire()
         self.solving.update_auto_allowed()
         self.doc.replaced.connect(self.on_fabric_replaced)
 
@@ -101,6 +98,30 @@ class ResultsController(QObject):
         if app is not None:
             app.aboutToQuit.connect(self._on_quit)
         window.installEventFilter(self)
+
+    def _wire(self) -> None:
+        """What no helper does for another: the menu's actions, showing a solve's result,
+        greying the views of a stale one."""
+        menu, solving = self.menu, self.solving
+        menu.solve_action.triggered.connect(lambda: solving.solve())
+        menu.cancel_action.triggered.connect(lambda: solving.cancel())
+        menu.clear_action.triggered.connect(self.clear_results)
+        solving.auto_allowed_changed.connect(menu.auto_action.setEnabled)
+        solving.solved.connect(self._show_solved)
+        self.state.stale_changed.connect(self._grey_views)
+
+    def _solve_for_batch(self) -> bool:
+        return self.solving.solve()
+
+    def _show_solved(self, outcome: SolveOutcome, elapsed: float | None, stale: bool) -> None:
+        self.show_schedule(
+            outcome.schedule,
+            elapsed=elapsed,
+            stale=stale,
+            prepared=outcome.prepared,
+            staged=True,
+            split=(outcome.solve_s, outcome.prepare_s),
+        )
 
     def _build_docks(self) -> None:
         window = self.window
@@ -144,19 +165,19 @@ class ResultsController(QObject):
         split: tuple[float, float] | None = None,
     ) -> None:
         """Show ``schedule`` in every view and overlay (``prepared``: :func:`prepare_display`
-        of :mod:`fc_gui.controllers.solving`).
+        of :mod:`fc_gui.controllers.solve_jobs`).
 
         ``staged``: one view per event-loop turn, so the GUI thread is never blocked for the
-        whole display of a big result; ``schedule_changed`` is emitted when all are done.
+        whole display of a big result; ``state.schedule_changed`` is emitted when all are done.
         ``split``: (solve call, display preparation) seconds inside ``elapsed``.
         """
         prepared = prepared or {}
-        self.schedule = schedule
+        state = self.state
+        state.set_schedule(schedule)
         self.overlays.link_users = prepared.get("link_users")
         self._show_token += 1
         token = self._show_token
 
-        self.switch_bounds = None
         self.overlays.switch_line = ""
         pending = any(n.capabilities for n in schedule.topology.nodes)
 
@@ -164,7 +185,7 @@ class ResultsController(QObject):
             self.summary.set_schedule(
                 schedule,
                 elapsed,
-                previous=self.previous,
+                previous=state.previous,
                 split=split,
                 switch_bounds=None,
                 switch_pending=pending,
@@ -182,7 +203,7 @@ class ResultsController(QObject):
             lambda: self.plots.set_schedule(
                 schedule, prepared.get("model_tables"), capability=self._capability_line(schedule)
             ),
-            lambda: self.schedule_changed.emit(schedule),
+            state.announce_schedule,
         ]
         if not staged:
             for step in steps:
@@ -209,56 +230,55 @@ class ResultsController(QObject):
 
         def done(sb) -> None:
             task.deleteLater()
-            if token == self._show_token and self.schedule is schedule:
+            if token == self._show_token and self.state.schedule is schedule:
                 self.set_switch_bounds(sb)
 
         task.done.connect(done)
 
         def failed(message: str) -> None:
             task.deleteLater()
-            if token == self._show_token and self.schedule is schedule:
+            if token == self._show_token and self.state.schedule is schedule:
                 self.set_switch_bounds(
                     figures.SwitchBounds(figures.compute_marked(schedule.topology), error=message)
                 )
 
         task.failed.connect(failed)
-        task.start(lambda: figures.compute(schedule.topology))
+        task.start(lambda progress, cancel: figures.compute(schedule.topology))
         self._bounds_tasks = [t for t in getattr(self, "_bounds_tasks", []) if t.is_running()]
         self._bounds_tasks.append(task)
 
     def set_switch_bounds(self, sb: SwitchBounds | None) -> None:
         """Show ``sb`` (the shown result's allreduce figures) in the summary, caption and plot."""
-        self.switch_bounds = sb
+        state = self.state
+        state.switch_bounds = sb  # (the plot's capability line reads it)
         self.overlays.switch_line = "" if sb is None else caption_line(sb)
-        schedule = self.schedule
+        schedule = state.schedule
         if schedule is None:
             return
         self.summary.set_switch_bounds(sb)
         self.overlays.show_cut()
-        self.overlays.set_greyed(self.stale)
+        self.overlays.set_greyed(state.stale)
         self.plots.show_capability(self._capability_line(schedule))
-        self.switch_bounds_changed.emit(sb)
+        state.set_switch_bounds(sb)
 
     def _capability_line(self, schedule: Schedule) -> float | None:
         """The allreduce optimum with the marked capabilities (GB/s) when a switch raises it
         above the forward-only bound of an allreduce result, for the plot; else None."""
-        sb = self.switch_bounds
+        sb = self.state.switch_bounds
         if schedule.collective != "allreduce" or sb is None or not makes_difference(sb):
             return None
         return float(sb.bounds.capability)
 
     def clear_results(self) -> None:
         self._show_token += 1
-        self.schedule = None
-        self.previous = None
-        self.switch_bounds = None
+        self.state.set_schedule(None)
         self.overlays.switch_line = ""
         self.summary.clear()
         self.trees_view.set_schedule(None)
         self.plots.set_schedule(None)
         self.overlays.clear()
         self.set_stale(False)
-        self.schedule_changed.emit(None)
+        self.state.announce_schedule()
 
     def on_fabric_replaced(self) -> None:
         """Another fabric: drop the result, the measurements imported for the old fabric, every
@@ -272,29 +292,14 @@ class ResultsController(QObject):
 
     def set_stale(self, stale: bool) -> None:
         """Mark the shown result stale: every view and overlay of it is greyed (or restored)."""
-        stale = bool(stale and self.schedule is not None)
-        changed = stale != self.stale
-        self.stale = stale
+        if not self.state.set_stale(stale):
+            self._grey_views(self.state.stale)  # unchanged: the views are set again all the same
+
+    def _grey_views(self, stale: bool) -> None:
         self.panel.set_stale(stale)
         self.summary.set_stale(stale)
         self.overlays.set_greyed(stale)
         self.plots.set_greyed(stale)
-        if changed:
-            self.stale_changed.emit(stale)
-
-    # ================================================================== messages
-    def report_error(self, message: str, quiet: bool = False, title: str = "Error") -> None:
-        """A one-line error: a dialog, a status message (``quiet``), or exit 2 in a batch run."""
-        if self.batch.enabled:
-            self.batch.fail(message)
-        elif quiet:
-            self.panel.set_status(message)
-            self.status(message, 8000)
-        else:
-            self.window.show_error(message, title)
-
-    def status(self, text: str, msecs: int = 0) -> None:
-        self.window.statusBar().showMessage(text, msecs)
 
     # ================================================================== lifetime
     def shutdown(self, wait_ms: int = 3000) -> None:

@@ -112,13 +112,13 @@ def read_saved_result(path: str | Path) -> SavedResult:
 def show_saved_result(controller, saved: SavedResult) -> int:
     """Show ``saved`` on ``controller`` (a ResultsController whose document holds its fabric);
     returns how many lines it added to the plot."""
-    from fc_gui.controllers.solving import prepare_display
+    from fc_gui.controllers.solve_jobs import prepare_display
 
     added = 0
     schedule = saved.schedule
     if schedule is not None:
         controller.panel.set_collective(schedule.collective)
-        controller.previous = None
+        controller.state.previous = None
         controller.show_schedule(schedule, prepared=prepare_display(schedule))
         added += controller.simulation.show_saved(schedule, saved.simulated())
     return added + controller.measurements.add(saved.measured())

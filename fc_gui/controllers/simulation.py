@@ -12,24 +12,20 @@ measured point has its prediction.
 
 from __future__ import annotations
 
-import threading
-from typing import TYPE_CHECKING
+import numpy as np
+from PySide6.QtCore import QObject
 
-from PySide6.QtCore import QObject, Signal
-
-from fc_gui.controllers.solve_worker import BackgroundTask
+from fc_gui.controllers.background import BackgroundTask
 from fc_gui.model.library_choice import chosen_library, library_text
 from fc_gui.model.measured import simulation_sizes
 from fc_gui.model.plot_series import ordered
+from fc_gui.model.result_state import ResultState
 from solver.model.errors import ForestCollError
 from solver.model.results import ResultTable
 from solver.model.schedule import Schedule
 from solver.model.topology import Topology
 from solver.simulate import LIBRARY, NVLS, Sweep, parse_sizes, result_tables, sweep
 from solver.simulate.library import Library, library_for
-
-if TYPE_CHECKING:
-    from fc_gui.controllers.results import ResultsController
 
 #: Message sizes simulated for the plot (factor 4 keeps a sweep to seconds) and algorithms
 #: (the CLI's defaults but ``ring1``, one ring, which only ever trails ``ring``;
@@ -67,28 +63,23 @@ _EMPTY = Topology("empty", (), ())
 
 class SimulationController(QObject):
     """The plots dock's Simulate button: simulates the shown schedule in the background; a second
-    press cancels. Tables of a result replaced meanwhile are dropped; ``tables`` holds the
-    simulated tables shown (the results file export writes them).
-
-    Signals
-    -------
-    shown()
-        The simulated lines on the plot changed (shown, or dropped with their result).
+    press cancels. Tables of a result replaced meanwhile are dropped; ``state.simulated`` holds
+    the simulated tables shown (the results file export writes them). Measurements imported at
+    sizes the shown simulation misses are simulated again (``state.measured_imported``).
     """
 
-    shown = Signal()
-
-    def __init__(self, results: ResultsController) -> None:
-        super().__init__(results)
-        self.results = results
-        self.plots = results.plots
+    def __init__(self, state: ResultState, plots, messages, parent=None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.plots = plots
+        self.messages = messages
         self.task = BackgroundTask(self)
-        self._cancel = threading.Event()
         self._schedule: Schedule | None = None
-        self.tables: dict[str, ResultTable] = {}
-        results.schedule_changed.connect(self._forget)
+        state.schedule_changed.connect(self._forget)
+        state.measured_imported.connect(self._cover_measured_sizes)
         self.task.done.connect(self._on_simulated)
         self.task.failed.connect(self._on_failed)
+        self.task.cancelled.connect(self._on_cancelled)
         self.task.progress.connect(self._on_progress)
         self.plots.simulate_requested.connect(self.simulate)
         self.plots.library_changed.connect(self._on_library_changed)
@@ -101,7 +92,7 @@ class SimulationController(QObject):
 
     def sizes(self, schedule: Schedule) -> list[int]:
         """:data:`SIM_SIZES` and the measured sizes of ``schedule``'s collective."""
-        tables = self.results.measurements.tables.values()
+        tables = self.state.measured.values()
         return simulation_sizes(parse_sizes(SIM_SIZES), tables, schedule.collective)
 
     def simulate(self) -> None:
@@ -109,33 +100,29 @@ class SimulationController(QObject):
         if self.task.is_running():
             self.cancel()
             return
-        schedule = self._schedule = self.results.schedule
+        schedule = self._schedule = self.state.schedule
         if schedule is None:
             return
         try:
             library, why = self.library(schedule)
         except ForestCollError as exc:
             self.plots.mark_library(False, str(exc))
-            self.results.report_error(str(exc), title="Library")
+            self.messages.report_error(str(exc), title="Library")
             return
         self.plots.mark_library(True)
         self.library_why = why
         sizes = self.sizes(schedule)
-        self._cancel = threading.Event()
-        cancel = self._cancel
         self.plots.set_simulating(True)
-        report = self.task.report
         self.task.start(
-            lambda: simulate_schedule(
-                schedule, cancel=cancel, progress=report, library=library, sizes=sizes
-            ),
-            cancel=cancel,
+            lambda progress, cancel: simulate_schedule(
+                schedule, cancel=cancel, progress=progress, library=library, sizes=sizes
+            )
         )
 
     def _on_library_changed(self, text: str) -> None:
         """A library chosen in the selector: checked at once; a simulation shown (or running)
         is run again with it."""
-        schedule = self.results.schedule
+        schedule = self.state.schedule
         try:
             chosen_library(schedule.topology if schedule is not None else _EMPTY, text)
         except ForestCollError as exc:
@@ -143,7 +130,7 @@ class SimulationController(QObject):
             self.plots.set_status(f"library refused: {exc}")
             return
         self.plots.mark_library(True, "")
-        if schedule is None or not (self.tables or self.task.is_running()):
+        if schedule is None or not (self.state.simulated or self.task.is_running()):
             return
         if self.task.is_running():
             self.task.abandon()
@@ -151,22 +138,22 @@ class SimulationController(QObject):
         self.simulate()
 
     def _on_progress(self, text: str, fraction: float) -> None:
-        if self.task.is_running() and not self._cancel.is_set():
+        if self.task.is_running():
             self.plots.set_status(f"{text}: {100 * fraction:.0f} %")
 
     def _on_simulated(self, sw: Sweep) -> None:
         self.plots.set_simulating(False)
-        if self._schedule is not self.results.schedule:
+        if self._schedule is not self.state.schedule:
             self.plots.set_status("simulation dropped: the result changed meanwhile")
             return
-        self.tables = ordered(result_tables(sw))  # ForestColl first, then the library
+        tables = ordered(result_tables(sw))  # ForestColl first, then the library
         self._drop_shown_lines()
-        n = self.plots.add_tables(self.tables, kind="simulated")
+        n = self.plots.add_tables(tables, kind="simulated")
         lib = sw.library
         sizes = len({r.size for r in sw.rows})
         where = f"; library {library_text(lib, self.library_why)}" if lib else ""
         self.plots.set_status(f"{n} simulated series at {sizes} sizes{where}")
-        self.shown.emit()
+        self.state.set_simulated(tables)
 
     def _drop_shown_lines(self) -> None:
         """A simulation shown again (other sizes or library) replaces the lines before it."""
@@ -176,27 +163,25 @@ class SimulationController(QObject):
         """Show simulated ``tables`` saved with ``schedule`` (the shown result, opened from a
         results file) as if simulated here; returns how many lines were added."""
         self._schedule = schedule
-        self.tables = ordered(tables)
-        n = self.plots.add_tables(self.tables, kind="simulated")
+        tables = ordered(tables)
+        n = self.plots.add_tables(tables, kind="simulated")
         if n:
             self.plots.set_status(f"{n} simulated series from the results file")
-        self.shown.emit()
+        self.state.set_simulated(tables)
         return n
 
     def _forget(self, schedule) -> None:
-        if schedule is not self._schedule:
-            had = bool(self.tables)
-            self.tables = {}
-            if had:
-                self.shown.emit()
+        if schedule is not self._schedule and self.state.simulated:
+            self.state.set_simulated({})
+
+    def _on_cancelled(self) -> None:
+        self.plots.set_simulating(False)
+        self.plots.set_status("simulation cancelled")
 
     def _on_failed(self, message: str) -> None:
         self.plots.set_simulating(False)
-        if self._cancel.is_set():
-            self.plots.set_status("simulation cancelled")
-            return
         self.plots.set_status("simulation failed")
-        self.results.report_error(message, title="Simulation failed")
+        self.messages.report_error(message, title="Simulation failed")
 
     def cancel(self) -> None:
         """Stop the simulation: the plot forgets it at once, the worker stops in the background
@@ -204,3 +189,19 @@ class SimulationController(QObject):
         if self.task.abandon():
             self.plots.set_simulating(False)
             self.plots.set_status("simulation cancelled")
+
+    def _cover_measured_sizes(self) -> None:
+        """Simulate again when the shown simulation misses measured sizes of its collective."""
+        schedule = self.state.schedule
+        if schedule is None or not self.state.simulated or self.task.is_running():
+            return
+        simulated = {int(s) for t in self.state.simulated.values() for s in t.size_bytes}
+        missing = {
+            int(s)
+            for t in self.state.measured.values()
+            if t.collective == schedule.collective
+            for s, a in zip(t.size_bytes, t.measured_algbw)
+            if np.isfinite(a) and s > 0
+        } - simulated
+        if missing:
+            self.simulate()

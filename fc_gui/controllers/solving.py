@@ -3,21 +3,22 @@ fabric changes, "re-solve on edit", and the "what if this fails" entries of the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from PySide6.QtCore import QObject, QTimer, Signal
 
-from PySide6.QtCore import QObject, QTimer
-
-from fc_gui.controllers.solve_worker import JitWarmup, SolveWorker
+from fc_gui.controllers.background import BackgroundTask
+from fc_gui.controllers.solve_jobs import (
+    SolveOutcome,
+    default_solve,
+    prepare_display,
+    solve_job,
+    warmup_job,
+)
 from fc_gui.model.commands import SetDisabledCommand
-from fc_gui.model.trees import tree_rows, trees_using_links
-from fc_gui.views.plots_dock import model_tables
+from fc_gui.model.result_state import ResultState
 from fc_gui.views.solve_panel import AUTO_RESOLVE_MAX_NODES
 from solver.model.errors import ForestCollError
 from solver.model.schedule import Schedule
 from solver.model.topology import validate
-
-if TYPE_CHECKING:
-    from fc_gui.controllers.results import ResultsController
 
 #: Delay after start-up before the JIT warm-up solve (ms): the window paints first.
 WARMUP_DELAY_MS = 400
@@ -26,41 +27,70 @@ WARMUP_DELAY_MS = 400
 AUTO_RESOLVE_DELAY_MS = 400
 
 
-def prepare_display(schedule: Schedule) -> dict:
-    """Derived display data, computed in the worker thread so showing a result stays quick
-    (the allreduce figures of marked switches come after, from their own background task:
-    :meth:`~fc_gui.controllers.results.ResultsController.compute_switch_bounds`)."""
-    return {
-        "tree_rows": tree_rows(schedule),
-        "link_users": trees_using_links(schedule),
-        "model_tables": model_tables(schedule),
-    }
-
-
 class SolveController(QObject):
-    """Starts, cancels and reports solves of ``results``'s document (see module docstring)."""
+    """Starts, cancels and reports solves of ``doc`` (see module docstring).
 
-    def __init__(self, results: ResultsController, solve_fn=None, warmup: bool = True) -> None:
-        super().__init__(results)
-        self.results = results
-        self.doc = results.doc
-        self.panel = results.panel
+    It marks ``state`` solving, stale, and sets the result a what-if solve is compared with;
+    showing a result is the job of whoever listens to ``solved``.
+
+    Signals
+    -------
+    solved(outcome: SolveOutcome, elapsed: float, stale: bool)
+        A solve finished; ``stale``: the fabric changed while it ran.
+    auto_allowed_changed(bool)
+        Re-solve on edit became allowed or not (the fabric's size).
+
+    Parameters
+    ----------
+    state
+        The shared result state.
+    doc, panel, canvas, undo_stack
+        The document, the solve panel, the canvas (its context menu gets the "what if" entries)
+        and the window's undo stack (disabling an item is an edit).
+    messages
+        Where errors and status notes go (:class:`~fc_gui.controllers.messages.ResultMessages`).
+    """
+
+    solved = Signal(object, object, bool)
+    auto_allowed_changed = Signal(bool)
+
+    def __init__(
+        self,
+        state: ResultState,
+        doc,
+        panel,
+        canvas,
+        undo_stack,
+        messages,
+        solve_fn=None,
+        warmup: bool = True,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.doc = doc
+        self.panel = panel
+        self.undo_stack = undo_stack
+        self.messages = messages
         self._revision = 0
         self._solve_revision = 0
         self._auto_solve = False
         self.elapsed: float | None = None
+        self._solve_fn = solve_fn or default_solve
+        #: the keyword arguments of the last solve started (topology, collective, tree limit)
+        self.last_request: dict | None = None
 
-        self.worker = SolveWorker(solve_fn, self, prepare_fn=prepare_display)
+        self.worker = BackgroundTask(self)
         self.worker.started.connect(self._on_started)
         self.worker.progress.connect(self.panel.set_progress)
-        self.worker.finished.connect(self._on_finished)
+        self.worker.done.connect(self._on_finished)
         self.worker.failed.connect(self._on_failed)
         self.worker.cancelled.connect(self._on_cancelled)
-        self.warmup = JitWarmup(solve_fn, self)
+        self.warmup = BackgroundTask(self, daemon=True)  # compiling cannot be interrupted
         self.warmup.done.connect(
-            lambda s: results.status(f"Solver ready (JIT warm-up {s:.1f} s)", 4000)
+            lambda s: messages.status(f"Solver ready (JIT warm-up {s:.1f} s)", 4000)
         )
-        self.warmup.failed.connect(lambda m: results.status(f"Solver warm-up failed: {m}", 8000))
+        self.warmup.failed.connect(lambda m: messages.status(f"Solver warm-up failed: {m}", 8000))
 
         self.panel.solve_requested.connect(lambda c, k: self.solve(c, k))
         self.panel.cancel_requested.connect(self.cancel)
@@ -71,9 +101,13 @@ class SolveController(QObject):
         self._auto_timer.timeout.connect(self._auto_resolve)
         self.doc.topology_changed.connect(self._on_topology_changed)
         self.doc.structure_changed.connect(self.update_auto_allowed)
-        results.canvas.context_menu_hooks.append(self.extend_context_menu)
+        canvas.context_menu_hooks.append(self.extend_context_menu)
         if warmup:  # after the first paint: compiling/loading kernels holds the GIL at times
-            QTimer.singleShot(WARMUP_DELAY_MS, self.warmup.start)
+            QTimer.singleShot(WARMUP_DELAY_MS, self.start_warmup)
+
+    def start_warmup(self) -> None:
+        """Compile the solver's kernels in the background (a tiny solve)."""
+        self.warmup.start(warmup_job(self._solve_fn))
 
     # ------------------------------------------------------------------ solving
     def solve(
@@ -91,7 +125,7 @@ class SolveController(QObject):
         dialog (a status message for automatic re-solves). A what-if solve compares its result
         with ``previous`` (default: the result shown, if it is not stale).
         """
-        results = self.results
+        state = self.state
         self._auto_timer.stop()
         if collective is not None:
             self.panel.set_collective(collective)
@@ -100,18 +134,23 @@ class SolveController(QObject):
         try:
             topology = validate(self.doc.to_topology())
         except ForestCollError as exc:
-            results.report_error(f"cannot solve: {exc}", quiet=auto)
+            self.messages.report_error(f"cannot solve: {exc}", quiet=auto)
             return False
         self._auto_solve = auto
         if what_if:
             if previous is not None:
-                results.previous = previous
-            elif results.schedule is not None and not results.stale:
-                results.previous = results.schedule
+                state.previous = previous
+            elif state.fresh is not None:
+                state.previous = state.fresh
         else:
-            results.previous = None
+            state.previous = None
         self._solve_revision = self._revision
-        self.worker.start(topology, self.panel.collective, self.panel.max_trees_per_root)
+        self.last_request = {
+            "topology": topology,
+            "collective": self.panel.collective,
+            "max_trees_per_root": self.panel.max_trees_per_root,
+        }
+        self.worker.start(solve_job(self._solve_fn, dict(self.last_request), prepare_display))
         return True
 
     def cancel(self) -> None:
@@ -124,58 +163,49 @@ class SolveController(QObject):
         self._auto_timer.stop()
         if self.worker.abandon():
             self._set_running(False)
-            self.results.status("Solve of the previous fabric stopped", 4000)
+            self.messages.status("Solve of the previous fabric stopped", 4000)
 
     def _set_running(self, running: bool) -> None:
         self.panel.set_running(running)
-        self.results.menu.solve_action.setEnabled(not running)
-        self.results.menu.cancel_action.setEnabled(running)
+        self.state.set_solving(running)
 
     def _on_started(self) -> None:
         self._set_running(True)
-        self.results.status("Solving…")
+        self.messages.status("Solving…")
 
-    def _on_finished(self, schedule: Schedule) -> None:
+    def _on_finished(self, outcome: SolveOutcome) -> None:
         self._set_running(False)
-        self.elapsed = self.worker.last_elapsed
+        self.elapsed = self.worker.elapsed
         stale = self._revision != self._solve_revision
-        self.results.show_schedule(
-            schedule,
-            elapsed=self.elapsed,
-            stale=stale,
-            prepared=self.worker.last_prepared,
-            staged=True,
-            split=self.worker.last_split,
-        )
+        schedule = outcome.schedule
+        self.solved.emit(outcome, self.elapsed, stale)
         self.panel.set_status(
             f"solved in {self.elapsed:.2f} s" if self.elapsed is not None else "solved"
         )
-        self.results.status(
+        self.messages.status(
             f"Optimal algbw {schedule.optimal_algbw:.6g} GB/s, k = {schedule.k}", 8000
         )
 
     def _on_failed(self, message: str) -> None:
         self._set_running(False)
         self.panel.set_status("failed")
-        self.results.report_error(message, quiet=self._auto_solve, title="Solve failed")
+        self.messages.report_error(message, quiet=self._auto_solve, title="Solve failed")
 
     def _on_cancelled(self) -> None:
         self._set_running(False)
         self.panel.set_status("cancelled")
-        self.results.status("Solve cancelled", 4000)
+        self.messages.status("Solve cancelled", 4000)
 
     # ------------------------------------------------------------------ staleness and re-solve
     def _on_topology_changed(self) -> None:
-        results = self.results
         self._revision += 1
-        if results.schedule is not None:
-            results.set_stale(True)  # (a replaced fabric cleared the result already)
+        if self.state.schedule is not None:
+            self.state.set_stale(True)  # (a replaced fabric cleared the result already)
         if self.panel.auto_resolve:
             self._auto_timer.start()
 
     def _auto_toggled(self, on: bool) -> None:
-        results = self.results
-        if on and (results.stale or results.schedule is None) and self.panel.auto_resolve:
+        if on and self.state.fresh is None and self.panel.auto_resolve:
             self._auto_timer.start()
 
     def _auto_resolve(self) -> None:
@@ -193,7 +223,7 @@ class SolveController(QObject):
                 f"Re-solve on edit is for fabrics up to {AUTO_RESOLVE_MAX_NODES} nodes "
                 f"(this one has {n})",
             )
-        self.results.menu.auto_action.setEnabled(n <= AUTO_RESOLVE_MAX_NODES)
+        self.auto_allowed_changed.emit(n <= AUTO_RESOLVE_MAX_NODES)
 
     # ------------------------------------------------------------------ what if
     def extend_context_menu(self, menu, node: str | None, link: int | None) -> None:
@@ -215,14 +245,13 @@ class SolveController(QObject):
         act = menu.addAction(title)
 
         def run() -> None:
-            results = self.results
-            shown = results.schedule is not None and not results.stale
-            prev = results.schedule if shown else results.previous
-            results.window.undo_stack.push(SetDisabledCommand(self.doc, nodes, links, off is False))
+            state = self.state
+            prev = state.fresh if state.fresh is not None else state.previous
+            self.undo_stack.push(SetDisabledCommand(self.doc, nodes, links, off is False))
             self.solve(what_if=True, previous=prev)
 
         act.triggered.connect(run)
 
     def shutdown(self, wait_ms: int = 3000) -> None:
         self._auto_timer.stop()
-        self.worker.shutdown(wait_ms)
+        self.worker.stop(wait_ms)

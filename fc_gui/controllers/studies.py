@@ -9,7 +9,6 @@ text. Results save to and load from ``/studies/<name>`` of an HDF5 results file.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QApplication, QFileDialog
 
-from fc_gui.controllers.solve_worker import BackgroundTask
+from fc_gui.controllers.background import BackgroundTask
 from fc_gui.views.dialog_titles import ask_item
 from fc_gui.views.resilience import ResilienceOverlay
 from fc_gui.views.studies_dock import StudiesDock
@@ -66,8 +65,8 @@ class StudiesController(QObject):
         self.task = BackgroundTask(self)
         self.task.done.connect(self._on_done)
         self.task.failed.connect(self._on_failed)
+        self.task.cancelled.connect(self._on_cancelled)
         self._progressed.connect(self._on_progress)
-        self.cancel_event = threading.Event()
         self.result = None  # the last StudyResult run here (what Save writes)
         self.shown: tuple[str, list] | None = None  # (study, rows) on display
         self._started = 0.0
@@ -90,8 +89,7 @@ class StudiesController(QObject):
 
     def shutdown(self) -> None:
         """Stop a running study (its cluster closes with it) before the application exits."""
-        self.cancel_event.set()
-        self.task.wait(20000)
+        self.task.stop(20000)
 
     # ------------------------------------------------------------------ running
     def plan(self, options: dict[str, Any]):
@@ -129,16 +127,14 @@ class StudiesController(QObject):
             self.window.show_error(str(exc).splitlines()[0], "Study")
             return False
         workers = int(options.get("workers", 1))
-        self.cancel_event = threading.Event()
-        cancel = self.cancel_event
-        progress = self._progressed.emit
+        counted = self._progressed.emit  # (done, total): the dock shows counts and an ETA
         factory = self.engine_factory
 
-        def work():
+        def work(progress, cancel):
             from solver.studies import run_study
 
             with factory(workers) as engine:
-                return run_study(plan, engine, progress=progress, cancel=cancel)
+                return run_study(plan, engine, progress=counted, cancel=cancel)
 
         self._started = time.monotonic()
         self._first = None
@@ -147,11 +143,11 @@ class StudiesController(QObject):
             f"starting a local Dask cluster ({workers} worker(s)); "
             f"{len(plan.keys)} rows, {len(plan.items)} solves"
         )
-        self.task.start(work, cancel=cancel)
+        self.task.start(work)
         return True
 
     def cancel(self) -> None:
-        self.cancel_event.set()
+        self.task.cancel()
         self.dock.set_status("cancelling…")
 
     def is_running(self) -> bool:
@@ -176,12 +172,14 @@ class StudiesController(QObject):
         )
         self.finished.emit(result)
 
+    def _on_cancelled(self) -> None:
+        self.dock.set_running(False)
+        self.dock.progress.setRange(0, 1)
+        self.dock.set_status("study cancelled")
+
     def _on_failed(self, message: str) -> None:
         self.dock.set_running(False)
         self.dock.progress.setRange(0, 1)
-        if self.cancel_event.is_set():
-            self.dock.set_status("study cancelled")
-            return
         self.dock.set_status(f"study failed: {message}")
         self.window.show_error(message, "Study")
 

@@ -43,7 +43,7 @@ class TimelineController(QObject):
         self.dock.event_selected.connect(self.pick)
         self.dock.root_changed.connect(self.set_root)
         self.root = ""  # only this GPU's shard ("" = all)
-        self.results.schedule_changed.connect(lambda _: self.rebuild())
+        self.results.state.schedule_changed.connect(lambda _: self.rebuild())
         # the other layers fade while a round past the start is shown, as for one tree
         self.results.overlays.dimmer.sources.append(
             lambda: self.timeline is not None and self.round > 0
@@ -53,7 +53,7 @@ class TimelineController(QObject):
     def rebuild(self) -> None:
         """The timeline of the shown result at the panel's chunk count (none: cleared)."""
         self.pause()
-        schedule = self.results.schedule
+        schedule = self.results.state.schedule
         self.timeline, self.picked, self.round = None, None, 0
         if schedule is None:
             self.dock.set_timeline(None)

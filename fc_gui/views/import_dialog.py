@@ -48,7 +48,7 @@ class NcclImportDialog(QDialog):
     ``path``: the dump; when given, :meth:`problem` reads it with the options shown.
     ``options``: the fields' first values (keywords of :meth:`options`: ``boxes``, ``fabric``,
     ``intra``, ``bandwidth``). ``task``: a background task (``start(fn)``, ``abandon()``, signals
-    ``done``/``failed``; the controllers' ``BackgroundTask``) the re-check as you type runs in;
+    ``done``/``failed``; :class:`fc_gui.controllers.background.BackgroundTask`) the re-check as you type runs in;
     without one it runs on the calling thread.
     """
 
@@ -157,7 +157,7 @@ class NcclImportDialog(QDialog):
         except ForestCollError as exc:
             self._show_problem(str(exc))
             return
-        self.check_task.start(lambda: self._problem_with(options))
+        self.check_task.start(lambda progress, cancel: self._problem_with(options))
 
     def _show_problem(self, problem: str | None) -> None:
         self.error.setText(problem or "")

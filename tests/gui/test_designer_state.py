@@ -19,9 +19,9 @@ from solver.model.schedule import BottleneckCut
 
 def solve_and_wait(qtbot, window):
     rc = window.results_controller
-    with qtbot.waitSignal(rc.schedule_changed, timeout=30000):
+    with qtbot.waitSignal(rc.state.schedule_changed, timeout=30000):
         assert rc.solving.solve()
-    return rc.schedule
+    return rc.state.schedule
 
 
 def ring4_file(tmp_path, bandwidth: int = 40, name: str = "other.json"):
@@ -38,7 +38,7 @@ def ring4_file(tmp_path, bandwidth: int = 40, name: str = "other.json"):
 
 
 def assert_no_result_drawn(rc):
-    assert rc.schedule is None and not rc.stale
+    assert rc.state.schedule is None and not rc.state.stale
     assert "No result" in rc.summary.text()
     assert rc.canvas.links.colors is None  # no heat-map colours matched by node id
     assert rc.overlays.cut.badge is None and rc.overlays.cut.items == []
@@ -115,7 +115,7 @@ def test_a_stale_result_is_greyed_everywhere_and_a_new_solve_restores_it(
             w.document, {uid: replace(w.document.links[uid], bandwidth=Fraction(50))}
         )
     )
-    assert rc.stale
+    assert rc.state.stale
     # canvas: cut shading/dashes faded, heat map in greys, caption and colour bar greyed
     assert rc.overlays.cut.items and all(
         item.opacity() == STALE_OPACITY for item in rc.overlays.cut.items
@@ -139,7 +139,7 @@ def test_a_stale_result_is_greyed_everywhere_and_a_new_solve_restores_it(
     assert all(item.opacity() == STALE_OPACITY for item in rc.overlays.cut.items)
     assert all(c[0] == c[1] == c[2] for c in rc.canvas.links.colors.values())
     solve_and_wait(qtbot, w)
-    assert not rc.stale and not rc.overlays.cut.badge.greyed
+    assert not rc.state.stale and not rc.overlays.cut.badge.greyed
     assert all(item.opacity() == 1.0 for item in rc.overlays.cut.items)
     assert rc.canvas.links.colors == heat
     assert rc.summary.label.styleSheet() == "" and not rc.overlays.heat.color_bar.greyed
@@ -361,7 +361,7 @@ def test_cancel_stops_a_simulation_at_once(qtbot, make_results_window, monkeypat
     import time
 
     from fc_gui.controllers import simulation
-    from fc_gui.controllers.solve_worker import running_workers
+    from fc_gui.controllers.background import running_workers
 
     calls = []
     monkeypatch.setattr(simulation, "sweep", fake_sweep(30.0, True, calls))
@@ -379,7 +379,7 @@ def test_cancel_stops_a_simulation_at_once(qtbot, make_results_window, monkeypat
     assert time.monotonic() - t0 < 1.0
     qtbot.wait(100)
     assert rc.plots._simulated == []
-    assert rc.simulation.tables == {}
+    assert rc.state.simulated == {}
 
 
 def test_a_cancelled_simulation_that_runs_on_never_reaches_the_plot(
@@ -406,19 +406,19 @@ def test_a_cancelled_simulation_that_runs_on_never_reaches_the_plot(
 def test_stop_workers_cancels_every_solve_within_a_second(qtbot):
     import time
 
-    from fc_gui.controllers.solve_worker import SolveWorker, running_workers, stop_workers
+    from fc_gui.controllers.background import BackgroundTask, running_workers, stop_workers
     from solver.model.errors import Cancelled
 
-    def long_solve(topology, cancel=None, **kwargs):
+    def long_solve(progress, cancel):
         end = time.monotonic() + 30
         while time.monotonic() < end:
             if cancel.is_set():
                 raise Cancelled("cancelled")
             time.sleep(0.01)
 
-    workers = [SolveWorker(long_solve) for _ in range(2)]
+    workers = [BackgroundTask() for _ in range(2)]
     for worker in workers:
-        worker.start(ring4())
+        worker.start(long_solve)
     qtbot.wait(100)
     assert running_workers() == 2
     t0 = time.monotonic()
@@ -502,7 +502,7 @@ def test_the_stale_banner_never_squeezes_the_solve_fields(qtbot, make_results_wi
     )
     solve_and_wait(qtbot, w)
     bandwidth_edit(w, 20)
-    assert rc.stale and p.stale_label.isVisible()
+    assert rc.state.stale and p.stale_label.isVisible()
     qtbot.wait(50)
     assert [f.geometry() for f in fields] == before  # nothing moved or shrank
     label = p.stale_label
@@ -577,7 +577,7 @@ def test_a_result_that_arrives_stale_is_greyed_from_the_start(qtbot, make_result
     w = make_results_window()
     rc = w.results_controller
     rc.show_schedule(ring4_schedule(), stale=True)  # the fabric was edited during its solve
-    assert rc.stale and rc.overlays.cut.badge.greyed
+    assert rc.state.stale and rc.overlays.cut.badge.greyed
     assert rc.plots._model and all(
         rc.plots.series[label].opacity() == 0.3 for label in rc.plots._model
     )

@@ -17,7 +17,7 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QFileDialog
 
-from fc_gui.controllers.solve_worker import BackgroundTask
+from fc_gui.controllers.background import BackgroundTask
 from fc_gui.main_window import MainWindow
 from fc_gui.model.commands import (
     AddLinkCommand,
@@ -278,7 +278,7 @@ def test_results_files_and_studies_are_added_to_without_a_replace_prompt(
     monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(save_name))
     w = make_results_window()
     rc = w.results_controller
-    with qtbot.waitSignal(rc.schedule_changed, timeout=30000):
+    with qtbot.waitSignal(rc.state.schedule_changed, timeout=30000):
         assert rc.solving.solve()
     assert rc.exports.export_h5() is None  # cancelled in the file dialog
     from fc_gui.controllers.studies import StudiesController

@@ -9,7 +9,7 @@ from fc_gui.views.overlays import DIM_OPACITY
 
 
 def _select_tree(qtbot, rc, root="gpu1"):
-    rows = tree_rows(rc.schedule)
+    rows = tree_rows(rc.state.schedule)
     first = next(i for i, r in enumerate(rows) if r.root == root and r.index == 0)
     with qtbot.waitSignal(rc.trees_view.trees_selected):
         rc.trees_view.select_rows([first])

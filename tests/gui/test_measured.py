@@ -86,7 +86,7 @@ def mi300x(make_results_window, qtbot):
     w = make_results_window(read_fabric(DUMP)[0], solve_fn=solver.solve)
     rc = w.results_controller
     rc.panel.set_collective("allreduce")
-    with qtbot.waitSignal(rc.schedule_changed, timeout=60000):
+    with qtbot.waitSignal(rc.state.schedule_changed, timeout=60000):
         assert rc.solving.solve()
     with qtbot.waitSignal(rc.simulation.task.done, timeout=120000):
         rc.plots.simulate_button.click()
@@ -106,12 +106,12 @@ def import_log(qtbot, rc, path, resimulates=True):
 def test_a_raw_log_is_compared_size_by_size_with_the_simulation(mi300x, qtbot, errors):
     rc = mi300x.results_controller
     plots = rc.plots
-    assert max(t.size_bytes.max() for t in rc.simulation.tables.values()) == GIB
+    assert max(t.size_bytes.max() for t in rc.state.simulated.values()) == GIB
     import_log(qtbot, rc, LOG)
     assert not errors
     meas = load_log(LOG)
     # the simulation now covers every measured size (8 B .. 8 GiB), and the grid before
-    nccl = next(t for t in rc.simulation.tables.values() if t.algorithm == "nccl")
+    nccl = next(t for t in rc.state.simulated.values() if t.algorithm == "nccl")
     assert set(meas.size_bytes) <= set(nccl.size_bytes.tolist()) and 1024 in nccl.size_bytes
     assert "at 31 sizes" in plots.status.text()  # the 1K:1G:4 grid is among them
     # the lines simulated again do not take the colour of the measured one (or of each other)
@@ -129,7 +129,7 @@ def test_a_raw_log_is_compared_size_by_size_with_the_simulation(mi300x, qtbot, e
     assert cells[i][0] == "1G" and cells[i][1] == f"{measured:.1f}" == "179.2"
     assert cells[i][2] == (f"{predicted:.1f}" if predicted >= 100 else f"{predicted:.4g}")
     assert cells[i][3] == f"{100 * (predicted - measured) / measured:+.1f}"
-    opt = float(rc.schedule.optimal_algbw_exact)
+    opt = float(rc.state.schedule.optimal_algbw_exact)
     assert cells[i][4] == f"{100 * measured / opt:.0f}"
     # the hover read-out: the measured point, the predicted one and the error
     readings = plots.hover.show_at(QPointF(math.log10(GIB), 0.0))
@@ -147,7 +147,7 @@ def test_a_raw_log_is_compared_size_by_size_with_the_simulation(mi300x, qtbot, e
     assert not plots.hover.box.isVisible() and plots.hover.text == ""
     # another reference: ForestColl's simulated line
     table.reference_box.setCurrentText("ForestColl")
-    fc = next(t for t in rc.simulation.tables.values() if t.algorithm == "forestcoll")
+    fc = next(t for t in rc.state.simulated.values() if t.algorithm == "forestcoll")
     fc_1g = float(fc.predicted_algbw[list(fc.size_bytes).index(GIB)])
     assert table.cell_texts()[i][2] == (f"{fc_1g:.1f}" if fc_1g >= 100 else f"{fc_1g:.4g}")
     plots.hover.show_at(QPointF(math.log10(GIB), 0.0))
@@ -170,7 +170,7 @@ def test_measured_tables_go_into_the_results_file_and_come_back(
     meas = load_log(LOG)
     assert np.array_equal(table.size_bytes, meas.size_bytes)
     assert np.allclose(table.measured_algbw, meas.algbw_used)
-    assert np.allclose(table.predicted_algbw, float(rc.schedule.optimal_algbw_exact))
+    assert np.allclose(table.predicted_algbw, float(rc.state.schedule.optimal_algbw_exact))
     assert table.attrs["file"] == LOG.name and table.attrs["ranks"] == 8
     assert any(t.algorithm == "nccl" and t.size_bytes.max() == 8 * GIB for t in stored.values())
     # exporting again adds to the same file (no second copy of the measurement)
@@ -183,15 +183,15 @@ def test_measured_tables_go_into_the_results_file_and_come_back(
     orc = other.results_controller
     assert other.file_actions.open_path(out)
     assert not errors
-    assert list(orc.measurements.tables) == ["measured_allreduce_rccl_tests"]
+    assert list(orc.state.measured) == ["measured_allreduce_rccl_tests"]
     assert orc.plots.error_table.isVisible()
     cells = orc.plots.error_table.cell_texts()
     assert len(cells) == 31 and cells[list(meas.size_bytes).index(GIB)][1] == "179.2"
     assert all(row[2] != "–" for row in cells)  # the saved simulation covers every size
     # and the file imports as measurements too (Import measurements… on the same fabric)
-    before = len(orc.measurements.tables)
+    before = len(orc.state.measured)
     import_log(qtbot, orc, out, resimulates=False)
-    assert len(orc.measurements.tables) == before + 1
+    assert len(orc.state.measured) == before + 1
 
 
 def test_logs_and_files_that_do_not_fit_are_one_line_dialogs(mi300x, qtbot, tmp_path, errors):
@@ -207,7 +207,7 @@ def test_logs_and_files_that_do_not_fit_are_one_line_dialogs(mi300x, qtbot, tmp_
     with qtbot.waitSignal(rc.measurements.task.failed, timeout=30000):
         rc.measurements.import_file(str(junk))
     assert "measure import" in errors[-1][1] and "\n" not in errors[-1][1]
-    assert not rc.measurements.tables and not rc.plots.error_table.isVisible()
+    assert not rc.state.measured and not rc.plots.error_table.isVisible()
 
 
 def test_the_library_selector_simulates_with_the_chosen_library(mi300x, qtbot):
@@ -216,15 +216,15 @@ def test_the_library_selector_simulates_with_the_chosen_library(mi300x, qtbot):
     assert plots.library_text() == "auto"
     # the dump's GPUs are gfx942: RCCL's CDNA3 model, said with the reason
     assert "library rccl cdna3 (AMD GPUs (gcn gfx942))" in plots.status.text()
-    before = {t.algorithm: t.predicted_algbw.copy() for t in rc.simulation.tables.values()}
+    before = {t.algorithm: t.predicted_algbw.copy() for t in rc.state.simulated.values()}
     with qtbot.waitSignal(rc.simulation.task.done, timeout=120000):
         plots.library_box.setCurrentText("nccl:ampere")
         plots.library_box.lineEdit().editingFinished.emit()
     assert plots.library_text() == "nccl:ampere"
     assert "library nccl ampere (chosen in the Plots dock)" in plots.status.text()
-    nccl = next(t for t in rc.simulation.tables.values() if t.algorithm == "nccl")
+    nccl = next(t for t in rc.state.simulated.values() if t.algorithm == "nccl")
     assert nccl.attrs["library"] == "nccl"
-    fc = next(t for t in rc.simulation.tables.values() if t.algorithm == "forestcoll")
+    fc = next(t for t in rc.state.simulated.values() if t.algorithm == "forestcoll")
     assert not np.allclose(fc.predicted_algbw, before["forestcoll"])  # other link efficiency
     # a bad value is refused in place and simulates nothing
     plots.library_box.setCurrentText("rccl:cdna9")
@@ -254,9 +254,9 @@ def test_nothing_of_the_old_fabric_stays_when_another_opens(mi300x, qtbot, tmp_p
     assert not plots.hover.box.isVisible() and plots.hover.text == ""
     assert plots.status.text() == "" and plots.note == ""
     assert not plots.error_table.isVisible() and plots.error_table.cell_texts() == []
-    assert rc.measurements.tables == {} and rc.simulation.tables == {}
+    assert rc.state.measured == {} and rc.state.simulated == {}
     assert plots.library_text() == "auto" and plots.library_box.currentText() == "auto"
-    assert rc.schedule is None
+    assert rc.state.schedule is None
     (x0, x1), (_, y1) = plots.plot_item.vb.viewRange()
     assert (x0, x1) == pytest.approx((3.0, 9.65))  # not the old fabric's 8 B .. 8 GiB
     assert y1 < 2  # nor its GB/s
@@ -266,7 +266,7 @@ def test_a_measurement_of_another_collective_is_not_compared(mi300x, qtbot):
     rc = mi300x.results_controller
     import_log(qtbot, rc, LOG)  # allreduce
     rc.panel.set_collective("allgather")
-    with qtbot.waitSignal(rc.schedule_changed, timeout=60000):
+    with qtbot.waitSignal(rc.state.schedule_changed, timeout=60000):
         assert rc.solving.solve()
     table = rc.plots.error_table
     assert table.isVisible()
@@ -276,7 +276,7 @@ def test_a_measurement_of_another_collective_is_not_compared(mi300x, qtbot):
     readings = rc.plots.hover.show_at(QPointF(math.log10(GIB), 0.0))
     assert next(r for r in readings if r.name == "measured allreduce").note == ""
     # and the allgather simulation does not take the allreduce sizes
-    assert rc.simulation.sizes(rc.schedule)[0] == 1024
+    assert rc.simulation.sizes(rc.state.schedule)[0] == 1024
 
 
 def test_a_run_all_collectives_log_gives_one_line_per_collective(mi300x, qtbot, tmp_path):
@@ -292,7 +292,7 @@ def test_a_run_all_collectives_log_gives_one_line_per_collective(mi300x, qtbot, 
     rc.measurements.imported.connect(counts.append)
     import_log(qtbot, rc, both)
     assert counts == [2]
-    assert sorted(t.collective for t in rc.measurements.tables.values()) == [
+    assert sorted(t.collective for t in rc.state.measured.values()) == [
         "allgather",
         "allreduce",
     ]

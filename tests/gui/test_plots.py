@@ -228,7 +228,7 @@ def test_designer_simulation_shows_the_cli_numbers_and_its_nvls_note(
     w = make_results_window(dgx_h100_rail(1), solve_fn=solver.solve)
     rc = w.results_controller
     rc.panel.set_collective("allreduce")
-    with qtbot.waitSignal(rc.schedule_changed, timeout=60000):
+    with qtbot.waitSignal(rc.state.schedule_changed, timeout=60000):
         assert rc.solving.solve()
     with qtbot.waitSignal(rc.simulation.task.done, timeout=120000):
         rc.plots.simulate_button.click()
@@ -237,7 +237,7 @@ def test_designer_simulation_shows_the_cli_numbers_and_its_nvls_note(
     path.parent.mkdir(parents=True, exist_ok=True)
     from solver.io import v1
 
-    path.write_text(v1.dumps(rc.schedule.topology), encoding="utf-8")
+    path.write_text(v1.dumps(rc.state.schedule.topology), encoding="utf-8")
     capsys.readouterr()
     assert (
         main(
@@ -257,7 +257,7 @@ def test_designer_simulation_shows_the_cli_numbers_and_its_nvls_note(
     )
     doc = json.loads(capsys.readouterr().out)
     cli = {(r["algorithm"], r["size"]): r for r in doc["rows"]}
-    tables = {t.algorithm: t for t in rc.simulation.tables.values()}
+    tables = {t.algorithm: t for t in rc.state.simulated.values()}
     assert (
         set(tables)
         == {r["algorithm"] for r in doc["rows"]}

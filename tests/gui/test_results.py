@@ -47,9 +47,9 @@ def make_window(qtbot, tmp_path):
 
 def solve_and_wait(qtbot, window, **kwargs):
     rc = window.results_controller
-    with qtbot.waitSignal(rc.schedule_changed, timeout=30000):
+    with qtbot.waitSignal(rc.state.schedule_changed, timeout=30000):
         assert rc.solving.solve(**kwargs)
-    return rc.schedule
+    return rc.state.schedule
 
 
 # ---------------------------------------------------------------------- solve -> views
@@ -57,10 +57,10 @@ def test_solve_fills_summary_trees_and_overlays(qtbot, make_window):
     w = make_window()
     rc = w.results_controller
     assert "No result" in rc.summary.text()
-    with qtbot.waitSignal(rc.schedule_changed, timeout=5000):
+    with qtbot.waitSignal(rc.state.schedule_changed, timeout=5000):
         rc.panel.solve_button.click()
     assert rc.panel.running is False and rc.panel.solve_button.isEnabled()
-    s = rc.schedule
+    s = rc.state.schedule
     assert s is not None and s.optimal_algbw_exact == Fraction(800, 3)
     text = rc.summary.text()
     assert "266.667 (= 800/3) GB/s" in text
@@ -93,7 +93,7 @@ def test_overlay_toggles_hide_and_restore(qtbot, make_window):
     assert not rc.overlays.cut.badge.isVisible()
     assert all(not item.isVisible() for item in rc.overlays.cut.items)
     rc.menu.clear_action.trigger()
-    assert rc.schedule is None and rc.canvas.links.colors is None
+    assert rc.state.schedule is None and rc.canvas.links.colors is None
     assert not rc.exports.h5_action.isEnabled()
 
 
@@ -120,7 +120,7 @@ def test_selecting_trees_overlays_them_and_animation_plays_depth_by_depth(qtbot,
     w = make_window()
     rc = w.results_controller
     solve_and_wait(qtbot, w)
-    rows = tree_rows(rc.schedule)
+    rows = tree_rows(rc.state.schedule)
     first = next(i for i, r in enumerate(rows) if r.root == "gpu1" and r.index == 0)
     with qtbot.waitSignal(rc.trees_view.trees_selected) as blocker:
         rc.trees_view.select_rows([first])
@@ -188,23 +188,23 @@ def test_edits_mark_the_result_stale_but_moves_do_not(qtbot, make_window):
     w = make_window()
     rc = w.results_controller
     solve_and_wait(qtbot, w)
-    assert not rc.stale and not rc.panel.stale
+    assert not rc.state.stale and not rc.panel.stale
     w.undo_stack.push(MoveNodesCommand(w.document, {"gpu0": (0.0, 0.0)}, {"gpu0": (0.2, -0.3)}))
-    assert not rc.stale
+    assert not rc.state.stale
     uid = next(iter(w.document.links))
     link = w.document.links[uid]
     w.undo_stack.push(SetLinkPropsCommand(w.document, {uid: replace(link, bandwidth=Fraction(50))}))
-    assert rc.stale and rc.panel.stale and rc.panel.stale_label.isVisibleTo(rc.panel)
+    assert rc.state.stale and rc.panel.stale and rc.panel.stale_label.isVisibleTo(rc.panel)
     assert "Stale" in rc.summary.text()
     assert "stale result" in rc.overlays.tooltip(None, uid)
     solve_and_wait(qtbot, w)
-    assert not rc.stale and not rc.panel.stale
+    assert not rc.state.stale and not rc.panel.stale
 
 
 def test_edit_during_a_solve_leaves_the_new_result_stale(qtbot, make_window):
     w = make_window(solve_fn=FakeSolver(0.4))
     rc = w.results_controller
-    with qtbot.waitSignal(rc.schedule_changed, timeout=5000):
+    with qtbot.waitSignal(rc.state.schedule_changed, timeout=5000):
         rc.solving.solve()
         qtbot.wait(50)
         uid = next(iter(w.document.links))
@@ -212,7 +212,7 @@ def test_edit_during_a_solve_leaves_the_new_result_stale(qtbot, make_window):
         w.undo_stack.push(
             SetLinkPropsCommand(w.document, {uid: replace(link, latency=Fraction(2))})
         )
-    assert rc.stale
+    assert rc.state.stale
 
 
 def test_resolve_on_edit(qtbot, make_window):
@@ -225,12 +225,12 @@ def test_resolve_on_edit(qtbot, make_window):
     assert rc.menu.auto_action.isChecked()
     uid = next(iter(w.document.links))
     link = w.document.links[uid]
-    with qtbot.waitSignal(rc.schedule_changed, timeout=5000):
+    with qtbot.waitSignal(rc.state.schedule_changed, timeout=5000):
         w.undo_stack.push(
             SetLinkPropsCommand(w.document, {uid: replace(link, bandwidth=Fraction(60))})
         )
-        assert rc.stale
-    assert not rc.stale
+        assert rc.state.stale
+    assert not rc.state.stale
     assert len(fake.calls) == 2
     assert fake.calls[-1]["topology"].links[0].bandwidth == Fraction(60)
 
@@ -254,16 +254,16 @@ def test_what_if_link_fails_from_the_context_menu(qtbot, make_window, errors):
     menu = w.canvas.build_context_menu(0.5, 0.0)  # middle of the gpu0-gpu1 link
     actions = [a for a in menu.actions() if a.text().startswith("What if link")]
     assert len(actions) == 1, [a.text() for a in menu.actions()]
-    with qtbot.waitSignal(rc.schedule_changed, timeout=5000):
+    with qtbot.waitSignal(rc.state.schedule_changed, timeout=5000):
         actions[0].trigger()
     assert uid in w.document.disabled_links
-    solved_topo = rc.solving.worker.last_request["topology"]
+    solved_topo = rc.solving.last_request["topology"]
     assert len(solved_topo.links) == 3  # the failed link is left out of the solve
-    assert rc.previous is before
+    assert rc.state.previous is before
     assert "What if" in rc.summary.text() and "before 266.667 GB/s" in rc.summary.text()
     assert errors == []
     w.undo_stack.undo()
-    assert uid not in w.document.disabled_links and rc.stale
+    assert uid not in w.document.disabled_links and rc.state.stale
 
 
 def test_failed_solve_shows_a_one_line_error_dialog(qtbot, make_window, errors):
@@ -273,7 +273,7 @@ def test_failed_solve_shows_a_one_line_error_dialog(qtbot, make_window, errors):
         rc.solving.solve()
     assert errors == [("Solve failed", "switch 'sw0' is unbalanced: in 50 GB/s, out 25 GB/s")]
     assert rc.panel.solve_button.isEnabled() and rc.panel.phase_label.text() == "failed"
-    assert rc.schedule is None
+    assert rc.state.schedule is None
 
 
 def test_invalid_fabric_is_refused_before_solving(qtbot, make_window, errors):
@@ -297,7 +297,7 @@ def test_cancel_from_the_panel(qtbot, make_window):
     with qtbot.waitSignal(rc.solving.worker.cancelled, timeout=3000):
         rc.panel.cancel_button.click()
     assert rc.panel.phase_label.text() == "cancelled"
-    assert rc.panel.solve_button.isEnabled() and rc.schedule is None
+    assert rc.panel.solve_button.isEnabled() and rc.state.schedule is None
 
 
 # ---------------------------------------------------------------------- exports and plots
@@ -373,9 +373,9 @@ def test_plots_bound_and_imported_measurements(qtbot, make_window, tmp_path, err
         assert rc.measurements.import_file(str(path))  # read in the background
     assert got.args == [1]
     assert "measured nccl" in rc.plots.labels()
-    assert list(rc.measurements.tables) == ["nccl_run1"]  # its name in the file, kept
+    assert list(rc.state.measured) == ["nccl_run1"]  # its name in the file, kept
     rc.plots.clear_imported()
-    assert "measured nccl" not in rc.plots.labels() and not rc.measurements.tables
+    assert "measured nccl" not in rc.plots.labels() and not rc.state.measured
 
     bad = tmp_path / "bad.h5"
     bad.write_text("not hdf5")
@@ -500,7 +500,9 @@ def test_simulate_plots_forestcoll_and_baselines(qtbot, make_window):
     fc = rc.plots.series["ForestColl"]
     assert fc.xData[-1] >= 1e9
     # large messages approach the bound on links at the library's efficiency (as the CLI runs)
-    efficiency = min(link_efficiency(rc.schedule.topology, library_for(rc.schedule.topology)))
+    efficiency = min(
+        link_efficiency(rc.state.schedule.topology, library_for(rc.state.schedule.topology))
+    )
     assert 0.5 < efficiency < 1
     assert 0.9 * efficiency * 800 / 3 <= fc.yData[-1] <= efficiency * 800 / 3 * (1 + 1e-9)
     assert any(label.startswith("nccl (") for label in labels)  # the library's pick
@@ -515,7 +517,7 @@ def test_staged_display_ends_in_the_same_state_and_yields_to_the_loop(qtbot, mak
     # only the first stage ran: the summary is there, the trees list not yet
     assert "800/3" in rc.summary.text()
     assert rc.trees_view.model.rowCount() == 0
-    with qtbot.waitSignal(rc.schedule_changed, timeout=2000):
+    with qtbot.waitSignal(rc.state.schedule_changed, timeout=2000):
         pass
     assert rc.trees_view.model.rowCount() == 8
     assert len(rc.overlays.heat.colors) == 8
@@ -533,7 +535,7 @@ def test_opening_another_fabric_clears_the_result(qtbot, make_window):
     rc = w.results_controller
     solve_and_wait(qtbot, w)
     w.document.load_topology(mi250(1))
-    assert rc.schedule is None and not rc.stale
+    assert rc.state.schedule is None and not rc.state.stale
     assert "No result" in rc.summary.text()
     assert rc.canvas.links.colors is None and rc.overlays.cut.badge is None
 

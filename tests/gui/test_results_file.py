@@ -85,8 +85,8 @@ def test_opening_a_results_file_shows_its_saved_result(window, saved, errors):
     assert window.file_actions.open_path(saved)
     assert errors == []
     assert window.document.to_topology().compute_ids == stored.topology.compute_ids
-    s = rc.schedule
-    assert s is not None and not rc.stale
+    s = rc.state.schedule
+    assert s is not None and not rc.state.stale
     assert s.optimal_algbw_exact == stored.optimal_algbw_exact and len(s.trees) == len(stored.trees)
     assert rc.panel.collective == "allgather"
     assert "allgather" in rc.summary.text()
@@ -99,12 +99,12 @@ def test_opening_a_results_file_shows_its_saved_result(window, saved, errors):
     assert labels[0].startswith("bound ") and labels[1] == "α-β estimate"
     assert labels[2] == "ForestColl" and labels[3].startswith("nccl (")  # legend order
     assert labels[4:] == ["ring", "measured allgather"]
-    assert {t.algorithm for t in rc.simulation.tables.values()} == {"forestcoll", "nccl", "ring"}
+    assert {t.algorithm for t in rc.state.simulated.values()} == {"forestcoll", "nccl", "ring"}
     # the file is not a fabric file to save over: Save asks for a name
     assert window.file_path is None
     # another fabric drops all of it
     assert window.file_actions.open_path(RING8)
-    assert rc.schedule is None and rc.plots.labels() == [] and rc.simulation.tables == {}
+    assert rc.state.schedule is None and rc.plots.labels() == [] and rc.state.simulated == {}
 
 
 def test_a_results_file_whose_schedule_was_removed_opens_its_fabric_only(
@@ -123,7 +123,7 @@ def test_a_results_file_whose_schedule_was_removed_opens_its_fabric_only(
     assert errors == []
     assert len(window.document.to_topology().compute_ids) == 8
     rc = window.results_controller
-    assert rc.schedule is None and rc.simulation.tables == {}
+    assert rc.state.schedule is None and rc.state.simulated == {}
     assert rc.plots.labels() == ["measured allgather"]  # measurements need no schedule
 
 
@@ -178,7 +178,7 @@ def test_a_compressed_plan_opens_expanded_into_its_full_schedule(window, tmp_pat
     assert window.file_actions.open_path(path)
     assert errors == []
     rc = window.results_controller
-    s = rc.schedule
+    s = rc.state.schedule
     assert s is not None and len(s.trees) == plan.num_trees  # every root's trees, not box 0's
     assert {t.root for t in s.trees} == set(s.topology.compute_ids)
     verify_schedule(s)
@@ -196,7 +196,7 @@ def test_a_plan_too_large_to_draw_opens_its_fabric_and_says_why(
     path = _plan_file(tmp_path, 4)
     assert window.file_actions.open_path(path)
     assert errors == []
-    assert window.results_controller.schedule is None  # never a partial forest
+    assert window.results_controller.state.schedule is None  # never a partial forest
     assert len(window.document.to_topology().compute_ids) == 32
     message = window.statusBar().currentMessage()
     assert "not drawn" in message and "forestcoll show" in message and "--verify" in message
@@ -232,7 +232,7 @@ def test_a_forged_results_file_opens_its_fabric_and_a_dialog_not_the_lie(
     assert len(errors) == 1 and "failed verification" in errors[0][1], errors
     assert "\n" not in errors[0][1]
     rc = window.results_controller
-    assert rc.schedule is None
+    assert rc.state.schedule is None
     assert rc.overlays.cut.badge is None or not rc.overlays.cut.badge.isVisible()
     assert window.document.to_topology().compute_ids  # the fabric itself is open
 
@@ -249,15 +249,15 @@ def test_a_large_results_file_is_read_in_the_background(
     fa, rc = window.file_actions, window.results_controller
     with qtbot.waitSignal(fa.saved_reader.done, timeout=60000):
         assert fa.open_path(saved)
-        assert rc.schedule is None  # not yet: the worker reads and verifies it
+        assert rc.state.schedule is None  # not yet: the worker reads and verifies it
         assert "reading and verifying" in window.statusBar().currentMessage()
-    assert errors == [] and rc.schedule is not None
+    assert errors == [] and rc.state.schedule is not None
     assert "8·200/7 = 228.571 GB/s" in rc.overlays.cut.label_text
     # another fabric opened while a result is being read: that result never lands on it
     assert fa.open_path(saved)
     assert fa.open_path(RING8)
     qtbot.wait(1500)
-    assert rc.schedule is None and errors == []
+    assert rc.state.schedule is None and errors == []
     # a forged result is refused by the worker's verification in a dialog; its fabric stays
     import shutil
 
@@ -271,4 +271,4 @@ def test_a_large_results_file_is_read_in_the_background(
     with qtbot.waitSignal(fa.saved_reader.failed, timeout=60000):
         assert fa.open_path(forged)
     assert len(errors) == 1 and "failed verification" in errors[0][1] and "\n" not in errors[0][1]
-    assert rc.schedule is None and window.document.to_topology().compute_ids
+    assert rc.state.schedule is None and window.document.to_topology().compute_ids

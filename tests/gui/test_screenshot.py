@@ -103,7 +103,7 @@ def test_run_batch_solves_then_saves_and_exits_0(qtbot, tmp_path, batch_window):
     w.results_controller.batch.run(solve=True, screenshot=str(out))
     qtbot.waitUntil(lambda: bool(exits), timeout=5000)
     assert exits == [0]
-    assert w.results_controller.schedule is not None
+    assert w.results_controller.state.schedule is not None
     assert image_stats(out)[2] > 20
 
 
@@ -139,9 +139,9 @@ def test_run_batch_unwritable_screenshot_exits_2(qtbot, tmp_path, batch_window, 
 def test_run_batch_unexpected_solver_error_is_one_line(qtbot, batch_window, capsys, monkeypatch):
     """A non-ForestColl error (a bug) in a batch run: one error line, exit 2, no traceback
     (``forestcoll gui --solve`` turns tracebacks off: fc_gui/app.py)."""
-    from fc_gui.controllers import solve_worker
+    from fc_gui.controllers import background
 
-    monkeypatch.setattr(solve_worker, "PRINT_TRACEBACKS", False)
+    monkeypatch.setattr(background, "PRINT_TRACEBACKS", False)
     make, exits = batch_window
     w = make(FakeSolver(0.01, RuntimeError("kaboom")))
     w.results_controller.batch.run(solve=True)

@@ -76,10 +76,10 @@ def recorded(monkeypatch):
 def _solve(qtbot, window, collective, figures=True):
     """Solve and wait for the result (and, with ``figures``, for its allreduce figures)."""
     rc = window.results_controller
-    with qtbot.waitSignal(rc.schedule_changed, timeout=60000):
+    with qtbot.waitSignal(rc.state.schedule_changed, timeout=60000):
         assert rc.solving.solve(collective)
     if figures:
-        qtbot.waitUntil(lambda: rc.switch_bounds is not None, timeout=30000)
+        qtbot.waitUntil(lambda: rc.state.switch_bounds is not None, timeout=30000)
     return rc
 
 
@@ -113,7 +113,7 @@ def test_window_without_marked_switches_is_unchanged(qtbot, make_results_window)
     w = make_results_window(T.make("dgx_a100", n=1), solve_fn=solve)
     rc = _solve(qtbot, w, "allreduce", figures=False)
     qtbot.wait(300)
-    assert rc.switch_bounds is None
+    assert rc.state.switch_bounds is None
     assert "In-switch" not in rc.summary.text() and "Allreduce" not in rc.summary.text()
     assert "reduces" not in rc.overlays.cut.label_text
 
@@ -146,8 +146,8 @@ def test_a_results_file_of_a_marked_fabric_gets_its_figures_in_the_background(
     w = make_results_window()
     rc = w.results_controller
     assert w.file_actions.open_path(path)
-    assert rc.schedule is not None
-    qtbot.waitUntil(lambda: rc.switch_bounds is not None, timeout=30000)
+    assert rc.state.schedule is not None
+    qtbot.waitUntil(lambda: rc.state.switch_bounds is not None, timeout=30000)
     assert threads and all(t is not threading.main_thread() for t in threads)
     assert "instead of 257.14" in rc.summary.text()
     assert rc.overlays.cut.label_text.splitlines()[-1].startswith("b0.nvsw reduces")
@@ -164,19 +164,19 @@ def test_unticking_multicast_marks_stale_and_the_next_solve_says_why(qtbot, make
     w.undo_stack.push(
         SetNodePropsCommand(w.document, node.id, replace(node, capabilities=frozenset({REDUCE})))
     )
-    assert rc.stale
-    first = rc.switch_bounds
+    assert rc.state.stale
+    first = rc.state.switch_bounds
     rc = _solve(qtbot, w, "allreduce")
-    assert rc.switch_bounds is not first
+    assert rc.state.switch_bounds is not first
     text = rc.summary.text()
     assert "b0.nvsw marked (reduces), but no schedule gains from it" in text
     assert "stays 257.14 GB/s" in rc.overlays.cut.label_text
     assert not any(name.startswith("with NVLS") for name in rc.plots.series)
     # undo: the switch multicasts again; the next solve names it again
     w.undo_stack.undo()
-    second = rc.switch_bounds
+    second = rc.state.switch_bounds
     rc = _solve(qtbot, w, "allreduce")
-    assert rc.switch_bounds is not second
+    assert rc.state.switch_bounds is not second
     assert "b0.nvsw reduces and multicasts: allreduce 450 GB/s" in rc.summary.text()
 
 
@@ -194,8 +194,8 @@ def test_the_summary_says_the_figures_are_coming_until_they_arrive(
     monkeypatch.setattr(SB, "compute", slow)
     w = make_results_window(T.make("dgx_h100_rail", n=1), solve_fn=solve)
     rc = _solve(qtbot, w, "allreduce", figures=False)
-    assert rc.switch_bounds is None
+    assert rc.state.switch_bounds is None
     assert "computing the allreduce figures" in rc.summary.text()  # the window did not wait
-    with qtbot.waitSignal(rc.switch_bounds_changed, timeout=30000):
+    with qtbot.waitSignal(rc.state.switch_bounds_changed, timeout=30000):
         pass
     assert "computing" not in rc.summary.text() and "instead of 257.14" in rc.summary.text()

@@ -59,7 +59,7 @@ def test_after_a_solve_no_node_sits_under_the_caption_or_colour_bar(qtbot, tmp_p
     # a tight fit from before any caption existed: the square's corners at the canvas's corners
     lo, hi = c._pos.min(axis=0), c._pos.max(axis=0)
     c.view_box.setRange(QRectF(lo[0], lo[1], hi[0] - lo[0], hi[1] - lo[1]), padding=0.02)
-    with qtbot.waitSignal(rc.schedule_changed, timeout=5000):
+    with qtbot.waitSignal(rc.state.schedule_changed, timeout=5000):
         rc.panel.solve_button.click()
     qtbot.wait(50)
     captions = c.floating_captions()
