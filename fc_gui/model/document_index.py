@@ -97,7 +97,7 @@ class DocumentIndex:
         self.unit = float(np.median(lengths)) * 0.3 if len(lengths) else 1.0
         self.spacing = typical_spacing(self.pos, self.unit)
 
-    def move(self, positions: Mapping[str, Position]) -> np.ndarray:
+    def move(self, positions: Mapping[str, tuple[float | None, float | None]]) -> np.ndarray:
         """New positions ``{node id: (x, y)}`` (None coordinates count as 0); returns their rows."""
         rows = np.array([self.row[i] for i in positions], dtype=np.int64)
         for r, (x, y) in zip(rows, positions.values()):

@@ -69,8 +69,9 @@ class LabelLayer:
     def update(self, view: QRectF, visible: np.ndarray, spacing_px: float, frames) -> None:
         """Names for the view ``view``: the node ``visible`` rows (nodes ``spacing_px`` apart
         on screen) and the boxes among ``frames`` (``[(name, QRectF)]``) it meets."""
-        show = visible if len(visible) <= LABEL_LIMIT and spacing_px >= LABEL_SPACING_PX else []
-        show = sorted(show, key=lambda i: self._rank[i])  # LabelsItem skips overlaps
+        crowded = len(visible) > LABEL_LIMIT or spacing_px < LABEL_SPACING_PX
+        # the more important names first: LabelsItem skips those that would overlap
+        show: list[int] = [] if crowded else sorted(visible, key=lambda i: self._rank[i])
         names = [self.index.ids[i] for i in show]
         if self.formatter:
             names = [self.formatter(n) for n in names]
@@ -81,9 +82,8 @@ class LabelLayer:
         self.names.set_labels(self.index.pos[show], names)
         groups = [(g, r) for g, r in frames if view.intersects(r)]
         groups = groups if len(groups) <= GROUP_LABEL_LIMIT else []
-        self.group_names.set_labels(
-            [(r.left(), r.top()) for _, r in groups], [g for g, _ in groups]
-        )
+        corners = np.array([(r.left(), r.top()) for _, r in groups], dtype=float)
+        self.group_names.set_labels(corners.reshape(-1, 2), [g for g, _ in groups])
 
     def update_link_labels(self, radii: np.ndarray) -> None:
         """Place the bandwidths again on the links as drawn, clear of nodes of radii ``radii``
