@@ -1,13 +1,12 @@
-"""The fabric canvas: a pyqtgraph view of a :class:`TopologyDocument` that composes drawing
-layers and input handlers, and keeps the view fitted.
+"""The fabric canvas: the pyqtgraph view of a :class:`TopologyDocument`; it owns the scene and
+composes the drawing layers and the input handlers.
 
-Drawing is batched so a 1000+ node fabric pans smoothly, one layer per kind of thing, each fed
-from one Qt-free :class:`~fc_gui.model.document_index.DocumentIndex`: nodes
-(:mod:`~fc_gui.views.canvas_nodes`), links (:mod:`~fc_gui.views.canvas_links`), box frames
-(:mod:`~fc_gui.views.canvas_frames`) and texts (:mod:`~fc_gui.views.canvas_labels`). Input goes
-to :mod:`~fc_gui.views.canvas_tools` (clicks and drags), :mod:`~fc_gui.views.canvas_keyboard`,
-:mod:`~fc_gui.views.canvas_menu` and :mod:`~fc_gui.views.canvas_hover`, which see the canvas
-through :class:`~fc_gui.views.canvas_host.CanvasHost`.
+Drawing (:mod:`~fc_gui.views.canvas_layers`) is batched so a 1000+ node fabric pans smoothly:
+nodes, links, box frames and texts each in a layer of their own (``canvas_nodes``,
+``canvas_links``, ``canvas_frames``, ``canvas_labels``), fed from one Qt-free
+:class:`~fc_gui.model.document_index.DocumentIndex`. Input goes to ``canvas_tools`` (clicks and
+drags), ``canvas_keyboard``, ``canvas_menu`` and ``canvas_hover``, which see the canvas through
+:class:`~fc_gui.views.canvas_host.CanvasHost`; ``canvas_fit`` keeps the fabric in view.
 
 It is the host of the result overlays: the overlay API (``node_positions``, ``add_overlay_item``,
 ``set_link_colors``, ``highlight_nodes``, ``context_menu_hooks``, ``tooltip_providers``, the
@@ -19,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPoint, QRectF, Signal
+from PySide6.QtCore import QEvent, QPoint, Signal
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QMenu
 
@@ -30,7 +29,7 @@ from fc_gui.views.canvas_hover import HoverTips
 from fc_gui.views.canvas_keyboard import KeyboardCursor
 from fc_gui.views.canvas_layers import CanvasLayers
 from fc_gui.views.canvas_menu import ContextMenus
-from fc_gui.views.canvas_tools import FabricViewBox, Tool, ToolBox, ToolHandler, delete_selection
+from fc_gui.views.canvas_tools import FabricViewBox, Tool, ToolBox, delete_selection
 
 __all__ = ["FabricCanvas", "Tool"]
 
@@ -164,11 +163,6 @@ class FabricCanvas(pg.GraphicsView):
     def tool(self) -> Tool:
         return self.tools.tool
 
-    @property
-    def handler(self) -> ToolHandler:
-        """The handler of the current tool (left clicks and drags go to it)."""
-        return self.tools.handler
-
     def set_tool(self, tool: Tool) -> None:
         self.tools.set_tool(tool)
         self.tool_changed.emit(tool)
@@ -209,14 +203,6 @@ class FabricCanvas(pg.GraphicsView):
     def link_at(self, x: float, y: float, tolerance_px: float = 5.0) -> int | None:
         """The link uid under data point (x, y), or None."""
         return self.index.link_at(x, y, self.layers.pixel_size(), tolerance_px)
-
-    def links_among(self, node_ids) -> list[int]:
-        """Uids of links with both ends in ``node_ids``."""
-        return self.index.links_among(node_ids)
-
-    def nodes_in_rect(self, rect: QRectF) -> list[str]:
-        r = rect.normalized()
-        return self.index.nodes_in_rect(r.left(), r.top(), r.right(), r.bottom())
 
     def snap(self, x: float, y: float) -> tuple[float, float]:
         """(x, y) on the grid when snapping is on."""

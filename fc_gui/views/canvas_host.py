@@ -9,11 +9,11 @@ object with these members.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Protocol
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QPointF, QRectF, SignalInstance
+from PySide6.QtCore import QPoint, QPointF, SignalInstance
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QWidget
 
@@ -70,10 +70,6 @@ class CanvasHost(Protocol):
     def node_at(self, x: float, y: float) -> str | None: ...
 
     def link_at(self, x: float, y: float) -> int | None: ...
-
-    def nodes_in_rect(self, rect: QRectF) -> list[str]: ...
-
-    def links_among(self, node_ids: Iterable[str]) -> list[int]: ...
 
     def fit_view(self) -> None: ...
 

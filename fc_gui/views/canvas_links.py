@@ -55,6 +55,18 @@ def _pairs_xy(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return xy[:, 0], xy[:, 1]
 
 
+def _palette_classes(rgba: np.ndarray, wcs: np.ndarray):
+    """The directions grouped by colour on a bounded palette (16 levels per channel) and width
+    class: ``(rgba, width class, direction indices)`` per group, in colour-code order."""
+    q = np.clip(np.round(rgba / 17.0), 0, 15).astype(np.int64)
+    code = ((q[:, 0] * 16 + q[:, 1]) * 16 + q[:, 2]) * 16 + q[:, 3]
+    code = code * len(style.LINK_WIDTH_CLASSES) + wcs
+    uniq, inverse = np.unique(code, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    splits = np.cumsum(np.bincount(inverse, minlength=len(uniq)))[:-1]
+    return [(q[js[0]] * 17, int(wcs[js[0]]), js) for js in np.split(order, splits)]
+
+
 class LinkLayer:
     """All links drawn in a few batch items (see module docstring)."""
 
@@ -174,16 +186,7 @@ class LinkLayer:
                     if colors.shape[1] == 4
                     else np.hstack([colors, np.full((len(colors), 1), 255.0)])
                 )
-            # bounded palette: 16 levels per channel, grouped with the width class
-            q = np.clip(np.round(rgba / 17.0), 0, 15).astype(np.int64)
-            code = ((q[:, 0] * 16 + q[:, 1]) * 16 + q[:, 2]) * 16 + q[:, 3]
-            code = code * len(style.LINK_WIDTH_CLASSES) + wcs
-            uniq, inverse = np.unique(code, return_inverse=True)
-            order = np.argsort(inverse, kind="stable")
-            splits = np.cumsum(np.bincount(inverse, minlength=len(uniq)))[:-1]
-            for js in np.split(order, splits):
-                c = q[js[0]] * 17
-                wc = int(wcs[js[0]])
+            for c, wc, js in _palette_classes(rgba, wcs):
                 width = 1.5 if self.thin else style.LINK_WIDTH_CLASSES[wc] + 1.5
                 pen = pg.mkPen(*(int(v) for v in c), width=width)
                 if used < len(self.color_groups):

@@ -139,8 +139,10 @@ class SelectTool(ToolHandler):
         self.rubber.setRect(rect)
         self.rubber.setVisible(not finish)
         if finish:
-            ids = set(canvas.nodes_in_rect(rect))
-            links = set(canvas.links_among(ids))
+            ids = set(
+                canvas.index.nodes_in_rect(rect.left(), rect.top(), rect.right(), rect.bottom())
+            )
+            links = set(canvas.index.links_among(ids))
             if d["shift"]:
                 ids |= doc.selected_nodes
                 links = set(doc.selected_links)

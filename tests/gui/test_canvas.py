@@ -327,6 +327,20 @@ def test_canvas_and_test_double_offer_the_whole_overlay_host_protocol():
         assert not missing, f"{host.__name__} lacks {missing}"
 
 
+def test_canvas_offers_the_whole_canvas_host_protocol(canvas):
+    """The tools, keyboard, menu and hover tips see the canvas through CanvasHost only."""
+    import inspect
+
+    from fc_gui.views.canvas_host import CanvasHost
+
+    members = set(CanvasHost.__annotations__) | {
+        n for n, v in vars(CanvasHost).items() if inspect.isfunction(v) or isinstance(v, property)
+    }
+    assert {"doc", "index", "view_box", "node_at", "leave_focus", "node_clicked"} <= members
+    missing = {n for n in members if not hasattr(canvas, n)}
+    assert not missing, f"FabricCanvas lacks {missing}"
+
+
 def test_tooltip_stays_when_qt_sends_its_tooltip_event(canvas, qtbot):
     """Issue 26: the tip shown on mouse move vanished 0.7 s later, when Qt's ToolTip event
     reached the scene (no item tool tip there: it hid the tip). The canvas answers it."""
