@@ -58,7 +58,7 @@ def main() -> None:
         """Update the labels as the label timer would, then let Qt repaint the widget (one
         paint, as on screen)."""
         s = time.perf_counter()
-        canvas._update_labels()
+        canvas.layers.settle()
         before = CountingCanvas.paints
         app.processEvents()
         if CountingCanvas.paints == before:

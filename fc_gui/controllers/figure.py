@@ -54,9 +54,9 @@ def figure_data(window) -> FigureData:
             data.current_paths = [tuple(p) for _, _, p in anim.levels[anim.step - 1]]
         data.reached_nodes = frozenset(anim.holders())
     data.dimmed = overlays.dimmer.dimmed
-    data.show_labels = window.canvas.labels_item.isVisible()
+    data.show_labels = window.canvas.labels.names.isVisible()
     data.text_scale = window.canvas.text_scale
-    data.link_labels = window.canvas.link_labels_item.isVisible()
+    data.link_labels = window.canvas.labels.links.isVisible()
     return data
 
 

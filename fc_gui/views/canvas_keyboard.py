@@ -1,24 +1,23 @@
 """Selecting on the canvas with the keyboard: Tab reaches the canvas (a blue frame inside its edge says it
 has the keys), Tab / Shift+Tab step through the nodes (top row first, left to right) and then the
 links, Ctrl+arrow jumps to the nearest node in that direction, Enter opens the item in the
-Inspector, the Menu key or Shift+F10 opens its what-if menu, Ctrl+Tab leaves the canvas. The
-item under the keyboard is the selection (so the Inspector shows it) and is ringed in blue
-while the canvas has the focus."""
+Inspector, the Menu key or Shift+F10 opens its what-if menu, Ctrl+Tab leaves the canvas; arrow
+keys nudge the selected nodes. The item under the keyboard is the selection (so the Inspector
+shows it) and is ringed in blue while the canvas has the focus."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 
+from fc_gui.model.commands import MoveNodesCommand
+from fc_gui.views.canvas_host import CanvasHost
 from fc_gui.views.canvas_items import PassiveScatter
-
-if TYPE_CHECKING:
-    from fc_gui.views.canvas import FabricCanvas
 
 FOCUS_RGB = (25, 118, 210)
 FOCUS_FRAME_PX = 3  # the frame drawn inside the canvas's edge while it has the keys
@@ -28,6 +27,13 @@ JUMP_KEYS = {
     Qt.Key.Key_Right: (1.0, 0.0),
     Qt.Key.Key_Up: (0.0, -1.0),
     Qt.Key.Key_Down: (0.0, 1.0),
+}
+#: Arrow keys: nudge the selection by (dx, dy) steps (data y down, like the screen).
+NUDGE_KEYS = {
+    Qt.Key.Key_Left: (-1, 0),
+    Qt.Key.Key_Right: (1, 0),
+    Qt.Key.Key_Up: (0, -1),
+    Qt.Key.Key_Down: (0, 1),
 }
 
 
@@ -80,8 +86,9 @@ def nearest_in_direction(
 class KeyboardCursor:
     """The canvas's keyboard selection (see module docstring)."""
 
-    def __init__(self, canvas: FabricCanvas) -> None:
+    def __init__(self, canvas: CanvasHost, open_menu: Callable) -> None:
         self.canvas = canvas
+        self.open_menu = open_menu  # f(("node", id) | ("link", uid)): its what-if menu
         self.current: tuple[str, object] | None = None
         #: the keys came by keyboard (Tab, a navigation key, back from the Inspector): only
         #: then the frame and ring are drawn (a click on the canvas needs no focus frame)
@@ -103,13 +110,58 @@ class KeyboardCursor:
         after the view has painted)."""
         if not self.shown():
             return
-        painter = QPainter(self.canvas.viewport())
+        viewport = self.canvas.viewport()
+        painter = QPainter(viewport)
         pen = QPen(QColor(*FOCUS_RGB))
         pen.setWidth(FOCUS_FRAME_PX)
         painter.setPen(pen)
         half = FOCUS_FRAME_PX // 2
-        painter.drawRect(self.canvas.viewport().rect().adjusted(half, half, -half - 1, -half - 1))
+        painter.drawRect(viewport.rect().adjusted(half, half, -half - 1, -half - 1))
         painter.end()
+
+    # ------------------------------------------------------------------ keys
+    def key_press(self, ev) -> bool:
+        """Ctrl+Tab / Ctrl+Shift+Tab leave the canvas, Ctrl+arrow jumps to the nearest node
+        that way, Enter opens the keyboard's item in the Inspector, the Menu key or Shift+F10
+        its what-if menu, arrow keys nudge the selected nodes (:meth:`nudge_keys`). False: the
+        key is not the canvas's."""
+        key, mods = ev.key(), ev.modifiers()
+        ctrl = bool(mods & Qt.KeyboardModifier.ControlModifier)
+        shift = bool(mods & Qt.KeyboardModifier.ShiftModifier)
+        if key in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab) and ctrl:
+            self.canvas.leave_focus(not (key == Qt.Key.Key_Backtab or shift))
+            return True
+        if key in JUMP_KEYS and ctrl:
+            self.jump(JUMP_KEYS[key])
+            return True
+        here = self._current_from_selection()
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and here is not None:
+            self.canvas.item_activated.emit(here[0], here[1])
+            return True
+        if here is not None and (key == Qt.Key.Key_Menu or (key == Qt.Key.Key_F10 and shift)):
+            self.open_menu(here)
+            return True
+        return self.nudge_keys(key, shift)
+
+    def nudge_keys(self, key, shift: bool) -> bool:
+        """Arrow keys nudge the selected nodes (grid step, or 5 units; Shift: 5x); a run of
+        nudges is one undo step. False: not an arrow key, or nothing selected."""
+        step = NUDGE_KEYS.get(key)
+        canvas = self.canvas
+        if step is None or not canvas.doc.selected_nodes:
+            return False
+        unit = canvas.grid_size if canvas.snap_to_grid else 5.0
+        if shift:
+            unit *= 5
+        self.nudge(step[0] * unit, step[1] * unit)
+        return True
+
+    def nudge(self, dx: float, dy: float) -> None:
+        """Move the selected nodes by (dx, dy); consecutive nudges merge into one command."""
+        canvas, doc = self.canvas, self.canvas.doc
+        old = {i: doc.position(i) for i in doc.selected_nodes}
+        new = {i: canvas.snap(x + dx, y + dy) for i, (x, y) in old.items()}
+        canvas.undo_stack.push(MoveNodesCommand(doc, old, new, drag_id=-1))
 
     # ------------------------------------------------------------------ moving
     def order(self) -> list[tuple[str, object]]:
@@ -117,7 +169,9 @@ class KeyboardCursor:
         xy = {n: doc.position(n) for n in doc.nodes}
         # the screen's y grows downwards: with y inverted, reading order is data y ascending
         return tab_order(
-            xy, {u: (ln.source, ln.target) for u, ln in doc.links.items()}, self.canvas._nn * 0.5
+            xy,
+            {u: (ln.source, ln.target) for u, ln in doc.links.items()},
+            self.canvas.index.spacing * 0.5,
         )
 
     def step(self, forward: bool) -> None:
@@ -208,6 +262,12 @@ class KeyboardCursor:
         elif reason == Qt.FocusReason.MouseFocusReason:
             self.active = False
         self.update()
+        self.canvas.viewport().update()  # the focus frame
+
+    def focus_out(self) -> None:
+        """The canvas lost the keys: no ring, no frame."""
+        self.update()
+        self.canvas.viewport().update()
 
     def set_active(self, active: bool) -> None:
         if active != self.active:

@@ -1,10 +1,11 @@
 """The canvas's links: one curve per (width class, state), the per-direction recolouring of the
-heat map, and the arrow heads of directed links.
+heat map, the arrow heads of directed links, and the selected links.
 
-Links are rows (document order) with end rows ``ends`` into the canvas's node position array;
-:meth:`LinkLayer.update_geometry` recomputes every curve from the positions (numpy only).
-Parallel links (several between the same two nodes) are drawn side by side
-(:mod:`fc_gui.model.parallel_links`); :meth:`LinkLayer.segment_ends` gives the drawn lines.
+Links are the rows of the canvas's :class:`~fc_gui.model.document_index.DocumentIndex`
+(document order, with the rows of their end nodes); :meth:`LinkLayer.update_geometry` recomputes
+every curve from the index's positions (numpy only). Parallel links (several between the same two
+nodes) are drawn side by side (:mod:`fc_gui.model.parallel_links`); the index's
+``segment_ends`` gives the drawn lines.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from fc_gui.model.document import TopologyDocument
-from fc_gui.model.parallel_links import parallel_slots, shift_segments
+from fc_gui.model.document_index import DocumentIndex
 from fc_gui.views import style
 from fc_gui.views.canvas_items import ARROWS, PassiveScatter
 
@@ -54,32 +55,47 @@ def _pairs_xy(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return xy[:, 0], xy[:, 1]
 
 
+def _palette_classes(rgba: np.ndarray, wcs: np.ndarray):
+    """The directions grouped by colour on a bounded palette (16 levels per channel) and width
+    class: ``(rgba, width class, direction indices)`` per group, in colour-code order."""
+    q = np.clip(np.round(rgba / 17.0), 0, 15).astype(np.int64)
+    code = ((q[:, 0] * 16 + q[:, 1]) * 16 + q[:, 2]) * 16 + q[:, 3]
+    code = code * len(style.LINK_WIDTH_CLASSES) + wcs
+    uniq, inverse = np.unique(code, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    splits = np.cumsum(np.bincount(inverse, minlength=len(uniq)))[:-1]
+    return [(q[js[0]] * 17, int(wcs[js[0]]), js) for js in np.split(order, splits)]
+
+
 class LinkLayer:
     """All links drawn in a few batch items (see module docstring)."""
 
-    def __init__(self, view_box: pg.ViewBox) -> None:
+    def __init__(self, view_box: pg.ViewBox, index: DocumentIndex) -> None:
         self.view_box = view_box
+        self.index = index
         self.groups: list[tuple[pg.PlotCurveItem, np.ndarray]] = []
         self.color_groups: list[tuple[pg.PlotCurveItem, np.ndarray, np.ndarray]] = []
         self.colors = None  # what set_colors got: None, {(s, t): rgba} or an (n, 3|4) array
         self.thin = False
         self.opacity = 1.0  # < 1 while the links are dimmed (a tree is animated over them)
         self._halves = None
-        self._ends = np.zeros((0, 2), dtype=np.int64)
-        self._slots = np.zeros(0)  # side-by-side slot of each link (0: no parallel link)
         self._keys: list[tuple[str, str, bool]] = []  # (source, target, directed) per row
         self._width_classes = np.zeros(0, dtype=np.int64)
         self._directed_rows = np.zeros(0, dtype=np.int64)
         self.arrows = PassiveScatter(pxMode=True, pen=None)
         self.arrows.setZValue(2)
         view_box.addItem(self.arrows)
+        self.selected = pg.PlotCurveItem(
+            connect="pairs", pen=pg.mkPen(*style.SELECTION_COLOR, width=7)
+        )
+        self.selected.setZValue(-1)
+        view_box.addItem(self.selected)
 
-    def rebuild(self, doc: TopologyDocument, uids: list[int], ends: np.ndarray) -> None:
-        """New links (``uids`` in document order, ``ends``: rows of their end nodes)."""
+    def rebuild(self, doc: TopologyDocument) -> None:
+        """New links (the index's rows, loaded from ``doc``)."""
+        uids = self.index.link_uids
         links = [doc.links[u] for u in uids]
-        self._ends = ends
         self._keys = [(ln.source, ln.target, ln.directed) for ln in links]
-        self._slots = parallel_slots([(ln.source, ln.target) for ln in links])
         self._halves = None
         bw_cache: dict = {}
         bws = np.array(
@@ -170,16 +186,7 @@ class LinkLayer:
                     if colors.shape[1] == 4
                     else np.hstack([colors, np.full((len(colors), 1), 255.0)])
                 )
-            # bounded palette: 16 levels per channel, grouped with the width class
-            q = np.clip(np.round(rgba / 17.0), 0, 15).astype(np.int64)
-            code = ((q[:, 0] * 16 + q[:, 1]) * 16 + q[:, 2]) * 16 + q[:, 3]
-            code = code * len(style.LINK_WIDTH_CLASSES) + wcs
-            uniq, inverse = np.unique(code, return_inverse=True)
-            order = np.argsort(inverse, kind="stable")
-            splits = np.cumsum(np.bincount(inverse, minlength=len(uniq)))[:-1]
-            for js in np.split(order, splits):
-                c = q[js[0]] * 17
-                wc = int(wcs[js[0]])
+            for c, wc, js in _palette_classes(rgba, wcs):
                 width = 1.5 if self.thin else style.LINK_WIDTH_CLASSES[wc] + 1.5
                 pen = pg.mkPen(*(int(v) for v in c), width=width)
                 if used < len(self.color_groups):
@@ -223,19 +230,23 @@ class LinkLayer:
             return True
         return False
 
-    def segment_ends(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Start and end points of every link as drawn (parallel links moved apart)."""
-        ends = self._ends
-        return shift_segments(pos[ends[:, 0]], pos[ends[:, 1]], self._slots)
-
-    def segments_xy(self, pos: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def segments_xy(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """x and y arrays (``connect='pairs'``) of the links ``rows`` as drawn."""
-        a, b = self.segment_ends(pos)
+        a, b = self.index.segment_ends()
         return _pairs_xy(a[rows], b[rows])
 
-    def update_geometry(self, pos: np.ndarray, y_inverted: bool) -> None:
-        """Recompute every curve's coordinates from the node positions ``pos``."""
-        ends_a, ends_b = self.segment_ends(pos)
+    def show_selection(self, uids) -> None:
+        """The selected links (``uids``) drawn wide in the selection colour under the links."""
+        row = self.index.link_row
+        rows = np.array([row[u] for u in uids if u in row], dtype=np.int64)
+        if len(rows):
+            self.selected.setData(*self.segments_xy(rows))
+        else:
+            self.selected.setData([], [])
+
+    def update_geometry(self, y_inverted: bool) -> None:
+        """Recompute every curve's coordinates from the index's node positions."""
+        ends_a, ends_b = self.index.segment_ends()
         for item, rows in self.groups:
             item.setData(*_pairs_xy(ends_a[rows], ends_b[rows]))
         for item, rows, info in self.color_groups:

@@ -1,27 +1,27 @@
 """The canvas's mouse tools: one small handler per tool turns left clicks and drags into commands.
 
-:class:`~fc_gui.views.canvas.FabricCanvas` hands every left click and left drag to the handler of
-its current :class:`Tool` (right click, middle-drag panning, the wheel and the keyboard are the
-canvas's own). A drag is delivered as pyqtgraph's ``MouseDragEvent`` with its start, moves and
-finish; ``dragging`` is True while a handler is in a gesture (the canvas shows no hover tips
-then).
+The canvas's :class:`FabricViewBox` hands every left click and left drag to the
+:class:`ToolBox`, which gives it to the handler of the current :class:`Tool`; a right click
+opens the context menu (:mod:`fc_gui.views.canvas_menu`); middle-drag (and any left drag with
+the Pan tool) pans and the wheel zooms (pyqtgraph's ViewBox). A drag is delivered as
+pyqtgraph's ``MouseDragEvent`` with its start, moves and finish; ``dragging`` is True while a
+handler is in a gesture (the canvas shows no hover tips then). The handlers see the canvas
+through :class:`~fc_gui.views.canvas_host.CanvasHost`.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtWidgets import QGraphicsRectItem
 
-from fc_gui.model.commands import AddLinkCommand, AddNodeCommand, MoveNodesCommand
+from fc_gui.model.commands import AddLinkCommand, AddNodeCommand, DeleteCommand, MoveNodesCommand
 from fc_gui.model.document import make_link, make_node
+from fc_gui.views.canvas_host import CanvasHost
 from solver.model.topology import COMPUTE, SWITCH
-
-if TYPE_CHECKING:
-    from fc_gui.views.canvas import FabricCanvas
 
 #: Look of the rubber band and of the link being drawn.
 GESTURE_COLOR = (30, 120, 220)
@@ -41,7 +41,7 @@ class ToolHandler:
     #: A left drag pans the view (the canvas leaves it to pyqtgraph's ViewBox).
     pans = False
 
-    def __init__(self, canvas: FabricCanvas) -> None:
+    def __init__(self, canvas: CanvasHost) -> None:
         self.canvas = canvas
         self.dragging = False
 
@@ -82,7 +82,7 @@ class SelectTool(ToolHandler):
     """Click to select; drag a node to move the selection (one undo step); drag on empty space
     for a rubber band (Shift adds to the selection)."""
 
-    def __init__(self, canvas: FabricCanvas) -> None:
+    def __init__(self, canvas: CanvasHost) -> None:
         super().__init__(canvas)
         self._serial = 0  # drag id: the moves of one drag merge into one command
         self._move: dict | None = None  # {"id", "anchor", "old"} while moving nodes
@@ -139,8 +139,10 @@ class SelectTool(ToolHandler):
         self.rubber.setRect(rect)
         self.rubber.setVisible(not finish)
         if finish:
-            ids = set(canvas.nodes_in_rect(rect))
-            links = set(canvas.links_among(ids))
+            ids = set(
+                canvas.index.nodes_in_rect(rect.left(), rect.top(), rect.right(), rect.bottom())
+            )
+            links = set(canvas.index.links_among(ids))
             if d["shift"]:
                 ids |= doc.selected_nodes
                 links = set(doc.selected_links)
@@ -156,7 +158,7 @@ class PanTool(ToolHandler):
 class AddNodeTool(ToolHandler):
     """Click to add a compute node or a switch (snapped to the grid when it is on)."""
 
-    def __init__(self, canvas: FabricCanvas, kind: str) -> None:
+    def __init__(self, canvas: CanvasHost, kind: str) -> None:
         super().__init__(canvas)
         self.kind = kind
 
@@ -176,7 +178,7 @@ class AddNodeTool(ToolHandler):
 class AddLinkTool(ToolHandler):
     """Drag from one node to another to add a link of the canvas's default bandwidth."""
 
-    def __init__(self, canvas: FabricCanvas) -> None:
+    def __init__(self, canvas: CanvasHost) -> None:
         super().__init__(canvas)
         self._source: str | None = None
         self.line = pg.PlotCurveItem(
@@ -221,7 +223,7 @@ class AddLinkTool(ToolHandler):
         self.line.setVisible(False)
 
 
-def make_tools(canvas: FabricCanvas) -> dict[Tool, ToolHandler]:
+def make_tools(canvas: CanvasHost) -> dict[Tool, ToolHandler]:
     """One handler per :class:`Tool` for ``canvas``."""
     return {
         Tool.SELECT: SelectTool(canvas),
@@ -230,3 +232,72 @@ def make_tools(canvas: FabricCanvas) -> dict[Tool, ToolHandler]:
         Tool.ADD_SWITCH: AddNodeTool(canvas, SWITCH),
         Tool.ADD_LINK: AddLinkTool(canvas),
     }
+
+
+def delete_selection(canvas: CanvasHost) -> None:
+    """Push a DeleteCommand for the selected nodes and links (nothing when none is)."""
+    nodes, links = canvas.doc.selected_nodes, canvas.doc.selected_links
+    if nodes or links:
+        canvas.undo_stack.push(DeleteCommand(canvas.doc, nodes, links))
+
+
+class ToolBox:
+    """The tools of one canvas and the current one; turns the ViewBox's clicks and drags into
+    calls of its handler (a right click into ``context_menu(screen_pos, x, y)``)."""
+
+    def __init__(self, canvas: CanvasHost, context_menu: Callable) -> None:
+        self.canvas = canvas
+        self.context_menu = context_menu
+        self.tool = Tool.SELECT
+        self.tools = make_tools(canvas)
+
+    @property
+    def handler(self) -> ToolHandler:
+        """The handler of the current tool (left clicks and drags go to it)."""
+        return self.tools[self.tool]
+
+    def set_tool(self, tool: Tool) -> None:
+        self.handler.deactivate()
+        self.tool = tool
+
+    def click(self, ev) -> bool:
+        """A click in the view (pyqtgraph's ``MouseClickEvent``); False: not handled here."""
+        x, y = self.canvas.view_point(ev.scenePos())
+        if ev.button() == Qt.MouseButton.RightButton:
+            ev.accept()
+            self.context_menu(ev.screenPos(), x, y)
+            return True
+        if ev.button() != Qt.MouseButton.LeftButton:
+            return False
+        ev.accept()
+        self.handler.click(x, y, bool(ev.modifiers() & Qt.KeyboardModifier.ShiftModifier))
+        return True
+
+    def drag(self, ev) -> None:
+        """One step of a left drag (pyqtgraph's ``MouseDragEvent``)."""
+        ev.accept()
+        self.handler.drag(ev, *self.canvas.view_point(ev.scenePos()))
+
+
+class FabricViewBox(pg.ViewBox):
+    """A ViewBox that hands mouse gestures to the canvas's tools instead of always panning."""
+
+    tools: ToolBox  # set by the canvas once its tools exist (they draw in this ViewBox)
+
+    def __init__(self) -> None:
+        super().__init__(lockAspect=True, enableMenu=False, invertY=True)
+
+    def mouseClickEvent(self, ev) -> None:
+        if not self.tools.click(ev):
+            super().mouseClickEvent(ev)
+
+    def mouseDragEvent(self, ev, axis=None) -> None:
+        if ev.button() == Qt.MouseButton.MiddleButton or (
+            self.tools.handler.pans and ev.button() == Qt.MouseButton.LeftButton
+        ):
+            super().mouseDragEvent(ev, axis)
+            return
+        if ev.button() == Qt.MouseButton.LeftButton:
+            self.tools.drag(ev)
+            return
+        ev.ignore()

@@ -64,7 +64,23 @@ AA_SEGMENT_LIMIT = 250
 
 
 class OverlayHost(Protocol):
-    """What an overlay needs from the canvas it draws on (the :class:`FabricCanvas` API)."""
+    """What an overlay needs from the canvas it draws on (the :class:`FabricCanvas` API).
+
+    - ``node_positions()`` -> ``{node_id: (x, y)}``; ``directed_links()``; ``overlay_parent()``
+      (this widget: floating captions sit on it).
+    - ``add_overlay_item(item)`` / ``remove_overlay_item(item)``: any pyqtgraph item in data
+      coordinates, drawn above links and below nodes unless it has its own z value. (A plain
+      ScatterPlotItem takes clicks on its points away from the tools: use ``PassiveScatter``.)
+    - ``set_link_colors(colors)``: per directed link colours (heat map). ``colors`` is a dict
+      ``{(source, target): (r, g, b, a)}`` (0-255; missing pairs keep the default look) or an
+      ``(n, 4)`` array aligned with ``directed_links()``; ``None`` restores the normal drawing. A
+      full-duplex link is drawn as two halves, each coloured by the direction leaving its end.
+    - ``highlight_nodes(ids, brush, key='default')``: a halo behind the given nodes (empty = clear).
+    - ``context_menu_hooks``: callables ``f(menu, node_id, link_uid)`` adding entries to the canvas
+      context menu; ``tooltip_providers``: callables ``f(node_id, link_uid) -> str | None`` whose
+      first non-None answer is the hover tip.
+    - signals ``node_clicked(str)``, ``link_clicked(int)``, ``hovered(object, object)``.
+    """
 
     def node_positions(self) -> dict[str, tuple[float, float]]:
         """{node id: (x, y)} in data coordinates."""

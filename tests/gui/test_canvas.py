@@ -7,7 +7,8 @@ from PySide6.QtGui import QUndoStack
 from PySide6.QtTest import QTest
 
 from fc_gui.model.document import TopologyDocument
-from fc_gui.views.canvas import LABEL_LIMIT, FabricCanvas, Tool
+from fc_gui.views.canvas import FabricCanvas, Tool
+from fc_gui.views.canvas_labels import LABEL_LIMIT
 from solver.io.templates import dgx_a100, ring
 
 
@@ -52,7 +53,7 @@ def segments(canvas) -> int:
 
 def test_draws_every_node_and_link_in_few_batch_items(canvas):
     doc = canvas.doc
-    assert len(canvas.nodes_item.data) == len(doc.nodes)
+    assert len(canvas.nodes.item.data) == len(doc.nodes)
     assert segments(canvas) == len(doc.links)
     assert len(canvas.links.groups) <= 12  # width classes x states, not one item per link
     assert canvas.node_positions()["b1.gpu3"] == doc.position("b1.gpu3")
@@ -64,7 +65,7 @@ def test_drawing_follows_document_edits(canvas):
     doc.set_disabled([], [uid], True)
     assert any(item.opts["pen"].style() == Qt.PenStyle.DashLine for item, _ in canvas.links.groups)
     doc.remove_items(["b1.gpu0"])
-    assert len(canvas.nodes_item.data) == len(doc.nodes)
+    assert len(canvas.nodes.item.data) == len(doc.nodes)
     assert segments(canvas) == len(doc.links)
     doc.move_nodes({"b0.gpu0": (-999.0, -999.0)})
     assert canvas.node_positions()["b0.gpu0"] == (-999.0, -999.0)
@@ -91,11 +92,11 @@ def test_highlight_and_overlay_items(canvas):
     import pyqtgraph as pg
 
     canvas.highlight_nodes(["b0.gpu0", "b0.gpu1", "missing"], (255, 0, 0, 100), key="cut")
-    assert len(canvas._highlights["cut"].data) == 2
+    assert len(canvas.nodes.halos["cut"].data) == 2
     canvas.doc.move_nodes({"b0.gpu0": (1.0, 2.0)})
-    assert tuple(canvas._highlights["cut"].data[0][["x", "y"]]) == (1.0, 2.0)
+    assert tuple(canvas.nodes.halos["cut"].data[0][["x", "y"]]) == (1.0, 2.0)
     canvas.highlight_nodes([], key="cut")
-    assert len(canvas._highlights["cut"].data) == 0
+    assert len(canvas.nodes.halos["cut"].data) == 0
     item = pg.PlotCurveItem([0, 1], [0, 1])
     canvas.add_overlay_item(item)
     assert item.zValue() == 5 and item.getViewBox() is canvas.view_box
@@ -242,12 +243,12 @@ def test_labels_only_when_few_nodes_in_view(qtbot):
     c.resize(800, 600)
     c.show()
     c.fit_view()
-    c._update_labels()
-    assert c.labels_item.texts() == []
+    c.layers.settle()
+    assert c.labels.names.texts() == []
     x, y = doc.position("gpu0")
     c.view_box.setRange(xRange=(x - 150, x + 150), yRange=(y - 150, y + 150), padding=0)
-    c._update_labels()
-    shown = c.labels_item.texts()
+    c.layers.settle()
+    shown = c.labels.names.texts()
     assert 0 < len(shown) <= LABEL_LIMIT
     assert "gpu0" in shown
 
@@ -276,14 +277,14 @@ def test_hover_describes_nodes_and_links_and_takes_providers(canvas):
     seen = []
     canvas.hovered.connect(lambda n, link: seen.append((n, link)))
     x, y = canvas.doc.position("b0.gpu3")
-    canvas._on_mouse_moved(canvas.view_box.mapViewToScene(QPointF(x, y)))
+    canvas.hover.mouse_moved(canvas.view_box.mapViewToScene(QPointF(x, y)))
     assert seen[-1] == ("b0.gpu3", None)
     assert QToolTip.text().startswith("b0.gpu3: compute gpu")
     canvas.tooltip_providers.append(lambda node, link: f"load of {node}" if node else None)
-    canvas._on_mouse_moved(canvas.view_box.mapViewToScene(QPointF(x, y)))
+    canvas.hover.mouse_moved(canvas.view_box.mapViewToScene(QPointF(x, y)))
     assert QToolTip.text() == "load of b0.gpu3"
     _, y2 = canvas.doc.position("b0.nic3")
-    canvas._on_mouse_moved(canvas.view_box.mapViewToScene(QPointF(x, (y + y2) / 2)))
+    canvas.hover.mouse_moved(canvas.view_box.mapViewToScene(QPointF(x, (y + y2) / 2)))
     assert seen[-1][0] is None and seen[-1][1] is not None
     assert "25 GB/s full duplex" in QToolTip.text()
 
@@ -326,6 +327,20 @@ def test_canvas_and_test_double_offer_the_whole_overlay_host_protocol():
         assert not missing, f"{host.__name__} lacks {missing}"
 
 
+def test_canvas_offers_the_whole_canvas_host_protocol(canvas):
+    """The tools, keyboard, menu and hover tips see the canvas through CanvasHost only."""
+    import inspect
+
+    from fc_gui.views.canvas_host import CanvasHost
+
+    members = set(CanvasHost.__annotations__) | {
+        n for n, v in vars(CanvasHost).items() if inspect.isfunction(v) or isinstance(v, property)
+    }
+    assert {"doc", "index", "view_box", "node_at", "leave_focus", "node_clicked"} <= members
+    missing = {n for n in members if not hasattr(canvas, n)}
+    assert not missing, f"FabricCanvas lacks {missing}"
+
+
 def test_tooltip_stays_when_qt_sends_its_tooltip_event(canvas, qtbot):
     """Issue 26: the tip shown on mouse move vanished 0.7 s later, when Qt's ToolTip event
     reached the scene (no item tool tip there: it hid the tip). The canvas answers it."""
@@ -335,7 +350,7 @@ def test_tooltip_stays_when_qt_sends_its_tooltip_event(canvas, qtbot):
     x, y = canvas.doc.position("b0.gpu3")
     _, y2 = canvas.doc.position("b0.nic3")
     scene = canvas.view_box.mapViewToScene(QPointF(x, (y + y2) / 2))
-    canvas._on_mouse_moved(scene)
+    canvas.hover.mouse_moved(scene)
     assert "25 GB/s full duplex" in QToolTip.text()
     vp_pos = canvas.mapFromScene(scene)
     event = QHelpEvent(QEvent.Type.ToolTip, vp_pos, canvas.viewport().mapToGlobal(vp_pos))
@@ -347,24 +362,24 @@ def test_tooltip_stays_when_qt_sends_its_tooltip_event(canvas, qtbot):
 def test_bandwidth_labels_layer_writes_gb_s_on_links_clear_of_each_other(canvas, qtbot):
     from fc_gui.model.link_labels import CHAR_W, LINE_H, place_labels
 
-    item = canvas.link_labels_item
+    item = canvas.labels.links
     assert not item.isVisible()
     canvas.set_link_labels_visible(True)
     canvas.viewport().repaint()
     qtbot.wait(30)
-    drawn = [canvas._link_texts[r] for r in item.drawn]
+    drawn = [canvas.labels.link_texts[r] for r in item.drawn]
     assert "25 GB/s" in drawn and "300 GB/s" in drawn  # NIC links and NVLink
     assert all(t.endswith(" GB/s") for t in drawn)
     # rare bandwidths go first: the NIC-to-IB links (25) of 2x DGX A100 are as many as the
     # NVLinks, so every class gets labels; and the placed boxes never overlap
-    a, b = canvas.links.segment_ends(canvas._pos)
+    a, b = canvas.index.segment_ends()
     px = 40.0
-    placed = place_labels(a * 10, b * 10, canvas._link_texts, px, canvas._pos * 10, 1.0)
+    placed = place_labels(a * 10, b * 10, canvas.labels.link_texts, px, canvas.index.pos * 10, 1.0)
     boxes = [
         (
-            cx - CHAR_W * px * len(canvas._link_texts[r]) / 2,
+            cx - CHAR_W * px * len(canvas.labels.link_texts[r]) / 2,
             cy - LINE_H * px / 2,
-            cx + CHAR_W * px * len(canvas._link_texts[r]) / 2,
+            cx + CHAR_W * px * len(canvas.labels.link_texts[r]) / 2,
             cy + LINE_H * px / 2,
         )
         for r, cx, cy in placed
@@ -454,9 +469,9 @@ def test_keyboard_users_select_nodes_and_links_and_open_them(qtbot, tmp_path):
         qtbot.waitUntil(c.hasFocus, timeout=2000)
         assert c.keyboard.shown()  # back from the keyboard: frame and ring again
         QTest.keyClick(c, Qt.Key.Key_Menu)
-        texts = [a.text() for a in c._menu.actions()]
+        texts = [a.text() for a in c.menus.last.actions()]
         assert any(t.startswith(f"Disable link {doc.links[link].label}") for t in texts)
-        c._menu.close()
+        c.menus.last.close()
         # Ctrl+Right from the leftmost node goes to a node to its right
         left = min(doc.nodes, key=lambda n: doc.position(n)[0])
         doc.set_selection([left])

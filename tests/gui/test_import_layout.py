@@ -59,7 +59,7 @@ def _canvas(qtbot, topo, width=900, height=300) -> FabricCanvas:
     c.show()
     qtbot.waitExposed(c)
     c.fit_view()
-    c._update_labels()
+    c.layers.settle()
     c.grab()  # paint
     return c
 
@@ -80,8 +80,8 @@ def test_overlapping_labels_move_above_or_leave_out_the_less_important_one(qtbot
     # the PCIe switches come first in the file: the GPUs' labels still win
     topo = Topology(name="labels", nodes=(*close, *gpus), links=tuple(links))
     c = _canvas(qtbot, topo)
-    assert set(c.labels_item.texts()) == {n.id for n in topo.nodes}  # every label asked for ...
-    drawn = c.labels_item.drawn
+    assert set(c.labels.names.texts()) == {n.id for n in topo.nodes}  # every label asked for ...
+    drawn = c.labels.names.drawn
     assert {g.id for g in gpus} <= set(drawn)  # ... the GPUs' shown, under their nodes
     assert drawn.count("pcie_switch_0_next_to_it") + drawn.count("pcie_switch_1_next_to_it") == 1
     # one switch's label went above the nodes; the other had no free place and is left out
@@ -90,7 +90,7 @@ def test_overlapping_labels_move_above_or_leave_out_the_less_important_one(qtbot
 def test_package_pairs_of_the_mi250_template_both_keep_their_labels(qtbot):
     topo = mi250(1)
     c = _canvas(qtbot, topo, 900, 800)
-    assert sorted(c.labels_item.drawn) == sorted(n.id for n in topo.nodes)  # all 16 GCDs
+    assert sorted(c.labels.names.drawn) == sorted(n.id for n in topo.nodes)  # all 16 GCDs
 
 
 def _pass_throughs(topo) -> list[tuple[str, str, str]]:

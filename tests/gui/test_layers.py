@@ -50,11 +50,11 @@ def test_layer_toggles_are_checkable_actions_of_the_view_menu(qtbot, make_window
     assert rc.canvas.links.colors == rc.overlays.heat.colors
     # labels and frames are the canvas's own items
     layers.labels_action.trigger()
-    assert not rc.canvas.labels_item.isVisible()
+    assert not rc.canvas.labels.names.isVisible()
     layers.labels_action.trigger()
-    assert rc.canvas.labels_item.isVisible()
+    assert rc.canvas.labels.names.isVisible()
     layers.frames_action.setChecked(False)
-    assert not rc.canvas.groups_item.isVisible() and not rc.canvas.group_labels_item.isVisible()
+    assert not rc.canvas.frames.item.isVisible() and not rc.canvas.labels.group_names.isVisible()
     # selected trees and the animation's drawing
     _select_tree(qtbot, rc)
     assert rc.overlays.trees.items and all(i.isVisible() for i in rc.overlays.trees.items)

@@ -163,13 +163,13 @@ def test_escape_leaves_and_restores_the_window(qtbot, lecture):
     lc = _started(qtbot, lecture)
     lc.go(3)
     assert layers.frames_action.isChecked()  # the lecture shows the boxes
-    assert w.canvas.labels_item.font_px() > 11
+    assert w.canvas.labels.names.font_px() > 11
     assert w.canvas.legend.boundingRect().height() > legend_height
     _key(qtbot, lc, Qt.Key.Key_Escape)
     assert not lc.active and not lc.dock.isVisible()
     assert w.docks["Solve"].isVisible() and w.tools_toolbar.isVisible()
     assert layers.states() == before
-    assert w.canvas.labels_item.font_px() == 11 and w.canvas.label_formatter is None
+    assert w.canvas.labels.names.font_px() == 11 and w.canvas.labels.formatter is None
     assert w.canvas.legend.boundingRect().height() == legend_height  # rows shrink back
     ov = w.results_controller.overlays
     assert not ov.animation.trees and not ov.dimmer.dimmed
@@ -191,8 +191,8 @@ def test_presenter_scale_enlarges_panel_and_canvas_text(qtbot, lecture):
     lc.panel.scale_box.setCurrentIndex(lc.panel.scale_box.count() - 1)  # 250 %
     assert lc.panel.body.font().pointSizeF() > small
     canvas = lc.window.canvas
-    assert canvas.label_px == round(11 * 2.5)
-    assert 11 < canvas.labels_item.font_px() <= canvas.label_px  # as large as fits
+    assert canvas.labels.px == round(11 * 2.5)
+    assert 11 < canvas.labels.names.font_px() <= canvas.labels.px  # as large as fits
     assert lc.results.overlays.heat.color_bar.scale == 1.5  # capped: it floats over the fabric
     legend = lc.window.canvas.legend
     assert legend.opts["labelTextSize"] == "20.0pt"

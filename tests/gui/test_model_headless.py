@@ -13,6 +13,7 @@ PROBE = """
 import sys
 import fc_gui.model.lanes, fc_gui.model.trees, fc_gui.model.result_text, fc_gui.model.layouts
 import fc_gui.model.plot_series, fc_gui.views.plot_svg, fc_gui.model.timeline, fc_gui.model.link_labels
+import fc_gui.model.document_index, fc_gui.model.parallel_links, fc_gui.model.view_fit
 pure = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph'))
 import fc_gui.model.document, fc_gui.model.commands
 qt = sorted(m for m in sys.modules if m.startswith('PySide6.') or m.startswith('pyqtgraph'))

@@ -86,8 +86,8 @@ def _drawn_segments(canvas) -> set[tuple[float, ...]]:
 def test_canvas_draws_parallel_links_apart_and_picks_each(canvas):
     uids = list(canvas.doc.links)
     assert len(_drawn_segments(canvas)) == 6  # six distinct lines, none drawn over another
-    a, b = canvas.links.segment_ends(canvas._pos)
-    rows = [canvas._link_row[u] for u in uids[:3]]  # the three a-b links
+    a, b = canvas.index.segment_ends()
+    rows = [canvas.index.link_row[u] for u in uids[:3]]  # the three a-b links
     lines = [((a[r][0], a[r][1]), (b[r][0], b[r][1])) for r in rows]
     for p, q in itertools.combinations(lines, 2):
         assert _line_distance(p, q) >= PARALLEL_GAP - 1e-6
@@ -95,15 +95,15 @@ def test_canvas_draws_parallel_links_apart_and_picks_each(canvas):
     for uid, ((x0, y0), (x1, y1)) in zip(uids[:3], lines, strict=True):
         assert canvas.link_at((x0 + x1) / 2, (y0 + y1) / 2, tolerance_px=2.0) == uid
     # the b-c link (alone) runs exactly between its nodes
-    r = canvas._link_row[uids[3]]
-    assert np.allclose(a[r], canvas._pos[canvas._index["b"]])
-    assert np.allclose(b[r], canvas._pos[canvas._index["c"]])
+    r = canvas.index.link_row[uids[3]]
+    assert np.allclose(a[r], canvas.index.pos[canvas.index.row["b"]])
+    assert np.allclose(b[r], canvas.index.pos[canvas.index.row["c"]])
 
 
 def test_canvas_keeps_them_apart_after_a_move(canvas):
     canvas.doc.move_nodes({"b": (300.0, 200.0)})
-    a, b = canvas.links.segment_ends(canvas._pos)
-    rows = [canvas._link_row[u] for u in list(canvas.doc.links)[:3]]
+    a, b = canvas.index.segment_ends()
+    rows = [canvas.index.link_row[u] for u in list(canvas.doc.links)[:3]]
     lines = [((a[r][0], a[r][1]), (b[r][0], b[r][1])) for r in rows]
     for p, q in itertools.combinations(lines, 2):
         assert _line_distance(p, q) >= PARALLEL_GAP - 1e-6

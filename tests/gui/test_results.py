@@ -553,6 +553,6 @@ def test_hovering_a_link_on_the_canvas_shows_its_load(qtbot, make_window, monkey
     w.canvas.fit_view()
     qtbot.wait(20)
     scene_pos = w.canvas.view_box.mapViewToScene(QPointF(0.5, 1.0))  # middle of gpu3-gpu2
-    w.canvas._on_mouse_moved(scene_pos)
+    w.canvas.hover.mouse_moved(scene_pos)
     assert shown, "no tooltip"
     assert "gpu2 → gpu3:" in shown[-1] and "load 100.0% of bandwidth" in shown[-1]

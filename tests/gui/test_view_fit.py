@@ -57,7 +57,7 @@ def test_after_a_solve_no_node_sits_under_the_caption_or_colour_bar(qtbot, tmp_p
     qtbot.waitExposed(w)
     c = w.canvas
     # a tight fit from before any caption existed: the square's corners at the canvas's corners
-    lo, hi = c._pos.min(axis=0), c._pos.max(axis=0)
+    lo, hi = c.index.pos.min(axis=0), c.index.pos.max(axis=0)
     c.view_box.setRange(QRectF(lo[0], lo[1], hi[0] - lo[0], hi[1] - lo[1]), padding=0.02)
     with qtbot.waitSignal(rc.state.schedule_changed, timeout=5000):
         rc.panel.solve_button.click()
@@ -67,7 +67,7 @@ def test_after_a_solve_no_node_sits_under_the_caption_or_colour_bar(qtbot, tmp_p
     assert {"tl", "tr"} <= corners  # the cut caption and the colour bar
     vb = c.view_box
     pts = []
-    for x, y in c._pos:
+    for x, y in c.index.pos:
         p = c.mapFromScene(vb.mapViewToScene(QPointF(float(x), float(y))))
         pts.append((p.x(), p.y()))
     assert not covered(pts, (c.width(), c.height()), captions)
