@@ -294,9 +294,7 @@ def _step_of(args, fmt: str, order, runtime: Runtime):
 
 def export_bands(args, topo_or_schedule_loader, order, runtime: Runtime) -> int:
     """``export --bands``: one checked file per size band where ForestColl beats the library."""
-    from solver.cli.export import _format
-
-    fmt = _format(args) if args.format else "msccl-xml"
+    fmt = args.format or "msccl-xml"
     if fmt not in ("msccl-xml", "mscclpp"):
         raise ForestCollError("--bands writes msccl-xml or mscclpp files (--format)")
     if args.output == "-":
