@@ -1,16 +1,8 @@
-"""Chunk-level network simulation of collective schedules and baselines.
-
-- :mod:`.routes`: route sets (flows over trees) built from a ForestColl :class:`Schedule` or a
-  baseline; link-load bound and alpha-aware estimate.
-- :mod:`.engine`: the discrete-event simulator (model in its docstring).
-- :mod:`.baselines`: NCCL-style rings, double binary tree, direct, Blink-style trees.
-- :mod:`.library`: what NCCL/RCCL would run (their tuner's model): the ``nccl`` baseline.
-- :mod:`.calibration`: real logs, their fabrics, and the library model's error on them.
-- :mod:`.nccl_tests`: importers of nccl-tests / rccl-tests logs.
-- :mod:`.sizes` (message sizes), :mod:`.rows` (:class:`SweepRow`, :class:`Sweep`),
-  :mod:`.sweeps` (:func:`sweep` runs several algorithms over a range of sizes) and
-  :mod:`.tables` (:func:`result_tables`: the rows as ResultTable objects for HDF5).
-"""
+"""Network simulation of collective schedules and baselines; :func:`sweep` (``sweeps``) runs
+several algorithms over a range of sizes. Modules: ``routes`` (flows over trees), ``engine`` (the
+chunk-level event simulator), ``flowlevel``, ``estimate`` (the alpha-beta model), ``baselines``,
+``library`` (the NCCL/RCCL tuner model), ``calibration`` (its error on real logs), ``nccl_tests``
+(log importers), ``sizes``, ``rows`` (:class:`SweepRow`, :class:`Sweep`) and ``tables``."""
 
 from solver.model.units import format_size
 from solver.simulate.engine import DEFAULT_MIN_CHUNKS, SimRun, simulate_routes
