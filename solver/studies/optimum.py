@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from solver.algorithm.optimum import compute_optimum
-from solver.algorithm.symmetry import find_box_symmetry
+from solver.algorithm.symmetry import box_symmetry
 from solver.flow.csr import IndexedFabric
 from solver.model.topology import Topology
 
@@ -72,22 +72,17 @@ def _phase(
     fabric: IndexedFabric,
     start: Sequence[str],
     entering: bool,
-    groups: Sequence[str | None] | None = None,
     sinks: Sequence[int] | None = None,
 ):
     """(algbw, Bottleneck, S) of an allgather on ``fabric``; None when disconnected.
 
-    ``groups`` (node groups, by node index): look for the box translation and run one max-flow
-    per orbit of sinks. ``sinks``: such sinks, already known (one per orbit of compute nodes
-    under automorphisms of ``fabric``).
+    ``sinks``: one compute node per orbit of compute nodes under automorphisms of ``fabric``
+    (one max-flow per sink instead of one per compute node); None: every compute node.
     """
     if not strongly_connected(fabric):
         return None
     inside = set(start)
     starts = [[name in inside for name in fabric.names]] if start else []
-    if groups is not None:
-        sym = find_box_symmetry(fabric, groups)
-        sinks = None if sym is None else sym.representatives(fabric)
     opt = compute_optimum(fabric, start=starts, sinks=sinks)
     names = fabric.names
     links = []
@@ -112,13 +107,17 @@ def fabric_optimum(
     Reduce-scatter is the allgather of the reversed fabric; allreduce takes both phases in turn
     (``1 / (1/rs + 1/ag)``), and its bottleneck is the slower phase's cut.
     """
-    groups = [node.group for node in topo.nodes] if symmetry else None
 
     def fabric(reverse: bool) -> IndexedFabric:
         return IndexedFabric.from_topology(topo.reversed() if reverse else topo)
 
+    sinks = None
+    if symmetry:
+        intact = fabric(False)
+        sym = box_symmetry(topo, intact, structural=False)
+        sinks = None if sym is None else sym.representatives(intact)
     symmetric = all(not link.directed for link in topo.links)
-    return optimum_of(fabric, symmetric, collective, starts, groups)
+    return optimum_of(fabric, symmetric, collective, starts, sinks)
 
 
 def optimum_of(
@@ -126,7 +125,6 @@ def optimum_of(
     symmetric: bool,
     collective: str,
     starts: Sequence[Sequence[str]] = (),
-    groups: Sequence[str | None] | None = None,
     sinks: Sequence[int] | None = None,
 ) -> FabricOptimum:
     """:func:`fabric_optimum` of the fabric ``fabric(False)`` (``fabric(True)``: reversed).
@@ -138,7 +136,7 @@ def optimum_of(
     rs_start = tuple(starts[1]) if len(starts) > 1 else ag_start
     ag = rs = None
     if collective in ("allgather", "allreduce") or symmetric:
-        ag = _phase(fabric(False), ag_start, entering=False, groups=groups, sinks=sinks)
+        ag = _phase(fabric(False), ag_start, entering=False, sinks=sinks)
         if ag is None:
             return FabricOptimum(Fraction(0), False, None)
     if collective in ("reduce-scatter", "allreduce"):
@@ -148,7 +146,7 @@ def optimum_of(
             flipped = tuple(_flip(x) for x in cut.links)
             rs = (algbw, Bottleneck(cut.nodes, cut.compute_inside, cut.bandwidth, flipped), nodes)
         else:
-            rs = _phase(fabric(True), rs_start, entering=True, groups=groups, sinks=sinks)
+            rs = _phase(fabric(True), rs_start, entering=True, sinks=sinks)
             if rs is None:
                 return FabricOptimum(Fraction(0), False, None)
     if collective == "allgather":
