@@ -124,7 +124,8 @@ def _add_output_arguments(p) -> None:
         "fabric's template, else nccl:ampere), then the run's settings if any: algo=ring+tree "
         "(NCCL_ALGO), proto=simple (NCCL_PROTO), buffsize=8M (NCCL_BUFFSIZE), allreduce=tree "
         "(a tuner plugin's pick), channels=2 (NCCL_MAX_NCHANNELS), minchannels=8 "
-        "(NCCL_MIN_NCHANNELS), net=tcpx (GPUDirect-TCPX, no GPUDirect RDMA), e.g. GCP A3 Mega: "
+        "(NCCL_MIN_NCHANNELS), net=tcpx (GPUDirect-TCPX, no GPUDirect RDMA), host=arm (Grace "
+        "hosts: no NVLSTree size correction on Blackwell), e.g. GCP A3 Mega: "
         "nccl:hopper:algo=ring+tree:proto=simple:buffsize=8M:allreduce=tree; A3 High: "
         "nccl:hopper:algo=ring:proto=simple:buffsize=8M:channels=8:minchannels=8:net=tcpx",
     )

@@ -18,7 +18,10 @@ instead of a ring we built ourselves. Sources (NVIDIA/nccl at commit 5067397c, J
   (nRanks/nsteps for Ring/NVLS, 0.5 for Tree); ``:384-437`` latency per algorithm (ring steps,
   tree depth log2(nNodes), NVLS); ``:228-233`` network overhead per ring step (x3 for Simple);
   ``:623-655`` tree correction factors by size and ``time = lat + bytes / (1000 * bw)``, with the
-  x1.4 "plateau" latency of multi-node Simple rings.
+  x1.4 "plateau" latency of multi-node Simple rings; ``:643-646`` the same factors for NVLSTree
+  allreduce on Blackwell (sm >= 100) with x86 hosts only (``host=arm``: Grace, no correction).
+- an ``rccl`` library takes RCCL's own base and hardware latencies instead (ROCm/rccl @0cbce2a7
+  ``src/graph/tuning.cc:57-60,74-82``, :mod:`solver.simulate.rccl_tuning`).
 - ``src/graph/topo.h:21-24`` NCCL's own per-link NVLink bandwidths: 20.0 GB/s (sm80), 20.6
   (sm90), 40.1 (sm100) per link, i.e. 80-82 % of the 25 / 25 / 50 GB/s line rate. This is the
   "370 of 450 GB/s" an H100 reaches with Simple: we model it as an NVLink efficiency and apply
@@ -57,6 +60,7 @@ from fractions import Fraction
 
 from solver.model.errors import ForestCollError
 from solver.model.topology import Link, Topology
+from solver.simulate import rccl_tuning as RT
 
 # ----------------------------------------------------------------------------- constants
 ALGOS = ("Ring", "Tree", "NVLS", "NVLSTree", "PAT")
@@ -163,6 +167,10 @@ MAX_CHANNELS = 64
 #: kernel unpacks it (an NCCL_NET_DEVICE_UNPACK plugin, google/nccl-plugin-gpudirecttcpx
 #: src/devcomm/); see :func:`tcpx_net_bandwidth`.
 NETS = ("rdma", "tcpx")
+#: The hosts' CPU architecture (``host=`` of :class:`Library`): NCCL applies the tree correction
+#: factors to NVLSTree only on x86 hosts of Blackwell GPUs (tuning.cc:643-646); Grace (arm) hosts
+#: of GB200/GB300 NVL72 systems do not get it.
+HOSTS = ("x86", "arm")
 #: Effective cost (us) a GPUDirect-TCPX step pays besides its wire time, one channel's steps one
 #: after another. Calibrated on the one TCPX log of the calibration set (SkyPilot's A3 High
 #: allreduce table, tests/data/real/logs; see solver.simulate.calibration.fit_tcpx_step).
@@ -174,8 +182,8 @@ class Library:
     """The library and hardware generation whose tuner is modelled, and the run's settings.
 
     ``name``: "nccl" or "rccl"; ``generation``: volta/ampere/hopper/blackwell (NVIDIA) or
-    cdna2/cdna3/cdna4 (AMD; tuned with NCCL's Ampere/Hopper/Blackwell tables, as RCCL derives from
-    them); ``nvls``: NVSwitch with in-switch reduction (NVLink SHARP, Hopper and later).
+    cdna2/cdna3/cdna4 (AMD; NCCL's Ampere/Hopper/Blackwell bandwidth caps, as RCCL derives from
+    them, and RCCL's own latencies, :mod:`solver.simulate.rccl_tuning`); ``nvls``: NVSwitch with in-switch reduction (NVLink SHARP, Hopper and later).
     The environment a site may impose: ``algos`` (``NCCL_ALGO``; empty = all), ``protos``
     (``NCCL_PROTO``; empty = the default set), ``buffsize`` (``NCCL_BUFFSIZE``, bytes) and
     ``forced``: (collective, algorithm) pairs a tuner plugin imposes at every size.
@@ -193,6 +201,8 @@ class Library:
     min_channels: int = 0
     #: the network transport: "rdma" (GPUDirect RDMA or TCPXO, the calibrated default) or "tcpx"
     net: str = "rdma"
+    #: the hosts' CPU architecture, see :data:`HOSTS`
+    host: str = "x86"
 
     @property
     def gen_index(self) -> int:
@@ -241,7 +251,15 @@ class Library:
             parts.append(f"min {self.min_channels} channels")
         if self.net != "rdma":
             parts.append(f"net {self.net}")
+        if self.host != "x86":
+            parts.append(f"host {self.host}")
         return " ".join(parts)
+
+    @property
+    def nvls_tree_corrected(self) -> bool:
+        """Whether NCCL scales NVLSTree allreduce by the tree correction factors
+        (tuning.cc:643-646: ``minCompCap >= 100`` and an x86 CPU)."""
+        return self.name == "nccl" and self.generation == "blackwell" and self.host == "x86"
 
 
 #: Library per template (``Topology.extra["template"]``); other fabrics get ``Library()``.
@@ -249,8 +267,8 @@ TEMPLATE_LIBRARY = {
     "dgx_a100": Library("nccl", "ampere", False),
     "dgx_h100_rail": Library("nccl", "hopper", True),
     "superpod": Library("nccl", "hopper", True),  # DGX H100 nodes
-    "nvl72": Library("nccl", "blackwell", True),
-    "nvl72_racks": Library("nccl", "blackwell", True),
+    "nvl72": Library("nccl", "blackwell", True, host="arm"),  # GB200: Grace hosts
+    "nvl72_racks": Library("nccl", "blackwell", True, host="arm"),
     "hpn": Library("nccl", "hopper", True),  # H800 hosts
     "clos3": Library("nccl", "hopper", True),  # H100 (Grand Teton) hosts
     "mi250": Library("rccl", "cdna2", False),
@@ -321,13 +339,20 @@ def pick_library(topo: Topology) -> tuple[Library, str]:
         nvswitch = any(n.role == "nvswitch" for n in topo.nodes)
         nvls = gen in ("hopper", "blackwell") and nvswitch
         why = f"NVIDIA GPUs (sm {sms[0]})" + (" on an NVSwitch: NVLS" if nvls else "")
-        return Library("nccl", gen, nvls), why
+        # NVLink-C2C between GPU and CPU exists only on Grace (arm) superchips (GH200/GB200/GB300)
+        c2c = any((link.extra or {}).get("link_class") == "c2c" for link in topo.links)
+        host = "arm" if c2c else "x86"
+        if c2c:
+            why += "; C2C links to the CPU: Grace (arm) hosts"
+        return Library("nccl", gen, nvls, host=host), why
     preset = str(topo.extra.get("intra_hardware", "")) if topo.extra else ""
     if preset in INTRA_LIBRARY:
         return INTRA_LIBRARY[preset], f"--intra preset {preset}"
     template = str(topo.extra.get("template", "")) if topo.extra else ""
     if template in TEMPLATE_LIBRARY:
-        return TEMPLATE_LIBRARY[template], f"template {template}"
+        lib = TEMPLATE_LIBRARY[template]
+        arm = " (Grace hosts: host=arm)" if lib.host == "arm" else ""
+        return lib, f"template {template}{arm}"
     return Library(), "no GPU model in the file: NCCL's Ampere tables (choose with --library)"
 
 
@@ -346,7 +371,8 @@ def parse_library(spec: str) -> Library:
     ``algo=ring+tree`` (NCCL_ALGO), ``proto=simple`` (NCCL_PROTO), ``buffsize=8M``
     (NCCL_BUFFSIZE), ``allreduce=tree`` (a tuner plugin forcing one algorithm), ``channels=2``
     (NCCL_MAX_NCHANNELS; ``maxchannels=`` is the same), ``minchannels=8`` (NCCL_MIN_NCHANNELS)
-    and ``net=tcpx`` (GPUDirect-TCPX, no GPUDirect RDMA; ``net=rdma`` is the default)."""
+    ``net=tcpx`` (GPUDirect-TCPX, no GPUDirect RDMA; ``net=rdma`` is the default) and
+    ``host=arm`` (Grace hosts; ``host=x86`` is the default)."""
     parts = [p.strip() for p in spec.split(":") if p.strip()]
     if not parts or parts[0].lower() not in ("nccl", "rccl"):
         raise ForestCollError(f"bad library {spec!r} (use e.g. nccl:hopper:nvls or rccl:cdna3)")
@@ -413,9 +439,16 @@ def _apply_option(lib: Library, opt: str, spec: str) -> Library:
                 f"bad net {value!r} in library {spec!r} (one of {', '.join(NETS)})"
             )
         return replace(lib, net=v)
+    if key == "host":
+        v = value.strip().lower()
+        if v not in HOSTS:
+            raise ForestCollError(
+                f"bad host {value!r} in library {spec!r} (one of {', '.join(HOSTS)})"
+            )
+        return replace(lib, host=v)
     raise ForestCollError(
         f"bad library setting {opt!r} in {spec!r} (nvls, algo=, proto=, buffsize=, allreduce=ALGO, "
-        "channels=, minchannels= or net=)"
+        "channels=, minchannels=, net= or host=)"
     )
 
 
@@ -515,6 +548,8 @@ class Choice:
     #: GPUDirect-TCPX ring: (ranks, nsteps, channels, step bytes, wire share bytes/s), see
     #: :func:`tcpx_ring_time`; empty for every other choice
     tcpx: tuple = ()
+    #: NVLSTree scaled by the tree correction factors (Blackwell on x86, tuning.cc:643-646)
+    corrected: bool = False
 
     def time(self, size: int, collective: str, ranks: int) -> float:
         """Seconds for ``size`` bytes: ``lat + bytes / bw`` (tuning.cc:630-655), plus the
@@ -530,6 +565,8 @@ class Choice:
             return self.latency_us * 1e-6 + max(net, size / (1e9 * bw))
         if self.algorithm == "Tree" and collective == "allreduce" and 0 <= log_size < 23:
             bw *= TREE_CORRECTION[proto][log_size]
+        if self.corrected and collective == "allreduce" and 0 <= log_size < 24:
+            bw *= TREE_CORRECTION[proto][log_size]  # NVLSTree, tuning.cc:643-646
         lat = self.latency_us
         return (lat + size / (1000.0 * bw)) * 1e-6
 
@@ -571,7 +608,8 @@ class Tuner:
         multi-node Simple ring allreduce (tuning.cc:647-650, sm80 and later)."""
         t = c.time(size, self.collective, self.shape.ranks)
         if (
-            c.algorithm == "Ring"
+            self.library.name != "rccl"  # RCCL's HIP build has no plateau (rccl_tuning)
+            and c.algorithm == "Ring"
             and c.protocol == "Simple"
             and self.collective == "allreduce"
             and self.shape.boxes > 1
@@ -626,6 +664,7 @@ def tuner(
     ll_max = LL_MAX_BW[gi if nodes == 1 else 0][ni]
     choices = []
     intra_hw = "nvlink" if sh.gpu_fabric else "pci"
+    rccl = lib.name == "rccl"
     for algo in ALGOS:
         if collective == "allreduce" and algo == "PAT":
             continue
@@ -646,6 +685,9 @@ def tuner(
                 continue
             if not lib.allows(algo, proto, collective):
                 continue
+            if rccl and algo == "Tree" and proto == "Simple":
+                if RT.skips_tree_simple(lib.generation, nodes):
+                    continue
             bus = _bus_bandwidth(
                 algo, proto, collective, lib, sh, ring_bus, tree_total, ll_max, gi, ni
             )
@@ -660,7 +702,7 @@ def tuner(
             capped = bool(bound_algbw) and algo not in IN_SWITCH and alg_bw > bound_algbw
             if capped:
                 alg_bw = bound_algbw
-            lat = _latency(algo, pi, collective, sh, intra_hw, nsteps)
+            lat = _latency(algo, pi, collective, sh, intra_hw, nsteps, rccl)
             if algo == "Tree" and proto == "Simple":
                 chunk = lib.buffsize // NCCL_STEPS
                 path = _tree_path(sh, intra_full, net_full)
@@ -669,10 +711,13 @@ def tuner(
                 # the network part is tcpx_ring_time; alg_bw (at most the TCPX network's own
                 # large-size limit) still bounds it, and the latency is NCCL's intra-node part
                 tcpx = (n, nsteps, nch, lib.buffsize / NCCL_STEPS, sh.net / nch * 1e9)
-                lat_intra = _latency(algo, pi, collective, replace(sh, boxes=1), intra_hw, nsteps)
+                lat_intra = _latency(
+                    algo, pi, collective, replace(sh, boxes=1), intra_hw, nsteps, rccl
+                )
                 choices.append(Choice(algo, proto, alg_bw, lat_intra, capped=capped, tcpx=tcpx))
             else:
-                choices.append(Choice(algo, proto, alg_bw, lat, capped=capped))
+                corrected = algo == "NVLSTree" and lib.nvls_tree_corrected
+                choices.append(Choice(algo, proto, alg_bw, lat, capped=capped, corrected=corrected))
     if not choices:
         raise ForestCollError("no algorithm of the library applies to this fabric")
     return Tuner(collective, lib, sh, tuple(choices))
@@ -816,20 +861,27 @@ def _bus_bandwidth(algo, proto, collective, lib, sh, ring_bus, tree_total, ll_ma
     return 0.0
 
 
-def _latency(algo: str, pi: int, collective: str, sh: Shape, intra_hw: str, nsteps: int) -> float:
-    """Latency (us) of tuning.cc:384-437."""
+def _latency(
+    algo: str, pi: int, collective: str, sh: Shape, intra_hw: str, nsteps: int, rccl: bool = False
+) -> float:
+    """Latency (us) of tuning.cc:384-437; with ``rccl``, RCCL's own base and hardware latencies
+    and its count of a ring's network steps (:mod:`solver.simulate.rccl_tuning`)."""
     nodes, ppn = sh.boxes, sh.ppn
-    intra_lat = HW_LAT[intra_hw][algo][pi]
-    inter_lat = HW_LAT["net"]["Tree" if ppn == 1 else algo][pi]
-    lat = BASE_LAT[algo][pi]
+    base, hw = (RT.BASE_LAT, RT.HW_LAT) if rccl else (BASE_LAT, HW_LAT)
+    intra_lat = hw[intra_hw][algo][pi]
+    inter_lat = hw["net"]["Tree" if ppn == 1 else algo][pi]
+    lat = base[algo][pi]
     log_nodes = int(math.log2(nodes)) if nodes > 0 else 0
     if algo == "Ring":
         if nodes > 1:
             overhead = NET_OVERHEAD_US * (3 if PROTOS[pi] == "Simple" else 1)
             intra_lat = max(intra_lat, overhead)
-        inter_steps = (
-            0 if nodes == 1 else (2 * (nodes - 1) if collective == "allreduce" else nodes - 1)
-        )
+        if rccl:
+            inter_steps = RT.ring_inter_steps(collective, nodes)
+        else:
+            inter_steps = (
+                0 if nodes == 1 else (2 * (nodes - 1) if collective == "allreduce" else nodes - 1)
+            )
         return lat + (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat
     if algo == "Tree":
         return lat + 2 * ((ppn - 1) * intra_lat + log_nodes * inter_lat)
@@ -898,6 +950,8 @@ def library_spec(lib: Library) -> str:
         parts.append(f"minchannels={lib.min_channels}")
     if lib.net != "rdma":
         parts.append(f"net={lib.net}")
+    if lib.host != "x86":
+        parts.append(f"host={lib.host}")
     return ":".join(parts)
 
 
