@@ -59,6 +59,8 @@ LARGE = {
     "fattree1024": ("fat_tree", (32, 16, 32), {"oversubscription": 2}, None, None),
     "fattree4096": ("fat_tree", (128, 16, 32), {"oversubscription": 2}, None, None),
     "2048xH100rail-cut": ("dgx_h100_rail", (2048,), {}, None, None),  # 16 384 GPUs
+    # issue 23: GB200 NVL72 racks on a rail-optimised 2-tier IB network (MNNVL + IB)
+    "16xNVL72": ("nvl72_racks", (16,), {}, None, None),  # 1152 GPUs
 }
 CUT_ONLY = {"2048xH100rail-cut"}  # optimum and bottleneck cut only (no schedule)
 PHASES = ("optimum", "switch_removal", "trees", "paths")

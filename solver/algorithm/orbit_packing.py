@@ -19,12 +19,14 @@ with the general algorithm), and the pipeline checks the translated forest's lin
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple, cast
 
 import numpy as np
 
 from solver.algorithm.packing import TreeClass
 from solver.algorithm.symmetry import BoxSymmetry
 from solver.flow.csr import IndexedFabric
+from solver.flow.jit import njit_noalloc
 
 Orbit = tuple[int, int, int]  # (position of x, position of y, box offset of y from x)
 
@@ -100,6 +102,8 @@ def translated_classes(
 
 
 class _OrbitPacker:
+    """Orbit budgets and the out-edges of every compute node, as arrays for :func:`_grow`."""
+
     def __init__(
         self,
         fabric: IndexedFabric,
@@ -110,13 +114,51 @@ class _OrbitPacker:
         self.sym = sym
         self.strict = strict
         self.N = fabric.num_compute
-        self.budget: dict[Orbit, int] = {}
-        self.out: dict[int, list[tuple[int, Orbit]]] = {v: [] for v in fabric.compute}
+        n = fabric.n
+        ids: dict[Orbit, int] = {}
+        budget: list[int] = []
+        out: dict[int, list[tuple[int, int]]] = {v: [] for v in fabric.compute}
         for (x, y), c in caps.items():
             key = self.orbit(x, y)
-            self.out[x].append((y, key))
+            i = ids.get(key)
+            if i is None:
+                i = ids[key] = len(budget)
+                budget.append(-1)  # an orbit with no edge in box 0 is never taken
+            out[x].append((y, i))
             if sym.box_of[x] == 0:
-                self.budget[key] = c
+                budget[i] = c
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        for x, row in out.items():
+            indptr[x + 1] = len(row)
+        np.cumsum(indptr, out=indptr)
+        self.indptr = indptr
+        self.head = np.empty(int(indptr[-1]), dtype=np.int64)
+        self.key = np.empty(int(indptr[-1]), dtype=np.int64)
+        for x, row in out.items():
+            a = int(indptr[x])
+            for j, (y, i) in enumerate(row):
+                self.head[a + j] = y
+                self.key[a + j] = i
+        self.budget = np.asarray(budget, dtype=np.int64)
+        self.inside = np.asarray([key[2] == 0 for key in ids], dtype=np.bool_)
+        # box + 1 per node (0: outside the boxes), so that an index is never negative
+        self.box1 = (np.asarray(sym.box_of, dtype=np.int64) + 1).copy()
+        E = len(self.head)
+        self.work = _Work(
+            seen=np.zeros(n, dtype=np.bool_),
+            entered=np.zeros(sym.boxes + 1, dtype=np.bool_),
+            frontier=np.empty(self.N, dtype=np.int64),
+            nxt=np.empty(self.N, dtype=np.int64),
+            order=np.empty(self.N, dtype=np.int64),
+            spent=np.empty(self.N, dtype=np.int64),
+            ex=np.empty(self.N, dtype=np.int64),
+            ey=np.empty(self.N, dtype=np.int64),
+            cand_x=np.empty(max(E, 1), dtype=np.int64),
+            cand_key=np.empty(max(E, 1), dtype=np.int64),
+            cand_next=np.empty(max(E, 1), dtype=np.int64),
+            first=np.full(n, -1, dtype=np.int64),
+            last=np.full(n, -1, dtype=np.int64),
+        )
 
     def orbit(self, x: int, y: int) -> Orbit:
         sym = self.sym
@@ -134,51 +176,177 @@ class _OrbitPacker:
         has not reached yet (the other vertices of the box wait for an in-box edge), unless
         nothing else is left (``mode`` 2), or always when not ``strict``. ``mode`` 0 grows from
         the last level, 1 from every vertex so far (when the last level's edges ran out).
+        A vertex of the next level takes, among its in-edges from the current level (in the
+        order the level lists them), the first best by (inside its box, budget left).
         """
-        budget, box_of = self.budget, self.sym.box_of
-        spent: list[Orbit] = []
-        seen = {root}
-        entered = {int(box_of[root])}
-        frontier = [root]
-        edges: list[tuple[int, int]] = []
-        order = [root]  # seen vertices in the order they joined
-        mode = 0
-        while len(seen) < self.N:
-            if not frontier:
-                if mode == 2:
-                    break
-                mode += 1
-                frontier = list(order)
-            best: dict[int, list[tuple[int, Orbit]]] = {}
-            for x in frontier:
-                for y, key in self.out[x]:
-                    if y not in seen and budget[key] >= mult:
-                        best.setdefault(y, []).append((x, key))
-            nxt = []
-            for y in sorted(best):
-                fresh = int(box_of[y]) not in entered
-                choice, rank = None, None
-                for x, key in best[y]:
-                    inside = key[2] == 0
-                    if not (inside or fresh or mode == 2 or not self.strict) or budget[key] < mult:
-                        continue
-                    here = (inside, budget[key])
-                    if choice is None or here > rank:
-                        choice, rank = (x, key), here
-                if choice is None:
-                    continue
-                budget[choice[1]] -= mult
-                spent.append(choice[1])
-                edges.append((choice[0], y))
-                seen.add(y)
-                entered.add(int(box_of[y]))
-                nxt.append(y)
-            if nxt:
-                mode = 0
-            order += nxt
-            frontier = nxt
-        if len(seen) < self.N:
-            for key in spent:
-                budget[key] += mult
+        w = self.work
+        count = _grow_kernel(
+            root,
+            mult,
+            self.N,
+            self.strict,
+            self.indptr,
+            self.head,
+            self.key,
+            self.budget,
+            self.inside,
+            self.box1,
+            w.seen,
+            w.entered,
+            w.frontier,
+            w.nxt,
+            w.order,
+            w.spent,
+            w.ex,
+            w.ey,
+            w.cand_x,
+            w.cand_key,
+            w.cand_next,
+            w.first,
+            w.last,
+        )
+        if count < 0:
             return None
-        return edges
+        return list(zip(w.ex[:count].tolist(), w.ey[:count].tolist()))
+
+
+class _Work(NamedTuple):
+    seen: np.ndarray
+    entered: np.ndarray
+    frontier: np.ndarray
+    nxt: np.ndarray
+    order: np.ndarray
+    spent: np.ndarray
+    ex: np.ndarray
+    ey: np.ndarray
+    cand_x: np.ndarray
+    cand_key: np.ndarray
+    cand_next: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+
+
+@njit_noalloc
+def _grow(
+    root,
+    mult,
+    N,
+    strict,
+    indptr,
+    head,
+    key,
+    budget,
+    inside,
+    box1,
+    seen,
+    entered,
+    frontier,
+    nxt,
+    order,
+    spent,
+    ex,
+    ey,
+    cand_x,
+    cand_key,
+    cand_next,
+    first,
+    last,
+):
+    """One greedy tree (see :meth:`_OrbitPacker.grow`); its edges in ``ex``/``ey``. Returns
+    the number of edges, or -1 (budgets restored) when the tree cannot span. The work arrays
+    ``seen``, ``entered``, ``first`` and ``last`` are left as they were found."""
+    seen[root] = True
+    entered[box1[root]] = True
+    n_seen = 1
+    frontier[0] = root
+    n_front = 1
+    order[0] = root
+    n_order = 1
+    n_edges = 0
+    mode = 0
+    while n_seen < N:
+        if n_front == 0:
+            if mode == 2:
+                break
+            mode += 1
+            for i in range(n_order):
+                frontier[i] = order[i]
+            n_front = n_order
+        # candidates per unseen head, in frontier order (a linked list per head)
+        n_cand = 0
+        lo_y = len(seen)
+        hi_y = -1
+        for i in range(n_front):
+            x = frontier[i]
+            for a in range(indptr[x], indptr[x + 1]):
+                y = head[a]
+                kk = key[a]
+                if seen[y] or budget[kk] < mult:
+                    continue
+                cand_x[n_cand] = x
+                cand_key[n_cand] = kk
+                cand_next[n_cand] = -1
+                if first[y] < 0:
+                    first[y] = n_cand
+                    lo_y = min(lo_y, y)
+                    hi_y = max(hi_y, y)
+                else:
+                    cand_next[last[y]] = n_cand
+                last[y] = n_cand
+                n_cand += 1
+        n_next = 0
+        for y in range(lo_y, hi_y + 1):
+            c = first[y]
+            if c < 0:
+                continue
+            first[y] = -1
+            last[y] = -1
+            fresh = not entered[box1[y]]
+            choice = -1
+            best_in = False
+            best_budget = 0
+            while c >= 0:
+                kk = cand_key[c]
+                ins = inside[kk]
+                if (ins or fresh or mode == 2 or not strict) and budget[kk] >= mult:
+                    if (
+                        choice < 0
+                        or (ins and not best_in)
+                        or (ins == best_in and budget[kk] > best_budget)
+                    ):
+                        choice = c
+                        best_in = ins
+                        best_budget = budget[kk]
+                c = cand_next[c]
+            if choice < 0:
+                continue
+            kk = cand_key[choice]
+            budget[kk] -= mult
+            spent[n_edges] = kk
+            ex[n_edges] = cand_x[choice]
+            ey[n_edges] = y
+            n_edges += 1
+            n_seen += 1
+            seen[y] = True
+            entered[box1[y]] = True
+            nxt[n_next] = y
+            n_next += 1
+        if n_next:
+            mode = 0
+        for i in range(n_next):
+            order[n_order + i] = nxt[i]
+            frontier[i] = nxt[i]
+        n_order += n_next
+        n_front = n_next
+    for i in range(n_order):
+        seen[order[i]] = False
+        entered[box1[order[i]]] = False
+    if n_seen < N:
+        for i in range(n_edges):
+            budget[spent[i]] += mult
+        return -1
+    return n_edges
+
+
+# mypy sees numba's decorator, not the kernel it returns
+_grow_kernel = cast("Callable[..., int]", _grow)

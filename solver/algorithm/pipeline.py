@@ -27,6 +27,7 @@ from solver.algorithm.cost import (
     check_schedule_size,
 )
 from solver.algorithm.direct import direct_forest
+from solver.algorithm.fewest_trees import fewest_trees
 from solver.algorithm.fixed_k import fixed_k_capacity, gap_note
 from solver.algorithm.optimum import Optimum, compute_optimum
 from solver.algorithm.orbit_packing import pack_by_orbits
@@ -280,8 +281,8 @@ class _AllgatherSolve:
             )
         if fast is None:
             return self.forest_by_splitting(notes)
-        trees, loads, algbw = fast
-        return _Forest(self.full, self.bound, self.bound.k, notes, trees, loads, algbw)
+        trees, loads, algbw, k = fast
+        return _Forest(self.full, self.bound, k, notes, trees, loads, algbw)
 
     def attempt(self, fabric: IndexedFabric, balance_floors: bool):
         """Optimum (or best fixed-k capacities) of ``fabric`` and its switches split off."""
@@ -455,7 +456,34 @@ def _symmetric_forest(
     check: Callable[[], None] | None,
     timings: dict[str, float],
 ):
-    """(trees, link loads, algbw) from σ-equivariant plans and box-0 trees, or None.
+    """(trees, link loads, algbw, k) from σ-equivariant plans and box-0 trees, or None.
+
+    First with the fewest trees per root that keep the optimum
+    (:mod:`solver.algorithm.fewest_trees`), then, if that forest falls short, with the
+    optimum's own k.
+    """
+    t0 = time.perf_counter()
+    k, caps = fewest_trees(fabric, opt, sym.representatives(fabric), check)
+    timings["optimum"] += time.perf_counter() - t0
+    found = _symmetric_attempt(topology, fabric, sym, opt, k, caps, check, timings)
+    if found is None and k != opt.k:
+        found = _symmetric_attempt(
+            topology, fabric, sym, opt, opt.k, list(opt.caps), check, timings
+        )
+    return found
+
+
+def _symmetric_attempt(
+    topology: Topology,
+    fabric: IndexedFabric,
+    sym: BoxSymmetry,
+    opt: Optimum,
+    k: int,
+    caps: list[int],
+    check: Callable[[], None] | None,
+    timings: dict[str, float],
+):
+    """(trees, link loads, algbw, k) for k trees per root on capacities ``caps``, or None.
 
     The links at shared switches are first trimmed to what the optimum needs
     (:mod:`solver.algorithm.spare_trim`). Splitting by plans needs no max-flow per split, and
@@ -465,29 +493,29 @@ def _symmetric_forest(
     graph.
     """
     t0 = time.perf_counter()
-    caps = trim_shared_links(fabric, list(opt.caps), opt.k, sym, check)
-    split = split_by_plans(fabric, dict(zip(fabric.edges, caps)), opt.k, sym, check)
+    caps = trim_shared_links(fabric, caps, k, sym, check)
+    split = split_by_plans(fabric, dict(zip(fabric.edges, caps)), k, sym, check)
     timings["switch_removal"] += time.perf_counter() - t0
     if split is None:
         return None
     t0 = time.perf_counter()
-    reps = pack_by_orbits(fabric, sym, split.caps, opt.k, check)
+    reps = pack_by_orbits(fabric, sym, split.caps, k, check)
     if reps is None:
         rank = {v: i for i, v in enumerate(fabric.compute)}
         rank_caps = {(rank[u], rank[v]): c for (u, v), c in split.caps.items()}
-        classes, _flows = pack_trees(fabric.num_compute, rank_caps, opt.k, check)
+        classes, _flows = pack_trees(fabric.num_compute, rank_caps, k, check)
         classes = shorten_trees(classes, rank_caps, check=check)
     timings["trees"] = timings.get("trees", 0.0) + time.perf_counter() - t0
     t0 = time.perf_counter()
     if reps is None:
-        trees = _routed_trees(fabric, classes, split, opt.k)
+        trees = _routed_trees(fabric, classes, split, k)
         usage = _link_usage(trees)
     else:
-        trees, usage = routed_forest(fabric, sym, reps, split.paths, opt.k)
+        trees, usage = routed_forest(fabric, sym, reps, split.paths, k)
     trees = _sorted_trees(trees, topology)
-    loads, algbw = _link_loads(topology, [(usage, opt.k)])
+    loads, algbw = _link_loads(topology, [(usage, k)])
     timings["paths"] = time.perf_counter() - t0
-    return (trees, loads, algbw) if algbw == opt.algbw else None
+    return (trees, loads, algbw, k) if algbw == opt.algbw else None
 
 
 def _best_fixed_k(

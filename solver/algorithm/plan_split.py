@@ -191,6 +191,8 @@ class _PlanSplitter:
     def split_fixed_switch(self, w: int) -> bool:
         """Split w (outside the boxes) by its σ-invariant plan, translated to every box."""
         sym = self.sym
+        if not self.graph.inn[w] and not self.graph.out[w]:
+            return True  # nothing left at w (its links were trimmed to nothing)
         plan = self.fixed_switch_plan(w)
         if plan is None:
             return False

@@ -14,6 +14,12 @@ translation, since σ fixes those switches), and ``c`` is found by bisection. Lo
 capacity never raises a max-flow, so the optimum is unchanged: the cut bound needs no more
 than the trimmed links give, and trees packed on the trimmed capacities fit the untrimmed
 fabric.
+
+Then the links *between* two shared switches (leaf-spine when the leaves themselves are
+shared, as in GB200 NVL72 racks on a rail-optimised 2-tier network) get their own smallest
+common cap, by a second bisection. On 16 NVL72 racks that cap is 0: the rail leaves already
+join every rack, so the spines carry nothing, and plan splitting (which cannot split a shared
+switch next to another shared switch) sees leaves with box neighbours only.
 """
 
 from __future__ import annotations
@@ -62,20 +68,50 @@ def trim_shared_links(
         flows = flows_to_sinks(net, fabric.n, sinks, N * k, check=check)
         return all(flow >= N * k for flow, _ in flows)
 
-    lo, hi = 0, int(base[shared].max())
+    lo = _smallest(holds, int(base[shared].max()))
+    trimmed = base.copy()
+    trimmed[shared] = np.minimum(base[shared], lo)
+    # links between two shared switches (leaf-spine in a 2-tier network outside the boxes)
+    # may need far less than the common cap: a second bisection for them alone
+    inner = np.asarray(
+        [
+            sym.box_of[u] < 0
+            and sym.box_of[v] < 0
+            and not fabric.is_compute[u]
+            and not fabric.is_compute[v]
+            for u, v in fabric.edges
+        ],
+        dtype=bool,
+    )
+    if inner.any():
+        net.cap[arcs] = trimmed[shared]
+        inner_arcs = net.edge_arc[: len(caps)][inner]
+        inner_base = trimmed[inner]
+
+        def inner_holds(c: int) -> bool:
+            net.cap[inner_arcs] = np.minimum(inner_base, c)
+            flows = flows_to_sinks(net, fabric.n, sinks, N * k, check=check)
+            return all(flow >= N * k for flow, _ in flows)
+
+        trimmed[inner] = np.minimum(inner_base, _smallest(inner_holds, int(inner_base.max())))
+    if np.array_equal(trimmed, base):
+        return caps
+    if not _balanced(fabric, trimmed) and _balanced(fabric, base):
+        return caps
+    return trimmed.tolist()
+
+
+def _smallest(holds: Callable[[int], bool], top: int) -> int:
+    """The smallest c in [0, top] with ``holds(c)``, by bisection (``holds(top)`` is assumed:
+    capping at the largest capacity changes nothing)."""
+    lo, hi = 0, top
     while lo < hi:
         mid = (lo + hi) // 2
         if holds(mid):
             hi = mid
         else:
             lo = mid + 1
-    if lo == int(base[shared].max()):
-        return caps
-    trimmed = base.copy()
-    trimmed[shared] = np.minimum(base[shared], lo)
-    if not _balanced(fabric, trimmed) and _balanced(fabric, base):
-        return caps
-    return trimmed.tolist()
+    return lo
 
 
 def _balanced(fabric: IndexedFabric, caps: np.ndarray) -> bool:
