@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +29,7 @@ from solver.model.values import printable
 
 if TYPE_CHECKING:
     from solver.msccl.runtimes import Runtime
+    from solver.mscclpp.options import PlanOptions
 
 MSCCL_ENV = {
     "msccl-executor": "NCCL_MSCCL_ENABLE=1 MSCCL_ALGO_DIR={dir}   (msccl-executor-nccl; the folder's "
@@ -138,8 +139,7 @@ def export_mscclpp(args, schedule, order) -> int:
     """``export --format mscclpp``: the plan, checked, then written (or printed)."""
     from solver import mscclpp
 
-    options = _plan_options(args, order)
-    text, report = mscclpp.export_plan(schedule, **options)
+    text, report = mscclpp.export_plan(schedule, _plan_options(args, order))
     step = granularity_of(json.loads(text))
     if args.output == "-":
         sys.stdout.write(text)
@@ -163,20 +163,23 @@ def granularity_of(doc: dict) -> int:
     return size_granularity(doc)
 
 
-def _plan_options(args, order) -> dict:
+def _plan_options(args, order) -> PlanOptions:
+    """The MSCCL++ export's options from the command line (``order``: the ranks' node ids)."""
+    from solver.mscclpp.options import PlanOptions
+
     if args.proto != "Simple":
         raise ForestCollError(
             f"MSCCL++ plans are written for the Simple protocol, not --proto {args.proto} "
             "(LL plans use packet ops this export does not write)"
         )
-    return {
-        "order": order,
-        "instances": args.instances,
-        "channels": args.channels,
-        "min_bytes": args.min_bytes,
-        "max_bytes": args.max_bytes,
-        "resident": args.max_threadblocks,
-    }
+    return PlanOptions(
+        order=order,
+        instances=args.instances,
+        channels=args.channels,
+        min_bytes=args.min_bytes,
+        max_bytes=args.max_bytes,
+        resident=args.max_threadblocks,
+    )
 
 
 def _print_ranks(ranks: list[str]) -> None:
@@ -284,7 +287,7 @@ def _step_of(args, fmt: str, order, runtime: Runtime):
         from solver import mscclpp
 
         return lambda schedule: mscclpp.size_granularity(
-            mscclpp.build_plan(schedule, **_plan_options(args, order))
+            mscclpp.build_plan(schedule, _plan_options(args, order))
         )
     from solver import msccl
 
@@ -346,18 +349,17 @@ def export_bands(args, topo_or_schedule_loader, order, runtime: Runtime) -> int:
         if fmt == "mscclpp":
             from solver import mscclpp
 
-            cap = mscclpp.generate.DEFAULT_MAX_MESSAGE
+            cap = mscclpp.options.DEFAULT_MAX_MESSAGE
             if b.lo > cap:
                 print(
                     f"band {_fmt_range(b)}: not written, MSCCL++ plans address at most {cap} bytes "
                     "(uint32 offsets)"
                 )
                 continue
-            opts = _plan_options(args, order) | {"min_bytes": lo, "max_bytes": hi, "name": name}
-            if hi is not None and hi > cap:
-                opts["max_bytes"] = None
+            top = None if hi is not None and hi > cap else hi
+            plan = replace(_plan_options(args, order), min_bytes=lo, max_bytes=top, name=name)
             path = folder / f"{name}.json"
-            report = mscclpp.write_plan(path, schedule, **opts)
+            report = mscclpp.write_plan(path, schedule, plan)
         else:
             from solver import msccl
 

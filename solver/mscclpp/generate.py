@@ -38,6 +38,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from solver.model.schedule import Schedule, Tree
+from solver.mscclpp.options import DEFAULT_PLAN_OPTIONS, PlanOptions
 from solver.mscclpp.plan import (
     COLLECTIVE_NAMES,
     COMMON,
@@ -47,15 +48,9 @@ from solver.mscclpp.plan import (
     MAX_CHANNEL_PER_OPERATION,
     MAX_DEVICE_SEMAPHORES,
     MAX_OPERATION,
-    RESIDENT_THREADBLOCKS,
     UINT32_MAX,
     MscclppError,
     cite,
-)
-
-CHANNEL_CHOICES = ("auto", "port")
-DEFAULT_MAX_MESSAGE = (
-    UINT32_MAX  # offsets are uint32_t in the device plan (execution_common.hpp:115-118)
 )
 
 
@@ -206,31 +201,31 @@ def _local(btype: str, index: int, size: int) -> dict:
     return {"type": btype, "index": index, "size": size}
 
 
-def build_plan(
-    schedule: Schedule,
-    order: list[str] | None = None,
-    instances: int = 1,
-    channels: str = "auto",
-    min_bytes: int = 0,
-    max_bytes: int | None = None,
-    name: str | None = None,
-    resident: int | None = None,
-) -> dict:
+def build_plan(schedule: Schedule, options: PlanOptions = DEFAULT_PLAN_OPTIONS) -> dict:
     """The MSCCL++ execution plan of ``schedule`` as a JSON document (not yet checked).
 
-    ``resident``: threadblocks per rank that can run at once, the GPU's SM/CU count (default
-    :data:`solver.mscclpp.plan.RESIDENT_THREADBLOCKS`, an A100's 108)."""
-    if instances < 1:
-        raise MscclppError(f"--instances must be >= 1, got {instances}")
-    if channels not in CHANNEL_CHOICES:
-        raise MscclppError(f"unknown channel choice {channels!r} ({', '.join(CHANNEL_CHOICES)})")
-    hi = DEFAULT_MAX_MESSAGE if max_bytes is None else max_bytes
-    if not 0 <= min_bytes <= hi <= DEFAULT_MAX_MESSAGE:
-        raise MscclppError(
-            f"message sizes {min_bytes}..{hi} must lie in 0..{DEFAULT_MAX_MESSAGE}: offsets are uint32_t "
-            f"in the device plan ({cite(COMMON)}:115-118)"
-        )
-    ids = rank_order(schedule, order)
+    Parameters
+    ----------
+    schedule : Schedule
+        An allgather, reduce-scatter or allreduce schedule (``solver.solve``'s result).
+    options : PlanOptions
+        Rank order, instances, channel choice, message-size range, name and the threadblocks
+        that can be resident (default: the fabric's order, one instance, an A100's 108).
+
+    Returns
+    -------
+    dict
+        The plan document, as :func:`solver.mscclpp.plan_text` writes it.
+
+    Raises
+    ------
+    MscclppError
+        An option out of range, a rank order that is not the fabric's compute nodes, or a
+        schedule whose plan cannot fit the executor (the message names the limit and its source).
+    """
+    options.check()
+    instances, channels = options.instances, options.channels
+    ids = rank_order(schedule, None if options.order is None else list(options.order))
     phases = _phases(schedule)
     compute = set(ids)
     C = 1
@@ -246,7 +241,7 @@ def build_plan(
         raise MscclppError(f"{n * Cp} chunks per buffer do not fit the plan's uint32 offsets")
     b = _Builder(schedule, ids, instances, channels)
     coll = schedule.collective
-    resident = RESIDENT_THREADBLOCKS if resident is None else resident
+    resident = options.resident_threadblocks
     if resident < len(phases):
         raise MscclppError(f"--max-threadblocks {resident}: a plan needs at least {len(phases)}")
     budget = max(1, resident // len(phases))  # threadblocks per phase (all instances)
@@ -295,7 +290,7 @@ def build_plan(
             f"a schedule with fewer trees (--max-trees-per-root 1{'' if instances == 1 else ', fewer --instances'}) "
             "or, on a GPU with more SMs/CUs, raise --max-threadblocks"
         )
-    return _document(b, coll, C, Cp, min_bytes, hi, name)
+    return _document(b, coll, C, Cp, options.min_bytes, options.max_bytes_written, options.name)
 
 
 def _pack(trees: list[list[_Tb]], per_tb: int, n: int, count_only: bool = False) -> list:

@@ -12,7 +12,14 @@ import pytest
 
 from solver import solve
 from solver.io.formats import load
-from solver.mscclpp import MscclppError, build_plan, check_plan, check_plan_file, plan_text
+from solver.mscclpp import (
+    MscclppError,
+    PlanOptions,
+    build_plan,
+    check_plan,
+    check_plan_file,
+    plan_text,
+)
 from solver.mscclpp.plan import DSL_TOP_KEYS, OP_NAMES, RESIDENT_THREADBLOCKS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,7 +35,7 @@ def plan(fabric: str, coll: str, **options) -> dict:
     key = (fabric, coll, tuple(sorted(options.items())))
     if key not in _CACHE:
         s = solve(load(FABRICS[fabric]), collective=coll, max_trees_per_root=1)
-        _CACHE[key] = build_plan(s, **options)
+        _CACHE[key] = build_plan(s, PlanOptions(**options))
     return copy.deepcopy(_CACHE[key])
 
 
@@ -78,7 +85,7 @@ def test_trees_share_threadblocks_when_there_are_too_many(coll):
 def test_resident_limit_refuses_with_the_option_named():
     s = solve(load(FABRICS["dgx_a100_2x"]), collective="allreduce")  # no tree limit: k = 13
     with pytest.raises(MscclppError, match="--max-threadblocks"):
-        build_plan(s, resident=16)
+        build_plan(s, PlanOptions(resident=16))
     doc = build_plan(s)  # 2 x 208 trees in at most 108 threadblocks of at most 64 ops
     assert len(doc["gpus"][0]["threadblocks"]) <= 108
     check_plan(doc)
