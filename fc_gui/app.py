@@ -117,7 +117,18 @@ def run(args: argparse.Namespace) -> int:
     figure = args.figure
     batch = bool(args.solve or args.screenshot or figure)
     ask_import = False  # a dump the options do not import: the import dialog, with them
-    if args.topo:
+    open_later = False  # a big file: opened in the background once the window shows
+    if args.topo and not batch and not dump:
+        from fc_gui.controllers.file_actions import BACKGROUND_OPEN_BYTES
+        from fc_gui.controllers.results_file import is_results_file
+
+        try:
+            open_later = Path(
+                args.topo
+            ).stat().st_size >= BACKGROUND_OPEN_BYTES and not is_results_file(args.topo)
+        except OSError:
+            open_later = False
+    if args.topo and not open_later:
         from fc_gui.controllers.file_actions import FileActions
         from fc_gui.controllers.results_file import is_results_file, read_saved_result
 
@@ -153,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
     if topo is not None and args.topo:
         window.file_actions.after_open(Path(args.topo))
     window.show()
+    if open_later:
+        QTimer.singleShot(0, lambda: window.file_actions.open_file(args.topo))
     if error:
         QTimer.singleShot(0, lambda: window.show_error(error))
     if ask_import:

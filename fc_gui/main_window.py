@@ -172,6 +172,9 @@ class MainWindow(QMainWindow):
         from fc_gui.controllers.fabric_warnings import FabricWarnings
 
         self.fabric_warnings = FabricWarnings(self)
+        from fc_gui.controllers.summary_view import SummaryViewActions
+
+        self.summary_view = SummaryViewActions(self)
 
     def _build_edit_menu(self) -> None:
         m = self.edit_menu

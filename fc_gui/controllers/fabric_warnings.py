@@ -8,6 +8,8 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QLabel
 
+from fc_gui.controllers.background import BackgroundTask
+from fc_gui.model.summary import SUMMARY_NODES
 from solver.model.scale_up import scale_up_warnings
 
 BANNER_STYLE = (
@@ -40,7 +42,16 @@ class FabricWarnings(QObject):
         doc.replaced.connect(self.update)
         doc.structure_changed.connect(self.timer.start)
         doc.disabled_changed.connect(self.timer.start)
+        #: a big fabric's warnings are found in a worker (a 4096-GPU fabric takes ~0.4 s)
+        self.task = BackgroundTask(self)
+        self.task.done.connect(self._found)
+        self._offered: tuple[object, list[str]] | None = None  # (links, warnings) of a file read
         self.update()
+
+    def offer(self, links: object, warnings: list[str]) -> None:
+        """The warnings of the fabric about to be loaded, found off the GUI thread (``links``:
+        its tuple of links, to tell it is that fabric)."""
+        self._offered = (links, list(warnings))
 
     def connect_results(self, results) -> None:
         """Say the warnings in the results summary too, beside the solved number."""
@@ -48,8 +59,25 @@ class FabricWarnings(QObject):
         self.summary.set_fabric_warnings(self.warnings)
 
     def update(self) -> None:
-        topo = self.window.document.to_topology()
-        self.warnings = scale_up_warnings(topo)
+        doc = self.window.document
+        offered = self._offered
+        if offered is not None and len(offered[0]) == len(doc.links):  # type: ignore[arg-type]
+            if all(a is b for a, b in zip(offered[0], doc.links.values())):  # type: ignore[call-overload]
+                if not doc.disabled_nodes and not doc.disabled_links:  # as read: the same
+                    self._show(offered[1])
+                    return
+        self._offered = None
+        topo = doc.to_topology()
+        if len(topo.nodes) > SUMMARY_NODES:
+            self.task.start(lambda progress, cancel: scale_up_warnings(topo))
+            return
+        self._show(scale_up_warnings(topo))
+
+    def _found(self, warnings: list[str]) -> None:
+        self._show(warnings)
+
+    def _show(self, warnings: list[str]) -> None:
+        self.warnings = warnings
         if self.summary is not None:
             self.summary.set_fabric_warnings(self.warnings)
         if not self.warnings:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressBar, QToolButton
 
 from fc_gui.controllers.background import BackgroundTask
 from fc_gui.controllers.results_file import is_results_file, read_saved_result, show_saved_result
@@ -33,10 +33,12 @@ from fc_gui.model.commands import ReplaceTopologyCommand
 from fc_gui.model.layouts import needs_layout
 from fc_gui.model.result_text import plural
 from fc_gui.model.structure_layout import structural
+from fc_gui.model.summary import SUMMARY_NODES, SummaryState
 from solver.io import v1
 from solver.io.files import atomic_write_text
 from solver.io.formats import format_for, load, save
-from solver.model.errors import ForestCollError, TopologyError
+from solver.model.errors import Cancelled, ForestCollError, TopologyError
+from solver.model.scale_up import scale_up_warnings
 from solver.model.topology import Topology, validate
 
 OPEN_FILTER = (
@@ -95,6 +97,50 @@ def read_fabric(path: str | Path, **options) -> tuple[Topology, str | None]:
     return with_positions(topo, restructure=dump), warning
 
 
+#: fabric files at least this large are opened in a worker thread (read, checked, laid out,
+#: grouped for the summary view): 100 000 nodes take tens of seconds; the window stays live
+BACKGROUND_OPEN_BYTES = 256 << 10
+
+
+class OpenedFabric:
+    """What :func:`read_for_open` found, handed to the GUI thread."""
+
+    def __init__(self, path: Path, topo: Topology, warning: str | None, options: dict) -> None:
+        self.path = path
+        self.topo = topo
+        self.warning = warning
+        self.options = options
+        self.summary: SummaryState | None = None
+        self.fabric_warnings: list[str] | None = None
+        self.seconds: dict[str, float] = {}
+
+
+def read_for_open(path: Path, options: dict, progress, cancel) -> OpenedFabric:
+    """Everything slow of opening ``path``, off the GUI thread: read and check it
+    (:func:`read_fabric`), its scale-up warnings, and for a fabric the canvas shows as its
+    summary the grouping (:class:`~fc_gui.model.summary.SummaryState`). Raises Cancelled."""
+    t0 = time.perf_counter()
+    progress(f"reading {path.name}", 0.05)
+    topo, warning = read_fabric(path, **options)
+    out = OpenedFabric(path, topo, warning, options)
+    t1 = time.perf_counter()
+    out.seconds["read"] = t1 - t0
+    if cancel.is_set():
+        raise Cancelled("cancelled")
+    progress(f"checking {path.name} ({plural(len(topo.nodes), 'node')})", 0.5)
+    out.fabric_warnings = scale_up_warnings(topo)
+    t2 = time.perf_counter()
+    out.seconds["warnings"] = t2 - t1
+    if cancel.is_set():
+        raise Cancelled("cancelled")
+    if len(topo.nodes) > SUMMARY_NODES:
+        progress(f"grouping {plural(len(topo.nodes), 'node')} for the summary view", 0.7)
+        out.summary = SummaryState.of(topo.nodes, topo.links)
+        out.seconds["group"] = time.perf_counter() - t2
+    progress(f"opening {path.name}", 1.0)
+    return out
+
+
 #: results files at least this large are read and verified in a worker thread (a 256-GPU
 #: schedule is ~1 MB and reads in well under a second; 1024 GPUs ~5 MB, ~25 s)
 BACKGROUND_READ_BYTES = 1 << 20
@@ -110,6 +156,29 @@ class FileActions:
         self.saved_reader = BackgroundTask(window)
         self.saved_reader.done.connect(self._saved_read)
         self.saved_reader.failed.connect(self._error)
+        # a big fabric file is read, checked and grouped in a worker (open_file)
+        self.opener = BackgroundTask(window)
+        self.opener.progress.connect(self._open_progress)
+        self.opener.done.connect(self._opened)
+        self.opener.failed.connect(self._open_failed)
+        self.opener.cancelled.connect(self._open_cancelled)
+        self._open_request: tuple[Path, bool] | None = None
+        self.open_bar = QProgressBar()
+        self.open_bar.setRange(0, 1000)
+        self.open_bar.setMaximumWidth(160)
+        self.open_bar.setTextVisible(False)
+        self.open_cancel = QToolButton()
+        self.open_cancel.setText("Cancel")
+        self.open_cancel.setToolTip("Stop opening the file (the open fabric stays)")
+        self.open_cancel.clicked.connect(self.cancel_open)
+        window.statusBar().addPermanentWidget(self.open_bar)
+        window.statusBar().addPermanentWidget(self.open_cancel)
+        self.open_bar.hide()
+        self.open_cancel.hide()
+        #: GUI-thread seconds of each step of the last background open (benchmarks read it)
+        self.open_steps: dict[str, float] = {}
+        #: worker seconds of each phase of the last background open (read, warnings, group)
+        self.open_seconds: dict[str, float] = {}
         m = window.file_menu
 
         def act(text, slot, shortcut=None):
@@ -197,6 +266,93 @@ class FileActions:
             self._status(f"warning: {warning}")
         return topo
 
+    def open_file(self, path: str | Path, *, replace_undoable: bool = False, **options) -> bool:
+        """Open ``path`` the way the File menu does: a file of :data:`BACKGROUND_OPEN_BYTES`
+        or more in the background (:attr:`opener`; progress and Cancel in the status bar, the
+        window stays live, the fabric appears when it is ready), a small one at once
+        (:meth:`open_path`). Returns False if it failed at once."""
+        path = Path(path)
+        try:
+            big = path.stat().st_size >= BACKGROUND_OPEN_BYTES and not is_results_file(path)
+        except OSError as exc:
+            self._error(f"{path}: {exc.strerror or exc}")
+            return False
+        if not big:
+            return self.open_path(path, replace_undoable=replace_undoable, **options)
+        self._open_request = (path, replace_undoable)
+        self.open_steps = {}
+        self.open_bar.setValue(0)
+        self.open_bar.show()
+        self.open_cancel.show()
+        self._status(f"opening {path}…")
+        self.opener.start(lambda progress, cancel: read_for_open(path, options, progress, cancel))
+        return True
+
+    def is_opening(self) -> bool:
+        """A file is being opened in the background."""
+        return self.opener.is_running()
+
+    def cancel_open(self) -> bool:
+        """Stop the background open (the current fabric stays); True if one was running."""
+        return self.opener.cancel()
+
+    def _open_progress(self, text: str, fraction: float) -> None:
+        self.open_bar.setValue(int(1000 * fraction))
+        self.window.statusBar().showMessage(f"{text}…")
+
+    def _open_done_ui(self) -> None:
+        self.open_bar.hide()
+        self.open_cancel.hide()
+
+    def _open_failed(self, message: str) -> None:
+        self._open_done_ui()
+        self._open_request = None
+        self._error(message)
+
+    def _open_cancelled(self) -> None:
+        self._open_done_ui()
+        if self._open_request is not None:
+            self._status(f"opening {self._open_request[0]} cancelled")
+        self._open_request = None
+
+    def _opened(self, opened: OpenedFabric) -> None:
+        """The worker's result: load it (staged, one event-loop turn per step: the document
+        and canvas, then the bookkeeping)."""
+        request, self._open_request = self._open_request, None
+        self.open_seconds = dict(opened.seconds)
+        replace_undoable = bool(request and request[1])
+        w = self.window
+        t0 = time.perf_counter()
+        w.canvas.offer_summary(opened.summary)
+        if opened.fabric_warnings is not None and hasattr(w, "fabric_warnings"):
+            w.fabric_warnings.offer(opened.topo.links, opened.fabric_warnings)
+        self._load(opened.topo, opened.path, replace_undoable)
+        t1 = time.perf_counter()
+        self.open_steps["load document + canvas"] = t1 - t0
+        self._open_done_ui()
+        if opened.warning:
+            self._status(f"warning: {opened.warning}")
+
+        def finish() -> None:
+            t = time.perf_counter()
+            self.after_open(opened.path)
+            self.open_steps["fit view, title, recent files"] = time.perf_counter() - t
+            done = ", ".join(f"{k} {v:.1f} s" for k, v in opened.seconds.items())
+            self._status(f"opened {opened.path} ({done} in the background)")
+
+        QTimer.singleShot(0, finish)
+
+    def _load(self, topo: Topology, path: Path, replace_undoable: bool) -> None:
+        w = self.window
+        if replace_undoable:
+            w.undo_stack.push(ReplaceTopologyCommand(w.document, topo, f"Import {path.name}"))
+            w.undo_stack.setClean()  # as read from the file: nothing unsaved yet
+            self.remove_recovery()
+        else:
+            w.document.load_topology(topo)
+            w.undo_stack.clear()
+            w.undo_stack.setClean()
+
     def open_path(self, path: str | Path, *, replace_undoable: bool = False, **options) -> bool:
         """Open ``path`` (any supported format); returns False (after an error dialog) on failure.
 
@@ -211,15 +367,9 @@ class FileActions:
         except OSError as exc:
             self._error(f"{path}: {exc.strerror or exc}")
             return False
-        w = self.window
-        if replace_undoable:
-            w.undo_stack.push(ReplaceTopologyCommand(w.document, topo, f"Import {path.name}"))
-            w.undo_stack.setClean()  # as read from the file: nothing unsaved yet
-            self.remove_recovery()
-        else:
-            w.document.load_topology(topo)
-            w.undo_stack.clear()
-            w.undo_stack.setClean()
+        self.opener.abandon()  # a background open under way must not replace this one
+        self._open_done_ui()
+        self._load(topo, path, replace_undoable)
         self.after_open(path)
         return True
 
@@ -268,7 +418,7 @@ class FileActions:
             self.window, "Open fabric", self._last_dir(), OPEN_FILTER
         )
         if path:
-            self.open_path(path)
+            self.open_file(path)
 
     def import_dialog(self) -> None:
         if not self.confirm_discard("importing another fabric"):
@@ -291,7 +441,7 @@ class FileActions:
             if not dialog.exec():
                 return False
             options = dialog.options()
-        return self.open_path(path, replace_undoable=True, **options)
+        return self.open_file(path, replace_undoable=True, **options)
 
     def new_from_template(self) -> None:
         from fc_gui.views.template_gallery import TemplateGallery
@@ -419,7 +569,7 @@ class FileActions:
         files = self.recent_files()
         for f in files:
             menu.addAction(
-                f, lambda f=f: self.confirm_discard("opening another file") and self.open_path(f)
+                f, lambda f=f: self.confirm_discard("opening another file") and self.open_file(f)
             )
         menu.setEnabled(bool(files))
 

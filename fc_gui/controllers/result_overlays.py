@@ -53,6 +53,8 @@ class ResultOverlays(QObject):
         self.doc.positions_changed.connect(lambda *_: self._geometry_timer.start())
         self.doc.structure_changed.connect(lambda: self._geometry_timer.start())
         self.doc.disabled_changed.connect(lambda: self._geometry_timer.start())
+        if hasattr(canvas, "summary_changed"):  # expanded or collapsed: other nodes are shown
+            canvas.summary_changed.connect(lambda: self._geometry_timer.start())
         canvas.tooltip_providers.append(self.tooltip)
 
     # ------------------------------------------------------------------ showing

@@ -32,6 +32,7 @@ Signals
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -55,16 +56,24 @@ class _TemplateFabric:
     by value only when some differ."""
 
     def __init__(self, nodes: Iterable[Node], links: Iterable[Link]) -> None:
-        self.nodes = frozenset(_node_key(n) for n in nodes)
+        self._nodes = tuple(nodes)  # the keys are made on the first comparison (big fabrics)
         self.links = tuple(links)  # kept alive: their ids stay theirs
-        self.link_ids = frozenset(map(id, self.links))
+        self._keys: frozenset | None = None
+
+    @property
+    def nodes(self) -> frozenset:
+        if self._keys is None:
+            self._keys = frozenset(_node_key(n) for n in self._nodes)
+        return self._keys
 
     def matches(self, nodes: Iterable[Node], links: Iterable[Link]) -> bool:
         links = list(links)
         if len(links) != len(self.links) or frozenset(map(_node_key, nodes)) != self.nodes:
             return False
+        if all(map(operator.is_, links, self.links)):  # the very links, in order
+            return True
         ids = set(map(id, links))
-        if len(ids) == len(links) and ids == self.link_ids:
+        if len(ids) == len(links) and ids == set(map(id, self.links)):
             return True
         return Counter(map(_link_key, links)) == Counter(map(_link_key, self.links))
 
@@ -103,6 +112,7 @@ class TopologyDocument(QObject):
         self._template: _TemplateFabric | None = None  # the template's fabric, when from one
         self._revision = 0  # counts structural changes (caches what depends on them)
         self._template_check: tuple[int, bool] = (-1, False)
+        self._counted: tuple[tuple, int] = ((), 0)  # (revision key, compute nodes)
         if topology is not None:
             self.load_topology(topology)
 
@@ -147,7 +157,11 @@ class TopologyDocument(QObject):
 
     def counts(self) -> tuple[int, int, int]:
         """(compute nodes, switches, links) of the whole document."""
-        compute = sum(1 for n in self._nodes.values() if n.kind == COMPUTE)
+        key = (self._revision, id(self._nodes), len(self._nodes))
+        if self._counted[0] != key:  # cached: the window asks on every change
+            compute = sum(1 for n in self._nodes.values() if n.kind == COMPUTE)
+            self._counted = (key, compute)
+        compute = self._counted[1]
         return compute, len(self._nodes) - compute, len(self._links)
 
     def unique_id(self, stem: str) -> str:
@@ -209,10 +223,9 @@ class TopologyDocument(QObject):
         self._name = topology.name
         self._extra = dict(topology.extra)
         self._nodes = {n.id: n for n in topology.nodes}
-        self._links = {}
-        for ln in topology.links:
-            self._links[self._next_uid] = ln
-            self._next_uid += 1
+        start, count = self._next_uid, len(topology.links)
+        self._links = dict(zip(range(start, start + count), topology.links))
+        self._next_uid = start + count
         self._disabled_nodes.clear()
         self._disabled_links.clear()
         self._template = (
@@ -249,6 +262,7 @@ class TopologyDocument(QObject):
 
     def _replaced(self) -> None:
         """After the whole content changed: clear the selection and tell every view."""
+        self._revision += 1  # before anyone reads a cache keyed by it
         self._selected_nodes.clear()
         self._selected_links.clear()
         self.replaced.emit()

@@ -17,18 +17,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPoint, Signal
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QMenu
 
 from fc_gui.model.document import TopologyDocument
+from fc_gui.model.summary import SUMMARY_NODES, ShownFabric, SummaryState, shown_fabric
 from fc_gui.views import style
 from fc_gui.views.canvas_fit import ViewFitter
 from fc_gui.views.canvas_hover import HoverTips
 from fc_gui.views.canvas_keyboard import KeyboardCursor
 from fc_gui.views.canvas_layers import CanvasLayers
 from fc_gui.views.canvas_menu import ContextMenus
+from fc_gui.views.canvas_summary import SummaryLayer
 from fc_gui.views.canvas_tools import FabricViewBox, Tool, ToolBox, delete_selection
 
 __all__ = ["FabricCanvas", "Tool"]
@@ -42,6 +45,7 @@ class FabricCanvas(pg.GraphicsView):
     hovered = Signal(object, object)  # node id or None, link uid or None
     tool_changed = Signal(object)
     item_activated = Signal(str, object)  # Enter on the keyboard's item: ("node", id) / ...
+    summary_changed = Signal()  # the summary view was engaged, left, expanded or collapsed
 
     def __init__(
         self, document: TopologyDocument, undo_stack: QUndoStack | None = None, parent=None
@@ -61,6 +65,14 @@ class FabricCanvas(pg.GraphicsView):
         layers = self.layers  # the layers by name (overlays and tests read them)
         self.index, self.nodes, self.links = layers.index, layers.nodes, layers.links
         self.frames, self.labels, self.legend = layers.frames, layers.labels, layers.legend
+        # the summary view of a big fabric (fc_gui.views.canvas_summary)
+        self.summary = SummaryLayer(self.view_box)
+        self.summary_enabled = True  # View > Summary view
+        self.summary_threshold = SUMMARY_NODES  # shown above this many nodes
+        #: ``f(doc)`` that finds the summary's grouping off the GUI thread and hands it to
+        #: :meth:`set_summary_state`; None: found here, on the GUI thread
+        self.summary_provider: Callable[[TopologyDocument], None] | None = None
+        self.focused_aggregate: str | None = None  # the aggregate last clicked
         self.menus = ContextMenus(self)
         self.tools = self.view_box.tools = ToolBox(self, self.menus.open_at)
         self.hover = HoverTips(self, self.tools)
@@ -227,10 +239,148 @@ class FabricCanvas(pg.GraphicsView):
     # ================================================================== drawing
     def rebuild(self) -> None:
         """Rebuild every layer from the document (after structural changes)."""
-        self.layers.rebuild(self.doc)
+        if self.summary_wanted():
+            state = self.summary.state
+            doc = self.doc
+            if state is None or not state.matches(doc.nodes, doc.links.values()):
+                self.summary.state = None
+                if self.summary_provider is not None:
+                    self._summary_pending()
+                    self.summary_provider(doc)
+                    return
+                state = SummaryState.of(list(doc.nodes.values()), list(doc.links.values()))
+                self.summary.state = state
+            self.summary.pending = False
+            self._draw_summary()
+        else:
+            was = self.summary.active
+            self.summary.state = None
+            self.summary.pending = False
+            self.summary.clear()
+            self.layers.rebuild(self.doc)
+            if was:
+                self.summary_changed.emit()
         self._update_selection()
 
+    # ------------------------------------------------------------------ summary view
+    def summary_wanted(self) -> bool:
+        """The fabric is shown as its summary: View > Summary view is on and the fabric has
+        more than :attr:`summary_threshold` nodes."""
+        return self.summary_enabled and len(self.doc.nodes) > self.summary_threshold
+
+    def summary_active(self) -> bool:
+        """The canvas shows the summary (or waits for its grouping)."""
+        return self.summary.active
+
+    def offer_summary(self, state: SummaryState | None) -> None:
+        """A summary state found off the GUI thread for the fabric about to be loaded: used by
+        the next :meth:`rebuild` if it matches the document then."""
+        self.summary.state = state
+
+    def set_summary_state(self, state: SummaryState) -> None:
+        """The grouping :attr:`summary_provider` found: draw it if it is of the current
+        fabric (else a newer request is under way)."""
+        if not self.summary_wanted() or not state.matches(self.doc.nodes, self.doc.links.values()):
+            return
+        self.summary.state = state
+        self.summary.pending = False
+        self._draw_summary()
+        self._update_selection()
+        self.fit_view()
+
+    def _summary_pending(self) -> None:
+        self.summary.pending = True
+        self.summary.clear()
+        self.layers.rebuild(ShownFabric(self.doc, {}, {}))  # type: ignore[arg-type]
+        self._update_selection()
+        self.summary_changed.emit()
+
+    def _draw_summary(self) -> None:
+        state = self.summary.state
+        assert state is not None
+        scene = state.scene()
+        shown = shown_fabric(self.doc, state, scene)
+        self.layers.rebuild(shown)  # type: ignore[arg-type]  # reads like a document
+        self.summary.draw(scene, self.index.positions())
+        self.summary_changed.emit()
+
+    def set_summary_enabled(self, on: bool) -> None:
+        """View > Summary view: show big fabrics as their summary (True) or in full."""
+        if bool(on) == self.summary_enabled:
+            return
+        self.summary_enabled = bool(on)
+        self.rebuild()
+        self.fit_view()
+
+    def expand_aggregate(self, agg_id: str) -> bool:
+        """Show the parts of aggregate ``agg_id``; False if it was already expanded."""
+        state = self.summary.state
+        if state is None or agg_id not in state.grouping.aggregates or not state.expand(agg_id):
+            return False
+        self.focused_aggregate = None
+        self._draw_summary()
+        self._update_selection()
+        return True
+
+    def collapse_aggregate(self, agg_id: str) -> bool:
+        """Show aggregate ``agg_id`` as one again; False if it was not expanded."""
+        state = self.summary.state
+        if state is None or not state.collapse(agg_id):
+            return False
+        self.focused_aggregate = agg_id
+        self._draw_summary()
+        self._update_selection()
+        return True
+
+    def collapse_all(self) -> bool:
+        """Every aggregate collapsed; False if none was expanded."""
+        state = self.summary.state
+        if state is None or not state.collapse_all():
+            return False
+        self._draw_summary()
+        self._update_selection()
+        return True
+
+    def aggregate_at(self, x: float, y: float) -> str | None:
+        """The aggregate drawn at data point (x, y) in the summary view, or None."""
+        return self.summary.aggregate_at(x, y, self.layers.pixel_size())
+
+    def expanded_aggregate_of(self, node_id: str | None = None) -> str | None:
+        """The innermost expanded aggregate holding ``node_id`` (default: the first selected
+        node), or None."""
+        state = self.summary.state
+        if state is None:
+            return None
+        if node_id is None:
+            node_id = next(iter(self.doc.selected_nodes), None)
+        if node_id is None or node_id not in state.grouping.row:
+            return None
+        agg = state.grouping.aggregate_of(node_id)
+        return agg if agg is not None and agg in state.expanded else None
+
+    def all_node_ids(self) -> list[str]:
+        """Every node of the fabric (the summary view shows fewer)."""
+        return list(self.doc.nodes)
+
+    def set_cut_nodes(self, nodes: Iterable[str] | None) -> None:
+        """The bottleneck cut S* to shade on the aggregates (None: none)."""
+        self.summary.set_cut(nodes)
+
     def _on_positions_changed(self, ids: list[str]) -> None:
+        state = self.summary.state
+        if state is not None:
+            nodes, row = self.doc.nodes, state.grouping.row
+            rows = np.array([row[i] for i in ids if i in row], dtype=np.int64)
+            xy = np.array([[nodes[i].x or 0.0, nodes[i].y or 0.0] for i in ids if i in row])
+            state.move(rows, xy.reshape(-1, 2))
+            shown = [i for i in ids if i in self.index.row]
+            if len(shown) < len(ids):
+                self._draw_summary()
+            else:
+                self.layers.move(self.doc, shown)
+                self.summary.draw(self.summary.scene or state.scene(), self.index.positions())
+            self._update_selection()
+            return
         self.layers.move(self.doc, ids)
         self._update_selection()
 
@@ -260,7 +410,29 @@ class FabricCanvas(pg.GraphicsView):
 
     def mousePressEvent(self, ev) -> None:
         self.keyboard.set_active(False)  # working with the mouse: no focus frame
+        if self.summary.scene is not None:
+            self.focused_aggregate = self.aggregate_at(
+                *self.view_point(self.mapToScene(ev.position().toPoint()))
+            )
         super().mousePressEvent(ev)
+
+    def mouseDoubleClickEvent(self, ev) -> None:
+        """In the summary view: double-click an aggregate to expand it, the frame of an
+        expanded one (off its nodes) to collapse it."""
+        if self.summary.scene is not None:
+            x, y = self.view_point(self.mapToScene(ev.position().toPoint()))
+            agg = self.aggregate_at(x, y)
+            if agg is not None:
+                self.expand_aggregate(agg)
+                ev.accept()
+                return
+            if self.node_at(x, y) is None:
+                inside = self.summary.expanded_at(x, y)
+                if inside is not None:
+                    self.collapse_aggregate(inside)
+                    ev.accept()
+                    return
+        super().mouseDoubleClickEvent(ev)
 
     def viewportEvent(self, ev) -> bool:
         if ev.type() == QEvent.Type.ToolTip and self.hover.tooltip_event(

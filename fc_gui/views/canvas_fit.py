@@ -29,14 +29,25 @@ class ViewFitter:
         """Zoom so the whole fabric is in view, clear of the floating captions."""
         canvas = self.canvas
         index, vb = canvas.index, canvas.view_box
-        if len(index.pos) == 0:
+        summary = getattr(canvas, "summary", None)
+        shown = summary.bounds() if summary is not None else None
+        if len(index.pos) == 0 and shown is None:
             vb.setRange(QRectF(-1, -1, 2, 2))
             return
-        lo, hi = index.bounds()
-        lo, hi = lo - index.unit, hi + index.unit
+        if shown is None:
+            lo, hi = index.bounds()
+            unit = index.unit
+        else:  # the summary view: its aggregates and the nodes shown as themselves
+            lo, hi = shown
+            if len(index.pos):
+                b_lo, b_hi = index.bounds()
+                lo, hi = np.minimum(lo, b_lo), np.maximum(hi, b_hi)
+            unit = max(float(np.max(hi - lo)) * 0.06, index.unit if len(index.link_uids) else 0)
+            unit = unit or 1.0
+        lo, hi = lo - unit, hi + unit
         if index.groups and canvas.frames.item.isVisible():
-            lo[1] -= 0.5 * index.unit  # the box names above the frames stay clear of a caption
-        span = np.maximum(hi - lo, index.unit * 2)
+            lo[1] -= 0.5 * unit  # the box names above the frames stay clear of a caption
+        span = np.maximum(hi - lo, unit * 2)
         hi = lo + span
         view_px = (vb.width(), vb.height())
         if min(view_px) < 50:  # not laid out yet: the plain fit

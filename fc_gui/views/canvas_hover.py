@@ -55,6 +55,12 @@ class HoverTips:
         node = canvas.node_at(x, y)
         link = None if node else canvas.link_at(x, y)
         text = None
+        if node is None and link is None:
+            agg = getattr(canvas, "aggregate_at", lambda x, y: None)(x, y)
+            if agg is not None:
+                state = canvas.summary.state  # type: ignore[attr-defined]
+                a = state.grouping.aggregates[agg]
+                return None, None, f"{a.caption()}\n(double-click or + to expand)"
         for provider in canvas.tooltip_providers:
             text = provider(node, link)
             if text:

@@ -49,6 +49,7 @@ class ContextMenus:
             node = canvas.node_at(x, y)
             link = None if node else canvas.link_at(x, y)
         menu = QMenu(canvas.overlay_parent())
+        self._add_summary_entries(menu, x, y, node, item)  # type: ignore[arg-type]
         if node is not None:
             self._add_node_entries(menu, node)  # type: ignore[arg-type]
         elif link is not None:
@@ -67,6 +68,32 @@ class ContextMenus:
         for hook in canvas.context_menu_hooks:
             hook(menu, node, link)
         return menu
+
+    def _add_summary_entries(
+        self, menu: QMenu, x: float, y: float, node: str | None, item: object
+    ) -> None:
+        """The summary view's entries: expand the aggregate under the mouse, collapse the
+        expanded one holding the node (or the frame) under it, collapse all."""
+        canvas = self.canvas
+        summary = getattr(canvas, "summary", None)
+        if summary is None or summary.state is None:
+            return
+        aggregates = summary.state.grouping.aggregates
+        agg = canvas.aggregate_at(x, y) if item is None else None  # type: ignore[attr-defined]
+        if agg is not None:
+            text = f"Expand {aggregates[agg].caption()}"
+            menu.addAction(text).triggered.connect(lambda: canvas.expand_aggregate(agg))  # type: ignore[attr-defined]
+        inside = canvas.expanded_aggregate_of(node) if node is not None else None  # type: ignore[attr-defined]
+        if inside is None and agg is None and node is None:
+            inside = summary.expanded_at(x, y)
+        if inside is not None:
+            menu.addAction(f"Collapse {aggregates[inside].label}").triggered.connect(
+                lambda: canvas.collapse_aggregate(inside)  # type: ignore[attr-defined]
+            )
+        if summary.state.expanded:
+            menu.addAction("Collapse all").triggered.connect(canvas.collapse_all)  # type: ignore[attr-defined]
+        if not menu.isEmpty():
+            menu.addSeparator()
 
     def _add_node_entries(self, menu: QMenu, node: str) -> None:
         doc, stack = self.canvas.doc, self.canvas.undo_stack

@@ -210,8 +210,9 @@ class Inspector(QWidget):
 
     def _refresh(self) -> None:
         doc = self.doc
-        nodes = [n for n in doc.nodes if n in doc.selected_nodes]
-        links = [u for u in doc.links if u in doc.selected_links]
+        chosen_nodes, chosen_links = doc.selected_nodes, doc.selected_links  # once: big fabrics
+        nodes = [n for n in doc.nodes if n in chosen_nodes] if chosen_nodes else []
+        links = [u for u in doc.links if u in chosen_links] if chosen_links else []
         if len(nodes) == 1 and not links:
             self.stack.setCurrentWidget(self.node_page)
             n = doc.nodes[nodes[0]]

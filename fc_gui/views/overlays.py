@@ -236,7 +236,13 @@ class CutOverlay(CanvasOverlay):
         heads.setData(*pairs_xy(heads_seg))
         self.add(heads)
 
-        self.label_text = cut_caption(cut, list(pos), num_compute, groups, kinds)
+        everything = getattr(self.canvas, "all_node_ids", None)  # the summary shows fewer
+        self.label_text = cut_caption(
+            cut, everything() if everything else list(pos), num_compute, groups, kinds
+        )
+        shade = getattr(self.canvas, "set_cut_nodes", None)
+        if shade is not None:  # the summary view shades the aggregates inside S*
+            shade(cut.nodes)
         if extra:
             self.label_text += "\n" + extra
         self.badge = CornerBadge(self.label_text, self.canvas.overlay_parent())
@@ -256,6 +262,9 @@ class CutOverlay(CanvasOverlay):
 
     def clear(self) -> None:
         super().clear()
+        shade = getattr(self.canvas, "set_cut_nodes", None)
+        if shade is not None and self.cut is not None:
+            shade(None)
         if self.badge is not None:
             self.badge.hide()
             self.badge.setParent(None)
@@ -266,6 +275,9 @@ class CutOverlay(CanvasOverlay):
         super().set_visible(visible)
         if self.badge is not None:
             self.badge.setVisible(visible and self.caption_shown)
+        shade = getattr(self.canvas, "set_cut_nodes", None)
+        if shade is not None and self.cut is not None:
+            shade(self.cut.nodes if visible else None)
 
     def set_caption_shown(self, shown: bool) -> None:
         """Show the corner caption with the cut (default) or only the shading."""

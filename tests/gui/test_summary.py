@@ -1,0 +1,145 @@
+"""The summary view's grouping and scene (fc_gui.model.summary), without Qt."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from fc_gui.model.summary import AGG_PREFIX, SummaryState, find_grouping
+from solver.io.templates import dgx_h100_rail, hpn
+
+
+def _strip_groups(topo):
+    return replace(topo, nodes=tuple(replace(n, group=None) for n in topo.nodes))
+
+
+def _top(g):
+    return [g.aggregates[a] for a in g.order if g.aggregates[a].parent is None]
+
+
+@pytest.mark.parametrize("strip", [False, True])
+def test_hpn_segments_become_pods_of_hosts_and_planes_switch_groups(strip):
+    topo = hpn(segments=2, hosts=4)
+    if strip:  # found from the wiring alone, not from the group names
+        topo = _strip_groups(topo)
+    g = find_grouping(topo.nodes, topo.links)
+    top = _top(g)
+    pods = [a for a in top if a.level == "pod"]
+    switches = [a for a in top if a.level == "switches"]
+    assert len(pods) == 2 and len(switches) == 2
+    for pod in pods:
+        assert pod.compute == 32 and len(pod.children) == 4
+        assert len(pod.nodes) == 16  # the segment's 16 ToRs
+        assert all(g.aggregates[b].level == "box" for b in pod.children)
+        assert all(g.aggregates[b].compute == 8 for b in pod.children)
+        # a host: 8 GPUs, its NVSwitch and its 8 NICs
+        assert {g.aggregates[b].size for b in pod.children} == {17}
+    # the two planes of aggregation switches are told apart: each group links to one plane
+    for group in switches:
+        assert group.size == 60 and group.roles == (("agg", 60),)
+        tors = {
+            (ln.target if ln.source in group.nodes else ln.source)
+            for ln in topo.links
+            if ln.source in group.nodes or ln.target in group.nodes
+        }
+        assert {t[-1] for t in tors} in ({"a"}, {"b"})  # s<s>.tor<j>a or ...b only
+    # every node is in exactly one aggregate, and no aggregate id is a node id
+    assert all(g.aggregate_of(n.id) is not None for n in topo.nodes)
+    assert all(a.startswith(AGG_PREFIX) and a not in g.row for a in g.order)
+
+
+def test_rail_switches_stay_single_nodes_boxes_are_found():
+    topo = _strip_groups(dgx_h100_rail(4))
+    g = find_grouping(topo.nodes, topo.links)
+    top = _top(g)
+    assert [a.level for a in top] == ["box"] * 4
+    assert all(a.compute == 8 for a in top)
+    loose = [i for i in g.ids if g.aggregate_of(i) is None]
+    assert len(loose) == 8 and all("rail" in i or "ib" in i or "leaf" in i for i in loose), loose
+
+
+def test_scene_totals_expand_and_collapse():
+    topo = hpn(segments=2, hosts=4)
+    state = SummaryState.of(topo.nodes, topo.links)
+    g = state.grouping
+    scene = state.scene()
+    assert len(scene.aggregates) == 4 and not scene.nodes
+    # links between aggregates drawn once, with the sum of their bandwidths
+    by_pair = {frozenset((ln.a, ln.b)): ln for ln in scene.links}
+    assert len(by_pair) == len(scene.links) == 4  # each segment to each plane
+    pod = next(a for a in scene.aggregates if g.aggregates[a].level == "pod")
+    plane = next(a for a in scene.aggregates if g.aggregates[a].level == "switches")
+    members_pod, members_plane = set(g.members(pod)), set(g.members(plane))
+    expected = [
+        ln
+        for ln in topo.links
+        if {ln.source in members_pod, ln.target in members_pod} == {True}
+        or (ln.source in members_pod and ln.target in members_plane)
+        or (ln.target in members_pod and ln.source in members_plane)
+    ]
+    between = [
+        ln for ln in expected if (ln.source in members_plane) != (ln.target in members_plane)
+    ]
+    link = by_pair[frozenset((pod, plane))]
+    assert link.links == len(between) > 0
+    assert link.bandwidth == pytest.approx(sum(float(ln.bandwidth) for ln in between))
+
+    # expand the pod: its hosts appear as aggregates, its ToRs as themselves
+    assert state.expand(pod) and not state.expand(pod)
+    scene = state.scene()
+    assert pod not in scene.aggregates
+    assert set(g.aggregates[pod].children) <= set(scene.aggregates)
+    assert scene.nodes == set(g.aggregates[pod].nodes)
+    # a host inside it: its 17 nodes are shown as themselves
+    host = g.aggregates[pod].children[0]
+    state.expand(host)
+    scene = state.scene()
+    assert set(g.members(host)) <= scene.nodes
+    assert state.shown_as(g.members(host)[0]) == g.members(host)[0]
+    # collapsing the pod collapses the host inside it too
+    assert state.collapse(pod)
+    assert state.expanded == set()
+    assert len(state.scene().aggregates) == 4
+    assert state.shown_as(g.members(host)[0]) == pod
+
+
+def test_expanding_a_box_expands_its_pod():
+    topo = hpn(segments=2, hosts=4)
+    state = SummaryState.of(topo.nodes, topo.links)
+    g = state.grouping
+    pod = next(a for a in g.order if g.aggregates[a].level == "pod")
+    host = g.aggregates[pod].children[1]
+    state.expand(host)
+    assert state.expanded == {pod, host}
+
+
+def test_cut_shares_full_partial_and_outside():
+    topo = hpn(segments=2, hosts=4)
+    state = SummaryState.of(topo.nodes, topo.links)
+    g = state.grouping
+    pods = [a for a in g.order if g.aggregates[a].level == "pod"]
+    inside_all = g.members(pods[0])
+    gpus_other = [i for i in g.members(pods[1]) if i.endswith(("gpu0", "gpu1"))]
+    scene = state.scene()
+    shares = state.cut_shares(scene, inside_all + gpus_other)
+    share = dict(zip(scene.aggregates, shares))
+    assert share[pods[0]] == 1.0
+    # of the other pod's 32 GPUs, 8 (gpu0 and gpu1 of 4 hosts) are inside: GPUs are counted
+    assert share[pods[1]] == pytest.approx(8 / 32)
+    planes = [a for a in scene.aggregates if g.aggregates[a].level == "switches"]
+    assert all(share[p] == 0 for p in planes)
+
+
+def test_positions_are_centres_and_matches_tells_an_edit():
+    topo = hpn(segments=2, hosts=4)
+    state = SummaryState.of(topo.nodes, topo.links)
+    scene = state.scene()
+    g = state.grouping
+    xy = {n.id: (n.x, n.y) for n in topo.nodes}
+    for a, p in zip(scene.aggregates, scene.positions):
+        pts = np.array([xy[i] for i in g.members(a)])
+        assert np.allclose(p, pts.mean(axis=0))
+    assert state.matches([n.id for n in topo.nodes], topo.links)
+    edited = list(topo.links)
+    edited[3] = replace(edited[3], bandwidth=edited[3].bandwidth * 2)
+    assert not state.matches([n.id for n in topo.nodes], edited)
