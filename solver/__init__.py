@@ -43,7 +43,48 @@ def __getattr__(name: str):
 
 
 def solve(topology, collective="allgather", max_trees_per_root=None, progress=None, cancel=None):
-    """Compute a ForestColl schedule; see :func:`solver.algorithm.pipeline.solve`."""
+    """Compute a throughput-optimal ForestColl schedule (:func:`solver.algorithm.pipeline.solve`).
+
+    Parameters
+    ----------
+    topology : Topology
+        The fabric (validated here).
+    collective : {"allgather", "reduce-scatter", "allreduce"}
+    max_trees_per_root : int, optional
+        At most this many trees per root; ``None``: the exact optimum with its own k.
+    progress : callable(phase, fraction), optional
+        Called with phases "optimum", "switch_removal", "trees", "paths".
+    cancel : threading.Event-like or zero-argument callable, optional
+        When set/true, the solve stops with :class:`Cancelled`.
+
+    Returns
+    -------
+    Schedule
+        Exact optimum, bottleneck cut, trees on physical paths, per-link load and timings.
+
+    Raises
+    ------
+    TopologyError
+        The fabric is invalid (one line naming the node or link).
+    SolverError
+        An unknown collective, a bad ``max_trees_per_root``, or a fabric past the size limits.
+    Cancelled
+        ``cancel`` was set.
+
+    Notes
+    -----
+    Deterministic: the same input gives the same schedule. How k is chosen under
+    ``max_trees_per_root`` and how unbalanced switches are trimmed: the Notes of
+    :func:`solver.algorithm.pipeline.solve`.
+
+    Examples
+    --------
+    >>> from solver import solve
+    >>> from solver.io.templates import ring
+    >>> schedule = solve(ring(4), "allgather")
+    >>> schedule.collective, len(schedule.topology.compute_ids)
+    ('allgather', 4)
+    """
     from solver.algorithm.pipeline import solve as _solve
 
     return _solve(

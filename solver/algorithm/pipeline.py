@@ -106,7 +106,12 @@ def solve(
 
     Raises
     ------
-    TopologyError, SolverError, Cancelled
+    TopologyError
+        The fabric is invalid (one line naming the node or link).
+    SolverError
+        An unknown collective, a bad ``max_trees_per_root``, or a fabric past the size limits.
+    Cancelled
+        ``cancel`` was set.
     """
     if collective not in COLLECTIVES:
         raise SolverError(

@@ -265,9 +265,39 @@ class FlowNetwork:
         self.graph.cap[self.edge_arc[edge]] = cap
 
     def max_flow(self, s: int, t: int, cutoff: int | None = None) -> int:
-        """Flow value from ``s`` to ``t`` on :attr:`cap` (stopping at ``cutoff`` if given).
+        """The maximum flow value from ``s`` to ``t`` on the capacities :attr:`cap`.
 
-        The residual network stays in :attr:`res` for :meth:`source_side`.
+        Parameters
+        ----------
+        s, t : int
+            Source and sink node indices (``0 <= s, t < n``, ``s != t``).
+        cutoff : int, optional
+            Stop once the flow reaches ``cutoff``: the value returned is the maximum if that is
+            below ``cutoff``, else some value ``>= cutoff``. None: run to the maximum.
+
+        Returns
+        -------
+        int
+            The flow value (integer capacities give an integer flow).
+
+        Raises
+        ------
+        SolverError
+            A source or sink out of range, or ``s == t``.
+
+        Notes
+        -----
+        Dinic's algorithm on the CSR residual network (the numba kernel :func:`augment`),
+        O(V^2 E) in the worst case; the capacities are copied into :attr:`res` first. The
+        residual network stays in :attr:`res` for :meth:`source_side` and :meth:`edge_flow`;
+        the capacities are not changed, so flows on one network can follow one another.
+
+        Examples
+        --------
+        >>> from solver.flow.maxflow import FlowNetwork
+        >>> net = FlowNetwork(4, [0, 0, 1, 2], [1, 2, 3, 3], [3, 2, 2, 3])
+        >>> net.max_flow(0, 3), net.max_flow(0, 3, cutoff=1) >= 1
+        (4, True)
         """
         if not (0 <= s < self.n and 0 <= t < self.n) or s == t:
             raise SolverError(f"flow network: bad source/sink {s}/{t}")

@@ -60,9 +60,38 @@ def format_for(path: str | os.PathLike) -> str:
 
 
 def load(path: str | os.PathLike, *, check: bool = True, **options) -> Topology:
-    """Read a fabric file of any supported format and validate it.
+    """Read a fabric file of any supported format (picked by :func:`format_for`) and validate it.
 
-    ``options`` go to the NCCL XML importer (``boxes``, ``fabric``).
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``.json`` (v1 or node-link), ``.nodelink.json``, ``.graphml`` or NCCL ``.xml`` file of
+        at most :data:`MAX_FILE_BYTES`.
+    check : bool
+        Validate the fabric (:func:`solver.model.topology.validate_read`); False returns it as
+        read (the designer opens a broken file to repair it).
+    **options
+        Go to the NCCL XML importer (``boxes``, ``fabric``; :mod:`solver.io.nccl.topo_xml`).
+
+    Returns
+    -------
+    Topology
+
+    Raises
+    ------
+    TopologyError
+        An unknown extension, an unreadable, oversized or non-UTF-8 file, a malformed document,
+        or (with ``check``) an invalid fabric: one line naming the file and the place.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from solver.io.formats import load, save
+    >>> from solver.io.templates import ring
+    >>> path = os.path.join(tempfile.mkdtemp(), "ring.graphml")
+    >>> save(ring(4), path)
+    >>> len(load(path).compute_ids)
+    4
     """
     path = Path(path)
     fmt = format_for(path)
@@ -102,7 +131,22 @@ def dumps(topo: Topology, fmt: str) -> str:
 
 
 def save(topo: Topology, path: str | os.PathLike) -> None:
-    """Write ``topo`` atomically in the format its extension names."""
+    """Write ``topo`` atomically in the format its extension names (v1, node-link, GraphML).
+
+    Parameters
+    ----------
+    topo : Topology
+        The fabric to write.
+    path : str or os.PathLike
+        ``.json`` (v1), ``.nodelink.json`` or ``.graphml``; replaced atomically.
+
+    Raises
+    ------
+    TopologyError
+        An extension that names no format, or NCCL ``.xml`` (import only).
+    OutputError
+        ``path`` cannot be written (one line naming it and the reason); the old file is kept.
+    """
     atomic_write_text(path, dumps(topo, format_for(path)))
 
 

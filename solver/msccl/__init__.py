@@ -80,7 +80,27 @@ def export_xml(
 def write_xml(
     path: str | os.PathLike, schedule: Schedule, options: ExportOptions = DEFAULT_OPTIONS
 ) -> CheckReport:
-    """Export (:func:`export_xml`), check, then write ``path`` atomically; returns the check report."""
+    """Export (:func:`export_xml`), check, then write ``path`` atomically.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The XML file to write (replaced atomically; on any error it is left as it was).
+    schedule : Schedule
+        An allgather, reduce-scatter or allreduce schedule (``solver.solve``'s result).
+    options : ExportOptions
+        As for :func:`export_xml`.
+
+    Returns
+    -------
+    CheckReport
+        What executing the XML found (ranks, threadblocks, steps), for a one-line summary.
+
+    Raises
+    ------
+    MscclError
+        As :func:`export_xml`, or when ``path`` cannot be written (one line naming it).
+    """
     text = to_xml(build_program(schedule, options))
     report = check_xml(text, options.runtime, where="generated XML")
     try:

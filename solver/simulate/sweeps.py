@@ -125,17 +125,64 @@ def sweep(
     model: str = "auto",
     line_rate: bool = False,
 ) -> Sweep:
-    """Simulate every algorithm at every size (``schedule``: the ForestColl schedule to use).
+    """Simulate every algorithm at every size.
 
-    ``library``: the library the ``nccl`` row models (None: the one the fabric's hardware runs,
-    :func:`solver.simulate.library.library_for`); when given, the simulated algorithms run on links
-    derated to what its transfers reach (:func:`solver.simulate.library.derated`), as the ``nccl``
-    row is, unless ``line_rate``. The two choices are independent.
-    ``progress(text, fraction)`` is called every ~0.1 s, also during one long run; ``cancel``
-    (an Event or a callable) stops a running simulation within ~10 ms (:class:`Cancelled`).
-    ``model``: "chunk" (discrete events, chunks coarsened past 4 M transmissions), "flow"
-    (:mod:`solver.simulate.flowlevel`), or "auto": chunk-level while the requested chunking fits,
-    flow-level beyond (where chunk events explode).
+    Parameters
+    ----------
+    topo : Topology
+        The fabric.
+    collective : {"allgather", "reduce-scatter", "allreduce"}
+    algorithms : sequence of str
+        Rows to simulate, from :data:`ALGORITHMS` (``forestcoll``, the baselines, ``nccl``).
+    sizes : iterable of int
+        Message sizes in bytes; empty: :data:`DEFAULT_SIZES`.
+    chunk : int
+        Chunk size in bytes (> 0) of the chunk-level simulation.
+    latency_us : float
+        Per-hop latency (alpha) in microseconds.
+    schedule : Schedule, optional
+        The ForestColl schedule the ``forestcoll`` row runs; None: that row is skipped.
+    progress : callable(text, fraction), optional
+        Called every ~0.1 s, also during one long run.
+    cancel : threading.Event-like or zero-argument callable, optional
+        Stops a running simulation within ~10 ms (:class:`Cancelled`).
+    keep_link_busy : bool
+        Keep each run's busy fraction per link in ``Sweep.link_busy`` (for the heat map).
+    min_chunks : int
+        Every flow is cut into at least this many slices when it holds enough data (never
+        below 4 KiB a slice), so schedules with many small trees still pipeline.
+    library : Library, optional
+        The library the ``nccl`` row models (None: the one the fabric's hardware runs,
+        :func:`solver.simulate.library.library_for`); when given, the simulated algorithms run
+        on links derated to what its transfers reach (:func:`solver.simulate.library.derated`),
+        as the ``nccl`` row is, unless ``line_rate``.
+    model : {"auto", "chunk", "flow"}
+        "chunk": discrete events (chunks coarsened past 4 M transmissions); "flow":
+        :mod:`solver.simulate.flowlevel`; "auto": chunk-level while the requested chunking
+        fits, flow-level beyond (where chunk events explode).
+    line_rate : bool
+        Run the simulated algorithms at line rate even when ``library`` is given.
+
+    Returns
+    -------
+    Sweep
+        One :class:`SweepRow` per (algorithm, size), a note per algorithm skipped (and why),
+        and the schedule's optimum (NaN without ``schedule``).
+
+    Raises
+    ------
+    ForestCollError
+        An unknown model or algorithm, a chunk <= 0, or a ``schedule`` of another collective.
+    Cancelled
+        ``cancel`` was set.
+
+    Examples
+    --------
+    >>> from solver.io.templates import ring
+    >>> from solver.simulate import sweep
+    >>> result = sweep(ring(4), algorithms=["ring"], sizes=[2**20])
+    >>> [(row.algorithm, row.size) for row in result.rows]
+    [('ring', 1048576)]
     """
     if model not in ("auto", "chunk", "flow"):
         raise ForestCollError(f"unknown simulation model {model!r} (auto, chunk, flow)")

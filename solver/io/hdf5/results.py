@@ -145,12 +145,43 @@ def write_schedule(
     name: str | None = None,
     tables: Callable[[Schedule, str], Mapping[str, ResultTable]] | None = None,
 ) -> str:
-    """Store ``schedule`` in the results file ``path`` (created if missing); return its name.
+    """Store ``schedule`` in the results file ``path`` (created if missing).
 
-    A schedule of the same name is replaced. ``tables(schedule, name)`` gives predicted tables
-    to store with it under ``/results`` (e.g. :func:`solver.simulate.estimate.model_tables`: this
-    module stores tables, it does not compute them). Refuses (:class:`ResultsFileError`) a file
-    that holds another fabric.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The results file; updated on a copy renamed over it, so a failure leaves it as it was.
+    schedule : Schedule
+        The schedule to store, under ``/schedules/<name>``; one of the same name is replaced.
+    name : str, optional
+        Its name; None: :func:`default_name` (``allgather``, ``allgather_k1``, ...).
+    tables : callable(schedule, name) -> mapping of str to ResultTable, optional
+        Predicted tables to store with it under ``/results`` (e.g.
+        :func:`solver.simulate.estimate.model_tables`: this module stores tables, it does not
+        compute them).
+
+    Returns
+    -------
+    str
+        The name the schedule was stored under.
+
+    Raises
+    ------
+    ResultsFileError
+        A file that holds another fabric, a bad name, a damaged file or one that cannot be
+        written (one line naming the file).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from solver import solve
+    >>> from solver.io.templates import ring
+    >>> from solver.io.hdf5.results import read_schedules, write_schedule
+    >>> path = os.path.join(tempfile.mkdtemp(), "ring.h5")
+    >>> write_schedule(path, solve(ring(4)))
+    'allgather'
+    >>> list(read_schedules(path))
+    ['allgather']
     """
     name = check_name(name or default_name(schedule))
     topo = schedule.topology
@@ -187,7 +218,23 @@ def write_schedule(
 
 
 def write_results(path: str | os.PathLike, name: str, table: ResultTable) -> None:
-    """Store (or replace) the table ``/results/<name>`` of an existing results file."""
+    """Store (or replace) the table ``/results/<name>`` of an existing results file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        An existing results file (:func:`write_schedule` creates one).
+    name : str
+        The table's name.
+    table : ResultTable
+        The table to store.
+
+    Raises
+    ------
+    ResultsFileError
+        A missing or damaged file, a bad name, a ``table`` that is no :class:`ResultTable`, or a
+        file that cannot be written; the file is left as it was.
+    """
     name = check_name(name)
     if not isinstance(table, ResultTable):
         raise ResultsFileError(f"write_results needs a ResultTable, got {type(table).__name__}")
@@ -203,11 +250,44 @@ def write_results(path: str | os.PathLike, name: str, table: ResultTable) -> Non
 
 # ----------------------------------------------------------------------------- reads
 def read_topology(path: str | os.PathLike) -> Topology:
+    """The fabric a results file holds.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A results file.
+
+    Returns
+    -------
+    Topology
+
+    Raises
+    ------
+    ResultsFileError
+        A missing, damaged, newer-major or malformed file, or an invalid stored fabric.
+    """
     with reading(path) as f:
         return read_topology_group(f["topology"])
 
 
 def read_schedules(path: str | os.PathLike) -> dict[str, Schedule]:
+    """The schedules a results file holds, on its fabric.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A results file.
+
+    Returns
+    -------
+    dict of str to Schedule
+        By stored name, in the file's order; empty when it holds none.
+
+    Raises
+    ------
+    ResultsFileError
+        As :func:`read_topology`, or a stored schedule that is malformed.
+    """
     with reading(path) as f:
         topo = read_topology_group(f["topology"])
         sg = f.get("schedules")
@@ -217,6 +297,23 @@ def read_schedules(path: str | os.PathLike) -> dict[str, Schedule]:
 
 
 def read_results(path: str | os.PathLike) -> dict[str, ResultTable]:
+    """The result tables (predicted, simulated, measured) a results file holds.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A results file.
+
+    Returns
+    -------
+    dict of str to ResultTable
+        By stored name; empty when it holds none.
+
+    Raises
+    ------
+    ResultsFileError
+        A missing, damaged or newer-major file, or a malformed table.
+    """
     with reading(path) as f:
         rg = f.get("results")
         if rg is None:
