@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
+import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -14,7 +18,21 @@ from solver.io import strict_json
 from solver.model.errors import SolverError, TopologyError
 from solver.model.scale_up import scale_up_warnings
 from solver.model.topology import CAPABILITIES, Topology, validate
+from solver.model.values import printable
 from solver.simulate.library import pick_library
+
+#: compute nodes above which ``info`` (and the bounds lines of ``solve``) skip the capability
+#: bounds unless asked (``--bounds``): they are several exact optima and 2(N-1) max-flows, minutes
+#: at 2048 GPUs, while the rest of ``info`` is linear in the file
+BOUNDS_MAX_COMPUTE = 1024
+
+
+def bounds_skipped_note(compute: int, how: str = "forestcoll info --bounds FILE") -> str:
+    """The one line said instead of the capability bounds of a large fabric."""
+    return (
+        f"{compute} compute nodes, over {BOUNDS_MAX_COMPUTE} ({how} computes them; this can "
+        "take minutes)"
+    )
 
 
 @dataclass(frozen=True)
@@ -81,7 +99,8 @@ class FabricSummary:
 
 def capability_lines(topo: Topology, collective: str, indent: str = "") -> list[str]:
     """The three figures of :mod:`solver.algorithm.capability_bounds` when some switch of
-    ``topo`` reduces or multicasts (else nothing: the forward-only optimum is the only one)."""
+    ``topo`` reduces or multicasts (else nothing: the forward-only optimum is the only one);
+    above :data:`BOUNDS_MAX_COMPUTE` compute nodes, a line saying how to get them."""
     marked = [n for n in topo.nodes if n.capabilities]
     if not marked:
         return []
@@ -89,6 +108,9 @@ def capability_lines(topo: Topology, collective: str, indent: str = "") -> list[
         f"{n.id} ({'+'.join(c for c in CAPABILITIES if c in n.capabilities)})" for n in marked[:4]
     ) + (f" and {len(marked) - 4} more" if len(marked) > 4 else "")
     lines = [f"{indent}switches that reduce/multicast: {names}; {collective} bounds:"]
+    compute = len(topo.compute_ids)
+    if compute > BOUNDS_MAX_COMPUTE:
+        return lines + [f"{indent}  {bounds_skipped_note(compute)}"]
     try:
         bounds = capability_bounds(topo, collective)
     except SolverError as exc:
@@ -97,32 +119,73 @@ def capability_lines(topo: Topology, collective: str, indent: str = "") -> list[
     return lines
 
 
-def summarize(topo: Topology) -> FabricSummary:
-    """Counts, per-compute bandwidth range, switch balance and connectivity of ``topo``."""
-    caps = topo.directed_bandwidths()
-    into: dict[str, Fraction] = {nid: Fraction(0) for nid in topo.node_ids}
-    out: dict[str, Fraction] = {nid: Fraction(0) for nid in topo.node_ids}
+def _node_sums(
+    caps: dict[tuple[str, str], Fraction],
+) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
+    """(bandwidth into, bandwidth out of) every node with a link, exact: numerators are added as
+    integers per denominator (a fabric has few), so 150 000 links cost no Fraction additions."""
+    into: dict[str, dict[int, int]] = {}
+    out: dict[str, dict[int, int]] = {}
     for (u, v), bw in caps.items():
-        out[u] += bw
-        into[v] += bw
+        num, den = bw.numerator, bw.denominator
+        row = out.setdefault(u, {})
+        row[den] = row.get(den, 0) + num
+        row = into.setdefault(v, {})
+        row[den] = row.get(den, 0) + num
+
+    def exact(sums: dict[str, dict[int, int]]) -> dict[str, Fraction]:
+        return {
+            nid: sum((Fraction(n, d) for d, n in parts.items()), Fraction(0))
+            for nid, parts in sums.items()
+        }
+
+    return exact(into), exact(out)
+
+
+def summarize(
+    topo: Topology, *, bounds: bool | None = None, progress: Callable[[str], None] | None = None
+) -> FabricSummary:
+    """Counts, per-compute bandwidth range, switch balance and connectivity of ``topo``.
+
+    ``bounds``: compute the allreduce capability bounds when some switch reduces or multicasts
+    (``None``: up to :data:`BOUNDS_MAX_COMPUTE` compute nodes, else a note says how).
+    ``progress(step)`` is told each step before it starts."""
+    say = progress or (lambda step: None)
+    say("link bandwidths")
+    caps = topo.directed_bandwidths()
+    into, out = _node_sums(caps)
     compute = topo.compute_ids
-    ingress = [into[c] for c in compute] or [Fraction(0)]
-    egress = [out[c] for c in compute] or [Fraction(0)]
-    unbalanced = tuple((s, into[s], out[s]) for s in topo.switch_ids if into[s] != out[s])
+    zero = Fraction(0)
+    ingress = [into.get(c, zero) for c in compute] or [zero]
+    egress = [out.get(c, zero) for c in compute] or [zero]
+    unbalanced = tuple(
+        (s, into.get(s, zero), out.get(s, zero))
+        for s in topo.switch_ids
+        if into.get(s, zero) != out.get(s, zero)
+    )
+    say("connectivity")
     try:
         validate(topo)
         problem = None
     except TopologyError as exc:
         problem = str(exc)
     roles = Counter(n.role or n.kind for n in topo.nodes)
+    say("library")
     lib, why = pick_library(topo)
     capable = tuple(n.id for n in topo.nodes if n.capabilities)
-    bounds, why_not = None, ""
-    if capable and problem is None:
+    found, why_not = None, ""
+    if bounds is None:
+        bounds = len(compute) <= BOUNDS_MAX_COMPUTE
+    if capable and problem is None and not bounds:
+        why_not = bounds_skipped_note(len(compute))
+    elif capable and problem is None:
+        say("allreduce capability bounds")
         try:
-            bounds = capability_bounds(topo, "allreduce")
+            found = capability_bounds(topo, "allreduce")
         except SolverError as exc:  # over a cost limit: info stays quick and says so
             why_not = str(exc)
+    say("scale-up check")
+    warnings = tuple(scale_up_warnings(topo))
     return FabricSummary(
         name=topo.name,
         compute_nodes=len(compute),
@@ -134,12 +197,12 @@ def summarize(topo: Topology) -> FabricSummary:
         egress=(min(egress), max(egress)),
         unbalanced=unbalanced,
         connectivity_error=problem,
-        warnings=tuple(scale_up_warnings(topo)),
+        warnings=warnings,
         notes=tuple(topo.extra.get("import_notes", ())),
         library=lib.label,
         library_reason=why,
         capable_switches=capable,
-        bounds=bounds,
+        bounds=found,
         bounds_error=why_not,
     )
 
@@ -156,6 +219,10 @@ def gbps(value: Fraction) -> str:
 def _range(pair: tuple[Fraction, Fraction]) -> str:
     lo, hi = pair
     return f"{gbps(lo)} GB/s" if lo == hi else f"{gbps(lo)} .. {gbps(hi)} GB/s"
+
+
+#: unbalanced switches listed by the text report (all of them in --json)
+UNBALANCED_SHOWN = 20
 
 
 def format_text(s: FabricSummary, path: str) -> str:
@@ -175,28 +242,57 @@ def format_text(s: FabricSummary, path: str) -> str:
         lines.append("switch balance:   every switch balanced (in = out bandwidth)")
     else:
         lines.append(f"switch balance:   {len(s.unbalanced)} unbalanced switch(es):")
-        for sid, bin_, bout in s.unbalanced:
+        for sid, bin_, bout in s.unbalanced[:UNBALANCED_SHOWN]:
             lines.append(f"                    {sid}: in {gbps(bin_)} GB/s, out {gbps(bout)} GB/s")
+        if len(s.unbalanced) > UNBALANCED_SHOWN:
+            lines.append(
+                f"                    and {len(s.unbalanced) - UNBALANCED_SHOWN} more "
+                "(--json lists them all)"
+            )
     if s.connectivity_error is None:
         lines.append("connectivity:     every compute node reaches every other")
     else:
         lines.append(f"connectivity:     NO: {s.connectivity_error}")
+    shown = ", ".join(s.capable_switches[:4]) + (
+        f" and {len(s.capable_switches) - 4} more" if len(s.capable_switches) > 4 else ""
+    )
     if s.bounds is not None:
-        shown = ", ".join(s.capable_switches[:4]) + (
-            f" and {len(s.capable_switches) - 4} more" if len(s.capable_switches) > 4 else ""
-        )
         lines.append(f"reduce/multicast: {shown}; allreduce algbw bounds:")
         lines += [f"                    {line}" for line in describe(s.bounds)]
     elif s.bounds_error:
-        lines.append(
-            f"reduce/multicast: {', '.join(s.capable_switches[:4])}; allreduce bounds not "
-            f"computed: {s.bounds_error}"
-        )
+        lines.append(f"reduce/multicast: {shown}; allreduce bounds not computed: {s.bounds_error}")
     for note in s.notes:
         lines.append(f"note:             {note}")
     for w in s.warnings:
         lines.append(f"warning:          {w}")
     return "\n".join(lines)
+
+
+#: fabrics from this many nodes report the steps of ``info`` on stderr as they start
+PROGRESS_MIN_NODES = 10_000
+#: files from this many bytes are announced on stderr before they are read
+PROGRESS_MIN_BYTES = 10_000_000
+
+
+class Steps:
+    """``info: STEP ...`` lines on stderr, each ended with the time the previous step took."""
+
+    def __init__(self, stream=None) -> None:
+        self.stream = stream or sys.stderr
+        self._step = ""
+        self._t0 = 0.0
+
+    def __call__(self, step: str) -> None:
+        self.done()
+        self._step, self._t0 = step, time.perf_counter()
+        self.stream.write(f"info: {step} ...")
+        self.stream.flush()
+
+    def done(self) -> None:
+        if self._step:
+            self.stream.write(f" {time.perf_counter() - self._t0:.1f} s\n")
+            self.stream.flush()
+            self._step = ""
 
 
 def register(subparsers):
@@ -212,18 +308,39 @@ def register(subparsers):
     )
     parser.add_argument("topo", metavar="TOPO", help="fabric file")
     parser.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+    parser.add_argument(
+        "--bounds",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="compute the allreduce bounds of fabrics with reducing/multicasting switches "
+        f"(default: up to {BOUNDS_MAX_COMPUTE} compute nodes; they are exact optima and "
+        "2(N-1) max-flows, minutes at thousands of GPUs)",
+    )
     add_fabric_options(parser)
     parser.set_defaults(func=run)
     return parser
 
 
 def run(args) -> int:
-    topo = load_fabric(args.topo, args, check=False)
-    try:  # structural problems are errors right away; connectivity is reported first
-        validate(topo, check_connectivity=False)
-    except TopologyError as exc:
-        raise TopologyError(f"{args.topo}: {exc}") from None
-    summary = summarize(topo)
+    steps = Steps()
+    try:
+        big_file = os.path.getsize(args.topo) >= PROGRESS_MIN_BYTES
+    except OSError:
+        big_file = False  # load_fabric says why in one line
+    if big_file:
+        steps(f"reading {printable(args.topo)}")
+    try:
+        topo = load_fabric(args.topo, args, check=False)
+        if big_file:
+            steps("checking the fabric")
+        try:  # structural problems are errors right away; connectivity is reported first
+            validate(topo, check_connectivity=False)
+        except TopologyError as exc:
+            raise TopologyError(f"{args.topo}: {exc}") from None
+        large = big_file or len(topo.nodes) >= PROGRESS_MIN_NODES
+        summary = summarize(topo, bounds=args.bounds, progress=steps if large else None)
+    finally:
+        steps.done()
     if args.json:
         print(strict_json.dumps(summary.to_json(), indent=2))
     else:

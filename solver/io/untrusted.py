@@ -77,6 +77,9 @@ def parse_json(
     return data
 
 
+_NESTED = (dict, list, tuple)
+
+
 def nesting_depth(value: Any, stop: int) -> int:
     """Depth of nested lists/dicts in ``value`` (a scalar is 0), counting no further than ``stop``.
 
@@ -95,7 +98,7 @@ def nesting_depth(value: Any, stop: int) -> int:
         deepest = max(deepest, depth)
         if deepest >= stop:
             return deepest
-        stack.extend((child, depth + 1) for child in children)
+        stack.extend((child, depth + 1) for child in children if isinstance(child, _NESTED))
     return deepest
 
 

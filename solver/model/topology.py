@@ -144,7 +144,8 @@ class Topology:
             if not link.directed:
                 pairs.append((link.target, link.source))
             for pair in pairs:
-                caps[pair] = caps.get(pair, Fraction(0)) + link.bandwidth
+                old = caps.get(pair)  # one link per pair is the rule: add only parallels
+                caps[pair] = link.bandwidth if old is None else old + link.bandwidth
         return caps
 
     def directed_latencies(self) -> dict[tuple[str, str], Fraction | None]:
@@ -291,9 +292,12 @@ def _approx(value: Fraction) -> str:
 def _check_connectivity(topo: Topology, compute: tuple[str, ...]) -> None:
     out: dict[str, list[str]] = {n.id: [] for n in topo.nodes}
     inn: dict[str, list[str]] = {n.id: [] for n in topo.nodes}
-    for u, v in topo.directed_bandwidths():
-        out[u].append(v)
-        inn[v].append(u)
+    for link in topo.links:  # parallel links only repeat a neighbour: harmless here
+        out[link.source].append(link.target)
+        inn[link.target].append(link.source)
+        if not link.directed:
+            out[link.target].append(link.source)
+            inn[link.source].append(link.target)
 
     def reach(start: str, adj: dict[str, list[str]]) -> set[str]:
         seen = {start}

@@ -170,6 +170,15 @@ def bounded_float(
     error: type[ForestCollError] = TopologyError,
 ) -> float:
     """A finite float with ``|value| <= limit`` (coordinates, measured times...)."""
+    if type(value) is int and -limit <= value <= limit:  # the common cases without a Fraction
+        return float(value)
+    if isinstance(value, Decimal):
+        dec = _decimal_in_bounds(value, what, error)
+        if dec.copy_abs() > limit:
+            raise _fail(
+                error, f"{what} must be between -{limit:g} and {limit:g}, got {_shown(value)}"
+            )
+        return float(dec)
     exact = exact_number(value, what, error=error)
     if abs(exact) > limit:
         raise _fail(error, f"{what} must be between -{limit:g} and {limit:g}, got {_shown(value)}")
