@@ -1,7 +1,7 @@
 """Simulator speed and results: ForestColl vs baselines on template fabrics.
 
 Usage: python benchmarks/simulate.py [--collective allgather] [--chunk 256K] [--fabrics 2xmi250,...]
-                                     [--scale 16,64,256,512,1024] [--skip-speed]
+                                     [--scale 16,64,256,512,1024] [--skip-speed] [--errors-only]
 
 1. Speed table: one row per (fabric, algorithm): flows (distinct trees), simulated algbw at 1 GiB
    and its ratio to the optimum, the wall time to simulate 1 GiB and 4 GiB, and a whole 1K:4G
@@ -11,6 +11,9 @@ Usage: python benchmarks/simulate.py [--collective allgather] [--chunk 256K] [--
    model's, the error, held out or not, at 1 GiB and at the largest size, the error range at
    1-64 MiB; the --library value of each log (channel caps, TCPX); worst errors; the TCPX step
    cost re-solved and the two efficiencies refitted on the calibration logs.
+2b. Error table (alone with --errors-only): per log, calibration or held out, the worst |error|
+   at >= 1 GiB and over 1-64 MiB (signed, with the size), then the worst of each set; the
+   per-call cost across boxes re-fitted on the NCCL calibration logs.
 3. Scale table (--scale, GPU counts of n x DGX H100 rail): solve time; simulation of the ForestColl
    schedule at 1 GiB with the default model (chunk-level while it fits, else flow-level): wall
    time, events, algbw vs optimum; the flow-level model's time and algbw (cross-check); the
@@ -55,10 +58,15 @@ def main() -> int:
     ap.add_argument("--fabrics", default="1xmi250,2xmi250,2xa100,4xa100,2xh100")
     ap.add_argument("--scale", default="", help="GPU counts for the scale table, e.g. 16,64,256")
     ap.add_argument("--skip-speed", action="store_true", help="skip the speed table")
+    ap.add_argument("--errors-only", action="store_true", help="print only the error table")
     args = ap.parse_args()
+    if args.errors_only:
+        error_table()
+        return 0
     if not args.skip_speed:
         speed_table(args)
     calibration_table()
+    error_table()
     nvls_table()
     if args.scale:
         scale_table([int(x) for x in args.scale.split(",")], args.collective)
@@ -143,6 +151,54 @@ def calibration_table() -> None:
     print(
         f"constants: network efficiency {L.NET_EFFICIENCY}, xGMI efficiency {L.XGMI_EFFICIENCY} "
         f"(refit on the calibration logs: net {net:.2f}, xGMI {xgmi:.2f}, minimax {100 * worst:.1f}%)"
+    )
+
+
+def _worst(points) -> str:
+    """``+12.5 % @1G``: the point of largest |error|, signed, with its size; '-' for none."""
+    if not points:
+        return "-"
+    p = max(points, key=lambda q: abs(q.error))
+    return f"{100 * p.error:+.1f} % @{format_size(p.size)}"
+
+
+def error_table() -> None:
+    print()
+    print("Worst |error| per log (model / measured - 1; the size where it is)")
+    head = f"{'log':<52} {'set':<11} {'>= 1 GiB':>16} {'1-64 MiB':>16}  choice at 1 GiB"
+    print(head)
+    print("-" * len(head))
+    sets: dict[str, tuple[list, list]] = {"calibration": ([], []), "held out": ([], [])}
+    for held in (False, True):
+        label = "held out" if held else "calibration"
+        for log in (g for g in C.LOGS if g.held_out == held):
+            pts = C.compare([log], 1 << 20)
+            big = [p for p in pts if p.size >= 1 << 30]
+            small = [p for p in pts if p.size <= 64 << 20]
+            sets[label][0].extend(big)
+            sets[label][1].extend(small)
+            print(
+                f"{log.file:<52} {label:<11} {_worst(big):>16} {_worst(small):>16}  "
+                f"{big[0].choice if big else '-'}"
+            )
+    print()
+    for label, (big, small) in sets.items():
+        within = sum(
+            1
+            for g in C.LOGS
+            if g.held_out == (label == "held out")
+            and round(100 * C.worst_error(C.compare([g])), 1) <= 8.0
+        )
+        n = sum(1 for g in C.LOGS if g.held_out == (label == "held out"))
+        print(
+            f"{label:<11}: worst >= 1 GiB {_worst(big)} ({within} of {n} logs within 8.0 %), "
+            f"worst 1-64 MiB {_worst(small)}"
+        )
+    cost, worst = C.fit_call_cost()
+    print(
+        f"per-call cost across boxes {L.CALL_COST_US} us (re-fitted on "
+        f"{len(C.call_cost_logs())} NCCL calibration logs: {cost:.1f} us, worst 1-64 MiB "
+        f"{100 * worst:.1f} %)"
     )
 
 

@@ -372,6 +372,42 @@ def fit(steps: int = 41) -> tuple[float, float, float]:
     return best
 
 
+def call_cost_logs(logs: Iterable[RealLog] | None = None) -> list[RealLog]:
+    """The calibration logs that fit :data:`~solver.simulate.library.CALL_COST_US`: NCCL runs
+    across boxes over RDMA/TCPXO (the cost's scope, :attr:`library.Tuner.call_cost`)."""
+    out = []
+    for log in LOGS if logs is None else logs:
+        topo = log.topology()
+        lib = L.library_for(topo)
+        if not log.held_out and lib.name == "nccl" and lib.net == "rdma":
+            if L.shape_of(topo).boxes > 1:
+                out.append(log)
+    return out
+
+
+def small_errors(points: Iterable[Point], low: int = 1 << 20, high: int = 64 << 20) -> list[float]:
+    """Relative errors of the points with ``low <= size <= high`` (1-64 MiB by default)."""
+    return [p.error for p in points if low <= p.size <= high]
+
+
+def fit_call_cost(step: float = 0.5, top: float = 100.0) -> tuple[float, float]:
+    """Grid-search the per-call cost (us, ``0..top`` by ``step``) minimising the worst relative
+    error at 1-64 MiB over :func:`call_cost_logs`; returns (cost, worst error). Restores
+    :data:`library.CALL_COST_US`."""
+    saved = L.CALL_COST_US
+    logs = call_cost_logs()
+    best = (saved, float("inf"))
+    try:
+        for i in range(int(round(top / step)) + 1):
+            L.CALL_COST_US = i * step
+            err = max(abs(e) for e in small_errors(compare(logs)))
+            if err < best[1] - 1e-12:
+                best = (L.CALL_COST_US, err)
+    finally:
+        L.CALL_COST_US = saved
+    return best
+
+
 # ----------------------------------------------------------------------------- NVLS figures
 @dataclass(frozen=True)
 class QuotedFigure:

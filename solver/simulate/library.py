@@ -175,6 +175,10 @@ HOSTS = ("x86", "arm")
 #: after another. Calibrated on the one TCPX log of the calibration set (SkyPilot's A3 High
 #: allreduce table, tests/data/real/logs; see solver.simulate.calibration.fit_tcpx_step).
 TCPX_STEP_US = 42.8
+#: What every NCCL call across boxes pays besides NCCL's tuner latency (us), over GPUDirect RDMA
+#: or TCPXO (``net="rdma"``): fitted on the NCCL calibration logs' 1-64 MiB sizes
+#: (solver.simulate.calibration.fit_call_cost). See :meth:`Tuner.call_cost`.
+CALL_COST_US = 37.5
 
 
 @dataclass(frozen=True)
@@ -603,10 +607,29 @@ class Tuner:
         t, c = min(timed, key=lambda tc: tc[0])
         return c, t
 
+    @property
+    def call_cost(self) -> float:
+        """Seconds every call pays besides the tuner's latencies: :data:`CALL_COST_US` for NCCL
+        across boxes over RDMA/TCPXO, else 0.
+
+        NCCL's latencies (tuning.cc:149-176) are per hop; with them alone the model is up to
+        +71 % fast at 1 MiB on the NCCL calibration logs across boxes, and +109 % on a held-out
+        one: those runs pay a floor per call that the tuner has no term for (its parts, e.g.
+        the proxy thread's network posts and the NICs' completions, are not separated by
+        the logs). It is the same for every algorithm, so it changes no choice. Not added within
+        one box (no network proxy), over GPUDirect-TCPX (its per-step cost is
+        :data:`TCPX_STEP_US`), nor for RCCL (its own latencies, :mod:`solver.simulate.rccl_tuning`;
+        no RCCL log across boxes to fit it on besides the 2x MI300X one, whose floor is 5x the
+        MI355X run's)."""
+        if self.library.name != "nccl" or self.library.net != "rdma" or self.shape.boxes < 2:
+            return 0.0
+        return CALL_COST_US * 1e-6
+
     def time(self, c: Choice, size: int) -> float:
         """Seconds of choice ``c`` for ``size`` bytes, with the x1.4 latency "plateau" of
-        multi-node Simple ring allreduce (tuning.cc:647-650, sm80 and later)."""
-        t = c.time(size, self.collective, self.shape.ranks)
+        multi-node Simple ring allreduce (tuning.cc:647-650, sm80 and later) and the per-call
+        cost across boxes (:attr:`call_cost`)."""
+        t = c.time(size, self.collective, self.shape.ranks) + self.call_cost
         if (
             self.library.name != "rccl"  # RCCL's HIP build has no plateau (rccl_tuning)
             and c.algorithm == "Ring"

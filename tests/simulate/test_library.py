@@ -71,22 +71,15 @@ def test_held_out_logs_are_not_used_by_the_fit():
 
 
 def test_mid_sizes_within_2x_where_the_tuner_latencies_apply():
-    """1-64 MiB: NCCL's tuner latencies (tuning.cc) put every log within 2x, except the 2-node
-    MI300X run, whose RCCL 2.22.3 takes 218 us even for 8 bytes (5x the 40 us of the MI355X run
-    with RCCL 2.26.6): a latency of that cluster the tuner's constants do not know."""
+    """1-64 MiB: the tuner latencies (NCCL's, RCCL's for rccl) and the per-call cost across
+    boxes put every log within 2x, except the 2-node MI300X calibration run, whose RCCL 2.22.3
+    takes 218 us even for 8 bytes (5x the 40 us of the MI355X run with RCCL 2.26.6): a latency
+    of that cluster the tuner's constants do not know."""
     for log in C.LOGS:
         mid = [p for p in C.compare([log]) if p.size <= 64 << 20]
         if log.file == "rccl_allreduce_mi300x_2node.log":
             assert max(p.error for p in mid) > 1.0  # reported in the README table, not hidden
             assert log.measurement().time_used[0] > 200e-6
-            continue
-        if log.file == "nccl_allreduce_b200_lambda_dstack_2node.log":
-            # 1-4 MiB all take ~115 us there (8 B: 36 us): a per-call floor of that cluster the
-            # tuner's latencies do not know; +109 % at 1 MiB, reported in docs/simulation.md
-            m = log.measurement()
-            floor = [t for s_, t in zip(m.size_bytes, m.time_used) if (1 << 20) <= s_ <= (4 << 20)]
-            assert min(floor) > 110e-6 and max(p.error for p in mid) > 1.0
-            assert all(0.5 <= 1 + p.error <= 2.0 for p in mid if p.size >= 2 << 20)
             continue
         bad = [(p.size >> 20, round(p.error, 2)) for p in mid if not 0.5 <= 1 + p.error <= 2.0]
         assert not bad, (log.file, bad)
