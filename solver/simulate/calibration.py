@@ -279,7 +279,10 @@ LOGS: tuple[RealLog, ...] = (
             "2x H100 Nebius (dstack)", 2, 8, 50, nvswitch_bw=450, library="nccl:hopper:nvls"
         ),
         held_out=True,
-        known_gap="NVLSTree: NCCL's NVLS formula (tuning.cc:308-323) is not calibrated; +30 % at 1 GiB",
+        known_gap=(
+            "NVLSTree across boxes: NVLS is calibrated inside one box only and the NICs are not "
+            "published; +12.5 % at 1 GiB"
+        ),
     ),
     # dstack's Lambda guide: a 1-Click Cluster of 2 nodes x 8 B200 on InfiniBand, NCCL defaults
     RealLog(
