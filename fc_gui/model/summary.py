@@ -62,15 +62,19 @@ class Aggregate:
     roles: tuple[tuple[str, int], ...] = ()  # (role, count) of every node under it
 
     def caption(self) -> str:
-        """``label · 128 hosts · 1024 GPUs`` or ``label · 60 agg``: what it holds."""
-        boxes = sum(1 for _ in self.children)
-        parts = [self.label]
-        if self.level == "pod" and boxes:
-            parts.append(f"{boxes} boxes" if boxes != 1 else "1 box")
+        """``s0 · 1024 GPUs`` or ``agg group 1 · 60 agg``: short, written under its symbol."""
         if self.compute:
-            parts.append(f"{self.compute} GPUs" if self.compute != 1 else "1 GPU")
-        else:
-            parts.append(" + ".join(f"{c} {r or 'switch'}" for r, c in self.roles))
+            return f"{self.label} · {self.compute} GPU{'s' if self.compute != 1 else ''}"
+        what = " + ".join(f"{c} {r or 'switch'}" for r, c in self.roles)
+        return f"{self.label} · {what}"
+
+    def details(self) -> str:
+        """The caption with how many boxes and which tier (its hover text)."""
+        parts = [self.caption()]
+        if self.level == "pod" and self.children:
+            parts.append(f"{len(self.children)} boxes" if len(self.children) != 1 else "1 box")
+        if self.compute:
+            parts.append(f"{self.size} nodes")
         if self.tier:
             parts.append(f"tier {self.tier}")
         return " · ".join(parts)
@@ -604,6 +608,8 @@ class SummaryState:
 
             for p, t, c in zip(uniq.tolist(), total.tolist(), many.tolist()):
                 links.append(SummaryLink(name(p // (na + n)), name(p % (na + n)), t, c))
+        if not self.expanded and not (~grouped).any() and na:
+            centre = tidy_layout([g.aggregates[g.order[i]] for i in visible_aggs], centre)
         return SummaryScene(
             aggregates=tuple(g.order[i] for i in visible_aggs),
             positions=centre,
@@ -632,6 +638,38 @@ class SummaryState:
         c_got = np.bincount(owners, inside * comp, minlength=na)
         share = np.where(total > 0, got / np.maximum(total, 1), 0.0)
         return np.where(c_total > 0, c_got / np.maximum(c_total, 1), share)
+
+
+#: Distance between two aggregates of the overview (data units; symbols are sized in pixels).
+TIDY_STEP = 1000.0
+#: Aggregates holding compute nodes per row of the overview.
+TIDY_ROW = 6
+
+
+def tidy_layout(aggregates: Sequence[Aggregate], centres: np.ndarray) -> np.ndarray:
+    """Positions of the overview (every aggregate collapsed, no node on its own): the ones
+    holding compute nodes side by side in rows of :data:`TIDY_ROW` (in the order of their
+    nodes' centres, top to bottom, left to right), the switch groups below them in one row per
+    tier (in the order of their centres' x), each row centred under the first."""
+    out = np.zeros((len(aggregates), 2))
+    compute = [i for i, a in enumerate(aggregates) if a.compute]
+    compute.sort(key=lambda i: (round(float(centres[i, 1]), 3), float(centres[i, 0])))
+    width = (min(len(compute), TIDY_ROW) - 1) * TIDY_STEP
+    for k, i in enumerate(compute):
+        out[i] = ((k % TIDY_ROW) * TIDY_STEP, (k // TIDY_ROW) * TIDY_STEP)
+    y = (max(len(compute) - 1, 0) // TIDY_ROW + 1) * TIDY_STEP
+    tiers: dict[int, list[int]] = {}
+    for i, a in enumerate(aggregates):
+        if not a.compute:
+            tiers.setdefault(a.tier, []).append(i)
+    for t in sorted(tiers):
+        row = sorted(tiers[t], key=lambda i: float(centres[i, 0]))
+        step = max(TIDY_STEP, width / max(len(row) - 1, 1)) if len(row) > 1 else 0.0
+        x0 = (width - step * (len(row) - 1)) / 2
+        for k, i in enumerate(row):
+            out[i] = (x0 + k * step, y)
+        y += TIDY_STEP
+    return out
 
 
 class ShownFabric:

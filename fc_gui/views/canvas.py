@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPoint, Signal
+from PySide6.QtCore import QEvent, QPoint, QRectF, Signal
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QMenu
 
@@ -318,9 +318,24 @@ class FabricCanvas(pg.GraphicsView):
         if state is None or agg_id not in state.grouping.aggregates or not state.expand(agg_id):
             return False
         self.focused_aggregate = None
+        overview = len(state.expanded) == len(state.grouping.ancestors(agg_id))
         self._draw_summary()
         self._update_selection()
+        if overview:  # from the overview to the fabric's own geometry: show what opened
+            self.fit_to_aggregate(agg_id)
         return True
+
+    def fit_to_aggregate(self, agg_id: str) -> None:
+        """Zoom to the frame of the (expanded) aggregate ``agg_id``."""
+        state = self.summary.state
+        if state is None:
+            return
+        lo, hi, pad = state.frame(agg_id)
+        span = np.maximum(hi - lo, pad) + 4 * pad
+        self.view_box.setRange(
+            QRectF(lo[0] - 2 * pad, lo[1] - 2 * pad, float(span[0]), float(span[1])), padding=0.02
+        )
+        self.fitter.moved_by_user = True
 
     def collapse_aggregate(self, agg_id: str) -> bool:
         """Show aggregate ``agg_id`` as one again; False if it was not expanded."""
@@ -330,6 +345,8 @@ class FabricCanvas(pg.GraphicsView):
         self.focused_aggregate = agg_id
         self._draw_summary()
         self._update_selection()
+        if not state.expanded:
+            self.fit_view()  # back to the overview
         return True
 
     def collapse_all(self) -> bool:
@@ -339,6 +356,7 @@ class FabricCanvas(pg.GraphicsView):
             return False
         self._draw_summary()
         self._update_selection()
+        self.fit_view()  # back to the overview
         return True
 
     def aggregate_at(self, x: float, y: float) -> str | None:

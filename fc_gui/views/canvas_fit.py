@@ -42,7 +42,8 @@ class ViewFitter:
             if len(index.pos):
                 b_lo, b_hi = index.bounds()
                 lo, hi = np.minimum(lo, b_lo), np.maximum(hi, b_hi)
-            unit = max(float(np.max(hi - lo)) * 0.06, index.unit if len(index.link_uids) else 0)
+            # room for the captions written under the aggregates
+            unit = max(float(np.max(hi - lo)) * 0.1, index.unit if len(index.link_uids) else 0)
             unit = unit or 1.0
         lo, hi = lo - unit, hi + unit
         if index.groups and canvas.frames.item.isVisible():

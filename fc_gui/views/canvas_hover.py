@@ -60,7 +60,7 @@ class HoverTips:
             if agg is not None:
                 state = canvas.summary.state  # type: ignore[attr-defined]
                 a = state.grouping.aggregates[agg]
-                return None, None, f"{a.caption()}\n(double-click or + to expand)"
+                return None, None, f"{a.details()}\n(double-click or + to expand)"
         for provider in canvas.tooltip_providers:
             text = provider(node, link)
             if text:

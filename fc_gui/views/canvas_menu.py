@@ -81,7 +81,7 @@ class ContextMenus:
         aggregates = summary.state.grouping.aggregates
         agg = canvas.aggregate_at(x, y) if item is None else None  # type: ignore[attr-defined]
         if agg is not None:
-            text = f"Expand {aggregates[agg].caption()}"
+            text = f"Expand {aggregates[agg].details()}"
             menu.addAction(text).triggered.connect(lambda: canvas.expand_aggregate(agg))  # type: ignore[attr-defined]
         inside = canvas.expanded_aggregate_of(node) if node is not None else None  # type: ignore[attr-defined]
         if inside is None and agg is None and node is None:

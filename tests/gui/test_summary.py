@@ -5,7 +5,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from fc_gui.model.summary import AGG_PREFIX, SummaryState, find_grouping
+from fc_gui.model.summary import AGG_PREFIX, TIDY_STEP, SummaryState, find_grouping
 from solver.io.templates import dgx_h100_rail, hpn
 
 
@@ -130,11 +130,23 @@ def test_cut_shares_full_partial_and_outside():
     assert all(share[p] == 0 for p in planes)
 
 
-def test_positions_are_centres_and_matches_tells_an_edit():
+def test_overview_is_tidy_expanded_positions_are_centres_and_matches_tells_an_edit():
     topo = hpn(segments=2, hosts=4)
     state = SummaryState.of(topo.nodes, topo.links)
     scene = state.scene()
     g = state.grouping
+    # the overview: the segments side by side in a row, the planes in a row below them
+    level = {a: g.aggregates[a].level for a in scene.aggregates}
+    pods = [p for a, p in zip(scene.aggregates, scene.positions) if level[a] == "pod"]
+    planes = [p for a, p in zip(scene.aggregates, scene.positions) if level[a] == "switches"]
+    assert len({p[1] for p in pods}) == 1 and len({p[1] for p in planes}) == 1
+    assert planes[0][1] > pods[0][1]  # the network below the compute (y grows downwards)
+    assert (
+        abs(pods[0][0] - pods[1][0]) >= TIDY_STEP and abs(planes[0][0] - planes[1][0]) >= TIDY_STEP
+    )
+    # expanded: every aggregate at the centre of its nodes (the fabric's own geometry)
+    state.expand(scene.aggregates[0])
+    scene = state.scene()
     xy = {n.id: (n.x, n.y) for n in topo.nodes}
     for a, p in zip(scene.aggregates, scene.positions):
         pts = np.array([xy[i] for i in g.members(a)])
