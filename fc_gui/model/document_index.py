@@ -5,7 +5,7 @@ Nodes and links are numbered in document order (*rows*); :attr:`DocumentIndex.po
 ``(n, 2)`` array of node positions and :attr:`DocumentIndex.ends` an ``(m, 2)`` array of the
 end rows of each link. Every drawing layer of the canvas reads its coordinates from here, and
 hit-testing works on data coordinates with the view's pixel size given, so everything here can
-be tested without a canvas (``tests/gui/test_document_index.py``).
+be tested without a canvas (``tests/gui/model/test_document_index.py``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The summary view of a big fabric: nodes grouped into aggregates found from its structure.
 
-Pure functions and data (numpy, no Qt), tested in ``tests/gui/test_summary.py``. The canvas draws
+Pure functions and data (numpy, no Qt), tested in ``tests/gui/model/test_summary.py``. The canvas draws
 a fabric above :data:`SUMMARY_NODES` nodes as its aggregates (one symbol each, the links between
 two aggregates as one line with their total bandwidth) and expands an aggregate into its parts
 on demand (:class:`SummaryState`).

@@ -17,7 +17,7 @@ from solver.io.formats import load
 from solver.model.errors import TopologyError
 from solver.model.topology import COMPUTE
 
-REAL = Path(__file__).resolve().parents[1] / "data" / "real" / "topo"
+REAL = Path(__file__).resolve().parents[2] / "data" / "real" / "topo"
 SKELETON = REAL / "azhpc_ndv4-topo.xml"  # PCI devices only: the GPU fabric needs --intra
 MI250 = REAL / "rccl_topo_16p1h.xml"
 PCIE_ONLY = REAL / "rccl_topo_8p_pcie.xml"

@@ -17,7 +17,7 @@ from fc_gui.model.measured import compare, default_reference, simulation_sizes, 
 from solver.model.results import ResultTable
 from solver.simulate.nccl_tests import load_log
 
-REAL = Path(__file__).resolve().parents[1] / "data" / "real"
+REAL = Path(__file__).resolve().parents[2] / "data" / "real"
 DUMP = REAL / "topo" / "rccl_topo_8p_940.xml"
 LOG = REAL / "logs" / "rccl_allreduce_mi300x_1node.log"
 LOG_16 = REAL / "logs" / "rccl_allreduce_mi300x_2node.log"

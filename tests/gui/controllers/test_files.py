@@ -251,7 +251,7 @@ def test_gui_command_without_display_says_so(tmp_path):
 
 
 def test_import_nccl_topology_xml_with_boxes(make_window):
-    data = Path(__file__).resolve().parents[1] / "data" / "dgx_a100_nccl_topo.xml"
+    data = Path(__file__).resolve().parents[2] / "data" / "dgx_a100_nccl_topo.xml"
     w = make_window(ring(3))
     assert w.file_actions.open_path(data, replace_undoable=True, boxes=2)
     topo = w.document.to_topology()

@@ -16,7 +16,7 @@ from fc_gui.controllers.results import install
 from fc_gui.main_window import MainWindow
 from solver.model.results import ResultTable
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 RING8 = ROOT / "sample_topologies" / "ring_8.json"
 
 

@@ -15,7 +15,7 @@ from solver.io.formats import load
 from solver.io.templates import dgx_a100
 from solver.model.topology import COMPUTE
 
-REAL = Path(__file__).resolve().parents[1] / "data" / "real" / "topo"
+REAL = Path(__file__).resolve().parents[2] / "data" / "real" / "topo"
 MI250 = REAL / "rccl_topo_16p1h.xml"  # 16 MI250 GCDs: 8 packages of two, 144 GB/s inside
 
 

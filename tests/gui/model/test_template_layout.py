@@ -15,7 +15,7 @@ from solver.io.formats import load
 from solver.io.templates import MI250_CIRCLE, mi250
 from solver.model.topology import COMPUTE
 
-SAMPLES = Path(__file__).resolve().parents[2] / "sample_topologies"
+SAMPLES = Path(__file__).resolve().parents[3] / "sample_topologies"
 
 
 def _relative(points: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:

@@ -19,7 +19,7 @@ from fc_gui.views.canvas import FabricCanvas
 from solver.io.templates import mi250
 from solver.model.topology import COMPUTE, SWITCH, Link, Node, Topology
 
-REAL = Path(__file__).resolve().parents[1] / "data" / "real" / "topo"
+REAL = Path(__file__).resolve().parents[2] / "data" / "real" / "topo"
 GB300 = REAL / "nccl_ebpf_gb300_mnnvl_topo_2tray_0405.xml"  # 2 trays of 4 GPUs, one NVLink domain
 
 

@@ -16,7 +16,7 @@ from results_fixtures import FakeSolver, failing_solver, ring4
 from fc_gui.controllers.results import install
 from fc_gui.main_window import MainWindow
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "sample_topologies" / "dgx_a100_1x.json"
 
 

@@ -616,7 +616,7 @@ def test_a_big_cut_is_named_by_its_gpus_not_counted():
     import solver
     from solver.io.formats import load
 
-    topo = load(Path(__file__).parents[1] / "data/real/topo/rccl_topo_16p1h.xml")
+    topo = load(Path(__file__).parents[2] / "data/real/topo/rccl_topo_16p1h.xml")
     cut = solver.solve(topo).bottleneck
     ids = [n.id for n in topo.nodes]
     groups = {n.id: n.group for n in topo.nodes}

@@ -34,7 +34,7 @@ from solver.io import v1
 from solver.io.templates import mi250, ring
 from solver.model.topology import COMPUTE
 
-REAL = Path(__file__).resolve().parents[1] / "data" / "real" / "topo"
+REAL = Path(__file__).resolve().parents[2] / "data" / "real" / "topo"
 SKELETON = REAL / "azhpc_ndv4-topo.xml"  # 8 A100, PCI devices only: needs --intra
 MI250_DUMP = REAL / "rccl_topo_16p1h.xml"
 
