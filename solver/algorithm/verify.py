@@ -26,6 +26,9 @@ from collections import Counter
 from fractions import Fraction
 from itertools import pairwise
 
+import numpy as np
+
+from solver.algorithm.verify_arrays import scan
 from solver.model.errors import SolverError
 from solver.model.schedule import COLLECTIVES, Schedule
 from solver.model.topology import COMPUTE, SWITCH
@@ -190,7 +193,48 @@ def _verify_single(s: Schedule, where: str, workers: int = 1) -> None:
 
 
 def _scan_trees(s: Schedule, where: str, lo: int, hi: int) -> tuple[Counter, dict]:
-    """Check trees ``lo..hi-1`` of ``s``: (multiplicity per root, link uses per weight)."""
+    """Check trees ``lo..hi-1`` of ``s``: (multiplicity per root, link uses per weight).
+
+    The trees are checked on integer arrays (:mod:`solver.algorithm.verify_arrays`); when one
+    fails, it is checked again edge by edge (:func:`_scan_slow`) for the message."""
+    kinds = {n.id: n.kind for n in s.topology.nodes}
+    bandwidth = s.topology.directed_bandwidths()
+    first_bad = hi - lo  # the first tree whose multiplicity or weight is wrong
+    per_root: Counter = Counter()
+    for i in range(lo, hi):
+        tree = s.trees[i]
+        m = tree.multiplicity
+        if (
+            isinstance(m, bool)
+            or not isinstance(m, int)
+            or m < 1
+            or tree.weight != Fraction(m, s.k)
+        ):
+            first_bad = i - lo
+            break
+        per_root[tree.root] += m
+    node_index = {v: i for i, v in enumerate(kinds)}
+    is_compute = np.asarray([kind == COMPUTE for kind in kinds.values()], dtype=np.bool_)
+
+    def path_ok(edge) -> bool:
+        try:
+            _check_path(edge, "", kinds, bandwidth)
+        except SolverError:
+            return False
+        return True
+
+    failed, uses = scan(
+        s.trees[lo:hi], node_index, is_compute, path_ok, s.collective == "allgather"
+    )
+    start = first_bad if failed < 0 else min(first_bad, failed)
+    if start < hi - lo or uses is None:
+        _scan_slow(s, where, lo + start, hi)  # raises, naming the problem
+        raise SolverError(f"{where}: internal error: tree {lo + start} fails only the array check")
+    return per_root, uses
+
+
+def _scan_slow(s: Schedule, where: str, lo: int, hi: int) -> tuple[Counter, dict]:
+    """:func:`_scan_trees` edge by edge in Python (names the first problem it finds)."""
     kinds = {n.id: n.kind for n in s.topology.nodes}
     compute = s.topology.compute_ids
     bandwidth = s.topology.directed_bandwidths()

@@ -1,6 +1,7 @@
 """solver.model.schedule: tree depths, walking allreduce phases, the JSON document."""
 
 import json
+import random
 from fractions import Fraction
 
 import pytest
@@ -46,6 +47,22 @@ def test_depths_count_logical_edges_not_switch_hops():
     tree = _tree()
     assert tree.depth_of() == {"a": 0, "b": 1, "c": 2}
     assert tree.height == 2
+
+
+def test_height_is_the_deepest_depth_in_any_edge_order():
+    """Parent-first edges take the quick way, any other order the general one: same heights."""
+    rng = random.Random(7)
+    for trial in range(200):
+        n = rng.randrange(2, 30)
+        names = [f"v{i}" for i in range(n)]
+        parent = {names[i]: names[rng.randrange(i)] for i in range(1, n)}
+        edges = [TreeEdge(parent[v], v, (parent[v], v)) for v in names[1:]]
+        if trial % 2:
+            rng.shuffle(edges)
+        tree = Tree("v0", 1, Fraction(1), tuple(edges))
+        assert tree.height == max(tree.depth_of().values())
+        reversed_edges = tuple(TreeEdge(e.dst, e.src, e.path[::-1]) for e in edges)
+        assert Tree("v0", 1, Fraction(1), reversed_edges).height == tree.height
 
 
 def _aggregation_tree() -> Tree:
