@@ -8,6 +8,7 @@ from PySide6.QtCore import QObject, QTimer
 
 from fc_gui.controllers.layer_dimming import LayerDimmer
 from fc_gui.model.result_state import ResultState
+from fc_gui.model.switch_bounds import caption_line
 from fc_gui.model.trees import trees_using_links
 from fc_gui.views.animation import BroadcastAnimation
 from fc_gui.views.overlays import CutOverlay, DisabledLinksOverlay, HeatMapOverlay, TreeOverlay
@@ -30,8 +31,6 @@ class ResultOverlays(QObject):
         self.trees = TreeOverlay(canvas)
         self.disabled = DisabledLinksOverlay(canvas)
         self.animation = BroadcastAnimation(canvas, parent=self)
-        self.link_users: dict | None = None  # trees_using_links of the shown schedule
-        self.switch_line = ""  # the caption's line on marked switches (ResultsController)
         # the other layers fade while a tree is animated
         self.dimmer = LayerDimmer(
             self.animation, (self.cut, self.heat, self.disabled), canvas, self
@@ -78,16 +77,22 @@ class ResultOverlays(QObject):
                 None if s.phases else s.num_compute_nodes,
                 groups,
                 kinds,
-                extra=self.switch_line,
+                extra=self._switch_line(),
             )
+
+    def _switch_line(self) -> str:
+        """The caption's line on the marked switches' figures ('' while there are none)."""
+        sb = self.state.switch_bounds
+        return "" if sb is None else caption_line(sb)
 
     def show_heat(self) -> None:
         s = self.schedule
         if s is None:
             return
-        if self.link_users is None:
-            self.link_users = trees_using_links(s)
-        self.heat.show_schedule(s, self.link_users)
+        state = self.state
+        if state.link_users is None:
+            state.link_users = trees_using_links(s)
+        self.heat.show_schedule(s, state.link_users)
         self._mark_disabled()
 
     def set_greyed(self, greyed: bool) -> None:
@@ -96,7 +101,6 @@ class ResultOverlays(QObject):
             ov.set_greyed(greyed)
 
     def clear(self) -> None:
-        self.link_users = None
         self.animation.stop()
         for ov in (self.cut, self.heat, self.trees, self.disabled):
             ov.clear()

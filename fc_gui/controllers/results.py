@@ -45,7 +45,7 @@ from fc_gui.controllers.solve_menu import SolveMenu
 from fc_gui.controllers.solving import SolveController
 from fc_gui.model import switch_bounds as figures
 from fc_gui.model.result_state import ResultState
-from fc_gui.model.switch_bounds import SwitchBounds, caption_line, makes_difference
+from fc_gui.model.switch_bounds import SwitchBounds, makes_difference
 from fc_gui.views.plots_dock import PlotsDock
 from fc_gui.views.result_views import SummaryView, TreesView
 from fc_gui.views.solve_panel import SolvePanel
@@ -173,12 +173,10 @@ class ResultsController(QObject):
         """
         prepared = prepared or {}
         state = self.state
-        state.set_schedule(schedule)
-        self.overlays.link_users = prepared.get("link_users")
+        state.set_schedule(schedule, prepared.get("link_users"))
         self._show_token += 1
         token = self._show_token
 
-        self.overlays.switch_line = ""
         pending = any(n.capabilities for n in schedule.topology.nodes)
 
         def first() -> None:
@@ -250,8 +248,7 @@ class ResultsController(QObject):
     def set_switch_bounds(self, sb: SwitchBounds | None) -> None:
         """Show ``sb`` (the shown result's allreduce figures) in the summary, caption and plot."""
         state = self.state
-        state.switch_bounds = sb  # (the plot's capability line reads it)
-        self.overlays.switch_line = "" if sb is None else caption_line(sb)
+        state.switch_bounds = sb  # (the plot's capability line and the cut's caption read it)
         schedule = state.schedule
         if schedule is None:
             return
@@ -272,7 +269,6 @@ class ResultsController(QObject):
     def clear_results(self) -> None:
         self._show_token += 1
         self.state.set_schedule(None)
-        self.overlays.switch_line = ""
         self.summary.clear()
         self.trees_view.set_schedule(None)
         self.plots.set_schedule(None)

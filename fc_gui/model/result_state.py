@@ -50,6 +50,8 @@ class ResultState(QObject):
         self.schedule: Schedule | None = None
         #: the result a what-if solve is compared with (None: no comparison)
         self.previous: Schedule | None = None
+        #: the trees using each link of the shown schedule (None: not computed yet)
+        self.link_users: dict | None = None
         self.stale = False
         #: the allreduce figures of the shown result's marked switches (None: none or pending)
         self.switch_bounds: SwitchBounds | None = None
@@ -65,10 +67,11 @@ class ResultState(QObject):
         """The shown schedule if it is not stale, else None."""
         return None if self.stale else self.schedule
 
-    def set_schedule(self, schedule: Schedule | None) -> None:
+    def set_schedule(self, schedule: Schedule | None, link_users: dict | None = None) -> None:
         """Hold ``schedule`` as the shown one; its figures are dropped (views follow, then
-        :meth:`announce_schedule`)."""
+        :meth:`announce_schedule`). ``link_users``: its trees by link, if already computed."""
         self.schedule = schedule
+        self.link_users = link_users
         self.switch_bounds = None
         if schedule is None:
             self.previous = None

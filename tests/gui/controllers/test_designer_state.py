@@ -634,3 +634,22 @@ def test_a_big_cut_is_named_by_its_gpus_not_counted():
     assert cut_set_text(small, ids, groups, kinds) == (
         "{" + ", ".join(gpus_out) + "} (with " + text.split("(and ")[1].replace(" beside them", "")
     )
+
+
+def test_the_cut_caption_follows_the_states_switch_figures(qtbot, make_results_window):
+    """The caption's line on marked switches comes from the result state's switch bounds: shown
+    when they arrive, gone with the next result."""
+    from fc_gui.model import switch_bounds as figures
+    from solver.io.templates import dgx_h100_rail
+
+    topo = dgx_h100_rail(1)
+    w = make_results_window(topology=topo)
+    rc = w.results_controller
+    s = replace(ring4_schedule(), topology=topo, link_load=(), trees=())
+    rc.show_schedule(s)
+    sb = figures.SwitchBounds(figures.compute_marked(topo), error="not run in this test")
+    rc.set_switch_bounds(sb)
+    line = figures.caption_line(sb)
+    assert rc.state.switch_bounds is sb and line in rc.overlays.cut.label_text
+    rc.show_schedule(replace(s, k=3))
+    assert rc.state.switch_bounds is None and line not in rc.overlays.cut.label_text

@@ -57,6 +57,20 @@ def test_clearing_drops_the_what_if_comparison():
     assert state.previous is None and state.schedule is None
 
 
+def test_the_link_users_belong_to_the_schedule_shown():
+    """Given with a schedule they are kept; another schedule (or none) drops them."""
+    state = ResultState()
+    s = ring4_schedule()
+    users = {("gpu0", "gpu1"): ["gpu0#0"]}
+    state.set_schedule(s, users)
+    assert state.link_users is users
+    state.set_schedule(replace(s, k=3))
+    assert state.link_users is None
+    state.set_schedule(s, users)
+    state.set_schedule(None)
+    assert state.link_users is None
+
+
 def test_work_and_tables_are_signalled():
     state = ResultState()
     events = recorder(state)
