@@ -1073,14 +1073,13 @@ DEFAULT_TEMPLATE = "dgx_a100"
 
 #: Limits across parameters, checked from the parameters before anything is built (bounded time
 #: and memory for hostile sizes), so that every template the command line accepts gives a file
-#: the rest of the tool reads: fabric files are capped at 100 MB (MAX_FILE_BYTES; the fat tree
-#: at 1024 x 256 x 256 was 113 MB of GraphML) and GraphML takes about 160 bytes per node or
-#: link (the 24 576-GPU Meta cluster, 53 904 nodes and 98 432 links: 23.6 MB), so 262 144
-#: links and the model's 65 536 nodes (MAX_NODES, also estimated up front) stay near
-#: 50 MB. 32 768 compute nodes: a rail-optimised fabric has about two nodes per GPU (GPU and
-#: NIC), so MAX_NODES binds first at about 30 000 GPUs.
-MAX_TEMPLATE_COMPUTE = 32_768
-MAX_TEMPLATE_LINKS = 262_144
+#: the rest of the tool reads: 131 072 compute nodes (the largest cluster of the scale issue; a
+#: rail-optimised fabric has about 2.2 nodes per GPU, under the model's 524 288 nodes,
+#: MAX_NODES, also estimated up front) and the model's 1 048 576 links (MAX_LINKS). The
+#: 131 072-GPU 3-tier Clos (287 232 nodes, 524 800 links) is a 69 MB v1 file and 128 MB of
+#: GraphML, under the 512 MB file cap (solver.io.formats.MAX_FILE_BYTES) and the parse estimate.
+MAX_TEMPLATE_COMPUTE = 131_072
+MAX_TEMPLATE_LINKS = 1_048_576
 
 
 def _template_nodes(name: str, a: dict[str, Any], compute: int) -> int:

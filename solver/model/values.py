@@ -41,8 +41,11 @@ MAX_LATENCY = Fraction(10**9)  # microseconds per link (about 17 minutes)
 MAX_COORDINATE = 1e9  # |x|, |y| of a node on the canvas
 MAX_ID_CHARS = 256  # a node id, a name
 MAX_TEXT_CHARS = 4096  # a free-text value (role, group, extra key)
-MAX_NODES = 65_536  # nodes in one fabric (the solver's largest studied fabrics have ~20 000)
-MAX_LINKS = 1_048_576  # links in one fabric
+#: nodes in one fabric: 131 072 GPUs of a rail-optimised cluster are about 290 000 nodes (GPU,
+#: NIC, NVSwitch per host, switches); a fabric file's size is estimated before it is parsed
+#: (solver.io.formats.MAX_PARSE_BYTES), so reaching these counts costs bounded memory
+MAX_NODES = 524_288
+MAX_LINKS = 1_048_576  # links in one fabric (the 131 072-GPU 3-tier Clos has 524 800)
 MAX_NESTING = 64  # depth of JSON arrays/objects and of XML elements
 
 _NUMBER_RE = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")

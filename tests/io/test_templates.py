@@ -194,13 +194,15 @@ def test_make_checks_ranges_and_names():
     "name, values, message",
     [
         ("fat_tree", {"leaves": 1024, "spines": 256, "gpus_per_leaf": 256}, "262144 compute nodes"),
-        ("fat_tree", {"leaves": 256, "spines": 256, "gpus_per_leaf": 129}, "33024 compute nodes"),
-        ("fat_tree", {"leaves": 1024, "spines": 256, "gpus_per_leaf": 32}, "294912 links"),
+        # just above the 131 072 compute nodes: one GPU more per leaf, one rack more per zone
+        ("fat_tree", {"leaves": 1024, "spines": 1, "gpus_per_leaf": 129}, "132096 compute nodes"),
+        ("clos3", {"zones": 32, "racks_per_zone": 257}, "131584 compute nodes"),
         ("torus_3d", {"x": 64, "y": 64, "z": 64}, "262144 compute nodes"),
         ("clos3", {"zones": 64, "racks_per_zone": 1024}, "1048576 compute nodes"),
         ("hpn", {"segments": 15, "pods": 64}, "983040 compute nodes"),
-        # 30 720 GPUs, but a GPU and a NIC each: more nodes than the model holds
-        ("hpn", {"segments": 15, "pods": 2}, "66120 nodes; the limit is 65536"),
+        # 131 072 GPUs, but 80 CTSWs a zone: 8 224 links a CTSW more than the 1 048 576
+        ("clos3", {"zones": 32, "racks_per_zone": 256, "ctsws": 80}, "1051136 links"),
+        ("clos3", {"zones": 32, "racks_per_zone": 256, "ctsws": 256}, "2498560 links"),
     ],
 )
 def test_templates_stay_within_what_the_tool_reads(name, values, message):
@@ -210,17 +212,55 @@ def test_templates_stay_within_what_the_tool_reads(name, values, message):
         T.make(name, **values)
 
 
-def test_largest_templates_fit_the_fabric_file_cap():
-    from solver.io.formats import MAX_FILE_BYTES, dumps
-
-    biggest = T.make("fat_tree", leaves=128, spines=256, gpus_per_leaf=256)
-    assert len(biggest.compute_ids) == T.MAX_TEMPLATE_COMPUTE
-    assert len(dumps(biggest, "graphml").encode()) < MAX_FILE_BYTES
-    # the most links a template may have, at ~160 bytes of GraphML per node or link, with
-    # the model's node limit: well under the cap
+@pytest.mark.parametrize(
+    "name, values",
+    [
+        # the issue's 32 768 and 131 072 GPUs, and the 2-pod HPN (66 120 nodes, once refused)
+        ("clos3", {"zones": 8, "racks_per_zone": 256}),
+        ("clos3", {"zones": 32, "racks_per_zone": 256}),
+        ("hpn", {"segments": 15, "pods": 2}),
+        ("fat_tree", {"leaves": 1024, "spines": 1, "gpus_per_leaf": 128}),
+        # exactly at the link limit's side: 79 CTSWs, 1 042 912 links
+        ("clos3", {"zones": 32, "racks_per_zone": 256, "ctsws": 79}),
+    ],
+)
+def test_the_largest_templates_are_accepted(name, values, monkeypatch):
+    """make() passes them to the builder (not built here: 131 072 GPUs take 25 s)."""
+    called = []
+    spec = T.TEMPLATES[name]
+    monkeypatch.setitem(
+        T.TEMPLATES,
+        name,
+        T.TemplateSpec(
+            lambda **kw: called.append(kw) or T.ring(2), spec.title, spec.description, spec.params
+        ),
+    )
+    T.make(name, **values)
+    assert len(called) == 1
+    args = {**spec.defaults(), **values}
+    compute, links = T._template_size(name, args)
+    assert compute <= T.MAX_TEMPLATE_COMPUTE and links <= T.MAX_TEMPLATE_LINKS
     from solver.model.values import MAX_NODES
 
-    assert 170 * (T.MAX_TEMPLATE_LINKS + MAX_NODES) < MAX_FILE_BYTES
+    assert T._template_nodes(name, args, compute) <= MAX_NODES
+
+
+def test_largest_templates_fit_the_fabric_file_cap_and_the_parse_estimate():
+    """Bytes of file and of parsing per node or link, measured on a built 3-tier Clos and
+    scaled to the most nodes and links the model holds, stay under the file cap and under the
+    memory that :func:`solver.io.formats.load` estimates before parsing."""
+    from solver.io.formats import MAX_FILE_BYTES, MAX_PARSE_BYTES, dumps, parse_estimate
+    from solver.model.values import MAX_LINKS, MAX_NODES
+
+    sample = T.make("clos3", zones=2, racks_per_zone=8)
+    items = len(sample.nodes) + len(sample.links)
+    # the 131 072-GPU Clos: 287 232 nodes and 524 800 links
+    largest = 287_232 + 524_800
+    for fmt in ("v1", "graphml"):
+        text = dumps(sample, fmt)
+        per_item = len(text.encode()) / items
+        assert per_item * (MAX_NODES + MAX_LINKS) < MAX_FILE_BYTES
+        assert parse_estimate(text, fmt) / items * largest < MAX_PARSE_BYTES
 
 
 def test_template_sizes_are_known_before_building():
@@ -250,7 +290,7 @@ def test_a_hostile_template_size_is_refused_before_building(monkeypatch):
         "clos3",
         T.TemplateSpec(lambda **kw: called.append(kw), spec.title, spec.description, spec.params),
     )
-    with pytest.raises(TopologyError, match="compute nodes; the limit is 32768"):
+    with pytest.raises(TopologyError, match="compute nodes; the limit is 131072"):
         T.make("clos3", zones=64, racks_per_zone=1024)
     assert called == []
 
@@ -368,8 +408,9 @@ def test_superpod_optimum_is_the_box_cut_by_hand():
 def test_superpod_refuses_a_three_tier_size_it_cannot_wire():
     with pytest.raises(TopologyError, match="multiple of 8 SUs"):
         T.make("superpod", sus=12)
-    with pytest.raises(TopologyError, match="compute nodes; the limit"):
-        T.make("superpod", sus=512)
+    # the largest (512 SUs) is exactly the 131 072 compute nodes a template may have
+    args = {**T.TEMPLATES["superpod"].defaults(), "sus": 512}
+    assert T._template_size("superpod", args)[0] == T.MAX_TEMPLATE_COMPUTE
 
 
 # ----------------------------------------------------------------------------- GB200 NVL72 racks

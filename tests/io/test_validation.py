@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from fractions import Fraction
 
 import pytest
 
@@ -155,11 +156,11 @@ def test_isolated_compute_node(tmp_path):
     expect_error(write(tmp_path, doc), "'lonely' cannot be reached")
 
 
-def test_file_over_100_mb_is_refused_before_reading(tmp_path):
+def test_file_over_512_mb_is_refused_before_reading(tmp_path):
     path = tmp_path / "huge.json"
     subprocess.run(["truncate", "-s", str(MAX_FILE_BYTES + 1), str(path)], check=True)
     assert os.stat(path).st_blocks == 0  # sparse: nothing was written
-    expect_error(str(path), "larger than the 100 MB limit")
+    expect_error(str(path), "larger than the 512 MB limit")
 
 
 def test_missing_file_and_binary_file(tmp_path):
@@ -208,3 +209,40 @@ def test_other_formats_report_errors_too(tmp_path, name, text, pattern):
 def test_errors_are_forestcoll_errors(tmp_path):
     with pytest.raises(ForestCollError):
         load(write(tmp_path, "{"))
+
+
+def test_model_holds_max_nodes_and_refuses_one_more():
+    from solver.model.topology import Link, Node, Topology, validate
+    from solver.model.values import MAX_NODES
+
+    nodes = [Node(f"n{i}", "compute") for i in range(MAX_NODES + 1)]
+    links = (Link("n0", "n1", Fraction(1)),)
+    with pytest.raises(TopologyError, match=f"number of nodes: {MAX_NODES + 1} is more than"):
+        validate(Topology("big", tuple(nodes), links), check_connectivity=False)
+    # at the limit the count passes (the lonely nodes fail only the connectivity check)
+    with pytest.raises(TopologyError, match="cannot be reached"):
+        validate(Topology("big", tuple(nodes[:MAX_NODES]), links))
+
+
+def test_hostile_json_is_refused_from_its_parse_estimate(tmp_path):
+    """A file under the size cap whose values would take more memory than MAX_PARSE_BYTES
+    (32 million zeros in 64 MB) is one error before it is parsed."""
+    from solver.io.formats import JSON_VALUE_BYTES, MAX_PARSE_BYTES
+
+    count = MAX_PARSE_BYTES // JSON_VALUE_BYTES + 1
+    path = tmp_path / "hostile.json"
+    with open(path, "w") as fh:
+        fh.write("[")
+        fh.write("0," * (count - 1))
+        fh.write("0]")
+    assert path.stat().st_size < MAX_FILE_BYTES
+    message = expect_error(str(path), "reading this file would take about 6.")
+    assert "GiB of memory (estimated from its" in message and "the limit is 6 GiB" in message
+
+
+def test_parse_estimate_counts_what_the_parser_builds():
+    from solver.io.formats import JSON_OBJECT_BYTES, JSON_VALUE_BYTES, XML_TAG_BYTES, parse_estimate
+
+    text = '{"a": [1, 2, {"b": 3}]}'
+    assert parse_estimate(text, "v1") == JSON_VALUE_BYTES * 6 + JSON_OBJECT_BYTES * 2 + 2 * 23
+    assert parse_estimate("<a><b/></a>", "graphml") == XML_TAG_BYTES * 3 + 2 * 11
