@@ -66,42 +66,74 @@ class BoxSymmetry:
         return [v for v in fabric.compute if self.box_of[v] <= 0]
 
 
-def _refine(
-    members: list[int], colour: dict[int, int], local: dict[int, list[tuple[int, Fraction]]]
-) -> dict[int, int]:
-    """Colour refinement inside one group until no class splits; colours renamed 0.. in the
-    order of their signatures, so isomorphic groups get the same names."""
-    while True:
-        sig = {v: (colour[v], tuple(sorted((colour[w], b) for w, b in local[v]))) for v in members}
-        names = {s: i for i, s in enumerate(sorted(set(sig.values())))}
-        new = {v: names[sig[v]] for v in members}
-        if len(names) == len(set(colour.values())):
-            return new
-        colour = new
+def _mix(x: np.ndarray) -> np.ndarray:
+    """A 64-bit mixing function (splitmix64's finaliser) of non-negative int64 keys."""
+    z = x.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _refine(colour: np.ndarray, src: np.ndarray, dst: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """Colour refinement inside one group until no class splits.
+
+    ``colour[i]`` is member i's colour; the group's own links are ``src[e] -> dst[e]`` (member
+    indices) with bandwidth rank ``key[e]``. A member's signature is its colour and a hash of
+    the multiset of (colour of the other end, bandwidth) over its links (a sum of mixed keys:
+    independent of their order); colours are renamed 0.. in the order of (colour, hash), so
+    isomorphic groups get the same names. A hash collision can only merge classes that should
+    split: the translation built from the order is verified link by link anyway."""
+    m = len(colour)
+    classes = len(np.unique(colour))
+    radix = np.int64(int(key.max()) + 1 if len(key) else 1)
+    with np.errstate(over="ignore"):
+        while True:
+            h = np.zeros(m, dtype=np.uint64)
+            np.add.at(h, src, _mix(colour[dst] * radix + key))
+            order = np.lexsort((h, colour))
+            cs, hs = colour[order], h[order]
+            step = np.ones(m, dtype=np.int64)
+            step[1:] = (cs[1:] != cs[:-1]) | (hs[1:] != hs[:-1])
+            step[0] = 0
+            new = np.empty(m, dtype=np.int64)
+            new[order] = np.cumsum(step)
+            count = int(new.max()) + 1 if m else 0
+            if count == classes:
+                return new
+            colour, classes = new, count
 
 
 def _canonical_order(
     fabric: IndexedFabric,
     members: list[int],
-    local: dict[int, list[tuple[int, Fraction]]],
+    local: dict[int, list[tuple[int, int]]],
     anchor: dict[int, tuple],
 ) -> list[int]:
     """Members in a canonical order: colours from kind, from their links to nodes outside every
     box (``anchor``: a box translation fixes those, so each is told apart by its index) and from
-    a refinement of the group's own links; while a class still holds several members, its
-    first member in topology order is told apart and the refinement repeated
-    (individualisation-refinement), so that corresponding nodes of isomorphic groups line up."""
+    a refinement of the group's own links (``local``: member -> [(member, bandwidth rank)]);
+    while a class still holds several members, its first member in topology order is told apart
+    and the refinement repeated (individualisation-refinement), so that corresponding nodes of
+    isomorphic groups line up."""
+    index = {v: i for i, v in enumerate(members)}
+    src = np.asarray([index[v] for v in members for _ in local[v]], dtype=np.int64)
+    dst = np.asarray([index[w] for v in members for w, _ in local[v]], dtype=np.int64)
+    key = np.asarray([b for v in members for _, b in local[v]], dtype=np.int64)
     start = {v: (0 if fabric.is_compute[v] else 1, anchor[v]) for v in members}
     names = {c: i for i, c in enumerate(sorted(set(start.values())))}
-    colour = _refine(members, {v: names[c] for v, c in start.items()}, local)
-    while len(set(colour.values())) < len(members):
-        sizes: dict[int, int] = {}
-        for c in colour.values():
-            sizes[c] = sizes.get(c, 0) + 1
-        tied = min(c for c, k in sizes.items() if k > 1)
-        chosen = min(v for v in members if colour[v] == tied)
-        colour = _refine(members, {v: 2 * colour[v] + (v != chosen) for v in members}, local)
-    return sorted(members, key=lambda v: colour[v])
+    colour = _refine(np.asarray([names[start[v]] for v in members], dtype=np.int64), src, dst, key)
+    node = np.asarray(members, dtype=np.int64)
+    while True:
+        sizes = np.bincount(colour)
+        tied = np.flatnonzero(sizes > 1)
+        if not len(tied):
+            break
+        in_tied = np.flatnonzero(colour == tied[0])
+        chosen = in_tied[np.argmin(node[in_tied])]  # its first member in topology order
+        split = 2 * colour + 1
+        split[chosen] -= 1
+        colour = _refine(split, src, dst, key)
+    return [members[i] for i in np.argsort(colour, kind="stable")]
 
 
 def find_box_symmetry(fabric: IndexedFabric, groups: Sequence[str | None]) -> BoxSymmetry | None:
@@ -127,11 +159,12 @@ def find_box_symmetry(fabric: IndexedFabric, groups: Sequence[str | None]) -> Bo
     for b, members in enumerate(boxes):
         for v in members:
             box_index[v] = b
-    local: dict[int, list[tuple[int, Fraction]]] = {v: [] for v in box_index}
+    local: dict[int, list[tuple[int, int]]] = {v: [] for v in box_index}
     outside: dict[int, list[tuple[int, int, Fraction]]] = {v: [] for v in box_index}
+    rank = {b: i for i, b in enumerate(sorted(set(fabric.bandwidth)))}
     for (u, v), bw in zip(fabric.edges, fabric.bandwidth):
         if u in box_index and box_index.get(v) == box_index[u]:
-            local[u].append((v, bw))
+            local[u].append((v, rank[bw]))
         elif u in box_index and v not in box_index:
             outside[u].append((0, v, bw))
         elif v in box_index and u not in box_index:
