@@ -221,10 +221,17 @@ class Library:
 
     @property
     def ll128(self) -> bool:
-        # tuning.cc:518-531: LL128 on by default on Hopper/Blackwell; RCCL enables it on gfx94x/95x
+        """Whether LL128 may run. NCCL (tuning.cc:517-533 @5067397c) enables it by default on every
+        GPU from sm 70 on whose rings stay on NVLink inside the box (``typeIntra <= PATH_NVB``)
+        and reach the NIC through PCIe switches (``typeInter <= PATH_PXB``; up to PXN on
+        Hopper/Blackwell): the NVLink condition is applied per fabric in :func:`tuner`, the NIC
+        placement is assumed (a NIC beside each GPU pair, as on rail fabrics). Older models of
+        this module had it on Hopper/Blackwell only. RCCL enables it on gfx94x/95x."""
         if self.protos:
             return "LL128" in self.protos
-        return self.generation in ("hopper", "blackwell", "cdna3", "cdna4")
+        if self.name == "nccl":
+            return self.generation in _GEN_INDEX
+        return self.generation in ("cdna3", "cdna4")
 
     def allows(self, algo: str, proto: str, collective: str) -> bool:
         """Whether the run's settings let the tuner pick (algo, proto) for ``collective``."""
@@ -708,6 +715,8 @@ def tuner(
                 continue
             if not lib.allows(algo, proto, collective):
                 continue
+            if proto == "LL128" and not lib.protos and not rccl and not sh.gpu_fabric:
+                continue  # tuning.cc:530: no LL128 by default off NVLink (typeIntra > NVB)
             if rccl and algo == "Tree" and proto == "Simple":
                 if RT.skips_tree_simple(lib.generation, nodes):
                     continue

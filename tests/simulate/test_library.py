@@ -17,8 +17,10 @@ GIB = 1 << 30
 @pytest.mark.parametrize("log", C.LOGS, ids=lambda g: g.file)
 def test_library_model_within_10_percent_at_1gib_and_above(log):
     points = [p for p in C.compare([log], GIB)]
-    # every log has several sizes >= 1 GiB (SkyPilot's TCPX table and Lambda's run stop at 2 GiB)
-    assert len(points) >= (2 if log.busbw_table[0] or "lambda" in log.file else 3)
+    # every log has several sizes >= 1 GiB (SkyPilot's TCPX table, Lambda's and Crusoe's runs
+    # stop at 2 GiB)
+    short = log.busbw_table[0] or "lambda" in log.file or "crusoe" in log.file
+    assert len(points) >= (2 if short else 3)
     if log.known_gap:  # reported in docs/simulation.md; still within 2x
         assert log.held_out and all(0.5 <= 1 + p.error <= 2.0 for p in points)
         return

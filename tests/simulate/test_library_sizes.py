@@ -73,3 +73,47 @@ def test_call_cost_scope():
     tcpx = L.parse_library("nccl:hopper:algo=ring:proto=simple:net=tcpx")
     assert L.tuner(T.dgx_h100_rail(2), "allreduce", tcpx).call_cost == 0.0
     assert L.tuner(T.mi250(2), "allreduce").call_cost == 0.0
+
+
+def test_ll128_on_nvlink_ampere_and_volta_not_on_pcie_only_boxes():
+    """NCCL @5067397c tuning.cc:517-533 enables LL128 by default from sm 70 on when the rings
+    stay on NVLink (typeIntra <= NVB); before, the model had it on Hopper/Blackwell only."""
+    labels = {c.label for c in L.tuner(T.dgx_a100(2), "allreduce").choices}
+    assert {"Ring/LL128", "Tree/LL128"} <= labels
+    volta = {
+        c.label for c in L.tuner(T.dgx_a100(1), "allreduce", L.Library("nccl", "volta")).choices
+    }
+    assert "Ring/LL128" in volta
+    assert L.Library("nccl", "volta").ll128 and L.Library("nccl", "ampere").ll128
+    # a box whose GPUs have no NVLink: PCIe rings, no LL128 by default; NCCL_PROTO still forces it
+    pcie = C.boxes_with_rails("4x PCIe", 1, 4, 0, mesh_bw=16, library="nccl:ampere")
+    pcie = pcie.__class__(
+        pcie.name,
+        pcie.nodes,
+        tuple(
+            link.__class__(link.source, link.target, link.bandwidth, extra={"link_class": "pcie"})
+            for link in pcie.links
+        ),
+        pcie.extra,
+    )
+    assert not L.shape_of(pcie).gpu_fabric
+    assert "Ring/LL128" not in {c.label for c in L.tuner(pcie, "allreduce").choices}
+    forced = L.parse_library("nccl:ampere:proto=ll128+simple")
+    assert "Ring/LL128" in {c.label for c in L.tuner(pcie, "allreduce", forced).choices}
+    # RCCL keeps its own rule: gfx90a (CDNA2) has no LL128
+    assert not L.Library("rccl", "cdna2").ll128 and L.Library("rccl", "cdna3").ll128
+
+
+def test_crusoe_a100_small_sizes_run_ll128_trees():
+    """dstack's Crusoe 2x 8 A100 run (held out): with LL128 the model's 1-64 MiB picks are
+    Tree/LL128 and within 2x (-20..+18 %); with the old Hopper-only rule 4 MiB was -54 %."""
+    log = next(g for g in C.LOGS if "crusoe" in g.file)
+    pts = [p for p in C.compare([log]) if p.size <= 64 * MIB]
+    assert {p.choice for p in pts} == {"Tree/LL128"}
+    assert all(0.75 < 1 + p.error < 1.25 for p in pts)
+    topo = log.topology()
+    old = L.Library("nccl", "ampere", protos=("LL", "Simple"))
+    m = log.measurement()
+    i = list(m.size_bytes).index(4 * MIB)
+    t = L.tuner(topo, "allreduce", old).best(4 * MIB)[1]
+    assert (4 * MIB / t / 1e9) / m.algbw_used[i] < 0.5
