@@ -296,6 +296,23 @@ LOGS: tuple[RealLog, ...] = (
         ),
         held_out=True,
     ),
+    # Oracle's OCI HPC tutorial: 2 nodes x 8 H100 (BM.GPU.H100.8) on OCI's RoCEv2 cluster network,
+    # all 16 RDMA ports (NCCL_IB_HCA lists 16), NCCL 2.21.5 defaults; 1-16 GiB only. 16 x 200 Gb/s
+    # per node (the shape's published 3.2 Tb/s) modelled as one 400 Gb/s NIC per GPU (two ports)
+    RealLog(
+        "nccl_allreduce_h100_oci_2node.log",
+        "2x 8 H100 (OCI BM.GPU.H100.8), NVSwitch 450 GB/s, 16x 200 Gb/s RoCE per node, "
+        "NCCL defaults",
+        lambda: boxes_with_rails(
+            "2x H100 OCI", 2, 8, 50, nvswitch_bw=450, library="nccl:hopper:nvls"
+        ),
+        held_out=True,
+        collective="allreduce",
+        known_gap=(
+            "NVLSTree across two H100 boxes, as on Nebius (same figures: 238 GB/s at 1 GiB): "
+            "+12.5 % at 1 GiB"
+        ),
+    ),
     # dstack's Crusoe guide: 2 nodes x 8 A100 80GB SXM on InfiniBand (8 HCAs), NCCL's defaults
     # but for NCCL_IB_* settings the model has no term for; the excerpt names no collective
     RealLog(

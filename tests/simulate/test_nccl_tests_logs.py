@@ -246,7 +246,8 @@ def test_every_real_log_imports():
         named = {g.file: g.collective for g in C.LOGS if g.collective}
         m = load_log(path, named.get(path.name))
         # dstack's A3 High run sweeps 8 MiB..8 GiB (-b 8M): 11 sizes
-        least = 11 if "dstack" in path.name else 20
+        # (the OCI tutorial's run sweeps 1-16 GiB: 5 sizes)
+        least = 11 if "dstack" in path.name else 5 if "oci" in path.name else 20
         assert len(m.size_bytes) >= least and np.all(np.diff(m.size_bytes) > 0), path.name
 
 
