@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
@@ -53,6 +54,13 @@ from solver.model.errors import ForestCollError
 from solver.model.schedule import Schedule
 from solver.model.topology import Topology
 from solver.simulate import sweep
+
+if TYPE_CHECKING:
+    from fc_gui.controllers.layers_menu import LayersMenu
+    from fc_gui.controllers.messages import ResultMessages
+    from fc_gui.controllers.result_overlays import ResultOverlays
+    from fc_gui.controllers.solving import SolveController
+    from fc_gui.model.result_state import ResultState
 
 NEXT_KEYS = (Qt.Key.Key_Right, Qt.Key.Key_PageDown)
 BACK_KEYS = (Qt.Key.Key_Left, Qt.Key.Key_PageUp)
@@ -101,10 +109,22 @@ class LectureController(QObject):
     active_changed = Signal(bool)
     step_shown = Signal(int)
 
-    def __init__(self, window) -> None:
+    def __init__(
+        self,
+        window,
+        state: ResultState,
+        solving: SolveController,
+        overlays: ResultOverlays,
+        layers: LayersMenu,
+        messages: ResultMessages,
+    ) -> None:
         super().__init__(window)
         self.window = window
-        self.results = window.results_controller
+        self.state = state  # the shown result and its switch figures
+        self.solving = solving  # starts the lecture's solve
+        self.overlays = overlays  # the cut, heat map and tree layers a step shows
+        self.layers = layers  # View > Layers, saved and restored around the lecture
+        self.messages = messages  # status line and error dialogs
         self.active = False
         self.steps: list[LectureStep] = []
         self.index = 0
@@ -129,9 +149,9 @@ class LectureController(QObject):
         self.task.done.connect(self._on_compared)
         self.task.failed.connect(self._on_compare_failed)
         self._saved: dict = {}
-        self.results.state.schedule_changed.connect(self._on_schedule)
-        self.results.state.switch_bounds_changed.connect(self._on_switch_bounds)
-        self.results.solving.worker.failed.connect(self._on_solve_failed)
+        self.state.schedule_changed.connect(self._on_schedule)
+        self.state.switch_bounds_changed.connect(self._on_switch_bounds)
+        self.solving.worker.failed.connect(self._on_solve_failed)
 
         self.action = QAction("&Lecture mode…", self)
         self.action.setShortcut(QKeySequence("Ctrl+Shift+L"))
@@ -197,7 +217,7 @@ class LectureController(QObject):
             "Finding the optimal schedule of this fabric. "
             "The window stays responsive; Esc leaves the lecture.",
         )
-        if not self.results.solving.solve(collective="allgather", max_trees_per_root=None):
+        if not self.solving.solve(collective="allgather", max_trees_per_root=None):
             self.panel.show_message(
                 "Cannot solve this fabric",
                 "See the error message; fix the fabric or pick another one.",
@@ -210,7 +230,7 @@ class LectureController(QObject):
         w = self.window
         self._saved = {
             "state": w.saveState(),
-            "layers": self.results.layers.states(),
+            "layers": self.layers.states(),
         }
         for dock in w.docks.values():
             if dock is not self.dock:
@@ -219,7 +239,7 @@ class LectureController(QObject):
         self.dock.show()
         self.active = True
         QApplication.instance().installEventFilter(self)
-        ov = self.results.overlays
+        ov = self.overlays
         ov.cut.set_caption_shown(False)  # the panel shows the cut's numbers, in large type
         doc = w.document
 
@@ -251,7 +271,7 @@ class LectureController(QObject):
             None,
             self.panel.compare_size,
             groups,
-            self.results.state.switch_bounds,
+            self.state.switch_bounds,
         )
         self.steps = self._lesson_steps()
         self.go(0)
@@ -260,7 +280,7 @@ class LectureController(QObject):
     def _on_switch_bounds(self, sb) -> None:
         """The allreduce figures of the lecture's fabric arrived: step (e) shows them."""
         plan = self.plan
-        if not self.active or plan is None or plan.schedule is not self.results.state.schedule:
+        if not self.active or plan is None or plan.schedule is not self.state.schedule:
             return
         self.plan = replace(plan, switch_bounds=sb)
         self._rebuild()
@@ -302,7 +322,7 @@ class LectureController(QObject):
 
     def _on_compare_failed(self, message: str) -> None:
         if self.active:
-            self.results.messages.status(f"Lecture: ring comparison failed: {message}", 8000)
+            self.messages.status(f"Lecture: ring comparison failed: {message}", 8000)
 
     def _lesson_steps(self) -> list[LectureStep]:
         return apply_lesson(lecture_steps(self.plan), self.notes, self.own_steps)
@@ -331,7 +351,7 @@ class LectureController(QObject):
             return
         self.index = max(0, min(index, len(self.steps) - 1))
         step = self.steps[self.index]
-        layers = self.results.layers
+        layers = self.layers
         for key in STEP_LAYERS:
             layers.actions[key].setChecked(key in step.layers)
         self._show_tree(step)
@@ -346,7 +366,7 @@ class LectureController(QObject):
         self.step_shown.emit(self.index)
 
     def _show_tree(self, step: LectureStep) -> None:
-        ov = self.results.overlays
+        ov = self.overlays
         if step.tree_level < 0 or self.plan is None:
             ov.animation.stop()
             ov.trees.show_trees([])
@@ -392,9 +412,9 @@ class LectureController(QObject):
         try:
             write_lesson(path, self.lesson())
         except (ForestCollError, OSError) as exc:
-            self.results.messages.report_error(str(exc))
+            self.messages.report_error(str(exc))
             return None
-        self.results.messages.status(f"Lesson written to {path}", 6000)
+        self.messages.status(f"Lesson written to {path}", 6000)
         return Path(path)
 
     def open_lesson(self, path: str | Path | None = None) -> bool:
@@ -409,7 +429,7 @@ class LectureController(QObject):
         try:
             lesson = read_lesson(path)
         except LessonError as exc:
-            self.results.messages.report_error(str(exc))
+            self.messages.report_error(str(exc))
             return False
         if self.active:
             self.exit()
@@ -471,6 +491,12 @@ class LectureController(QObject):
         self.go(max(0, index - 1))
 
     # ------------------------------------------------------------------ presenter
+    def _color_bar_scale(self, scale: float) -> None:
+        """Scale the heat map's colour bar (it has one from the start: ResultOverlays attaches it)."""
+        bar = self.overlays.heat.color_bar
+        if bar is not None:
+            bar.set_scale(scale)
+
     def set_scale(self, scale: float) -> None:
         """Text size of the panel and the canvas's names (100 % = normal)."""
         self.panel.set_scale(scale)
@@ -478,7 +504,7 @@ class LectureController(QObject):
             w = self.window
             w.canvas.set_label_scale(scale)
             # the colour bar sits over the canvas: larger, but not over the fabric
-            self.results.overlays.heat.color_bar.set_scale(min(scale, 1.5))
+            self._color_bar_scale(min(scale, 1.5))
             width = min(0.6, 0.3 + 0.1 * scale) * w.width()
             w.resizeDocks([self.dock], [int(width)], Qt.Orientation.Horizontal)
             QTimer.singleShot(0, w.canvas.fit_view)
@@ -540,9 +566,9 @@ class LectureController(QObject):
         try:
             out = save_figure(self.window, path, width, data=self.figure(width))
         except ForestCollError as exc:
-            self.results.messages.report_error(str(exc))
+            self.messages.report_error(str(exc))
             return None
-        self.results.messages.status(f"Figure written to {out}", 6000)
+        self.messages.status(f"Figure written to {out}", 6000)
         return out
 
     # ------------------------------------------------------------------ leaving
@@ -554,15 +580,15 @@ class LectureController(QObject):
         self.active = False
         QApplication.instance().removeEventFilter(self)
         self.task.abandon()
-        ov = self.results.overlays
+        ov = self.overlays
         ov.animation.stop()
         ov.trees.show_trees([])
         for key, on in self._saved.get("layers", {}).items():
-            self.results.layers.actions[key].setChecked(on)
+            self.layers.actions[key].setChecked(on)
         w.canvas.set_label_scale(1.0)
         w.canvas.set_label_formatter(None)
         ov.cut.set_caption_shown(True)
-        ov.heat.color_bar.set_scale(1.0)
+        self._color_bar_scale(1.0)
         self.dock.hide()
         w.tools_toolbar.show()
         state = self._saved.get("state")
@@ -574,5 +600,6 @@ class LectureController(QObject):
 
 
 def install(window) -> LectureController:
-    """Add lecture mode to ``window`` (needs its results controller)."""
-    return LectureController(window)
+    """Add lecture mode to ``window``, given the parts of its results controller it uses."""
+    r = window.results_controller
+    return LectureController(window, r.state, r.solving, r.overlays, r.layers, r.messages)

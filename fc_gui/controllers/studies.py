@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QApplication, QFileDialog
@@ -22,6 +22,10 @@ from fc_gui.views.dialog_titles import ask_item
 from fc_gui.views.resilience import ResilienceOverlay
 from fc_gui.views.studies_dock import StudiesDock
 from solver.model.errors import ForestCollError
+
+if TYPE_CHECKING:
+    from fc_gui.controllers.layers_menu import LayersMenu
+    from fc_gui.views.overlays import HeatMapOverlay
 
 EngineFactory = Callable[[int], Any]
 
@@ -33,8 +37,12 @@ def _local_engine(workers: int):
 
 
 def install(window, engine_factory: EngineFactory | None = None) -> StudiesController:
-    """Add the Studies dock to ``window``; returns its controller."""
-    return StudiesController(window, engine_factory)
+    """Add the Studies dock to ``window``, with the View > Layers menu and heat map of its results
+    controller if it has one; returns its controller."""
+    results = window.results_controller
+    if results is None:
+        return StudiesController(window, engine_factory)
+    return StudiesController(window, engine_factory, results.layers, results.overlays.heat)
 
 
 class StudiesController(QObject):
@@ -49,9 +57,16 @@ class StudiesController(QObject):
     finished = Signal(object)
     _progressed = Signal(int, int)
 
-    def __init__(self, window, engine_factory: EngineFactory | None = None) -> None:
+    def __init__(
+        self,
+        window,
+        engine_factory: EngineFactory | None = None,
+        layers: LayersMenu | None = None,
+        heat: HeatMapOverlay | None = None,
+    ) -> None:
         super().__init__(window)
         self.window = window
+        self.heat = heat  # the result's heat map, which yields the links to the impact map
         self.doc = window.document
         self.canvas = window.canvas
         self.engine_factory = engine_factory or _local_engine
@@ -78,10 +93,8 @@ class StudiesController(QObject):
         self.dock.load_requested.connect(self.load_dialog)
         self.dock.row_selected.connect(self.select_element)
         self.dock.map_toggled.connect(self._set_map_visible)
-        if window.results_controller is not None:  # View > Layers mirrors the dock's checkbox
-            window.results_controller.layers.add_synced(
-                "impact", "Resilience &impact map", self.dock.map_check
-            )
+        if layers is not None:  # View > Layers mirrors the dock's checkbox
+            layers.add_synced("impact", "Resilience &impact map", self.dock.map_check)
         self.doc.replaced.connect(self._on_fabric_replaced)
         app = QApplication.instance()
         if app is not None:
@@ -208,9 +221,8 @@ class StudiesController(QObject):
     def _sync_heat(self) -> None:
         """While the impact map colours the links the heat map yields them and its colour bar
         (one colour bar at the top right, describing the colours drawn); after, it is back."""
-        results = self.window.results_controller
-        if results is not None:
-            results.overlays.heat.set_yielded(self.overlay.visible and self.overlay.active)
+        if self.heat is not None:
+            self.heat.set_yielded(self.overlay.visible and self.overlay.active)
 
     def _class_links(self, study: str, rows) -> dict[str, list[tuple[str, str]]]:
         if study != "upgrade" or not any(r.get("kind") == "class" for r in rows):

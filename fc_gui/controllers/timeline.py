@@ -5,6 +5,8 @@ Timeline panel in step. Another result, or none, rebuilds or clears it."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, QTimer
@@ -16,16 +18,23 @@ from fc_gui.views.animation import ANIM_CURRENT, ANIM_REACHED
 from fc_gui.views.overlays import Z_ANIM, CanvasOverlay, pairs_xy, segments_curve
 from fc_gui.views.timeline_dock import TimelineDock
 
+if TYPE_CHECKING:
+    from fc_gui.controllers.result_overlays import ResultOverlays
+    from fc_gui.model.result_state import ResultState
+
 PICKED = (25, 118, 210, 255)
 
 
 class TimelineController(QObject):
     """See module docstring."""
 
-    def __init__(self, window, interval_ms: int = 700) -> None:
+    def __init__(
+        self, window, state: ResultState, overlays: ResultOverlays, interval_ms: int = 700
+    ) -> None:
         super().__init__(window)
         self.window = window
-        self.results = window.results_controller
+        self.state = state  # the shown result: rebuilt when it changes
+        self.dimmer = overlays.dimmer  # fades the other layers while a round is shown
         self.dock = TimelineDock()
         self.dock_widget = window.add_dock(
             self.dock, Qt.DockWidgetArea.RightDockWidgetArea, "Timeline"
@@ -43,17 +52,15 @@ class TimelineController(QObject):
         self.dock.event_selected.connect(self.pick)
         self.dock.root_changed.connect(self.set_root)
         self.root = ""  # only this GPU's shard ("" = all)
-        self.results.state.schedule_changed.connect(lambda _: self.rebuild())
+        state.schedule_changed.connect(lambda _: self.rebuild())
         # the other layers fade while a round past the start is shown, as for one tree
-        self.results.overlays.dimmer.sources.append(
-            lambda: self.timeline is not None and self.round > 0
-        )
+        self.dimmer.sources.append(lambda: self.timeline is not None and self.round > 0)
 
     # ------------------------------------------------------------------ building
     def rebuild(self) -> None:
         """The timeline of the shown result at the panel's chunk count (none: cleared)."""
         self.pause()
-        schedule = self.results.state.schedule
+        schedule = self.state.schedule
         self.timeline, self.picked, self.round = None, None, 0
         if schedule is None:
             self.dock.set_timeline(None)
@@ -130,7 +137,7 @@ class TimelineController(QObject):
 
     def render(self) -> None:
         self.overlay.clear()
-        self.results.overlays.dimmer.update()
+        self.dimmer.update()
         tl = self.timeline
         if tl is None:
             return
@@ -178,5 +185,7 @@ class TimelineController(QObject):
 
 
 def install(window) -> TimelineController:
-    """Add the Timeline panel to ``window`` (needs its results controller)."""
-    return TimelineController(window)
+    """Add the Timeline panel to ``window``: it follows the result state of the window's results
+    controller and dims its overlays."""
+    results = window.results_controller
+    return TimelineController(window, results.state, results.overlays)

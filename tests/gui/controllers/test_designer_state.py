@@ -514,10 +514,10 @@ def test_the_stale_banner_never_squeezes_the_solve_fields(qtbot, make_results_wi
 
 # ---------------------------------------------------------------------- item 11: the Help menu
 def test_help_menu_has_a_quick_start_and_the_real_shortcuts(qtbot, make_results_window):
-    from fc_gui.controllers.lecture import LectureController
+    from fc_gui.controllers.lecture import install as install_lecture
 
     w = make_results_window()
-    w.lecture_controller = LectureController(w)
+    w.lecture_controller = install_lecture(w)
     titles = [a.text() for a in w.help_menu.actions() if not a.isSeparator()]
     assert {"&Quick start", "&Keyboard shortcuts", "&About"} <= set(titles)
     quick = w.show_quick_start()

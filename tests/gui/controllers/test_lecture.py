@@ -9,7 +9,8 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 from results_fixtures import FakeSolver, ring4
 
-from fc_gui.controllers.lecture import LectureController, preset_topology
+from fc_gui.controllers.lecture import install as install_lecture
+from fc_gui.controllers.lecture import preset_topology
 from fc_gui.controllers.results import install
 from fc_gui.main_window import MainWindow
 
@@ -21,7 +22,7 @@ def lecture(qtbot, tmp_path):
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
     w = MainWindow(ring4(), settings=settings, state_dir=tmp_path, install_results=False)
     w.results_controller = install(w, solve_fn=FakeSolver(0.01), warmup=False)
-    lc = w.lecture_controller = LectureController(w)
+    lc = w.lecture_controller = install_lecture(w)
     w.resize(1300, 800)
     w.show()
     qtbot.waitExposed(w)
@@ -58,7 +59,7 @@ def test_menu_entries_and_entering_hides_the_docks(qtbot, lecture):
 
 def test_keys_step_forward_and_back_and_change_what_is_drawn(qtbot, lecture):
     lc = _started(qtbot, lecture)
-    ov = lc.results.overlays
+    ov = lc.overlays
     canvas = lc.window.canvas
     # (a) the fabric: no result layers, short names on the canvas
     assert not ov.cut.visible and not ov.heat.visible and canvas.links.colors is None
@@ -104,7 +105,7 @@ def test_buttons_reach_the_ring_step_with_heat_map_and_simulated_table(qtbot, le
         lc.panel.next_button.click()
     assert lc.step.key == "ring" and lc.index == 6
     assert not lc.panel.next_button.isEnabled()
-    ov = lc.results.overlays
+    ov = lc.overlays
     assert ov.heat.visible and lc.window.canvas.links.colors == ov.heat.colors
     assert not ov.trees.trees
     # the comparison is simulated in the background (the real simulator, ring4 is tiny)
@@ -193,7 +194,7 @@ def test_presenter_scale_enlarges_panel_and_canvas_text(qtbot, lecture):
     canvas = lc.window.canvas
     assert canvas.labels.px == round(11 * 2.5)
     assert 11 < canvas.labels.names.font_px() <= canvas.labels.px  # as large as fits
-    assert lc.results.overlays.heat.color_bar.scale == 1.5  # capped: it floats over the fabric
+    assert lc.overlays.heat.color_bar.scale == 1.5  # capped: it floats over the fabric
     legend = lc.window.canvas.legend
     assert legend.opts["labelTextSize"] == "20.0pt"
     assert all("font-size:20pt" in label.item.toHtml() for _, label in legend.items)

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QSettings
 from results_fixtures import FakeSolver, ring4
 
-from fc_gui.controllers.lecture import LectureController
+from fc_gui.controllers.lecture import install as install_lecture
 from fc_gui.controllers.results import install
 from fc_gui.main_window import MainWindow
 from fc_gui.model.lecture import LectureStep
@@ -28,7 +28,7 @@ def _window(qtbot, tmp_path, name):
     settings = QSettings(str(tmp_path / f"{name}.ini"), QSettings.Format.IniFormat)
     w = MainWindow(ring4(), settings=settings, state_dir=tmp_path / name, install_results=False)
     w.results_controller = install(w, solve_fn=FakeSolver(0.01), warmup=False)
-    lc = w.lecture_controller = LectureController(w)
+    lc = w.lecture_controller = install_lecture(w)
     w.resize(1300, 800)
     w.show()
     qtbot.waitExposed(w)

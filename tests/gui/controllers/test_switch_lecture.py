@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from PySide6.QtCore import QSettings, Qt
 
-from fc_gui.controllers.lecture import LectureController
+from fc_gui.controllers.lecture import install as install_lecture
 from fc_gui.controllers.results import install
 from fc_gui.main_window import MainWindow
 from fc_gui.model import switch_bounds as SB
@@ -60,7 +60,7 @@ def lecture(qtbot, tmp_path):
         T.make("dgx_h100_rail", n=2), settings=settings, state_dir=tmp_path, install_results=False
     )
     w.results_controller = install(w, solve_fn=solve, warmup=False)
-    lc = w.lecture_controller = LectureController(w)
+    lc = w.lecture_controller = install_lecture(w)
     w.resize(1300, 800)
     w.show()
     qtbot.waitExposed(w)

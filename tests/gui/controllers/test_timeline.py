@@ -73,7 +73,8 @@ def test_timeline_panel_plays_forward_and_back(qtbot, tmp_path):
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
     w = MainWindow(ring4(), settings=settings, state_dir=tmp_path, install_results=False)
     w.results_controller = install(w, solve_fn=FakeSolver(0.01), warmup=False)
-    tc = TimelineController(w, interval_ms=20)
+    rc = w.results_controller
+    tc = TimelineController(w, rc.state, rc.overlays, interval_ms=20)
     w.show()
     try:
         dock = tc.dock
