@@ -118,7 +118,7 @@ def show_saved_result(controller, saved: SavedResult) -> int:
     schedule = saved.schedule
     if schedule is not None:
         controller.panel.set_collective(schedule.collective)
-        controller.state.previous = None
+        controller.state.set_previous(None)
         controller.show_schedule(schedule, prepared=prepare_display(schedule))
         added += controller.simulation.show_saved(schedule, saved.simulated())
     return added + controller.measurements.add(saved.measured())

@@ -139,11 +139,11 @@ class SolveController(QObject):
         self._auto_solve = auto
         if what_if:
             if previous is not None:
-                state.previous = previous
+                state.set_previous(previous)
             elif state.fresh is not None:
-                state.previous = state.fresh
+                state.set_previous(state.fresh)
         else:
-            state.previous = None
+            state.set_previous(None)
         self._solve_revision = self._revision
         self.last_request = {
             "topology": topology,

@@ -76,6 +76,11 @@ class ResultState(QObject):
         if schedule is None:
             self.previous = None
 
+    def set_previous(self, schedule: Schedule | None) -> None:
+        """Compare the next result shown with ``schedule`` (a what-if solve); None: compare with
+        nothing."""
+        self.previous = schedule
+
     def announce_schedule(self) -> None:
         """Every view shows :attr:`schedule`: emit ``schedule_changed``."""
         self.schedule_changed.emit(self.schedule)

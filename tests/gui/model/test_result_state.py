@@ -50,7 +50,7 @@ def test_clearing_drops_the_what_if_comparison():
     state = ResultState()
     old, new = ring4_schedule(), replace(ring4_schedule(), k=3)
     state.set_schedule(old)
-    state.previous = old
+    state.set_previous(old)
     state.set_schedule(new)
     assert state.previous is old  # a what-if result keeps its comparison
     state.set_schedule(None)
