@@ -6,10 +6,14 @@ the N-box DGX H100 rail template as written by ``convert``, the same file with e
 attribute removed (what another tool writes), and that file with nodes and links shuffled.
 Compare rows as ratios within one run: the machine is shared.
 
+``--nvl72 R`` adds GB200 NVL72 racks (``nvl72_racks``, R racks of 72 GPUs on a rail-optimised
+2-tier InfiniBand network) with and without groups.
+
 Usage::
 
     python benchmarks/cli_scale.py                # 128 boxes (1024 GPUs)
     python benchmarks/cli_scale.py --boxes 16 32  # several sizes
+    python benchmarks/cli_scale.py --boxes --nvl72 16   # only 16 NVL72 racks (1152 GPUs)
 """
 
 from __future__ import annotations
@@ -45,34 +49,39 @@ def run(argv: list[str], stdout_path: Path | None = None) -> tuple[float, int]:
     return wall, usage.ru_maxrss // 1024
 
 
-def fabrics(boxes: int, folder: Path) -> dict[str, Path]:
-    grouped = folder / f"rail{boxes}.json"
-    run(["convert", "--template", "dgx_h100_rail", "--param", f"n={boxes}", str(grouped)])
+def fabrics(
+    boxes: int, folder: Path, template: str = "dgx_h100_rail", param: str = "n"
+) -> dict[str, Path]:
+    grouped = folder / f"{template}{boxes}.json"
+    run(["convert", "--template", template, "--param", f"{param}={boxes}", str(grouped)])
     doc = json.loads(grouped.read_text())
     for node in doc["nodes"]:
         node.pop("group", None)
     for key in ("template", "template_params"):
         doc.pop(key, None)
-    plain = folder / f"rail{boxes}_nogroup.json"
+    plain = folder / f"{template}{boxes}_nogroup.json"
     plain.write_text(json.dumps(doc))
     rng = random.Random(0)
     rng.shuffle(doc["nodes"])
     rng.shuffle(doc["links"])
-    shuffled = folder / f"rail{boxes}_shuffled.json"
+    shuffled = folder / f"{template}{boxes}_shuffled.json"
     shuffled.write_text(json.dumps(doc))
     return {"grouped": grouped, "no group": plain, "no group, shuffled": shuffled}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--boxes", type=int, nargs="+", default=[128])
+    ap.add_argument("--boxes", type=int, nargs="*", default=[128])
+    ap.add_argument("--nvl72", type=int, nargs="*", default=[], metavar="RACKS")
     args = ap.parse_args()
+    sizes = [(b, "dgx_h100_rail", "n", 8) for b in args.boxes]
+    sizes += [(r, "nvl72_racks", "racks", 72) for r in args.nvl72]
     print("| GPUs | file | command | wall s | peak RSS MB | output MB | vs plain solve |")
     print("|---:|---|---|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        for boxes in args.boxes:
-            files = fabrics(boxes, folder)
+        for boxes, template, param, per_box in sizes:
+            files = fabrics(boxes, folder, template, param)
             run(["solve", str(files["grouped"])])  # fills numba's cache: not timed
             base = None
             for label, path in files.items():
@@ -90,7 +99,7 @@ def main() -> int:
                     base = wall if base is None else base
                     size = product.stat().st_size / 1e6 if product is not None else 0.0
                     print(
-                        f"| {boxes * 8} | {label} | `{name}` | {wall:.2f} | {rss} | "
+                        f"| {boxes * per_box} | {label} | `{name}` | {wall:.2f} | {rss} | "
                         f"{size:.1f} | {wall / base:.2f}x |",
                         flush=True,
                     )

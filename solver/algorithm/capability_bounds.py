@@ -101,7 +101,7 @@ def allgather_optimum(topo: Topology) -> tuple[Fraction, tuple[str, ...]]:
     sinks = None
     if fab.num_compute >= SYMMETRY_MIN_N:
         sym = box_symmetry(topo, fab)
-        sinks = None if sym is None else sym.representatives(fab)
+        sinks = None if sym is None else sym.sinks(fab)
     check_optimum(fab, sinks)
     opt = compute_optimum(fab, sinks=sinks)
     return opt.algbw, tuple(fab.names[i] for i, m in enumerate(opt.cut) if m)

@@ -61,7 +61,7 @@ def solve_compressed(
         )
     if progress is not None:
         progress("optimum", 0.0)
-    opt = compute_optimum(fabric, check, sinks=sym.representatives(fabric))
+    opt = compute_optimum(fabric, check, sinks=sym.sinks(fabric))
     timings["optimum"] = time.perf_counter() - t0
     if progress is not None:
         progress("switch_removal", 0.0)

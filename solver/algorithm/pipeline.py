@@ -255,7 +255,7 @@ class _AllgatherSolve:
             self.bound = self.direct.optimum
         else:
             self.sym = _box_symmetry(self.topology, self.full)
-            sinks = None if self.sym is None else self.sym.representatives(self.full)
+            sinks = None if self.sym is None else self.sym.sinks(self.full)
             check_optimum(self.full, sinks)
             if self.full.num_compute == self.full.n and self.sym is None:
                 # no switches: the packing graph is the fabric, so refuse before the optimum
@@ -468,7 +468,7 @@ def _symmetric_forest(
     optimum's own k.
     """
     t0 = time.perf_counter()
-    k, caps = fewest_trees(fabric, opt, sym.representatives(fabric), check)
+    k, caps = fewest_trees(fabric, opt, sym.sinks(fabric), check)
     timings["optimum"] += time.perf_counter() - t0
     found = _symmetric_attempt(topology, fabric, sym, opt, k, caps, check, timings)
     if found is None and k != opt.k:

@@ -61,7 +61,7 @@ def trim_shared_links(
     N = fabric.num_compute
     net = flow_network(fabric, caps, k)
     arcs = net.edge_arc[: len(caps)][shared]
-    sinks = sym.representatives(fabric)
+    sinks = sym.sinks(fabric)
 
     def holds(c: int) -> bool:
         net.cap[arcs] = np.minimum(base[shared], c)

@@ -23,7 +23,7 @@ here is assumed.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
@@ -46,6 +46,9 @@ class BoxSymmetry:
     box_of: np.ndarray  # (n,)
     pos_of: np.ndarray  # (n,)
     shift: np.ndarray  # (n,) σ
+    # orbit id per node under σ and further verified automorphisms (:func:`with_sibling_orbits`);
+    # None: the orbits of ⟨σ⟩ alone
+    orbit_of: np.ndarray | None = None
 
     def translate(self, v: int, by: int) -> int:
         """σ^by(v)."""
@@ -64,6 +67,23 @@ class BoxSymmetry:
     def representatives(self, fabric: IndexedFabric) -> list[int]:
         """One compute node per orbit of ⟨σ⟩: the compute nodes of box 0 and every fixed one."""
         return [v for v in fabric.compute if self.box_of[v] <= 0]
+
+    def sinks(self, fabric: IndexedFabric) -> list[int]:
+        """One compute node per orbit of the group of verified automorphisms known (σ, and the
+        sibling translations of :func:`with_sibling_orbits`): enough sinks for any max-flow
+        whose capacities are a function of the bandwidths and of which nodes σ fixes (the
+        optimum, the fewest-trees check, the spare trim) — not for the split graph, which is
+        only σ-equivariant."""
+        if self.orbit_of is None:
+            return self.representatives(fabric)
+        seen: set[int] = set()
+        out = []
+        for v in fabric.compute:
+            o = int(self.orbit_of[v])
+            if o not in seen:
+                seen.add(o)
+                out.append(v)
+        return out
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -155,20 +175,64 @@ def find_box_symmetry(fabric: IndexedFabric, groups: Sequence[str | None]) -> Bo
     size = len(boxes[0])
     if any(len(m) != size for m in boxes):
         return None
+    return _translation(fabric, boxes)
+
+
+class _EdgeIndex:
+    """A fabric's links as arrays and adjacency lists with bandwidth ranks (ints in the order of
+    the bandwidths), built once per fabric for the searches below."""
+
+    def __init__(self, fabric: IndexedFabric):
+        n = fabric.n
+        ranks = {b: i for i, b in enumerate(sorted(set(fabric.bw_int)))}
+        self.rank = np.asarray([ranks[b] for b in fabric.bw_int], dtype=np.int64)
+        self.tails = np.asarray([u for u, _ in fabric.edges], dtype=np.int64)
+        self.heads = np.asarray([v for _, v in fabric.edges], dtype=np.int64)
+        keys = self.tails * n + self.heads
+        order = np.argsort(keys, kind="stable")
+        self.sorted_keys = keys[order]
+        self.sorted_rank = self.rank[order]
+        self.unique = len(np.unique(keys)) == len(keys)
+        self.out: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        self.inc: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        for (u, v), r in zip(fabric.edges, self.rank.tolist(), strict=True):
+            self.out[u].append((v, r))
+            self.inc[v].append((u, r))
+        self.is_compute = np.asarray(fabric.is_compute, dtype=bool)
+
+
+# the last fabric indexed and its _EdgeIndex, as one tuple (replaced at once: thread-safe)
+_LAST_INDEX: tuple = (None, None)
+
+
+def _edge_index(fabric: IndexedFabric) -> _EdgeIndex:
+    global _LAST_INDEX
+    last = _LAST_INDEX
+    if last[0] is not fabric:
+        last = _LAST_INDEX = (fabric, _EdgeIndex(fabric))
+    return last[1]
+
+
+def _translation(fabric: IndexedFabric, boxes: list[list[int]]) -> BoxSymmetry | None:
+    """The translation moving box b onto box b + 1 (members matched by canonical order), every
+    node outside the boxes fixed, if it is an automorphism; else ``None``."""
+    size = len(boxes[0])
     box_index = {}
     for b, members in enumerate(boxes):
         for v in members:
             box_index[v] = b
+    ix = _edge_index(fabric)
     local: dict[int, list[tuple[int, int]]] = {v: [] for v in box_index}
-    outside: dict[int, list[tuple[int, int, Fraction]]] = {v: [] for v in box_index}
-    rank = {b: i for i, b in enumerate(sorted(set(fabric.bandwidth)))}
-    for (u, v), bw in zip(fabric.edges, fabric.bandwidth):
-        if u in box_index and box_index.get(v) == box_index[u]:
-            local[u].append((v, rank[bw]))
-        elif u in box_index and v not in box_index:
-            outside[u].append((0, v, bw))
-        elif v in box_index and u not in box_index:
-            outside[v].append((1, u, bw))
+    outside: dict[int, list[tuple[int, int, int]]] = {v: [] for v in box_index}
+    for u, b in box_index.items():
+        for v, r in ix.out[u]:
+            if box_index.get(v) == b:
+                local[u].append((v, r))
+            elif v not in box_index:
+                outside[u].append((0, v, r))
+        for w, r in ix.inc[u]:
+            if w not in box_index:
+                outside[u].append((1, w, r))
     anchor = {v: tuple(sorted(links)) for v, links in outside.items()}
     node_at = np.array([_canonical_order(fabric, m, local, anchor) for m in boxes], dtype=np.int64)
     box_of = np.full(fabric.n, -1, dtype=np.int64)
@@ -185,10 +249,18 @@ def find_box_symmetry(fabric: IndexedFabric, groups: Sequence[str | None]) -> Bo
 def is_automorphism(fabric: IndexedFabric, perm: np.ndarray) -> bool:
     """Whether ``perm`` maps compute nodes to compute nodes and every link onto a link of the
     same bandwidth (then it is a bijection on links too: their number is finite and equal)."""
-    if any(fabric.is_compute[v] != fabric.is_compute[int(perm[v])] for v in range(fabric.n)):
+    ix = _edge_index(fabric)
+    perm = np.asarray(perm, dtype=np.int64)
+    if not np.array_equal(ix.is_compute, ix.is_compute[perm]):
         return False
-    bw = dict(zip(fabric.edges, fabric.bandwidth))
-    return all(bw.get((int(perm[u]), int(perm[v]))) == b for (u, v), b in bw.items())
+    if not ix.unique:  # repeated (u, v) pairs: the last one counts, as in a dict
+        bw = dict(zip(fabric.edges, fabric.bandwidth))
+        return all(bw.get((int(perm[u]), int(perm[v]))) == b for (u, v), b in bw.items())
+    if not len(ix.tails):
+        return True
+    keys = perm[ix.tails] * fabric.n + perm[ix.heads]
+    at = np.minimum(np.searchsorted(ix.sorted_keys, keys), len(keys) - 1)
+    return bool(np.all(ix.sorted_keys[at] == keys) and np.all(ix.sorted_rank[at] == ix.rank))
 
 
 #: classes of switches set aside, least bandwidth first, before the structural search gives up
@@ -200,11 +272,8 @@ def refined_colours(fabric: IndexedFabric) -> list[int]:
     coloured by kind and are split by the multisets of (neighbour colour, bandwidth) of their
     outgoing and incoming links until no class splits. Nodes an automorphism can exchange always
     share a colour; O(rounds · E log E), rounds <= the number of classes."""
-    out: list[list[tuple[int, Fraction]]] = [[] for _ in range(fabric.n)]
-    inc: list[list[tuple[int, Fraction]]] = [[] for _ in range(fabric.n)]
-    for (u, v), bw in zip(fabric.edges, fabric.bandwidth):
-        out[u].append((v, bw))
-        inc[v].append((u, bw))
+    ix = _edge_index(fabric)  # bandwidth ranks: in the order of the bandwidths, cheap to hash
+    out, inc = ix.out, ix.inc
     colour = [0 if c else 1 for c in fabric.is_compute]
     classes = len(set(colour))
     while True:
@@ -279,6 +348,113 @@ def find_structural_box_symmetry(fabric: IndexedFabric) -> BoxSymmetry | None:
     return None
 
 
+#: representatives of ⟨σ⟩ from which sibling translations are looked for (fewer: not worth it)
+SIBLING_MIN_SINKS = 128
+
+
+def with_sibling_orbits(fabric: IndexedFabric, sym: BoxSymmetry) -> BoxSymmetry:
+    """``sym`` with the orbits of a larger verified group, for fewer max-flow sinks.
+
+    A SuperPOD-like fabric has σ only at its top (4 pods of a 3-tier network: 1024 sinks of
+    4096 GPUs), but nested boxes inside: the scalable units of a pod hang on the same spines,
+    the DGX nodes of a unit on the same leaves. The network tiers are set aside as in
+    :func:`find_structural_box_symmetry`; at each step, the parts holding compute nodes that
+    attach to the same set-aside nodes and have the same size are *siblings*, and the
+    translation among siblings (every other node fixed) is kept when it is an automorphism,
+    checked link by link, and moves only nodes inside σ's boxes (so the nodes σ fixes stay
+    fixed). The orbits of the group generated by σ and these translations are the connected
+    parts of the graph joining every node to its images.
+    """
+    if len(sym.representatives(fabric)) < SIBLING_MIN_SINKS:
+        return sym
+    parent = list(range(fabric.n))
+
+    def find(v: int) -> int:
+        while parent[v] != v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+
+    def join(perm: np.ndarray) -> None:
+        for v in np.flatnonzero(perm != np.arange(fabric.n)).tolist():
+            a, b = find(v), find(int(perm[v]))
+            if a != b:
+                parent[a] = b
+
+    join(sym.shift)
+    in_box = sym.box_of >= 0
+    for removed in _tiers(fabric):
+        part = _components(fabric, removed)
+        holding = sorted({part[v] for v in fabric.compute})
+        members: dict[int, list[int]] = {}
+        for v in range(fabric.n):
+            if part[v] >= 0:
+                members.setdefault(part[v], []).append(v)
+        attached: dict[int, set[int]] = {c: set() for c in holding}
+        for u, v in fabric.edges:
+            if part[u] in attached and v in removed:
+                attached[part[u]].add(v)
+        siblings: dict[tuple, list[list[int]]] = {}
+        for c in holding:
+            key = (tuple(sorted(attached[c])), len(members[c]))
+            siblings.setdefault(key, []).append(members[c])
+        for boxes in siblings.values():
+            if len(boxes) < 2 or not all(in_box[v] for m in boxes for v in m):
+                continue
+            moved = _translation(fabric, boxes)
+            if moved is not None:
+                join(moved.shift)
+    orbit_of = np.asarray([find(v) for v in range(fabric.n)], dtype=np.int64)
+    return replace(sym, orbit_of=orbit_of)
+
+
+def _tiers(fabric: IndexedFabric) -> list[set[int]]:
+    """The growing sets of switch classes set aside by :func:`find_structural_box_symmetry`."""
+    colour = refined_colours(fabric)
+    members: dict[int, list[int]] = {}
+    for v, c in enumerate(colour):
+        members.setdefault(c, []).append(v)
+    carried = [Fraction(0)] * fabric.n
+    for (u, v), bw in zip(fabric.edges, fabric.bandwidth):
+        carried[u] += bw
+        carried[v] += bw
+    switch_classes = sorted(
+        (m for m in members.values() if not fabric.is_compute[m[0]]),
+        key=lambda m: (carried[m[0]] * len(m), len(m), m[0]),
+    )
+    # also the tiers farthest from the compute nodes first (cores, spines, leaves, NICs): nested
+    # boxes (a pod's scalable units) appear only if the leaves stay while the spines go
+    hops = _hops_from_compute(fabric)
+    by_distance = sorted(
+        (m for m in members.values() if not fabric.is_compute[m[0]]),
+        key=lambda m: (-hops[m[0]], m[0]),
+    )
+    out: list[set[int]] = []
+    for order in (switch_classes, by_distance):
+        removed: set[int] = set()
+        for cls in order[:STRUCTURAL_ATTEMPTS]:
+            removed = removed | set(cls)
+            if removed not in out:
+                out.append(removed)
+    return out
+
+
+def _hops_from_compute(fabric: IndexedFabric) -> list[int]:
+    """Links from the nearest compute node, per node (either direction; n if unreachable)."""
+    ix = _edge_index(fabric)
+    hops = [0 if c else fabric.n for c in fabric.is_compute]
+    frontier = list(fabric.compute)
+    while frontier:
+        nxt = []
+        for u in frontier:
+            for w, _ in ix.out[u] + ix.inc[u]:
+                if hops[w] > hops[u] + 1:
+                    hops[w] = hops[u] + 1
+                    nxt.append(w)
+        frontier = nxt
+    return hops
+
+
 def box_symmetry(
     topology: Topology, fabric: IndexedFabric | None = None, *, structural: bool = True
 ) -> BoxSymmetry | None:
@@ -293,4 +469,4 @@ def box_symmetry(
     sym = find_box_symmetry(fabric, [node.group for node in topology.nodes])
     if sym is None and structural:
         sym = find_structural_box_symmetry(fabric)
-    return sym
+    return None if sym is None else with_sibling_orbits(fabric, sym)
