@@ -281,10 +281,6 @@ LOGS: tuple[RealLog, ...] = (
             "2x H100 Nebius (dstack)", 2, 8, 50, nvswitch_bw=450, library="nccl:hopper:nvls"
         ),
         held_out=True,
-        known_gap=(
-            "NVLSTree across boxes: NVLS is calibrated inside one box only and the NICs are not "
-            "published; +12.5 % at 1 GiB"
-        ),
     ),
     # dstack's Lambda guide: a 1-Click Cluster of 2 nodes x 8 B200 on InfiniBand, NCCL defaults
     RealLog(
@@ -308,10 +304,6 @@ LOGS: tuple[RealLog, ...] = (
         ),
         held_out=True,
         collective="allreduce",
-        known_gap=(
-            "NVLSTree across two H100 boxes, as on Nebius (same figures: 238 GB/s at 1 GiB): "
-            "+12.5 % at 1 GiB"
-        ),
     ),
     # dstack's Crusoe guide: 2 nodes x 8 A100 80GB SXM on InfiniBand (8 HCAs), NCCL's defaults
     # but for NCCL_IB_* settings the model has no term for; the excerpt names no collective

@@ -887,10 +887,20 @@ def _bus_bandwidth(algo, proto, collective, lib, sh, ring_bus, tree_total, ll_ma
         if algo == "NVLS":
             return intra
         inter = sh.net * NET_EFFICIENCY * (2 if sh.boxes <= 2 else 1)
-        return min(intra, inter, CHANNELS * NVLS_TREE_BW[gi][ni])
+        return min(intra, inter, nvls_heads(sh) * NVLS_TREE_BW[gi][ni])
     if algo == "PAT":
         return ring_bus * 0.75
     return 0.0
+
+
+def nvls_heads(sh: Shape) -> int:
+    """Channels of NCCL's NVLS graph across boxes: one per NVLS "head", a GPU with its own NIC
+    (src/graph/search.cc @5067397c: ``maxChannels = min(NCCL_MAX_NVLS_ARITY, GPUs)`` at
+    :1125-1127, and the search pairs each NIC with its local GPU, a GPU with several NICs once,
+    :754-770). NVLSTree's bus bandwidth is this count times the per-channel rate, capped by
+    ``perChMaxNVLSTreeBws`` (tuning.cc:308-323), so 8 heads cap an H100 pair of boxes at
+    8 x 57.7 GB/s. The fabric's NICs per box, at most its GPUs (no NICs drawn: its GPUs)."""
+    return max(1, min(sh.nics or sh.ppn, sh.ppn))
 
 
 def _latency(

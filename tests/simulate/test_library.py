@@ -133,22 +133,31 @@ def test_library_efficiency_derates_links_for_every_algorithm():
 def test_sweep_reports_nccl_choice_and_in_switch_note():
     from solver import solve
 
-    topo = T.dgx_h100_rail(2)
+    # one DGX H100: NVLS reduces in the switch and beats the forward-only bound
+    topo = T.dgx_h100_rail(1)
     sched = solve(topo, "allreduce")
     lib = L.library_for(topo)
     sw = sweep(
         topo, "allreduce", ["forestcoll", "nccl"], [1 << 20, GIB], schedule=sched, library=lib
     )
     nccl = sw.table("nccl")
-    assert [r.choice for r in nccl] == ["Tree/LL128", "NVLSTree/Simple"]
+    assert [r.choice for r in nccl] == ["Ring/LL", "NVLS/Simple"]
     fc = sw.table("forestcoll")[1]
-    # ForestColl pays the same NVLink/NIC efficiency: below the line-rate bound
+    # ForestColl pays the same NVLink efficiency: below the line-rate bound
     assert fc.algbw < 0.92 * sched.optimal_algbw
     # NVLS reduces in the switch: the note says it beats the bound instead of hiding it
     assert nccl[1].algbw > sched.optimal_algbw
     assert "beats the ForestColl bound" in sw.in_switch_note()
-    # ... and names the capability optimum it stays under (2x DGX H100 rail: 400, exact)
-    assert "stays at or below the capability optimum 400.0 GB/s (exact" in sw.in_switch_note()
+    # ... and names the capability optimum it stays under (one DGX H100: 450, exact)
+    assert "stays at or below the capability optimum 450.0 GB/s (exact" in sw.in_switch_note()
+    # two boxes: NVLSTree, capped by its 8 heads x 57.7 GB/s (tuning.cc perChMaxNVLSTreeBws),
+    # stays under the forward-only bound there, so no note
+    topo = T.dgx_h100_rail(2)
+    sched = solve(topo, "allreduce")
+    sw = sweep(topo, "allreduce", ["forestcoll", "nccl"], [GIB], schedule=sched)
+    (row,) = sw.table("nccl")
+    assert row.choice == "NVLSTree/Simple" and row.algbw < sched.optimal_algbw
+    assert not sw.in_switch_note()
 
 
 def test_parse_library():

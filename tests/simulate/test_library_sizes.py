@@ -117,3 +117,24 @@ def test_crusoe_a100_small_sizes_run_ll128_trees():
     i = list(m.size_bytes).index(4 * MIB)
     t = L.tuner(topo, "allreduce", old).best(4 * MIB)[1]
     assert (4 * MIB / t / 1e9) / m.algbw_used[i] < 0.5
+
+
+def test_nvls_tree_is_capped_by_its_heads():
+    """NCCL's NVLS graph across boxes has one channel per head (a GPU with its NIC; search.cc
+    @5067397c :754-770, :1125-1127), and NVLSTree's bus bandwidth is at most channels x
+    perChMaxNVLSTreeBws (tuning.cc:308-323): 8 x 57.7 on two H100 boxes. The two held-out H100
+    runs (Nebius, OCI) sit there; with 16 channels the model was +12.5 % on both."""
+    tu = L.tuner(T.dgx_h100_rail(2), "allreduce")
+    nvt = next(c for c in tu.choices if c.label == "NVLSTree/Simple")
+    assert L.nvls_heads(L.shape_of(T.dgx_h100_rail(2))) == 8
+    assert nvt.bw == pytest.approx(8 * 57.7 * 16 / 30)
+    for name in (
+        "nccl_allreduce_h100_nebius_dstack_2node.log",
+        "nccl_allreduce_h100_oci_2node.log",
+    ):
+        log = next(g for g in C.LOGS if g.file == name)
+        assert C.worst_error(C.compare([log])) < 0.05, name
+    # B200 boxes are network-bound below 8 x 96: the cap leaves them
+    b200 = C.boxes_with_rails("2x B200", 2, 8, 50, nvswitch_bw=900, library="nccl:blackwell:nvls")
+    nvt = next(c for c in L.tuner(b200, "allreduce").choices if c.label == "NVLSTree/Simple")
+    assert nvt.bw < 8 * 96.0 * 16 / 30
