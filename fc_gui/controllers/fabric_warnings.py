@@ -5,6 +5,8 @@ numbers of the results summary."""
 
 from __future__ import annotations
 
+import operator
+
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QLabel
 
@@ -62,7 +64,7 @@ class FabricWarnings(QObject):
         doc = self.window.document
         offered = self._offered
         if offered is not None and len(offered[0]) == len(doc.links):  # type: ignore[arg-type]
-            if all(a is b for a, b in zip(offered[0], doc.links.values())):  # type: ignore[call-overload]
+            if all(map(operator.is_, offered[0], doc.links.values())):  # type: ignore[call-overload]
                 if not doc.disabled_nodes and not doc.disabled_links:  # as read: the same
                     self._show(offered[1])
                     return

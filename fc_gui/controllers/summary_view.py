@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QCursor, QKeySequence
 
 from fc_gui.controllers.background import BackgroundTask
+from fc_gui.controllers.gc_pause import gc_frozen
 from fc_gui.model.result_text import plural
 from fc_gui.model.summary import SummaryState
 
@@ -63,7 +64,7 @@ class SummaryViewActions(QObject):
         """The canvas needs the grouping of ``doc``'s fabric: found in the worker."""
         nodes, links = list(doc.nodes.values()), list(doc.links.values())
         self._status(f"grouping {plural(len(nodes), 'node')} for the summary view…")
-        self.task.start(lambda progress, cancel: SummaryState.of(nodes, links))
+        self.task.start(lambda progress, cancel: gc_frozen(lambda: SummaryState.of(nodes, links)))
 
     def _grouped(self, state: SummaryState) -> None:
         self.canvas.set_summary_state(state)

@@ -86,7 +86,7 @@ class FabricCanvas(pg.GraphicsView):
         self.scene().sigMouseMoved.connect(self.hover.mouse_moved)
         self.doc.structure_changed.connect(self.rebuild)
         self.doc.positions_changed.connect(self._on_positions_changed)
-        self.doc.disabled_changed.connect(self.rebuild)
+        self.doc.disabled_changed.connect(self._on_disabled_changed)
         self.doc.selection_changed.connect(self._update_selection)
 
     # ================================================================== overlay API
@@ -260,6 +260,18 @@ class FabricCanvas(pg.GraphicsView):
             self.layers.rebuild(self.doc)
             if was:
                 self.summary_changed.emit()
+        self._update_selection()
+
+    def _on_disabled_changed(self) -> None:
+        """What-if switches: new looks. In the summary view only the nodes shown as themselves
+        have looks to change (the aggregates stay), so only the usual layers are rebuilt."""
+        state, scene = self.summary.state, self.summary.scene
+        if self.summary.pending and self.summary_wanted():
+            return  # nothing drawn yet: the grouping under way draws with the new looks
+        if state is None or scene is None or not self.summary_wanted():
+            self.rebuild()
+            return
+        self.layers.rebuild(shown_fabric(self.doc, state, scene))  # type: ignore[arg-type]
         self._update_selection()
 
     # ------------------------------------------------------------------ summary view

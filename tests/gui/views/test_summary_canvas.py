@@ -9,6 +9,7 @@ from PySide6.QtCore import QPointF, QSettings, Qt, QTimer
 from PySide6.QtGui import QUndoStack
 from PySide6.QtTest import QTest
 
+from fc_gui.controllers.background import running_workers
 from fc_gui.main_window import MainWindow
 from fc_gui.model.document import TopologyDocument
 from fc_gui.model.summary import SUMMARY_NODES
@@ -200,3 +201,32 @@ def test_view_menu_actions_and_a_template_grouped_in_the_background(qtbot, tmp_p
     assert not w.canvas.summary_active() and len(w.canvas.index.ids) == 4504
     actions.toggle_action.setChecked(True)
     assert w.canvas.summary_active()
+    qtbot.waitUntil(lambda: w.canvas.summary.scene is not None, timeout=60000)
+    qtbot.waitUntil(lambda: running_workers() == 0, timeout=30000)
+
+
+def test_after_a_real_solve_the_cut_is_shaded_on_the_aggregates(qtbot, make_results_window):
+    from solver import solve
+
+    topo = hpn(segments=2, hosts=2)  # 32 GPUs, 220 nodes
+    w = make_results_window(topo, solve_fn=solve)
+    canvas = w.canvas
+    canvas.summary_threshold = 100  # shown as its summary here
+    canvas.rebuild()  # grouped in the window's worker
+    qtbot.waitUntil(lambda: canvas.summary.scene is not None, timeout=30000)
+    rc = w.results_controller
+    with qtbot.waitSignal(rc.state.schedule_changed, timeout=120000):
+        assert rc.solving.solve()
+    cut = rc.state.schedule.bottleneck
+    qtbot.waitUntil(lambda: canvas.summary.cut_nodes is not None, timeout=10000)
+    assert canvas.summary.cut_nodes == frozenset(cut.nodes)
+    g = canvas.summary.state.grouping
+    inside = set(cut.nodes)
+    for agg, share in zip(canvas.summary.scene.aggregates, canvas.summary.shares):
+        a = g.aggregates[agg]
+        members = g.members(agg)
+        gpus = [m for m in members if m in set(topo.compute_ids)] or members
+        assert share == pytest.approx(sum(m in inside for m in gpus) / len(gpus)), a.label
+    assert (canvas.summary.shares > 0).any()
+    assert "Bottleneck cut" in rc.overlays.cut.label_text
+    qtbot.waitUntil(lambda: running_workers() == 0, timeout=30000)
