@@ -58,6 +58,13 @@ def register(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", action="store_true", help="print the schedule as JSON on stdout")
     parser.add_argument(
+        "--optimum-only",
+        action="store_true",
+        help="only the exact optimum and its bottleneck cut, no trees (seconds at 32 768 GPUs; "
+        "one max-flow per orbit of verified automorphisms); --json prints a compact document. "
+        "Also what solve falls back to when the full schedule is over its size limit",
+    )
+    parser.add_argument(
         "-o",
         "--output",
         metavar="FILE",
@@ -148,13 +155,27 @@ def run(args) -> int:
         raise SolverError(f"--max-trees-per-root must be >= 1, got {args.max_trees_per_root}")
     if args.output:
         _output_kind(args.output)  # refuse an unknown extension before the (long) solve
+    if args.optimum_only and (args.compressed or args.max_trees_per_root is not None):
+        raise ForestCollError(
+            "--optimum-only computes no trees: it takes neither --compressed nor "
+            "--max-trees-per-root"
+        )
+    if args.optimum_only and args.output and _output_kind(args.output) != "json":
+        raise ForestCollError(f"{args.output}: --optimum-only saves a .json document only")
     topo = load_fabric(args.topology, args)
     fabric_warnings = scale_up_warnings(topo)
     if args.json:  # stdout holds the document: warn on stderr
         for w in fabric_warnings:
             print(f"warning: {w}", file=sys.stderr)
-    if _wants_plan(args, topo):
+    if args.optimum_only:
+        return _run_optimum(args, topo, fabric_warnings)
+    over = _over_size(args, topo)
+    if not (over and args.json) and _wants_plan(args, topo):
         return _run_plan(args, topo, fabric_warnings)
+    if over:
+        note = f"{over}: the optimum and bottleneck cut only (no trees)"
+        print(f"note: {note}", file=sys.stderr)
+        return _run_optimum(args, topo, fabric_warnings, note=note)
     from solver import solve
 
     bar = ProgressBar()
@@ -191,6 +212,136 @@ def run(args) -> int:
         if args.output:
             print(f"saved: {printable(args.output)}")
     return 0
+
+
+def _over_size(args, topo: Topology) -> str | None:
+    """Why the full schedule of ``topo`` is refused (its size limit), or None."""
+    from solver.algorithm.cost import CostLimit, check_schedule_size
+
+    try:
+        check_schedule_size(len(topo.compute_ids), 2 if args.collective == "allreduce" else 1)
+    except CostLimit as exc:
+        return str(exc)
+    return None
+
+
+def _run_optimum(args, topo: Topology, fabric_warnings: list[str], note: str = "") -> int:
+    """The exact optimum and bottleneck cut(s) only (:mod:`solver.algorithm.optimum_only`)."""
+    if args.output and _output_kind(args.output) != "json":
+        raise ForestCollError(
+            f"{args.output}: {note or '--optimum-only'}; only a .json document can be saved"
+        )
+    from solver.algorithm.optimum_only import solve_optimum
+
+    bar = ProgressBar()
+    started = time.perf_counter()
+    try:
+        result = solve_optimum(topo, args.collective, progress=bar)
+    finally:
+        bar.close()
+    elapsed = time.perf_counter() - started
+    if args.output or args.json:
+        text = optimum_json_text(result, note)
+    if args.output:
+        try:
+            atomic_write_text(args.output, text)
+        except OSError as exc:
+            raise ForestCollError(f"{args.output}: cannot write: {exc.strerror}") from None
+    if args.json:
+        sys.stdout.write(text)
+        return 0
+    print(format_optimum_report(result, elapsed=elapsed, source=args.topology, note=note))
+    for line in capability_lines(topo, args.collective, "  "):
+        print(line)
+    for w in fabric_warnings:
+        print(f"  warning: {w}")
+    if args.output:
+        print(f"saved: {printable(args.output)}")
+    return 0
+
+
+def optimum_json_text(result, note: str = "") -> str:
+    """The compact ``--optimum-only --json`` document (one line): optimum, cut(s), timings."""
+    from solver.io import strict_json
+
+    def cut_doc(cut: BottleneckCut) -> dict:
+        return {
+            "compute_nodes_inside": cut.compute_nodes_inside,
+            "bandwidth_gbps": float(cut.egress_bandwidth),
+            "bandwidth_exact": _exact(cut.egress_bandwidth),
+            "links": [[u, v, float(b)] for u, v, b in cut.links],
+            "nodes": list(cut.nodes),
+        }
+
+    doc = {
+        "format": "forestcoll-optimum",
+        "version": 1,
+        "topology": result.topology.name,
+        "collective": result.collective,
+        "compute_nodes": len(result.topology.compute_ids),
+        "algbw_gbps": float(result.algbw),
+        "algbw_exact": _exact(result.algbw),
+        "phases": [
+            {
+                "collective": p.collective,
+                "algbw_gbps": float(p.algbw),
+                "algbw_exact": _exact(p.algbw),
+                "k": p.k,
+                "max_flow_sinks": p.orbits,
+                "bottleneck": cut_doc(p.cut),
+            }
+            for p in result.phases
+        ],
+        "timings": dict(result.timings),
+        "note": note or None,
+    }
+    return strict_json.dumps(doc, separators=(",", ":")) + "\n"
+
+
+def format_optimum_report(
+    result, *, elapsed: float | None, source: str = "", note: str = ""
+) -> str:
+    """The summary of ``forestcoll solve --optimum-only``."""
+    topo = result.topology
+    switches = len(topo.switch_ids)
+    lines = [
+        f"{topo.name or source}: {result.collective} on {len(topo.compute_ids)} compute nodes, "
+        f"{switches} {'switch' if switches == 1 else 'switches'}",
+        f"  optimum:    {_gbps(result.algbw)} (exact {_exact(result.algbw)})",
+    ]
+    for p in result.phases:
+        indent = "  "
+        if len(result.phases) > 1:
+            lines.append(f"  {p.collective} phase: optimum {_gbps(p.algbw)}")
+            indent = "    "
+        lines.append(f"{indent}bottleneck: {_describe_phase_cut(topo, p)}")
+        lines.append(f"{indent}sinks:      {p.orbit_text}: one max-flow each")
+    parts = [f"{name} {value:.3g} s" for name, value in result.timings.items()]
+    lines.append("  phases:     " + ", ".join(parts))
+    if elapsed is not None:
+        lines.append(f"  total:      {elapsed:.3g} s")
+    lines.append(
+        "  verified:   the cut's bound N/|S∩Vc|·B(S) re-computed from the fabric equals the "
+        "optimum; no trees (" + (note if note else "--optimum-only") + ")"
+    )
+    return "\n".join(lines)
+
+
+def _describe_phase_cut(topo: Topology, p) -> str:
+    n = len(topo.compute_ids)
+    cut = p.cut
+    who = describe_nodes(topo, set(cut.nodes))
+    inside = set(cut.nodes)
+    switches = sum(1 for s in topo.switch_ids if s in inside)
+    if switches:
+        who += f" (with {switches} {'switch' if switches == 1 else 'switches'})"
+    verb = "send out" if p.collective == "allgather" else "receive"
+    bound = n * cut.egress_bandwidth / cut.compute_nodes_inside
+    return (
+        f"{who} can {verb} only {_gbps(cut.egress_bandwidth)} over {len(cut.links)} "
+        f"{_plural('link', len(cut.links))}: N/|S∩Vc|·B(S) = {n}/"
+        f"{cut.compute_nodes_inside} · {float(cut.egress_bandwidth):.6g} = {_gbps(bound)}"
+    )
 
 
 # ----------------------------------------------------------------------------- output files

@@ -98,7 +98,8 @@ def nesting_depth(value: Any, stop: int) -> int:
         deepest = max(deepest, depth)
         if deepest >= stop:
             return deepest
-        stack.extend((child, depth + 1) for child in children if isinstance(child, _NESTED))
+        below = depth + 1
+        stack += [(child, below) for child in children if isinstance(child, _NESTED)]
     return deepest
 
 
