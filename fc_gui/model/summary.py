@@ -62,9 +62,11 @@ class Aggregate:
     roles: tuple[tuple[str, int], ...] = ()  # (role, count) of every node under it
 
     def caption(self) -> str:
-        """``s0 · 1024 GPUs`` or ``agg group 1 · 60 agg``: short, written under its symbol."""
+        """``s0 · 1024 GPUs`` or ``agg group 1: 60``: short, written under its symbol."""
         if self.compute:
             return f"{self.label} · {self.compute} GPU{'s' if self.compute != 1 else ''}"
+        if len(self.roles) == 1:  # "agg group 1: 60"
+            return f"{self.label}: {self.size}"
         what = " + ".join(f"{c} {r or 'switch'}" for r, c in self.roles)
         return f"{self.label} · {what}"
 
@@ -620,6 +622,31 @@ class SummaryState:
         )
 
     # ------------------------------------------------------------------ the cut
+    def crossing(
+        self, scene: SummaryScene, links: Iterable[tuple[str, str, object]]
+    ) -> list[tuple[str, str, int]]:
+        """The directed links ``links`` (source, target, ...) as pairs of shown items
+        (aggregate or node ids) with how many links each stands for; links inside one item
+        and links between two nodes shown as themselves are left out (the fabric's own
+        links draw those)."""
+        g = self.grouping
+        na = len(scene.aggregates)
+        count: dict[tuple[int, int], int] = {}
+        for u, v, *_ in links:
+            ru, rv = g.row.get(u), g.row.get(v)
+            if ru is None or rv is None:
+                continue
+            a, b = int(scene.owner[ru]), int(scene.owner[rv])
+            if a == b and a >= 0 or a < 0 and b < 0:
+                continue
+            key = (a if a >= 0 else na + ru, b if b >= 0 else na + rv)
+            count[key] = count.get(key, 0) + 1
+
+        def name(i: int) -> str:
+            return scene.aggregates[i] if i < na else g.ids[i - na]
+
+        return [(name(a), name(b), c) for (a, b), c in count.items()]
+
     def cut_shares(self, scene: SummaryScene, cut_nodes: Iterable[str]) -> np.ndarray:
         """Per shown aggregate of ``scene``: the share (0..1) of its nodes inside S*
         (``cut_nodes``), compute nodes counted when it holds any."""

@@ -392,9 +392,10 @@ class FabricCanvas(pg.GraphicsView):
         """Every node of the fabric (the summary view shows fewer)."""
         return list(self.doc.nodes)
 
-    def set_cut_nodes(self, nodes: Iterable[str] | None) -> None:
-        """The bottleneck cut S* to shade on the aggregates (None: none)."""
-        self.summary.set_cut(nodes)
+    def set_cut_nodes(self, nodes: Iterable[str] | None, links: Iterable[tuple] = ()) -> None:
+        """The bottleneck cut S* to shade on the aggregates (None: none), and the links
+        leaving it, dashed between aggregates."""
+        self.summary.set_cut(nodes, links)
 
     def _on_positions_changed(self, ids: list[str]) -> None:
         state = self.summary.state

@@ -43,7 +43,11 @@ class ViewFitter:
                 b_lo, b_hi = index.bounds()
                 lo, hi = np.minimum(lo, b_lo), np.maximum(hi, b_hi)
             # room for the captions written under the aggregates
-            unit = max(float(np.max(hi - lo)) * 0.1, index.unit if len(index.link_uids) else 0)
+            span_max = float(np.max(hi - lo))
+            unit = max(span_max * 0.1, index.unit if len(index.link_uids) else 0)
+            width = vb.width()
+            if width > 400:  # half a caption (~90 px) beside the outermost aggregates
+                unit = max(unit, 90.0 * span_max / (width - 180.0))
             unit = unit or 1.0
         lo, hi = lo - unit, hi + unit
         if index.groups and canvas.frames.item.isVisible():

@@ -70,10 +70,15 @@ class SummaryLayer:
         self.cut = PassiveScatter(pxMode=True, hoverable=False)
         self.cut.setZValue(9)
         view_box.addItem(self.cut, ignoreBounds=True)
+        self.cut_links: tuple = ()  # the directed links leaving S*
+        self.cut_lines = pg.PlotCurveItem(connect="pairs", antialias=False)
+        self.cut_lines.setPen(pg.mkPen(*CUT_FILL, width=3, style=Qt.PenStyle.DashLine))
+        self.cut_lines.setZValue(9.5)
+        view_box.addItem(self.cut_lines, ignoreBounds=True)
         self.item = PassiveScatter(pxMode=True, hoverable=False)
         self.item.setZValue(11)
         view_box.addItem(self.item)
-        self.captions = LabelsItem(style.LABEL_COLOR)
+        self.captions = LabelsItem(style.LABEL_COLOR, font_px=10)
         self.captions.setZValue(22)
         view_box.addItem(self.captions, ignoreBounds=True)
         self.frame_names = LabelsItem((96, 110, 120), below=False)
@@ -98,6 +103,7 @@ class SummaryLayer:
         self.node_xy = {}
         self.item.setData([])
         self.cut.setData([])
+        self.cut_lines.setData([], [])
         self.links.setData([], [])
         self.frames.set_rects([])
         for labels in (self.captions, self.frame_names, self.link_texts):
@@ -174,9 +180,11 @@ class SummaryLayer:
         self.captions.set_labels(np.array(xy).reshape(-1, 2), texts)
 
     # ------------------------------------------------------------------ the cut
-    def set_cut(self, nodes: Iterable[str] | None) -> None:
-        """Shade the aggregates inside the bottleneck cut S* (``nodes``; None: no cut)."""
+    def set_cut(self, nodes: Iterable[str] | None, links: Iterable[tuple] = ()) -> None:
+        """Shade the aggregates inside the bottleneck cut S* (``nodes``; None: no cut) and
+        dash the links leaving it (``links``: (source, target, bandwidth)) between them."""
         self.cut_nodes = None if nodes is None else frozenset(nodes)
+        self.cut_links = tuple(links) if nodes is not None else ()
         self._draw_cut()
         self._captions()
 
@@ -185,8 +193,17 @@ class SummaryLayer:
         if scene is None or state is None or self.cut_nodes is None:
             self.shares = np.zeros(0)
             self.cut.setData([])
+            self.cut_lines.setData([], [])
             return
         self.shares = state.cut_shares(scene, self.cut_nodes)
+        where = {a: scene.positions[i] for i, a in enumerate(scene.aggregates)}
+        xs, ys = [], []
+        for a, b, _ in state.crossing(scene, self.cut_links):
+            pa, pb = where.get(a, self.node_xy.get(a)), where.get(b, self.node_xy.get(b))
+            if pa is not None and pb is not None:
+                xs += [pa[0], pb[0]]
+                ys += [pa[1], pb[1]]
+        self.cut_lines.setData(np.array(xs, dtype=float), np.array(ys, dtype=float))
         inside = np.flatnonzero(self.shares > 0)
         brushes = [pg.mkBrush(*CUT_FILL, int(60 + 150 * self.shares[i])) for i in inside]
         pens = [

@@ -242,7 +242,7 @@ class CutOverlay(CanvasOverlay):
         )
         shade = getattr(self.canvas, "set_cut_nodes", None)
         if shade is not None:  # the summary view shades the aggregates inside S*
-            shade(cut.nodes)
+            shade(cut.nodes, cut.links)
         if extra:
             self.label_text += "\n" + extra
         self.badge = CornerBadge(self.label_text, self.canvas.overlay_parent())
@@ -277,7 +277,10 @@ class CutOverlay(CanvasOverlay):
             self.badge.setVisible(visible and self.caption_shown)
         shade = getattr(self.canvas, "set_cut_nodes", None)
         if shade is not None and self.cut is not None:
-            shade(self.cut.nodes if visible else None)
+            if visible:
+                shade(self.cut.nodes, self.cut.links)
+            else:
+                shade(None)
 
     def set_caption_shown(self, shown: bool) -> None:
         """Show the corner caption with the cut (default) or only the shading."""

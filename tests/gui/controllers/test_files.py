@@ -359,6 +359,10 @@ def test_hostile_files_open_with_one_line_dialog(make_window, tmp_path, monkeypa
     quickly, and the document is unchanged (issue 13)."""
     import time
 
+    import solver.model.topology as topology_module
+
+    # "too many nodes" at a limit a test can reach (the real one is 524 288 nodes)
+    monkeypatch.setattr(topology_module, "MAX_NODES", 65_536)
     w = make_window()
     before = v1.dumps(w.document.to_topology())
     seen = errors_of(w, monkeypatch)
@@ -369,3 +373,20 @@ def test_hostile_files_open_with_one_line_dialog(make_window, tmp_path, monkeypa
         assert len(seen) == 1 and "\n" not in seen[0] and name in seen[0], (name, seen)
         seen.clear()
     assert v1.dumps(w.document.to_topology()) == before
+
+
+def test_a_big_fabric_without_positions_gets_a_grid_at_once():
+    import time
+
+    from fc_gui.controllers.file_actions import STRUCTURAL_LAYOUT_NODES, with_positions
+    from solver.model.topology import Node, Topology
+
+    n = STRUCTURAL_LAYOUT_NODES + 1
+    topo = Topology(
+        name="big", nodes=tuple(Node(id=f"n{i}", kind="compute") for i in range(n)), links=()
+    )
+    start = time.process_time()
+    laid = with_positions(topo)
+    assert time.process_time() - start < 5
+    xy = {(nd.x, nd.y) for nd in laid.nodes}
+    assert len(xy) == n and None not in {c for p in xy for c in p}

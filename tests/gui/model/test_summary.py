@@ -155,3 +155,30 @@ def test_overview_is_tidy_expanded_positions_are_centres_and_matches_tells_an_ed
     edited = list(topo.links)
     edited[3] = replace(edited[3], bandwidth=edited[3].bandwidth * 2)
     assert not state.matches([n.id for n in topo.nodes], edited)
+
+
+def test_cut_links_become_pairs_of_shown_items():
+    topo = hpn(segments=2, hosts=4)
+    state = SummaryState.of(topo.nodes, topo.links)
+    g = state.grouping
+    pods = [a for a in g.order if g.aggregates[a].level == "pod"]
+    inside = set(g.members(pods[0]))
+    leaving = [
+        (ln.source, ln.target, ln.bandwidth)
+        for ln in topo.links
+        if (ln.source in inside) != (ln.target in inside)
+    ]
+    scene = state.scene()
+    pairs = state.crossing(scene, leaving)
+    # every link leaving segment 0 goes to an aggregation plane: one pair per plane
+    assert {a for a, _, _ in pairs} == {pods[0]}
+    assert sum(c for _, _, c in pairs) == len(leaving)
+    planes = {b for _, b, _ in pairs}
+    assert len(planes) == 2 and all(g.aggregates[p].level == "switches" for p in planes)
+    # links inside one aggregate are not drawn again
+    own = [
+        (ln.source, ln.target, ln.bandwidth)
+        for ln in topo.links
+        if ln.source in inside and ln.target in inside
+    ]
+    assert state.crossing(scene, own) == []

@@ -110,7 +110,13 @@ def test_cut_shades_aggregates_fully_and_partly(canvas):
     g = canvas.summary.state.grouping
     pods = [a for a in canvas.summary.scene.aggregates if g.aggregates[a].level == "pod"]
     inside = g.members(pods[0]) + [i for i in g.members(pods[1]) if i.endswith("gpu0")]
-    cut = BottleneckCut(tuple(inside), 36, 100, ())
+    members = set(inside)
+    leaving = tuple(
+        (ln.source, ln.target, ln.bandwidth)
+        for ln in canvas.doc.links.values()
+        if ln.source in members and ln.target not in members
+    )
+    cut = BottleneckCut(tuple(inside), 36, 100, leaving)
     overlay = CutOverlay(canvas)
     overlay.show_cut(cut, num_compute=64)
     shares = dict(zip(canvas.summary.scene.aggregates, canvas.summary.shares))
@@ -118,6 +124,9 @@ def test_cut_shades_aggregates_fully_and_partly(canvas):
     assert canvas.summary.cut.data.shape[0] == 2  # two aggregates shaded, the planes not
     texts = canvas.summary.captions.texts()
     assert any("S* 100%" in t for t in texts) and any("S* 12%" in t for t in texts)
+    # the links leaving S* are dashed between the aggregates they join
+    xs, _ = canvas.summary.cut_lines.getData()
+    assert xs is not None and len(xs) >= 2 and len(xs) % 2 == 0
     # the caption counts the whole fabric, not only what the summary shows
     assert "Bottleneck cut" in overlay.label_text
     # expanding keeps the shading, on the hosts now shown
@@ -127,6 +136,8 @@ def test_cut_shades_aggregates_fully_and_partly(canvas):
     assert shares[host] == pytest.approx(1 / 8)
     overlay.clear()
     assert canvas.summary.cut.data.shape[0] == 0
+    xs, _ = canvas.summary.cut_lines.getData()
+    assert xs is None or len(xs) == 0
 
 
 @pytest.fixture
