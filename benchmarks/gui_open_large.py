@@ -13,7 +13,7 @@ Goal (issue 23): no GUI-thread step above ~200 ms, the window never frozen.
 
     QT_QPA_PLATFORM=offscreen python benchmarks/gui_open_large.py [--sizes 4,15,2x15]
 
-(2x15 = 66 120 nodes: refused while the node limit is 65 536; the row then says so.)
+(A size the node limit refuses gets a row saying so.)
 """
 
 from __future__ import annotations
