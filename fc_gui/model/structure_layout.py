@@ -53,6 +53,7 @@ def _components(members: list[str], adj: dict[str, dict[str, float]]) -> list[li
     seen: set[str] = set()
     out = []
     inside = set(members)
+    order = {m: i for i, m in enumerate(members)}
     for start in members:
         if start in seen:
             continue
@@ -65,7 +66,6 @@ def _components(members: list[str], adj: dict[str, dict[str, float]]) -> list[li
                 if v in inside and v not in seen:
                     seen.add(v)
                     stack.append(v)
-        order = {m: i for i, m in enumerate(members)}
         out.append(sorted(comp, key=order.__getitem__))
     return out
 
