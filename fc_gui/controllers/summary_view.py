@@ -18,6 +18,7 @@ from fc_gui.controllers.background import BackgroundTask
 from fc_gui.controllers.gc_pause import gc_frozen
 from fc_gui.model.result_text import plural
 from fc_gui.model.summary import SummaryState
+from fc_gui.views.overlays import CutOverlay
 
 
 class SummaryViewActions(QObject):
@@ -48,6 +49,22 @@ class SummaryViewActions(QObject):
         self.collapse_all_action = m.addAction("Collapse a&ll", canvas.collapse_all)
         canvas.summary_changed.connect(self._update_enabled)
         self._update_enabled()
+        # Solve > Optimum and cut only: what a fabric too big for its trees can show
+        self.optimum_task = BackgroundTask(self)
+        self.optimum_task.progress.connect(
+            lambda text, f: self._status(f"optimum and cut: {text} {f:.0%}…")
+        )
+        self.optimum_task.done.connect(self._optimum_found)
+        self.optimum_task.failed.connect(lambda message: self._status(f"error: {message}"))
+        self.cut_overlay: CutOverlay | None = None
+        self.optimum_action = window.solve_menu.addAction(
+            "Optimum and &cut only (no trees)", self.solve_optimum
+        )
+        self.optimum_action.setToolTip(
+            "The exact optimum algbw and the bottleneck cut S*, without the trees: seconds on "
+            "fabrics whose full schedule is too big"
+        )
+        window.document.topology_changed.connect(self._drop_cut)
 
     def _status(self, text: str) -> None:
         self.window.statusBar().showMessage(text, 8000)
@@ -58,6 +75,37 @@ class SummaryViewActions(QObject):
         self.expand_action.setEnabled(on)
         self.collapse_action.setEnabled(on and bool(state.expanded))  # type: ignore[union-attr]
         self.collapse_all_action.setEnabled(on and bool(state.expanded))  # type: ignore[union-attr]
+
+    # ------------------------------------------------------------------ optimum and cut
+    def solve_optimum(self) -> None:
+        """Find the allgather optimum and its bottleneck cut in the worker
+        (:func:`solver.algorithm.optimum_only.solve_optimum`), then shade the cut."""
+        topo = self.window.document.to_topology()
+        self._status(f"optimum and cut of {plural(len(topo.compute_ids), 'GPU')}…")
+
+        def run(progress, cancel):
+            from solver.algorithm.optimum_only import solve_optimum
+
+            return gc_frozen(lambda: solve_optimum(topo, "allgather", progress))
+
+        self.optimum_task.start(run)
+
+    def _optimum_found(self, result) -> None:
+        self._drop_cut()
+        phase = result.phases[0]
+        self.cut_overlay = CutOverlay(self.canvas)
+        self.cut_overlay.show_cut(phase.cut, len(result.topology.compute_ids))
+        self.canvas.refit_if_covered()
+        self._status(
+            f"optimum allgather algbw {float(result.algbw):.6g} GB/s, bottleneck cut shaded "
+            f"({phase.orbits} max-flow sink{'s' if phase.orbits != 1 else ''}, "
+            f"{sum(result.timings.values()):.1f} s)"
+        )
+
+    def _drop_cut(self) -> None:
+        if self.cut_overlay is not None:
+            self.cut_overlay.clear()
+            self.cut_overlay = None
 
     # ------------------------------------------------------------------ grouping
     def request(self, doc) -> None:

@@ -241,3 +241,23 @@ def test_after_a_real_solve_the_cut_is_shaded_on_the_aggregates(qtbot, make_resu
     assert (canvas.summary.shares > 0).any()
     assert "Bottleneck cut" in rc.overlays.cut.label_text
     qtbot.waitUntil(lambda: running_workers() == 0, timeout=30000)
+
+
+def test_optimum_and_cut_only_shades_the_summary(qtbot, tmp_path):
+    w = _window(qtbot, tmp_path)
+    w.canvas.summary_threshold = 100
+    w.file_actions.new_fabric(hpn(segments=2, hosts=4))
+    qtbot.waitUntil(lambda: w.canvas.summary.scene is not None, timeout=60000)
+    w.summary_view.optimum_action.trigger()
+    qtbot.waitUntil(lambda: w.summary_view.cut_overlay is not None, timeout=120000)
+    cut = w.summary_view.cut_overlay.cut
+    assert cut is not None and cut.compute_nodes_inside > 0
+    assert w.canvas.summary.cut_nodes == frozenset(cut.nodes)
+    assert (w.canvas.summary.shares > 0).any()
+    assert "algbw" in w.statusBar().currentMessage()
+    assert "Bottleneck cut" in w.summary_view.cut_overlay.label_text
+    # an edit the solver sees drops the cut
+    n = next(iter(w.document.nodes))
+    w.document.set_disabled([n], [], True)
+    assert w.summary_view.cut_overlay is None and w.canvas.summary.cut_nodes is None
+    qtbot.waitUntil(lambda: running_workers() == 0, timeout=30000)
