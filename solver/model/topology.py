@@ -8,6 +8,7 @@ Parallel links add up.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -216,6 +217,10 @@ def validate(topo: Topology, *, check_connectivity: bool = True) -> Topology:
     ``MAX_LATENCY``], at least two compute nodes, and (unless ``check_connectivity`` is False)
     every compute node reaches and is reached from every other. (Limits: :mod:`solver.model.values`.)
     """
+    global _LAST_VALID
+    last = _LAST_VALID
+    if last is not None and last[0]() is topo and (last[1] or not check_connectivity):
+        return topo  # this very (immutable) object passed already: loading, then solving
     check_count(len(topo.nodes), MAX_NODES, "number of nodes")
     check_count(len(topo.links), MAX_LINKS, "number of links")
     seen: set[str] = set()
@@ -278,7 +283,15 @@ def validate(topo: Topology, *, check_connectivity: bool = True) -> Topology:
         )
     if check_connectivity:
         _check_connectivity(topo, compute)
+    if isinstance(topo.nodes, tuple) and isinstance(topo.links, tuple):  # nothing can change
+        _LAST_VALID = (weakref.ref(topo), check_connectivity)
     return topo
+
+
+#: the last topology :func:`validate` passed (a weak reference) and whether connectivity was
+#: checked: a Topology is immutable, so the same object need not be checked twice (a 32 768-GPU
+#: Clos is checked in about 1.3 s when loaded, and ``solve`` validates its input again)
+_LAST_VALID: tuple[weakref.ref, bool] | None = None
 
 
 def _approx(value: Fraction) -> str:

@@ -246,3 +246,18 @@ def test_parse_estimate_counts_what_the_parser_builds():
     text = '{"a": [1, 2, {"b": 3}]}'
     assert parse_estimate(text, "v1") == JSON_VALUE_BYTES * 6 + JSON_OBJECT_BYTES * 2 + 2 * 23
     assert parse_estimate("<a><b/></a>", "graphml") == XML_TAG_BYTES * 3 + 2 * 11
+
+
+def test_a_topology_is_checked_once_but_connectivity_is_not_skipped():
+    from solver.model.topology import Link, Node, Topology, validate
+
+    nodes = (Node("a", "compute"), Node("b", "compute"), Node("s", "switch"))
+    apart = Topology("apart", nodes, (Link("a", "s", Fraction(10)),))
+    assert validate(apart, check_connectivity=False) is apart
+    with pytest.raises(TopologyError, match="'b' cannot be reached"):
+        validate(apart)  # passed without the connectivity check: that check still runs
+    joined = Topology("joined", nodes, (Link("a", "s", Fraction(10)), Link("b", "s", Fraction(10))))
+    assert validate(joined) is joined and validate(joined) is joined
+    looped = Topology("looped", nodes, (*joined.links, Link("s", "s", Fraction(1))))
+    with pytest.raises(TopologyError, match="self-loop"):
+        validate(looped)  # another object: checked in full
