@@ -175,6 +175,23 @@ class _Finder:
     def shifts(self, removed: list[bool]) -> tuple[list[list[tuple[int, int]]], int]:
         """(verified shifts as (node, image) pairs, classes tried) of the sibling boxes left
         once ``removed`` is set aside."""
+        groups, tried, _ = self.sibling_orders(removed)
+        pairs = [
+            [
+                (v, w)
+                for b, order in enumerate(orders)
+                for v, w in zip(order, orders[(b + 1) % len(orders)])
+            ]
+            for orders in groups
+        ]
+        return pairs, tried
+
+    def sibling_orders(self, removed: list[bool]) -> tuple[list[list[list[int]]], int, list[int]]:
+        """(verified sibling classes, classes tried, part per node) once ``removed`` is set
+        aside: a class is its boxes' members in canonical order, and the shift moving box b
+        onto box b + 1 (node at position p onto node at position p, the last box onto the
+        first) is an automorphism, checked link by link. ``part[v]`` is v's connected part
+        (-1 for a removed node)."""
         fabric = self.fabric
         part = _components(fabric.n, fabric.edges, removed)
         boxes: dict[int, list[int]] = {}
@@ -207,9 +224,9 @@ class _Finder:
                     for v, w in zip(order, orders[(b + 1) % len(orders)])
                 ]
                 if self._is_automorphism(dict(pairs)):
-                    found.append(pairs)
+                    found.append(orders)
                     break
-        return found, tried
+        return found, tried, part
 
     def _order(self, members: list[int], removed: list[bool], individualise: bool) -> list[int]:
         inside = set(members)

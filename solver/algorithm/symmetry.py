@@ -23,67 +23,15 @@ here is assumed.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
 
+from solver.algorithm.box_group import BoxSymmetry, _edge_index, is_automorphism
+from solver.algorithm.odometer import find_odometer
 from solver.flow.csr import IndexedFabric
 from solver.model.topology import Topology
-
-
-@dataclass(frozen=True)
-class BoxSymmetry:
-    """A verified box translation σ of a fabric with ``boxes`` boxes of ``size`` nodes each.
-
-    ``node_at[b, p]`` is the node at position p of box b; ``box_of[v]``/``pos_of[v]`` invert it
-    (-1 for nodes outside the boxes, which σ fixes); ``shift[v]`` is σ(v).
-    """
-
-    boxes: int
-    size: int
-    node_at: np.ndarray  # (boxes, size)
-    box_of: np.ndarray  # (n,)
-    pos_of: np.ndarray  # (n,)
-    shift: np.ndarray  # (n,) σ
-    # orbit id per node under σ and further verified automorphisms (:func:`with_sibling_orbits`);
-    # None: the orbits of ⟨σ⟩ alone
-    orbit_of: np.ndarray | None = None
-
-    def translate(self, v: int, by: int) -> int:
-        """σ^by(v)."""
-        b = int(self.box_of[v])
-        if b < 0:
-            return v
-        return int(self.node_at[(b + by) % self.boxes, self.pos_of[v]])
-
-    def power(self, by: int) -> np.ndarray:
-        """σ^by as an array over all nodes."""
-        out = np.arange(self.box_of.shape[0], dtype=np.int64)
-        inside = self.box_of >= 0
-        out[inside] = self.node_at[(self.box_of[inside] + by) % self.boxes, self.pos_of[inside]]
-        return out
-
-    def representatives(self, fabric: IndexedFabric) -> list[int]:
-        """One compute node per orbit of ⟨σ⟩: the compute nodes of box 0 and every fixed one."""
-        return [v for v in fabric.compute if self.box_of[v] <= 0]
-
-    def sinks(self, fabric: IndexedFabric) -> list[int]:
-        """One compute node per orbit of the group of verified automorphisms known (σ, and the
-        sibling translations of :func:`with_sibling_orbits`): enough sinks for any max-flow
-        whose capacities are a function of the bandwidths and of which nodes σ fixes (the
-        optimum, the fewest-trees check, the spare trim) — not for the split graph, which is
-        only σ-equivariant."""
-        if self.orbit_of is None:
-            return self.representatives(fabric)
-        seen: set[int] = set()
-        out = []
-        for v in fabric.compute:
-            o = int(self.orbit_of[v])
-            if o not in seen:
-                seen.add(o)
-                out.append(v)
-        return out
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -178,41 +126,6 @@ def find_box_symmetry(fabric: IndexedFabric, groups: Sequence[str | None]) -> Bo
     return _translation(fabric, boxes)
 
 
-class _EdgeIndex:
-    """A fabric's links as arrays and adjacency lists with bandwidth ranks (ints in the order of
-    the bandwidths), built once per fabric for the searches below."""
-
-    def __init__(self, fabric: IndexedFabric):
-        n = fabric.n
-        ranks = {b: i for i, b in enumerate(sorted(set(fabric.bw_int)))}
-        self.rank = np.asarray([ranks[b] for b in fabric.bw_int], dtype=np.int64)
-        self.tails = np.asarray([u for u, _ in fabric.edges], dtype=np.int64)
-        self.heads = np.asarray([v for _, v in fabric.edges], dtype=np.int64)
-        keys = self.tails * n + self.heads
-        order = np.argsort(keys, kind="stable")
-        self.sorted_keys = keys[order]
-        self.sorted_rank = self.rank[order]
-        self.unique = len(np.unique(keys)) == len(keys)
-        self.out: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-        self.inc: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-        for (u, v), r in zip(fabric.edges, self.rank.tolist(), strict=True):
-            self.out[u].append((v, r))
-            self.inc[v].append((u, r))
-        self.is_compute = np.asarray(fabric.is_compute, dtype=bool)
-
-
-# the last fabric indexed and its _EdgeIndex, as one tuple (replaced at once: thread-safe)
-_LAST_INDEX: tuple = (None, None)
-
-
-def _edge_index(fabric: IndexedFabric) -> _EdgeIndex:
-    global _LAST_INDEX
-    last = _LAST_INDEX
-    if last[0] is not fabric:
-        last = _LAST_INDEX = (fabric, _EdgeIndex(fabric))
-    return last[1]
-
-
 def _translation(fabric: IndexedFabric, boxes: list[list[int]]) -> BoxSymmetry | None:
     """The translation moving box b onto box b + 1 (members matched by canonical order), every
     node outside the boxes fixed, if it is an automorphism; else ``None``."""
@@ -244,23 +157,6 @@ def _translation(fabric: IndexedFabric, boxes: list[list[int]]) -> BoxSymmetry |
     shift = sym.power(1)
     sym = BoxSymmetry(len(boxes), size, node_at, box_of, pos_of, shift)
     return sym if is_automorphism(fabric, shift) else None
-
-
-def is_automorphism(fabric: IndexedFabric, perm: np.ndarray) -> bool:
-    """Whether ``perm`` maps compute nodes to compute nodes and every link onto a link of the
-    same bandwidth (then it is a bijection on links too: their number is finite and equal)."""
-    ix = _edge_index(fabric)
-    perm = np.asarray(perm, dtype=np.int64)
-    if not np.array_equal(ix.is_compute, ix.is_compute[perm]):
-        return False
-    if not ix.unique:  # repeated (u, v) pairs: the last one counts, as in a dict
-        bw = dict(zip(fabric.edges, fabric.bandwidth))
-        return all(bw.get((int(perm[u]), int(perm[v]))) == b for (u, v), b in bw.items())
-    if not len(ix.tails):
-        return True
-    keys = perm[ix.tails] * fabric.n + perm[ix.heads]
-    at = np.minimum(np.searchsorted(ix.sorted_keys, keys), len(keys) - 1)
-    return bool(np.all(ix.sorted_keys[at] == keys) and np.all(ix.sorted_rank[at] == ix.rank))
 
 
 #: classes of switches set aside, least bandwidth first, before the structural search gives up
@@ -456,17 +352,27 @@ def _hops_from_compute(fabric: IndexedFabric) -> list[int]:
 
 
 def box_symmetry(
-    topology: Topology, fabric: IndexedFabric | None = None, *, structural: bool = True
+    topology: Topology,
+    fabric: IndexedFabric | None = None,
+    *,
+    structural: bool = True,
+    nested: bool = False,
 ) -> BoxSymmetry | None:
-    """The box translation of ``topology``: by its node groups (:func:`find_box_symmetry`), else,
-    with ``structural``, found from the fabric alone (:func:`find_structural_box_symmetry`).
+    """The box translation of ``topology``: by its node groups (:func:`find_box_symmetry`), else
+    with ``nested``, the odometer of its nested sibling shifts
+    (:func:`solver.algorithm.odometer.find_odometer`: switches of nested tiers move too, with
+    smaller periods), else, with ``structural``, found from the fabric alone
+    (:func:`find_structural_box_symmetry`).
 
     ``fabric`` is ``topology`` indexed (:meth:`IndexedFabric.from_topology`, built when not
     given); the translation's node indices are its. ``None`` when there is none.
     """
     if fabric is None:
         fabric = IndexedFabric.from_topology(topology)
-    sym = find_box_symmetry(fabric, [node.group for node in topology.nodes])
+    groups = [node.group for node in topology.nodes]
+    sym = find_box_symmetry(fabric, groups)
+    if sym is None and nested:
+        sym = find_odometer(topology, fabric, groups)
     if sym is None and structural:
         sym = find_structural_box_symmetry(fabric)
     return None if sym is None else with_sibling_orbits(fabric, sym)

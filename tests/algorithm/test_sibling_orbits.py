@@ -19,10 +19,12 @@ def siblings_always(monkeypatch):
 
 
 def _superpod():
-    # 16 SUs of one DGX node: 3 tiers, 4 pods; σ translates the pods only
+    # 16 SUs of one DGX node: 3 tiers, 4 pods; σ translates the pods only (the structural box
+    # translation; box_symmetry itself finds the odometer of solver.algorithm.odometer)
     topo = templates.superpod(16, nodes_per_su=1)
     fabric = IndexedFabric.from_topology(topo)
-    return topo, fabric, box_symmetry(topo, fabric)
+    sym = symmetry.find_structural_box_symmetry(fabric)
+    return topo, fabric, symmetry.with_sibling_orbits(fabric, sym)
 
 
 def _flows_by_networkx(fabric, caps, k):
