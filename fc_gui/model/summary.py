@@ -20,6 +20,8 @@ boxes when every compute node has one, but are never needed:
 - **switch groups**: the switches left (outside boxes and pods), tier by tier, are grouped with
   those that share a neighbour one tier down (the aggregation switches of one plane share their
   ToRs; the cores of one plane share that plane's aggregation group): one aggregate per group.
+  Switches above tier 1 that share no such neighbour with any other (one top switch per plane
+  of a Clos) are one aggregate per tier and role; rails and ToRs stay themselves.
 
 The result is a tree: pods hold boxes and switches, boxes hold nodes; a switch group holds
 switches. An aggregate of a single node is not made (the node is shown as itself).
@@ -383,6 +385,17 @@ def find_grouping(nodes: Sequence[Node], links: Iterable[Link]) -> Grouping:
     groups: dict[int, list[int]] = {}
     for v in np.flatnonzero(key >= 0).tolist():
         groups.setdefault(int(key[v]), []).append(v)
+    # switches that share no neighbour below with one another (the top switches of a Clos,
+    # one per plane) are one aggregate per tier and role, not a row of lone nodes
+    alone: dict[tuple[int, str], list[int]] = {}
+    for g, rows in groups.items():
+        if len(rows) == 1 and tier[rows[0]] >= 2:  # rails and ToRs (tier 1) stay themselves
+            alone.setdefault((int(tier[rows[0]]), nodes[rows[0]].role), []).append(g)
+    for same in alone.values():
+        if len(same) > 1:
+            for g in same[1:]:
+                groups[same[0]] += groups.pop(g)
+            groups[same[0]].sort()
     per_role: dict[str, int] = {}
     for g, rows in sorted(groups.items()):
         if len(rows) < 2:
@@ -671,6 +684,21 @@ class SummaryState:
 TIDY_STEP = 1000.0
 #: Aggregates holding compute nodes per row of the overview.
 TIDY_ROW = 6
+
+
+def share_text(share: float) -> str:
+    """An aggregate's share of the cut S* for its caption: ``100%`` only when all of it is
+    inside, ``>99.9%``/``<0.1%`` for a sliver in or out (4088 of 4096 GPUs is not 100%)."""
+    if share >= 1.0:
+        return "100%"
+    if share <= 0.0:
+        return "0%"
+    if share >= 0.999:
+        return ">99.9%"
+    if share < 0.001:
+        return "<0.1%"
+    whole = round(share * 100)
+    return f"{whole}%" if 1 <= whole <= 99 and abs(share * 100 - whole) < 0.05 else f"{share:.1%}"
 
 
 def tidy_layout(aggregates: Sequence[Aggregate], centres: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 
-from fc_gui.model.summary import SummaryScene, SummaryState
+from fc_gui.model.summary import SummaryScene, SummaryState, share_text
 from fc_gui.views import style
 from fc_gui.views.canvas_items import GroupFramesItem, LabelsItem, PassiveScatter
 
@@ -174,7 +174,7 @@ class SummaryLayer:
                 continue
             text = a.caption()
             if self.cut_nodes is not None and i < len(self.shares) and self.shares[i] > 0:
-                text += f" · S* {self.shares[i]:.0%}"
+                text += f" · S* {share_text(float(self.shares[i]))}"
             xy.append(scene.positions[i])
             texts.append(text)
         self.captions.set_labels(np.array(xy).reshape(-1, 2), texts)

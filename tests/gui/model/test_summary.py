@@ -182,3 +182,32 @@ def test_cut_links_become_pairs_of_shown_items():
         if ln.source in inside and ln.target in inside
     ]
     assert state.crossing(scene, own) == []
+
+
+def test_lone_top_switches_are_one_aggregate_and_the_overview_is_tidy():
+    from solver.io.templates import clos3
+
+    topo = _strip_groups(clos3(zones=3, racks_per_zone=2))
+    state = SummaryState.of(topo.nodes, topo.links)
+    g = state.grouping
+    top = _top(g)
+    # the ATSW tier: one switch per CTSW index, no two sharing a CTSW: one aggregate of all 16
+    atsws = [a for a in top if a.roles and a.roles[0][0] == "atsw"]
+    assert len(atsws) == 1 and atsws[0].tier == 3
+    assert atsws[0].size == sum(1 for n in topo.nodes if n.role == "atsw") == 16
+    assert all(g.aggregate_of(n.id) is not None for n in topo.nodes)
+    scene = state.scene()  # nothing alone: the tidy overview, compute in a row, tiers below
+    level = {a: g.aggregates[a].level for a in scene.aggregates}
+    pods = [p for a, p in zip(scene.aggregates, scene.positions) if level[a] == "pod"]
+    assert len({p[1] for p in pods}) == 1 and min(np.diff(sorted(p[0] for p in pods))) >= TIDY_STEP
+    at = scene.positions[scene.aggregates.index(atsws[0].id)]
+    assert at[1] > max(p[1] for a, p in zip(scene.aggregates, scene.positions) if a != atsws[0].id)
+
+
+def test_share_text_never_rounds_a_partial_share_to_all_or_nothing():
+    from fc_gui.model.summary import share_text
+
+    assert share_text(1.0) == "100%" and share_text(0.0) == "0%"
+    assert share_text(4088 / 4096) == "99.8%"
+    assert share_text(32759 / 32760) == ">99.9%" and share_text(1 / 32760) == "<0.1%"
+    assert share_text(0.25) == "25%" and share_text(1 / 3) == "33.3%"

@@ -123,7 +123,7 @@ def test_cut_shades_aggregates_fully_and_partly(canvas):
     assert shares[pods[0]] == 1.0 and shares[pods[1]] == pytest.approx(4 / 32)
     assert canvas.summary.cut.data.shape[0] == 2  # two aggregates shaded, the planes not
     texts = canvas.summary.captions.texts()
-    assert any("S* 100%" in t for t in texts) and any("S* 12%" in t for t in texts)
+    assert any("S* 100%" in t for t in texts) and any("S* 12.5%" in t for t in texts)
     # the links leaving S* are dashed between the aggregates they join
     xs, _ = canvas.summary.cut_lines.getData()
     assert xs is not None and len(xs) >= 2 and len(xs) % 2 == 0
