@@ -11,12 +11,14 @@ worker (:class:`~fc_gui.controllers.background.BackgroundTask`), the canvas empt
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QCursor, QKeySequence
 
 from fc_gui.controllers.background import BackgroundTask
 from fc_gui.controllers.gc_pause import gc_frozen
-from fc_gui.model.result_text import plural
+from fc_gui.model.result_text import optimum_html, plural
 from fc_gui.model.summary import SummaryState
 from fc_gui.views.overlays import CutOverlay
 
@@ -88,6 +90,7 @@ class SummaryViewActions(QObject):
 
             return gc_frozen(lambda: solve_optimum(topo, "allgather", progress))
 
+        self._clicked = time.monotonic()
         self.optimum_task.start(run)
 
     def _optimum_found(self, result) -> None:
@@ -96,6 +99,11 @@ class SummaryViewActions(QObject):
         self.cut_overlay = CutOverlay(self.canvas)
         self.cut_overlay.show_cut(phase.cut, len(result.topology.compute_ids))
         self.canvas.refit_if_covered()
+        results = self.window.results_controller  # None: a window built without the docks
+        if results is not None:
+            text = optimum_html(result, time.monotonic() - self._clicked)
+            results.summary.set_text_html(text)
+            self._summary_shown = results.summary.text()
         self._status(
             f"optimum allgather algbw {float(result.algbw):.6g} GB/s, bottleneck cut shaded "
             f"({phase.orbits} max-flow sink{'s' if phase.orbits != 1 else ''}, "
@@ -106,6 +114,15 @@ class SummaryViewActions(QObject):
         if self.cut_overlay is not None:
             self.cut_overlay.clear()
             self.cut_overlay = None
+        if self._summary_shown is not None:  # an optimum is shown in the Results dock
+            summary = self.window.results_controller.summary
+            if summary.text() == self._summary_shown:  # not replaced by a solve since
+                summary.clear()  # it was of the fabric before the edit
+            self._summary_shown = None
+
+    #: the Results text of the last optimum shown (cleared with the cut)
+    _summary_shown: str | None = None
+    _clicked = 0.0
 
     # ------------------------------------------------------------------ grouping
     def request(self, doc) -> None:

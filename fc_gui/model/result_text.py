@@ -137,6 +137,49 @@ def summary_html(
     return f"{head}<table cellspacing='0' cellpadding='1'>{body}</table>{extra}"
 
 
+def optimum_html(result, elapsed: float | None = None) -> str:
+    """Solve > Optimum and cut only, as rich text for the Results dock: the exact optimum of
+    each phase and its bottleneck cut, with no trees (``result``: an
+    :class:`solver.algorithm.optimum_only.OptimumResult`)."""
+    esc = html.escape
+    n = len(result.topology.compute_ids)
+    rows = [
+        ("Collective", f"{esc(result.collective)} on {n} compute nodes"),
+        ("Optimal algbw", f"<b>{esc(frac_text(result.algbw))} GB/s</b>"),
+        ("Trees", "none: optimum and cut only (Solve builds the schedule)"),
+    ]
+    for phase in result.phases:
+        cut = phase.cut
+        prefix = f"{phase.collective}: " if len(result.phases) > 1 else ""
+        rows.append(
+            (
+                f"{esc(prefix)}Bottleneck S*",
+                f"{len(cut.nodes)} nodes, |S*∩Vc| = {cut.compute_nodes_inside}, "
+                f"B⁺(S*) = {esc(num_text(cut.egress_bandwidth))} GB/s over "
+                f"{plural(len(cut.links), 'link')}",
+            )
+        )
+        rows.append(
+            (
+                "Bound",
+                f"algbw* = N·B⁺(S*)/|S*∩Vc| = {n}·{esc(num_text(cut.egress_bandwidth))}/"
+                f"{cut.compute_nodes_inside} = {esc(num_text(phase.algbw))} GB/s",
+            )
+        )
+        rows.append(("Max-flow sinks", esc(phase.orbit_text)))
+    spent = sum(result.timings.values())
+    rows.append(
+        (
+            "Time",
+            f"{spent:.1f} s solving" + (f", {elapsed:.1f} s from the click" if elapsed else ""),
+        )
+    )
+    body = "".join(
+        f"<tr><td style='color:#555;padding-right:8px'>{k}</td><td>{v}</td></tr>" for k, v in rows
+    )
+    return f"<table cellspacing='0' cellpadding='1'>{body}</table>"
+
+
 def cut_caption(
     cut: BottleneckCut,
     all_nodes: Sequence[str],

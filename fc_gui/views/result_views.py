@@ -69,6 +69,13 @@ class SummaryView(QWidget):
         self.label.setStyleSheet("")
         self.label.setText(f"<i style='color:#777'>{html.escape(text)}</i>")
 
+    def set_text_html(self, text: str) -> None:
+        """Rich text that is not of a schedule (the optimum and cut only)."""
+        self.schedule = None
+        self.stale = False
+        self.label.setStyleSheet("")
+        self.label.setText(text)
+
     def set_schedule(
         self,
         schedule: Schedule,

@@ -82,8 +82,9 @@ class Orbits:
 
     def describe(self, fabric: IndexedFabric) -> str:
         return (
-            f"{len(self.sinks)} orbits of {fabric.num_compute} compute nodes "
-            f"({self.generators} verified sibling shifts)"
+            f"{len(self.sinks)} orbit{'s' if len(self.sinks) != 1 else ''} of "
+            f"{fabric.num_compute} compute nodes ({self.generators} verified sibling "
+            f"shift{'s' if self.generators != 1 else ''})"
         )
 
 

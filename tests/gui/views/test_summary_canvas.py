@@ -147,9 +147,9 @@ def big_file(tmp_path):
     return path
 
 
-def _window(qtbot, tmp_path):
+def _window(qtbot, tmp_path, results=False):
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    w = MainWindow(None, settings=settings, state_dir=tmp_path / "state", install_results=False)
+    w = MainWindow(None, settings=settings, state_dir=tmp_path / "state", install_results=results)
     qtbot.addWidget(w)
     w.file_actions.confirm_discard = lambda reason="": True
     w.resize(1200, 800)
@@ -244,7 +244,7 @@ def test_after_a_real_solve_the_cut_is_shaded_on_the_aggregates(qtbot, make_resu
 
 
 def test_optimum_and_cut_only_shades_the_summary(qtbot, tmp_path):
-    w = _window(qtbot, tmp_path)
+    w = _window(qtbot, tmp_path, results=True)
     w.canvas.summary_threshold = 100
     w.file_actions.new_fabric(hpn(segments=2, hosts=4))
     qtbot.waitUntil(lambda: w.canvas.summary.scene is not None, timeout=60000)
@@ -256,8 +256,17 @@ def test_optimum_and_cut_only_shades_the_summary(qtbot, tmp_path):
     assert (w.canvas.summary.shares > 0).any()
     assert "algbw" in w.statusBar().currentMessage()
     assert "Bottleneck cut" in w.summary_view.cut_overlay.label_text
-    # an edit the solver sees drops the cut
+    # the Results dock says the optimum and the cut (not "no result yet")
+    from solver.algorithm.optimum_only import solve_optimum
+
+    expected = solve_optimum(w.document.to_topology())
+    text = w.results_controller.summary.text()
+    assert "No result yet" not in text and "optimum and cut only" in text
+    assert f"|S*∩Vc| = {cut.compute_nodes_inside}" in text
+    assert f"{float(expected.algbw):g}"[:5] in text.replace(",", "")
+    # an edit the solver sees drops the cut, and the Results text with it
     n = next(iter(w.document.nodes))
     w.document.set_disabled([n], [], True)
     assert w.summary_view.cut_overlay is None and w.canvas.summary.cut_nodes is None
+    assert "No result yet" in w.results_controller.summary.text()
     qtbot.waitUntil(lambda: running_workers() == 0, timeout=30000)
