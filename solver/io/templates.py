@@ -613,8 +613,26 @@ def clos3(
         ),
     )
     hosts = zones * racks * META_HOSTS_PER_RACK
-    _, nics, width, height = _nvswitch_boxes(b, hosts, 8, nvlink, nic, nvls=True)
-    y = height + _ROW
+    _, nics, _, _ = _nvswitch_boxes(b, hosts, 8, nvlink, nic, nvls=True)
+    # drawn zone by zone: each zone's hosts in a block, its RTSWs and CTSWs in rows beneath
+    # it, the zones side by side (in a grid when many), the ATSWs in a row below them all
+    per_zone = racks * META_HOSTS_PER_RACK
+    box_w, box_h = 7 * _COL, 2 * _ROW
+    zone_w, zone_h = _grid_size(per_zone, box_w, box_h)
+    block_h = zone_h + 2 * _ROW
+    zone_xy = [_box_origin(z, zones, zone_w, block_h) for z in range(zones)]
+    move = {}
+    for h in range(hosts):
+        z, i = divmod(h, per_zone)
+        old_x, old_y = _box_origin(h, hosts, box_w, box_h)
+        new_x, new_y = _box_origin(i, per_zone, box_w, box_h)
+        move[f"b{h}"] = (zone_xy[z][0] + new_x - old_x, zone_xy[z][1] + new_y - old_y)
+    b.nodes = [
+        replace(n, x=n.x + move[n.group][0], y=n.y + move[n.group][1]) if n.group in move else n
+        for n in b.nodes
+    ]
+    width = max(x for x, _ in zone_xy) + zone_w
+    height = max(y for _, y in zone_xy) + block_h
     # a rack (its two hosts and its RTSW) is one group: moving every rack of a zone to the next
     # fixes the zone's CTSWs
     host_group = {}
@@ -625,23 +643,19 @@ def clos3(
     b.nodes = [
         replace(n, group=host_group[n.group]) if n.group in host_group else n for n in b.nodes
     ]
-    rack_x = _spread(zones * racks, width)
-    zone_x = _spread(zones, width)
+    rack_x = _spread(racks, zone_w)
+    ctsw_x = _spread(ctsws, zone_w)
     up = per_rack * nic / ctsws  # one RTSW-CTSW link (non-blocking)
     for z in range(zones):
+        zx, zy = zone_xy[z]
         ctsw_ids = [
-            b.node(
-                f"z{z}.ctsw{k}",
-                SWITCH,
-                "ctsw",
-                zone_x[z] + (k - (ctsws - 1) / 2) * _COL / 2,
-                y + _ROW,
-                f"z{z}",
-            )
+            b.node(f"z{z}.ctsw{k}", SWITCH, "ctsw", zx + ctsw_x[k], zy + zone_h + 2 * _ROW, f"z{z}")
             for k in range(ctsws)
         ]
         for r in range(racks):
-            rtsw = b.node(f"z{z}.r{r}.rtsw", SWITCH, "rtsw", rack_x[z * racks + r], y, f"z{z}.r{r}")
+            rtsw = b.node(
+                f"z{z}.r{r}.rtsw", SWITCH, "rtsw", zx + rack_x[r], zy + zone_h + _ROW, f"z{z}.r{r}"
+            )
             for h in range(META_HOSTS_PER_RACK):
                 for nic_id in nics[(z * racks + r) * META_HOSTS_PER_RACK + h]:
                     b.link(nic_id, rtsw, nic)
@@ -649,7 +663,7 @@ def clos3(
                 b.link(rtsw, c, up)
     if zones > 1:
         for k, x in enumerate(_spread(ctsws, width)):
-            atsw = b.node(f"atsw{k}", SWITCH, "atsw", x, y + 2 * _ROW, "atsws")
+            atsw = b.node(f"atsw{k}", SWITCH, "atsw", x, height + 2 * _ROW, "atsws")
             for z in range(zones):
                 b.link(f"z{z}.ctsw{k}", atsw, racks * up / over)
     return b.build()
