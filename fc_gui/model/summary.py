@@ -686,6 +686,29 @@ TIDY_STEP = 1000.0
 TIDY_ROW = 6
 
 
+def kept_expansions(state: SummaryState) -> tuple[tuple[str, str, str], ...]:
+    """What :func:`reopen_expansions` needs to open the same aggregates again after an edit
+    regrouped the fabric: (id, label, first node) of every expanded aggregate."""
+    g = state.grouping
+    out = []
+    for aid in sorted(state.expanded, key=g.index.__getitem__):
+        first = g.members(aid)[:1]
+        out.append((aid, g.aggregates[aid].label, first[0] if first else ""))
+    return tuple(out)
+
+
+def reopen_expansions(state: SummaryState, kept: Sequence[tuple[str, str, str]]) -> tuple:
+    """Expand in ``state`` the aggregates of ``kept`` that are still there: same id, same label
+    and the same first node (an edit elsewhere leaves them; a changed part stays closed).
+    Returns ``()``: nothing is left to reopen."""
+    g = state.grouping
+    for aid, label, first in kept:
+        agg = g.aggregates.get(aid)
+        if agg is not None and agg.label == label and g.members(aid)[:1] == [first]:
+            state.expand(aid)
+    return ()
+
+
 def share_text(share: float) -> str:
     """An aggregate's share of the cut S* for its caption: ``100%`` only when all of it is
     inside, ``>99.9%``/``<0.1%`` for a sliver in or out (4088 of 4096 GPUs is not 100%)."""

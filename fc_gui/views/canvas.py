@@ -24,7 +24,14 @@ from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QMenu
 
 from fc_gui.model.document import TopologyDocument
-from fc_gui.model.summary import SUMMARY_NODES, ShownFabric, SummaryState, shown_fabric
+from fc_gui.model.summary import (
+    SUMMARY_NODES,
+    ShownFabric,
+    SummaryState,
+    kept_expansions,
+    reopen_expansions,
+    shown_fabric,
+)
 from fc_gui.views import style
 from fc_gui.views.canvas_fit import ViewFitter
 from fc_gui.views.canvas_hover import HoverTips
@@ -72,6 +79,8 @@ class FabricCanvas(pg.GraphicsView):
         #: ``f(doc)`` that finds the summary's grouping off the GUI thread and hands it to
         #: :meth:`set_summary_state`; None: found here, on the GUI thread
         self.summary_provider: Callable[[TopologyDocument], None] | None = None
+        # the aggregates expanded before an edit regrouped the fabric (kept_expansions)
+        self._reopen: tuple[tuple[str, str, str], ...] = ()
         self.focused_aggregate: str | None = None  # the aggregate last clicked
         self.menus = ContextMenus(self)
         self.tools = self.view_box.tools = ToolBox(self, self.menus.open_at)
@@ -243,12 +252,15 @@ class FabricCanvas(pg.GraphicsView):
             state = self.summary.state
             doc = self.doc
             if state is None or not state.matches(doc.nodes, doc.links.values()):
+                if state is not None and state.expanded:  # an edit: keep what was open
+                    self._reopen = kept_expansions(state)
                 self.summary.state = None
                 if self.summary_provider is not None:
                     self._summary_pending()
                     self.summary_provider(doc)
                     return
                 state = SummaryState.of(list(doc.nodes.values()), list(doc.links.values()))
+                self._reopen = reopen_expansions(state, self._reopen)
                 self.summary.state = state
             self.summary.pending = False
             self._draw_summary()
@@ -294,6 +306,7 @@ class FabricCanvas(pg.GraphicsView):
         fabric (else a newer request is under way)."""
         if not self.summary_wanted() or not state.matches(self.doc.nodes, self.doc.links.values()):
             return
+        self._reopen = reopen_expansions(state, self._reopen)
         self.summary.state = state
         self.summary.pending = False
         self._draw_summary()

@@ -3,6 +3,7 @@ expand/collapse by double-click and menu, the cut shaded on the aggregates, and 
 opened in the background while the event loop keeps turning."""
 
 import time
+from dataclasses import replace
 
 import pytest
 from PySide6.QtCore import QPointF, QSettings, Qt, QTimer
@@ -270,3 +271,24 @@ def test_optimum_and_cut_only_shades_the_summary(qtbot, tmp_path):
     assert w.summary_view.cut_overlay is None and w.canvas.summary.cut_nodes is None
     assert "No result yet" in w.results_controller.summary.text()
     qtbot.waitUntil(lambda: running_workers() == 0, timeout=30000)
+
+
+def test_an_edit_that_regroups_keeps_the_open_aggregates_open(qtbot, canvas):
+    pod = _pod(canvas)
+    canvas.expand_aggregate(pod)
+    assert canvas.summary.state.expanded == {pod}
+    # a bandwidth edit on a link inside the other pod: a new grouping, the same aggregates
+    g = canvas.summary.state.grouping
+    other = next(
+        a for a in canvas.summary.scene.aggregates if g.aggregates[a].level == "pod" and a != pod
+    )
+    inside = set(g.members(other))
+    uid, link = next(
+        (u, ln) for u, ln in canvas.doc.links.items() if ln.source in inside and ln.target in inside
+    )
+    old_state = canvas.summary.state
+    canvas.doc.replace_links({uid: replace(link, bandwidth=link.bandwidth * 2)})
+    canvas.rebuild()  # the grouping is found again (synchronously here: no provider)
+    assert canvas.summary.state is not old_state
+    assert canvas.summary.state.expanded == {pod}
+    assert pod not in canvas.summary.scene.aggregates and other in canvas.summary.scene.aggregates
