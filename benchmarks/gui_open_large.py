@@ -12,6 +12,7 @@ of it, collapsing all, and a pan frame.
 Goal (issue 23): no GUI-thread step above ~200 ms, the window never frozen.
 
     QT_QPA_PLATFORM=offscreen python benchmarks/gui_open_large.py [--sizes 4,15,2x15]
+    QT_QPA_PLATFORM=offscreen python benchmarks/gui_open_large.py --sizes clos8x256,clos32x256
 
 (A size the node limit refuses gets a row saying so.)
 """
@@ -34,15 +35,22 @@ def _ms(seconds: float) -> str:
 
 
 def _fabric(spec: str):
-    from solver.io.templates import hpn
+    from solver.io.templates import clos3, hpn
 
+    if spec.startswith("clos"):  # clos<zones>x<racks>: the 3-tier Clos (32x256: 131 072 GPUs)
+        zones, _, racks = spec[4:].partition("x")
+        return clos3(zones=int(zones), racks_per_zone=int(racks))
     pods, _, segments = spec.rpartition("x")
     return hpn(segments=int(segments), pods=int(pods or 1))
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="4,15,2x15", help="HPN [pods x] segments, comma-separated")
+    ap.add_argument(
+        "--sizes",
+        default="4,15,2x15",
+        help="HPN [pods x] segments, or clos<zones>x<racks> (3-tier Clos), comma-separated",
+    )
     ap.add_argument("--screenshots", help="save a window grab per size into this directory")
     args = ap.parse_args()
 
@@ -172,7 +180,7 @@ def main() -> int:
     load = os.getloadavg()[0]
     print(f"load average {load:.1f} on {os.cpu_count()} CPUs; offscreen 1400x860")
     print(
-        "| HPN | GPUs | nodes | links | open s (worker: read / warnings / group) | aggregates "
+        "| fabric | GPUs | nodes | links | open s (worker: read / warnings / group) | aggregates "
         "| GUI step max ms | event-loop gap max ms (idle) | repaint ms | expand pod ms "
         "| expand host ms | collapse all ms | pan frame ms |"
     )
