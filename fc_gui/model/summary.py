@@ -17,6 +17,8 @@ boxes when every compute node has one, but are never needed:
 - **pods**: the boxes and the tier-1 switches that are only linked within one connected part of
   (boxes + tier-1 switches) form a pod (an HPN segment, a SuperPOD scalable unit), when there
   are at least two such parts holding boxes and there are fewer pods than boxes.
+- **zones**: with more than :data:`ZONE_MIN_PODS` pods, the pods whose tier-1 switches all go
+  up into one tier-2 switch group (the racks of a Clos zone) are one aggregate with that group.
 - **switch groups**: the switches left (outside boxes and pods), tier by tier, are grouped with
   those that share a neighbour one tier down (the aggregation switches of one plane share their
   ToRs; the cores of one plane share that plane's aggregation group): one aggregate per group.
@@ -39,6 +41,9 @@ from solver.model.topology import COMPUTE, Link, Node
 
 #: The canvas shows the summary when the fabric has more nodes than this.
 SUMMARY_NODES = 3000
+
+#: Above this many pods, pods that go up into one tier-2 switch group form a zone holding them.
+ZONE_MIN_PODS = 32
 
 #: Prefix of aggregate ids (never a node id: it is checked).
 AGG_PREFIX = "⊞"
@@ -333,6 +338,20 @@ def find_grouping(nodes: Sequence[Node], links: Iterable[Link]) -> Grouping:
                 next_group += 1
             key[v] = roots[r]
 
+    # zones: with many pods, the pods whose tier-1 switches all go up into one tier-2 switch
+    # group (the racks of a Clos zone and the zone's spines) are one aggregate holding both
+    zone_of_pod: dict[int, int] = {}
+    if n_pods > ZONE_MIN_PODS:
+        ups: list[set[int]] = [set() for _ in range(n_pods)]
+        for v, p in pod_of_switch.items():
+            for w in nbr[v].tolist():
+                if key[w] >= 0 and tier[w] == 2:
+                    ups[p].add(int(key[w]))
+        if all(len(u) == 1 for u in ups):
+            zone_of_pod = {p: next(iter(u)) for p, u in enumerate(ups)}
+            if not 2 <= len(set(zone_of_pod.values())) < n_pods:
+                zone_of_pod = {}
+
     # build the aggregates, parents before children
     aggregates: dict[str, Aggregate] = {}
     inner = np.full(n, -1, dtype=np.int64)
@@ -359,12 +378,26 @@ def find_grouping(nodes: Sequence[Node], links: Iterable[Link]) -> Grouping:
 
     # (id, label, level, parent, child ids, direct rows, tier), parents before children
     pending: list[tuple[str, str, str, str | None, list[str], list[int], int]] = []
+    groups: dict[int, list[int]] = {}
+    for v in np.flatnonzero(key >= 0).tolist():
+        groups.setdefault(int(key[v]), []).append(v)
+    zone_id: dict[int, str] = {}
+    zone_children: dict[int, list[str]] = {}
+    for number, g in enumerate(sorted(set(zone_of_pod.values()))):
+        zid = zone_id[g] = new_id(f"zone{g}")
+        zone_children[g] = []
+        rows = groups.pop(g)
+        pending.append((zid, f"zone {number}", "pod", None, zone_children[g], rows, 0))
     if n_pods:
         for p in range(n_pods):
             sw = sorted(v for v, q in pod_of_switch.items() if q == p)
             pid = new_id(f"pod{p}")
             child_ids: list[str] = []
-            pending.append((pid, _pod_label(nodes, sw, p), "pod", None, child_ids, sw, 0))
+            zone = zone_of_pod.get(p)
+            parent = None if zone is None else zone_id[zone]
+            if zone is not None:
+                zone_children[zone].append(pid)
+            pending.append((pid, _pod_label(nodes, sw, p), "pod", parent, child_ids, sw, 0))
             for b in range(n_boxes):
                 if pod_of_box[b] != p:
                     continue
@@ -382,9 +415,6 @@ def find_grouping(nodes: Sequence[Node], links: Iterable[Link]) -> Grouping:
                 continue
             bid = new_id(f"box{b}")
             pending.append((bid, _box_label(nodes, rows, b), "box", None, [], rows, 0))
-    groups: dict[int, list[int]] = {}
-    for v in np.flatnonzero(key >= 0).tolist():
-        groups.setdefault(int(key[v]), []).append(v)
     # switches that share no neighbour below with one another (the top switches of a Clos,
     # one per plane) are one aggregate per tier and role, not a row of lone nodes
     alone: dict[tuple[int, str], list[int]] = {}
@@ -411,12 +441,14 @@ def find_grouping(nodes: Sequence[Node], links: Iterable[Link]) -> Grouping:
     order = [p[0] for p in pending]
     index = {a: i for i, a in enumerate(order)}
     under: dict[str, list[int]] = {p[0]: list(p[5]) for p in pending}
+    parent_of = {p[0]: p[3] for p in pending}
     for aid, _label, _level, parent, _children, rows, _t in pending:
         parent_idx.append(index[parent] if parent is not None else -1)
         for r in rows:
             inner[r] = index[aid]
-        if parent is not None:
+        while parent is not None:  # every ancestor holds them (a zone: its racks' hosts)
             under[parent].extend(rows)
+            parent = parent_of[parent]
     for aid, label, level, parent, children, rows, t in pending:
         all_rows = under[aid]
         aggregates[aid] = Aggregate(

@@ -211,3 +211,31 @@ def test_share_text_never_rounds_a_partial_share_to_all_or_nothing():
     assert share_text(4088 / 4096) == "99.8%"
     assert share_text(32759 / 32760) == ">99.9%" and share_text(1 / 32760) == "<0.1%"
     assert share_text(0.25) == "25%" and share_text(1 / 3) == "33.3%"
+
+
+def test_many_racks_without_group_names_are_grouped_by_zone():
+    from fc_gui.model.summary import ZONE_MIN_PODS
+    from solver.io.templates import clos3
+
+    topo = _strip_groups(clos3(zones=3, racks_per_zone=12))  # 36 racks > ZONE_MIN_PODS
+    assert 3 * 12 > ZONE_MIN_PODS
+    state = SummaryState.of(topo.nodes, topo.links)
+    g = state.grouping
+    top = _top(g)
+    zones = [a for a in top if a.level == "pod"]
+    assert len(zones) == 3 and len(top) == 4  # 3 zones and the ATSW tier
+    for zone in zones:
+        assert zone.compute == 12 * 16 and len(zone.children) == 12
+        assert dict(zone.roles)["ctsw"] == 16  # the zone's spines are in it, as its own nodes
+        assert {n.split(".")[0] for n in zone.nodes} == {zone.label.replace("zone ", "z")}
+        racks = [g.aggregates[r] for r in zone.children]
+        assert all(r.level == "pod" and r.compute == 16 and r.parent == zone.id for r in racks)
+        members = set(g.members(zone.id))
+        assert all(set(g.members(r.id)) <= members for r in racks)
+    # expanding a host expands its rack and zone; collapsing the zone closes all three
+    host = g.aggregates[g.aggregates[zones[1].children[0]].children[0]]
+    state.expand(host.id)
+    assert state.expanded == {host.id, host.parent, zones[1].id}
+    assert set(g.members(host.id)) <= state.scene().nodes
+    state.collapse(zones[1].id)
+    assert not state.expanded and len(state.scene().aggregates) == 4
