@@ -383,11 +383,11 @@ def find_grouping(nodes: Sequence[Node], links: Iterable[Link]) -> Grouping:
         groups.setdefault(int(key[v]), []).append(v)
     zone_id: dict[int, str] = {}
     zone_children: dict[int, list[str]] = {}
-    for number, g in enumerate(sorted(set(zone_of_pod.values()))):
-        zid = zone_id[g] = new_id(f"zone{g}")
-        zone_children[g] = []
-        rows = groups.pop(g)
-        pending.append((zid, f"zone {number}", "pod", None, zone_children[g], rows, 0))
+    for zone_number, up in enumerate(sorted(set(zone_of_pod.values()))):
+        zid = zone_id[up] = new_id(f"zone{up}")
+        zone_children[up] = []
+        rows = groups.pop(up)
+        pending.append((zid, f"zone {zone_number}", "pod", None, zone_children[up], rows, 0))
     if n_pods:
         for p in range(n_pods):
             sw = sorted(v for v, q in pod_of_switch.items() if q == p)

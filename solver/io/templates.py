@@ -628,7 +628,9 @@ def clos3(
         new_x, new_y = _box_origin(i, per_zone, box_w, box_h)
         move[f"b{h}"] = (zone_xy[z][0] + new_x - old_x, zone_xy[z][1] + new_y - old_y)
     b.nodes = [
-        replace(n, x=n.x + move[n.group][0], y=n.y + move[n.group][1]) if n.group in move else n
+        replace(n, x=(n.x or 0.0) + move[n.group][0], y=(n.y or 0.0) + move[n.group][1])
+        if n.group in move
+        else n
         for n in b.nodes
     ]
     width = max(x for x, _ in zone_xy) + zone_w
