@@ -26,6 +26,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from solver.algorithm import cost
 from solver.algorithm.optimum import Optimum, compute_optimum
 from solver.algorithm.orbit_plan import pack_orbits, split_orbits
 from solver.algorithm.orbit_routes import representative_trees
@@ -53,11 +54,17 @@ def solve_compressed(
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     fabric = IndexedFabric.from_topology(topology)
-    sym = box_symmetry(topology, fabric)
+    N = fabric.num_compute
+    # the plan keeps k >= 1 trees of N - 1 edges per root of one box: larger boxes are not tried
+    most = cost.max_plan_box(N)
+    sym = box_symmetry(topology, fabric, max_box_compute=most)
     if sym is None:
         raise SolverError(
-            "no box symmetry found (a compressed plan needs identical boxes, named by node "
-            "groups or joined by shared switches); solve without --compressed"
+            "no box symmetry found with at most "
+            f"{most} compute {'node' if most == 1 else 'nodes'} per box (a compressed plan "
+            "needs identical boxes, named by node groups or joined by shared switches, whose "
+            f"translation fixes every other node; it keeps the trees of one box's roots, at "
+            f"most {cost.MAX_PLAN_TREE_EDGES:.3g} tree edges); {_instead(N)}"
         )
     if progress is not None:
         progress("optimum", 0.0)
@@ -73,8 +80,7 @@ def solve_compressed(
     timings["switch_removal"] = time.perf_counter() - t0
     if split is None:
         raise SolverError(
-            "a switch cannot be split by a symmetric plan on this fabric; solve "
-            "without --compressed"
+            f"a switch cannot be split by a symmetric plan on this fabric; {_instead(N)}"
         )
     rep_caps, paths = split
     if progress is not None:
@@ -83,9 +89,7 @@ def solve_compressed(
     reps = pack_orbits(fabric, sym, rep_caps, opt.k, check)
     timings["trees"] = time.perf_counter() - t0
     if reps is None:
-        raise SolverError(
-            "orbit packing found no trees for box 0 at the optimum; solve without --compressed"
-        )
+        raise SolverError(f"orbit packing found no trees for box 0 at the optimum; {_instead(N)}")
     if progress is not None:
         progress("paths", 0.0)
     t0 = time.perf_counter()
@@ -114,6 +118,15 @@ def solve_compressed(
         timings=timings,
     )
     return CompressedSchedule(base, sym.shift, sym.boxes)
+
+
+def _instead(num_compute: int) -> str:
+    """What to run instead of a compressed plan that cannot be made."""
+    try:
+        cost.check_schedule_size(num_compute)
+    except cost.CostLimit:
+        return "--optimum-only gives the exact optimum and bottleneck cut"
+    return "solve without --compressed"
 
 
 def link_orbits(fabric: IndexedFabric, generator: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -8,6 +8,9 @@ measured on (README, Performance: 4096 GPUs, 1.7e7 tree edges, about 1 GB):
 
 - :data:`MAX_TREE_EDGES`: tree edges of the full schedule, N·(N-1) per allgather (x2 for
   allreduce). Larger fabrics need a compressed plan (identical boxes) or are refused.
+- :data:`MAX_PLAN_TREE_EDGES`: tree edges of a compressed plan, which keeps k >= 1 trees of
+  N - 1 edges per root of one box: :func:`max_plan_box` compute nodes per box at most, so that
+  the search for boxes does not even try larger ones (a 32 768-GPU Clos's zones: 4096 roots).
 - :data:`MAX_DISTINCT_ROUTES`: distinct routed tree edges (one object each, about 500 bytes with
   their loads and checks) of a forest that shares none between trees, as a star's N·(N-1).
 - :data:`MAX_FLOW_ROWS_BYTES`: the stored flow matrices of switch splitting and tree packing, one
@@ -32,6 +35,7 @@ from solver.flow.csr import IndexedFabric
 from solver.model.errors import SolverError
 
 MAX_TREE_EDGES = 20_000_000
+MAX_PLAN_TREE_EDGES = 20_000_000
 MAX_DISTINCT_ROUTES = 4_000_000
 MAX_FLOW_ROWS_BYTES = 2 * 1024**3
 MAX_FLOW_WORK = 2_000_000_000
@@ -56,6 +60,11 @@ def check_schedule_size(num_compute: int, phases: int = 1) -> None:
             f"(limit {MAX_TREE_EDGES:.3g}); fabrics of identical boxes can be solved as a "
             "compressed plan (--compressed), others must be smaller"
         )
+
+
+def max_plan_box(num_compute: int) -> int:
+    """The most compute nodes per box of a compressed plan (:data:`MAX_PLAN_TREE_EDGES`)."""
+    return max(1, MAX_PLAN_TREE_EDGES // max(1, num_compute - 1))
 
 
 def check_routes(what: str, routes: int) -> None:

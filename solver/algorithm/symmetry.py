@@ -104,13 +104,17 @@ def _canonical_order(
     return [members[i] for i in np.argsort(colour, kind="stable")]
 
 
-def find_box_symmetry(fabric: IndexedFabric, groups: Sequence[str | None]) -> BoxSymmetry | None:
+def find_box_symmetry(
+    fabric: IndexedFabric, groups: Sequence[str | None], max_box_compute: int | None = None
+) -> BoxSymmetry | None:
     """The box translation of ``fabric`` if the groups holding compute nodes form one.
 
     ``groups[v]`` is node v's group (``None``: outside every box). Every compute node must be in
     a group, all such groups must have the same size, and the translation (groups in order of
     first appearance, nodes matched by canonical order) must preserve every directed link with
-    its bandwidth. Returns ``None`` otherwise (or with fewer than two boxes).
+    its bandwidth. Returns ``None`` otherwise (or with fewer than two boxes, or with more than
+    ``max_box_compute`` compute nodes per box: then not even the canonical order is computed,
+    which costs about a refinement of the box per node of it).
     """
     by_group: dict[str, list[int]] = {}
     for v in range(fabric.n):
@@ -122,6 +126,8 @@ def find_box_symmetry(fabric: IndexedFabric, groups: Sequence[str | None]) -> Bo
         return None
     size = len(boxes[0])
     if any(len(m) != size for m in boxes):
+        return None
+    if max_box_compute is not None and fabric.num_compute > max_box_compute * len(boxes):
         return None
     return _translation(fabric, boxes)
 
@@ -206,7 +212,9 @@ def _components(fabric: IndexedFabric, removed: set[int]) -> list[int]:
     return [-1 if v in removed else find(v) for v in range(fabric.n)]
 
 
-def find_structural_box_symmetry(fabric: IndexedFabric) -> BoxSymmetry | None:
+def find_structural_box_symmetry(
+    fabric: IndexedFabric, max_box_compute: int | None = None
+) -> BoxSymmetry | None:
     """A box translation found from the fabric alone, for files without group names.
 
     Switch colour classes (:func:`refined_colours`) are set aside, the class carrying the least
@@ -214,7 +222,8 @@ def find_structural_box_symmetry(fabric: IndexedFabric) -> BoxSymmetry | None:
     NVSwitch, NICs and GPUs, joined by faster links); after each, the connected
     parts that hold compute nodes are candidate boxes, given to :func:`find_box_symmetry`, which
     checks the translation link by link. At most :data:`STRUCTURAL_ATTEMPTS` candidates are
-    tried; ``None`` when none is an automorphism.
+    tried; ``None`` when none is an automorphism. ``max_box_compute``: as
+    :func:`find_box_symmetry`.
     """
     colour = refined_colours(fabric)
     members: dict[int, list[int]] = {}
@@ -238,7 +247,7 @@ def find_structural_box_symmetry(fabric: IndexedFabric) -> BoxSymmetry | None:
         if len(holding) < 2:
             continue
         groups = [f"box{part[v]}" if part[v] in holding else None for v in range(fabric.n)]
-        sym = find_box_symmetry(fabric, groups)
+        sym = find_box_symmetry(fabric, groups, max_box_compute)
         if sym is not None:
             return sym
     return None
@@ -357,6 +366,7 @@ def box_symmetry(
     *,
     structural: bool = True,
     nested: bool = False,
+    max_box_compute: int | None = None,
 ) -> BoxSymmetry | None:
     """The box translation of ``topology``: by its node groups (:func:`find_box_symmetry`), else
     with ``nested``, the odometer of its nested sibling shifts
@@ -365,14 +375,15 @@ def box_symmetry(
     (:func:`find_structural_box_symmetry`).
 
     ``fabric`` is ``topology`` indexed (:meth:`IndexedFabric.from_topology`, built when not
-    given); the translation's node indices are its. ``None`` when there is none.
+    given); the translation's node indices are its. ``None`` when there is none, or none with
+    at most ``max_box_compute`` compute nodes per box (larger boxes are not even tried).
     """
     if fabric is None:
         fabric = IndexedFabric.from_topology(topology)
     groups = [node.group for node in topology.nodes]
-    sym = find_box_symmetry(fabric, groups)
+    sym = find_box_symmetry(fabric, groups, max_box_compute)
     if sym is None and nested:
         sym = find_odometer(topology, fabric, groups)
     if sym is None and structural:
-        sym = find_structural_box_symmetry(fabric)
+        sym = find_structural_box_symmetry(fabric, max_box_compute)
     return None if sym is None else with_sibling_orbits(fabric, sym)

@@ -177,6 +177,7 @@ def run(args) -> int:
         print(f"note: {note}", file=sys.stderr)
         return _run_optimum(args, topo, fabric_warnings, note=note)
     from solver import solve
+    from solver.algorithm.cost import CostLimit
 
     bar = ProgressBar()
     started = time.perf_counter()
@@ -187,6 +188,13 @@ def run(args) -> int:
             max_trees_per_root=args.max_trees_per_root,
             progress=bar,
         )
+    except CostLimit as exc:
+        # a phase of the full solve is over its limit (a 4096-GPU SuperPOD's switch removal):
+        # the optimum and the cut still are what the user came for
+        bar.close()
+        note = f"{exc}: the optimum and bottleneck cut only (no trees)"
+        print(f"note: {note}", file=sys.stderr)
+        return _run_optimum(args, topo, fabric_warnings, note=note)
     finally:
         bar.close()
     elapsed = time.perf_counter() - started

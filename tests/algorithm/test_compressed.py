@@ -165,3 +165,29 @@ def test_a_fat_tree_plan_after_the_spare_trim():
     full = plan.expand()
     verify_schedule(full)
     assert plan.order == 8 and max(t.height for t in plan.representatives) <= 3
+
+
+def test_boxes_too_large_for_a_plan_are_refused_before_they_are_ordered(monkeypatch):
+    """A 32 768-GPU Clos's only translation moves zones of 4096 GPUs: their canonical order
+    alone took minutes and the plan gigabytes. Boxes over the plan's edge budget are not tried."""
+    from solver.algorithm import cost, symmetry
+
+    topo = templates.dgx_h100_rail(4)  # 32 GPUs, boxes of 8: 8 * 31 representative edges
+    monkeypatch.setattr(cost, "MAX_PLAN_TREE_EDGES", 7 * 31)  # at most 7 GPUs per box
+
+    ordered = symmetry._canonical_order
+
+    def no_large_ordering(fabric, members, *args):
+        assert sum(fabric.is_compute[v] for v in members) <= 7, "a box over the limit"
+        return ordered(fabric, members, *args)
+
+    monkeypatch.setattr(symmetry, "_canonical_order", no_large_ordering)
+    with pytest.raises(SolverError, match="at most 7 compute nodes per box") as info:
+        solve_compressed(topo)
+    assert "\n" not in str(info.value) and "solve without --compressed" in str(info.value)
+    monkeypatch.setattr(cost, "MAX_TREE_EDGES", 100)  # the full schedule is over its limit too
+    with pytest.raises(SolverError, match="--optimum-only gives the exact optimum"):
+        solve_compressed(topo)
+    monkeypatch.setattr(cost, "MAX_PLAN_TREE_EDGES", 8 * 31)  # the boxes fit again
+    monkeypatch.undo()
+    verify_compressed(solve_compressed(topo))

@@ -120,8 +120,8 @@ def test_a_box_that_differs_has_no_structural_symmetry_either():
 def test_anonymous_file_solves_on_the_symmetric_path(symmetric_everywhere, monkeypatch):
     found = []
 
-    def recording(fabric):
-        found.append(find_structural_box_symmetry(fabric))
+    def recording(fabric, *limits):
+        found.append(find_structural_box_symmetry(fabric, *limits))
         return found[-1]
 
     monkeypatch.setattr(symmetry, "find_structural_box_symmetry", recording)

@@ -82,3 +82,16 @@ def test_over_the_size_limit_box_fabrics_still_get_a_plan(capsys, monkeypatch, t
     path.write_text(v1.dumps(T.make("dgx_h100_rail", n=4)), encoding="utf-8")
     code, out, err = run(capsys, "solve", path, "--compressed")
     assert code == 0 and "compressed:" in out and "note:" not in err
+
+
+def test_a_phase_over_its_limit_falls_back_to_the_optimum(capsys, monkeypatch):
+    """A 4096-GPU SuperPOD's switch removal would store 5.3 GiB of flows: solve says so and
+    still gives the optimum and the cut (it used to end with the error alone after a minute)."""
+    monkeypatch.setattr(cost, "MAX_FLOW_ROWS_BYTES", 1000)
+    code, out, err = run(capsys, "solve", A100_2X)
+    assert code == 0
+    assert err.startswith("note: switch removal would store 16 flows of ")
+    assert err.rstrip().endswith("the optimum and bottleneck cut only (no trees)")
+    assert "optimum:    346.667 GB/s (exact 1040/3)" in out and "schedule:" not in out
+    code, out, err = run(capsys, "solve", A100_2X, "--json")
+    assert code == 0 and json.loads(out)["note"].startswith("switch removal would store")
