@@ -31,7 +31,7 @@ from solver.algorithm.optimum import Optimum, compute_optimum
 from solver.algorithm.orbit_plan import pack_orbits, split_orbits
 from solver.algorithm.orbit_routes import representative_trees
 from solver.algorithm.spare_trim import trim_shared_links
-from solver.algorithm.symmetry import box_symmetry
+from solver.algorithm.symmetry import BoxSymmetry, box_symmetry
 from solver.flow.csr import IndexedFabric
 from solver.model.errors import SolverError
 from solver.model.plan import CompressedSchedule
@@ -51,13 +51,22 @@ def solve_compressed(
     be used, without ``--compressed``).
     """
     validate(topology)
-    timings: dict[str, float] = {}
-    t0 = time.perf_counter()
     fabric = IndexedFabric.from_topology(topology)
     N = fabric.num_compute
     # the plan keeps k >= 1 trees of N - 1 edges per root of one box: larger boxes are not tried
     most = cost.max_plan_box(N)
-    sym = box_symmetry(topology, fabric, max_box_compute=most)
+    # the odometer of nested tiers first (racks in zones: boxes of one rack); when its plans
+    # or packing do not work out, the box translation that fixes every switch, if another
+    sym = box_symmetry(topology, fabric, nested=True, max_box_compute=most)
+    if sym is not None and sym.nested:
+        try:
+            return _solve_symmetric(topology, fabric, sym, check, progress)
+        except SolverError as nested_error:
+            if str(nested_error).startswith("internal error"):
+                raise
+            sym = box_symmetry(topology, fabric, max_box_compute=most)
+            if sym is None:
+                raise
     if sym is None:
         raise SolverError(
             "no box symmetry found with at most "
@@ -66,6 +75,20 @@ def solve_compressed(
             f"translation fixes every other node; it keeps the trees of one box's roots, at "
             f"most {cost.MAX_PLAN_TREE_EDGES:.3g} tree edges); {_instead(N)}"
         )
+    return _solve_symmetric(topology, fabric, sym, check, progress)
+
+
+def _solve_symmetric(
+    topology: Topology,
+    fabric: IndexedFabric,
+    sym: BoxSymmetry,
+    check: Callable[[], None] | None,
+    progress: Callable[[str, float], None] | None,
+) -> CompressedSchedule:
+    """The compressed plan for the verified σ ``sym``; :class:`SolverError` when a step fails."""
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    N = fabric.num_compute
     if progress is not None:
         progress("optimum", 0.0)
     opt = compute_optimum(fabric, check, sinks=sym.sinks(fabric))

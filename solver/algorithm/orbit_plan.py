@@ -25,6 +25,7 @@ and the verifier checks the plan (:mod:`solver.algorithm.verify_plan`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -32,7 +33,7 @@ import numpy as np
 from solver.algorithm.orbit_packing import _pack
 from solver.algorithm.plan_split import _PlanSplitter
 from solver.algorithm.splitting import Path, _join, _take
-from solver.algorithm.symmetry import BoxSymmetry
+from solver.algorithm.symmetry import BoxSymmetry, PartsBelow
 from solver.flow.csr import IndexedFabric
 
 RepClass = tuple[int, int, list[tuple[int, int]]]
@@ -68,16 +69,27 @@ def split_orbits(
     check: Callable[[], None] | None = None,
 ) -> tuple[dict[tuple[int, int], int], dict[tuple[int, int], dict[Path, int]]] | None:
     """(capacity, path record) of every representative compute-to-compute edge, or ``None``."""
+    periods = sorted({int(x) for x in sym.period})
+    if any(b % a for a, b in zip(periods, periods[1:])):
+        return None  # periods that do not divide each other: no canonical edge representatives
     splitter = _OrbitSplitter(fabric, caps, k, sym)
     for w0 in [int(v) for v in sym.node_at[0] if not fabric.is_compute[v]]:
         if check is not None:
             check()
         if not splitter.split_box_switch(w0):
             return None
-    for w in [v for v in range(fabric.n) if not fabric.is_compute[v] and sym.box_of[v] < 0]:
+    # the switches outside the boxes, one per cycle of σ, from the compute side outwards: a
+    # zone's spines (period = the zones) before the cluster's core (fixed)
+    outside = [
+        v
+        for v in range(fabric.n)
+        if not fabric.is_compute[v] and sym.box_of[v] < 0 and sym.phase[v] == 0
+    ]
+    outside.sort(key=lambda v: -int(sym.period[v]))
+    for w in outside:
         if check is not None:
             check()
-        if not splitter.split_fixed_switch(w):
+        if not splitter.split_outside_switch(w):
             return None
     comp = fabric.is_compute
     rep_caps = {e: c for e, c in splitter.rep.items() if c > 0 and comp[e[0]] and comp[e[1]]}
@@ -120,10 +132,11 @@ class _OrbitSplitter(_PlanSplitter):
                     self.paths[key] = {e: c}
         self.cur = _Caps(self)
         # out-neighbours of box-0 nodes and switches outside the boxes, in-neighbours of those
-        # switches (what the plans read); translates of box nodes are kept at their box-0 copy
+        # switches (what the plans read); translates are kept at their phase-0 copy (a box
+        # node's at box 0, a zone spine's at zone 0)
         self.graph = _SwitchAdjacency()
         for v in range(fabric.n):
-            if sym.box_of[v] == 0 or (sym.box_of[v] < 0 and not fabric.is_compute[v]):
+            if sym.phase[v] == 0 and (sym.box_of[v] >= 0 or not fabric.is_compute[v]):
                 self.graph.out[v] = set()
                 if not fabric.is_compute[v]:
                     self.graph.inn[v] = set()
@@ -133,22 +146,25 @@ class _OrbitSplitter(_PlanSplitter):
         self.num_splits = 0
 
     def key(self, u: int, v: int) -> tuple[tuple[int, int], int]:
-        """(representative of the orbit of (u, v), b) with (u, v) = σ^b(representative)."""
-        box_of = self.sym.box_of
-        b = int(box_of[u]) if box_of[u] >= 0 else int(box_of[v]) if box_of[v] >= 0 else 0
+        """(representative of the orbit of (u, v), b) with (u, v) = σ^b(representative): the
+        edge moved so that its end of the longer cycle (a box node's, else a nested switch's)
+        is at phase 0 (periods divide each other: :func:`split_orbits` checks it)."""
+        sym = self.sym
+        x = u if sym.period[u] >= sym.period[v] else v
+        b = int(sym.phase[x])
         if b == 0:
             return (u, v), 0
-        return (self.sym.translate(u, -b), self.sym.translate(v, -b)), b
+        return (sym.translate(u, -b), sym.translate(v, -b)), b
 
     def _link(self, u: int, v: int, add: bool = True) -> None:
-        """Record (or forget) the actual edge (u, v) at its switch ends of box 0 / outside."""
+        """Record (or forget) the actual edge (u, v) at its ends' phase-0 copies."""
         self._touch(self.graph.inn, v, u, add)
         self._touch(self.graph.out, u, v, add)
 
     def _touch(self, table: dict[int, set[int]], end: int, other: int, add: bool) -> None:
         sym = self.sym
-        b = int(sym.box_of[end])
-        if b > 0:  # kept at the box-0 copy of the switch
+        b = int(sym.phase[end])
+        if b:  # kept at the phase-0 copy of the node
             end, other = sym.translate(end, -b), sym.translate(other, -b)
         if end not in table:
             return
@@ -158,30 +174,36 @@ class _OrbitSplitter(_PlanSplitter):
             table[end].discard(other)
 
     def _orbit_link(self, u: int, v: int, add: bool) -> None:
-        """Every translate of (u, v) at the switches kept in the adjacency: a switch outside the
-        boxes meets every translate of an edge to a box; a box switch only its box-0 copy's."""
-        sym, comp = self.sym, self.fabric.is_compute
-        if (sym.box_of[u] < 0 and not comp[u] and sym.box_of[v] >= 0) or (
-            sym.box_of[v] < 0 and not comp[v] and sym.box_of[u] >= 0
-        ):
-            for b in range(sym.boxes):
-                self._link(sym.translate(u, b), sym.translate(v, b), add)
-        else:
-            self._link(u, v, add)
+        """Every translate of (u, v) at its ends' phase-0 copies: the copy of an end of period
+        d meets lcm/d translates of the edge (lcm of the two periods): a fixed switch every
+        translate of an edge to a box, a box node one."""
+        sym = self.sym
+        span = max(int(sym.period[u]), int(sym.period[v]))
+        for end, other, table in ((v, u, self.graph.inn), (u, v, self.graph.out)):
+            b = int(sym.phase[end])
+            e0, o0 = sym.translate(end, -b), sym.translate(other, -b)
+            if e0 not in table:
+                continue
+            d = int(sym.period[end])
+            if span == d:
+                others = [o0]
+            else:
+                steps = np.arange(0, span, d, dtype=np.int64)
+                others = sym.cycle_nodes[
+                    sym.cycle_start[o0] + (sym.phase[o0] + steps) % sym.period[o0]
+                ].tolist()
+            s = table[e0]
+            if add:
+                s.update(others)
+            else:
+                s.difference_update(others)
 
     def _unlink_all(self, w: int) -> None:
-        """Forget every edge at the split switch w: w's own sets list every actual neighbour,
-        so each is dropped once (a neighbour outside the boxes of a box switch: all translates)."""
-        sym = self.sym
-        for table, other, ends in (
-            (self.graph.out, list(self.graph.inn[w]), lambda x: (x, w)),
-            (self.graph.inn, list(self.graph.out[w]), lambda x: (w, x)),
-        ):
-            for x in other:
-                if sym.box_of[x] < 0 and sym.box_of[w] >= 0:
-                    self._orbit_link(*ends(x), False)
-                else:
-                    self._touch(table, x, w, False)
+        """Forget every edge at the split switch w: each orbit of its edges once."""
+        keys = {self.key(x, w)[0] for x in self.graph.inn[w]}
+        keys |= {self.key(w, x)[0] for x in self.graph.out[w]}
+        for a, b in keys:
+            self._orbit_link(a, b, False)
         self.graph.inn[w].clear()
         self.graph.out[w].clear()
 
@@ -210,17 +232,157 @@ class _OrbitSplitter(_PlanSplitter):
         )
         return self._apply(w, [plan[i] for i in order])
 
+    def split_outside_switch(self, w: int) -> bool:
+        """Split w (outside the boxes, phase 0) and its translates: a fixed switch with box
+        neighbours only by its σ-invariant plan, any other by :meth:`nested_switch_plan`."""
+        if not self.graph.inn[w] and not self.graph.out[w]:
+            return True  # nothing left at w (its links were trimmed to nothing)
+        sym = self.sym
+        if sym.period[w] == 1 and self.fixed_switch_plan(w) is not None:
+            return self.split_fixed_switch(w)
+        plan = self.nested_switch_plan(w)
+        return plan is not None and self._apply(w, list(plan))
+
+    def nested_switch_plan(self, w: int) -> list[tuple[int, int, int, int, int]] | None:
+        """The plan of a switch w whose neighbours have other periods than the boxes (a zone's
+        spine between racks and the core), invariant under w's stabiliser H = ⟨σ^p⟩ (p the
+        period of w, q = B/p its order), as entries (u, t, x, a, c); ``None`` if none exists.
+
+        A plan is a function on the H-orbits of pairs (u, t) (u an in-, t an out-neighbour).
+        Rows are the H-orbits of in-neighbours, columns those of out-neighbours; a row u whose
+        stabiliser H_u in H is not trivial (a core switch seen from a zone spine) must send the
+        same to every column of an H_u-orbit, so its pairs are the H_u-orbits of columns. In
+        units of 1/|H_u| of a row's capacity and 1/|H_t| of a column's, one unit on the pair
+        orbit P is one unit out of its row and one into its column (|P|/q of a unit on each of
+        P's pairs), so the plan is a max-flow again: row supply c(u, w)/|H_u|, column demand
+        c(w, t)/|H_t| (both must be whole), x = f·B/lcm(p, p_u, p_t) units per pair, taking
+        a = f·|H_u| from each link (u, w) and c = f·|H_t| from each link (w, t). Pairs whose
+        edge (u, t) is shorter-lived than w (two core switches through a zone spine) are left
+        out: such an edge would take units from several translates of w at once.
+        """
+        sym, cur, comp = self.sym, self.cur, self.fabric_compute
+        B, p = sym.boxes, int(sym.period[w])
+        per = [int(x) for x in sym.period]
+
+        def lcm(*xs: int) -> int:
+            out = 1
+            for x in xs:
+                out = out * x // math.gcd(out, x)
+            return out
+
+        def orbit_rep(v: int, g: int) -> int:
+            """The node of v's orbit under ⟨σ^g⟩ with the smallest phase."""
+            d = math.gcd(g, per[v])
+            ph = int(sym.phase[v])
+            return sym.translate(v, -(ph - ph % d))
+
+        def stab(v: int) -> int:
+            return B // lcm(p, per[v])
+
+        ins, outs = sorted(self.graph.inn[w]), sorted(self.graph.out[w])
+        rows = sorted({orbit_rep(u, p) for u in ins})
+        class_of = {t: orbit_rep(t, p) for t in outs}
+        row_caps = []
+        for u in rows:
+            c, h = cur[(u, w)], stab(u)
+            if c % h:
+                return None
+            row_caps.append(c // h)
+        class_demand = {}
+        for t in set(class_of.values()):
+            c, h = cur[(w, t)], stab(t)
+            if c % h:
+                return None
+            class_demand[t] = c // h
+        supply = sum(row_caps)
+        if supply != sum(class_demand.values()):
+            return None
+        total = sum(cur[(u, w)] for u in ins)  # real units through w (every in-link)
+        part = self.parts(int(self.parts.hops[w]))
+        part_in, part_out = self.part_sums(w, ins, outs, part)
+        arcs: list[tuple[int, list[int]]] = []  # per row: its pair orbits' columns
+        cols: list[int] = []
+        col_index: dict[int, int] = {}
+        for u in rows:
+            span = lcm(p, per[u])
+            heads = sorted({orbit_rep(t, span) for t in outs})
+            keep = [t for t in heads if t != u and lcm(per[u], per[t]) == lcm(span, per[t])]
+            for t in keep:
+                if t not in col_index:
+                    col_index[t] = len(cols)
+                    cols.append(t)
+            arcs.append((u, [col_index[t] for t in keep]))
+        col = np.asarray(cols, dtype=np.int64)
+        col_class = {t: class_of.get(t, orbit_rep(t, p)) for t in cols}
+        for attempt in range(3):
+            pieces = []
+            for i, (u, idx_list) in enumerate(arcs):
+                idx = np.asarray(idx_list, dtype=np.int64)
+                if len(idx):
+                    idx = idx[self._box_order(u, col[idx])]
+                if attempt == 0 and not comp[u]:
+                    idx = idx[comp[col[idx]]]
+                if attempt < 2:
+                    idx = idx[~self.same_part(w, u, col[idx])]
+                per_pair = np.asarray(
+                    [B // lcm(p, per[u], per[t]) for t in col[idx].tolist()], dtype=np.int64
+                )
+                demand = np.asarray(
+                    [class_demand[col_class[t]] for t in col[idx].tolist()], dtype=np.int64
+                )
+                cap = np.minimum(demand, row_caps[i])
+                if attempt < 2:
+                    # the proportional share c(u, w)·c(w, t)/total per pair, in flow units
+                    # among the partners outside u's part (rest_u) and t's (rest_t)
+                    ct = np.asarray([cur[(w, t)] for t in col[idx].tolist()], dtype=object)
+                    prod = ct * cur[(u, w)]
+                    own = part_out.get(int(part[u]), 0) if part[u] >= 0 else 0
+                    rest_u = max(1, total - own)
+                    rest_t = np.asarray(
+                        [
+                            max(1, total - (part_in.get(int(part[t]), 0) if part[t] >= 0 else 0))
+                            for t in col[idx].tolist()
+                        ],
+                        dtype=object,
+                    )
+                    small = np.minimum(prod // rest_u, prod // rest_t) // per_pair
+                    ceil = np.maximum(-(-prod // rest_u), -(-prod // rest_t))
+                    small = np.asarray(small, dtype=np.int64)
+                    big = np.asarray(-(-ceil // per_pair), dtype=np.int64)
+                    cap = np.minimum(cap, np.maximum(big, self.k))
+                    low = np.minimum(cap, np.maximum(small, self.k))
+                else:
+                    low = cap
+                pieces.append((np.full(len(idx), i, dtype=np.int64), idx, low, cap, None))
+            flows = self._solve_plan(
+                w, rows, cols, col_class, class_demand, pieces, supply, row_caps
+            )
+            if flows is not None:
+                return [
+                    (u, t, f * (B // lcm(p, per[u], per[t])), f * stab(u), f * stab(t))
+                    for u, t, f in flows
+                ]
+        return None
+
     # ------------------------------------------------------------------ applying a plan
-    def _apply(self, w: int, plan: list[tuple[int, int, int]]) -> bool:
+    def _apply(self, w: int, plan: list) -> bool:  # type: ignore[override]
+        """Apply plan entries (u, t, x) or (u, t, x, a, c): x units on the edge (u, t) taken
+        from a units of (u, w)'s record and c of (w, t)'s (a, c: multiples of x; more than x
+        where several translates of (u, t) share the edge (u, w) or (w, t), see
+        :meth:`nested_switch_plan`)."""
         rep, paths = self.rep, self.paths
-        for u, t, x in plan:
+        for entry in plan:
+            u, t, x = entry[:3]
+            take_in, take_out = entry[3:] if len(entry) == 5 else (x, x)
             (ku, bu), (kt, bt) = self.key(u, w), self.key(w, t)
             a, b = rep.get(ku, 0), rep.get(kt, 0)
-            if x > a or x > b or u == t:
+            if take_in > a or take_out > b or u == t:
                 return False
-            head = self._moved(_take(paths[ku], x), bu)
-            tail = self._moved(_take(paths[kt], x), bt)
-            rep[ku], rep[kt] = a - x, b - x
+            head = _share(self._moved(_take(paths[ku], take_in), bu), take_in // x)
+            tail = _share(self._moved(_take(paths[kt], take_out), bt), take_out // x)
+            if head is None or tail is None:
+                return False  # a record whose paths do not split evenly over the translates
+            rep[ku], rep[kt] = a - take_in, b - take_out
             key, shift = self.key(u, t)  # (u, t) = σ^shift(key): its record is moved back
             if key not in rep:
                 rep[key] = 0
@@ -257,6 +419,45 @@ class _OrbitSplitter(_PlanSplitter):
         return [(tuple(sym.translate(v, b) for v in path), m) for path, m in pieces]
 
 
+def _entry_levels(fabric: IndexedFabric, sym: BoxSymmetry) -> list[np.ndarray]:
+    """Part id per node at every level a tree should enter only once: the boxes, and the parts
+    below each switch tier (:class:`~solver.algorithm.symmetry.PartsBelow`: hosts, racks,
+    zones) that group the compute nodes neither one by one nor all together; finest first."""
+    comp = np.asarray(fabric.compute, dtype=np.int64)
+    parts = PartsBelow(fabric)
+    box = np.where(sym.box_of >= 0, sym.box_of, -1)
+    box = np.where(box >= 0, box, int(box.max()) + 1 + np.arange(fabric.n))
+    found = [np.asarray(box, dtype=np.int64)]
+    for h in sorted({int(x) for x in parts.hops[~np.asarray(fabric.is_compute, dtype=bool)]}):
+        part = parts(h)
+        if part[comp].min() < 0:
+            continue
+        groups = len(np.unique(part[comp]))
+        if 1 < groups < len(comp):
+            found.append(np.where(part >= 0, part, int(part.max()) + 1 + np.arange(fabric.n)))
+    # finest first (more parts), duplicates of the same partition of the compute nodes dropped
+    found.sort(key=lambda a: -len(np.unique(a[comp])))
+    out: list[np.ndarray] = []
+    for a in found:
+        if not any(_same_partition(a[comp], b[comp]) for b in out):
+            out.append(a)
+    return out
+
+
+def _same_partition(a: np.ndarray, b: np.ndarray) -> bool:
+    pairs = np.unique(np.stack([a, b]), axis=1)
+    return len(pairs[0]) == len(np.unique(a)) == len(np.unique(b))
+
+
+def _share(pieces: list[tuple[Path, int]], parts: int) -> list[tuple[Path, int]] | None:
+    """One of ``parts`` equal shares of the paths (each multiplicity divided), or ``None``."""
+    if parts == 1:
+        return pieces
+    if any(m % parts for _, m in pieces):
+        return None
+    return [(path, m // parts) for path, m in pieces]
+
+
 class _LazyOrbitPacker:
     """Orbit-budget tree growth (:class:`solver.algorithm.orbit_packing._OrbitPacker`) on the
     representative edges: a vertex's out-edges are its position's, moved to its box."""
@@ -270,6 +471,7 @@ class _LazyOrbitPacker:
     ):
         self.sym, self.strict, self.N = sym, strict, fabric.num_compute
         self.n = fabric.n
+        self.levels = _entry_levels(fabric, sym)
         keys = list(rep_caps)
         self.budget = np.asarray([rep_caps[e] for e in keys], dtype=np.int64)
         self.inside = np.asarray([sym.box_of[y] == 0 for _, y in keys], dtype=bool)
@@ -307,14 +509,15 @@ class _LazyOrbitPacker:
 
     def grow(self, root: int, mult: int) -> list[tuple[int, int]] | None:
         """A spanning tree of ``mult`` copies, or ``None`` (budgets then restored)."""
-        sym, budget = self.sym, self.budget
-        box_of = sym.box_of
+        budget = self.budget
         spent: list[int] = []
         seen = np.zeros(self.n, dtype=bool)
         seen[root] = True
         count = 1
-        entered = np.zeros(sym.boxes, dtype=bool)
-        entered[box_of[root]] = True
+        # parts (boxes, hosts, racks, zones) a tree has entered: one entry each, when strict
+        entered = [np.zeros(int(part.max()) + 1, dtype=bool) for part in self.levels]
+        for part, seen_part in zip(self.levels, entered):
+            seen_part[part[root]] = True
         frontier, order = [root], [root]
         edges: list[tuple[int, int]] = []
         mode = 0
@@ -334,12 +537,22 @@ class _LazyOrbitPacker:
                     y = int(cy[s])
                     keys = ck[s:e]
                     have = budget[keys]
-                    anyone = mode == 2 or not self.strict or not entered[box_of[y]]
-                    inside = self.inside[keys]
-                    ok = (have >= mult) & (inside | anyone)
+                    tails = cx[s:e]
+                    # per candidate: the levels whose part it enters, and whether each such
+                    # part is still unentered; preferred: the edge inside the smallest part
+                    free = np.ones(len(keys), dtype=bool)
+                    depth = np.zeros(len(keys), dtype=np.int64)
+                    for part, seen_part in zip(self.levels, entered):
+                        crosses = part[tails] != part[y]
+                        if seen_part[part[y]]:
+                            free &= ~crosses
+                        depth += ~crosses
+                    ok = have >= mult
+                    if self.strict and mode < 2:
+                        ok &= free
                     if not ok.any():
                         continue
-                    score = np.where(ok, have + inside * (int(have.max()) + 1), -1)
+                    score = np.where(ok, have + depth * (int(have.max()) + 1), -1)
                     j = int(np.argmax(score))
                     key = int(keys[j])
                     budget[key] -= mult
@@ -347,7 +560,8 @@ class _LazyOrbitPacker:
                     edges.append((int(cx[s + j]), y))
                     seen[y] = True
                     count += 1
-                    entered[box_of[y]] = True
+                    for part, seen_part in zip(self.levels, entered):
+                        seen_part[part[y]] = True
                     nxt.append(y)
             if nxt:
                 mode = 0

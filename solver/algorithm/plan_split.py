@@ -26,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 
 from solver.algorithm.splitting import Path, SplitResult, _Adjacency, _join, _take
-from solver.algorithm.symmetry import BoxSymmetry
+from solver.algorithm.symmetry import BoxSymmetry, PartsBelow
 from solver.flow.csr import IndexedFabric
 from solver.flow.maxflow import INF, FlowNetwork, augment
 from solver.flow.sinks import flows_to_sinks
@@ -97,6 +97,27 @@ class _PlanSplitter:
         self.phase = sym.pos_of * max(1, len(outside))
         self.phase[outside] = np.arange(len(outside)) * sym.size
         self.fabric_compute = np.asarray(fabric.is_compute, dtype=bool)
+        self.parts = PartsBelow(fabric)
+
+    def part_sums(self, w, ins, outs, part) -> tuple[dict[int, int], dict[int, int]]:
+        """(capacity into w, capacity out of w) per part below w (``part``: w's partition)."""
+        part_in: dict[int, int] = {}
+        part_out: dict[int, int] = {}
+        for table, nodes, link in (
+            (part_in, ins, lambda u: (u, w)),
+            (part_out, outs, lambda t: (w, t)),
+        ):
+            for x in nodes:
+                if part[x] >= 0:
+                    table[int(part[x])] = table.get(int(part[x]), 0) + self.cur[link(x)]
+        return part_in, part_out
+
+    def same_part(self, w: int, u: int, cols: np.ndarray) -> np.ndarray:
+        """Which columns lie in row u's part below switch w (see :class:`PartsBelow`)."""
+        part = self.parts(int(self.parts.hops[w]))
+        if part[u] < 0:
+            return np.zeros(len(cols), dtype=bool)
+        return part[cols] == part[u]
 
     # ------------------------------------------------------------------ ordering of partners
     # A partner order is an index array into the plan's columns: earlier partners get units
@@ -239,6 +260,10 @@ class _PlanSplitter:
         ct_all = np.asarray([cur[(w, t)] for t in cols], dtype=dtype)
         back_all = np.asarray([cur.get((t, w), 0) for t in cols], dtype=dtype)
         orders = {u: order(u, col) for u in rows}
+        # capacity into / out of w per part below w: a row's partners in its own part are left
+        # out in the first two tries, and so are they from its proportional shares
+        part = self.parts(int(self.parts.hops[w]))
+        part_in, part_out = self.part_sums(w, ins, outs, part)
         for attempt in range(3):
             no_s2s = attempt == 0
             pieces = []
@@ -250,6 +275,8 @@ class _PlanSplitter:
                     keep &= comp[col[idx]]
                 if spread_boxes and attempt < 2:
                     keep &= self.sym.box_of[col[idx]] != self.sym.box_of[u]
+                if attempt < 2:  # not out of u's part and back into it through w
+                    keep &= ~self.same_part(w, u, col[idx])
                 idx = idx[keep]
                 ct = ct_all[idx]
                 if attempt == 2:
@@ -257,13 +284,16 @@ class _PlanSplitter:
                 else:
                     # the proportional share seen from both ends, rounded, never below k units;
                     # u's allowed partners hold rest_u, t's allowed partners rest_t
+                    own = part_out.get(int(part[u]), 0) if part[u] >= 0 else cur.get((w, u), 0)
                     rest_u = max(
                         1,
-                        total_out
-                        - cur.get((w, u), 0)
-                        - (switch_out if no_s2s and not comp[u] else 0),
+                        total_out - own - (switch_out if no_s2s and not comp[u] else 0),
                     )
-                    rest_t = total_in - back_all[idx]
+                    col_part = part[col[idx]]
+                    into_own = np.asarray(
+                        [part_in.get(int(x), 0) for x in col_part.tolist()], dtype=dtype
+                    )
+                    rest_t = total_in - np.where(col_part >= 0, into_own, back_all[idx])
                     if no_s2s:
                         rest_t = rest_t - np.where(comp[col[idx]], 0, switch_in)
                     rest_t = np.maximum(rest_t, 1)
@@ -285,7 +315,7 @@ class _PlanSplitter:
                 return plan
         return None
 
-    def _solve_plan(self, w, rows, cols, col_class, class_demand, pieces, supply):
+    def _solve_plan(self, w, rows, cols, col_class, class_demand, pieces, supply, row_caps=None):
         """The flow of the plan network or None if short of supply.
 
         Nodes: source 0, rows, columns, classes, sink, then one node per (row, other box) for
@@ -344,7 +374,10 @@ class _PlanSplitter:
         )
         caps = np.concatenate(
             [
-                np.asarray([self.cur[(u, w)] for u in rows], dtype=np.int64),
+                np.asarray(
+                    [self.cur[(u, w)] for u in rows] if row_caps is None else row_caps,
+                    dtype=np.int64,
+                ),
                 full,
                 np.full(nc, INF, dtype=np.int64),
                 np.asarray([class_demand[c] for c in class_list], dtype=np.int64),

@@ -360,6 +360,25 @@ def _hops_from_compute(fabric: IndexedFabric) -> list[int]:
     return hops
 
 
+class PartsBelow:
+    """``parts(h)``: per node, its part among the nodes fewer than h links from the nearest
+    compute node (a host with its NVSwitch and NICs for a rack switch at h = 2, a rack for the
+    tier above), -1 for the nodes h or more links away; ``hops[v]`` is that distance. A unit
+    sent through a switch at h from one part back into the same part spends the part's uplinks
+    for what its own links carry (:mod:`solver.algorithm.plan_split` avoids such pairs)."""
+
+    def __init__(self, fabric: IndexedFabric):
+        self.fabric = fabric
+        self.hops = np.asarray(_hops_from_compute(fabric), dtype=np.int64)
+        self._cache: dict[int, np.ndarray] = {}
+
+    def __call__(self, h: int) -> np.ndarray:
+        if h not in self._cache:
+            far = {int(v) for v in np.flatnonzero(self.hops >= h)}
+            self._cache[h] = np.asarray(_components(self.fabric, far), dtype=np.int64)
+        return self._cache[h]
+
+
 def box_symmetry(
     topology: Topology,
     fabric: IndexedFabric | None = None,
@@ -384,6 +403,9 @@ def box_symmetry(
     sym = find_box_symmetry(fabric, groups, max_box_compute)
     if sym is None and nested:
         sym = find_odometer(topology, fabric, groups)
+        if sym is not None and max_box_compute is not None:
+            if sum(fabric.is_compute[int(v)] for v in sym.node_at[0]) > max_box_compute:
+                sym = None
     if sym is None and structural:
         sym = find_structural_box_symmetry(fabric, max_box_compute)
     return None if sym is None else with_sibling_orbits(fabric, sym)
