@@ -20,6 +20,7 @@ length). Nothing of size N² is built.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from fractions import Fraction
@@ -99,7 +100,13 @@ def _solve_symmetric(
     # plans and box-0 trees on edge orbits: the full logical graph has ~N²/8 edges on rails
     # spare capacity at shared switches (fat-tree spines) would make the plans dense
     caps = trim_shared_links(fabric, list(opt.caps), opt.k, sym, check)
-    split = split_orbits(fabric, dict(zip(fabric.edges, caps)), opt.k, sym, check)
+    # a nested switch's plan spreads a fixed neighbour's units evenly over the neighbours it
+    # moves: k trees per root times m keeps the optimum and makes those shares whole
+    m = divisibility_factor(fabric, sym, caps)
+    k = opt.k * m
+    if m > 1:
+        caps = [c * m for c in caps]
+    split = split_orbits(fabric, dict(zip(fabric.edges, caps)), k, sym, check)
     timings["switch_removal"] = time.perf_counter() - t0
     if split is None:
         raise SolverError(
@@ -109,17 +116,17 @@ def _solve_symmetric(
     if progress is not None:
         progress("trees", 0.0)
     t0 = time.perf_counter()
-    reps = pack_orbits(fabric, sym, rep_caps, opt.k, check)
+    reps = pack_orbits(fabric, sym, rep_caps, k, check)
     timings["trees"] = time.perf_counter() - t0
     if reps is None:
         raise SolverError(f"orbit packing found no trees for box 0 at the optimum; {_instead(N)}")
     if progress is not None:
         progress("paths", 0.0)
     t0 = time.perf_counter()
-    trees = representative_trees(fabric, sym, reps, paths, opt.k)
+    trees = representative_trees(fabric, sym, reps, paths, k)
     order = {c: i for i, c in enumerate(topology.compute_ids)}
     trees.sort(key=lambda t: order[t.root])
-    loads, algbw = orbit_loads(topology, fabric, sym.shift, sym.boxes, trees, opt.k)
+    loads, algbw = orbit_loads(topology, fabric, sym.shift, sym.boxes, trees, k)
     timings["paths"] = time.perf_counter() - t0
     if progress is not None:
         progress("paths", 1.0)
@@ -131,7 +138,7 @@ def _solve_symmetric(
     base = Schedule(
         topology=topology,
         collective="allgather",
-        k=opt.k,
+        k=k,
         max_trees_per_root=None,
         optimal_algbw_exact=opt.algbw,
         algbw_exact=algbw,
@@ -141,6 +148,29 @@ def _solve_symmetric(
         timings=timings,
     )
     return CompressedSchedule(base, sym.shift, sym.boxes)
+
+
+def divisibility_factor(fabric: IndexedFabric, sym: BoxSymmetry, caps: list[int]) -> int:
+    """The smallest m such that every link (u, w) or (w, u) at a switch w outside the boxes has
+    m times its capacity divisible by |H_u|, u's stabiliser in w's (H_w = ⟨σ^p(w)⟩): what
+    :meth:`~solver.algorithm.orbit_plan._OrbitSplitter.nested_switch_plan` needs of a link
+    whose far end the plan must treat alike (a spine seen from an SU's leaf); 1 when it is
+    more than :data:`MAX_K_FACTOR` (the plans then say which switch they cannot split)."""
+    B, per = sym.boxes, sym.period
+    m = 1
+    for (u, v), c in zip(fabric.edges, caps):
+        for w, x in ((v, u), (u, v)):
+            if fabric.is_compute[w] or sym.box_of[w] >= 0 or not c:
+                continue
+            h = B // math.lcm(int(per[w]), int(per[x]))
+            m = math.lcm(m, h // math.gcd(c, h))
+            if m > MAX_K_FACTOR:
+                return 1
+    return m
+
+
+#: at most this many times the optimum's k trees per root for whole shares (plans stay small)
+MAX_K_FACTOR = 64
 
 
 def _instead(num_compute: int) -> str:
@@ -233,4 +263,4 @@ def _bottleneck(fabric: IndexedFabric, opt: Optimum) -> BottleneckCut:
     )
 
 
-__all__ = ["link_orbits", "orbit_loads", "solve_compressed"]
+__all__ = ["divisibility_factor", "link_orbits", "orbit_loads", "solve_compressed"]

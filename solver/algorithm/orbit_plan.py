@@ -50,7 +50,7 @@ def pack_orbits(
     ``None`` when both greedy variants of :mod:`solver.algorithm.orbit_packing` get stuck."""
     for strict in (True, False):
         reps = _pack(
-            _LazyOrbitPacker(fabric, sym, rep_caps, strict),
+            _LazyOrbitPacker(fabric, sym, rep_caps, k, strict),
             sym.representatives(fabric),
             k,
             check,
@@ -422,7 +422,7 @@ class _OrbitSplitter(_PlanSplitter):
 def _entry_levels(fabric: IndexedFabric, sym: BoxSymmetry) -> list[np.ndarray]:
     """Part id per node at every level a tree should enter only once: the boxes, and the parts
     below each switch tier (:class:`~solver.algorithm.symmetry.PartsBelow`: hosts, racks,
-    zones) that group the compute nodes neither one by one nor all together; finest first."""
+    zones) that group the compute nodes neither one by one nor all together."""
     comp = np.asarray(fabric.compute, dtype=np.int64)
     parts = PartsBelow(fabric)
     box = np.where(sym.box_of >= 0, sym.box_of, -1)
@@ -435,12 +435,33 @@ def _entry_levels(fabric: IndexedFabric, sym: BoxSymmetry) -> list[np.ndarray]:
         groups = len(np.unique(part[comp]))
         if 1 < groups < len(comp):
             found.append(np.where(part >= 0, part, int(part.max()) + 1 + np.arange(fabric.n)))
-    # finest first (more parts), duplicates of the same partition of the compute nodes dropped
-    found.sort(key=lambda a: -len(np.unique(a[comp])))
+    # the boxes first, then finest first; duplicates of a partition of the compute nodes dropped
+    found[1:] = sorted(found[1:], key=lambda a: -len(np.unique(a[comp])))
     out: list[np.ndarray] = []
     for a in found:
         if not any(_same_partition(a[comp], b[comp]) for b in out):
             out.append(a)
+    return out
+
+
+def _tight_levels(
+    fabric: IndexedFabric,
+    sym: BoxSymmetry,
+    rep_caps: dict[tuple[int, int], int],
+    k: int,
+    levels: list[np.ndarray],
+) -> list[bool]:
+    """Per level, whether its parts have no ingress to spare, so that each tree must enter
+    each part exactly once: σ permutes a level's parts, so one part's ingress is the capacity
+    crossing between parts (B times the representatives') over the number of parts."""
+    comp = np.asarray(fabric.compute, dtype=np.int64)
+    N = len(comp)
+    out = []
+    for part in levels:
+        ids, sizes = np.unique(part[comp], return_counts=True)
+        crossing = sum(c for (x, y), c in rep_caps.items() if part[x] != part[y])
+        even = len(set(sizes.tolist())) == 1
+        out.append(even and crossing * sym.boxes <= (N - int(sizes[0])) * k * len(ids))
     return out
 
 
@@ -467,12 +488,18 @@ class _LazyOrbitPacker:
         fabric: IndexedFabric,
         sym: BoxSymmetry,
         rep_caps: dict[tuple[int, int], int],
+        k: int,
         strict: bool = True,
     ):
         self.sym, self.strict, self.N = sym, strict, fabric.num_compute
         self.n = fabric.n
-        self.levels = _entry_levels(fabric, sym)
         keys = list(rep_caps)
+        self.levels = _entry_levels(fabric, sym)
+        # boxes always (one entry per box, as for a plain translation), the parts around them
+        # (SUs, zones) only where their ingress is tight: an SU with uplinks to spare may
+        # need trees that enter it twice
+        self.tight = _tight_levels(fabric, sym, rep_caps, k, self.levels)
+        self.tight[0] = True
         self.budget = np.asarray([rep_caps[e] for e in keys], dtype=np.int64)
         self.inside = np.asarray([sym.box_of[y] == 0 for _, y in keys], dtype=bool)
         by_pos: dict[int, list[int]] = {}
@@ -542,9 +569,9 @@ class _LazyOrbitPacker:
                     # part is still unentered; preferred: the edge inside the smallest part
                     free = np.ones(len(keys), dtype=bool)
                     depth = np.zeros(len(keys), dtype=np.int64)
-                    for part, seen_part in zip(self.levels, entered):
+                    for part, seen_part, tight in zip(self.levels, entered, self.tight):
                         crosses = part[tails] != part[y]
-                        if seen_part[part[y]]:
+                        if tight and seen_part[part[y]]:
                             free &= ~crosses
                         depth += ~crosses
                     ok = have >= mult

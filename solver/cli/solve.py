@@ -35,8 +35,10 @@ def register(subparsers) -> argparse.ArgumentParser:
         "or .h5 results file). Errors are one line on stderr with exit code 2.\n"
         f"From {COMPRESS_MIN_N} compute nodes on fabrics of identical boxes (and with --compressed)\n"
         "the allgather schedule is kept as a compressed plan: the trees of one box's roots plus\n"
-        "the automorphism that moves them to the other boxes; it is verified without expanding\n"
-        "it and saved to .h5 ('forestcoll show' lists it).",
+        "the automorphism that moves them to the other boxes (racks of a 3-tier Clos, DGX nodes\n"
+        "of a SuperPOD: zones and pods move along); it is verified without expanding it and\n"
+        "saved to .h5 ('forestcoll show' lists it). A plan has no --json document: with --json\n"
+        "the automatic plan is off.",
         "forestcoll solve sample_topologies/dgx_a100_2x.json --collective allreduce --max-trees-per-root 4 "
         "-o schedule.h5",
     )
@@ -82,7 +84,8 @@ def register(subparsers) -> argparse.ArgumentParser:
         default=None,
         help="keep the allgather schedule as a compressed plan: the trees of the roots of one "
         "box plus the automorphism that moves them to every other box (saved to .h5 only). "
-        f"Default: on from {COMPRESS_MIN_N} compute nodes when the fabric has identical boxes",
+        f"Default: on from {COMPRESS_MIN_N} compute nodes when the fabric has identical boxes "
+        "(not with --json)",
     )
     add_fabric_options(parser)
     parser.set_defaults(func=run)
@@ -98,11 +101,13 @@ def _wants_plan(args, topo: Topology) -> bool:
                 "--compressed plans are allgather schedules without --max-trees-per-root"
             )
         return True
-    if args.compressed is False or not plain or len(topo.compute_ids) < COMPRESS_MIN_N:
+    if args.compressed is False or args.json or not plain:
+        return False
+    if len(topo.compute_ids) < COMPRESS_MIN_N:
         return False
     from solver.algorithm.symmetry import box_symmetry
 
-    return box_symmetry(topo, structural=False) is not None
+    return box_symmetry(topo, structural=False, nested=True) is not None
 
 
 def _run_plan(args, topo: Topology, fabric_warnings: list[str]) -> int:

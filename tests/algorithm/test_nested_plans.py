@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from solver.algorithm.compressed import solve_compressed
+from solver.algorithm.compressed import divisibility_factor, solve_compressed
 from solver.algorithm.optimum import compute_optimum
-from solver.algorithm.orbit_plan import _OrbitSplitter, split_orbits
+from solver.algorithm.orbit_plan import _LazyOrbitPacker, _OrbitSplitter, split_orbits
 from solver.algorithm.plan_split import invariant_holds, split_by_plans
 from solver.algorithm.spare_trim import trim_shared_links
 from solver.algorithm.symmetry import PartsBelow, box_symmetry
@@ -106,3 +106,40 @@ def test_a_three_tier_clos_has_a_compressed_plan_at_the_optimum(zones, racks):
     assert len(verify_sample(plan, count=4, seed=1)) == 4
     if zones * racks <= 8:
         verify_schedule(plan.expand())  # every expanded tree and link load, from scratch
+
+
+def test_a_superpod_plan_spreads_spine_units_with_a_larger_k():
+    # SU leaves (period = SUs) see the spines (period = pods) as fixed: a spine's units must
+    # reach every DGX node of the SU alike, which is not whole at the optimum's k
+    topo = templates.superpod(sus=4, nodes_per_su=4)
+    fabric = IndexedFabric.from_topology(topo)
+    sym = box_symmetry(topo, fabric, nested=True)
+    assert sym is not None and sym.nested and sym.boxes == 16
+    opt = compute_optimum(fabric, sinks=sym.sinks(fabric))
+    caps = trim_shared_links(fabric, list(opt.caps), opt.k, sym)
+    m = divisibility_factor(fabric, sym, caps)
+    assert m > 1
+    assert split_orbits(fabric, dict(zip(fabric.edges, caps)), opt.k, sym) is None
+    scaled = {e: c * m for e, c in zip(fabric.edges, caps)}
+    assert split_orbits(fabric, scaled, opt.k * m, sym) is not None
+    plan = solve_compressed(topo)
+    assert plan.order == 16 and plan.base.k == opt.k * m
+    assert plan.algbw_exact == opt.algbw
+    verify_compressed(plan)
+
+
+def test_only_tight_parts_are_entered_once():
+    # a SuperPOD's DGX nodes and pods have no ingress to spare, its SUs do
+    topo = templates.superpod(sus=16, nodes_per_su=4)
+    fabric = IndexedFabric.from_topology(topo)
+    sym = box_symmetry(topo, fabric, nested=True)
+    opt = compute_optimum(fabric, sinks=sym.sinks(fabric))
+    caps = trim_shared_links(fabric, list(opt.caps), opt.k, sym)
+    m = divisibility_factor(fabric, sym, caps)
+    rep_caps, _ = split_orbits(
+        fabric, {e: c * m for e, c in zip(fabric.edges, caps)}, opt.k * m, sym
+    )
+    packer = _LazyOrbitPacker(fabric, sym, rep_caps, opt.k * m)
+    comp = list(fabric.compute)
+    assert [len(set(level[comp].tolist())) for level in packer.levels] == [64, 16, 4]
+    assert packer.tight == [True, False, True]

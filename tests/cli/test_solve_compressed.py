@@ -58,3 +58,23 @@ def test_automatic_threshold(rail_file, tmp_path, monkeypatch, capsys):
     assert "compressed:" in capsys.readouterr().out
     assert main(["solve", str(rail_file), "--no-compressed"]) == 0
     assert "compressed" not in capsys.readouterr().out
+
+
+def test_automatic_plan_on_a_three_tier_clos(tmp_path, monkeypatch, capsys):
+    """Racks of a 3-tier Clos are boxes of the odometer σ (zones move along): over the
+    threshold solve keeps a verified plan; with --json, which a plan has not, a full schedule."""
+    import json
+
+    from solver.cli import solve as solve_cli
+
+    path = tmp_path / "clos3.json"
+    formats.save(templates.clos3(zones=2, racks_per_zone=4), path)
+    monkeypatch.setattr(solve_cli, "COMPRESS_MIN_N", 64)
+    out = tmp_path / "plan.h5"
+    assert main(["solve", str(path), "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "x 8 translates" in text and "verified:   yes" in text
+    assert read_plans(out)["allgather"].order == 8
+    assert main(["solve", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["trees"]) >= 128
