@@ -20,7 +20,8 @@ Usage::
 
     python benchmarks/solve.py                 # 1/2/4x DGX A100, 1/2/4x MI250, 16x DGX H100 rail
     python benchmarks/solve.py --large --only 128xH100rail --no-cold --repeat 1
-    python benchmarks/solve.py --large         # also the issue-11 rows: 1024..4096 GPUs, 16K cut
+    python benchmarks/solve.py --large         # also the issue-11 rows: 1024..4096 GPUs, 16K cut,
+                                               # the 3-tier plans (SuperPOD 4096, Clos 32 768)
     python benchmarks/solve.py --large --only fattree1024 --workers 1   # one core's worth
     python benchmarks/solve.py --only 2xMI250 --collective allreduce --max-trees-per-root 8
 """
@@ -61,8 +62,12 @@ LARGE = {
     "2048xH100rail-cut": ("dgx_h100_rail", (2048,), {}, None, None),  # 16 384 GPUs
     # issue 23: GB200 NVL72 racks on a rail-optimised 2-tier IB network (MNNVL + IB)
     "16xNVL72": ("nvl72_racks", (16,), {}, None, None),  # 1152 GPUs
+    # issue 23: 3-tier fabrics as compressed plans (odometer σ: racks / DGX nodes as boxes)
+    "superpod4096-plan": ("superpod", (), {"sus": 16}, None, None),
+    "clos3-32768-plan": ("clos3", (), {"zones": 8, "racks_per_zone": 256}, None, None),
 }
 CUT_ONLY = {"2048xH100rail-cut"}  # optimum and bottleneck cut only (no schedule)
+PLAN = {"superpod4096-plan", "clos3-32768-plan"}  # compressed plan, verified compressed
 PHASES = ("optimum", "switch_removal", "trees", "paths")
 
 
@@ -79,6 +84,9 @@ def child(args) -> None:
     symmetry = _symmetry(topo)
     if args.child in CUT_ONLY:
         print(json.dumps(_cut_only(topo, symmetry)))
+        return
+    if args.child in PLAN:
+        print(json.dumps(_plan(topo)))
         return
     options = {"collective": args.collective, "max_trees_per_root": args.max_trees_per_root}
     t0 = time.perf_counter()
@@ -166,6 +174,34 @@ def _cut_only(topo, symmetry: str) -> dict:
         "algbw": str(opt.algbw),
         "optimal": str(opt.algbw),
         "symmetry": symmetry,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def _plan(topo) -> dict:
+    """A compressed plan (:func:`solver.algorithm.compressed.solve_compressed`), timed and
+    verified without expanding it."""
+    from solver.algorithm.compressed import solve_compressed
+    from solver.algorithm.verify_plan import verify_compressed
+
+    t0 = time.perf_counter()
+    plan = solve_compressed(topo)
+    elapsed = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    verify_compressed(plan)
+    reps = plan.representatives
+    return {
+        "first": elapsed,
+        "warm": elapsed,
+        "verify": time.perf_counter() - t0,
+        "phases": {p: plan.base.timings.get(p) for p in PHASES},
+        "N": len(topo.compute_ids),
+        "k": plan.base.k,
+        "trees": plan.num_trees,
+        "heights": f"{min(t.height for t in reps)}..{max(t.height for t in reps)} (plan)",
+        "algbw": str(plan.algbw_exact),
+        "optimal": str(plan.base.optimal_algbw_exact),
+        "symmetry": f"{plan.order} boxes (odometer)",
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from solver.algorithm.plan_split import _PlanSplitter
 from solver.algorithm.splitting import Path, _join, _take
 from solver.algorithm.symmetry import BoxSymmetry, PartsBelow
 from solver.flow.csr import IndexedFabric
+from solver.flow.jit import njit
 
 RepClass = tuple[int, int, list[tuple[int, int]]]
 
@@ -219,10 +221,12 @@ class _OrbitSplitter(_PlanSplitter):
         plan = self._plan(w0, rows, cols, {t: (t,) for t in cols})
         return plan is not None and self._apply(w0, plan)
 
-    def split_fixed_switch(self, w: int) -> bool:
-        """Split w by its σ-invariant plan, kept for box 0 only (the orbit's representative)."""
+    def split_fixed_switch(self, w: int, plan: list[tuple[int, int, int]] | None = None) -> bool:
+        """Split w by its σ-invariant plan (``plan``, computed when not given), kept for box 0
+        only (the orbit's representative)."""
         sym = self.sym
-        plan = self.fixed_switch_plan(w)
+        if plan is None:
+            plan = self.fixed_switch_plan(w)
         if plan is None:
             return False
         # the order in which the full splitting consumes every record (see plan_split)
@@ -238,8 +242,10 @@ class _OrbitSplitter(_PlanSplitter):
         if not self.graph.inn[w] and not self.graph.out[w]:
             return True  # nothing left at w (its links were trimmed to nothing)
         sym = self.sym
-        if sym.period[w] == 1 and self.fixed_switch_plan(w) is not None:
-            return self.split_fixed_switch(w)
+        if sym.period[w] == 1:
+            fixed = self.fixed_switch_plan(w)
+            if fixed is not None:
+                return self.split_fixed_switch(w, fixed)
         plan = self.nested_switch_plan(w)
         return plan is not None and self._apply(w, list(plan))
 
@@ -501,101 +507,191 @@ class _LazyOrbitPacker:
         self.tight = _tight_levels(fabric, sym, rep_caps, k, self.levels)
         self.tight[0] = True
         self.budget = np.asarray([rep_caps[e] for e in keys], dtype=np.int64)
-        self.inside = np.asarray([sym.box_of[y] == 0 for _, y in keys], dtype=bool)
         by_pos: dict[int, list[int]] = {}
         for i, (x, _) in enumerate(keys):
             by_pos.setdefault(int(sym.pos_of[x]), []).append(i)
-        self.out: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        for p, ids in by_pos.items():
-            heads = [keys[i][1] for i in ids]
-            self.out[p] = (
-                np.asarray([sym.box_of[y] for y in heads], dtype=np.int64),
-                np.asarray([sym.pos_of[y] for y in heads], dtype=np.int64),
-                np.asarray(ids, dtype=np.int64),
-            )
-
-    def _candidates(self, frontier: list[int], seen: np.ndarray, mult: int):
-        sym = self.sym
-        xs, ys, ks = [], [], []
-        for x in frontier:
-            out = self.out.get(int(sym.pos_of[x]))
-            if out is None:
-                continue
-            dbox, pos, ids = out
-            heads = sym.node_at[(dbox + sym.box_of[x]) % sym.boxes, pos]
-            ok = ~seen[heads] & (self.budget[ids] >= mult)
-            if ok.any():
-                ys.append(heads[ok])
-                ks.append(ids[ok])
-                xs.append(np.full(int(ok.sum()), x, dtype=np.int64))
-        if not ys:
-            return None
-        y, key, x = np.concatenate(ys), np.concatenate(ks), np.concatenate(xs)
-        order = np.argsort(y, kind="stable")  # by head; per head in frontier order
-        return x[order], y[order], key[order]
+        # the representatives' out-edges by the tail's position (CSR): head box offset and
+        # position, edge id
+        ids = [i for p in range(sym.size) for i in by_pos.get(p, [])]
+        self.pos_start = np.zeros(sym.size + 1, dtype=np.int64)
+        self.pos_start[1:] = np.cumsum([len(by_pos.get(p, [])) for p in range(sym.size)])
+        heads = [keys[i][1] for i in ids]
+        self.pos_dbox = np.asarray([sym.box_of[y] for y in heads], dtype=np.int64)
+        self.pos_pos = np.asarray([sym.pos_of[y] for y in heads], dtype=np.int64)
+        self.pos_id = np.asarray(ids, dtype=np.int64)
+        self.level_of = np.ascontiguousarray(np.stack(self.levels), dtype=np.int64)
+        self.tight_mask = np.asarray(self.tight, dtype=np.bool_)
+        self.node_at = np.ascontiguousarray(sym.node_at, dtype=np.int64)
+        self.box_of = np.ascontiguousarray(sym.box_of, dtype=np.int64)
+        self.pos_of = np.ascontiguousarray(sym.pos_of, dtype=np.int64)
 
     def grow(self, root: int, mult: int) -> list[tuple[int, int]] | None:
         """A spanning tree of ``mult`` copies, or ``None`` (budgets then restored)."""
-        budget = self.budget
-        spent: list[int] = []
-        seen = np.zeros(self.n, dtype=bool)
-        seen[root] = True
-        count = 1
-        # parts (boxes, hosts, racks, zones) a tree has entered: one entry each, when strict
-        entered = [np.zeros(int(part.max()) + 1, dtype=bool) for part in self.levels]
-        for part, seen_part in zip(self.levels, entered):
-            seen_part[part[root]] = True
-        frontier, order = [root], [root]
-        edges: list[tuple[int, int]] = []
-        mode = 0
-        while count < self.N:
-            if not frontier:
-                if mode == 2:
-                    break
-                mode += 1
-                frontier = list(order)
-            found = self._candidates(frontier, seen, mult)
-            nxt: list[int] = []
-            if found is not None:
-                cx, cy, ck = found
-                starts = np.flatnonzero(np.r_[True, cy[1:] != cy[:-1]])
-                ends = np.r_[starts[1:], len(cy)]
-                for s, e in zip(starts.tolist(), ends.tolist()):
-                    y = int(cy[s])
-                    keys = ck[s:e]
-                    have = budget[keys]
-                    tails = cx[s:e]
-                    # per candidate: the levels whose part it enters, and whether each such
-                    # part is still unentered; preferred: the edge inside the smallest part
-                    free = np.ones(len(keys), dtype=bool)
-                    depth = np.zeros(len(keys), dtype=np.int64)
-                    for part, seen_part, tight in zip(self.levels, entered, self.tight):
-                        crosses = part[tails] != part[y]
-                        if tight and seen_part[part[y]]:
-                            free &= ~crosses
-                        depth += ~crosses
-                    ok = have >= mult
-                    if self.strict and mode < 2:
-                        ok &= free
-                    if not ok.any():
-                        continue
-                    score = np.where(ok, have + depth * (int(have.max()) + 1), -1)
-                    j = int(np.argmax(score))
-                    key = int(keys[j])
-                    budget[key] -= mult
-                    spent.append(key)
-                    edges.append((int(cx[s + j]), y))
-                    seen[y] = True
-                    count += 1
-                    for part, seen_part in zip(self.levels, entered):
-                        seen_part[part[y]] = True
-                    nxt.append(y)
-            if nxt:
-                mode = 0
-            order += nxt
-            frontier = nxt
-        if count < self.N:
-            for key in spent:
-                budget[key] += mult
+        edges = np.empty((max(self.N - 1, 1), 2), dtype=np.int64)
+        got = _lazy_grow_kernel(
+            root,
+            mult,
+            self.N,
+            self.strict,
+            self.pos_start,
+            self.pos_dbox,
+            self.pos_pos,
+            self.pos_id,
+            self.node_at,
+            self.box_of,
+            self.pos_of,
+            self.budget,
+            self.level_of,
+            self.tight_mask,
+            edges,
+        )
+        if got < 0:
             return None
-        return edges
+        return list(zip(edges[:got, 0].tolist(), edges[:got, 1].tolist()))
+
+
+@njit
+def _lazy_grow(
+    root,
+    mult,
+    N,
+    strict,
+    pos_start,
+    pos_dbox,
+    pos_pos,
+    pos_id,
+    node_at,
+    box_of,
+    pos_of,
+    budget,
+    level_of,
+    tight,
+    edges,
+):
+    """Grow one tree of ``mult`` copies from ``root`` level by level; the number of edges
+    written to ``edges``, or -1 (budgets restored) when it cannot span.
+
+    A vertex x's out-edges are its position's representatives moved to x's box. Per level the
+    candidates (x, y, edge) with y unseen and budget left are grouped by head y (ascending; per
+    head in frontier order); y takes, among those with budget >= mult that enter no tight part
+    (a box, a pod) already entered (unless ``strict`` is off or the search is in its last mode),
+    the one inside the most parts, then with the most budget. A level that reaches nothing
+    widens the frontier to every vertex reached (mode 1), then drops the entry rule (mode 2).
+    """
+    B = node_at.shape[0]
+    L = level_of.shape[0]
+    n = box_of.shape[0]
+    seen = np.zeros(n, dtype=np.bool_)
+    entered = np.zeros((L, level_of.max() + 1), dtype=np.bool_)
+    order = np.empty(N, dtype=np.int64)
+    spent = np.empty(N, dtype=np.int64)
+    slot = np.zeros(n, dtype=np.int64)
+    heads = np.empty(n, dtype=np.int64)
+    seen[root] = True
+    for lv in range(L):
+        entered[lv, level_of[lv, root]] = True
+    order[0] = root
+    n_order = 1
+    lo, hi = 0, 1  # the frontier is order[lo:hi]
+    count = 1
+    mode = 0
+    while count < N:
+        if lo == hi:
+            if mode == 2:
+                break
+            mode += 1
+            lo, hi = 0, n_order
+        # pass 1: candidates per head, and the distinct heads
+        total = 0
+        m = 0
+        for i in range(lo, hi):
+            x = order[i]
+            p = pos_of[x]
+            bx = box_of[x]
+            for a in range(pos_start[p], pos_start[p + 1]):
+                y = node_at[(pos_dbox[a] + bx) % B, pos_pos[a]]
+                if not seen[y] and budget[pos_id[a]] >= mult:
+                    if slot[y] == 0:
+                        heads[m] = y
+                        m += 1
+                    slot[y] += 1
+                    total += 1
+        before = n_order
+        if total:
+            hs = np.sort(heads[:m])
+            starts = np.empty(m + 1, dtype=np.int64)
+            run = 0
+            for j in range(m):
+                starts[j] = run
+                c = slot[hs[j]]
+                slot[hs[j]] = run
+                run += c
+            starts[m] = run
+            cx = np.empty(total, dtype=np.int64)
+            ck = np.empty(total, dtype=np.int64)
+            # pass 2: fill, in frontier order per head
+            for i in range(lo, hi):
+                x = order[i]
+                p = pos_of[x]
+                bx = box_of[x]
+                for a in range(pos_start[p], pos_start[p + 1]):
+                    y = node_at[(pos_dbox[a] + bx) % B, pos_pos[a]]
+                    if not seen[y] and budget[pos_id[a]] >= mult:
+                        at = slot[y]
+                        cx[at] = x
+                        ck[at] = pos_id[a]
+                        slot[y] = at + 1
+            for j in range(m):
+                slot[hs[j]] = 0
+            rule = strict and mode < 2
+            for j in range(m):
+                y = hs[j]
+                top = 0
+                for c in range(starts[j], starts[j + 1]):
+                    if budget[ck[c]] > top:
+                        top = budget[ck[c]]
+                best = -1
+                best_score = -1
+                for c in range(starts[j], starts[j + 1]):
+                    have = budget[ck[c]]
+                    if have < mult:
+                        continue
+                    x = cx[c]
+                    depth = 0
+                    free = True
+                    for lv in range(L):
+                        if level_of[lv, x] == level_of[lv, y]:
+                            depth += 1
+                        elif tight[lv] and entered[lv, level_of[lv, y]]:
+                            free = False
+                    if rule and not free:
+                        continue
+                    score = have + depth * (top + 1)
+                    if score > best_score:
+                        best_score = score
+                        best = c
+                if best < 0:
+                    continue
+                key = ck[best]
+                budget[key] -= mult
+                spent[count - 1] = key
+                edges[count - 1, 0] = cx[best]
+                edges[count - 1, 1] = y
+                seen[y] = True
+                count += 1
+                for lv in range(L):
+                    entered[lv, level_of[lv, y]] = True
+                order[n_order] = y
+                n_order += 1
+        if n_order > before:
+            mode = 0
+        lo, hi = before, n_order
+    if count < N:
+        for i in range(count - 1):
+            budget[spent[i]] += mult
+        return -1
+    return count - 1
+
+
+# mypy sees numba's decorator, not the kernel it returns
+_lazy_grow_kernel = cast("Callable[..., int]", _lazy_grow)
