@@ -227,4 +227,8 @@ def test_forged_string_length_in_an_attribute_is_bounded(valid, tmp_path):
     assert proc.returncode == 2, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "damaged" in lines[0], err
-    assert usage.ru_maxrss < 1024 * 1024, f"peak RSS {usage.ru_maxrss // 1024} MB"
+    # the reader's cap is its own address space plus the headroom a read may add: 243 MB peak
+    # here typically, 1.05 GB once in a loaded full run (the file's layout follows the stored
+    # timings); unbounded, HDF5 took 1.4 GB for a smaller forged length than this 2 GiB one
+    bound = 1200 * 1024
+    assert usage.ru_maxrss < bound, f"peak RSS {usage.ru_maxrss // 1024} MB"
